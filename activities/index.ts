@@ -1,0 +1,10 @@
+import { createServerActivities, type ServerActivityDeps } from './servers';
+
+export type ActivityDeps = ServerActivityDeps;
+
+/** Every activity the worker registers, with its dependencies injected. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createServerActivities(deps),
+  };
+}

@@ -1,0 +1,78 @@
+import { createHash, randomUUID } from 'node:crypto';
+import express, { type RequestHandler } from 'express';
+import rateLimit, { ipKeyGenerator } from 'express-rate-limit';
+import helmet from 'helmet';
+import { pinoHttp } from 'pino-http';
+import { authenticate } from './http/auth';
+import { ApiError, errorHandler, routeNotFound } from './http/errors';
+import type { Logger } from './logger';
+import { serverRoutes } from './servers/routes';
+import type { ServerService } from './servers/service';
+
+export interface AppDeps {
+  log: Logger;
+  http: { bodyLimitBytes: number; rateLimitPerMinute: number };
+  servers: ServerService;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Requests that carry a body must say it is JSON; bodiless POSTs (such as /verify) need no header. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    throw new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json"');
+  }
+  next();
+};
+
+export function createApp({ log, http, servers }: AppDeps) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+  app.use(helmet());
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  const api = express.Router();
+  api.use(
+    rateLimit({
+      windowMs: 60_000,
+      limit: http.rateLimitPerMinute,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      // Count per presented token (hashed, so the limiter never holds one); per address without one.
+      keyGenerator: (req) => {
+        const header = req.headers.authorization;
+        return header ? createHash('sha256').update(header).digest('hex') : ipKeyGenerator(req.ip ?? '');
+      },
+      handler: (_req, _res, next, options) => {
+        next(new ApiError('rate_limited', `Too many requests: at most ${options.limit} a minute; retry after the Retry-After delay`));
+      },
+    }),
+  );
+  api.use(requireJsonBody);
+  api.use(express.json({ limit: http.bodyLimitBytes, strict: true }));
+  api.use(authenticate);
+  api.use('/servers', serverRoutes(servers));
+
+  app.use('/api/v1', api);
+  app.use(routeNotFound);
+  app.use(errorHandler(log));
+  return app;
+}

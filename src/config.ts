@@ -1,0 +1,97 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+const optionalString = z.string().trim().min(1).optional();
+const positiveInt = z.coerce.number().int().positive();
+
+/** Every environment variable Bosun reads, with its default. The README's configuration table mirrors this. */
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port.default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BOSUN_HOME: z.string().min(1).default('.bosun'),
+  BOSUN_CACHE_DIR: optionalString,
+  BOSUN_SECRET_KEY: optionalString,
+
+  MONGODB_URI: optionalString,
+  MONGO_PORT: port.default(27017),
+  MONGOD_PATH: optionalString,
+
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('bosun'),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_CLI_PATH: optionalString,
+
+  SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
+  SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
+  SSH_MAX_CHANNELS_PER_CONNECTION: positiveInt.max(64).default(8),
+  SSH_VERIFY_MAX_ATTEMPTS: positiveInt.max(100).default(6),
+
+  BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  http: { host: string; port: number; bodyLimitBytes: number; rateLimitPerMinute: number };
+  logLevel: Env['LOG_LEVEL'];
+  home: string;
+  cacheDir: string;
+  secretKey?: string;
+  mongo: { uri?: string; port: number; mongodPath?: string };
+  temporal: {
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    port: number;
+    uiPort: number;
+    cliPath?: string;
+  };
+  servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
+  ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once; a bad value stops start-up with a message that names the variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.');
+      const raw = source[name];
+      const shown = raw === undefined ? 'unset' : `"${/SECRET|KEY/.test(name) ? '<hidden>' : raw}"`;
+      return `  ${name} (${shown}): ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const home = path.resolve(e.BOSUN_HOME);
+  return Object.freeze({
+    env: e.NODE_ENV,
+    http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.BODY_LIMIT_BYTES, rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE },
+    logLevel: e.LOG_LEVEL,
+    home,
+    cacheDir: path.resolve(e.BOSUN_CACHE_DIR ?? path.join(home, 'cache')),
+    secretKey: e.BOSUN_SECRET_KEY,
+    mongo: { uri: e.MONGODB_URI, port: e.MONGO_PORT, mongodPath: e.MONGOD_PATH },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      port: e.TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      cliPath: e.TEMPORAL_CLI_PATH,
+    },
+    servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
+    ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
+  });
+}

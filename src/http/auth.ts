@@ -1,0 +1,41 @@
+import type { Request, RequestHandler } from 'express';
+import { authenticateToken, type Principal } from '../tokens/service';
+import { hasScope, type Scope } from '../tokens/scopes';
+import { ApiError } from './errors';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+
+/** Pulls the token out of `Authorization: Bearer <token>`; throws 401 when it is missing or malformed. */
+export function bearerToken(header: string | undefined): string {
+  if (!header) throw new ApiError('unauthorized', 'Missing Authorization header; send "Authorization: Bearer <token>"');
+  const match = BEARER.exec(header.trim());
+  if (!match?.[1]) throw new ApiError('unauthorized', 'Malformed Authorization header; expected "Bearer <token>"');
+  return match[1];
+}
+
+export const authenticate: RequestHandler = async (req, _res, next) => {
+  const principal = await authenticateToken(bearerToken(req.headers.authorization));
+  if (!principal) throw new ApiError('unauthorized', 'The token is unknown or has been revoked');
+  req.principal = principal;
+  next();
+};
+
+export function principalOf(req: Request): Principal {
+  if (!req.principal) throw new Error('principalOf called on a route without authenticate');
+  return req.principal;
+}
+
+export const requireScope =
+  (scope: Scope): RequestHandler =>
+  (req, _res, next) => {
+    if (!hasScope(principalOf(req).scopes, scope)) {
+      throw new ApiError('forbidden', `This token lacks the "${scope}" scope`);
+    }
+    next();
+  };

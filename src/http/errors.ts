@@ -1,0 +1,82 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '../logger';
+
+export type ErrorCode =
+  | 'malformed_json'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'validation_failed'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'service_unavailable';
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+const STATUS: Record<ErrorCode, number> = {
+  malformed_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+};
+
+/** An operational error that becomes one JSON envelope: {"error":{"code","message","details"?}}. */
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.status = STATUS[code];
+  }
+
+  toBody() {
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+  }
+}
+
+export const notFound = (what: string) => new ApiError('not_found', `${what} not found`);
+
+export const routeNotFound: RequestHandler = (req, _res, next) => {
+  next(new ApiError('not_found', `No route for ${req.method} ${req.path}`));
+};
+
+/** Body-parser errors carry a `type`; map those to the envelope, hide everything else behind a 500. */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) {
+      const logged = req.log ?? log;
+      logged.error({ err }, 'request failed');
+    }
+    if (res.headersSent) return;
+    res.status(apiError.status).json(apiError.toBody());
+  };
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const type = (err as { type?: string } | null)?.type;
+  if (type === 'entity.parse.failed') return new ApiError('malformed_json', 'The request body is not valid JSON');
+  if (type === 'entity.too.large') return new ApiError('payload_too_large', 'The request body is too large');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return new ApiError('unsupported_media_type', 'Unsupported body encoding; send UTF-8 JSON');
+  }
+  return new ApiError('internal_error', 'Internal server error');
+}

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+export const MAX_PER_PAGE = 100;
+export const DEFAULT_PER_PAGE = 12;
+
+const integerParam = (name: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${name} must be a positive whole number`)
+    .transform(Number);
+
+export const pageQuerySchema = z.object({
+  page: integerParam('page').pipe(z.number().int().min(1, 'page must be at least 1')).default(1),
+  per_page: integerParam('per_page')
+    .pipe(z.number().int().min(1, 'per_page must be at least 1').max(MAX_PER_PAGE, `per_page must be at most ${MAX_PER_PAGE}`))
+    .default(DEFAULT_PER_PAGE),
+});
+
+export type PageQuery = z.infer<typeof pageQuerySchema>;
+
+export interface PageMeta {
+  current_page: number;
+  per_page: number;
+  total: number;
+  last_page: number;
+}
+
+export function pageMeta({ page, per_page }: PageQuery, total: number): PageMeta {
+  return { current_page: page, per_page, total, last_page: Math.max(1, Math.ceil(total / per_page)) };
+}
+
+export const skipFor = ({ page, per_page }: PageQuery) => (page - 1) * per_page;

@@ -1,0 +1,26 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/** Paths that may carry secrets; pino replaces their values before anything is written. */
+const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.private_key',
+  '*.privateKey',
+  '*.password',
+  '*.passphrase',
+  '*.token',
+  'private_key',
+  'password',
+  'passphrase',
+  'token',
+];
+
+export function createLogger(level: string, name = 'bosun'): Logger {
+  return pino({
+    name,
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  });
+}

@@ -1,0 +1,26 @@
+import { Schema, model, type InferSchemaType } from 'mongoose';
+
+const organizationSchema = new Schema(
+  {
+    slug: { type: String, required: true, unique: true },
+    name: { type: String, required: true },
+  },
+  { timestamps: true },
+);
+
+export type Organization = InferSchemaType<typeof organizationSchema>;
+export const OrganizationModel = model('Organization', organizationSchema);
+
+export const ORG_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+
+/** Finds an organization by slug, creating it on first mention; safe when two callers race. */
+export async function ensureOrganization(slug: string) {
+  if (!ORG_SLUG_PATTERN.test(slug)) {
+    throw new Error(`Invalid organization slug "${slug}": use lowercase letters, digits and dashes (at most 64)`);
+  }
+  return OrganizationModel.findOneAndUpdate(
+    { slug },
+    { $setOnInsert: { slug, name: slug } },
+    { upsert: true, new: true },
+  ).orFail();
+}

@@ -1,0 +1,41 @@
+import { Schema, Types, model, type InferSchemaType } from 'mongoose';
+
+export const SERVER_STATUSES = ['unverified', 'verified', 'offline'] as const;
+export type ServerStatus = (typeof SERVER_STATUSES)[number];
+export const AUTH_METHODS = ['private_key', 'password'] as const;
+
+const fingerprintSchema = new Schema(
+  {
+    os: { name: String, version: String, kernel: String },
+    cpu_cores: Number,
+    ram: String,
+    disk: String,
+  },
+  { _id: false },
+);
+
+const serverSchema = new Schema(
+  {
+    organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
+    title: { type: String, required: true },
+    host: { type: String, required: true },
+    port: { type: Number, required: true },
+    username: { type: String, required: true },
+    auth_method: { type: String, enum: AUTH_METHODS, required: true },
+    // AES-256-GCM, bound to this server's id; never selected unless asked for.
+    credentials: { type: String, required: true, select: false },
+    status: { type: String, enum: SERVER_STATUSES, required: true, default: 'unverified' },
+    fingerprint: { type: fingerprintSchema, default: null },
+    host_key_fingerprint: { type: String, default: null },
+    last_error: { type: String, default: null },
+    verified_at: { type: Date, default: null },
+    last_checked_at: { type: Date, default: null },
+  },
+  { timestamps: true },
+);
+
+serverSchema.index({ organization_id: 1, createdAt: -1, _id: -1 });
+serverSchema.index({ organization_id: 1, host: 1, port: 1, username: 1 }, { unique: true });
+
+export type Server = InferSchemaType<typeof serverSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
+export const ServerModel = model('Server', serverSchema);

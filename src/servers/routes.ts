@@ -1,0 +1,37 @@
+import { Router } from 'express';
+import { principalOf, requireScope } from '../http/auth';
+import { pageQuerySchema } from '../http/pagination';
+import { validate } from '../http/validation';
+import { createServerSchema, verifyServerSchema } from './schemas';
+import type { ServerService } from './service';
+
+export function serverRoutes(servers: ServerService): Router {
+  const router = Router();
+
+  router.get('/', requireScope('read'), async (req, res) => {
+    const page = validate(pageQuerySchema, req.query, 'query');
+    res.json(await servers.list(principalOf(req).organizationId, page));
+  });
+
+  router.get('/:id', requireScope('read'), async (req, res) => {
+    res.json({ data: await servers.get(principalOf(req).organizationId, req.params.id as string) });
+  });
+
+  router.post('/', requireScope('servers:write'), async (req, res) => {
+    const input = validate(createServerSchema, req.body);
+    const server = await servers.create(principalOf(req).organizationId, input);
+    res.status(201).location(`${req.baseUrl}/${server.id}`).json({ data: server });
+  });
+
+  router.post('/:id/verify', requireScope('servers:write'), async (req, res) => {
+    const { trust_new_host_key } = validate(verifyServerSchema, req.body);
+    res.status(202).json({ data: await servers.reverify(principalOf(req).organizationId, req.params.id as string, trust_new_host_key) });
+  });
+
+  router.delete('/:id', requireScope('servers:write'), async (req, res) => {
+    await servers.remove(principalOf(req).organizationId, req.params.id as string);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,149 @@
+import { Types } from 'mongoose';
+import { utils as ssh2Utils } from 'ssh2';
+import { ApiError, notFound } from '../http/errors';
+import { pageMeta, skipFor, type PageQuery } from '../http/pagination';
+import type { SecretBox } from '../secrets/secret-box';
+import type { WorkflowGateway } from '../temporal/client';
+import { sealCredentials, type ServerCredentials } from './credentials';
+import { ServerModel, type Server } from './model';
+import type { CreateServerInput } from './schemas';
+
+export interface ServerServiceDeps {
+  secretBox: SecretBox;
+  workflows: WorkflowGateway;
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** The list view: everything but the fingerprint, never a secret. */
+export const toListView = (s: Server) => ({
+  id: s._id.toString(),
+  title: s.title,
+  host: s.host,
+  port: s.port,
+  username: s.username,
+  auth_method: s.auth_method,
+  status: s.status,
+  last_error: s.last_error ?? null,
+  created_at: iso(s.createdAt),
+});
+
+/** The single-server view: the list view plus the fingerprint and verification details. */
+export const toDetailView = (s: Server) => ({
+  ...toListView(s),
+  fingerprint: s.fingerprint ?? null,
+  host_key_fingerprint: s.host_key_fingerprint ?? null,
+  verified_at: iso(s.verified_at),
+  last_checked_at: iso(s.last_checked_at),
+  updated_at: iso(s.updatedAt),
+});
+
+/** An unparseable id cannot name an existing server: answer 404 rather than reveal id formats. */
+const asObjectId = (id: string) => {
+  if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id)) throw notFound('Server');
+  return new Types.ObjectId(id);
+};
+
+function checkPrivateKey(privateKey: string, passphrase: string | undefined) {
+  const parsed = ssh2Utils.parseKey(privateKey, passphrase);
+  if (!(parsed instanceof Error)) return;
+  const encrypted = /encrypted|passphrase/i.test(parsed.message);
+  throw new ApiError('validation_failed', 'The request body is invalid', [
+    encrypted
+      ? { path: 'passphrase', message: passphrase ? 'The passphrase does not decrypt private_key' : 'private_key is encrypted: send its passphrase' }
+      : { path: 'private_key', message: 'private_key is not a private key OpenSSH or PEM can read' },
+  ]);
+}
+
+export function createServerService({ secretBox, workflows }: ServerServiceDeps) {
+  async function find(organizationId: string, id: string) {
+    const server = await ServerModel.findOne({ _id: asObjectId(id), organization_id: organizationId }).lean<Server>();
+    if (!server) throw notFound('Server');
+    return server;
+  }
+
+  async function startVerification(server: Server) {
+    try {
+      await workflows.startServerVerification({
+        id: server._id.toString(),
+        organizationId: server.organization_id.toString(),
+        title: server.title,
+        host: server.host,
+      });
+    } catch (error) {
+      throw Object.assign(new ApiError('service_unavailable', 'Could not schedule verification: Temporal is unreachable'), { cause: error });
+    }
+  }
+
+  return {
+    async list(organizationId: string, page: PageQuery) {
+      const filter = { organization_id: organizationId };
+      const [total, servers] = await Promise.all([
+        ServerModel.countDocuments(filter),
+        ServerModel.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<Server[]>(),
+      ]);
+      return { data: servers.map(toListView), meta: pageMeta(page, total) };
+    },
+
+    async get(organizationId: string, id: string) {
+      return toDetailView(await find(organizationId, id));
+    },
+
+    /** Stores the server with its credentials sealed, then starts verification; if that cannot start, nothing is kept. */
+    async create(organizationId: string, input: CreateServerInput) {
+      const { title, host, port, username, auth_method } = input;
+      let credentials: ServerCredentials;
+      if (input.auth_method === 'private_key') {
+        checkPrivateKey(input.private_key, input.passphrase);
+        credentials = { private_key: input.private_key, passphrase: input.passphrase };
+      } else {
+        credentials = { password: input.password };
+      }
+      const _id = new Types.ObjectId();
+      const doc = {
+        _id,
+        organization_id: new Types.ObjectId(organizationId),
+        title,
+        host,
+        port,
+        username,
+        auth_method,
+        credentials: sealCredentials(secretBox, _id.toString(), credentials),
+      };
+      try {
+        await ServerModel.create(doc);
+      } catch (error) {
+        if ((error as { code?: number }).code === 11000) {
+          throw new ApiError('conflict', `A server for ${username}@${host}:${port} already exists in this organization`);
+        }
+        throw error;
+      }
+      const server = await ServerModel.findById(_id).lean<Server>().orFail();
+      try {
+        await startVerification(server);
+      } catch (error) {
+        await ServerModel.deleteOne({ _id });
+        throw error;
+      }
+      return toDetailView(server);
+    },
+
+    /** Re-runs verification; with trustNewHostKey the pinned host key is forgotten first (after a reinstall). */
+    async reverify(organizationId: string, id: string, trustNewHostKey: boolean) {
+      const server = await find(organizationId, id);
+      if (trustNewHostKey) {
+        await ServerModel.updateOne({ _id: server._id }, { $set: { host_key_fingerprint: null } });
+      }
+      await startVerification(server);
+      return toDetailView(await find(organizationId, id));
+    },
+
+    async remove(organizationId: string, id: string) {
+      const server = await find(organizationId, id);
+      await ServerModel.deleteOne({ _id: server._id });
+      await workflows.stopServerWorkflows(server._id.toString());
+    },
+  };
+}
+
+export type ServerService = ReturnType<typeof createServerService>;

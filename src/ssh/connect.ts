@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+import { NodeSSH } from 'node-ssh';
+import { classifySshError, SshError } from './errors';
+
+export interface SshTarget {
+  /** Identifies the server (its id); the pool keeps one connection per key. */
+  key: string;
+  host: string;
+  port: number;
+  username: string;
+  privateKey?: string;
+  passphrase?: string;
+  password?: string;
+  /** The pinned host key (trust on first use); null when none is recorded yet. */
+  hostKeyFingerprint: string | null;
+}
+
+export interface OpenedConnection {
+  ssh: NodeSSH;
+  hostKeyFingerprint: string;
+}
+
+export const describeTarget = (t: Pick<SshTarget, 'host' | 'port' | 'username'>) => `${t.username}@${t.host}:${t.port}`;
+
+/** OpenSSH's notation: SHA256 of the raw public key, base64 without padding. */
+export const hostKeyFingerprintOf = (key: Buffer) =>
+  'SHA256:' + createHash('sha256').update(key).digest('base64').replace(/=+$/, '');
+
+function openSocket(host: string, port: number, timeoutMs: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    // node-ssh's default socket leaves Nagle on: every small exec then waits on a delayed ACK.
+    socket.setNoDelay(true);
+    socket.setTimeout(timeoutMs);
+    socket.once('connect', () => {
+      socket.setTimeout(0);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      reject(new SshError('timeout', `Timed out after ${timeoutMs} ms connecting to ${host}:${port}`));
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Opens an authenticated SSH connection, refusing a host key that differs from the pinned one. */
+export async function openConnection(target: SshTarget, timeoutMs: number): Promise<OpenedConnection> {
+  const where = describeTarget(target);
+  let presented: string | null = null;
+  try {
+    const sock = await openSocket(target.host, target.port, timeoutMs);
+    const ssh = new NodeSSH();
+    await ssh.connect({
+      sock,
+      host: target.host,
+      port: target.port,
+      username: target.username,
+      privateKey: target.privateKey,
+      passphrase: target.passphrase,
+      password: target.password,
+      tryKeyboard: false,
+      readyTimeout: timeoutMs,
+      keepaliveInterval: 15_000,
+      hostVerifier: (key: Buffer) => {
+        presented = hostKeyFingerprintOf(key);
+        return target.hostKeyFingerprint === null || presented === target.hostKeyFingerprint;
+      },
+    });
+    if (!presented) throw new SshError('transport', `${where} completed the handshake without a host key`);
+    return { ssh, hostKeyFingerprint: presented };
+  } catch (error) {
+    if (presented && target.hostKeyFingerprint && presented !== target.hostKeyFingerprint) {
+      throw new SshError(
+        'host_key_mismatch',
+        `Host key of ${where} changed: expected ${target.hostKeyFingerprint}, got ${presented}. ` +
+          'This may be a man-in-the-middle attack. If the server was reinstalled, re-verify it with {"trust_new_host_key": true}.',
+      );
+    }
+    throw classifySshError(error, where);
+  }
+}

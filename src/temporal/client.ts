@@ -1,0 +1,62 @@
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  SEARCH_ATTRIBUTES,
+  serverHealthWorkflowId,
+  serverVerifyWorkflowId,
+  type VerifyServerInput,
+} from '../../workflows/contracts';
+import type { serverVerificationWorkflow } from '../../workflows/server-verification';
+
+export interface TemporalSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}
+
+export async function connectTemporal(settings: TemporalSettings): Promise<Client> {
+  const connection = await Connection.connect({ address: settings.address });
+  return new Client({ connection, namespace: settings.namespace });
+}
+
+/** The only way HTTP code reaches Temporal: business ids, search attributes and conflict policies live here. */
+export class WorkflowGateway {
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly serverSettings: { verifyMaxAttempts: number; healthIntervalSeconds: number },
+  ) {}
+
+  /** Starts verification; a verification already running for the server is reused, not duplicated. */
+  async startServerVerification(server: { id: string; organizationId: string; title: string; host: string }) {
+    const input: VerifyServerInput = {
+      serverId: server.id,
+      organizationId: server.organizationId,
+      maxAttempts: this.serverSettings.verifyMaxAttempts,
+      healthIntervalSeconds: this.serverSettings.healthIntervalSeconds,
+    };
+    await this.client.workflow.start<typeof serverVerificationWorkflow>('serverVerificationWorkflow', {
+      taskQueue: this.taskQueue,
+      workflowId: serverVerifyWorkflowId(server.id),
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: [
+        { key: SEARCH_ATTRIBUTES.organization, value: server.organizationId },
+        { key: SEARCH_ATTRIBUTES.server, value: server.id },
+      ],
+      memo: { title: server.title, host: server.host },
+    });
+  }
+
+  /** Stops verification and health monitoring of a deleted server. */
+  async stopServerWorkflows(serverId: string) {
+    await Promise.all(
+      [serverVerifyWorkflowId(serverId), serverHealthWorkflowId(serverId)].map(async (workflowId) => {
+        try {
+          await this.client.workflow.getHandle(workflowId).terminate('server deleted');
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,7 @@
+export const SCOPES = ['read', 'servers:write', 'deployments:run', 'conversations:write', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
+
+/** `admin` holds every scope. */
+export const hasScope = (granted: readonly string[], needed: Scope) => granted.includes('admin') || granted.includes(needed);

@@ -1,0 +1,108 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ensureOrganization, OrganizationModel } from '../organizations/model';
+import { ApiTokenModel } from './model';
+import { isScope, SCOPES, type Scope } from './scopes';
+
+const TOKEN_PREFIX = 'bsn_';
+const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+// Writing last_used_at on every request would turn reads into writes; once a minute is enough.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export class TokenError extends Error {
+  override name = 'TokenError';
+}
+
+export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+
+export function parseScopes(list: string): Scope[] {
+  const scopes = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length) throw new TokenError(`Unknown scope(s): ${unknown.join(', ')}. Known scopes: ${SCOPES.join(', ')}`);
+  if (!scopes.length) throw new TokenError('At least one scope is required');
+  return scopes as Scope[];
+}
+
+/** Creates a token and returns its plaintext, which exists nowhere else afterwards: only its SHA-256 is stored. */
+export async function createToken(input: { org: string; name: string; scopes: Scope[] }) {
+  if (!TOKEN_NAME_PATTERN.test(input.name)) {
+    throw new TokenError(`Invalid token name "${input.name}": letters, digits, dot, dash and underscore, at most 64`);
+  }
+  const organization = await ensureOrganization(input.org);
+  const plaintext = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  try {
+    const doc = await ApiTokenModel.create({
+      organization_id: organization._id,
+      name: input.name,
+      active_name: input.name,
+      token_hash: hashToken(plaintext),
+      prefix: plaintext.slice(0, TOKEN_PREFIX.length + 6),
+      scopes: input.scopes,
+    });
+    return { token: plaintext, id: doc._id.toString(), organization: organization.slug, name: doc.name, scopes: doc.scopes };
+  } catch (error) {
+    if ((error as { code?: number }).code === 11000) {
+      throw new TokenError(`Organization "${input.org}" already has an active token named "${input.name}"`);
+    }
+    throw error;
+  }
+}
+
+export async function listTokens(org: string) {
+  const organization = await OrganizationModel.findOne({ slug: org });
+  if (!organization) throw new TokenError(`No organization "${org}"`);
+  const tokens = await ApiTokenModel.find({ organization_id: organization._id }).sort({ createdAt: 1 });
+  return tokens.map((t) => ({
+    name: t.name,
+    prefix: t.prefix,
+    scopes: t.scopes,
+    created_at: t.createdAt,
+    last_used_at: t.last_used_at,
+    revoked_at: t.revoked_at,
+  }));
+}
+
+export async function revokeToken(org: string, name: string) {
+  const organization = await OrganizationModel.findOne({ slug: org });
+  if (!organization) throw new TokenError(`No organization "${org}"`);
+  const result = await ApiTokenModel.updateOne(
+    { organization_id: organization._id, active_name: name },
+    { $set: { revoked_at: new Date() }, $unset: { active_name: 1 } },
+  );
+  if (result.modifiedCount === 0) throw new TokenError(`Organization "${org}" has no active token named "${name}"`);
+}
+
+export interface Principal {
+  organizationId: string;
+  tokenId: string;
+  tokenName: string;
+  scopes: string[];
+}
+
+/** The principal behind a presented token, or null when it is unknown or revoked. */
+export async function authenticateToken(plaintext: string): Promise<Principal | null> {
+  const token = await ApiTokenModel.findOne({ token_hash: hashToken(plaintext), revoked_at: null }).lean();
+  if (!token) return null;
+  const now = new Date();
+  if (!token.last_used_at || now.getTime() - token.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+    await ApiTokenModel.updateOne({ _id: token._id }, { $set: { last_used_at: now } });
+  }
+  return {
+    organizationId: token.organization_id.toString(),
+    tokenId: token._id.toString(),
+    tokenName: token.name,
+    scopes: token.scopes,
+  };
+}
+
+/** On an empty database, creates organization `default` with one admin token; returns its plaintext once. */
+export async function bootstrapFirstToken(): Promise<string | null> {
+  if ((await OrganizationModel.estimatedDocumentCount()) > 0) return null;
+  try {
+    const created = await createToken({ org: 'default', name: 'admin', scopes: ['admin'] });
+    return created.token;
+  } catch (error) {
+    // Another process bootstrapped at the same moment.
+    if (error instanceof TokenError) return null;
+    throw error;
+  }
+}

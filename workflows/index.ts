@@ -1,0 +1,2 @@
+export { serverVerificationWorkflow } from './server-verification';
+export { serverHealthWorkflow } from './server-health';

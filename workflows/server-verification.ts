@@ -1,0 +1,52 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+} from '@temporalio/workflow';
+import type { ServerActivities } from '../activities/servers';
+import { NON_RETRYABLE_FAILURES, SEARCH_ATTRIBUTES, serverHealthWorkflowId, type VerifyServerInput } from './contracts';
+import { serverHealthWorkflow } from './server-health';
+
+const { recordVerificationFailure } = proxyActivities<ServerActivities>({
+  startToCloseTimeout: '30 seconds',
+});
+
+/** Connects to a newly added (or re-verified) server, pins its host key, records its fingerprint, then keeps watching it. */
+export async function serverVerificationWorkflow(input: VerifyServerInput): Promise<void> {
+  const { verifyServer } = proxyActivities<ServerActivities>({
+    startToCloseTimeout: '2 minutes',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: input.maxAttempts,
+      nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
+    },
+  });
+
+  try {
+    await verifyServer({ serverId: input.serverId });
+  } catch (error) {
+    const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    await recordVerificationFailure({ serverId: input.serverId, message });
+    throw ApplicationFailure.nonRetryable(`Verification failed: ${message}`, 'VerificationFailed');
+  }
+
+  try {
+    await startChild(serverHealthWorkflow, {
+      workflowId: serverHealthWorkflowId(input.serverId),
+      args: [{ serverId: input.serverId, organizationId: input.organizationId, intervalSeconds: input.healthIntervalSeconds }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: [
+        { key: SEARCH_ATTRIBUTES.organization, value: input.organizationId },
+        { key: SEARCH_ATTRIBUTES.server, value: input.serverId },
+      ],
+    });
+  } catch (error) {
+    // Re-verifying a server that is already being watched: the running monitor carries on.
+    if ((error as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw error;
+  }
+}
