@@ -39,7 +39,8 @@ export type Env = z.infer<typeof envSchema>;
 
 export interface Config {
   env: Env['NODE_ENV'];
-  http: { host: string; port: number; bodyLimitBytes: number; rateLimitPerMinute: number };
+  /** portExplicit: PORT was set, so a taken port is an error rather than a reason to move. */
+  http: { host: string; port: number; portExplicit: boolean; bodyLimitBytes: number; rateLimitPerMinute: number };
   logLevel: Env['LOG_LEVEL'];
   home: string;
   cacheDir: string;
@@ -77,7 +78,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
   const home = path.resolve(e.BOSUN_HOME);
   return Object.freeze({
     env: e.NODE_ENV,
-    http: { host: e.HOST, port: e.PORT, bodyLimitBytes: e.BODY_LIMIT_BYTES, rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE },
+    http: { host: e.HOST, port: e.PORT, portExplicit: source.PORT !== undefined, bodyLimitBytes: e.BODY_LIMIT_BYTES, rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,
     home,
     cacheDir: path.resolve(e.BOSUN_CACHE_DIR ?? path.join(home, 'cache')),

@@ -21,6 +21,6 @@ export async function ensureOrganization(slug: string) {
   return OrganizationModel.findOneAndUpdate(
     { slug },
     { $setOnInsert: { slug, name: slug } },
-    { upsert: true, new: true },
+    { upsert: true, returnDocument: 'after' },
   ).orFail();
 }

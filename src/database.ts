@@ -1,0 +1,11 @@
+import mongoose from 'mongoose';
+import './organizations/model';
+import './tokens/model';
+import './servers/model';
+
+/** Connects and waits for every model's indexes, so unique constraints hold from the first request. */
+export async function connectDatabase(uri: string): Promise<typeof mongoose> {
+  await mongoose.connect(uri, { serverSelectionTimeoutMS: 30_000 });
+  await Promise.all(mongoose.modelNames().map((name) => mongoose.model(name).init()));
+  return mongoose;
+}

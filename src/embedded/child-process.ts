@@ -1,0 +1,59 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
+
+export interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  logFile: string;
+  /** SIGTERM, then SIGKILL after the grace period. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts a service in its own process group, its output appended to a log file: Ctrl-C in the
+ * terminal reaches Bosun alone, which then stops the services in order.
+ */
+export function startProcess(name: string, file: string, args: string[], logFile: string): ManagedProcess {
+  const log = openSync(logFile, 'a');
+  const child = spawn(file, args, { detached: true, stdio: ['ignore', log, log] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  return {
+    name,
+    child,
+    logFile,
+    async stop(graceMs = 15_000) {
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Polls until ready() resolves true, or fails with what went wrong (including an early exit). */
+export async function waitUntil(
+  what: ManagedProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (what.child.exitCode !== null) {
+      throw new Error(`${what.name} exited with code ${what.child.exitCode}; see ${what.logFile}`);
+    }
+    try {
+      if (await ready()) return;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what.name} was not ready after ${timeoutMs} ms (${(lastError as Error)?.message ?? 'no answer'}); see ${what.logFile}`);
+}

@@ -1,0 +1,56 @@
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { devServerSearchAttributeFlags } from '../temporal/search-attributes';
+import { startProcess, waitUntil, type ManagedProcess } from './child-process';
+
+export interface EmbeddedTemporal {
+  process: ManagedProcess;
+  address: string;
+  uiUrl: string;
+}
+
+/** `temporal server start-dev` with a SQLite file, so workflow history survives restarts. */
+export async function startTemporalDevServer(options: {
+  binary: string;
+  dbFile: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  logDir: string;
+}): Promise<EmbeddedTemporal> {
+  const address = `127.0.0.1:${options.port}`;
+  const proc = startProcess(
+    'temporal',
+    options.binary,
+    [
+      'server', 'start-dev',
+      '--db-filename', options.dbFile,
+      '--ip', '127.0.0.1',
+      '--port', String(options.port),
+      '--ui-port', String(options.uiPort),
+      '--namespace', options.namespace,
+      '--log-level', 'warn',
+      ...devServerSearchAttributeFlags(),
+    ],
+    path.join(options.logDir, 'temporal.log'),
+  );
+  try {
+    await waitUntil(
+      proc,
+      async () => {
+        const connection = await Connection.connect({ address, connectTimeout: 1000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace: options.namespace });
+          return true;
+        } finally {
+          await connection.close();
+        }
+      },
+      90_000,
+    );
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+  return { process: proc, address, uiUrl: `http://127.0.0.1:${options.uiPort}` };
+}

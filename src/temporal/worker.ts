@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities';
+import type { Logger } from '../logger';
+
+const WORKFLOWS_DIR = path.resolve(__dirname, '../../workflows');
+
+let runtimeInstalled = false;
+
+/** Routes the Temporal SDK's own logs (workers, activities) into Bosun's logger; once per process. */
+export function installTemporalRuntime(log: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const sdkLog = log.child({ component: 'temporal-sdk' });
+  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
+  };
+  Runtime.install({
+    logger: new DefaultLogger('WARN', ({ level, message, meta }) => sdkLog[levels[level]](meta ?? {}, message)),
+  });
+}
+
+/**
+ * Bundling the workflows with webpack takes seconds; the bundle is cached under BOSUN_HOME, keyed by
+ * the workflow sources and SDK version, so a warm start skips it.
+ */
+export async function cachedWorkflowBundle(cacheDir: string, log: Logger): Promise<{ codePath: string }> {
+  const hash = createHash('sha256');
+  hash.update(require('@temporalio/workflow/package.json').version as string);
+  for (const file of readdirSync(WORKFLOWS_DIR).sort()) hash.update(file).update(readFileSync(path.join(WORKFLOWS_DIR, file)));
+  const codePath = path.join(cacheDir, `workflow-bundle-${hash.digest('hex').slice(0, 16)}.js`);
+  if (!existsSync(codePath)) {
+    log.info('bundling workflows (first start after a change)');
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.join(WORKFLOWS_DIR, 'index.ts'),
+      logger: new DefaultLogger('WARN'),
+    });
+    mkdirSync(cacheDir, { recursive: true });
+    const partial = `${codePath}.${process.pid}.tmp`;
+    writeFileSync(partial, code);
+    renameSync(partial, codePath);
+  }
+  return { codePath };
+}
+
+export interface WorkerSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  cacheDir: string;
+}
+
+export async function createWorker(settings: WorkerSettings, deps: ActivityDeps) {
+  installTemporalRuntime(deps.log);
+  const connection = await NativeConnection.connect({ address: settings.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
+    activities: createActivities(deps),
+    shutdownGraceTime: '10 seconds',
+  });
+  return { worker, connection };
+}

@@ -1,0 +1,126 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import mongoose from 'mongoose';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+
+const nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
+const kernel = execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim();
+const osRelease = readFileSync('/etc/os-release', 'utf8');
+const osField = (name: string) => new RegExp(`^${name}="?([^"\\n]*)"?$`, 'm').exec(osRelease)?.[1];
+
+describe('adding a server and verifying it over SSH', () => {
+  let bosun: Bosun;
+  let token: string;
+
+  beforeAll(async () => {
+    bosun = await startBosun({ verifyMaxAttempts: 2 });
+    token = await bosun.token('acme');
+  });
+  afterAll(() => bosun.stop());
+
+  const getServer = async (id: string) => (await bosun.api.get(`/api/v1/servers/${id}`).set(bearer(token))).body.data;
+  const addServer = (body: object) => bosun.api.post('/api/v1/servers').set(bearer(token)).send(body);
+
+  test('with a private key it becomes verified and reports this machine’s real fingerprint', async () => {
+    const { host, port, username, privateKey } = bosun.sshd;
+    const created = await addServer({ title: 'web-1', host, port, username, auth_method: 'private_key', private_key: privateKey });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ title: 'web-1', host, port, username, status: 'unverified' });
+    expect(created.headers.location).toBe(`/api/v1/servers/${created.body.data.id}`);
+    expect(JSON.stringify(created.body)).not.toContain('PRIVATE KEY');
+
+    const server = await eventually(() => getServer(created.body.data.id), (s) => s.status !== 'unverified' || !!s.last_error);
+    expect(server.status).toBe('verified');
+    expect(server.last_error).toBeNull();
+    expect(server.fingerprint.os).toEqual({ name: osField('NAME'), version: osField('VERSION_ID'), kernel });
+    expect(server.fingerprint.cpu_cores).toBe(nproc);
+    expect(server.fingerprint.ram).toMatch(/^\d+(\.\d)? (MiB|GiB|TiB)$/);
+    expect(server.fingerprint.disk).toMatch(/^\d+(\.\d)? (GiB|TiB|PiB)$/);
+    expect(server.host_key_fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+    expect(server.verified_at).not.toBeNull();
+  });
+
+  test('the private key is stored encrypted, never in clear text', async () => {
+    const { host, port, username, privateKey } = bosun.sshd;
+    const created = await addServer({ title: 'stored', host: 'localhost', port, username, auth_method: 'private_key', private_key: privateKey });
+    const raw = await mongoose.connection.db!.collection('servers').findOne({ _id: new mongoose.Types.ObjectId(created.body.data.id as string) });
+    const keyBody = privateKey.split('\n')[1]!;
+    expect(JSON.stringify(raw)).not.toContain(keyBody);
+    expect(raw!.credentials).toMatch(/^v1:/);
+    expect(host).toBe('127.0.0.1');
+  });
+
+  test('with a password it becomes verified', async () => {
+    const { port, username, password } = bosun.sshd;
+    const created = await addServer({ title: 'pw', host: '127.0.0.6', port, username: username, auth_method: 'password', password });
+    expect(created.status).toBe(201);
+    expect(JSON.stringify(created.body)).not.toContain(password);
+    const server = await eventually(() => getServer(created.body.data.id), (s) => s.status === 'verified' || !!s.last_error?.includes('fail'));
+    expect(server.status).toBe('verified');
+  });
+
+  test('a wrong password leaves it unverified with a readable error, without retrying', async () => {
+    const { port, username } = bosun.sshd;
+    const created = await addServer({ title: 'bad-pw', host: '127.0.0.2', port, username, auth_method: 'password', password: 'wrong' });
+    const id = created.body.data.id as string;
+    const handle = bosun.temporal.workflow.getHandle(`server-verify-${id}`);
+    await expect(handle.result()).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^Verification failed/) } });
+    const server = await getServer(id);
+    expect(server.status).toBe('unverified');
+    expect(server.last_error).toMatch(/Authentication to .* failed/);
+    const { events } = await handle.fetchHistory();
+    const attempts = events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    expect(attempts).toEqual([1]);
+  });
+
+  test('a wrong private key is rejected by the server and not retried', async () => {
+    const { port, username } = bosun.sshd;
+    const otherKey = execFileSync('sh', ['-c', 'd=$(mktemp -d) && ssh-keygen -q -t ed25519 -N "" -f $d/k && cat $d/k && rm -r $d'], { encoding: 'utf8' });
+    const created = await addServer({ title: 'bad-key', host: '127.0.0.3', port, username, auth_method: 'private_key', private_key: otherKey });
+    const id = created.body.data.id as string;
+    await expect(bosun.temporal.workflow.getHandle(`server-verify-${id}`).result()).rejects.toThrow();
+    const server = await getServer(id);
+    expect(server.status).toBe('unverified');
+    expect(server.last_error).toMatch(/rejected the credentials/);
+  });
+
+  test('an unreachable host is retried with backoff, then left unverified with the reason', async () => {
+    const created = await addServer({ title: 'nobody-home', host: '127.0.0.1', port: 1, username: 'deploy', auth_method: 'password', password: 'x' });
+    const id = created.body.data.id as string;
+    const handle = bosun.temporal.workflow.getHandle(`server-verify-${id}`);
+    await expect(handle.result()).rejects.toMatchObject({ cause: { message: expect.stringMatching(/refused/) } });
+    const server = await getServer(id);
+    expect(server.status).toBe('unverified');
+    expect(server.last_error).toMatch(/Connection to deploy@127.0.0.1:1 refused/);
+    const { events } = await handle.fetchHistory();
+    const started = events!.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    // Retries of one activity are recorded as its final attempt number.
+    expect(started[0]).toBe(2);
+  });
+
+  test('re-verifying a server runs verification again', async () => {
+    const { host, port, username, privateKey } = bosun.sshd;
+    const created = await addServer({ title: 'again', host: '127.0.0.4', port, username, auth_method: 'private_key', private_key: privateKey });
+    const id = created.body.data.id as string;
+    await eventually(() => getServer(id), (s) => s.status === 'verified');
+    const first = await getServer(id);
+    const again = await bosun.api.post(`/api/v1/servers/${id}/verify`).set(bearer(token));
+    expect(again.status).toBe(202);
+    expect(again.body.data.id).toBe(id);
+    const second = await eventually(() => getServer(id), (s) => s.verified_at !== first.verified_at);
+    expect(second.status).toBe('verified');
+    expect(host).toBeDefined();
+  });
+
+  test('deleting a server removes it and stops watching it', async () => {
+    const { port, username, privateKey } = bosun.sshd;
+    const created = await addServer({ title: 'doomed', host: '127.0.0.5', port, username, auth_method: 'private_key', private_key: privateKey });
+    const id = created.body.data.id as string;
+    await eventually(() => getServer(id), (s) => s.status === 'verified');
+    const health = bosun.temporal.workflow.getHandle(`server-health-${id}`);
+    await eventually(async () => (await health.describe().catch(() => null))?.status.name, (s) => s === 'RUNNING');
+    expect((await bosun.api.delete(`/api/v1/servers/${id}`).set(bearer(token))).status).toBe(204);
+    expect((await bosun.api.get(`/api/v1/servers/${id}`).set(bearer(token))).status).toBe(404);
+    expect((await health.describe()).status.name).toBe('TERMINATED');
+  });
+});

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import mongoose from 'mongoose';
+import supertest from 'supertest';
+import { createApp } from '../../src/app';
+import { connectDatabase } from '../../src/database';
+import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { createLogger } from '../../src/logger';
+import { SecretBox } from '../../src/secrets/secret-box';
+import { createServerService } from '../../src/servers/service';
+import { SshPool } from '../../src/ssh/pool';
+import { connectTemporal, WorkflowGateway } from '../../src/temporal/client';
+import { createWorker } from '../../src/temporal/worker';
+import type { Scope } from '../../src/tokens/scopes';
+import { createToken } from '../../src/tokens/service';
+import { sharedServices } from './shared';
+
+export interface BosunOptions {
+  healthIntervalSeconds?: number;
+  verifyMaxAttempts?: number;
+  rateLimitPerMinute?: number;
+  bodyLimitBytes?: number;
+}
+
+/**
+ * A whole Bosun (HTTP app and worker) inside the test process, on the shared mongod and Temporal,
+ * with a database and task queue of its own so test files never see each other's data.
+ */
+export async function startBosun(options: BosunOptions = {}) {
+  const services = sharedServices();
+  const id = randomBytes(4).toString('hex');
+  const database = `bosun_test_${id}`;
+  const mongoUri = embeddedMongoUri(services.mongoPort, database);
+  await connectDatabase(mongoUri);
+  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const secretBox = new SecretBox(randomBytes(32));
+  const taskQueue = `bosun-test-${id}`;
+  const temporal = await connectTemporal({ address: services.temporalAddress, namespace: 'default', taskQueue });
+  const workflows = new WorkflowGateway(temporal, taskQueue, {
+    verifyMaxAttempts: options.verifyMaxAttempts ?? 3,
+    healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
+  });
+  const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 8, log });
+  const { worker, connection } = await createWorker(
+    { address: services.temporalAddress, namespace: 'default', taskQueue, cacheDir: services.cacheDir },
+    { secretBox, sshPool, log },
+  );
+  const running = worker.run();
+  const app = createApp({
+    log,
+    http: { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, rateLimitPerMinute: options.rateLimitPerMinute ?? 10_000 },
+    servers: createServerService({ secretBox, workflows }),
+  });
+
+  return {
+    api: supertest(app),
+    temporal,
+    sshd: services.sshd,
+    services,
+    mongoUri,
+    /** A fresh API token of an organization (created on first mention). */
+    async token(org: string, scopes: Scope[] = ['admin'], name = `token-${randomBytes(3).toString('hex')}`) {
+      return (await createToken({ org, name, scopes })).token;
+    },
+    async stop() {
+      worker.shutdown();
+      await running;
+      await sshPool.close();
+      await connection.close();
+      await temporal.connection.close();
+      await mongoose.connection.dropDatabase();
+      await mongoose.disconnect();
+    },
+  };
+}
+
+export type Bosun = Awaited<ReturnType<typeof startBosun>>;
+
+export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** Polls until check() returns a value that satisfies done, or fails with the last value seen. */
+export async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await check();
+  while (!done(last)) {
+    if (Date.now() > deadline) throw new Error(`Condition not met after ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    last = await check();
+  }
+  return last;
+}

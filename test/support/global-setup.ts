@@ -1,0 +1,42 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { resolveBinary } from '../../src/embedded/binaries';
+import { startMongod } from '../../src/embedded/mongod';
+import { freePort } from '../../src/embedded/ports';
+import { startTemporalDevServer } from '../../src/embedded/temporal-dev';
+import { createLogger } from '../../src/logger';
+import { cachedWorkflowBundle } from '../../src/temporal/worker';
+import { Sshd } from './sshd';
+import { TEST_ENV_VAR, type SharedServices } from './shared';
+
+/** One genuine mongod, Temporal dev server and sshd for the whole run; test files get their own databases and task queues. */
+export default async function globalSetup(): Promise<void> {
+  const log = createLogger('warn', 'test-setup');
+  const cacheDir = path.resolve(process.env.BOSUN_CACHE_DIR ?? '.bosun/cache');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-test-'));
+  const [mongodBinary, temporalBinary] = await Promise.all([
+    resolveBinary('mongod', { explicitPath: process.env.MONGOD_PATH, cacheDir, log }),
+    resolveBinary('temporal', { explicitPath: process.env.TEMPORAL_CLI_PATH, cacheDir, log }),
+  ]);
+  const [mongo, temporal, sshd] = await Promise.all([
+    freePort(0).then((port) => startMongod({ binary: mongodBinary, dataDir: path.join(dir, 'mongo'), port, logDir: dir })),
+    Promise.all([freePort(0), freePort(0)]).then(([port, uiPort]) =>
+      startTemporalDevServer({ binary: temporalBinary, dbFile: path.join(dir, 'temporal.db'), port, uiPort, namespace: 'default', logDir: dir }),
+    ),
+    freePort(0).then((port) => Sshd.start(path.join(dir, 'sshd'), port)),
+    cachedWorkflowBundle(cacheDir, log),
+  ]);
+  const shared: SharedServices = {
+    dir,
+    cacheDir,
+    mongodBinary,
+    temporalBinary,
+    mongoPort: mongo.port,
+    temporalAddress: temporal.address,
+    sshd: sshd.info,
+  };
+  writeFileSync(path.join(dir, 'shared.json'), JSON.stringify(shared));
+  process.env[TEST_ENV_VAR] = path.join(dir, 'shared.json');
+  Object.assign(globalThis, { __bosunServices: { mongo, temporal, sshd, dir } });
+}

@@ -1,0 +1,138 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const SSHD_BINARY = process.env.SSHD_PATH ?? '/usr/sbin/sshd';
+/** Root's shell rc files run slow tooling on every command: tests log in as an unprivileged user with a stock profile. */
+export const TEST_LOGIN = 'bosun-ssh';
+export const TEST_PASSWORD = 'correct-horse-battery-staple-42';
+
+export interface SshdInfo {
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  privateKey: string;
+  dir: string;
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+/** The login the tests use: a dedicated unprivileged user when running as root, else the current user. */
+function ensureLogin(): string {
+  if (!isRoot()) return os.userInfo().username;
+  try {
+    execFileSync('id', [TEST_LOGIN], { stdio: 'ignore' });
+  } catch {
+    execFileSync('useradd', ['--create-home', '--shell', '/bin/sh', TEST_LOGIN]);
+  }
+  execFileSync('chpasswd', { input: `${TEST_LOGIN}:${TEST_PASSWORD}\n` });
+  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+  return TEST_LOGIN;
+}
+
+const keygen = (file: string) => {
+  rmSync(file, { force: true });
+  rmSync(`${file}.pub`, { force: true });
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'bosun-test', '-f', file]);
+};
+
+function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const socket = net.connect({ host: '127.0.0.1', port }, () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`sshd did not listen on ${port}`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+/** A real OpenSSH sshd on a loopback port, with generated ed25519 host and user keys. */
+export class Sshd {
+  private child?: ChildProcess;
+  readonly info: SshdInfo;
+
+  private constructor(info: SshdInfo) {
+    this.info = info;
+  }
+
+  static async start(dir: string, port: number): Promise<Sshd> {
+    mkdirSync(dir, { recursive: true });
+    // sshd reads authorized_keys as the login user, who must be able to traverse to it.
+    chmodSync(dir, 0o755);
+    if (path.dirname(dir) !== os.tmpdir()) chmodSync(path.dirname(dir), 0o755);
+    const username = ensureLogin();
+    keygen(path.join(dir, 'host_ed25519'));
+    keygen(path.join(dir, 'user_ed25519'));
+    const authorizedKeys = path.join(dir, 'authorized_keys');
+    writeFileSync(authorizedKeys, readFileSync(path.join(dir, 'user_ed25519.pub')));
+    chmodSync(authorizedKeys, 0o644);
+    writeFileSync(
+      path.join(dir, 'sshd_config'),
+      [
+        `Port ${port}`,
+        // Several loopback addresses, so one sshd can stand for several distinct servers.
+        ...[1, 2, 3, 4, 5, 6, 7, 8].map((n) => `ListenAddress 127.0.0.${n}`),
+        `HostKey ${path.join(dir, 'host_ed25519')}`,
+        `PidFile ${path.join(dir, 'sshd.pid')}`,
+        `AuthorizedKeysFile ${authorizedKeys}`,
+        'StrictModes no',
+        'UsePAM no',
+        'PasswordAuthentication yes',
+        'KbdInteractiveAuthentication no',
+        'PermitRootLogin no',
+        `AllowUsers ${username}`,
+        'MaxStartups 200:30:400',
+        'MaxSessions 20',
+        'LogLevel ERROR',
+      ].join('\n') + '\n',
+    );
+    const sshd = new Sshd({
+      host: '127.0.0.1',
+      port,
+      username,
+      password: TEST_PASSWORD,
+      privateKey: readFileSync(path.join(dir, 'user_ed25519'), 'utf8'),
+      dir,
+    });
+    await sshd.resume();
+    return sshd;
+  }
+
+  /** Starts (or restarts) the daemon with the same keys and port. */
+  async resume(): Promise<void> {
+    const child = spawn(SSHD_BINARY, ['-D', '-e', '-f', path.join(this.info.dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    this.child = child;
+    await Promise.race([
+      waitForPort(this.info.port, 10_000),
+      new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`sshd exited (${code}): ${stderr}`)))),
+    ]);
+  }
+
+  /** Stops the listening daemon: new connections are refused (sessions already open live on, as with real sshd). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+
+  /** A new host key, as after a reinstall (or an attacker in the middle); takes effect on the next resume. */
+  rotateHostKey(): void {
+    keygen(path.join(this.info.dir, 'host_ed25519'));
+  }
+}
