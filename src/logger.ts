@@ -17,10 +17,7 @@ const REDACTED_PATHS = [
   'token',
 ];
 
-export function createLogger(level: string, name = 'bosun'): Logger {
-  return pino({
-    name,
-    level,
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-  });
+/** JSON lines to stdout, or to stderr (fd 2) where stdout carries a command's answer. */
+export function createLogger(level: string, name = 'bosun', fd: 1 | 2 = 1): Logger {
+  return pino({ name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination(fd));
 }

@@ -18,6 +18,8 @@ export function installTemporalRuntime(log: Logger): void {
     TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
   };
   Runtime.install({
+    // Bosun's main stops things in order (HTTP, worker, services); the SDK must not act on signals itself.
+    shutdownSignals: [],
     logger: new DefaultLogger('WARN', ({ level, message, meta }) => sdkLog[levels[level]](meta ?? {}, message)),
   });
 }
