@@ -1,0 +1,136 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/embedded/ports';
+import type { StackState } from '../../src/embedded/stack';
+import { eventually } from '../support/bosun';
+import { BosunProcess, runCli } from '../support/processes';
+import { sharedServices } from '../support/shared';
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function call(base: string, token: string, method: string, route: string, body?: object) {
+  const res = await fetch(`${base}${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> } };
+}
+
+describe('npm start: the embedded stack', () => {
+  const services = sharedServices();
+  const home = mkdtempSync(path.join(os.tmpdir(), 'bosun-home-'));
+  let env: NodeJS.ProcessEnv;
+  const running: BosunProcess[] = [];
+  const start = (extra: NodeJS.ProcessEnv = {}) => {
+    const bosun = new BosunProcess({ ...env, ...extra });
+    running.push(bosun);
+    return bosun;
+  };
+  const state = (dir = home) => JSON.parse(readFileSync(path.join(dir, 'stack.json'), 'utf8')) as StackState;
+
+  beforeAll(async () => {
+    const { MONGODB_URI: _m, TEMPORAL_ADDRESS: _t, ...clean } = process.env;
+    env = {
+      ...clean,
+      BOSUN_HOME: home,
+      BOSUN_CACHE_DIR: services.cacheDir,
+      MONGOD_PATH: services.mongodBinary,
+      TEMPORAL_CLI_PATH: services.temporalBinary,
+      PORT: String(await freePort(0)),
+      MONGO_PORT: String(await freePort(0)),
+      TEMPORAL_PORT: String(await freePort(0)),
+      TEMPORAL_UI_PORT: String(await freePort(0)),
+      LOG_LEVEL: 'warn',
+    };
+  });
+  afterAll(async () => {
+    await Promise.all(running.map((b) => b.stop('SIGKILL')));
+  });
+
+  test('starts everything, keeps data across restarts, and recovers from a crash', async () => {
+    const first = start();
+    const base = await first.ready();
+    const token = first.firstToken!;
+    expect(token).toMatch(/^bsn_/);
+    expect(first.stdout).toMatch(/Web UI http:\/\/127\.0\.0\.1:\d+/);
+    const { mongo, temporal } = state();
+    expect(isAlive(mongo!.pid) && isAlive(temporal!.pid)).toBe(true);
+
+    // The CLI finds the embedded database through BOSUN_HOME alone.
+    const { MONGOD_PATH: _p, ...cliEnv } = env;
+    const cliToken = await runCli(['tokens', 'create', '--org', 'default', '--name', 'from-cli', '--scopes', 'read'], cliEnv);
+    expect(cliToken.code).toBe(0);
+    expect((await call(base, cliToken.stdout.trim(), 'GET', '/servers')).status).toBe(200);
+
+    const { host, port, username, privateKey } = services.sshd;
+    const created = await call(base, token, 'POST', '/servers', {
+      title: 'survivor', host: '127.0.0.7', port, username, auth_method: 'private_key', private_key: privateKey,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id as string;
+    await eventually(async () => (await call(base, token, 'GET', `/servers/${id}`)).body.data.status, (s) => s === 'verified');
+    expect(host).toBe('127.0.0.1');
+
+    // A second Bosun on the same home is refused while the first runs.
+    const twin = start();
+    expect(await twin.exited).toBe(1);
+    expect(twin.stderr).toContain('already running with BOSUN_HOME');
+
+    // Ctrl-C stops every child process and removes the lock.
+    expect(await first.stop('SIGINT')).toBe(0);
+    expect(isAlive(mongo!.pid) || isAlive(temporal!.pid)).toBe(false);
+    expect(existsSync(path.join(home, 'stack.json'))).toBe(false);
+
+    const second = start();
+    const base2 = await second.ready();
+    expect(second.firstToken).toBeUndefined();
+    const kept = await call(base2, token, 'GET', `/servers/${id}`);
+    expect(kept.status).toBe(200);
+    expect(kept.body.data).toMatchObject({ title: 'survivor', status: 'verified' });
+
+    // A crash leaves mongod and Temporal behind; the next start stops them and carries on.
+    const orphans = state();
+    await second.stop('SIGKILL');
+    expect(isAlive(orphans.mongo!.pid)).toBe(true);
+    const third = start();
+    const base3 = await third.ready();
+    expect(isAlive(orphans.mongo!.pid)).toBe(false);
+    expect((await call(base3, token, 'GET', `/servers/${id}`)).body.data.title).toBe('survivor');
+    expect(third.stderr + third.stdout).toContain('recovered from an unclean shutdown');
+
+    // A second stack with its own home moves off the ports the first one holds.
+    const otherHome = mkdtempSync(path.join(os.tmpdir(), 'bosun-home-'));
+    const { PORT: _port, ...withoutPort } = env;
+    const neighbour = new BosunProcess({ ...withoutPort, BOSUN_HOME: otherHome, PORT: undefined });
+    running.push(neighbour);
+    const neighbourBase = await neighbour.ready();
+    const ours = state();
+    const theirs = state(otherHome);
+    expect(theirs.mongo!.port).not.toBe(ours.mongo!.port);
+    expect(theirs.temporal!.port).not.toBe(ours.temporal!.port);
+    expect(neighbourBase).not.toBe(base3);
+    expect(await neighbour.stop()).toBe(0);
+    expect(await third.stop()).toBe(0);
+  }, 240_000);
+
+  test('an invalid setting stops start-up with a message naming the variable', async () => {
+    const bad = start({ PORT: 'eighty' });
+    expect(await bad.exited).toBe(2);
+    expect(bad.stderr).toContain('PORT');
+  });
+
+  test('a binary that is not there is reported with what to do', async () => {
+    const bad = start({ BOSUN_HOME: mkdtempSync(path.join(os.tmpdir(), 'bosun-home-')), MONGOD_PATH: '/nonexistent/mongod' });
+    expect(await bad.exited).toBe(1);
+    expect(bad.stderr).toContain('MONGOD_PATH=/nonexistent/mongod is not an executable file');
+  });
+});

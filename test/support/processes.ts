@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const REPO = path.resolve(__dirname, '../..');
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the `bosun` command as a user would (the package's bin), with the given environment. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(REPO, 'src/cli/bin.js'), ...args], { cwd: REPO, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `npm start` without npm in between, so signals reach Bosun itself. */
+export class BosunProcess {
+  stdout = '';
+  stderr = '';
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+
+  constructor(env: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'src/main.ts')], { cwd: REPO, env });
+    this.child.stdout!.on('data', (c) => (this.stdout += c));
+    this.child.stderr!.on('data', (c) => (this.stderr += c));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Resolves with the API base URL once "Bosun ready" is printed; fails if the process exits first. */
+  async ready(timeoutMs = 120_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const url = /API\s+(http:\/\/\S+)/.exec(this.stdout)?.[1];
+      if (url && this.stdout.includes('Bosun ready')) return url;
+      if (this.child.exitCode !== null) throw new Error(`Bosun exited (${this.child.exitCode}):\n${this.stdout}\n${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`Bosun not ready after ${timeoutMs} ms:\n${this.stdout}\n${this.stderr}`);
+  }
+
+  get firstToken(): string | undefined {
+    return /^\s+(bsn_[A-Za-z0-9_-]+)\s*$/m.exec(this.stdout)?.[1];
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGINT'): Promise<number | null> {
+    if (this.child.exitCode === null) this.child.kill(signal);
+    return this.exited;
+  }
+}
