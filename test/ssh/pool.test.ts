@@ -1,0 +1,80 @@
+import net from 'node:net';
+import { createLogger } from '../../src/logger';
+import type { SshTarget } from '../../src/ssh/connect';
+import { SshError } from '../../src/ssh/errors';
+import { SshPool } from '../../src/ssh/pool';
+import { sharedServices } from '../support/shared';
+
+describe('the SSH connection pool, against a real sshd', () => {
+  const { sshd } = sharedServices();
+  const log = createLogger('silent');
+  const target = (overrides: Partial<SshTarget> = {}): SshTarget => ({
+    key: 'server-a',
+    host: sshd.host,
+    port: sshd.port,
+    username: sshd.username,
+    privateKey: sshd.privateKey,
+    hostKeyFingerprint: null,
+    ...overrides,
+  });
+
+  test('reuses one connection per server and bounds its concurrent channels', async () => {
+    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, log });
+    try {
+      // $PPID is the sshd session process: one per connection. Times come from the server's clock.
+      const runs = await Promise.all(
+        Array.from({ length: 9 }, () =>
+          pool.withConnection(target(), async (ssh) => (await ssh.execCommand('echo $PPID; date +%s%N; sleep 0.2; date +%s%N')).stdout),
+        ),
+      );
+      const parsed = runs.map((out) => out.split('\n'));
+      expect(new Set(parsed.map(([ppid]) => ppid)).size).toBe(1);
+      const spans = parsed.map(([, start, end]) => [Number(BigInt(start!) / 1_000_000n), Number(BigInt(end!) / 1_000_000n)] as const);
+      const maxOverlap = Math.max(...spans.map(([s]) => spans.filter(([a, b]) => a <= s && s < b).length));
+      expect(maxOverlap).toBeLessThanOrEqual(3);
+      expect(maxOverlap).toBeGreaterThanOrEqual(2);
+      expect(pool.size).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('different credentials for the same server get a new connection', async () => {
+    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, log });
+    try {
+      const ppid = (t: SshTarget) => pool.withConnection(t, async (ssh) => (await ssh.execCommand('echo $PPID')).stdout);
+      const first = await ppid(target());
+      expect(await ppid(target())).toBe(first);
+      expect(await ppid(target({ privateKey: undefined, password: sshd.password }))).not.toBe(first);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a peer that never speaks SSH times out as a retryable timeout', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const pool = new SshPool({ connectTimeoutMs: 500, maxChannelsPerConnection: 3, log });
+    try {
+      const port = (silent.address() as net.AddressInfo).port;
+      const error = await pool.withConnection(target({ port }), async () => 'never').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SshError);
+      expect(error).toMatchObject({ kind: 'timeout', retryable: true });
+      expect(pool.size).toBe(0);
+    } finally {
+      await pool.close();
+      silent.close();
+    }
+  });
+
+  test('bad credentials are an authentication error that no retry will fix', async () => {
+    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, log });
+    try {
+      const error = await pool.probe(target({ privateKey: undefined, password: 'wrong' })).catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'authentication', retryable: false });
+      expect((error as Error).message).not.toContain('wrong');
+    } finally {
+      await pool.close();
+    }
+  });
+});
