@@ -65,7 +65,10 @@ async function start(config: Config, role: Role, log: Logger) {
       log.warn({ keyFile: keySource }, 'BOSUN_SECRET_KEY is unset: using the key file; every API and worker process needs the same key');
     }
     const secretBox = new SecretBox(key);
-    const temporalClient = await connectTemporal({ address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue });
+    const temporalClient = await connectTemporal(
+      { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
+      stack?.temporalUiUrl ? 0 : 60_000,
+    );
     cleanups.push(() => temporalClient.connection.close());
 
     const lines: string[] = [];

@@ -13,9 +13,20 @@ export interface TemporalSettings {
   taskQueue: string;
 }
 
-export async function connectTemporal(settings: TemporalSettings): Promise<Client> {
-  const connection = await Connection.connect({ address: settings.address });
-  return new Client({ connection, namespace: settings.namespace });
+/** Connects, waiting up to waitMs for a Temporal that is still starting (containers start in any order). */
+export async function connectTemporal(settings: TemporalSettings, waitMs = 0): Promise<Client> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const connection = await Connection.connect({ address: settings.address });
+      return new Client({ connection, namespace: settings.namespace });
+    } catch (error) {
+      if (Date.now() >= deadline) {
+        throw Object.assign(new Error(`Temporal at ${settings.address} is unreachable: ${(error as Error).message}`), { cause: error });
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }
 
 /** The only way HTTP code reaches Temporal: business ids, search attributes and conflict policies live here. */
