@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
@@ -136,5 +136,3 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
     stop,
   };
 }
-
-export const stackStateExists = (home: string) => existsSync(stateFile(home));

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import mongoose from 'mongoose';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 
@@ -68,6 +70,29 @@ describe('adding a server and verifying it over SSH', () => {
     expect(JSON.stringify(created.body)).not.toContain(password);
     const server = await eventually(() => getServer(created.body.data.id), (s) => s.status === 'verified' || !!s.last_error?.includes('fail'));
     expect(server.status).toBe('verified');
+  });
+
+  test('an encrypted private key works with its passphrase, and is refused without it', async () => {
+    const { port, username } = bosun.sshd;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-enc-'));
+    const file = path.join(dir, 'key');
+    // Same user key, re-encrypted with a passphrase (ssh-keygen -p rewrites it in place).
+    writeFileSync(file, bosun.sshd.privateKey, { mode: 0o600 });
+    execFileSync('ssh-keygen', ['-q', '-p', '-N', 'open sesame', '-f', file]);
+    const encrypted = readFileSync(file, 'utf8');
+    const body = { title: 'enc', host: '127.0.0.8', port, username, auth_method: 'private_key', private_key: encrypted };
+
+    const without = await addServer(body);
+    expect(without.status).toBe(422);
+    expect(without.body.error.details).toEqual([{ path: 'passphrase', message: expect.stringContaining('encrypted') }]);
+    const wrong = await addServer({ ...body, passphrase: 'nope' });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error.details[0].path).toBe('passphrase');
+
+    const created = await addServer({ ...body, passphrase: 'open sesame' });
+    expect(created.status).toBe(201);
+    expect(JSON.stringify(created.body)).not.toContain('open sesame');
+    expect((await eventually(() => getServer(created.body.data.id), (s) => s.status === 'verified' || !!s.last_error)).status).toBe('verified');
   });
 
   test('a wrong password leaves it unverified with a readable error, without retrying', async () => {

@@ -28,19 +28,18 @@ export class BosunProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
 
-  constructor(env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'src/main.ts')], { cwd: REPO, env });
+  constructor(env: NodeJS.ProcessEnv, args: string[] = []) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'src/main.ts'), ...args], { cwd: REPO, env });
     this.child.stdout!.on('data', (c) => (this.stdout += c));
     this.child.stderr!.on('data', (c) => (this.stderr += c));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
   }
 
-  /** Resolves with the API base URL once "Bosun ready" is printed; fails if the process exits first. */
+  /** Resolves once "Bosun ready" is printed, with the API base URL ('' for a worker); fails if the process exits first. */
   async ready(timeoutMs = 120_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const url = /API\s+(http:\/\/\S+)/.exec(this.stdout)?.[1];
-      if (url && this.stdout.includes('Bosun ready')) return url;
+      if (this.stdout.includes('Bosun ready')) return /API\s+(http:\/\/\S+)/.exec(this.stdout)?.[1] ?? '';
       if (this.child.exitCode !== null) throw new Error(`Bosun exited (${this.child.exitCode}):\n${this.stdout}\n${this.stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }

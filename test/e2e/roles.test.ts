@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { freePort } from '../../src/embedded/ports';
+import { eventually } from '../support/bosun';
+import { BosunProcess, runCli } from '../support/processes';
+import { sharedServices } from '../support/shared';
+
+describe('npm run api / npm run worker against existing MongoDB and Temporal', () => {
+  const services = sharedServices();
+  const processes: BosunProcess[] = [];
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    const id = randomBytes(4).toString('hex');
+    env = {
+      ...process.env,
+      BOSUN_HOME: mkdtempSync(path.join(os.tmpdir(), 'bosun-roles-')),
+      BOSUN_CACHE_DIR: services.cacheDir,
+      BOSUN_SECRET_KEY: randomBytes(32).toString('base64'),
+      MONGODB_URI: embeddedMongoUri(services.mongoPort, `bosun_roles_${id}`),
+      TEMPORAL_ADDRESS: services.temporalAddress,
+      TEMPORAL_TASK_QUEUE: `bosun-roles-${id}`,
+      LOG_LEVEL: 'warn',
+    };
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+  });
+
+  const launch = (role: 'api' | 'worker', extra: NodeJS.ProcessEnv = {}) => {
+    const p = new BosunProcess({ ...env, ...extra }, ['--role', role]);
+    processes.push(p);
+    return p;
+  };
+
+  test('an API process and a separate worker process verify a server together, starting no services', async () => {
+    const worker = launch('worker');
+    const api = launch('api', { PORT: String(await freePort(0)) });
+    await worker.ready();
+    const base = await api.ready();
+    expect(worker.stdout).toContain('role: worker');
+    expect(api.stdout).not.toContain('Web UI');
+    expect(api.firstToken).toMatch(/^bsn_/);
+
+    const token = (await runCli(['tokens', 'create', '--org', 'prod', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
+    const { port, username, privateKey } = services.sshd;
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    const created = await fetch(`${base}/servers`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ title: 'prod-1', host: '127.0.0.8', port, username, auth_method: 'private_key', private_key: privateKey }),
+    });
+    expect(created.status).toBe(201);
+    const { data } = (await created.json()) as { data: { id: string } };
+    const status = async () => ((await (await fetch(`${base}/servers/${data.id}`, { headers })).json()) as { data: { status: string } }).data.status;
+    expect(await eventually(status, (s) => s === 'verified')).toBe('verified');
+
+    expect(await api.stop('SIGTERM')).toBe(0);
+    expect(await worker.stop('SIGTERM')).toBe(0);
+  }, 120_000);
+
+  test('a role without MONGODB_URI and TEMPORAL_ADDRESS refuses to start and says why', async () => {
+    const lonely = launch('api', { MONGODB_URI: undefined, TEMPORAL_ADDRESS: undefined });
+    expect(await lonely.exited).toBe(1);
+    expect(lonely.stderr).toContain('set MONGODB_URI and TEMPORAL_ADDRESS');
+  });
+});
