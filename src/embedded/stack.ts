@@ -101,20 +101,19 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
       config.mongo.uri ? undefined : resolveBinary('mongod', { explicitPath: config.mongo.mongodPath, cacheDir, log, offline: config.offline }),
       config.temporal.address ? undefined : resolveBinary('temporal', { explicitPath: config.temporal.cliPath, cacheDir, log, offline: config.offline }),
     ]);
-    if (mongodBinary) {
+    const startMongo = async (binary: string) => {
       const port = await freePort(config.mongo.port);
       if (port !== config.mongo.port) log.warn({ wanted: config.mongo.port, port }, 'MongoDB port taken; using another');
-      mongo = await startMongod({ binary: mongodBinary, dataDir: path.join(home, 'mongo'), port, logDir });
+      mongo = await startMongod({ binary, dataDir: path.join(home, 'mongo'), port, logDir });
       state.mongo = { pid: mongo.process.child.pid!, port };
-      writeFileSync(stateFile(home), JSON.stringify(state, null, 2));
-    }
-    if (temporalBinary) {
+    };
+    const startTemporal = async (binary: string) => {
       const port = await freePort(config.temporal.port);
       let uiPort = await freePort(config.temporal.uiPort);
       if (uiPort === port) uiPort = await freePort(0);
       if (port !== config.temporal.port) log.warn({ wanted: config.temporal.port, port }, 'Temporal port taken; using another');
       temporal = await startTemporalDevServer({
-        binary: temporalBinary,
+        binary,
         dbFile: path.join(home, 'temporal.db'),
         port,
         uiPort,
@@ -122,7 +121,14 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
         logDir,
       });
       state.temporal = { pid: temporal.process.child.pid!, port, uiPort };
-    }
+    };
+    // Both start at once; if one fails, the other is still awaited so stop() finds it and ends it.
+    const results = await Promise.allSettled([
+      mongodBinary && startMongo(mongodBinary),
+      temporalBinary && startTemporal(temporalBinary),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     writeFileSync(stateFile(home), JSON.stringify(state, null, 2));
   } catch (error) {
     await stop();
