@@ -1,32 +1,43 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
+import { CredentialsUnreadableError, loadSshTarget } from '../src/servers/credentials';
 import { ServerModel } from '../src/servers/model';
-import { loadSshTarget } from '../src/servers/credentials';
 import type { SecretBox } from '../src/secrets/secret-box';
+import { describeTarget } from '../src/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES } from '../src/ssh/errors';
 import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '../src/ssh/fingerprint';
 import type { SshPool } from '../src/ssh/pool';
-import type { HealthOutcome } from '../workflows/contracts';
+import type { HealthCheckResult } from '../workflows/contracts';
 
 export interface ServerActivityDeps {
   secretBox: SecretBox;
   sshPool: SshPool;
   log: Logger;
+  /** The configured interval, handed back to health monitors so a change reaches the running ones. */
+  healthIntervalSeconds: number;
 }
 
-export function createServerActivities({ secretBox, sshPool, log }: ServerActivityDeps) {
-  async function targetFor(serverId: string) {
-    const target = await loadSshTarget(serverId, secretBox);
-    if (!target) throw ApplicationFailure.nonRetryable(`Server ${serverId} no longer exists`, 'ServerNotFound');
-    return target;
+export function createServerActivities({ secretBox, sshPool, log, healthIntervalSeconds }: ServerActivityDeps) {
+  async function load(serverId: string) {
+    try {
+      return await loadSshTarget(serverId, secretBox);
+    } catch (error) {
+      if (error instanceof CredentialsUnreadableError) throw ApplicationFailure.nonRetryable(error.message, 'CredentialsUnreadable');
+      throw error;
+    }
   }
 
   return {
-    /** Connects (pinning the host key on first contact), gathers the fingerprint, marks the server verified. */
-    async verifyServer({ serverId }: { serverId: string }): Promise<void> {
-      const target = await targetFor(serverId);
+    /**
+     * Connects, gathers the fingerprint and marks the server verified, pinning the host key it presented.
+     * With trustNewHostKey the old pin is ignored for this connection only: it is replaced on success, never cleared before.
+     */
+    async verifyServer({ serverId, trustNewHostKey = false }: { serverId: string; trustNewHostKey?: boolean }): Promise<void> {
+      const loaded = await load(serverId);
+      if (!loaded) throw ApplicationFailure.nonRetryable(`Server ${serverId} no longer exists`, 'ServerNotFound');
+      const target = { ...loaded.target, hostKeyFingerprint: trustNewHostKey ? null : loaded.target.hostKeyFingerprint };
       const { attempt } = Context.current().info;
-      // A fresh connection: verification must prove the stored credentials, not reuse an old session.
+      // A fresh session: verification proves the credentials work now. Commands on the old one finish first.
       sshPool.evict(serverId);
       try {
         const { output, hostKey } = await sshPool.withConnection(target, async (ssh, hostKey) => ({
@@ -34,32 +45,18 @@ export function createServerActivities({ secretBox, sshPool, log }: ServerActivi
           hostKey,
         }));
         const fingerprint = parseFingerprint(output);
+        const now = new Date();
         await ServerModel.updateOne(
           { _id: serverId },
-          {
-            $set: {
-              status: 'verified',
-              fingerprint,
-              host_key_fingerprint: hostKey,
-              verified_at: new Date(),
-              last_checked_at: new Date(),
-              last_error: null,
-            },
-          },
+          { $set: { status: 'verified', fingerprint, host_key_fingerprint: hostKey, verified_at: now, last_checked_at: now, last_error: null } },
         );
         log.info({ server: serverId, attempt }, 'server verified');
       } catch (error) {
-        if (error instanceof FingerprintParseError) {
-          throw ApplicationFailure.nonRetryable(error.message, 'FingerprintParseError');
-        }
-        const sshError = classifySshError(error, `${target.username}@${target.host}:${target.port}`);
+        if (error instanceof FingerprintParseError) throw ApplicationFailure.nonRetryable(error.message, 'FingerprintParseError');
+        const sshError = classifySshError(error, describeTarget(target));
         const message = sshError.retryable ? `${sshError.message} (attempt ${attempt}, retrying)` : sshError.message;
         await ServerModel.updateOne({ _id: serverId }, { $set: { last_error: message } });
-        throw ApplicationFailure.create({
-          message: sshError.message,
-          type: SSH_FAILURE_TYPES[sshError.kind],
-          nonRetryable: !sshError.retryable,
-        });
+        throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
       }
     },
 
@@ -67,24 +64,35 @@ export function createServerActivities({ secretBox, sshPool, log }: ServerActivi
       await ServerModel.updateOne({ _id: serverId }, { $set: { status: 'unverified', last_error: message } });
     },
 
-    /** One health check over a fresh connection (a pooled session would outlive a stopped sshd). */
-    async checkServerHealth({ serverId }: { serverId: string }): Promise<HealthOutcome> {
-      const target = await loadSshTarget(serverId, secretBox);
-      if (!target) return 'gone';
-      const current = await ServerModel.findById(serverId, { status: 1 }).lean();
-      if (!current || current.status === 'unverified') return 'skipped';
+    /**
+     * One health check over a fresh connection (a pooled session would outlive a stopped sshd). The
+     * result is written only if nothing changed the server meanwhile (a re-verification, a new pin).
+     */
+    async checkServerHealth({ serverId }: { serverId: string }): Promise<HealthCheckResult> {
+      let loaded;
+      try {
+        loaded = await loadSshTarget(serverId, secretBox);
+      } catch (error) {
+        if (!(error instanceof CredentialsUnreadableError)) throw error;
+        log.error({ server: serverId }, error.message);
+        return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
+      }
+      if (!loaded) return { outcome: 'gone', intervalSeconds: healthIntervalSeconds };
+      const { target, status } = loaded;
+      if (status === 'unverified' || !target.hostKeyFingerprint) return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
+      const unchanged = { _id: serverId, status, host_key_fingerprint: target.hostKeyFingerprint };
       const now = new Date();
       try {
         await sshPool.probe(target);
-        await ServerModel.updateOne({ _id: serverId }, { $set: { status: 'verified', last_checked_at: now, last_error: null } });
-        return 'verified';
+        await ServerModel.updateOne(unchanged, { $set: { status: 'verified', last_checked_at: now, last_error: null } });
+        return { outcome: 'verified', intervalSeconds: healthIntervalSeconds };
       } catch (error) {
-        const sshError = classifySshError(error, `${target.host}:${target.port}`);
+        const sshError = classifySshError(error, describeTarget(target));
         // A changed host key is a trust problem, not an outage: stop treating the server as verified.
-        const status = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
-        await ServerModel.updateOne({ _id: serverId }, { $set: { status, last_checked_at: now, last_error: sshError.message } });
-        if (current.status !== status) log.warn({ server: serverId, status, reason: sshError.message }, 'server health changed');
-        return 'offline';
+        const next = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
+        await ServerModel.updateOne(unchanged, { $set: { status: next, last_checked_at: now, last_error: sshError.message } });
+        if (status !== next) log.warn({ server: serverId, status: next, reason: sshError.message }, 'server health changed');
+        return { outcome: 'offline', intervalSeconds: healthIntervalSeconds };
       }
     },
   };

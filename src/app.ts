@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 import rateLimit, { ipKeyGenerator } from 'express-rate-limit';
 import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
-import { authenticate } from './http/auth';
+import { authenticate, principalOf } from './http/auth';
 import { ApiError, errorHandler, routeNotFound } from './http/errors';
 import type { Logger } from './logger';
 import { serverRoutes } from './servers/routes';
@@ -49,26 +49,27 @@ export function createApp({ log, http, servers }: AppDeps) {
     res.json({ status: 'ok' });
   });
 
-  const api = express.Router();
-  api.use(
+  const limiter = (keyGenerator: (req: express.Request) => string, extra: Partial<Parameters<typeof rateLimit>[0]> = {}) =>
     rateLimit({
       windowMs: 60_000,
       limit: http.rateLimitPerMinute,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
-      // Count per presented token (hashed, so the limiter never holds one); per address without one.
-      keyGenerator: (req) => {
-        const header = req.headers.authorization;
-        return header ? createHash('sha256').update(header).digest('hex') : ipKeyGenerator(req.ip ?? '');
-      },
+      keyGenerator,
       handler: (_req, _res, next, options) => {
         next(new ApiError('rate_limited', `Too many requests: at most ${options.limit} a minute; retry after the Retry-After delay`));
       },
-    }),
-  );
+      ...extra,
+    });
+
+  const api = express.Router();
+  // Failed authentications count per address, so guessing tokens (each a fresh "token") is bounded too.
+  api.use(limiter((req) => ipKeyGenerator(req.ip ?? ''), { requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true }));
+  api.use(authenticate);
+  api.use(limiter((req) => principalOf(req).tokenId));
+  // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
   api.use(express.json({ limit: http.bodyLimitBytes, strict: true }));
-  api.use(authenticate);
   api.use('/servers', serverRoutes(servers));
 
   app.use('/api/v1', api);

@@ -7,7 +7,6 @@ const positiveInt = z.coerce.number().int().positive();
 
 /** Every environment variable Bosun reads, with its default. The README's configuration table mirrors this. */
 const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(3000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -39,7 +38,6 @@ const envSchema = z.object({
 export type Env = z.infer<typeof envSchema>;
 
 export interface Config {
-  env: Env['NODE_ENV'];
   /** portExplicit: PORT was set, so a taken port is an error rather than a reason to move. */
   http: { host: string; port: number; portExplicit: boolean; bodyLimitBytes: number; rateLimitPerMinute: number };
   logLevel: Env['LOG_LEVEL'];
@@ -80,7 +78,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
   const e = parsed.data;
   const home = path.resolve(e.BOSUN_HOME);
   return Object.freeze({
-    env: e.NODE_ENV,
     http: { host: e.HOST, port: e.PORT, portExplicit: source.PORT !== undefined, bodyLimitBytes: e.BODY_LIMIT_BYTES, rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE },
     logLevel: e.LOG_LEVEL,
     home,

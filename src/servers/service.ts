@@ -38,6 +38,13 @@ export const toDetailView = (s: Server) => ({
   updated_at: iso(s.updatedAt),
 });
 
+export const toRef = (s: Server) => ({
+  id: s._id.toString(),
+  organizationId: s.organization_id.toString(),
+  title: s.title,
+  host: s.host,
+});
+
 /** An unparseable id cannot name an existing server: answer 404 rather than reveal id formats. */
 const asObjectId = (id: string) => {
   if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id)) throw notFound('Server');
@@ -62,18 +69,17 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     return server;
   }
 
-  async function startVerification(server: Server) {
+  /** Temporal calls that fail become 503: the request changed nothing it could not undo. */
+  async function temporal<T>(what: string, call: () => Promise<T>): Promise<T> {
     try {
-      await workflows.startServerVerification({
-        id: server._id.toString(),
-        organizationId: server.organization_id.toString(),
-        title: server.title,
-        host: server.host,
-      });
+      return await call();
     } catch (error) {
-      throw Object.assign(new ApiError('service_unavailable', 'Could not schedule verification: Temporal is unreachable'), { cause: error });
+      throw Object.assign(new ApiError('service_unavailable', `Could not ${what}: Temporal is unreachable; try again`), { cause: error });
     }
   }
+
+  const startVerification = (server: Server, trustNewHostKey = false) =>
+    temporal('schedule verification', () => workflows.startServerVerification(toRef(server), { trustNewHostKey }));
 
   return {
     async list(organizationId: string, page: PageQuery) {
@@ -128,22 +134,30 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       return toDetailView(server);
     },
 
-    /** Re-runs verification; with trustNewHostKey the pinned host key is forgotten first (after a reinstall). */
+    /** Re-runs verification; with trustNewHostKey the key presented this time replaces the pinned one (after a reinstall). */
     async reverify(organizationId: string, id: string, trustNewHostKey: boolean) {
       const server = await find(organizationId, id);
-      if (trustNewHostKey) {
-        await ServerModel.updateOne({ _id: server._id }, { $set: { host_key_fingerprint: null } });
-      }
-      await startVerification(server);
-      return toDetailView(await find(organizationId, id));
+      await startVerification(server, trustNewHostKey);
+      return toDetailView(server);
     },
 
+    /** Stops the server's workflows first, so a Temporal outage leaves the server in place (503), not half-deleted. */
     async remove(organizationId: string, id: string) {
       const server = await find(organizationId, id);
+      await temporal('stop the server’s workflows', () => workflows.stopServerWorkflows(server._id.toString()));
       await ServerModel.deleteOne({ _id: server._id });
-      await workflows.stopServerWorkflows(server._id.toString());
     },
   };
 }
 
 export type ServerService = ReturnType<typeof createServerService>;
+
+/** Starts a health monitor for every watched server that lacks one (say, after Temporal's data was reset). */
+export async function repairHealthMonitors(workflows: WorkflowGateway): Promise<number> {
+  let count = 0;
+  for await (const server of ServerModel.find({ status: { $in: ['verified', 'offline'] } }).lean<Server>().cursor()) {
+    await workflows.ensureHealthMonitor(toRef(server));
+    count += 1;
+  }
+  return count;
+}

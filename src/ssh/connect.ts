@@ -46,9 +46,10 @@ function openSocket(host: string, port: number, timeoutMs: number): Promise<net.
   });
 }
 
-/** Opens an authenticated SSH connection, refusing a host key that differs from the pinned one. */
+/** Opens an authenticated SSH connection, refusing a host key that differs from the pinned one; timeoutMs covers TCP and handshake. */
 export async function openConnection(target: SshTarget, timeoutMs: number): Promise<OpenedConnection> {
   const where = describeTarget(target);
+  const deadline = Date.now() + timeoutMs;
   let presented: string | null = null;
   try {
     const sock = await openSocket(target.host, target.port, timeoutMs);
@@ -62,7 +63,7 @@ export async function openConnection(target: SshTarget, timeoutMs: number): Prom
       passphrase: target.passphrase,
       password: target.password,
       tryKeyboard: false,
-      readyTimeout: timeoutMs,
+      readyTimeout: Math.max(1, deadline - Date.now()),
       keepaliveInterval: 15_000,
       hostVerifier: (key: Buffer) => {
         presented = hostKeyFingerprintOf(key);

@@ -1,10 +1,12 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import {
-  SEARCH_ATTRIBUTES,
   serverHealthWorkflowId,
+  serverSearchAttributes,
   serverVerifyWorkflowId,
+  type ServerHealthInput,
   type VerifyServerInput,
 } from '../../workflows/contracts';
+import type { serverHealthWorkflow } from '../../workflows/server-health';
 import type { serverVerificationWorkflow } from '../../workflows/server-verification';
 
 export interface TemporalSettings {
@@ -29,6 +31,13 @@ export async function connectTemporal(settings: TemporalSettings, waitMs = 0): P
   }
 }
 
+export interface ServerRef {
+  id: string;
+  organizationId: string;
+  title: string;
+  host: string;
+}
+
 /** The only way HTTP code reaches Temporal: business ids, search attributes and conflict policies live here. */
 export class WorkflowGateway {
   constructor(
@@ -37,23 +46,42 @@ export class WorkflowGateway {
     private readonly serverSettings: { verifyMaxAttempts: number; healthIntervalSeconds: number },
   ) {}
 
-  /** Starts verification; a verification already running for the server is reused, not duplicated. */
-  async startServerVerification(server: { id: string; organizationId: string; title: string; host: string }) {
+  /**
+   * Starts verification now. A verification already running is replaced: it may be about to finish
+   * with a result older than the request (and without its trust_new_host_key), so reusing it would drop the request.
+   */
+  async startServerVerification(server: ServerRef, options: { trustNewHostKey?: boolean } = {}) {
+    const trustNewHostKey = options.trustNewHostKey ?? false;
     const input: VerifyServerInput = {
       serverId: server.id,
       organizationId: server.organizationId,
       maxAttempts: this.serverSettings.verifyMaxAttempts,
       healthIntervalSeconds: this.serverSettings.healthIntervalSeconds,
+      trustNewHostKey,
     };
     await this.client.workflow.start<typeof serverVerificationWorkflow>('serverVerificationWorkflow', {
       taskQueue: this.taskQueue,
       workflowId: serverVerifyWorkflowId(server.id),
       args: [input],
+      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      typedSearchAttributes: serverSearchAttributes(server.organizationId, server.id),
+      memo: { title: server.title, host: server.host },
+    });
+  }
+
+  /** Starts a server's health monitor unless it runs already: repairs monitors lost to a reset Temporal. */
+  async ensureHealthMonitor(server: ServerRef) {
+    const input: ServerHealthInput = {
+      serverId: server.id,
+      organizationId: server.organizationId,
+      intervalSeconds: this.serverSettings.healthIntervalSeconds,
+    };
+    await this.client.workflow.start<typeof serverHealthWorkflow>('serverHealthWorkflow', {
+      taskQueue: this.taskQueue,
+      workflowId: serverHealthWorkflowId(server.id),
+      args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: [
-        { key: SEARCH_ATTRIBUTES.organization, value: server.organizationId },
-        { key: SEARCH_ATTRIBUTES.server, value: server.id },
-      ],
+      typedSearchAttributes: serverSearchAttributes(server.organizationId, server.id),
       memo: { title: server.title, host: server.host },
     });
   }

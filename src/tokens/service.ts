@@ -94,9 +94,9 @@ export async function authenticateToken(plaintext: string): Promise<Principal | 
   };
 }
 
-/** On an empty database, creates organization `default` with one admin token; returns its plaintext once. */
+/** While no token exists at all, creates organization `default` with one admin token; returns its plaintext once. */
 export async function bootstrapFirstToken(): Promise<string | null> {
-  if ((await OrganizationModel.estimatedDocumentCount()) > 0) return null;
+  if ((await ApiTokenModel.estimatedDocumentCount()) > 0) return null;
   try {
     const created = await createToken({ org: 'default', name: 'admin', scopes: ['admin'] });
     return created.token;

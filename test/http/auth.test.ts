@@ -90,4 +90,12 @@ describe('rate limiting', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await bosun.api.get('/api/v1/servers').set(bearer(calm))).status).toBe(200);
   });
+
+  test('guessing tokens is limited per address, whatever token each guess carries', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1) {
+      statuses.push((await bosun.api.get('/api/v1/servers').set(bearer(`bsn_guess${i}aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`))).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+  });
 });

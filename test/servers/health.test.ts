@@ -41,4 +41,20 @@ describe('a verified server is watched: offline when unreachable, verified again
     expect(back.last_error).toBeNull();
     expect(back.fingerprint).not.toBeNull();
   });
+
+  test('a health check that meets a different host key marks the server unverified', async () => {
+    const { host, port, username, privateKey } = sshd.info;
+    const created = await bosun.api.post('/api/v1/servers').set(bearer(token)).send({
+      title: 'rekeyed', host: '127.0.0.2', port, username, auth_method: 'private_key', private_key: privateKey,
+    });
+    const id = created.body.data.id as string;
+    const pinned = (await eventually(() => status(id), (s) => s.status === 'verified')).host_key_fingerprint;
+    await sshd.stop();
+    sshd.rotateHostKey();
+    await sshd.resume();
+    const distrusted = await eventually(() => status(id), (s) => s.status === 'unverified', 20_000);
+    expect(distrusted.last_error).toMatch(/Host key .* changed/);
+    expect(distrusted.host_key_fingerprint).toBe(pinned);
+    expect(host).toBe('127.0.0.1');
+  });
 });

@@ -45,6 +45,9 @@ describe('host keys are trusted on first use and a change is refused', () => {
 
     const trusted = await bosun.api.post(`/api/v1/servers/${id}/verify`).set(bearer(token)).send({ trust_new_host_key: true });
     expect(trusted.status).toBe(202);
+    // The old pin stays until the new key is actually seen and pinned: there is never a window with no pin.
+    expect(trusted.body.data.host_key_fingerprint).toBe(pinned);
+    expect((await server(id)).host_key_fingerprint).not.toBeNull();
     const after = await eventually(() => server(id), (s) => s.status === 'verified');
     expect(after.host_key_fingerprint).toMatch(/^SHA256:/);
     expect(after.host_key_fingerprint).not.toBe(pinned);

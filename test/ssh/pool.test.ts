@@ -4,6 +4,7 @@ import type { SshTarget } from '../../src/ssh/connect';
 import { SshError } from '../../src/ssh/errors';
 import { SshPool } from '../../src/ssh/pool';
 import { sharedServices } from '../support/shared';
+import { BROKEN_SHELL_ADDRESS } from '../support/sshd';
 
 describe('the SSH connection pool, against a real sshd', () => {
   const { sshd } = sharedServices();
@@ -46,6 +47,34 @@ describe('the SSH connection pool, against a real sshd', () => {
       const first = await ppid(target());
       expect(await ppid(target())).toBe(first);
       expect(await ppid(target({ privateKey: undefined, password: sshd.password }))).not.toBe(first);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('evicting a connection lets the command running on it finish, and the next caller gets a new one', async () => {
+    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, log });
+    try {
+      const ppid = () => pool.withConnection(target(), async (ssh) => (await ssh.execCommand('echo $PPID')).stdout);
+      const before = await ppid();
+      const running = pool.withConnection(target(), async (ssh) => (await ssh.execCommand('sleep 0.5; echo finished')).stdout);
+      await new Promise((r) => setTimeout(r, 100));
+      pool.evict('server-a');
+      const after = await ppid();
+      expect(await running).toBe('finished');
+      expect(after).not.toBe(before);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a probe passes only when a command really runs', async () => {
+    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, log });
+    try {
+      await expect(pool.probe(target())).resolves.toBeUndefined();
+      const error = await pool.probe(target({ host: BROKEN_SHELL_ADDRESS })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SshError);
+      expect((error as Error).message).toMatch(/accepted the login but could not run a command \(exit 1\)/);
     } finally {
       await pool.close();
     }

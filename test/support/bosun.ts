@@ -42,7 +42,7 @@ export async function startBosun(options: BosunOptions = {}) {
   const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 8, log });
   const { worker, connection } = await createWorker(
     { address: services.temporalAddress, namespace: 'default', taskQueue, cacheDir: services.cacheDir },
-    { secretBox, sshPool, log },
+    { secretBox, sshPool, log, healthIntervalSeconds: options.healthIntervalSeconds ?? 60 },
   );
   const running = worker.run();
   const app = createApp({

@@ -8,6 +8,8 @@ export const SSHD_BINARY = process.env.SSHD_PATH ?? '/usr/sbin/sshd';
 /** Root's shell rc files run slow tooling on every command: tests log in as an unprivileged user with a stock profile. */
 export const TEST_LOGIN = 'bosun-ssh';
 export const TEST_PASSWORD = 'correct-horse-battery-staple-42';
+/** Logins through this address succeed but every command fails, like an account whose shell is nologin. */
+export const BROKEN_SHELL_ADDRESS = '127.0.0.9';
 
 export interface SshdInfo {
   host: string;
@@ -95,6 +97,9 @@ export class Sshd {
         'MaxStartups 200:30:400',
         'MaxSessions 20',
         'LogLevel ERROR',
+        `ListenAddress ${BROKEN_SHELL_ADDRESS}`,
+        `Match LocalAddress ${BROKEN_SHELL_ADDRESS}`,
+        '  ForceCommand /bin/false',
       ].join('\n') + '\n',
     );
     const sshd = new Sshd({
