@@ -19,6 +19,8 @@ export interface BosunOptions {
   verifyMaxAttempts?: number;
   rateLimitPerMinute?: number;
   bodyLimitBytes?: number;
+  /** Seal with one master key in the API and open with another in the worker (a misconfiguration). */
+  workerMasterKey?: Buffer;
 }
 
 /**
@@ -42,7 +44,12 @@ export async function startBosun(options: BosunOptions = {}) {
   const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 8, log });
   const { worker, connection } = await createWorker(
     { address: services.temporalAddress, namespace: 'default', taskQueue, cacheDir: services.cacheDir },
-    { secretBox, sshPool, log, healthIntervalSeconds: options.healthIntervalSeconds ?? 60 },
+    {
+      secretBox: options.workerMasterKey ? new SecretBox(options.workerMasterKey) : secretBox,
+      sshPool,
+      log,
+      healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
+    },
   );
   const running = worker.run();
   const app = createApp({
