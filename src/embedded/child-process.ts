@@ -36,8 +36,32 @@ export function startProcess(name: string, file: string, args: string[], logFile
   };
 }
 
+/**
+ * Starts a service and waits until ready() says so. onSpawn learns the pid at once, before readiness,
+ * so a crash meanwhile does not leave the service untracked; a service that never gets ready is stopped.
+ */
+export async function startService(options: {
+  name: string;
+  file: string;
+  args: string[];
+  logFile: string;
+  ready: () => Promise<boolean>;
+  timeoutMs: number;
+  onSpawn?: (pid: number) => void;
+}): Promise<ManagedProcess> {
+  const proc = startProcess(options.name, options.file, options.args, options.logFile);
+  options.onSpawn?.(proc.child.pid!);
+  try {
+    await waitUntil(proc, options.ready, options.timeoutMs);
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+  return proc;
+}
+
 /** Polls until ready() resolves true, or fails with what went wrong (including an early exit). */
-export async function waitUntil(
+async function waitUntil(
   what: ManagedProcess,
   ready: () => Promise<boolean>,
   timeoutMs: number,

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { startProcess, waitUntil, type ManagedProcess } from './child-process';
+import { startService, type ManagedProcess } from './child-process';
 
 const REPLICA_SET = 'rs0';
 
@@ -54,25 +54,17 @@ export async function startMongod(options: {
 }): Promise<EmbeddedMongo> {
   mkdirSync(options.dataDir, { recursive: true });
   mkdirSync(options.logDir, { recursive: true });
-  const proc = startProcess(
-    'mongod',
-    options.binary,
-    ['--dbpath', options.dataDir, '--port', String(options.port), '--bind_ip', '127.0.0.1', '--replSet', REPLICA_SET, '--quiet'],
-    path.join(options.logDir, 'mongod.log'),
-  );
-  options.onSpawn?.(proc.child.pid!);
-  try {
-    await waitUntil(
-      proc,
-      async () => {
-        await ensurePrimary(options.port);
-        return true;
-      },
-      60_000,
-    );
-  } catch (error) {
-    await proc.stop();
-    throw error;
-  }
+  const proc = await startService({
+    name: 'mongod',
+    file: options.binary,
+    args: ['--dbpath', options.dataDir, '--port', String(options.port), '--bind_ip', '127.0.0.1', '--replSet', REPLICA_SET, '--quiet'],
+    logFile: path.join(options.logDir, 'mongod.log'),
+    ready: async () => {
+      await ensurePrimary(options.port);
+      return true;
+    },
+    timeoutMs: 60_000,
+    onSpawn: options.onSpawn,
+  });
   return { process: proc, port: options.port, uri: embeddedMongoUri(options.port) };
 }

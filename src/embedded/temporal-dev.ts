@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { devServerSearchAttributeFlags } from '../temporal/search-attributes';
-import { startProcess, waitUntil, type ManagedProcess } from './child-process';
+import { startService, type ManagedProcess } from './child-process';
 
 export interface EmbeddedTemporal {
   process: ManagedProcess;
@@ -21,10 +21,10 @@ export async function startTemporalDevServer(options: {
   onSpawn?: (pid: number) => void;
 }): Promise<EmbeddedTemporal> {
   const address = `127.0.0.1:${options.port}`;
-  const proc = startProcess(
-    'temporal',
-    options.binary,
-    [
+  const proc = await startService({
+    name: 'temporal',
+    file: options.binary,
+    args: [
       'server', 'start-dev',
       '--db-filename', options.dbFile,
       '--ip', '127.0.0.1',
@@ -34,26 +34,18 @@ export async function startTemporalDevServer(options: {
       '--log-level', 'warn',
       ...devServerSearchAttributeFlags(),
     ],
-    path.join(options.logDir, 'temporal.log'),
-  );
-  options.onSpawn?.(proc.child.pid!);
-  try {
-    await waitUntil(
-      proc,
-      async () => {
-        const connection = await Connection.connect({ address, connectTimeout: 1000 });
-        try {
-          await connection.workflowService.describeNamespace({ namespace: options.namespace });
-          return true;
-        } finally {
-          await connection.close();
-        }
-      },
-      90_000,
-    );
-  } catch (error) {
-    await proc.stop();
-    throw error;
-  }
+    logFile: path.join(options.logDir, 'temporal.log'),
+    ready: async () => {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace: options.namespace });
+        return true;
+      } finally {
+        await connection.close();
+      }
+    },
+    timeoutMs: 90_000,
+    onSpawn: options.onSpawn,
+  });
   return { process: proc, address, uiUrl: `http://127.0.0.1:${options.uiPort}` };
 }

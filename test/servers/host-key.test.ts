@@ -1,7 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort } from '../../src/embedded/ports';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { Sshd } from '../support/sshd';
 
@@ -12,7 +8,7 @@ describe('host keys are trusted on first use and a change is refused', () => {
 
   beforeAll(async () => {
     bosun = await startBosun({ healthIntervalSeconds: 3600 });
-    sshd = await Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-hostkey-')), 'sshd'), await freePort(0));
+    sshd = await Sshd.startPrivate();
     token = await bosun.token('pinners');
   });
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,6 +112,17 @@ export class Sshd {
     });
     await sshd.resume();
     return sshd;
+  }
+
+  /** An sshd of a test's own, in a fresh temporary folder on a free port: for tests that stop or re-key it. */
+  static async startPrivate(): Promise<Sshd> {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port);
   }
 
   /** Starts (or restarts) the daemon with the same keys and port. */
