@@ -1,10 +1,12 @@
+import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
 import { createServerActivities, type ServerActivityDeps } from './servers';
 
-export type ActivityDeps = ServerActivityDeps;
+export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps;
 
 /** Every activity the worker registers, with its dependencies injected. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createServerActivities(deps),
+    ...createDeploymentActivities(deps),
   };
 }

@@ -8,11 +8,17 @@ import { ApiError, errorHandler, routeNotFound } from './http/errors';
 import type { Logger } from './logger';
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
+import { deploymentRoutes } from './deployments/routes';
+import type { DeploymentService } from './deployments/service';
+import { secretRoutes } from './secrets/routes';
+import type { SecretBox } from './secrets/secret-box';
 
 export interface AppDeps {
   log: Logger;
   http: { bodyLimitBytes: number; rateLimitPerMinute: number };
   servers: ServerService;
+  deployments: DeploymentService;
+  secretBox: SecretBox;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -26,7 +32,7 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function createApp({ log, http, servers }: AppDeps) {
+export function createApp({ log, http, servers, deployments, secretBox }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -71,6 +77,8 @@ export function createApp({ log, http, servers }: AppDeps) {
   api.use(requireJsonBody);
   api.use(express.json({ limit: http.bodyLimitBytes, strict: true }));
   api.use('/servers', serverRoutes(servers));
+  api.use('/deployments', deploymentRoutes(deployments));
+  api.use('/secrets', secretRoutes(secretBox));
 
   app.use('/api/v1', api);
   app.use(routeNotFound);

@@ -31,6 +31,7 @@ const envSchema = z.object({
   SSH_MAX_CHANNELS_PER_CONNECTION: positiveInt.max(64).default(8),
   SSH_VERIFY_MAX_ATTEMPTS: positiveInt.max(100).default(6),
 
+  STEP_OUTPUT_LIMIT_BYTES: positiveInt.min(1024).default(128 * 1024),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
 });
@@ -56,6 +57,7 @@ export interface Config {
     cliPath?: string;
   };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
+  deployments: { stepOutputLimitBytes: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
 }
 
@@ -94,6 +96,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       cliPath: e.TEMPORAL_CLI_PATH,
     },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
+    deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
   });
 }

@@ -2,6 +2,8 @@ import mongoose from 'mongoose';
 import './organizations/model';
 import './tokens/model';
 import './servers/model';
+import './deployments/model';
+import './secrets/model';
 
 /** Connects and waits for every model's indexes, so unique constraints hold from the first request. */
 export async function connectDatabase(uri: string): Promise<typeof mongoose> {

@@ -8,6 +8,7 @@ import { freePort } from './embedded/ports';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey, SecretBox } from './secrets/secret-box';
+import { createDeploymentService } from './deployments/service';
 import { createServerService, repairHealthMonitors } from './servers/service';
 import { SshPool } from './ssh/pool';
 import { connectTemporal, WorkflowGateway } from './temporal/client';
@@ -96,7 +97,13 @@ async function start(config: Config, role: Role, log: Logger) {
       const sshPool = new SshPool({ ...config.ssh, log });
       const { worker, connection } = await createWorker(
         { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, cacheDir: config.cacheDir },
-        { secretBox, sshPool, log, healthIntervalSeconds: config.servers.healthIntervalSeconds },
+        {
+          secretBox,
+          sshPool,
+          log,
+          healthIntervalSeconds: config.servers.healthIntervalSeconds,
+          stepOutputLimitBytes: config.deployments.stepOutputLimitBytes,
+        },
       );
       const running = worker.run();
       shutdown.add(async () => {
@@ -121,7 +128,13 @@ async function start(config: Config, role: Role, log: Logger) {
     }
 
     if (role !== 'worker') {
-      const app = createApp({ log, http: config.http, servers: createServerService({ secretBox, workflows }) });
+      const app = createApp({
+        log,
+        http: config.http,
+        servers: createServerService({ secretBox, workflows }),
+        deployments: createDeploymentService({ workflows }),
+        secretBox,
+      });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
       const server = await listen(app, config.http.host, port);
       shutdown.add(() => new Promise((resolve) => server.close(resolve)));

@@ -51,3 +51,46 @@ export const serverSearchAttributes = (organizationId: string, serverId: string)
   { key: SEARCH_ATTRIBUTES.organization, value: organizationId },
   { key: SEARCH_ATTRIBUTES.server, value: serverId },
 ];
+
+/** Deployment runs: one workflow per run, started in trigger order by one queue workflow per server. */
+export const deploymentRunWorkflowId = (runId: string) => `deployment-run-${runId}`;
+export const serverRunQueueWorkflowId = (serverId: string) => `server-run-queue-${serverId}`;
+
+export const ENQUEUE_RUN_SIGNAL = 'enqueueRun';
+export const CANCEL_RUN_SIGNAL = 'cancelRun';
+
+export interface QueuedRun {
+  runId: string;
+  organizationId: string;
+  deploymentId: string;
+  serverId: string;
+  deploymentName: string;
+  triggeredBy: string;
+}
+
+export interface RunQueueInput {
+  serverId: string;
+  organizationId: string;
+  /** Runs still waiting, carried over when the queue continues as new. */
+  pending: QueuedRun[];
+}
+
+export interface RunStepDefinition {
+  name: string;
+  command: string;
+  timeout_seconds: number | null;
+  retries: number;
+  continue_on_error: boolean;
+}
+
+export interface StepResult {
+  status: 'success' | 'failed';
+  exitCode: number | null;
+  timedOut: boolean;
+}
+
+/** Search attributes of a run: find it by organization, server or deployment. */
+export const runSearchAttributes = (run: QueuedRun) => [
+  ...serverSearchAttributes(run.organizationId, run.serverId),
+  { key: SEARCH_ATTRIBUTES.deployment, value: run.deploymentId },
+];

@@ -1,6 +1,7 @@
 import { Types } from 'mongoose';
 import { utils as ssh2Utils } from 'ssh2';
 import { ApiError, notFound } from '../http/errors';
+import { parseId } from '../http/ids';
 import { pageMeta, skipFor, type PageQuery } from '../http/pagination';
 import type { SecretBox } from '../secrets/secret-box';
 import type { WorkflowGateway } from '../temporal/client';
@@ -45,11 +46,6 @@ export const toRef = (s: Server) => ({
   host: s.host,
 });
 
-/** An unparseable id cannot name an existing server: answer 404 rather than reveal id formats. */
-const asObjectId = (id: string) => {
-  if (!Types.ObjectId.isValid(id) || !/^[0-9a-f]{24}$/i.test(id)) throw notFound('Server');
-  return new Types.ObjectId(id);
-};
 
 function checkPrivateKey(privateKey: string, passphrase: string | undefined) {
   const parsed = ssh2Utils.parseKey(privateKey, passphrase);
@@ -64,7 +60,7 @@ function checkPrivateKey(privateKey: string, passphrase: string | undefined) {
 
 export function createServerService({ secretBox, workflows }: ServerServiceDeps) {
   async function find(organizationId: string, id: string) {
-    const server = await ServerModel.findOne({ _id: asObjectId(id), organization_id: organizationId }).lean<Server>();
+    const server = await ServerModel.findOne({ _id: parseId(id, 'Server'), organization_id: organizationId }).lean<Server>();
     if (!server) throw notFound('Server');
     return server;
   }

@@ -1,5 +1,9 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import {
+  CANCEL_RUN_SIGNAL,
+  ENQUEUE_RUN_SIGNAL,
+  serverRunQueueWorkflowId,
+  type QueuedRun,
   serverHealthWorkflowId,
   serverSearchAttributes,
   serverVerifyWorkflowId,
@@ -7,6 +11,7 @@ import {
   type VerifyServerInput,
 } from '../../workflows/contracts';
 import type { serverHealthWorkflow } from '../../workflows/server-health';
+import type { serverRunQueueWorkflow } from '../../workflows/server-run-queue';
 import type { serverVerificationWorkflow } from '../../workflows/server-verification';
 
 export interface TemporalSettings {
@@ -84,6 +89,29 @@ export class WorkflowGateway {
       typedSearchAttributes: serverSearchAttributes(server.organizationId, server.id),
       memo: { title: server.title, host: server.host },
     });
+  }
+
+  /** Puts a run in its server's queue (starting the queue if idle); enqueuing a run twice runs it once. */
+  async enqueueRun(run: QueuedRun) {
+    await this.client.workflow.signalWithStart<typeof serverRunQueueWorkflow, [QueuedRun]>('serverRunQueueWorkflow', {
+      taskQueue: this.taskQueue,
+      workflowId: serverRunQueueWorkflowId(run.serverId),
+      args: [{ serverId: run.serverId, organizationId: run.organizationId, pending: [] }],
+      signal: ENQUEUE_RUN_SIGNAL,
+      signalArgs: [run],
+      typedSearchAttributes: serverSearchAttributes(run.organizationId, run.serverId),
+    });
+  }
+
+  /** Asks the server's queue to cancel a run: dropped if still waiting, stopped if running. False when no queue runs. */
+  async cancelRun(serverId: string, runId: string): Promise<boolean> {
+    try {
+      await this.client.workflow.getHandle(serverRunQueueWorkflowId(serverId)).signal(CANCEL_RUN_SIGNAL, { runId });
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
   }
 
   /** Stops verification and health monitoring of a deleted server. */

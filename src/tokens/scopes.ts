@@ -1,4 +1,4 @@
-export const SCOPES = ['read', 'servers:write', 'deployments:run', 'conversations:write', 'admin'] as const;
+export const SCOPES = ['read', 'servers:write', 'deployments:write', 'deployments:run', 'conversations:write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);

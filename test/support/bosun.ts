@@ -6,6 +6,7 @@ import { connectDatabase } from '../../src/database';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger } from '../../src/logger';
 import { SecretBox } from '../../src/secrets/secret-box';
+import { createDeploymentService } from '../../src/deployments/service';
 import { createServerService } from '../../src/servers/service';
 import { SshPool } from '../../src/ssh/pool';
 import { connectTemporal, WorkflowGateway } from '../../src/temporal/client';
@@ -19,6 +20,7 @@ export interface BosunOptions {
   verifyMaxAttempts?: number;
   rateLimitPerMinute?: number;
   bodyLimitBytes?: number;
+  stepOutputLimitBytes?: number;
   /** Seal with one master key in the API and open with another in the worker (a misconfiguration). */
   workerMasterKey?: Buffer;
 }
@@ -49,6 +51,7 @@ export async function startBosun(options: BosunOptions = {}) {
       sshPool,
       log,
       healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
+      stepOutputLimitBytes: options.stepOutputLimitBytes ?? 128 * 1024,
     },
   );
   const running = worker.run();
@@ -56,6 +59,8 @@ export async function startBosun(options: BosunOptions = {}) {
     log,
     http: { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, rateLimitPerMinute: options.rateLimitPerMinute ?? 10_000 },
     servers: createServerService({ secretBox, workflows }),
+    deployments: createDeploymentService({ workflows }),
+    secretBox,
   });
 
   return {
@@ -94,4 +99,26 @@ export async function eventually<T>(check: () => Promise<T>, done: (value: T) =>
     last = await check();
   }
   return last;
+}
+
+/** Adds a server on the shared sshd (a distinct loopback address per server) and waits until it is verified. */
+export async function addVerifiedServer(bosun: Bosun, token: string, host = '127.0.0.1', auth: 'private_key' | 'password' = 'private_key') {
+  const { port, username, privateKey, password } = bosun.sshd;
+  const credentials = auth === 'private_key' ? { auth_method: auth, private_key: privateKey } : { auth_method: auth, password };
+  const created = await bosun.api.post('/api/v1/servers').set(bearer(token)).send({ title: `srv-${host}`, host, port, username, ...credentials });
+  if (created.status !== 201) throw new Error(`could not add server: ${JSON.stringify(created.body)}`);
+  const id = created.body.data.id as string;
+  await eventually(async () => (await bosun.api.get(`/api/v1/servers/${id}`).set(bearer(token))).body.data.status, (s) => s === 'verified');
+  return id;
+}
+
+/** Triggers a deployment and polls the run until it reaches a final status. */
+export async function runToEnd(bosun: Bosun, token: string, deploymentId: string, timeoutMs = 60_000) {
+  const trigger = await bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(bearer(token));
+  if (trigger.status !== 202) throw new Error(`trigger failed: ${JSON.stringify(trigger.body)}`);
+  return eventually(
+    async () => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data,
+    (run) => ['success', 'failed', 'cancelled'].includes(run.status),
+    timeoutMs,
+  );
 }

@@ -1,0 +1,261 @@
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/deployments/model';
+import { CappedOutput, Redactor } from '../src/deployments/output';
+import type { Logger } from '../src/logger';
+import { organizationSecretValues } from '../src/secrets/model';
+import type { SecretBox } from '../src/secrets/secret-box';
+import { CredentialsUnreadableError, loadSshTarget } from '../src/servers/credentials';
+import type { SshTarget } from '../src/ssh/connect';
+import { describeTarget } from '../src/ssh/connect';
+import { classifySshError, SSH_FAILURE_TYPES } from '../src/ssh/errors';
+import { killProcessGroup, runInProcessGroup } from '../src/ssh/exec';
+import type { SshPool } from '../src/ssh/pool';
+import type { RunStepDefinition, StepResult } from '../workflows/contracts';
+
+export interface DeploymentActivityDeps {
+  secretBox: SecretBox;
+  sshPool: SshPool;
+  log: Logger;
+  /** Per-step output kept for polling: a quarter from the start, the rest from the end. */
+  stepOutputLimitBytes: number;
+  /** How often streamed output is persisted (and so relayed live). */
+  outputFlushMs?: number;
+}
+
+const stepField = (index: number, field: string) => `steps.${index}.${field}`;
+
+/** Secrets of a server's login that must never appear in output: the password, passphrase and key body. */
+function credentialSecrets(target: SshTarget): string[] {
+  const keyLines = (target.privateKey ?? '').split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'));
+  return [target.password, target.passphrase, ...keyLines].filter((s): s is string => !!s);
+}
+
+export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200 }: DeploymentActivityDeps) {
+  const headLimit = Math.floor(stepOutputLimitBytes / 4);
+  const tailLimit = stepOutputLimitBytes - headLimit;
+
+  async function loadTarget(serverId: string): Promise<SshTarget> {
+    let loaded;
+    try {
+      loaded = await loadSshTarget(serverId, secretBox);
+    } catch (error) {
+      if (error instanceof CredentialsUnreadableError) throw ApplicationFailure.nonRetryable(error.message, 'CredentialsUnreadable');
+      throw error;
+    }
+    if (!loaded) throw ApplicationFailure.nonRetryable('The server was deleted', 'ServerNotFound');
+    if (!loaded.target.hostKeyFingerprint) {
+      throw ApplicationFailure.nonRetryable('The server has no verified host key: verify it first', 'ServerNotVerified');
+    }
+    return loaded.target;
+  }
+
+  return {
+    /** queued → running; returns the steps, or null when the run is no longer queued (cancelled, or started already). */
+    async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
+      const run = await DeploymentRunModel.findOneAndUpdate(
+        { _id: runId, status: 'queued' },
+        { $set: { status: 'running', started_at: new Date() }, $inc: { seq: 1 } },
+        { returnDocument: 'after' },
+      ).lean();
+      if (!run) return null;
+      await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_at: run.started_at, last_run_status: 'running' } });
+      return run.steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
+        name,
+        command,
+        timeout_seconds: timeout_seconds ?? null,
+        retries: retries ?? 0,
+        continue_on_error: continue_on_error ?? false,
+      }));
+    },
+
+    /**
+     * Runs one step's command once, streaming its output into the run document while it runs. An
+     * exit status is a result (returned); a lost connection is a transport failure (thrown, retried).
+     */
+    async runStep(input: { runId: string; index: number; exitAttempt: number; finalExitAttempt: boolean }): Promise<StepResult> {
+      const { runId, index } = input;
+      const ctx = Context.current();
+      const run = await DeploymentRunModel.findById(runId).lean();
+      const step = run?.steps[index];
+      if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
+      const target = await loadTarget(run.server_id.toString());
+      const redactor = new Redactor([...credentialSecrets(target), ...(await organizationSecretValues(run.organization_id.toString(), secretBox))]);
+      const output = new CappedOutput(headLimit, tailLimit, step.output ?? '');
+
+      let pending = '';
+      if (ctx.info.attempt > 1) pending += `\n--- attempt ${ctx.info.attempt}: the previous attempt was interrupted; running the command again ---\n`;
+      else if (input.exitAttempt > 0) pending += `\n--- retry ${input.exitAttempt} of ${step.retries} ---\n`;
+
+      await DeploymentRunModel.updateOne(
+        { _id: runId },
+        {
+          $set: { [stepField(index, 'status')]: 'running', [stepField(index, 'started_at')]: step.started_at ?? new Date() },
+          $inc: { [stepField(index, 'attempts')]: 1, seq: 1 },
+        },
+      );
+
+      // Persist-then-relay: each flush is one update, one change event, one sequence number.
+      let flushing: Promise<void> = Promise.resolve();
+      const flush = () => {
+        flushing = flushing.then(async () => {
+          if (!pending) return;
+          const chunk = pending;
+          pending = '';
+          output.append(chunk);
+          await DeploymentRunModel.updateOne(
+            { _id: runId },
+            {
+              $set: {
+                [stepField(index, 'output')]: output.toString(),
+                [stepField(index, 'output_bytes')]: output.bytes,
+                last_chunk: { step: index, data: chunk },
+              },
+              $inc: { seq: 1 },
+            },
+          );
+        });
+        return flushing;
+      };
+      const ticker = setInterval(() => {
+        void flush().catch((err) => log.warn({ err, runId }, 'could not persist step output'));
+        ctx.heartbeat({ bytes: output.bytes });
+      }, outputFlushMs);
+
+      let pgid: number | null = null;
+      let stop: 'timeout' | 'cancel' | null = null;
+      const killGroup = async () => {
+        if (pgid === null) return;
+        await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, pgid!)).catch((err) =>
+          log.warn({ err: (err as Error).message, runId, pgid }, 'could not kill the process group'),
+        );
+      };
+      const onCancel = () => {
+        stop ??= 'cancel';
+        void killGroup();
+      };
+      ctx.cancellationSignal.addEventListener('abort', onCancel);
+      const timer = step.timeout_seconds
+        ? setTimeout(() => {
+            stop ??= 'timeout';
+            void killGroup();
+          }, step.timeout_seconds * 1000)
+        : undefined;
+
+      try {
+        // An earlier attempt's command may still run on the server (its worker died): stop it first.
+        if (step.pgid) {
+          const previous = step.pgid;
+          await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, previous, 1));
+        }
+        const result = await sshPool.withConnection(target, (ssh) =>
+          runInProcessGroup(ssh, step.command, {
+            onOutput: (text) => {
+              pending += redactor.push(text);
+            },
+            onProcessGroup: (id) => {
+              pgid = id;
+              void DeploymentRunModel.updateOne({ _id: runId }, { $set: { [stepField(index, 'pgid')]: id } }).catch(() => undefined);
+              if (stop) void killGroup();
+            },
+          }),
+        );
+        pending += redactor.flush();
+        const succeeded = result.exitCode === 0 && stop === null;
+        if (stop === 'timeout') pending += `\n--- timed out after ${step.timeout_seconds} s: the command's process group was killed ---\n`;
+        if (stop === 'cancel') pending += '\n--- cancelled: the command\'s process group was killed ---\n';
+        if (!succeeded && stop !== 'cancel' && !input.finalExitAttempt) {
+          pending += `\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`;
+        }
+        clearInterval(ticker);
+        await flush();
+        if (stop === 'cancel') throw new CancelledFailure('Cancelled while the command ran');
+        const final = succeeded || input.finalExitAttempt;
+        await DeploymentRunModel.updateOne(
+          { _id: runId },
+          {
+            $set: {
+              [stepField(index, 'status')]: succeeded ? 'success' : final ? 'failed' : 'running',
+              [stepField(index, 'exit_code')]: result.exitCode,
+              [stepField(index, 'pgid')]: null,
+              ...(final ? { [stepField(index, 'completed_at')]: new Date() } : {}),
+            },
+            $inc: { seq: 1 },
+          },
+        );
+        return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
+      } catch (error) {
+        if (error instanceof CancelledFailure) throw error;
+        pending += redactor.flush();
+        const sshError = classifySshError(error, describeTarget(target));
+        pending += `\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`;
+        clearInterval(ticker);
+        await flush().catch(() => undefined);
+        throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
+      } finally {
+        clearInterval(ticker);
+        clearTimeout(timer);
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+      }
+    },
+
+    /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */
+    async failStep({ runId, index, message }: { runId: string; index: number; message: string }): Promise<void> {
+      await DeploymentRunModel.updateOne(
+        { _id: runId },
+        {
+          $set: { [stepField(index, 'status')]: 'failed', [stepField(index, 'completed_at')]: new Date(), [stepField(index, 'pgid')]: null },
+          $inc: { seq: 1 },
+        },
+      );
+      log.warn({ runId, index, message }, 'step failed');
+    },
+
+    /** Steps from `from` on that have not run: skipped. */
+    async skipSteps({ runId, from }: { runId: string; from: number }): Promise<void> {
+      const run = await DeploymentRunModel.findById(runId, { steps: 1 }).lean();
+      if (!run) return;
+      const $set: Record<string, string> = {};
+      run.steps.forEach((step, index) => {
+        if (index >= from && step.status === 'pending') $set[stepField(index, 'status')] = 'skipped';
+      });
+      if (Object.keys($set).length) await DeploymentRunModel.updateOne({ _id: runId }, { $set, $inc: { seq: 1 } });
+    },
+
+    /** After a cancel: the running step and every pending one become cancelled. */
+    async cancelSteps({ runId }: { runId: string }): Promise<void> {
+      const run = await DeploymentRunModel.findById(runId, { steps: 1 }).lean();
+      if (!run) return;
+      const now = new Date();
+      const $set: Record<string, unknown> = {};
+      run.steps.forEach((step, index) => {
+        if (step.status === 'pending' || step.status === 'running') {
+          $set[stepField(index, 'status')] = 'cancelled';
+          if (step.status === 'running') $set[stepField(index, 'completed_at')] = now;
+        }
+      });
+      if (Object.keys($set).length) await DeploymentRunModel.updateOne({ _id: runId }, { $set, $inc: { seq: 1 } });
+    },
+
+    async finishRun({ runId, status, error }: { runId: string; status: RunStatus; error: string | null }): Promise<void> {
+      const run = await DeploymentRunModel.findOneAndUpdate(
+        { _id: runId },
+        { $set: { status, error, completed_at: new Date() }, $inc: { seq: 1 } },
+        { returnDocument: 'after' },
+      ).lean();
+      if (run) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } });
+    },
+
+    /** A run cancelled before it started: every step cancelled, never run. */
+    async cancelQueuedRun({ runId }: { runId: string }): Promise<void> {
+      const run = await DeploymentRunModel.findOne({ _id: runId, status: 'queued' }, { steps: 1 }).lean();
+      if (!run) return;
+      const $set: Record<string, unknown> = { status: 'cancelled', completed_at: new Date() };
+      run.steps.forEach((_step, index) => {
+        $set[stepField(index, 'status')] = 'cancelled';
+      });
+      await DeploymentRunModel.updateOne({ _id: runId, status: 'queued' }, { $set, $inc: { seq: 1 } });
+    },
+  };
+}
+
+export type DeploymentActivities = ReturnType<typeof createDeploymentActivities>;

@@ -1,0 +1,172 @@
+import { Types } from 'mongoose';
+import { ApiError, notFound } from '../http/errors';
+import { parseId } from '../http/ids';
+import { pageMeta, skipFor, type PageQuery } from '../http/pagination';
+import { ServerModel } from '../servers/model';
+import type { WorkflowGateway } from '../temporal/client';
+import type { Principal } from '../tokens/service';
+import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun } from './model';
+import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
+import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
+
+const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
+
+export function createDeploymentService({ workflows }: { workflows: WorkflowGateway }) {
+  async function findDeployment(organizationId: string, id: string) {
+    const deployment = await DeploymentModel.findOne({ _id: parseId(id, 'Deployment'), organization_id: organizationId }).lean<Deployment>();
+    if (!deployment) throw notFound('Deployment');
+    return deployment;
+  }
+
+  async function findRun(organizationId: string, deploymentId: string, runId: string) {
+    const run = await DeploymentRunModel.findOne({
+      _id: parseId(runId, 'Run'),
+      deployment_id: parseId(deploymentId, 'Run'),
+      organization_id: organizationId,
+    }).lean<DeploymentRun>();
+    if (!run) throw notFound('Run');
+    return run;
+  }
+
+  /** The server must exist in the caller's organization; another organization's looks like none. */
+  async function checkServer(organizationId: string, serverId: string) {
+    const exists = await ServerModel.exists({ _id: new Types.ObjectId(serverId), organization_id: organizationId });
+    if (!exists) throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'server_id', message: 'No such server' }]);
+  }
+
+  const duplicateName = (name: string) => new ApiError('conflict', `A deployment named "${name}" already exists in this organization`);
+
+  return {
+    async list(organizationId: string, page: PageQuery) {
+      const filter = { organization_id: organizationId };
+      const [total, deployments] = await Promise.all([
+        DeploymentModel.countDocuments(filter),
+        DeploymentModel.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<Deployment[]>(),
+      ]);
+      return { data: deployments.map(toDeploymentListView), meta: pageMeta(page, total) };
+    },
+
+    async get(organizationId: string, id: string) {
+      return toDeploymentView(await findDeployment(organizationId, id));
+    },
+
+    async create(organizationId: string, input: CreateDeploymentInput) {
+      await checkServer(organizationId, input.server_id);
+      try {
+        const created = await DeploymentModel.create({ ...input, organization_id: organizationId });
+        return toDeploymentView(created.toObject() as Deployment);
+      } catch (error) {
+        if (isDuplicate(error)) throw duplicateName(input.name);
+        throw error;
+      }
+    },
+
+    /** Changes apply to runs triggered afterwards; a run keeps the steps it was triggered with. */
+    async update(organizationId: string, id: string, input: UpdateDeploymentInput) {
+      const deployment = await findDeployment(organizationId, id);
+      if (input.server_id) await checkServer(organizationId, input.server_id);
+      try {
+        const updated = await DeploymentModel.findOneAndUpdate({ _id: deployment._id }, { $set: input }, { returnDocument: 'after' }).lean<Deployment>();
+        return toDeploymentView(updated!);
+      } catch (error) {
+        if (isDuplicate(error)) throw duplicateName(input.name!);
+        throw error;
+      }
+    },
+
+    /** Deletes the definition and its run history; refused while a run is queued or running. */
+    async remove(organizationId: string, id: string) {
+      const deployment = await findDeployment(organizationId, id);
+      if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: ['queued', 'running'] } })) {
+        throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
+      }
+      await DeploymentModel.deleteOne({ _id: deployment._id });
+      await DeploymentRunModel.deleteMany({ deployment_id: deployment._id });
+    },
+
+    /**
+     * Creates a queued run (a snapshot of the steps) and hands it to the server's queue. With an
+     * idempotency key, a repeated trigger returns the run the first one created.
+     */
+    async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined) {
+      const deployment = await findDeployment(principal.organizationId, deploymentId);
+      const server = await ServerModel.findOne({ _id: deployment.server_id, organization_id: principal.organizationId }).lean();
+      if (!server) throw new ApiError('conflict', 'The deployment’s server no longer exists: point the deployment at another server');
+      if (!server.host_key_fingerprint) {
+        throw new ApiError('conflict', 'The deployment’s server has not been verified yet: its host key is unknown, so Bosun will not connect');
+      }
+      let run: DeploymentRun;
+      let replayed = false;
+      try {
+        const created = await DeploymentRunModel.create({
+          organization_id: principal.organizationId,
+          deployment_id: deployment._id,
+          server_id: deployment.server_id,
+          triggered_by: principal.tokenName,
+          token_id: principal.tokenId,
+          idempotency_key: idempotencyKey ?? null,
+          steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
+        });
+        run = created.toObject() as DeploymentRun;
+      } catch (error) {
+        if (!(idempotencyKey && isDuplicate(error))) throw error;
+        run = (await DeploymentRunModel.findOne({ deployment_id: deployment._id, idempotency_key: idempotencyKey }).lean<DeploymentRun>())!;
+        replayed = true;
+      }
+      try {
+        // A replay enqueues again: harmless (the queue and the run refuse duplicates) and it heals a first attempt that died here.
+        if (run.status === 'queued') {
+          await workflows.enqueueRun({
+            runId: run._id.toString(),
+            organizationId: principal.organizationId,
+            deploymentId: deployment._id.toString(),
+            serverId: deployment.server_id.toString(),
+            deploymentName: deployment.name,
+            triggeredBy: `API token: ${principal.tokenName}`,
+          });
+        }
+      } catch (error) {
+        if (!replayed) await DeploymentRunModel.deleteOne({ _id: run._id, status: 'queued' });
+        throw Object.assign(new ApiError('service_unavailable', 'Could not queue the run: Temporal is unreachable; try again'), { cause: error });
+      }
+      return { run, replayed };
+    },
+
+    async listRuns(organizationId: string, deploymentId: string, page: PageQuery) {
+      const deployment = await findDeployment(organizationId, deploymentId);
+      const filter = { deployment_id: deployment._id, organization_id: organizationId };
+      const [total, runs] = await Promise.all([
+        DeploymentRunModel.countDocuments(filter),
+        DeploymentRunModel.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<DeploymentRun[]>(),
+      ]);
+      return { data: runs.map(toRunListView), meta: pageMeta(page, total) };
+    },
+
+    async getRun(organizationId: string, deploymentId: string, runId: string) {
+      return toRunView(await findRun(organizationId, deploymentId, runId));
+    },
+
+    /** Asks for a cancel: a queued run never starts; a running one has its command's process group killed. */
+    async cancelRun(organizationId: string, deploymentId: string, runId: string) {
+      const run = await findRun(organizationId, deploymentId, runId);
+      if (FINAL_RUN_STATUSES.includes(run.status)) throw new ApiError('conflict', `The run has already finished (${run.status})`);
+      await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: new Date() } });
+      let delivered: boolean;
+      try {
+        delivered = await workflows.cancelRun(run.server_id.toString(), run._id.toString());
+      } catch (error) {
+        throw Object.assign(new ApiError('service_unavailable', 'Could not cancel: Temporal is unreachable; try again'), { cause: error });
+      }
+      if (!delivered) {
+        // No queue holds it (its trigger never reached Temporal): nothing runs it, so cancel it here.
+        await DeploymentRunModel.updateOne(
+          { _id: run._id, status: 'queued' },
+          { $set: { status: 'cancelled', completed_at: new Date(), 'steps.$[].status': 'cancelled' }, $inc: { seq: 1 } },
+        );
+      }
+      return toRunView(await findRun(organizationId, deploymentId, runId));
+    },
+  };
+}
+
+export type DeploymentService = ReturnType<typeof createDeploymentService>;

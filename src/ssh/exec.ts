@@ -1,0 +1,77 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { NodeSSH } from 'node-ssh';
+import { SshError } from './errors';
+
+/** POSIX single-quoting: the command reaches the remote shell byte for byte. */
+export const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The remote wrapper: a new session (so the command and everything it starts share one process
+ * group we can kill), its pid (= the group id) reported first on stderr, then the command with
+ * stderr merged into stdout so output keeps the order it was produced in.
+ */
+const wrap = (command: string) =>
+  `exec setsid -w sh -c 'echo "bosun-pgid:$$" >&2; exec sh -c "$1" 2>&1' bosun-step ${shellQuote(command)}`;
+
+export interface RemoteResult {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+export interface RemoteCommandOptions {
+  onOutput: (text: string) => void;
+  onProcessGroup: (pgid: number) => void;
+}
+
+/**
+ * Runs a command in its own process group, streaming its combined output as text (never buffered
+ * whole: a step may print gigabytes). A channel that closes without an exit status means the
+ * connection was lost, which is a transport failure, not a result.
+ */
+export function runInProcessGroup(ssh: NodeSSH, command: string, options: RemoteCommandOptions): Promise<RemoteResult> {
+  const connection = ssh.connection;
+  if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
+  return new Promise((resolve, reject) => {
+    connection.exec(wrap(command), (error, channel) => {
+      if (error) return reject(new SshError('transport', `Could not start the command: ${error.message}`));
+      const stdout = new StringDecoder('utf8');
+      let stderrText = '';
+      let pgidSeen = false;
+      let exit: RemoteResult | null = null;
+      channel.on('data', (chunk: Buffer) => {
+        const text = stdout.write(chunk);
+        if (text) options.onOutput(text);
+      });
+      channel.stderr.on('data', (chunk: Buffer) => {
+        if (pgidSeen) return options.onOutput(chunk.toString('utf8'));
+        stderrText += chunk.toString('utf8');
+        const match = /^bosun-pgid:(\d+)\n/.exec(stderrText);
+        if (!match) return;
+        pgidSeen = true;
+        options.onProcessGroup(Number(match[1]));
+        const rest = stderrText.slice(match[0].length);
+        if (rest) options.onOutput(rest);
+      });
+      channel.on('exit', (code: number | null, signal?: string) => {
+        exit = { exitCode: code ?? null, signal: signal ?? null };
+      });
+      channel.on('close', () => {
+        const tail = stdout.end();
+        if (tail) options.onOutput(tail);
+        // setsid itself failed (not installed?): whatever it said is the output.
+        if (!pgidSeen && stderrText) options.onOutput(stderrText);
+        if (exit) resolve(exit);
+        else reject(new SshError('transport', 'The connection was lost while the command ran'));
+      });
+      channel.end();
+    });
+  });
+}
+
+/** Stops a process group: TERM, then KILL after a grace period if anything is left. */
+export async function killProcessGroup(ssh: NodeSSH, pgid: number, graceSeconds = 2): Promise<void> {
+  await ssh.execCommand(
+    // No `--`: dash's kill rejects it; a negative operand right after the signal names the process group.
+    `kill -TERM -${pgid} 2>/dev/null || exit 0; i=0; while [ $i -lt ${graceSeconds * 10} ] && kill -0 -${pgid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; kill -KILL -${pgid} 2>/dev/null; exit 0`,
+  );
+}

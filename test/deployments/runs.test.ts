@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+
+type Step = { name: string; command: string; timeout_seconds?: number; retries?: number; continue_on_error?: boolean };
+
+describe('running deployments over SSH', () => {
+  let bosun: Bosun;
+  let token: string;
+  let serverId: string;
+  const unique = () => randomBytes(4).toString('hex');
+
+  beforeAll(async () => {
+    bosun = await startBosun({ stepOutputLimitBytes: 4096 });
+    token = await bosun.token('runs', ['admin'], 'ci-pipeline');
+    serverId = await addVerifiedServer(bosun, token);
+  });
+  afterAll(() => bosun.stop());
+
+  const define = async (steps: Step[], server = serverId) => {
+    const res = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: `d-${unique()}`, server_id: server, steps });
+    expect(res.status).toBe(201);
+    return res.body.data.id as string;
+  };
+  const getRun = async (deploymentId: string, runId: string) =>
+    (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}`).set(bearer(token))).body.data;
+  /** Asks the server itself whether a process matching the pattern still runs. */
+  const stillRunning = async (pattern: string) => {
+    // "[s]leep" matches "sleep" but not this check's own command line.
+    const check = await define([{ name: 'ps', command: `pgrep -f '[${pattern[0]}]${pattern.slice(1)}' >/dev/null && echo alive || echo gone` }]);
+    return (await runToEnd(bosun, token, check)).steps[0].output.trim() === 'alive';
+  };
+
+  test('trigger answers 202 queued at once; the run succeeds with each step’s output, exit code and times', async () => {
+    const id = await define([
+      { name: 'greet', command: 'echo hello' },
+      { name: 'mixed', command: 'echo one; echo two >&2; echo three' },
+      { name: 'who', command: 'id -un' },
+    ]);
+    const trigger = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token));
+    expect(trigger.status).toBe(202);
+    expect(trigger.body).toEqual({ run_id: expect.any(String), status: 'queued', message: expect.stringContaining(`/runs/${trigger.body.run_id}`) });
+    const run = await eventually(() => getRun(id, trigger.body.run_id), (r) => r.status === 'success' || r.status === 'failed');
+    expect(run).toMatchObject({ id: trigger.body.run_id, status: 'success', triggered_by: 'API token: ci-pipeline', error: null });
+    expect(run.steps.map((s: { output: string }) => s.output)).toEqual(['hello\n', 'one\ntwo\nthree\n', `${bosun.sshd.username}\n`]);
+    expect(run.steps.every((s: { status: string; exit_code: number }) => s.status === 'success' && s.exit_code === 0)).toBe(true);
+    expect(Date.parse(run.completed_at)).toBeGreaterThanOrEqual(Date.parse(run.started_at));
+    expect(Number.isInteger(run.duration_seconds)).toBe(true);
+    const deployment = (await bosun.api.get(`/api/v1/deployments/${id}`).set(bearer(token))).body.data;
+    expect(deployment).toMatchObject({ last_run_status: 'success', last_run_at: run.started_at });
+  });
+
+  test('a failing step fails the run and skips the rest; continue_on_error carries on', async () => {
+    const id = await define([
+      { name: 'ok', command: 'true' },
+      { name: 'soft', command: 'echo warn; exit 3', continue_on_error: true },
+      { name: 'hard', command: 'exit 7' },
+      { name: 'never', command: 'echo should-not-run' },
+    ]);
+    const run = await runToEnd(bosun, token, id);
+    expect(run.status).toBe('failed');
+    expect(run.steps.map((s: { status: string; exit_code: number | null }) => [s.status, s.exit_code])).toEqual([
+      ['success', 0], ['failed', 3], ['failed', 7], ['skipped', null],
+    ]);
+    expect(run.steps[3].output).toBe('');
+  });
+
+  test('a step with retries runs again after a non-zero exit, and says so in its output', async () => {
+    const marker = `/tmp/bosun-retry-${unique()}`;
+    const id = await define([{ name: 'flaky', command: `if [ -f ${marker} ]; then echo second; else touch ${marker}; echo first; exit 1; fi`, retries: 2 }]);
+    const run = await runToEnd(bosun, token, id);
+    expect(run.status).toBe('success');
+    expect(run.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 2 });
+    expect(run.steps[0].output).toMatch(/^first\n[\s\S]*exit code 1; retrying[\s\S]*retry 1 of 2[\s\S]*second\n$/);
+  });
+
+  test('timeout_seconds kills the command and everything it started', async () => {
+    const tag = `31.${Math.floor(Math.random() * 1e6)}`;
+    const id = await define([{ name: 'slow', command: `sh -c 'sleep ${tag}' & sleep ${tag}; echo never`, timeout_seconds: 1 }]);
+    const started = Date.now();
+    const run = await runToEnd(bosun, token, id);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(run.status).toBe('failed');
+    expect(run.steps[0].output).toMatch(/timed out after 1 s/);
+    expect(run.steps[0].output).not.toContain('never');
+    expect(await stillRunning(`sleep ${tag}`)).toBe(false);
+  });
+
+  test('cancel stops the running command on the server and cancels what is left', async () => {
+    const tag = `61.${Math.floor(Math.random() * 1e6)}`;
+    const id = await define([{ name: 'long', command: `echo begun; sleep ${tag}` }, { name: 'after', command: 'echo after' }]);
+    const trigger = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token));
+    await eventually(() => getRun(id, trigger.body.run_id), (r) => r.steps[0].output.includes('begun'));
+    const cancel = await bosun.api.post(`/api/v1/deployments/${id}/runs/${trigger.body.run_id}/cancel`).set(bearer(token));
+    expect(cancel.status).toBe(202);
+    const run = await eventually(() => getRun(id, trigger.body.run_id), (r) => r.status === 'cancelled', 20_000);
+    expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['cancelled', 'cancelled']);
+    expect(run.steps[0].output).toMatch(/cancelled: the command's process group was killed/);
+    expect(await stillRunning(`sleep ${tag}`)).toBe(false);
+    const again = await bosun.api.post(`/api/v1/deployments/${id}/runs/${trigger.body.run_id}/cancel`).set(bearer(token));
+    expect(again.status).toBe(409);
+  });
+
+  test('the same Idempotency-Key returns the same run, never a second one', async () => {
+    const id = await define([{ name: 'once', command: 'echo once' }]);
+    const key = `ci-job-${unique()}`;
+    const first = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token)).set('Idempotency-Key', key);
+    const second = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token)).set('Idempotency-Key', key);
+    expect(first.status).toBe(202);
+    expect(second.status).toBe(202);
+    expect(second.body.run_id).toBe(first.body.run_id);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    await eventually(() => getRun(id, first.body.run_id), (r) => r.status === 'success');
+    const runs = await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token));
+    expect(runs.body.meta.total).toBe(1);
+    const bad = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token)).set('Idempotency-Key', 'has space');
+    expect(bad.status).toBe(422);
+  });
+
+  test('runs on one server execute one at a time, in trigger order', async () => {
+    const id = await define([{ name: 'window', command: 'date +%s%N; sleep 0.4; date +%s%N' }]);
+    const runIds: string[] = [];
+    for (let i = 0; i < 3; i += 1) runIds.push((await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token))).body.run_id);
+    const runs = await Promise.all(runIds.map((runId) => eventually(() => getRun(id, runId), (r) => r.status === 'success', 30_000)));
+    const windows = runs.map((r) => r.steps[0].output.trim().split('\n').map((n: string) => BigInt(n)));
+    for (let i = 1; i < windows.length; i += 1) expect(windows[i]![0] >= windows[i - 1]![1]).toBe(true);
+    const list = await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token));
+    expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([...runIds].reverse());
+  });
+
+  test('runs on different servers proceed in parallel', async () => {
+    const other = await addVerifiedServer(bosun, token, '127.0.0.2');
+    const a = await define([{ name: 'a', command: 'date +%s%N; sleep 1; date +%s%N' }]);
+    const b = await define([{ name: 'b', command: 'date +%s%N; sleep 1; date +%s%N' }], other);
+    const [ra, rb] = await Promise.all([runToEnd(bosun, token, a), runToEnd(bosun, token, b)]);
+    const [aStart, aEnd] = ra.steps[0].output.trim().split('\n').map(BigInt);
+    const [bStart, bEnd] = rb.steps[0].output.trim().split('\n').map(BigInt);
+    expect(aStart < bEnd && bStart < aEnd).toBe(true);
+  });
+
+  test('output over the limit keeps its head and tail and marks the cut', async () => {
+    const id = await define([{ name: 'chatty', command: 'seq 1 20000' }]);
+    const run = await runToEnd(bosun, token, id);
+    const output: string = run.steps[0].output;
+    expect(output.startsWith('1\n2\n3\n')).toBe(true);
+    expect(output.endsWith('19999\n20000\n')).toBe(true);
+    expect(output).toMatch(/\[\d+ bytes of output omitted\]/);
+    expect(output.length).toBeLessThan(4096 + 100);
+  });
+
+  test('server credentials and organization secrets never appear in output, even split across chunks', async () => {
+    const pwServer = await addVerifiedServer(bosun, token, '127.0.0.3', 'password');
+    const secret = `tok-${unique()}-${unique()}`;
+    expect((await bosun.api.put('/api/v1/secrets/DEPLOY_TOKEN').set(bearer(token)).send({ value: secret })).status).toBe(200);
+    const listed = await bosun.api.get('/api/v1/secrets').set(bearer(token));
+    expect(listed.body.data).toEqual([{ name: 'DEPLOY_TOKEN', updated_at: expect.any(String) }]);
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+    const half = Math.floor(secret.length / 2);
+    const id = await define(
+      [
+        { name: 'leak-pw', command: `echo "password is ${bosun.sshd.password}"` },
+        { name: 'leak-secret', command: `printf '%s' '${secret.slice(0, half)}'; sleep 0.5; printf '%s\\n' '${secret.slice(half)}'; echo done` },
+      ],
+      pwServer,
+    );
+    const run = await runToEnd(bosun, token, id);
+    expect(run.steps[0].output).toBe('password is [redacted]\n');
+    expect(run.steps[1].output).toBe('[redacted]\ndone\n');
+    // The definition's own command is the user's text; what the server printed is what must be clean.
+    expect(JSON.stringify(run.steps.map((s: { output: string }) => s.output))).not.toContain(bosun.sshd.password);
+  });
+});

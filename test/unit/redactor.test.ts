@@ -1,0 +1,28 @@
+import { CappedOutput, Redactor } from '../../src/deployments/output';
+
+describe('redacting streamed output', () => {
+  test('a secret split across chunks is caught; other text streams at once', () => {
+    const redactor = new Redactor(['hunter2-secret']);
+    expect(redactor.push('begun\n')).toBe('begun\n');
+    expect(redactor.push('token=hunt')).toBe('token=');
+    expect(redactor.push('er2-secr')).toBe('');
+    expect(redactor.push('et and more\n')).toBe('[redacted] and more\n');
+    expect(redactor.push('almost hunter2-se')).toBe('almost ');
+    expect(redactor.flush()).toBe('hunter2-se');
+  });
+
+  test('the longest secret wins when one contains another; tiny values are not treated as secrets', () => {
+    const redactor = new Redactor(['abcd', 'abcdefgh', 'xy']);
+    expect(redactor.push('abcdefgh abcd xy\n')).toBe('[redacted] [redacted] xy\n');
+  });
+});
+
+describe('capped output', () => {
+  test('keeps head and tail, counts what it drops', () => {
+    const out = new CappedOutput(4, 6);
+    out.append('0123456789');
+    out.append('abcdef');
+    expect(out.toString()).toBe('0123\n… [6 bytes of output omitted] …\nabcdef');
+    expect(out.bytes).toBe(16);
+  });
+});
