@@ -9,6 +9,8 @@ import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedd
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey, SecretBox } from './secrets/secret-box';
 import { createDeploymentService } from './deployments/service';
+import { enableChangeStreamImages } from './realtime/relay';
+import { attachRealtime } from './realtime/server';
 import { createServerService, repairHealthMonitors } from './servers/service';
 import { SshPool } from './ssh/pool';
 import { connectTemporal, WorkflowGateway } from './temporal/client';
@@ -136,8 +138,11 @@ async function start(config: Config, role: Role, log: Logger) {
         secretBox,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
+      await enableChangeStreamImages();
       const server = await listen(app, config.http.host, port);
-      shutdown.add(() => new Promise((resolve) => server.close(resolve)));
+      // Closing Socket.IO closes the HTTP server too.
+      const realtime = attachRealtime(server, log);
+      shutdown.add(() => realtime.close());
       lines.unshift(`  API         http://${config.http.host}:${port}/api/v1`);
       // Only `npm start` mints the first token, and only once the API is listening, so it is never lost.
       const firstToken = role === 'all' ? await bootstrapFirstToken() : null;

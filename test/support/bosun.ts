@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
@@ -7,6 +9,8 @@ import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger } from '../../src/logger';
 import { SecretBox } from '../../src/secrets/secret-box';
 import { createDeploymentService } from '../../src/deployments/service';
+import { enableChangeStreamImages } from '../../src/realtime/relay';
+import { attachRealtime } from '../../src/realtime/server';
 import { createServerService } from '../../src/servers/service';
 import { SshPool } from '../../src/ssh/pool';
 import { connectTemporal, WorkflowGateway } from '../../src/temporal/client';
@@ -63,8 +67,17 @@ export async function startBosun(options: BosunOptions = {}) {
     secretBox,
   });
 
+  await enableChangeStreamImages();
+  const httpServer = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const realtime = attachRealtime(httpServer, log);
+  const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
+
   return {
-    api: supertest(app),
+    api: supertest(httpServer),
+    /** Where the HTTP API and Socket.IO listen, for clients other than supertest. */
+    url,
     temporal,
     sshd: services.sshd,
     services,
@@ -74,6 +87,7 @@ export async function startBosun(options: BosunOptions = {}) {
       return (await createToken({ org, name, scopes })).token;
     },
     async stop() {
+      await realtime.close();
       worker.shutdown();
       await running;
       await sshPool.close();

@@ -1,0 +1,72 @@
+import type { ChangeStream, ChangeStreamDocument, ResumeToken } from 'mongodb';
+import mongoose from 'mongoose';
+import { DeploymentRunModel, type DeploymentRun } from '../deployments/model';
+import { toRunView } from '../deployments/views';
+import type { Logger } from '../logger';
+import type { DeploymentRunUpdatedEvent } from './events';
+
+/** Change streams carry each update's exact post-image only where the collection keeps them (MongoDB 6.0+). */
+export async function enableChangeStreamImages(): Promise<void> {
+  const db = mongoose.connection.db!;
+  const name = DeploymentRunModel.collection.collectionName;
+  await db.createCollection(name).catch((error: { codeName?: string }) => {
+    if (error.codeName !== 'NamespaceExists') throw error;
+  });
+  await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } });
+}
+
+/** The event of one change; null for bookkeeping writes that do not advance the run's sequence. */
+export function toRunEvent(change: ChangeStreamDocument<DeploymentRun>): DeploymentRunUpdatedEvent | null {
+  if (change.operationType !== 'insert' && change.operationType !== 'update' && change.operationType !== 'replace') return null;
+  const doc = change.fullDocument;
+  if (!doc) return null;
+  const updated = change.operationType === 'update' ? Object.keys(change.updateDescription.updatedFields ?? {}) : ['seq', 'last_chunk'];
+  if (!updated.includes('seq')) return null;
+  const view = toRunView(doc, false);
+  const chunk = updated.includes('last_chunk') ? doc.last_chunk : null;
+  return {
+    run_id: view.id,
+    deployment_id: view.deployment_id,
+    seq: doc.seq,
+    status: view.status,
+    started_at: view.started_at,
+    completed_at: view.completed_at,
+    steps: view.steps.map(({ name, status, exit_code, attempts, started_at, completed_at }) => ({
+      name, status, exit_code, attempts, started_at, completed_at,
+    })),
+    output: chunk && typeof chunk.step === 'number' ? { step: chunk.step, step_name: doc.steps[chunk.step]?.name ?? '', data: chunk.data ?? '' } : null,
+  };
+}
+
+/**
+ * Watches run documents and hands every persisted change to `emit`: persist first, then relay. Each
+ * API process runs its own, so clients on any process see every run. A broken stream resumes where it stopped.
+ */
+export function relayRunChanges(emit: (event: DeploymentRunUpdatedEvent) => void, log: Logger): { close(): Promise<void> } {
+  let stream: ChangeStream<DeploymentRun> | undefined;
+  let resumeAfter: ResumeToken | undefined;
+  let closed = false;
+
+  const open = () => {
+    if (closed) return;
+    stream = DeploymentRunModel.collection.watch<DeploymentRun>([], { fullDocument: 'required', ...(resumeAfter ? { resumeAfter } : {}) });
+    stream.on('change', (change: ChangeStreamDocument<DeploymentRun>) => {
+      resumeAfter = change._id;
+      const event = toRunEvent(change);
+      if (event) emit(event);
+    });
+    stream.on('error', (err) => {
+      if (closed) return;
+      log.warn({ err: err.message }, 'run change stream failed; reopening');
+      void stream?.close().catch(() => undefined);
+      setTimeout(open, 1000).unref();
+    });
+  };
+  open();
+  return {
+    async close() {
+      closed = true;
+      await stream?.close();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import type { Server as HttpServer } from 'node:http';
+import { Server } from 'socket.io';
+import { DeploymentRunModel, type DeploymentRun } from '../deployments/model';
+import { toRunView } from '../deployments/views';
+import type { Logger } from '../logger';
+import { hasScope } from '../tokens/scopes';
+import { authenticateToken, type Principal } from '../tokens/service';
+import type { ClientToServerEvents, ServerToClientEvents } from './events';
+import { runRoom } from './events';
+import { relayRunChanges } from './relay';
+
+interface SocketData {
+  principal: Principal;
+}
+
+const notFound = { ok: false as const, error: { code: 'not_found', message: 'Run not found' } };
+
+/**
+ * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
+ * (`auth: { token }`); a client subscribes to runs of its own organization only.
+ */
+export function attachRealtime(httpServer: HttpServer, log: Logger) {
+  const io = new Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>(httpServer, {
+    serveClient: false,
+  });
+
+  io.use(async (socket, next) => {
+    const token = (socket.handshake.auth as { token?: unknown })?.token;
+    const principal = typeof token === 'string' ? await authenticateToken(token).catch(() => null) : null;
+    if (!principal) return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'Send a valid API token as auth.token' } }));
+    if (!hasScope(principal.scopes, 'read')) return next(Object.assign(new Error('forbidden'), { data: { code: 'forbidden', message: 'This token lacks the "read" scope' } }));
+    socket.data.principal = principal;
+    next();
+  });
+
+  io.on('connection', (socket) => {
+    socket.on('subscribe', async (request, ack) => {
+      if (typeof ack !== 'function') return;
+      const runId = typeof request?.run_id === 'string' && /^[0-9a-f]{24}$/i.test(request.run_id) ? request.run_id : null;
+      if (!runId) return ack(notFound);
+      // Join first, then read: an event between the two arrives with a seq the snapshot already covers, never lost.
+      await socket.join(runRoom(runId));
+      const run = await DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
+      if (!run) {
+        await socket.leave(runRoom(runId));
+        return ack(notFound);
+      }
+      ack({ ok: true, data: { seq: run.seq, run: toRunView(run) } });
+    });
+    socket.on('unsubscribe', async (request, ack) => {
+      if (typeof request?.run_id === 'string') await socket.leave(runRoom(request.run_id));
+      if (typeof ack === 'function') ack({ ok: true, data: null });
+    });
+  });
+
+  const relay = relayRunChanges((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), log);
+  return {
+    io,
+    async close() {
+      await relay.close();
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+    },
+  };
+}
