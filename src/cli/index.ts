@@ -5,6 +5,7 @@ import { connectDatabase } from '../database';
 import { resolveBinary } from '../embedded/binaries';
 import { runningStack, runningStackMongoUri } from '../embedded/stack';
 import { createLogger } from '../logger';
+import { deploy, DeployExit } from './deploy';
 import { SCOPES } from '../tokens/scopes';
 import { createToken, listTokens, parseScopes, revokeToken, TokenError } from '../tokens/service';
 
@@ -86,6 +87,25 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('deploy <deployment-id>')
+    .description('trigger a deployment run (BOSUN_URL and BOSUN_TOKEN from the environment); exit 0 success, 1 failed/cancelled, 2 usage or connection error')
+    .option('--wait', 'stream step output until the run finishes, and exit with its result')
+    .option('--timeout <seconds>', 'with --wait: give up waiting after this many seconds (exit 1; the run goes on)', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n <= 0) throw new CliError('--timeout takes a whole number of seconds', 2);
+      return n;
+    })
+    .option('--idempotency-key <key>', 'reuse the key printed by an earlier attempt: the same run, never a second one')
+    .action(async (deploymentId: string, opts: { wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
+      try {
+        await deploy(deploymentId, opts);
+      } catch (error) {
+        if (error instanceof DeployExit) throw new CliError(error.message, error.code);
+        throw error;
+      }
+    });
+
+  program
     .command('binaries')
     .description('the mongod and Temporal CLI binaries of the embedded stack')
     .command('fetch')
@@ -105,6 +125,7 @@ buildProgram()
   .catch((error: unknown) => {
     const known = error instanceof CliError || error instanceof TokenError || (error as Error).name === 'ConfigError' || (error as Error).name === 'BinaryNotFoundError';
     if (error instanceof CliError && error.exitCode === 0) process.exit(0);
+    if (error instanceof CliError && !error.message) process.exit(error.exitCode);
     if (!(error instanceof CliError && error.message.startsWith('error:'))) {
       process.stderr.write(`bosun: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
     }

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { io, type Socket } from 'socket.io-client';
+import type { ClientToServerEvents, DeploymentRunUpdatedEvent, ServerToClientEvents } from '../realtime/events';
+
+/** Exit codes for CI: 0 success, 1 failed/cancelled (or not done within --timeout), 2 usage or connection trouble. */
+export class DeployExit extends Error {
+  constructor(readonly code: 0 | 1 | 2, message: string) {
+    super(message);
+  }
+}
+
+interface RunView {
+  id: string;
+  status: string;
+  duration_seconds: number | null;
+  steps: Array<{ name: string; status: string; output: string; exit_code: number | null }>;
+}
+
+const FINAL = new Set(['success', 'failed', 'cancelled']);
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+async function request(base: string, token: string, method: string, path: string, headers: Record<string, string> = {}) {
+  let lastError: unknown;
+  // Connection errors and 5xx are retried (with the same idempotency key, so never a second run).
+  for (let attempt = 1; attempt <= 4; attempt += 1) {
+    try {
+      const res = await fetch(`${base}/api/v1${path}`, { method, headers: { Authorization: `Bearer ${token}`, ...headers }, signal: AbortSignal.timeout(30_000) });
+      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      if (res.status < 500) return { status: res.status, body };
+      lastError = new Error(`HTTP ${res.status}: ${JSON.stringify(body)}`);
+    } catch (error) {
+      lastError = error;
+    }
+    if (attempt < 4) await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+  }
+  throw new DeployExit(2, `Cannot reach Bosun at ${base}: ${(lastError as Error).message}`);
+}
+
+const errorMessage = (body: Record<string, unknown>) => (body.error as { message?: string } | undefined)?.message ?? JSON.stringify(body);
+
+/** Prints each step's output once, however it arrives (events, snapshots or polls). */
+class OutputPrinter {
+  private printed = new Map<number, number>();
+  private announced = new Map<number, string>();
+
+  step(index: number, name: string, status: string) {
+    if (this.announced.get(index) === status) return;
+    this.announced.set(index, status);
+    if (status !== 'pending') say(`==> ${name}: ${status}`);
+  }
+
+  /** Prints the part of a step's full output not yet shown. */
+  catchUp(run: RunView) {
+    run.steps.forEach((step, index) => {
+      const done = this.printed.get(index) ?? 0;
+      if (step.output.length > done) this.write(index, step.output.slice(done));
+      this.step(index, step.name, step.status);
+    });
+  }
+
+  write(index: number, data: string) {
+    process.stdout.write(data);
+    this.printed.set(index, (this.printed.get(index) ?? 0) + data.length);
+  }
+}
+
+export async function deploy(deploymentId: string, options: { wait?: boolean; timeout?: number; idempotencyKey?: string }): Promise<never> {
+  const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+  const token = process.env.BOSUN_TOKEN;
+  if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
+  const key = options.idempotencyKey ?? `bosun-cli-${randomUUID()}`;
+  if (!options.idempotencyKey) say(`Idempotency-Key: ${key} (rerun with --idempotency-key ${key} to retry without a second run)`);
+
+  const trigger = await request(base, token, 'POST', `/deployments/${encodeURIComponent(deploymentId)}/run`, { 'Idempotency-Key': key });
+  if (trigger.status !== 202) throw new DeployExit(2, `Could not trigger: ${errorMessage(trigger.body)}`);
+  const runId = trigger.body.run_id as string;
+  process.stdout.write(options.wait ? '' : `${runId}\n`);
+  say(`Run ${runId}: ${trigger.body.status}`);
+  if (!options.wait) throw new DeployExit(0, '');
+
+  const runPath = `/deployments/${encodeURIComponent(deploymentId)}/runs/${runId}`;
+  const read = async () => {
+    const res = await request(base, token, 'GET', runPath);
+    if (res.status !== 200) throw new DeployExit(2, `Could not read the run: ${errorMessage(res.body)}`);
+    return res.body.data as RunView;
+  };
+  const printer = new OutputPrinter();
+  const deadline = options.timeout ? Date.now() + options.timeout * 1000 : Infinity;
+
+  const final = await new Promise<RunView>((resolve, reject) => {
+    let socket: Socket<ServerToClientEvents, ClientToServerEvents> | undefined;
+    let lastSeq = -1;
+    let settled = false;
+    const finish = (result: RunView | DeployExit) => {
+      if (settled) return;
+      settled = true;
+      socket?.close();
+      clearInterval(poller);
+      if (result instanceof DeployExit) reject(result);
+      else resolve(result);
+    };
+    const resync = async () => {
+      const run = await read();
+      printer.catchUp(run);
+      if (FINAL.has(run.status)) finish(run);
+    };
+    // Polling backs the socket up: it catches anything missed, and carries on alone if the socket cannot connect.
+    const poller = setInterval(() => {
+      if (Date.now() > deadline) return finish(new DeployExit(1, `Run ${runId} not finished after ${options.timeout} s (it goes on; poll ${runPath})`));
+      void resync().catch((error: unknown) => finish(error instanceof DeployExit ? error : new DeployExit(2, String(error))));
+    }, 2000);
+
+    socket = io(base, { auth: { token }, transports: ['websocket'], reconnectionAttempts: 5 });
+    socket.on('connect', () => {
+      void socket!.emitWithAck('subscribe', { run_id: runId }).then((answer) => {
+        if (!answer.ok) return finish(new DeployExit(2, answer.error.message));
+        const run = answer.data.run as RunView;
+        lastSeq = answer.data.seq;
+        printer.catchUp(run);
+        if (FINAL.has(run.status)) finish(run);
+      });
+    });
+    socket.on('DeploymentRunUpdated', (event: DeploymentRunUpdatedEvent) => {
+      if (lastSeq < 0 || event.seq <= lastSeq) return;
+      if (event.seq !== lastSeq + 1) {
+        // A gap: something was missed; the run itself has it all.
+        lastSeq = event.seq;
+        void resync();
+        return;
+      }
+      lastSeq = event.seq;
+      if (event.output) printer.write(event.output.step, event.output.data);
+      event.steps.forEach((s, i) => printer.step(i, s.name, s.status));
+      if (FINAL.has(event.status)) void resync();
+    });
+    socket.on('connect_error', (error) => say(`(live updates unavailable: ${error.message}; polling)`));
+  });
+
+  say(`Run ${runId}: ${final.status}${final.duration_seconds === null ? '' : ` in ${final.duration_seconds} s`}`);
+  throw new DeployExit(final.status === 'success' ? 0 : 1, '');
+}

@@ -1,0 +1,69 @@
+import { addVerifiedServer, bearer, startBosun, type Bosun } from '../support/bosun';
+import { runCli } from '../support/processes';
+
+describe('bosun deploy, as a CI job runs it', () => {
+  let bosun: Bosun;
+  let token: string;
+  let env: NodeJS.ProcessEnv;
+  let serverId: string;
+
+  beforeAll(async () => {
+    bosun = await startBosun();
+    token = await bosun.token('ci', ['read', 'deployments:run', 'deployments:write']);
+    serverId = await addVerifiedServer(bosun, await bosun.token('ci'));
+    env = { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token };
+  });
+  afterAll(() => bosun.stop());
+
+  const define = async (name: string, steps: object[]) =>
+    (await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name, server_id: serverId, steps })).body.data.id as string;
+
+  test('--wait streams the output in order and exits 0 on success', async () => {
+    const id = await define('cli-ok', [{ name: 'one', command: 'echo alpha; sleep 0.3; echo beta' }, { name: 'two', command: 'echo gamma' }]);
+    const result = await runCli(['deploy', id, '--wait'], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('alpha\nbeta\ngamma\n');
+    expect(result.stderr).toMatch(/Idempotency-Key: bosun-cli-/);
+    expect(result.stderr).toMatch(/==> one: running[\s\S]*==> one: success[\s\S]*==> two: success/);
+    expect(result.stderr).toMatch(/: success in \d+ s/);
+  });
+
+  test('exits 1 when the run fails', async () => {
+    const id = await define('cli-fail', [{ name: 'boom', command: 'echo trying; exit 4' }]);
+    const result = await runCli(['deploy', id, '--wait'], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('trying\n');
+    expect(result.stderr).toMatch(/==> boom: failed/);
+  });
+
+  test('without --wait it prints the run id alone; retrying with the printed key returns the same run', async () => {
+    const id = await define('cli-once', [{ name: 'a', command: 'true' }]);
+    const first = await runCli(['deploy', id, '--idempotency-key', 'pipeline-77-deploy'], env);
+    const again = await runCli(['deploy', id, '--idempotency-key', 'pipeline-77-deploy'], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^[0-9a-f]{24}\n$/);
+    expect(again.stdout).toBe(first.stdout);
+    expect((await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token))).body.meta.total).toBe(1);
+  });
+
+  test('--timeout gives up waiting with exit 1 and says the run goes on', async () => {
+    const id = await define('cli-slow', [{ name: 'slow', command: 'sleep 20' }]);
+    const result = await runCli(['deploy', id, '--wait', '--timeout', '2'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/not finished after 2 s \(it goes on/);
+  });
+
+  test('usage and connection problems exit 2', async () => {
+    const noEnv = await runCli(['deploy', 'x'], { ...process.env, BOSUN_URL: undefined, BOSUN_TOKEN: undefined });
+    expect(noEnv.code).toBe(2);
+    expect(noEnv.stderr).toContain('Set BOSUN_URL');
+    const unknown = await runCli(['deploy', '000000000000000000000000'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Deployment not found');
+    const unreachable = await runCli(['deploy', 'x'], { ...env, BOSUN_URL: 'http://127.0.0.1:1' });
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr).toContain('Cannot reach Bosun at http://127.0.0.1:1');
+    const badTimeout = await runCli(['deploy', 'x', '--wait', '--timeout', 'soon'], env);
+    expect(badTimeout.code).toBe(2);
+  }, 60_000);
+});
