@@ -35,6 +35,25 @@ function ensureLogin(): string {
   return TEST_LOGIN;
 }
 
+/** Every process below pid (sshd keeps a privilege-separated grandchild per session). */
+function descendantsOf(pid: number): number[] {
+  const table = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number]);
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const [child, ppid] of table) {
+      if (ppid === parent) {
+        found.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return found;
+}
+
 const keygen = (file: string) => {
   rmSync(file, { force: true });
   rmSync(`${file}.pub`, { force: true });
@@ -137,11 +156,23 @@ export class Sshd {
     ]);
   }
 
-  /** Stops the listening daemon: new connections are refused (sessions already open live on, as with real sshd). */
-  async stop(): Promise<void> {
+  /**
+   * Stops the listening daemon: new connections are refused. Sessions already open live on, as with
+   * real sshd, unless dropSessions: then they are cut too, as when a host goes down.
+   */
+  async stop({ dropSessions = false } = {}): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null) return;
+    if (dropSessions) {
+      for (const pid of descendantsOf(child.pid!)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { freePort } from '../../src/embedded/ports';
+import { eventually } from '../support/bosun';
+import { BosunProcess, runCli } from '../support/processes';
+import { sharedServices } from '../support/shared';
+import { connectSocket, watchRun } from '../support/socket';
+
+describe('runs survive the death of Bosun’s own processes', () => {
+  const services = sharedServices();
+  const processes: BosunProcess[] = [];
+  let env: NodeJS.ProcessEnv;
+  let token: string;
+  let serverId: string;
+
+  const launch = async (role: 'api' | 'worker') => {
+    const p = new BosunProcess({ ...env, PORT: String(await freePort(0)) }, ['--role', role]);
+    processes.push(p);
+    return p;
+  };
+  const call = async (base: string, method: string, route: string, body?: object) => {
+    const res = await fetch(`${base}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return (await res.json()) as Record<string, any>;
+  };
+
+  beforeAll(async () => {
+    const id = randomBytes(4).toString('hex');
+    env = {
+      ...process.env,
+      BOSUN_HOME: mkdtempSync(path.join(os.tmpdir(), 'bosun-durable-')),
+      BOSUN_CACHE_DIR: services.cacheDir,
+      BOSUN_SECRET_KEY: randomBytes(32).toString('base64'),
+      MONGODB_URI: embeddedMongoUri(services.mongoPort, `bosun_durable_${id}`),
+      TEMPORAL_ADDRESS: services.temporalAddress,
+      TEMPORAL_TASK_QUEUE: `bosun-durable-${id}`,
+      LOG_LEVEL: 'warn',
+    };
+    token = (await runCli(['tokens', 'create', '--org', 'durable', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+  });
+
+  test('SIGKILL the worker in the middle of a long step; a new worker finishes the run', async () => {
+    const worker = await launch('worker');
+    const api = await launch('api');
+    const base = `${await api.ready()}`;
+    await worker.ready();
+    const { port, username, privateKey } = services.sshd;
+    serverId = (await call(base, 'POST', '/servers', { title: 'durable', host: '127.0.0.5', port, username, auth_method: 'private_key', private_key: privateKey })).data.id;
+    await eventually(async () => (await call(base, 'GET', `/servers/${serverId}`)).data.status, (s) => s === 'verified');
+    const deploymentId = (await call(base, 'POST', '/deployments', {
+      name: 'long-haul', server_id: serverId,
+      steps: [{ name: 'long', command: 'echo begin; sleep 4; echo end' }, { name: 'tail', command: 'echo tail' }],
+    })).data.id;
+    const runId = (await call(base, 'POST', `/deployments/${deploymentId}/run`)).run_id;
+    const read = async () => (await call(base, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
+
+    await eventually(read, (r) => r.steps[0].output.includes('begin'));
+    await worker.stop('SIGKILL');
+    await (await launch('worker')).ready();
+
+    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 90_000);
+    expect(run.status).toBe('success');
+    expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['success', 'success']);
+    expect(run.steps[0].output).toMatch(/^begin\n[\s\S]*--- attempt 2: the previous attempt was interrupted; running the command again ---\nbegin\nend\n$/);
+    expect(run.steps[0].attempts).toBe(2);
+    expect(run.steps[1].output).toBe('tail\n');
+  }, 150_000);
+
+  test('restart the API during a run: the run goes on, polling and live events resume', async () => {
+    const first = processes.find((p) => p.child.exitCode === null && p.stdout.includes('role: api'))!;
+    const base = await first.ready();
+    const deploymentId = (await call(base, 'POST', '/deployments', {
+      name: 'ticks', server_id: serverId, steps: [{ name: 'ticks', command: 'for i in 1 2 3 4 5 6 7 8; do echo t$i; sleep 0.5; done' }],
+    })).data.id;
+    const runId = (await call(base, 'POST', `/deployments/${deploymentId}/run`)).run_id;
+    const before = await watchRun(await connectSocket(base.replace('/api/v1', ''), token), runId);
+    await eventually(async () => before.events.length, (n) => n >= 3, 20_000);
+
+    expect(await first.stop('SIGTERM')).toBe(0);
+    const second = await launch('api');
+    const base2 = await second.ready();
+    const polled = (await call(base2, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
+    expect(['running', 'success']).toContain(polled.status);
+
+    const after = await watchRun(await connectSocket(base2.replace('/api/v1', ''), token), runId);
+    const finished = await eventually(
+      async () => (after.events.at(-1)?.status ?? (after.snapshot as unknown as { status: string }).status),
+      (s) => s === 'success',
+      30_000,
+    );
+    expect(finished).toBe('success');
+    const run = (await call(base2, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
+    expect(run.steps[0].output).toBe('t1\nt2\nt3\nt4\nt5\nt6\nt7\nt8\n');
+    expect(after.events.every((e, i) => e.seq === after.snapshotSeq + 1 + i)).toBe(true);
+  }, 90_000);
+});
