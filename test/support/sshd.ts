@@ -10,6 +10,8 @@ export const TEST_LOGIN = 'bosun-ssh';
 export const TEST_PASSWORD = 'correct-horse-battery-staple-42';
 /** Logins through this address succeed but every command fails, like an account whose shell is nologin. */
 export const BROKEN_SHELL_ADDRESS = '127.0.0.9';
+/** Loopback addresses the fixture's sshd answers on normally: each can stand for a distinct server. */
+export const LOOPBACK_ADDRESSES = [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13].map((n) => `127.0.0.${n}`);
 
 export interface SshdInfo {
   host: string;
@@ -103,7 +105,7 @@ export class Sshd {
       [
         `Port ${port}`,
         // Several loopback addresses, so one sshd can stand for several distinct servers.
-        ...[1, 2, 3, 4, 5, 6, 7, 8].map((n) => `ListenAddress 127.0.0.${n}`),
+        ...LOOPBACK_ADDRESSES.map((address) => `ListenAddress ${address}`),
         `HostKey ${path.join(dir, 'host_ed25519')}`,
         `PidFile ${path.join(dir, 'sshd.pid')}`,
         `AuthorizedKeysFile ${authorizedKeys}`,

@@ -1,0 +1,126 @@
+/**
+ * npm run bench:deploy — what a deployment step costs, measured side by side on one local sshd
+ * (an unprivileged login with a stock shell profile), all in one run:
+ *   (a) baseline: N `true` commands over one open SSH connection (node-ssh, TCP_NODELAY);
+ *   (b) Bosun: one run of N `true` steps, trigger to `success` seen by polling;
+ *   (c) Ansible, where ansible-playbook is installed: N `command: true` tasks, pipelining and ControlPersist on;
+ * then trigger latency under 50 concurrent triggers, and 100 concurrent 5-step runs across 10 servers.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openConnection } from '../../src/ssh/connect';
+import { addVerifiedServer, bearer, startBosun, type Bosun } from '../support/bosun';
+import globalSetup from '../support/global-setup';
+import globalTeardown from '../support/global-teardown';
+import { sharedServices } from '../support/shared';
+import { LOOPBACK_ADDRESSES } from '../support/sshd';
+
+const N = Number(process.env.BENCH_STEPS ?? 50);
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+async function baselineExec(): Promise<number> {
+  const { sshd } = sharedServices();
+  const { ssh } = await openConnection(
+    { key: 'bench', host: sshd.host, port: sshd.port, username: sshd.username, privateKey: sshd.privateKey, hostKeyFingerprint: null },
+    10_000,
+  );
+  await ssh.execCommand('true');
+  const t0 = performance.now();
+  for (let i = 0; i < N; i += 1) await ssh.execCommand('true');
+  const perStep = (performance.now() - t0) / N;
+  ssh.dispose();
+  return perStep;
+}
+
+async function bosunRun(bosun: Bosun, token: string, serverId: string, steps: number, name: string) {
+  const created = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
+    name, server_id: serverId, steps: Array.from({ length: steps }, (_, i) => ({ name: `s${i}`, command: 'true' })),
+  });
+  return created.body.data.id as string;
+}
+
+async function runAndPoll(bosun: Bosun, token: string, deploymentId: string): Promise<{ ms: number; status: string }> {
+  const t0 = performance.now();
+  const trigger = await bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(bearer(token));
+  for (;;) {
+    const run = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data;
+    if (['success', 'failed', 'cancelled'].includes(run.status)) return { ms: performance.now() - t0, status: run.status };
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function ansible(): number | null {
+  if (spawnSync('ansible-playbook', ['--version']).status !== 0) return null;
+  const { sshd } = sharedServices();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-bench-ansible-'));
+  const key = path.join(dir, 'key');
+  writeFileSync(key, sshd.privateKey, { mode: 0o600 });
+  writeFileSync(path.join(dir, 'inventory'), `target ansible_host=${sshd.host} ansible_port=${sshd.port} ansible_user=${sshd.username} ansible_ssh_private_key_file=${key}\n`);
+  writeFileSync(
+    path.join(dir, 'ansible.cfg'),
+    `[defaults]\nhost_key_checking = False\ngathering = explicit\ninterpreter_python = /usr/bin/python3\n` +
+      `[ssh_connection]\npipelining = True\nssh_args = -o ControlMaster=auto -o ControlPersist=60s -o ControlPath=${dir}/cp-%%h-%%p-%%r\n`,
+  );
+  const tasks = Array.from({ length: N }, (_, i) => `    - name: step ${i}\n      command: "true"\n`).join('');
+  writeFileSync(path.join(dir, 'play.yml'), `- hosts: target\n  gather_facts: false\n  tasks:\n${tasks}`);
+  const run = () => execFileSync('ansible-playbook', ['-i', 'inventory', 'play.yml'], { cwd: dir, env: { ...process.env, ANSIBLE_CONFIG: path.join(dir, 'ansible.cfg') }, stdio: 'pipe' });
+  run(); // warm: control socket, python on the target
+  const t0 = performance.now();
+  run();
+  return (performance.now() - t0) / N;
+}
+
+async function main() {
+  await globalSetup();
+  const bosun = await startBosun({ rateLimitPerMinute: 1_000_000 });
+  try {
+    const token = await bosun.token('bench');
+    const servers: string[] = [];
+    for (const address of LOOPBACK_ADDRESSES.slice(0, 10)) servers.push(await addVerifiedServer(bosun, token, address));
+
+    const a = await baselineExec();
+    const nStep = await bosunRun(bosun, token, servers[0]!, N, 'n-steps');
+    await runAndPoll(bosun, token, nStep); // warm: SSH pool, workflow cache
+    const runs: number[] = [];
+    for (let i = 0; i < 3; i += 1) runs.push((await runAndPoll(bosun, token, nStep)).ms / N);
+    const b = percentile(runs, 50);
+    const c = ansible();
+
+    const one = await bosunRun(bosun, token, servers[1]!, 1, 'trigger-latency');
+    const latencies = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const t0 = performance.now();
+        const res = await bosun.api.post(`/api/v1/deployments/${one}/run`).set(bearer(token));
+        if (res.status !== 202) throw new Error(`trigger answered ${res.status}`);
+        return performance.now() - t0;
+      }),
+    );
+
+    const fiveStep = await Promise.all(servers.map((server, i) => bosunRun(bosun, token, server, 5, `five-${i}`)));
+    const t0 = performance.now();
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => runAndPoll(bosun, token, fiveStep[i % 10]!)));
+    const wall = performance.now() - t0;
+    const failures = results.filter((r) => r.status !== 'success').length;
+
+    console.log(`bench:deploy — ${N} steps, ${os.cpus().length} cores, one local sshd, login ${sharedServices().sshd.username}`);
+    console.log(`(a) baseline node-ssh exec, open connection   per step ${ms(a)}`);
+    console.log(`(b) Bosun run, trigger → success (polled)      per step ${ms(b)}   ×${(b / a).toFixed(1)} baseline   runs: ${runs.map(ms).join(', ')}`);
+    console.log(c === null ? '(c) ansible-playbook not installed: skipped' : `(c) Ansible, pipelining + ControlPersist         per step ${ms(c)}   ×${(c / a).toFixed(1)} baseline   (c)/(b) = ${(c / b).toFixed(1)}`);
+    console.log(`trigger latency, 50 concurrent                 p50 ${ms(percentile(latencies, 50))}   p99 ${ms(percentile(latencies, 99))}`);
+    console.log(`100 concurrent 5-step runs on 10 servers       wall ${(wall / 1000).toFixed(1)} s   failures ${failures}`);
+  } finally {
+    await bosun.stop();
+    await globalTeardown();
+  }
+}
+
+void main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
