@@ -75,11 +75,15 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     async runStep(input: { runId: string; index: number; exitAttempt: number; finalExitAttempt: boolean }): Promise<StepResult> {
       const { runId, index } = input;
       const ctx = Context.current();
-      const run = await DeploymentRunModel.findById(runId).lean();
-      const step = run?.steps[index];
+      // Just this step: the others' output can be megabytes.
+      const run = await DeploymentRunModel.findById(runId, { organization_id: 1, server_id: 1, steps: { $slice: [index, 1] } }).lean();
+      const step = run?.steps[0];
       if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
-      const target = await loadTarget(run.server_id.toString());
-      const redactor = new Redactor([...credentialSecrets(target), ...(await organizationSecretValues(run.organization_id.toString(), secretBox))]);
+      const [target, organizationSecrets] = await Promise.all([
+        loadTarget(run.server_id.toString()),
+        organizationSecretValues(run.organization_id.toString(), secretBox),
+      ]);
+      const redactor = new Redactor([...credentialSecrets(target), ...organizationSecrets]);
       const output = new CappedOutput(headLimit, tailLimit, step.output ?? '');
 
       let pending = '';
@@ -167,8 +171,15 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
           pending += `\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`;
         }
         clearInterval(ticker);
-        await flush();
-        if (stop === 'cancel') throw new CancelledFailure('Cancelled while the command ran');
+        if (stop === 'cancel') {
+          await flush();
+          throw new CancelledFailure('Cancelled while the command ran');
+        }
+        await flushing;
+        // The last output and the result in one write: one change, one event.
+        const chunk = pending;
+        pending = '';
+        if (chunk) output.append(chunk);
         const final = succeeded || input.finalExitAttempt;
         await DeploymentRunModel.updateOne(
           { _id: runId },
@@ -178,6 +189,9 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
               [stepField(index, 'exit_code')]: result.exitCode,
               [stepField(index, 'pgid')]: null,
               ...(final ? { [stepField(index, 'completed_at')]: new Date() } : {}),
+              ...(chunk
+                ? { [stepField(index, 'output')]: output.toString(), [stepField(index, 'output_bytes')]: output.bytes, last_chunk: { step: index, data: chunk } }
+                : {}),
             },
             $inc: { seq: 1 },
           },

@@ -32,6 +32,9 @@ export async function startTemporalDevServer(options: {
       '--ui-port', String(options.uiPort),
       '--namespace', options.namespace,
       '--log-level', 'warn',
+      // A worker that schedules an activity gets it back in the same reply: a step starts without a
+      // round trip through the task queue (halves the time between steps here).
+      '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
       ...devServerSearchAttributeFlags(),
     ],
     logFile: path.join(options.logDir, 'temporal.log'),

@@ -49,7 +49,11 @@ export function relayRunChanges(emit: (event: DeploymentRunUpdatedEvent) => void
 
   const open = () => {
     if (closed) return;
-    stream = DeploymentRunModel.collection.watch<DeploymentRun>([], { fullDocument: 'required', ...(resumeAfter ? { resumeAfter } : {}) });
+    // Events carry each change's appended chunk, never whole outputs: leave those out of the post-image.
+    stream = DeploymentRunModel.collection.watch<DeploymentRun>([{ $project: { 'fullDocument.steps.output': 0 } }], {
+      fullDocument: 'required',
+      ...(resumeAfter ? { resumeAfter } : {}),
+    });
     stream.on('change', (change: ChangeStreamDocument<DeploymentRun>) => {
       resumeAfter = change._id;
       const event = toRunEvent(change);

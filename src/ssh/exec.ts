@@ -7,11 +7,12 @@ export const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The remote wrapper: a new session (so the command and everything it starts share one process
- * group we can kill), its pid (= the group id) reported first on stderr, then the command with
- * stderr merged into stdout so output keeps the order it was produced in.
+ * group we can kill), its pid (= the group id) reported first on stderr, then the command, evaluated
+ * in that same shell with no positional parameters, stderr merged into stdout so output keeps the
+ * order it was produced in.
  */
 const wrap = (command: string) =>
-  `exec setsid -w sh -c 'echo "bosun-pgid:$$" >&2; exec sh -c "$1" 2>&1' bosun-step ${shellQuote(command)}`;
+  `exec setsid -w sh -c '__bosun_step=$1; shift; echo "bosun-pgid:$$" >&2; exec 2>&1; eval "$__bosun_step"' bosun-step ${shellQuote(command)}`;
 
 export interface RemoteResult {
   exitCode: number | null;
