@@ -10,7 +10,7 @@ import { describeTarget } from '../src/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES } from '../src/ssh/errors';
 import { killProcessGroup, runInProcessGroup } from '../src/ssh/exec';
 import type { SshPool } from '../src/ssh/pool';
-import type { RunStepDefinition, StepResult } from '../workflows/contracts';
+import type { QueuedRun, RunStepDefinition, StepResult } from '../workflows/contracts';
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -259,15 +259,19 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       if (run) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } });
     },
 
-    /** A run cancelled before it started: every step cancelled, never run. */
-    async cancelQueuedRun({ runId }: { runId: string }): Promise<void> {
-      const run = await DeploymentRunModel.findOne({ _id: runId, status: 'queued' }, { steps: 1 }).lean();
-      if (!run) return;
-      const $set: Record<string, unknown> = { status: 'cancelled', completed_at: new Date() };
-      run.steps.forEach((_step, index) => {
-        $set[stepField(index, 'status')] = 'cancelled';
-      });
-      await DeploymentRunModel.updateOne({ _id: runId, status: 'queued' }, { $set, $inc: { seq: 1 } });
+    /** The server's next run: the queued one with the lowest place in the queue, or null. */
+    async nextQueuedRun({ serverId }: { serverId: string }): Promise<QueuedRun | null> {
+      const run = await DeploymentRunModel.findOne({ server_id: serverId, status: 'queued' }, { steps: 0 }).sort({ queue_seq: 1 }).lean();
+      if (!run) return null;
+      const deployment = await DeploymentModel.findById(run.deployment_id, { name: 1 }).lean();
+      return {
+        runId: run._id.toString(),
+        organizationId: run.organization_id.toString(),
+        deploymentId: run.deployment_id.toString(),
+        serverId,
+        deploymentName: deployment?.name ?? '(deleted)',
+        triggeredBy: `API token: ${run.triggered_by}`,
+      };
     },
   };
 }

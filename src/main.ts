@@ -8,7 +8,7 @@ import { freePort } from './embedded/ports';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey, SecretBox } from './secrets/secret-box';
-import { createDeploymentService } from './deployments/service';
+import { createDeploymentService, wakeQueuedRuns } from './deployments/service';
 import { enableChangeStreamImages } from './realtime/relay';
 import { attachRealtime } from './realtime/server';
 import { createServerService, repairHealthMonitors } from './servers/service';
@@ -122,9 +122,9 @@ async function start(config: Config, role: Role, log: Logger) {
         exitCode = 1;
         process.kill(process.pid, 'SIGTERM');
       });
-      repairHealthMonitors(workflows).then(
-        (count) => log.debug({ count }, 'health monitors checked'),
-        (err) => log.warn({ err }, 'could not check health monitors'),
+      Promise.all([repairHealthMonitors(workflows), wakeQueuedRuns(workflows)]).then(
+        ([monitors, queues]) => log.debug({ monitors, queues }, 'health monitors and run queues checked'),
+        (err) => log.warn({ err }, 'could not check health monitors and run queues'),
       );
       lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
     }

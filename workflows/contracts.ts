@@ -56,8 +56,8 @@ export const serverSearchAttributes = (organizationId: string, serverId: string)
 export const deploymentRunWorkflowId = (runId: string) => `deployment-run-${runId}`;
 export const serverRunQueueWorkflowId = (serverId: string) => `server-run-queue-${serverId}`;
 
-export const ENQUEUE_RUN_SIGNAL = 'enqueueRun';
-export const CANCEL_RUN_SIGNAL = 'cancelRun';
+/** "Runs may be waiting": the queue reads them from the database, so wakes carry nothing and may coalesce. */
+export const WAKE_QUEUE_SIGNAL = 'wake';
 
 export interface QueuedRun {
   runId: string;
@@ -71,8 +71,6 @@ export interface QueuedRun {
 export interface RunQueueInput {
   serverId: string;
   organizationId: string;
-  /** Runs still waiting, carried over when the queue continues as new. */
-  pending: QueuedRun[];
 }
 
 export interface RunStepDefinition {

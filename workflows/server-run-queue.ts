@@ -3,62 +3,48 @@ import {
   condition,
   continueAsNew,
   defineSignal,
-  getExternalWorkflowHandle,
   ParentClosePolicy,
   proxyActivities,
   setHandler,
+  sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
-import {
-  CANCEL_RUN_SIGNAL,
-  deploymentRunWorkflowId,
-  ENQUEUE_RUN_SIGNAL,
-  runSearchAttributes,
-  type QueuedRun,
-  type RunQueueInput,
-} from './contracts';
+import { deploymentRunWorkflowId, runSearchAttributes, WAKE_QUEUE_SIGNAL, type RunQueueInput } from './contracts';
 import { deploymentRunWorkflow } from './deployment-run';
 
-export const enqueueRunSignal = defineSignal<[QueuedRun]>(ENQUEUE_RUN_SIGNAL);
-export const cancelRunSignal = defineSignal<[{ runId: string }]>(CANCEL_RUN_SIGNAL);
+export const wakeSignal = defineSignal(WAKE_QUEUE_SIGNAL);
 
-const { cancelQueuedRun } = proxyActivities<DeploymentActivities>({ startToCloseTimeout: '30 seconds' });
+const { nextQueuedRun } = proxyActivities<DeploymentActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
+});
 
 /**
- * The runs of one server, one at a time, in the order they were triggered (the order of the
- * signals). Ends when idle; the next trigger starts it again with signal-with-start.
+ * The runs of one server, one at a time, in trigger order: each time, the queued run with the lowest
+ * place in the queue (assigned with the run, in the same transaction). Triggers wake it; it ends
+ * when idle, and the next wake starts it again.
  */
 export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void> {
-  const pending: QueuedRun[] = [...input.pending];
-  let current: string | null = null;
-
-  setHandler(enqueueRunSignal, (run) => {
-    // A retried trigger may enqueue the same run twice; the run itself also refuses to start twice.
-    if (current !== run.runId && !pending.some((p) => p.runId === run.runId)) pending.push(run);
-  });
-  setHandler(cancelRunSignal, async ({ runId }) => {
-    const index = pending.findIndex((p) => p.runId === runId);
-    if (index >= 0) {
-      pending.splice(index, 1);
-      await cancelQueuedRun({ runId });
-    } else if (current === runId) {
-      await getExternalWorkflowHandle(deploymentRunWorkflowId(runId)).cancel();
-    }
+  let woken = false;
+  setHandler(wakeSignal, () => {
+    woken = true;
   });
 
   for (;;) {
-    if (!(await condition(() => pending.length > 0, '10 minutes'))) {
+    woken = false;
+    const run = await nextQueuedRun({ serverId: input.serverId });
+    if (!run) {
+      // Nothing queued: wait for a trigger. A wake that arrived during the read makes us read again.
+      if (woken || (await condition(() => woken, '10 minutes'))) continue;
       await condition(allHandlersFinished);
-      // A trigger handled in this same activation must not be dropped by ending now.
-      if (pending.length === 0) return;
+      if (!woken) return;
       continue;
     }
-    const run = pending.shift()!;
-    current = run.runId;
+    let child;
     try {
-      const child = await startChild(deploymentRunWorkflow, {
+      child = await startChild(deploymentRunWorkflow, {
         workflowId: deploymentRunWorkflowId(run.runId),
         args: [run],
         typedSearchAttributes: runSearchAttributes(run),
@@ -66,14 +52,19 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
         // If this queue is ever terminated, its running deployment is cancelled cleanly, not cut off.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       });
+    } catch {
+      // Its workflow already runs (left by an earlier queue): let it finish rather than spin.
+      await sleep('5 seconds');
+      continue;
+    }
+    try {
       await child.result();
     } catch {
-      // A failed or cancelled run is recorded by the run itself; the queue moves on to the next one.
+      // A failed or cancelled run is recorded by the run itself; the queue moves on.
     }
-    current = null;
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof serverRunQueueWorkflow>({ ...input, pending });
+      await continueAsNew<typeof serverRunQueueWorkflow>(input);
     }
   }
 }

@@ -62,6 +62,8 @@ const deploymentRunSchema = new Schema(
     triggered_by: { type: String, required: true },
     token_id: { type: Schema.Types.ObjectId, required: true },
     idempotency_key: { type: String, default: null },
+    // Place in the server's queue: runs of a server execute in this order, one at a time.
+    queue_seq: { type: Number, required: true },
     steps: { type: [runStepSchema], required: true },
     started_at: { type: Date, default: null },
     completed_at: { type: Date, default: null },
@@ -75,6 +77,7 @@ const deploymentRunSchema = new Schema(
   { timestamps: true },
 );
 deploymentRunSchema.index({ deployment_id: 1, createdAt: -1, _id: -1 });
+deploymentRunSchema.index({ server_id: 1, status: 1, queue_seq: 1 });
 deploymentRunSchema.index(
   { deployment_id: 1, idempotency_key: 1 },
   { unique: true, partialFilterExpression: { idempotency_key: { $type: 'string' } } },

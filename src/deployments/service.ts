@@ -1,4 +1,4 @@
-import { Types } from 'mongoose';
+import mongoose, { Types } from 'mongoose';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { pageMeta, skipFor, type PageQuery } from '../http/pagination';
@@ -10,6 +10,9 @@ import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
 
 const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
+
+/** Inside the trigger's transaction: the server is gone or has no pinned host key. */
+class ServerNotRunnable extends Error {}
 
 export function createDeploymentService({ workflows }: { workflows: WorkflowGateway }) {
   async function findDeployment(organizationId: string, id: string) {
@@ -85,51 +88,80 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
     },
 
     /**
-     * Creates a queued run (a snapshot of the steps) and hands it to the server's queue. With an
-     * idempotency key, a repeated trigger returns the run the first one created.
+     * Creates a queued run (a snapshot of the steps) and wakes the server's queue. The run's place in
+     * the queue is taken from the server in the same transaction as the insert, so the order the
+     * queue sees is the order of the triggers. With an idempotency key, a repeated trigger returns the
+     * run the first one created.
      */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined) {
       const deployment = await findDeployment(principal.organizationId, deploymentId);
-      const server = await ServerModel.findOne({ _id: deployment.server_id, organization_id: principal.organizationId }).lean();
-      if (!server) throw new ApiError('conflict', 'The deployment’s server no longer exists: point the deployment at another server');
-      if (!server.host_key_fingerprint) {
-        throw new ApiError('conflict', 'The deployment’s server has not been verified yet: its host key is unknown, so Bosun will not connect');
+      const replay = async () => {
+        const existing = await DeploymentRunModel.findOne({ deployment_id: deployment._id, idempotency_key: idempotencyKey }).lean<DeploymentRun>();
+        // Waking again is harmless, and heals a first attempt that died before its wake.
+        if (existing?.status === 'queued') await wake(existing);
+        return existing;
+      };
+      const wake = async (run: DeploymentRun) => {
+        try {
+          await workflows.wakeQueue(run.server_id.toString(), principal.organizationId);
+        } catch (error) {
+          throw Object.assign(new ApiError('service_unavailable', 'Could not queue the run: Temporal is unreachable; try again'), { cause: error });
+        }
+      };
+      if (idempotencyKey) {
+        const existing = await replay();
+        if (existing) return { run: existing, replayed: true };
       }
       let run: DeploymentRun;
-      let replayed = false;
       try {
-        const created = await DeploymentRunModel.create({
-          organization_id: principal.organizationId,
-          deployment_id: deployment._id,
-          server_id: deployment.server_id,
-          triggered_by: principal.tokenName,
-          token_id: principal.tokenId,
-          idempotency_key: idempotencyKey ?? null,
-          steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
+        run = await mongoose.connection.transaction(async (session) => {
+          const server = await ServerModel.findOneAndUpdate(
+            { _id: deployment.server_id, organization_id: principal.organizationId, host_key_fingerprint: { $type: 'string' } },
+            { $inc: { run_seq: 1 } },
+            { session, returnDocument: 'after' },
+          ).lean();
+          if (!server) throw new ServerNotRunnable();
+          const [created] = await DeploymentRunModel.create(
+            [
+              {
+                organization_id: principal.organizationId,
+                deployment_id: deployment._id,
+                server_id: deployment.server_id,
+                triggered_by: principal.tokenName,
+                token_id: principal.tokenId,
+                idempotency_key: idempotencyKey ?? null,
+                queue_seq: server.run_seq,
+                steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
+              },
+            ],
+            { session },
+          );
+          return created!.toObject() as DeploymentRun;
         });
-        run = created.toObject() as DeploymentRun;
       } catch (error) {
-        if (!(idempotencyKey && isDuplicate(error))) throw error;
-        run = (await DeploymentRunModel.findOne({ deployment_id: deployment._id, idempotency_key: idempotencyKey }).lean<DeploymentRun>())!;
-        replayed = true;
+        if (idempotencyKey && isDuplicate(error)) {
+          const existing = await replay();
+          if (existing) return { run: existing, replayed: true };
+        }
+        if (error instanceof ServerNotRunnable) {
+          const exists = await ServerModel.exists({ _id: deployment.server_id, organization_id: principal.organizationId });
+          throw new ApiError(
+            'conflict',
+            exists
+              ? 'The deployment’s server has not been verified yet: its host key is unknown, so Bosun will not connect'
+              : 'The deployment’s server no longer exists: point the deployment at another server',
+          );
+        }
+        throw error;
       }
       try {
-        // A replay enqueues again: harmless (the queue and the run refuse duplicates) and it heals a first attempt that died here.
-        if (run.status === 'queued') {
-          await workflows.enqueueRun({
-            runId: run._id.toString(),
-            organizationId: principal.organizationId,
-            deploymentId: deployment._id.toString(),
-            serverId: deployment.server_id.toString(),
-            deploymentName: deployment.name,
-            triggeredBy: `API token: ${principal.tokenName}`,
-          });
-        }
+        await wake(run);
       } catch (error) {
-        if (!replayed) await DeploymentRunModel.deleteOne({ _id: run._id, status: 'queued' });
-        throw Object.assign(new ApiError('service_unavailable', 'Could not queue the run: Temporal is unreachable; try again'), { cause: error });
+        // Not queued after all: take the run back unless a concurrent wake already started it.
+        await DeploymentRunModel.deleteOne({ _id: run._id, status: 'queued' });
+        throw error;
       }
-      return { run, replayed };
+      return { run, replayed: false };
     },
 
     async listRuns(organizationId: string, deploymentId: string, page: PageQuery) {
@@ -146,23 +178,23 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
       return toRunView(await findRun(organizationId, deploymentId, runId));
     },
 
-    /** Asks for a cancel: a queued run never starts; a running one has its command's process group killed. */
+    /** Cancels a run: a queued one never starts; a running one has its command's process group killed. */
     async cancelRun(organizationId: string, deploymentId: string, runId: string) {
       const run = await findRun(organizationId, deploymentId, runId);
       if (FINAL_RUN_STATUSES.includes(run.status)) throw new ApiError('conflict', `The run has already finished (${run.status})`);
-      await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: new Date() } });
-      let delivered: boolean;
-      try {
-        delivered = await workflows.cancelRun(run.server_id.toString(), run._id.toString());
-      } catch (error) {
-        throw Object.assign(new ApiError('service_unavailable', 'Could not cancel: Temporal is unreachable; try again'), { cause: error });
-      }
-      if (!delivered) {
-        // No queue holds it (its trigger never reached Temporal): nothing runs it, so cancel it here.
-        await DeploymentRunModel.updateOne(
-          { _id: run._id, status: 'queued' },
-          { $set: { status: 'cancelled', completed_at: new Date(), 'steps.$[].status': 'cancelled' }, $inc: { seq: 1 } },
-        );
+      const now = new Date();
+      // Still queued: it is simply never started (its queue skips runs that are not queued).
+      const dropped = await DeploymentRunModel.updateOne(
+        { _id: run._id, status: 'queued' },
+        { $set: { status: 'cancelled', completed_at: now, cancel_requested_at: now, 'steps.$[].status': 'cancelled' }, $inc: { seq: 1 } },
+      );
+      if (dropped.modifiedCount === 0) {
+        await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: now } });
+        try {
+          await workflows.cancelRunWorkflow(run._id.toString());
+        } catch (error) {
+          throw Object.assign(new ApiError('service_unavailable', 'Could not cancel: Temporal is unreachable; try again'), { cause: error });
+        }
       }
       return toRunView(await findRun(organizationId, deploymentId, runId));
     },
@@ -170,3 +202,13 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
 }
 
 export type DeploymentService = ReturnType<typeof createDeploymentService>;
+
+/** Wakes the queue of every server with queued runs: after a crash between a trigger's commit and its wake. */
+export async function wakeQueuedRuns(workflows: WorkflowGateway): Promise<number> {
+  const waiting = await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; organization_id: Types.ObjectId }>([
+    { $match: { status: 'queued' } },
+    { $group: { _id: '$server_id', organization_id: { $first: '$organization_id' } } },
+  ]);
+  for (const server of waiting) await workflows.wakeQueue(server._id.toString(), server.organization_id.toString());
+  return waiting.length;
+}

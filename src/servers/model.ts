@@ -30,6 +30,8 @@ const serverSchema = new Schema(
     last_error: { type: String, default: null },
     verified_at: { type: Date, default: null },
     last_checked_at: { type: Date, default: null },
+    // Hands out each deployment run's place in this server's queue, in trigger order.
+    run_seq: { type: Number, default: 0 },
   },
   { timestamps: true },
 );

@@ -1,10 +1,9 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import {
-  CANCEL_RUN_SIGNAL,
-  ENQUEUE_RUN_SIGNAL,
-  serverRunQueueWorkflowId,
-  type QueuedRun,
+  deploymentRunWorkflowId,
   serverHealthWorkflowId,
+  serverRunQueueWorkflowId,
+  WAKE_QUEUE_SIGNAL,
   serverSearchAttributes,
   serverVerifyWorkflowId,
   type ServerHealthInput,
@@ -45,6 +44,9 @@ export interface ServerRef {
 
 /** The only way HTTP code reaches Temporal: business ids, search attributes and conflict policies live here. */
 export class WorkflowGateway {
+  private readonly inFlightWakes = new Map<string, Promise<void>>();
+  private readonly waitingWakes = new Map<string, Promise<void>>();
+
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
@@ -91,22 +93,44 @@ export class WorkflowGateway {
     });
   }
 
-  /** Puts a run in its server's queue (starting the queue if idle); enqueuing a run twice runs it once. */
-  async enqueueRun(run: QueuedRun) {
-    await this.client.workflow.signalWithStart<typeof serverRunQueueWorkflow, [QueuedRun]>('serverRunQueueWorkflow', {
-      taskQueue: this.taskQueue,
-      workflowId: serverRunQueueWorkflowId(run.serverId),
-      args: [{ serverId: run.serverId, organizationId: run.organizationId, pending: [] }],
-      signal: ENQUEUE_RUN_SIGNAL,
-      signalArgs: [run],
-      typedSearchAttributes: serverSearchAttributes(run.organizationId, run.serverId),
-    });
+  /**
+   * Wakes a server's run queue (starting it if idle) so it reads the runs committed before this call.
+   * Wakes carry nothing, so concurrent triggers share them: at most one in flight and one waiting per
+   * server, instead of one signal per trigger applied one at a time to the same workflow.
+   */
+  wakeQueue(serverId: string, organizationId: string): Promise<void> {
+    const waiting = this.waitingWakes.get(serverId);
+    if (waiting) return waiting;
+    const inFlight = this.inFlightWakes.get(serverId);
+    const send = async () => {
+      this.waitingWakes.delete(serverId);
+      const signal = this.client.workflow
+        .signalWithStart<typeof serverRunQueueWorkflow, []>('serverRunQueueWorkflow', {
+          taskQueue: this.taskQueue,
+          workflowId: serverRunQueueWorkflowId(serverId),
+          args: [{ serverId, organizationId }],
+          signal: WAKE_QUEUE_SIGNAL,
+          signalArgs: [],
+          typedSearchAttributes: serverSearchAttributes(organizationId, serverId),
+        })
+        .then(() => undefined);
+      this.inFlightWakes.set(serverId, signal);
+      try {
+        await signal;
+      } finally {
+        if (this.inFlightWakes.get(serverId) === signal) this.inFlightWakes.delete(serverId);
+      }
+    };
+    // A wake already on its way may have been read before our run was committed: send another after it.
+    const next = inFlight ? inFlight.catch(() => undefined).then(send) : send();
+    if (inFlight) this.waitingWakes.set(serverId, next);
+    return next;
   }
 
-  /** Asks the server's queue to cancel a run: dropped if still waiting, stopped if running. False when no queue runs. */
-  async cancelRun(serverId: string, runId: string): Promise<boolean> {
+  /** Cancels a running run's workflow; false when it does not exist (not started, or long gone). */
+  async cancelRunWorkflow(runId: string): Promise<boolean> {
     try {
-      await this.client.workflow.getHandle(serverRunQueueWorkflowId(serverId)).signal(CANCEL_RUN_SIGNAL, { runId });
+      await this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).cancel();
       return true;
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return false;

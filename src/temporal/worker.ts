@@ -64,6 +64,9 @@ export async function createWorker(settings: WorkerSettings, deps: ActivityDeps)
     workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
     activities: createActivities(deps),
     shutdownGraceTime: '10 seconds',
+    // Heartbeats carry cancellation back to a running step: at most a second late, not 80% of the heartbeat timeout.
+    maxHeartbeatThrottleInterval: '1 second',
+    defaultHeartbeatThrottleInterval: '1 second',
   });
   return { worker, connection };
 }

@@ -127,6 +127,32 @@ describe('running deployments over SSH', () => {
     expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([...runIds].reverse());
   });
 
+  test('a queued run that is cancelled never starts, and the queue moves on to the next', async () => {
+    const slow = await define([{ name: 'hold', command: 'sleep 1.5' }]);
+    const quick = await define([{ name: 'mark', command: 'echo ran' }]);
+    const first = (await bosun.api.post(`/api/v1/deployments/${slow}/run`).set(bearer(token))).body.run_id;
+    const doomed = (await bosun.api.post(`/api/v1/deployments/${quick}/run`).set(bearer(token))).body.run_id;
+    const last = (await bosun.api.post(`/api/v1/deployments/${quick}/run`).set(bearer(token))).body.run_id;
+    expect((await getRun(quick, doomed)).status).toBe('queued');
+    const cancel = await bosun.api.post(`/api/v1/deployments/${quick}/runs/${doomed}/cancel`).set(bearer(token));
+    expect(cancel.status).toBe(202);
+    expect(cancel.body.data).toMatchObject({ status: 'cancelled', started_at: null, steps: [{ status: 'cancelled', output: '' }] });
+    expect((await eventually(() => getRun(quick, last), (r) => r.status === 'success')).steps[0].output).toBe('ran\n');
+    expect((await getRun(slow, first)).status).toBe('success');
+    expect(await getRun(quick, doomed)).toMatchObject({ status: 'cancelled', started_at: null });
+  });
+
+  test('a burst of concurrent triggers on one server still runs one at a time, every run once', async () => {
+    const id = await define([{ name: 'window', command: 'date +%s%N; sleep 0.1; date +%s%N' }]);
+    const triggers = await Promise.all(Array.from({ length: 8 }, () => bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token))));
+    expect(triggers.every((t) => t.status === 202)).toBe(true);
+    const runs = await Promise.all(triggers.map((t) => eventually(() => getRun(id, t.body.run_id), (r) => r.status === 'success', 30_000)));
+    const windows = runs
+      .map((r) => r.steps[0].output.trim().split('\n').map((n: string) => BigInt(n)) as [bigint, bigint])
+      .sort((x, y) => (x[0] < y[0] ? -1 : 1));
+    for (let i = 1; i < windows.length; i += 1) expect(windows[i]![0] >= windows[i - 1]![1]).toBe(true);
+  });
+
   test('runs on different servers proceed in parallel', async () => {
     const other = await addVerifiedServer(bosun, token, '127.0.0.2');
     const a = await define([{ name: 'a', command: 'date +%s%N; sleep 1; date +%s%N' }]);
