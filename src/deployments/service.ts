@@ -1,4 +1,4 @@
-import mongoose, { Types } from 'mongoose';
+import { Types } from 'mongoose';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { pageMeta, skipFor, type PageQuery } from '../http/pagination';
@@ -11,7 +11,7 @@ import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from
 
 const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
 
-/** Inside the trigger's transaction: the server is gone or has no pinned host key. */
+/** At trigger time: the server is gone or has no pinned host key. */
 class ServerNotRunnable extends Error {}
 
 export function createDeploymentService({ workflows }: { workflows: WorkflowGateway }) {
@@ -89,9 +89,10 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
 
     /**
      * Creates a queued run (a snapshot of the steps) and wakes the server's queue. The run's place in
-     * the queue is taken from the server in the same transaction as the insert, so the order the
-     * queue sees is the order of the triggers. With an idempotency key, a repeated trigger returns the
-     * run the first one created.
+     * the queue is an atomic counter on the server, taken before the insert: a trigger that finished
+     * before another began always comes first; two that overlap may go either way, as either order
+     * is theirs. (A crash between the two writes only leaves a number unused.) With an idempotency
+     * key, a repeated trigger returns the run the first one created.
      */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined) {
       const deployment = await findDeployment(principal.organizationId, deploymentId);
@@ -114,30 +115,23 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
       }
       let run: DeploymentRun;
       try {
-        run = await mongoose.connection.transaction(async (session) => {
-          const server = await ServerModel.findOneAndUpdate(
-            { _id: deployment.server_id, organization_id: principal.organizationId, host_key_fingerprint: { $type: 'string' } },
-            { $inc: { run_seq: 1 } },
-            { session, returnDocument: 'after' },
-          ).lean();
-          if (!server) throw new ServerNotRunnable();
-          const [created] = await DeploymentRunModel.create(
-            [
-              {
-                organization_id: principal.organizationId,
-                deployment_id: deployment._id,
-                server_id: deployment.server_id,
-                triggered_by: principal.tokenName,
-                token_id: principal.tokenId,
-                idempotency_key: idempotencyKey ?? null,
-                queue_seq: server.run_seq,
-                steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
-              },
-            ],
-            { session },
-          );
-          return created!.toObject() as DeploymentRun;
+        const server = await ServerModel.findOneAndUpdate(
+          { _id: deployment.server_id, organization_id: principal.organizationId, host_key_fingerprint: { $type: 'string' } },
+          { $inc: { run_seq: 1 } },
+          { returnDocument: 'after', projection: { run_seq: 1 } },
+        ).lean();
+        if (!server) throw new ServerNotRunnable();
+        const created = await DeploymentRunModel.create({
+          organization_id: principal.organizationId,
+          deployment_id: deployment._id,
+          server_id: deployment.server_id,
+          triggered_by: principal.tokenName,
+          token_id: principal.tokenId,
+          idempotency_key: idempotencyKey ?? null,
+          queue_seq: server.run_seq,
+          steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
         });
+        run = created.toObject() as DeploymentRun;
       } catch (error) {
         if (idempotencyKey && isDuplicate(error)) {
           const existing = await replay();
