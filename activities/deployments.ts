@@ -10,7 +10,15 @@ import { describeTarget } from '../src/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES } from '../src/ssh/errors';
 import { killProcessGroup, runInProcessGroup } from '../src/ssh/exec';
 import type { SshPool } from '../src/ssh/pool';
-import type { QueuedRun, RunStepDefinition, StepResult } from '../workflows/contracts';
+import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepResult } from '../workflows/contracts';
+import type { SshError } from '../src/ssh/errors';
+
+/** The SSH side of a step failed (not the command, not the database). */
+class StepTransportError extends Error {
+  constructor(readonly sshError: SshError) {
+    super(sshError.message);
+  }
+}
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -79,6 +87,13 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       const run = await DeploymentRunModel.findById(runId, { organization_id: 1, server_id: 1, steps: { $slice: [index, 1] } }).lean();
       const step = run?.steps[0];
       if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
+      // This attempt already finished (its worker died before reporting): report it, never run it twice.
+      if (step.last_exit?.attempt === input.exitAttempt) {
+        const exitCode = step.last_exit.exit_code ?? null;
+        const timedOut = !!step.last_exit.timed_out;
+        return { status: exitCode === 0 && !timedOut ? 'success' : 'failed', exitCode, timedOut };
+      }
+      const limitSeconds = step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS;
       const [target, organizationSecrets] = await Promise.all([
         loadTarget(run.server_id.toString()),
         organizationSecretValues(run.organization_id.toString(), secretBox),
@@ -99,29 +114,34 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       );
 
       // Persist-then-relay: each flush is one update, one change event, one sequence number.
+      let streamed = step.streamed ?? 0;
+      const chunkFields = (chunk: string) => {
+        output.append(chunk);
+        const fields = {
+          [stepField(index, 'output')]: output.toString(),
+          [stepField(index, 'output_bytes')]: output.bytes,
+          [stepField(index, 'streamed')]: streamed + chunk.length,
+          // The offset makes every chunk a change, even one identical to the last.
+          last_chunk: { step: index, offset: streamed, data: chunk },
+        };
+        streamed += chunk.length;
+        return fields;
+      };
       let flushing: Promise<void> = Promise.resolve();
       const flush = () => {
-        flushing = flushing.then(async () => {
-          if (!pending) return;
-          const chunk = pending;
-          pending = '';
-          output.append(chunk);
-          await DeploymentRunModel.updateOne(
-            { _id: runId },
-            {
-              $set: {
-                [stepField(index, 'output')]: output.toString(),
-                [stepField(index, 'output_bytes')]: output.bytes,
-                last_chunk: { step: index, data: chunk },
-              },
-              $inc: { seq: 1 },
-            },
-          );
-        });
+        flushing = flushing
+          .then(async () => {
+            if (!pending) return;
+            const chunk = pending;
+            pending = '';
+            await DeploymentRunModel.updateOne({ _id: runId }, { $set: chunkFields(chunk), $inc: { seq: 1 } });
+          })
+          // One failed write must not stop every later one.
+          .catch((err) => log.warn({ err, runId }, 'could not persist step output'));
         return flushing;
       };
       const ticker = setInterval(() => {
-        void flush().catch((err) => log.warn({ err, runId }, 'could not persist step output'));
+        void flush();
         ctx.heartbeat({ bytes: output.bytes });
       }, outputFlushMs);
 
@@ -138,34 +158,37 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
         void killGroup();
       };
       ctx.cancellationSignal.addEventListener('abort', onCancel);
-      const timer = step.timeout_seconds
-        ? setTimeout(() => {
-            stop ??= 'timeout';
-            void killGroup();
-          }, step.timeout_seconds * 1000)
-        : undefined;
+      const timer = setTimeout(() => {
+        stop ??= 'timeout';
+        void killGroup();
+      }, limitSeconds * 1000);
 
       try {
-        // An earlier attempt's command may still run on the server (its worker died): stop it first.
-        if (step.pgid) {
-          const previous = step.pgid;
-          await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, previous, 1));
+        let result;
+        try {
+          // An earlier attempt's command may still run on the server (its worker died): stop it first.
+          if (step.pgid) {
+            const previous = step.pgid;
+            await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, previous, 1));
+          }
+          result = await sshPool.withConnection(target, (ssh) =>
+            runInProcessGroup(ssh, step.command, {
+              onOutput: (text) => {
+                pending += redactor.push(text);
+              },
+              onProcessGroup: (id) => {
+                pgid = id;
+                void DeploymentRunModel.updateOne({ _id: runId }, { $set: { [stepField(index, 'pgid')]: id } }).catch(() => undefined);
+                if (stop) void killGroup();
+              },
+            }),
+          );
+        } catch (error) {
+          throw new StepTransportError(classifySshError(error, describeTarget(target)));
         }
-        const result = await sshPool.withConnection(target, (ssh) =>
-          runInProcessGroup(ssh, step.command, {
-            onOutput: (text) => {
-              pending += redactor.push(text);
-            },
-            onProcessGroup: (id) => {
-              pgid = id;
-              void DeploymentRunModel.updateOne({ _id: runId }, { $set: { [stepField(index, 'pgid')]: id } }).catch(() => undefined);
-              if (stop) void killGroup();
-            },
-          }),
-        );
         pending += redactor.flush();
         const succeeded = result.exitCode === 0 && stop === null;
-        if (stop === 'timeout') pending += `\n--- timed out after ${step.timeout_seconds} s: the command's process group was killed ---\n`;
+        if (stop === 'timeout') pending += `\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`;
         if (stop === 'cancel') pending += '\n--- cancelled: the command\'s process group was killed ---\n';
         if (!succeeded && stop !== 'cancel' && !input.finalExitAttempt) {
           pending += `\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`;
@@ -179,7 +202,6 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
         // The last output and the result in one write: one change, one event.
         const chunk = pending;
         pending = '';
-        if (chunk) output.append(chunk);
         const final = succeeded || input.finalExitAttempt;
         await DeploymentRunModel.updateOne(
           { _id: runId },
@@ -188,22 +210,22 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
               [stepField(index, 'status')]: succeeded ? 'success' : final ? 'failed' : 'running',
               [stepField(index, 'exit_code')]: result.exitCode,
               [stepField(index, 'pgid')]: null,
+              [stepField(index, 'last_exit')]: { attempt: input.exitAttempt, exit_code: result.exitCode, timed_out: stop === 'timeout' },
               ...(final ? { [stepField(index, 'completed_at')]: new Date() } : {}),
-              ...(chunk
-                ? { [stepField(index, 'output')]: output.toString(), [stepField(index, 'output_bytes')]: output.bytes, last_chunk: { step: index, data: chunk } }
-                : {}),
+              ...(chunk ? chunkFields(chunk) : {}),
             },
             $inc: { seq: 1 },
           },
         );
         return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
       } catch (error) {
-        if (error instanceof CancelledFailure) throw error;
+        // Anything else (a database error) is thrown as it is: Temporal retries it, and last_exit keeps a retry from re-running.
+        if (!(error instanceof StepTransportError)) throw error;
+        const sshError = error.sshError;
         pending += redactor.flush();
-        const sshError = classifySshError(error, describeTarget(target));
         pending += `\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`;
         clearInterval(ticker);
-        await flush().catch(() => undefined);
+        await flush();
         throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
       } finally {
         clearInterval(ticker);

@@ -81,6 +81,9 @@ export interface RunStepDefinition {
   continue_on_error: boolean;
 }
 
+/** A step without timeout_seconds is still stopped after a day: nothing runs unwatched forever. */
+export const DEFAULT_STEP_LIMIT_SECONDS = 24 * 3600;
+
 export interface StepResult {
   status: 'success' | 'failed';
   exitCode: number | null;

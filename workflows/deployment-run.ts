@@ -1,6 +1,13 @@
-import { ActivityCancellationType, ActivityFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ActivityFailure,
+  CancellationScope,
+  CancelledFailure,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
-import { NON_RETRYABLE_FAILURES, type QueuedRun, type RunStepDefinition, type StepResult } from './contracts';
+import { DEFAULT_STEP_LIMIT_SECONDS, NON_RETRYABLE_FAILURES, type QueuedRun, type RunStepDefinition, type StepResult } from './contracts';
 
 const bookkeeping = proxyActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
@@ -10,8 +17,9 @@ const bookkeeping = proxyActivities<DeploymentActivities>({
 /** Transport failures retry with backoff for about 45 s; an exit code is not a transport failure. */
 const stepActivities = (step: RunStepDefinition) =>
   proxyActivities<DeploymentActivities>({
-    // The command's own timeout is enforced by the activity (it kills the process group); this is the backstop.
-    startToCloseTimeout: `${(step.timeout_seconds ?? 6 * 3600) + 60} seconds`,
+    // The activity enforces the step's limit itself (killing the process group, then failing the step);
+    // this backstop only catches an activity that could not, and a dead worker is found by heartbeats.
+    startToCloseTimeout: `${(step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS) + 600} seconds`,
     heartbeatTimeout: '15 seconds',
     // "Cancelled" is reported only once the command's process group is really killed and its output saved.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -35,11 +43,13 @@ const messageOf = (error: unknown) => {
  * workflow stops the running command and cancels the remaining steps.
  */
 export async function deploymentRunWorkflow(run: QueuedRun): Promise<void> {
-  const steps = await bookkeeping.beginRun({ runId: run.runId });
+  // Not cancellable: once the run is marked running, the cancel must go through the cleanup below.
+  const steps = await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
   if (!steps) return; // cancelled while queued, or already run: nothing to do
   let status: 'success' | 'failed' | 'cancelled' = 'success';
   let error: string | null = null;
   try {
+    if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled before the first step');
     for (let index = 0; index < steps.length; index += 1) {
       const step = steps[index]!;
       const { runStep } = stepActivities(step);

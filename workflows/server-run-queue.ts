@@ -23,8 +23,8 @@ const { nextQueuedRun } = proxyActivities<DeploymentActivities>({
 
 /**
  * The runs of one server, one at a time, in trigger order: each time, the queued run with the lowest
- * place in the queue (assigned with the run, in the same transaction). Triggers wake it; it ends
- * when idle, and the next wake starts it again.
+ * place in the queue (a per-server counter taken at trigger time). Triggers wake it; it ends when
+ * idle, and the next wake starts it again.
  */
 export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void> {
   let woken = false;

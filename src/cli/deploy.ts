@@ -38,7 +38,10 @@ async function request(base: string, token: string, method: string, path: string
 
 const errorMessage = (body: Record<string, unknown>) => (body.error as { message?: string } | undefined)?.message ?? JSON.stringify(body);
 
-/** Prints each step's output once, however it arrives (events, snapshots or polls). */
+/**
+ * Prints each step's output once, however it arrives: live chunks carry their offset in the step's
+ * stream, snapshots and polls the whole (possibly capped) output.
+ */
 class OutputPrinter {
   private printed = new Map<number, number>();
   private announced = new Map<number, string>();
@@ -49,7 +52,16 @@ class OutputPrinter {
     if (status !== 'pending') say(`==> ${name}: ${status}`);
   }
 
-  /** Prints the part of a step's full output not yet shown. */
+  /** A live chunk: prints what lies past what was printed; false if there is a hole before it. */
+  chunk(index: number, offset: number, data: string): boolean {
+    const done = this.printed.get(index) ?? 0;
+    if (offset > done) return false;
+    const fresh = data.slice(done - offset);
+    if (fresh) this.write(index, fresh);
+    return true;
+  }
+
+  /** A whole run: prints the part of each step's output not yet shown. */
   catchUp(run: RunView) {
     run.steps.forEach((step, index) => {
       const done = this.printed.get(index) ?? 0;
@@ -58,7 +70,7 @@ class OutputPrinter {
     });
   }
 
-  write(index: number, data: string) {
+  private write(index: number, data: string) {
     process.stdout.write(data);
     this.printed.set(index, (this.printed.get(index) ?? 0) + data.length);
   }
@@ -89,6 +101,7 @@ export async function deploy(deploymentId: string, options: { wait?: boolean; ti
 
   const final = await new Promise<RunView>((resolve, reject) => {
     let socket: Socket<ServerToClientEvents, ClientToServerEvents> | undefined;
+    let live = false;
     let lastSeq = -1;
     let settled = false;
     const finish = (result: RunView | DeployExit) => {
@@ -99,37 +112,45 @@ export async function deploy(deploymentId: string, options: { wait?: boolean; ti
       if (result instanceof DeployExit) reject(result);
       else resolve(result);
     };
-    const resync = async () => {
-      const run = await read();
-      printer.catchUp(run);
-      if (FINAL.has(run.status)) finish(run);
-    };
-    // Polling backs the socket up: it catches anything missed, and carries on alone if the socket cannot connect.
+    const resync = () =>
+      read()
+        .then((run) => {
+          printer.catchUp(run);
+          if (FINAL.has(run.status)) finish(run);
+        })
+        .catch((error: unknown) => finish(error instanceof DeployExit ? error : new DeployExit(2, String(error))));
+    // Polling stands in while the socket is down (it cannot connect, or reconnects); it also enforces --timeout.
     const poller = setInterval(() => {
       if (Date.now() > deadline) return finish(new DeployExit(1, `Run ${runId} not finished after ${options.timeout} s (it goes on; poll ${runPath})`));
-      void resync().catch((error: unknown) => finish(error instanceof DeployExit ? error : new DeployExit(2, String(error))));
+      if (!live) void resync();
     }, 2000);
 
     socket = io(base, { auth: { token }, transports: ['websocket'], reconnectionAttempts: 5 });
     socket.on('connect', () => {
-      void socket!.emitWithAck('subscribe', { run_id: runId }).then((answer) => {
-        if (!answer.ok) return finish(new DeployExit(2, answer.error.message));
-        const run = answer.data.run as RunView;
-        lastSeq = answer.data.seq;
-        printer.catchUp(run);
-        if (FINAL.has(run.status)) finish(run);
-      });
+      void socket!
+        .emitWithAck('subscribe', { run_id: runId })
+        .then((answer) => {
+          if (!answer.ok) return finish(new DeployExit(2, answer.error.message));
+          const run = answer.data.run as RunView;
+          lastSeq = answer.data.seq;
+          live = true;
+          printer.catchUp(run);
+          if (FINAL.has(run.status)) finish(run);
+        })
+        .catch(() => undefined);
+    });
+    socket.on('disconnect', () => {
+      live = false;
     });
     socket.on('DeploymentRunUpdated', (event: DeploymentRunUpdatedEvent) => {
-      if (lastSeq < 0 || event.seq <= lastSeq) return;
-      if (event.seq !== lastSeq + 1) {
-        // A gap: something was missed; the run itself has it all.
-        lastSeq = event.seq;
+      if (!live || event.seq <= lastSeq) return;
+      const gap = event.seq !== lastSeq + 1;
+      lastSeq = event.seq;
+      // A missed event, or a chunk past what was printed: the run itself has it all.
+      if (gap || (event.output && !printer.chunk(event.output.step, event.output.offset, event.output.data))) {
         void resync();
         return;
       }
-      lastSeq = event.seq;
-      if (event.output) printer.write(event.output.step, event.output.data);
       event.steps.forEach((s, i) => printer.step(i, s.name, s.status));
       if (FINAL.has(event.status)) void resync();
     });

@@ -43,6 +43,10 @@ const runStepSchema = new Schema(
     status: { type: String, enum: STEP_STATUSES, required: true, default: 'pending' },
     output: { type: String, default: '' },
     output_bytes: { type: Number, default: 0 },
+    // Characters streamed so far (uncapped): where the next live chunk starts.
+    streamed: { type: Number, default: 0 },
+    // The result of the latest exit attempt, so a retried activity never runs a finished command again.
+    last_exit: { type: new Schema({ attempt: Number, exit_code: Number, timed_out: Boolean }, { _id: false }), default: null },
     exit_code: { type: Number, default: null },
     attempts: { type: Number, default: 0 },
     started_at: { type: Date, default: null },
@@ -72,7 +76,7 @@ const deploymentRunSchema = new Schema(
     // Bumped by every persisted change: the sequence number of live events.
     seq: { type: Number, required: true, default: 0 },
     // The output appended by the latest change, relayed as a chunk; older chunks live in steps[].output.
-    last_chunk: { type: new Schema({ step: Number, data: String }, { _id: false }), default: null },
+    last_chunk: { type: new Schema({ step: Number, offset: Number, data: String }, { _id: false }), default: null },
   },
   { timestamps: true },
 );

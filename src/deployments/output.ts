@@ -12,14 +12,19 @@ export class Redactor {
     this.secrets = [...new Set([...secrets].filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
   }
 
-  /** Length of the longest end of text that some secret starts with. */
+  /** Length of the longest end of text that any secret starts with. */
   private partialSecretAtEnd(text: string): number {
+    let longest = 0;
     for (const secret of this.secrets) {
-      for (let k = Math.min(secret.length - 1, text.length); k > 0; k -= 1) {
-        if (secret.startsWith(text.slice(text.length - k))) return k;
+      // The leftmost start that fits is this secret's longest; only starts that would beat `longest` matter.
+      for (let i = Math.max(0, text.length - (secret.length - 1)); i < text.length - longest; i += 1) {
+        if (text.charCodeAt(i) === secret.charCodeAt(0) && secret.startsWith(text.slice(i))) {
+          longest = text.length - i;
+          break;
+        }
       }
     }
-    return 0;
+    return longest;
   }
 
   private replace(text: string): string {
@@ -45,10 +50,17 @@ export class Redactor {
   }
 }
 
-/** A step's output, capped: the first and the last part are kept, and the cut is marked. */
+const isContinuationByte = (byte: number | undefined) => byte !== undefined && (byte & 0xc0) === 0x80;
+
+/**
+ * A step's output, capped in bytes (UTF-8, as stored): the first and the last part are kept, the
+ * cut is marked, and no character is split.
+ */
 export class CappedOutput {
   private head = '';
-  private tail = '';
+  private headBytes = 0;
+  private headFull = false;
+  private tail: Buffer = Buffer.alloc(0);
   private omitted = 0;
   private total = 0;
 
@@ -61,18 +73,27 @@ export class CappedOutput {
   }
 
   append(text: string): void {
-    this.total += Buffer.byteLength(text);
-    const room = this.headLimit - this.head.length;
-    if (room > 0) {
-      this.head += text.slice(0, room);
-      text = text.slice(room);
+    let bytes = Buffer.from(text, 'utf8');
+    this.total += bytes.length;
+    if (!this.headFull) {
+      const room = this.headLimit - this.headBytes;
+      if (bytes.length <= room) {
+        this.head += text;
+        this.headBytes += bytes.length;
+        return;
+      }
+      let cut = room;
+      while (cut > 0 && isContinuationByte(bytes[cut])) cut -= 1;
+      this.head += bytes.subarray(0, cut).toString('utf8');
+      this.headBytes += cut;
+      this.headFull = true;
+      bytes = bytes.subarray(cut);
     }
-    if (!text) return;
-    this.tail += text;
+    this.tail = Buffer.concat([this.tail, bytes]);
     if (this.tail.length > this.tailLimit) {
       const drop = this.tail.length - this.tailLimit;
-      this.omitted += Buffer.byteLength(this.tail.slice(0, drop));
-      this.tail = this.tail.slice(drop);
+      this.omitted += drop;
+      this.tail = this.tail.subarray(drop);
     }
   }
 
@@ -81,6 +102,11 @@ export class CappedOutput {
   }
 
   toString(): string {
-    return this.omitted ? `${this.head}\n… [${this.omitted} bytes of output omitted] …\n${this.tail}` : this.head + this.tail;
+    // The cut may have left the tail starting inside a character: drop those bytes too.
+    let skip = 0;
+    while (this.omitted && isContinuationByte(this.tail[skip])) skip += 1;
+    const tail = this.tail.subarray(skip).toString('utf8');
+    const omitted = this.omitted + skip;
+    return omitted ? `${this.head}\n… [${omitted} bytes of output omitted] …\n${tail}` : this.head + tail;
   }
 }

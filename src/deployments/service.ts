@@ -132,6 +132,11 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
           steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
         });
         run = created.toObject() as DeploymentRun;
+        // The deployment was deleted while this trigger ran: take the run back, as if it had come after.
+        if (!(await DeploymentModel.exists({ _id: deployment._id }))) {
+          await DeploymentRunModel.deleteOne({ _id: run._id });
+          throw notFound('Deployment');
+        }
       } catch (error) {
         if (idempotencyKey && isDuplicate(error)) {
           const existing = await replay();
@@ -184,10 +189,19 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
       );
       if (dropped.modifiedCount === 0) {
         await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: now } });
+        let found: boolean;
         try {
-          await workflows.cancelRunWorkflow(run._id.toString());
+          found = await workflows.cancelRunWorkflow(run._id.toString());
         } catch (error) {
           throw Object.assign(new ApiError('service_unavailable', 'Could not cancel: Temporal is unreachable; try again'), { cause: error });
+        }
+        if (!found) {
+          // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
+          await DeploymentRunModel.updateOne(
+            { _id: run._id, status: 'running' },
+            { $set: { status: 'cancelled', completed_at: now, 'steps.$[open].status': 'cancelled' }, $inc: { seq: 1 } },
+            { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
+          );
         }
       }
       return toRunView(await findRun(organizationId, deploymentId, runId));

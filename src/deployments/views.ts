@@ -40,6 +40,8 @@ export function toRunView(r: DeploymentRun, withOutput = true) {
     completed_at: iso(r.completed_at),
     duration_seconds: durationSeconds(r),
     error: r.error ?? null,
+    /** The sequence number of the latest change, as in live events. */
+    seq: r.seq,
     steps: r.steps.map((s) => ({
       name: s.name,
       command: s.command,

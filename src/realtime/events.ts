@@ -19,8 +19,11 @@ export interface DeploymentRunUpdatedEvent {
   started_at: string | null;
   completed_at: string | null;
   steps: RunStepState[];
-  /** Output appended by this change, already redacted. */
-  output: { step: number; step_name: string; data: string } | null;
+  /**
+   * Output appended by this change, already redacted. `offset` counts the characters the step had
+   * streamed before it, so a client that already printed past it can skip what it has seen.
+   */
+  output: { step: number; step_name: string; offset: number; data: string } | null;
 }
 
 export type Ack<T> = (response: { ok: true; data: T } | { ok: false; error: { code: string; message: string } }) => void;

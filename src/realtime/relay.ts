@@ -15,12 +15,15 @@ export async function enableChangeStreamImages(): Promise<void> {
   await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } });
 }
 
+/** A change as the relay receives it: the post-image without outputs, and the names of the fields it set. */
+type RelayedChange = ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] };
+
 /** The event of one change; null for bookkeeping writes that do not advance the run's sequence. */
-export function toRunEvent(change: ChangeStreamDocument<DeploymentRun>): DeploymentRunUpdatedEvent | null {
+export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | null {
   if (change.operationType !== 'insert' && change.operationType !== 'update' && change.operationType !== 'replace') return null;
   const doc = change.fullDocument;
   if (!doc) return null;
-  const updated = change.operationType === 'update' ? Object.keys(change.updateDescription.updatedFields ?? {}) : ['seq', 'last_chunk'];
+  const updated = change.operationType === 'update' ? (change.changedKeys ?? []) : ['seq', 'last_chunk'];
   if (!updated.includes('seq')) return null;
   const view = toRunView(doc, false);
   const chunk = updated.includes('last_chunk') ? doc.last_chunk : null;
@@ -34,7 +37,10 @@ export function toRunEvent(change: ChangeStreamDocument<DeploymentRun>): Deploym
     steps: view.steps.map(({ name, status, exit_code, attempts, started_at, completed_at }) => ({
       name, status, exit_code, attempts, started_at, completed_at,
     })),
-    output: chunk && typeof chunk.step === 'number' ? { step: chunk.step, step_name: doc.steps[chunk.step]?.name ?? '', data: chunk.data ?? '' } : null,
+    output:
+      chunk && typeof chunk.step === 'number'
+        ? { step: chunk.step, step_name: doc.steps[chunk.step]?.name ?? '', offset: chunk.offset ?? 0, data: chunk.data ?? '' }
+        : null,
   };
 }
 
@@ -49,18 +55,24 @@ export function relayRunChanges(emit: (event: DeploymentRunUpdatedEvent) => void
 
   const open = () => {
     if (closed) return;
-    // Events carry each change's appended chunk, never whole outputs: leave those out of the post-image.
-    stream = DeploymentRunModel.collection.watch<DeploymentRun>([{ $project: { 'fullDocument.steps.output': 0 } }], {
-      fullDocument: 'required',
-      ...(resumeAfter ? { resumeAfter } : {}),
-    });
-    stream.on('change', (change: ChangeStreamDocument<DeploymentRun>) => {
+    // Events carry each change's appended chunk, never whole outputs: keep only the names of the
+    // fields a change set, and leave outputs out of the post-image.
+    stream = DeploymentRunModel.collection.watch<DeploymentRun>(
+      [
+        { $addFields: { changedKeys: { $map: { input: { $objectToArray: { $ifNull: ['$updateDescription.updatedFields', {}] } }, in: '$$this.k' } } } },
+        { $project: { updateDescription: 0, 'fullDocument.steps.output': 0 } },
+      ],
+      { fullDocument: 'required', ...(resumeAfter ? { resumeAfter } : {}) },
+    );
+    stream.on('change', (change: RelayedChange) => {
       resumeAfter = change._id;
       const event = toRunEvent(change);
       if (event) emit(event);
     });
-    stream.on('error', (err) => {
+    stream.on('error', (err: Error & { codeName?: string }) => {
       if (closed) return;
+      // The oplog no longer reaches back to where we stopped: start from now (clients re-read on the gap).
+      if (err.codeName === 'ChangeStreamHistoryLost' || err.codeName === 'InvalidResumeToken') resumeAfter = undefined;
       log.warn({ err: err.message }, 'run change stream failed; reopening');
       void stream?.close().catch(() => undefined);
       setTimeout(open, 1000).unref();

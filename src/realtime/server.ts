@@ -34,18 +34,25 @@ export function attachRealtime(httpServer: HttpServer, log: Logger) {
   });
 
   io.on('connection', (socket) => {
+    const ownRun = (runId: string) =>
+      DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
     socket.on('subscribe', async (request, ack) => {
       if (typeof ack !== 'function') return;
-      const runId = typeof request?.run_id === 'string' && /^[0-9a-f]{24}$/i.test(request.run_id) ? request.run_id : null;
-      if (!runId) return ack(notFound);
-      // Join first, then read: an event between the two arrives with a seq the snapshot already covers, never lost.
-      await socket.join(runRoom(runId));
-      const run = await DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
-      if (!run) {
-        await socket.leave(runRoom(runId));
-        return ack(notFound);
+      try {
+        const runId = typeof request?.run_id === 'string' && /^[0-9a-f]{24}$/i.test(request.run_id) ? request.run_id : null;
+        // Check ownership before joining: not even for a moment may another organization's events reach this socket.
+        if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: socket.data.principal.organizationId }))) {
+          return ack(notFound);
+        }
+        // Join, then read: an event between the two carries a seq the snapshot already covers, so none is lost.
+        await socket.join(runRoom(runId));
+        const run = await ownRun(runId);
+        if (!run) return ack(notFound);
+        ack({ ok: true, data: { seq: run.seq, run: toRunView(run) } });
+      } catch (err) {
+        log.error({ err }, 'subscribe failed');
+        ack({ ok: false, error: { code: 'internal_error', message: 'Could not subscribe; try again' } });
       }
-      ack({ ok: true, data: { seq: run.seq, run: toRunView(run) } });
     });
     socket.on('unsubscribe', async (request, ack) => {
       if (typeof request?.run_id === 'string') await socket.leave(runRoom(request.run_id));

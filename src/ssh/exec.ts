@@ -46,12 +46,14 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
       channel.stderr.on('data', (chunk: Buffer) => {
         if (pgidSeen) return options.onOutput(chunk.toString('utf8'));
         stderrText += chunk.toString('utf8');
-        const match = /^bosun-pgid:(\d+)\n/.exec(stderrText);
+        // Anything the login shell printed first (a locale warning, say) is output like the rest.
+        const match = /(?:^|\n)bosun-pgid:(\d+)\n/.exec(stderrText);
         if (!match) return;
         pgidSeen = true;
         options.onProcessGroup(Number(match[1]));
-        const rest = stderrText.slice(match[0].length);
-        if (rest) options.onOutput(rest);
+        const before = stderrText.slice(0, match.index + (match[0].startsWith('\n') ? 1 : 0));
+        const rest = stderrText.slice(match.index + match[0].length);
+        if (before + rest) options.onOutput(before + rest);
       });
       channel.on('exit', (code: number | null, signal?: string) => {
         exit = { exitCode: code ?? null, signal: signal ?? null };

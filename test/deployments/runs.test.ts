@@ -100,6 +100,23 @@ describe('running deployments over SSH', () => {
     expect(again.status).toBe(409);
   });
 
+  test('cancels fired right after triggers always end in a final run with nothing left pending or running', async () => {
+    const id = await define([{ name: 'a', command: 'sleep 0.2' }, { name: 'b', command: 'echo b' }]);
+    const runIds: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const runId = (await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token))).body.run_id;
+      if (i > 0) await new Promise((r) => setTimeout(r, 40 * i));
+      const cancel = await bosun.api.post(`/api/v1/deployments/${id}/runs/${runId}/cancel`).set(bearer(token));
+      expect([202, 409]).toContain(cancel.status);
+      runIds.push(runId);
+    }
+    for (const runId of runIds) {
+      const run = await eventually(() => getRun(id, runId), (r) => ['success', 'failed', 'cancelled'].includes(r.status), 30_000);
+      expect(run.steps.filter((s: { status: string }) => s.status === 'pending' || s.status === 'running')).toEqual([]);
+    }
+    expect((await bosun.api.delete(`/api/v1/deployments/${id}`).set(bearer(token))).status).toBe(204);
+  });
+
   test('the same Idempotency-Key returns the same run, never a second one', async () => {
     const id = await define([{ name: 'once', command: 'echo once' }]);
     const key = `ci-job-${unique()}`;

@@ -11,6 +11,12 @@ describe('redacting streamed output', () => {
     expect(redactor.flush()).toBe('hunter2-se');
   });
 
+  test('with several secrets, the longest possible start of any of them is held back', () => {
+    const redactor = new Redactor(['abcdefgh', 'xyzab']);
+    expect(redactor.push('hello xyza')).toBe('hello ');
+    expect(redactor.push('b rest')).toBe('[redacted] rest');
+  });
+
   test('the longest secret wins when one contains another; tiny values are not treated as secrets', () => {
     const redactor = new Redactor(['abcd', 'abcdefgh', 'xy']);
     expect(redactor.push('abcdefgh abcd xy\n')).toBe('[redacted] [redacted] xy\n');
@@ -24,5 +30,16 @@ describe('capped output', () => {
     out.append('abcdef');
     expect(out.toString()).toBe('0123\n… [6 bytes of output omitted] …\nabcdef');
     expect(out.bytes).toBe(16);
+  });
+
+  test('caps bytes, not characters, and never splits a character', () => {
+    const out = new CappedOutput(5, 7);
+    out.append('ééé'); // 6 bytes: the head takes two characters (4 bytes)
+    out.append('€€€€'); // 12 bytes
+    const text = out.toString();
+    expect(text.startsWith('éé\n… [')).toBe(true);
+    expect(text.endsWith('€€')).toBe(true);
+    expect(Buffer.byteLength(text.split('…\n')[1]!)).toBeLessThanOrEqual(7);
+    expect(text).not.toContain('\ufffd');
   });
 });
