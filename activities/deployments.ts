@@ -57,6 +57,21 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     return loaded.target;
   }
 
+  /** Best effort: a step that ends without its command's result (cancelled in a retry pause, given up) may leave it running. */
+  async function killLeftovers(runId: string, pgids: number[]) {
+    if (!pgids.length) return;
+    const run = await DeploymentRunModel.findById(runId, { server_id: 1 }).lean();
+    const loaded = run ? await loadSshTarget(run.server_id.toString(), secretBox).catch(() => null) : null;
+    if (!loaded) return;
+    await Promise.all(
+      pgids.map((pgid) =>
+        sshPool.withConnection(loaded.target, (ssh) => killProcessGroup(ssh, pgid, 1)).catch((err) =>
+          log.warn({ err: (err as Error).message, runId, pgid }, 'could not stop a leftover command'),
+        ),
+      ),
+    );
+  }
+
   return {
     /** queued → running; returns the steps, or null when the run is no longer queued (cancelled, or started already). */
     async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
@@ -236,6 +251,9 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
     /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */
     async failStep({ runId, index, message }: { runId: string; index: number; message: string }): Promise<void> {
+      const run = await DeploymentRunModel.findById(runId, { steps: { $slice: [index, 1] } }).lean();
+      const pgid = run?.steps[0]?.pgid;
+      if (pgid) await killLeftovers(runId, [pgid]);
       await DeploymentRunModel.updateOne(
         { _id: runId },
         {
@@ -259,14 +277,16 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
     /** After a cancel: the running step and every pending one become cancelled. */
     async cancelSteps({ runId }: { runId: string }): Promise<void> {
-      const run = await DeploymentRunModel.findById(runId, { steps: 1 }).lean();
+      const run = await DeploymentRunModel.findById(runId, { 'steps.status': 1, 'steps.pgid': 1 }).lean();
       if (!run) return;
+      await killLeftovers(runId, run.steps.flatMap((step) => (step.pgid ? [step.pgid] : [])));
       const now = new Date();
       const $set: Record<string, unknown> = {};
       run.steps.forEach((step, index) => {
         if (step.status === 'pending' || step.status === 'running') {
           $set[stepField(index, 'status')] = 'cancelled';
           if (step.status === 'running') $set[stepField(index, 'completed_at')] = now;
+          $set[stepField(index, 'pgid')] = null;
         }
       });
       if (Object.keys($set).length) await DeploymentRunModel.updateOne({ _id: runId }, { $set, $inc: { seq: 1 } });
