@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
-import { pageMeta, skipFor, type PageQuery } from '../http/pagination';
+import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../servers/model';
 import type { WorkflowGateway } from '../temporal/client';
 import type { Principal } from '../tokens/service';
@@ -40,13 +40,8 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
   const duplicateName = (name: string) => new ApiError('conflict', `A deployment named "${name}" already exists in this organization`);
 
   return {
-    async list(organizationId: string, page: PageQuery) {
-      const filter = { organization_id: organizationId };
-      const [total, deployments] = await Promise.all([
-        DeploymentModel.countDocuments(filter),
-        DeploymentModel.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<Deployment[]>(),
-      ]);
-      return { data: deployments.map(toDeploymentListView), meta: pageMeta(page, total) };
+    list(organizationId: string, page: PageQuery) {
+      return findPage(DeploymentModel, { organization_id: organizationId }, page, toDeploymentListView);
     },
 
     async get(organizationId: string, id: string) {
@@ -165,12 +160,7 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
 
     async listRuns(organizationId: string, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(organizationId, deploymentId);
-      const filter = { deployment_id: deployment._id, organization_id: organizationId };
-      const [total, runs] = await Promise.all([
-        DeploymentRunModel.countDocuments(filter),
-        DeploymentRunModel.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<DeploymentRun[]>(),
-      ]);
-      return { data: runs.map(toRunListView), meta: pageMeta(page, total) };
+      return findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: organizationId }, page, toRunListView);
     },
 
     async getRun(organizationId: string, deploymentId: string, runId: string) {

@@ -1,3 +1,4 @@
+import type { Model } from 'mongoose';
 import { z } from 'zod';
 
 export const MAX_PER_PAGE = 100;
@@ -29,4 +30,13 @@ export function pageMeta({ page, per_page }: PageQuery, total: number): PageMeta
   return { current_page: page, per_page, total, last_page: Math.max(1, Math.ceil(total / per_page)) };
 }
 
-export const skipFor = ({ page, per_page }: PageQuery) => (page - 1) * per_page;
+const skipFor = ({ page, per_page }: PageQuery) => (page - 1) * per_page;
+
+/** One page of a collection, newest first, in the list envelope: `data` (each through `view`) and `meta`. */
+export async function findPage<Doc, View>(model: Model<any>, filter: Record<string, unknown>, page: PageQuery, view: (doc: Doc) => View) {
+  const [total, docs] = await Promise.all([
+    model.countDocuments(filter),
+    model.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<Doc[]>(),
+  ]);
+  return { data: docs.map(view), meta: pageMeta(page, total) };
+}

@@ -2,7 +2,7 @@ import { Types } from 'mongoose';
 import { utils as ssh2Utils } from 'ssh2';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
-import { pageMeta, skipFor, type PageQuery } from '../http/pagination';
+import { findPage, type PageQuery } from '../http/pagination';
 import type { SecretBox } from '../secrets/secret-box';
 import type { WorkflowGateway } from '../temporal/client';
 import { sealCredentials, type ServerCredentials } from './credentials';
@@ -78,13 +78,8 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     temporal('schedule verification', () => workflows.startServerVerification(toRef(server), { trustNewHostKey }));
 
   return {
-    async list(organizationId: string, page: PageQuery) {
-      const filter = { organization_id: organizationId };
-      const [total, servers] = await Promise.all([
-        ServerModel.countDocuments(filter),
-        ServerModel.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<Server[]>(),
-      ]);
-      return { data: servers.map(toListView), meta: pageMeta(page, total) };
+    list(organizationId: string, page: PageQuery) {
+      return findPage(ServerModel, { organization_id: organizationId }, page, toListView);
     },
 
     async get(organizationId: string, id: string) {

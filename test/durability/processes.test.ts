@@ -1,11 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
-import { BosunProcess, runCli } from '../support/processes';
+import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { connectSocket, watchRun } from '../support/socket';
 
@@ -31,17 +26,7 @@ describe('runs survive the death of Bosun’s own processes', () => {
   };
 
   beforeAll(async () => {
-    const id = randomBytes(4).toString('hex');
-    env = {
-      ...process.env,
-      BOSUN_HOME: mkdtempSync(path.join(os.tmpdir(), 'bosun-durable-')),
-      BOSUN_CACHE_DIR: services.cacheDir,
-      BOSUN_SECRET_KEY: randomBytes(32).toString('base64'),
-      MONGODB_URI: embeddedMongoUri(services.mongoPort, `bosun_durable_${id}`),
-      TEMPORAL_ADDRESS: services.temporalAddress,
-      TEMPORAL_TASK_QUEUE: `bosun-durable-${id}`,
-      LOG_LEVEL: 'warn',
-    };
+    env = externalServicesEnv('durable');
     token = (await runCli(['tokens', 'create', '--org', 'durable', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
   });
   afterAll(async () => {

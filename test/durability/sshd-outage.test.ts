@@ -1,4 +1,4 @@
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { Sshd } from '../support/sshd';
 
 describe('a server that drops off in the middle of a step', () => {

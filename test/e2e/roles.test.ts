@@ -1,11 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
-import { BosunProcess, runCli } from '../support/processes';
+import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
 import { sharedServices } from '../support/shared';
 
 describe('npm run api / npm run worker against existing MongoDB and Temporal', () => {
@@ -14,17 +9,7 @@ describe('npm run api / npm run worker against existing MongoDB and Temporal', (
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    const id = randomBytes(4).toString('hex');
-    env = {
-      ...process.env,
-      BOSUN_HOME: mkdtempSync(path.join(os.tmpdir(), 'bosun-roles-')),
-      BOSUN_CACHE_DIR: services.cacheDir,
-      BOSUN_SECRET_KEY: randomBytes(32).toString('base64'),
-      MONGODB_URI: embeddedMongoUri(services.mongoPort, `bosun_roles_${id}`),
-      TEMPORAL_ADDRESS: services.temporalAddress,
-      TEMPORAL_TASK_QUEUE: `bosun-roles-${id}`,
-      LOG_LEVEL: 'warn',
-    };
+    env = externalServicesEnv('roles');
   });
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop('SIGKILL')));

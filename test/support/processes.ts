@@ -1,5 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { sharedServices } from './shared';
 
 export const REPO = path.resolve(__dirname, '../..');
 
@@ -7,6 +12,22 @@ export interface Finished {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+/** The environment of Bosun processes on the run's shared MongoDB and Temporal, with a database and task queue of their own. */
+export function externalServicesEnv(name: string): NodeJS.ProcessEnv {
+  const services = sharedServices();
+  const id = randomBytes(4).toString('hex');
+  return {
+    ...process.env,
+    BOSUN_HOME: mkdtempSync(path.join(os.tmpdir(), `bosun-${name}-`)),
+    BOSUN_CACHE_DIR: services.cacheDir,
+    BOSUN_SECRET_KEY: randomBytes(32).toString('base64'),
+    MONGODB_URI: embeddedMongoUri(services.mongoPort, `bosun_${name}_${id}`),
+    TEMPORAL_ADDRESS: services.temporalAddress,
+    TEMPORAL_TASK_QUEUE: `bosun-${name}-${id}`,
+    LOG_LEVEL: 'warn',
+  };
 }
 
 /** Runs the `bosun` command as a user would (the package's bin), with the given environment. */
