@@ -8,7 +8,7 @@ import { freePort } from './embedded/ports';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey, SecretBox } from './secrets/secret-box';
-import { createDeploymentService, wakeQueuedRuns } from './deployments/service';
+import { createDeploymentService, failOrphanedRuns, wakeQueuedRuns } from './deployments/service';
 import { enableChangeStreamImages } from './realtime/relay';
 import { attachRealtime } from './realtime/server';
 import { createServerService, repairHealthMonitors } from './servers/service';
@@ -122,9 +122,9 @@ async function start(config: Config, role: Role, log: Logger) {
         exitCode = 1;
         process.kill(process.pid, 'SIGTERM');
       });
-      Promise.all([repairHealthMonitors(workflows), wakeQueuedRuns(workflows)]).then(
-        ([monitors, queues]) => log.debug({ monitors, queues }, 'health monitors and run queues checked'),
-        (err) => log.warn({ err }, 'could not check health monitors and run queues'),
+      Promise.all([repairHealthMonitors(workflows), wakeQueuedRuns(workflows), failOrphanedRuns(workflows)]).then(
+        ([monitors, queues, orphans]) => log.info({ monitors, queues, orphans }, 'health monitors, run queues and orphaned runs checked'),
+        (err) => log.warn({ err }, 'could not check health monitors, run queues and orphaned runs'),
       );
       lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
     }

@@ -201,6 +201,33 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
 
 export type DeploymentService = ReturnType<typeof createDeploymentService>;
 
+/**
+ * Runs marked running whose workflow has ended (terminated by hand in Temporal, or its data reset)
+ * are finished as failed, with the reason: nothing will ever run them again.
+ */
+export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<number> {
+  let count = 0;
+  for await (const run of DeploymentRunModel.find({ status: 'running' }, { _id: 1 }).lean().cursor()) {
+    if (await workflows.runWorkflowOpen(run._id.toString())) continue;
+    const now = new Date();
+    const result = await DeploymentRunModel.updateOne(
+      { _id: run._id, status: 'running' },
+      {
+        $set: {
+          status: 'failed',
+          completed_at: now,
+          error: 'The run’s workflow ended without finishing it (terminated in Temporal?)',
+          'steps.$[open].status': 'cancelled',
+        },
+        $inc: { seq: 1 },
+      },
+      { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
+    );
+    count += result.modifiedCount;
+  }
+  return count;
+}
+
 /** Wakes the queue of every server with queued runs: after a crash between a trigger's commit and its wake. */
 export async function wakeQueuedRuns(workflows: WorkflowGateway): Promise<number> {
   const waiting = await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; organization_id: Types.ObjectId }>([

@@ -127,6 +127,16 @@ export class WorkflowGateway {
     return next;
   }
 
+  /** Is the run's workflow still open? False when it ended (or never existed). */
+  async runWorkflowOpen(runId: string): Promise<boolean> {
+    try {
+      return (await this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+  }
+
   /** Cancels a running run's workflow; false when it does not exist (not started, or long gone). */
   async cancelRunWorkflow(runId: string): Promise<boolean> {
     try {
