@@ -90,6 +90,15 @@ async function main() {
     const c = ansible();
 
     const one = await bosunRun(bosun, token, servers[1]!, 1, 'trigger-latency');
+    // One at a time first: what a trigger costs when nothing else competes for the two cores.
+    const sequential: number[] = [];
+    for (let i = 0; i < 50; i += 1) {
+      const t0 = performance.now();
+      const res = await bosun.api.post(`/api/v1/deployments/${one}/run`).set(bearer(token));
+      if (res.status !== 202) throw new Error(`trigger answered ${res.status}`);
+      sequential.push(performance.now() - t0);
+    }
+    await new Promise((r) => setTimeout(r, 3000)); // let those runs drain before the concurrent burst
     const latencies = await Promise.all(
       Array.from({ length: 50 }, async () => {
         const t0 = performance.now();
@@ -109,6 +118,7 @@ async function main() {
     console.log(`(a) baseline node-ssh exec, open connection   per step ${ms(a)}`);
     console.log(`(b) Bosun run, trigger → success (polled)      per step ${ms(b)}   ×${(b / a).toFixed(1)} baseline   runs: ${runs.map(ms).join(', ')}`);
     console.log(c === null ? '(c) ansible-playbook not installed: skipped' : `(c) Ansible, pipelining + ControlPersist         per step ${ms(c)}   ×${(c / a).toFixed(1)} baseline   (c)/(b) = ${(c / b).toFixed(1)}`);
+    console.log(`trigger latency, one at a time                 p50 ${ms(percentile(sequential, 50))}   p99 ${ms(percentile(sequential, 99))}`);
     console.log(`trigger latency, 50 concurrent                 p50 ${ms(percentile(latencies, 50))}   p99 ${ms(percentile(latencies, 99))}`);
     console.log(`100 concurrent 5-step runs on 10 servers       wall ${(wall / 1000).toFixed(1)} s   failures ${failures}`);
   } finally {
