@@ -4,7 +4,8 @@ import { CappedOutput, Redactor } from '../src/deployments/output';
 import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/secrets/model';
 import type { SecretBox } from '../src/secrets/secret-box';
-import { CredentialsUnreadableError, loadSshTarget } from '../src/servers/credentials';
+import { loadSshTarget } from '../src/servers/credentials';
+import { loadTargetOrFail } from './ssh-target';
 import type { SshTarget } from '../src/ssh/connect';
 import { describeTarget } from '../src/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES } from '../src/ssh/errors';
@@ -43,13 +44,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
   const tailLimit = stepOutputLimitBytes - headLimit;
 
   async function loadTarget(serverId: string): Promise<SshTarget> {
-    let loaded;
-    try {
-      loaded = await loadSshTarget(serverId, secretBox);
-    } catch (error) {
-      if (error instanceof CredentialsUnreadableError) throw ApplicationFailure.nonRetryable(error.message, 'CredentialsUnreadable');
-      throw error;
-    }
+    const loaded = await loadTargetOrFail(serverId, secretBox);
     if (!loaded) throw ApplicationFailure.nonRetryable('The server was deleted', 'ServerNotFound');
     if (!loaded.target.hostKeyFingerprint) {
       throw ApplicationFailure.nonRetryable('The server has no verified host key: verify it first', 'ServerNotVerified');

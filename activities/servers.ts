@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import { CredentialsUnreadableError, loadSshTarget } from '../src/servers/credentials';
+import { loadTargetOrFail } from './ssh-target';
 import { ServerModel } from '../src/servers/model';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { describeTarget } from '../src/ssh/connect';
@@ -18,22 +19,13 @@ export interface ServerActivityDeps {
 }
 
 export function createServerActivities({ secretBox, sshPool, log, healthIntervalSeconds }: ServerActivityDeps) {
-  async function load(serverId: string) {
-    try {
-      return await loadSshTarget(serverId, secretBox);
-    } catch (error) {
-      if (error instanceof CredentialsUnreadableError) throw ApplicationFailure.nonRetryable(error.message, 'CredentialsUnreadable');
-      throw error;
-    }
-  }
-
   return {
     /**
      * Connects, gathers the fingerprint and marks the server verified, pinning the host key it presented.
      * With trustNewHostKey the old pin is ignored for this connection only: it is replaced on success, never cleared before.
      */
     async verifyServer({ serverId, trustNewHostKey = false }: { serverId: string; trustNewHostKey?: boolean }): Promise<void> {
-      const loaded = await load(serverId);
+      const loaded = await loadTargetOrFail(serverId, secretBox);
       if (!loaded) throw ApplicationFailure.nonRetryable(`Server ${serverId} no longer exists`, 'ServerNotFound');
       const target = { ...loaded.target, hostKeyFingerprint: trustNewHostKey ? null : loaded.target.hostKeyFingerprint };
       const { attempt } = Context.current().info;

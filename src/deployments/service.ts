@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { ApiError, notFound } from '../http/errors';
+import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../servers/model';
@@ -10,6 +10,19 @@ import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
 
 const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
+
+/**
+ * Ends a run that nothing will carry on (still in `from`): its final status, and every step that
+ * had not finished cancelled. False when the run was no longer in `from`.
+ */
+async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: Record<string, unknown> = {}) {
+  const result = await DeploymentRunModel.updateOne(
+    { _id: runId, status: from },
+    { $set: { ...extra, status: to, completed_at: new Date(), 'steps.$[open].status': 'cancelled' }, $inc: { seq: 1 } },
+    { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
+  );
+  return result.modifiedCount > 0;
+}
 
 /** At trigger time: the server is gone or has no pinned host key. */
 class ServerNotRunnable extends Error {}
@@ -97,13 +110,8 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
         if (existing?.status === 'queued') await wake(existing);
         return existing;
       };
-      const wake = async (run: DeploymentRun) => {
-        try {
-          await workflows.wakeQueue(run.server_id.toString(), principal.organizationId);
-        } catch (error) {
-          throw Object.assign(new ApiError('service_unavailable', 'Could not queue the run: Temporal is unreachable; try again'), { cause: error });
-        }
-      };
+      const wake = (run: DeploymentRun) =>
+        unlessTemporalUnreachable('queue the run', () => workflows.wakeQueue(run.server_id.toString(), principal.organizationId));
       if (idempotencyKey) {
         const existing = await replay();
         if (existing) return { run: existing, replayed: true };
@@ -171,28 +179,13 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
     async cancelRun(organizationId: string, deploymentId: string, runId: string) {
       const run = await findRun(organizationId, deploymentId, runId);
       if (FINAL_RUN_STATUSES.includes(run.status)) throw new ApiError('conflict', `The run has already finished (${run.status})`);
-      const now = new Date();
       // Still queued: it is simply never started (its queue skips runs that are not queued).
-      const dropped = await DeploymentRunModel.updateOne(
-        { _id: run._id, status: 'queued' },
-        { $set: { status: 'cancelled', completed_at: now, cancel_requested_at: now, 'steps.$[].status': 'cancelled' }, $inc: { seq: 1 } },
-      );
-      if (dropped.modifiedCount === 0) {
-        await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: now } });
-        let found: boolean;
-        try {
-          found = await workflows.cancelRunWorkflow(run._id.toString());
-        } catch (error) {
-          throw Object.assign(new ApiError('service_unavailable', 'Could not cancel: Temporal is unreachable; try again'), { cause: error });
-        }
-        if (!found) {
-          // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
-          await DeploymentRunModel.updateOne(
-            { _id: run._id, status: 'running' },
-            { $set: { status: 'cancelled', completed_at: now, 'steps.$[open].status': 'cancelled' }, $inc: { seq: 1 } },
-            { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
-          );
-        }
+      const dropped = await closeRun(run._id, 'queued', 'cancelled', { cancel_requested_at: new Date() });
+      if (!dropped) {
+        await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: new Date() } });
+        const found = await unlessTemporalUnreachable('cancel', () => workflows.cancelRunWorkflow(run._id.toString()));
+        // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
+        if (!found) await closeRun(run._id, 'running', 'cancelled');
       }
       return toRunView(await findRun(organizationId, deploymentId, runId));
     },
@@ -209,21 +202,7 @@ export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<numb
   let count = 0;
   for await (const run of DeploymentRunModel.find({ status: 'running' }, { _id: 1 }).lean().cursor()) {
     if (await workflows.runWorkflowOpen(run._id.toString())) continue;
-    const now = new Date();
-    const result = await DeploymentRunModel.updateOne(
-      { _id: run._id, status: 'running' },
-      {
-        $set: {
-          status: 'failed',
-          completed_at: now,
-          error: 'The run’s workflow ended without finishing it (terminated in Temporal?)',
-          'steps.$[open].status': 'cancelled',
-        },
-        $inc: { seq: 1 },
-      },
-      { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
-    );
-    count += result.modifiedCount;
+    if (await closeRun(run._id, 'running', 'failed', { error: 'The run’s workflow ended without finishing it (terminated in Temporal?)' })) count += 1;
   }
   return count;
 }

@@ -53,6 +53,15 @@ export class ApiError extends Error {
 
 export const notFound = (what: string) => new ApiError('not_found', `${what} not found`);
 
+/** A Temporal call that fails becomes 503: the request changed nothing it could not undo. */
+export async function unlessTemporalUnreachable<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw Object.assign(new ApiError('service_unavailable', `Could not ${what}: Temporal is unreachable; try again`), { cause: error });
+  }
+}
+
 export const routeNotFound: RequestHandler = (req, _res, next) => {
   next(new ApiError('not_found', `No route for ${req.method} ${req.path}`));
 };

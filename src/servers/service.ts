@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import { utils as ssh2Utils } from 'ssh2';
-import { ApiError, notFound } from '../http/errors';
+import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import type { SecretBox } from '../secrets/secret-box';
@@ -65,17 +65,8 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     return server;
   }
 
-  /** Temporal calls that fail become 503: the request changed nothing it could not undo. */
-  async function temporal<T>(what: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      throw Object.assign(new ApiError('service_unavailable', `Could not ${what}: Temporal is unreachable; try again`), { cause: error });
-    }
-  }
-
   const startVerification = (server: Server, trustNewHostKey = false) =>
-    temporal('schedule verification', () => workflows.startServerVerification(toRef(server), { trustNewHostKey }));
+    unlessTemporalUnreachable('schedule verification', () => workflows.startServerVerification(toRef(server), { trustNewHostKey }));
 
   return {
     list(organizationId: string, page: PageQuery) {
@@ -135,7 +126,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     /** Stops the server's workflows first, so a Temporal outage leaves the server in place (503), not half-deleted. */
     async remove(organizationId: string, id: string) {
       const server = await find(organizationId, id);
-      await temporal('stop the server’s workflows', () => workflows.stopServerWorkflows(server._id.toString()));
+      await unlessTemporalUnreachable('stop the server’s workflows', () => workflows.stopServerWorkflows(server._id.toString()));
       await ServerModel.deleteOne({ _id: server._id });
     },
   };
