@@ -1,25 +1,15 @@
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/deployments/model';
-import { CappedOutput, Redactor } from '../src/deployments/output';
 import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/secrets/model';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { loadSshTarget } from '../src/servers/credentials';
-import { loadTargetOrFail } from './ssh-target';
 import type { SshTarget } from '../src/ssh/connect';
-import { describeTarget } from '../src/ssh/connect';
-import { classifySshError, SSH_FAILURE_TYPES } from '../src/ssh/errors';
-import { killProcessGroup, runInProcessGroup } from '../src/ssh/exec';
+import { killProcessGroup } from '../src/ssh/exec';
 import type { SshPool } from '../src/ssh/pool';
-import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepResult } from '../workflows/contracts';
-import type { SshError } from '../src/ssh/errors';
-
-/** The SSH side of a step failed (not the command, not the database). */
-class StepTransportError extends Error {
-  constructor(readonly sshError: SshError) {
-    super(sshError.message);
-  }
-}
+import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
+import { loadTargetOrFail } from './ssh-target';
+import { startStepExecution, type StepExecution } from './step-execution';
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -29,7 +19,13 @@ export interface DeploymentActivityDeps {
   stepOutputLimitBytes: number;
   /** How often streamed output is persisted (and so relayed live). */
   outputFlushMs?: number;
+  /** This worker's own task queue, where a long step's command is followed after its hand-off. */
+  handoffTaskQueue: string;
 }
+
+/** How long a handed-off command that finished stays claimable by `awaitStep`. */
+const HELD_STEP_GRACE_MS = 5 * 60_000;
+const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${index}:${exitAttempt}`;
 
 const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
@@ -39,9 +35,11 @@ function credentialSecrets(target: SshTarget): string[] {
   return [target.password, target.passphrase, ...keyLines].filter((s): s is string => !!s);
 }
 
-export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200 }: DeploymentActivityDeps) {
+export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue }: DeploymentActivityDeps) {
   const headLimit = Math.floor(stepOutputLimitBytes / 4);
-  const tailLimit = stepOutputLimitBytes - headLimit;
+  const executionSettings = { sshPool, log, headLimit, tailLimit: stepOutputLimitBytes - headLimit, outputFlushMs };
+  /** Commands handed off by `runStep`, waiting for their `awaitStep`. */
+  const heldSteps = new Map<string, StepExecution>();
 
   async function loadTarget(serverId: string): Promise<SshTarget> {
     const loaded = await loadTargetOrFail(serverId, secretBox);
@@ -67,14 +65,60 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     );
   }
 
+  /**
+   * Starts a step's command, or returns the result of this attempt when it already finished (its
+   * worker died before reporting): a finished command never runs twice.
+   */
+  async function startExecution(input: StepAttempt): Promise<StepResult | StepExecution> {
+    const { runId, index } = input;
+    const [run, target, organizationSecrets] = await Promise.all([
+      // Just this step: the others' output can be megabytes.
+      DeploymentRunModel.findById(runId, { steps: { $slice: [index, 1] } }).lean(),
+      loadTarget(input.serverId),
+      organizationSecretValues(input.organizationId, secretBox),
+    ]);
+    const step = run?.steps[0];
+    if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
+    if (step.last_exit?.attempt === input.exitAttempt) {
+      const exitCode = step.last_exit.exit_code ?? null;
+      const timedOut = !!step.last_exit.timed_out;
+      return { status: exitCode === 0 && !timedOut ? 'success' : 'failed', exitCode, timedOut };
+    }
+    return startStepExecution(executionSettings, {
+      attempt: input,
+      step,
+      target,
+      secrets: [...credentialSecrets(target), ...organizationSecrets],
+      limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
+    });
+  }
+
+  /** The current (heartbeating) activity owns the execution until it ends: progress, cancellation, result. */
+  async function follow(execution: StepExecution): Promise<StepResult> {
+    const ctx = Context.current();
+    const onCancel = () => execution.cancel();
+    ctx.cancellationSignal.addEventListener('abort', onCancel);
+    execution.attach((details) => ctx.heartbeat(details));
+    try {
+      return await execution.result;
+    } finally {
+      ctx.cancellationSignal.removeEventListener('abort', onCancel);
+    }
+  }
+
   return {
-    /** queued → running; returns the steps, or null when the run is no longer queued (cancelled, or started already). */
+    /**
+     * queued → running; returns the steps, or null when the run has ended (cancelled while queued).
+     * A run already running is this workflow's own, begun before its worker died (a local activity
+     * runs again when its workflow task is retried): it carries on.
+     */
     async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
-      const run = await DeploymentRunModel.findOneAndUpdate(
-        { _id: runId, status: 'queued' },
-        { $set: { status: 'running', started_at: new Date() }, $inc: { seq: 1 } },
-        { returnDocument: 'after' },
-      ).lean();
+      const run =
+        (await DeploymentRunModel.findOneAndUpdate(
+          { _id: runId, status: 'queued' },
+          { $set: { status: 'running', started_at: new Date() }, $inc: { seq: 1 } },
+          { returnDocument: 'after' },
+        ).lean()) ?? (await DeploymentRunModel.findOne({ _id: runId, status: 'running' }).lean());
       if (!run) return null;
       await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_at: run.started_at, last_run_status: 'running' } });
       return run.steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
@@ -87,161 +131,51 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     },
 
     /**
-     * Runs one step's command once, streaming its output into the run document while it runs. An
-     * exit status is a result (returned); a lost connection is a transport failure (thrown, retried).
+     * Runs one step's command once, to the end, heartbeating: streaming its output into the run
+     * document while it runs. An exit status is a result (returned); a lost connection is a transport
+     * failure (thrown, retried).
      */
-    async runStep(input: { runId: string; index: number; exitAttempt: number; finalExitAttempt: boolean }): Promise<StepResult> {
-      const { runId, index } = input;
+    async runStep(input: StepAttempt): Promise<StepResult> {
+      const started = await startExecution(input);
+      if ('status' in started) return started;
+      return follow(started);
+    },
+
+    /**
+     * `runStep` as a local activity, which cannot heartbeat: a command still running after
+     * `handoffAfterMs` is left running here and handed to `awaitStep` on this worker's own task queue.
+     */
+    async startStep(input: StepAttempt & { handoffAfterMs: number }): Promise<StepOutcome> {
+      const started = await startExecution(input);
+      if ('status' in started) return started;
       const ctx = Context.current();
-      // Just this step: the others' output can be megabytes.
-      const run = await DeploymentRunModel.findById(runId, { organization_id: 1, server_id: 1, steps: { $slice: [index, 1] } }).lean();
-      const step = run?.steps[0];
-      if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
-      // This attempt already finished (its worker died before reporting): report it, never run it twice.
-      if (step.last_exit?.attempt === input.exitAttempt) {
-        const exitCode = step.last_exit.exit_code ?? null;
-        const timedOut = !!step.last_exit.timed_out;
-        return { status: exitCode === 0 && !timedOut ? 'success' : 'failed', exitCode, timedOut };
-      }
-      const limitSeconds = step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS;
-      const [target, organizationSecrets] = await Promise.all([
-        loadTarget(run.server_id.toString()),
-        organizationSecretValues(run.organization_id.toString(), secretBox),
-      ]);
-      const redactor = new Redactor([...credentialSecrets(target), ...organizationSecrets]);
-      const output = new CappedOutput(headLimit, tailLimit, step.output ?? '');
-
-      let pending = '';
-      if (ctx.info.attempt > 1) pending += `\n--- attempt ${ctx.info.attempt}: the previous attempt was interrupted; running the command again ---\n`;
-      else if (input.exitAttempt > 0) pending += `\n--- retry ${input.exitAttempt} of ${step.retries} ---\n`;
-
-      await DeploymentRunModel.updateOne(
-        { _id: runId },
-        {
-          $set: { [stepField(index, 'status')]: 'running', [stepField(index, 'started_at')]: step.started_at ?? new Date() },
-          $inc: { [stepField(index, 'attempts')]: 1, seq: 1 },
-        },
-      );
-
-      // Persist-then-relay: each flush is one update, one change event, one sequence number.
-      let streamed = step.streamed ?? 0;
-      const chunkFields = (chunk: string) => {
-        output.append(chunk);
-        const fields = {
-          [stepField(index, 'output')]: output.toString(),
-          [stepField(index, 'output_bytes')]: output.bytes,
-          [stepField(index, 'streamed')]: streamed + chunk.length,
-          // The offset makes every chunk a change, even one identical to the last.
-          last_chunk: { step: index, offset: streamed, data: chunk },
-        };
-        streamed += chunk.length;
-        return fields;
-      };
-      let flushing: Promise<void> = Promise.resolve();
-      const flush = () => {
-        flushing = flushing
-          .then(async () => {
-            if (!pending) return;
-            const chunk = pending;
-            pending = '';
-            await DeploymentRunModel.updateOne({ _id: runId }, { $set: chunkFields(chunk), $inc: { seq: 1 } });
-          })
-          // One failed write must not stop every later one.
-          .catch((err) => log.warn({ err, runId }, 'could not persist step output'));
-        return flushing;
-      };
-      const ticker = setInterval(() => {
-        void flush();
-        ctx.heartbeat({ bytes: output.bytes });
-      }, outputFlushMs);
-
-      let pgid: number | null = null;
-      let stop: 'timeout' | 'cancel' | null = null;
-      const killGroup = async () => {
-        if (pgid === null) return;
-        await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, pgid!)).catch((err) =>
-          log.warn({ err: (err as Error).message, runId, pgid }, 'could not kill the process group'),
-        );
-      };
-      const onCancel = () => {
-        stop ??= 'cancel';
-        void killGroup();
-      };
+      const onCancel = () => started.cancel();
       ctx.cancellationSignal.addEventListener('abort', onCancel);
-      const timer = setTimeout(() => {
-        stop ??= 'timeout';
-        void killGroup();
-      }, limitSeconds * 1000);
-
+      let handoffTimer: NodeJS.Timeout | undefined;
       try {
-        let result;
-        try {
-          // An earlier attempt's command may still run on the server (its worker died): stop it first.
-          if (step.pgid) {
-            const previous = step.pgid;
-            await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, previous, 1));
-          }
-          result = await sshPool.withConnection(target, (ssh) =>
-            runInProcessGroup(ssh, step.command, {
-              onOutput: (text) => {
-                pending += redactor.push(text);
-              },
-              onProcessGroup: (id) => {
-                pgid = id;
-                void DeploymentRunModel.updateOne({ _id: runId }, { $set: { [stepField(index, 'pgid')]: id } }).catch(() => undefined);
-                if (stop) void killGroup();
-              },
-            }),
-          );
-        } catch (error) {
-          throw new StepTransportError(classifySshError(error, describeTarget(target)));
-        }
-        pending += redactor.flush();
-        const succeeded = result.exitCode === 0 && stop === null;
-        if (stop === 'timeout') pending += `\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`;
-        if (stop === 'cancel') pending += '\n--- cancelled: the command\'s process group was killed ---\n';
-        if (!succeeded && stop !== 'cancel' && !input.finalExitAttempt) {
-          pending += `\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`;
-        }
-        clearInterval(ticker);
-        if (stop === 'cancel') {
-          await flush();
-          throw new CancelledFailure('Cancelled while the command ran');
-        }
-        await flushing;
-        // The last output and the result in one write: one change, one event.
-        const chunk = pending;
-        pending = '';
-        const final = succeeded || input.finalExitAttempt;
-        await DeploymentRunModel.updateOne(
-          { _id: runId },
-          {
-            $set: {
-              [stepField(index, 'status')]: succeeded ? 'success' : final ? 'failed' : 'running',
-              [stepField(index, 'exit_code')]: result.exitCode,
-              [stepField(index, 'pgid')]: null,
-              [stepField(index, 'last_exit')]: { attempt: input.exitAttempt, exit_code: result.exitCode, timed_out: stop === 'timeout' },
-              ...(final ? { [stepField(index, 'completed_at')]: new Date() } : {}),
-              ...(chunk ? chunkFields(chunk) : {}),
-            },
-            $inc: { seq: 1 },
-          },
-        );
-        return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
-      } catch (error) {
-        // Anything else (a database error) is thrown as it is: Temporal retries it, and last_exit keeps a retry from re-running.
-        if (!(error instanceof StepTransportError)) throw error;
-        const sshError = error.sshError;
-        pending += redactor.flush();
-        pending += `\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`;
-        clearInterval(ticker);
-        await flush();
-        throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
+        const handoff = new Promise<null>((resolve) => {
+          handoffTimer = setTimeout(() => resolve(null), input.handoffAfterMs);
+        });
+        const finished = await Promise.race([started.result, handoff]);
+        if (finished) return finished;
+        const key = heldStepKey(input);
+        heldSteps.set(key, started);
+        // Nobody came for it (the workflow went another way): it still finishes and records its result.
+        void started.result.catch(() => undefined).finally(() => setTimeout(() => heldSteps.delete(key), HELD_STEP_GRACE_MS).unref());
+        return { handedOff: handoffTaskQueue };
       } finally {
-        clearInterval(ticker);
-        clearTimeout(timer);
+        clearTimeout(handoffTimer);
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
       }
+    },
+
+    /** Follows a command handed off by `startStep` on this worker to its end. */
+    async awaitStep(input: StepAttempt): Promise<StepResult> {
+      const key = heldStepKey(input);
+      const execution = heldSteps.get(key);
+      if (!execution) throw ApplicationFailure.nonRetryable('This worker no longer holds the command', 'StepNotHeld');
+      heldSteps.delete(key);
+      return follow(execution);
     },
 
     /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */

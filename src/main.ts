@@ -8,7 +8,7 @@ import { freePort } from './embedded/ports';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey, SecretBox } from './secrets/secret-box';
-import { createDeploymentService, failOrphanedRuns, wakeQueuedRuns } from './deployments/service';
+import { createDeploymentService, failOrphanedRuns, startQueueSweeper, wakeQueuedRuns } from './deployments/service';
 import { enableChangeStreamImages } from './realtime/relay';
 import { attachRealtime } from './realtime/server';
 import { createServerService, repairHealthMonitors } from './servers/service';
@@ -126,6 +126,8 @@ async function start(config: Config, role: Role, log: Logger) {
         ([monitors, queues, orphans]) => log.info({ monitors, queues, orphans }, 'health monitors, run queues and orphaned runs checked'),
         (err) => log.warn({ err }, 'could not check health monitors, run queues and orphaned runs'),
       );
+      const stopSweeper = startQueueSweeper(workflows, log);
+      shutdown.add(async () => stopSweeper());
       lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
     }
 
@@ -134,7 +136,7 @@ async function start(config: Config, role: Role, log: Logger) {
         log,
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
-        deployments: createDeploymentService({ workflows }),
+        deployments: createDeploymentService({ workflows, log }),
         secretBox,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);

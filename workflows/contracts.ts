@@ -84,11 +84,28 @@ export interface RunStepDefinition {
 /** A step without timeout_seconds is still stopped after a day: nothing runs unwatched forever. */
 export const DEFAULT_STEP_LIMIT_SECONDS = 24 * 3600;
 
+export interface StepAttempt {
+  runId: string;
+  /** The run's server and organization, so the step reads its run, credentials and secrets at once. */
+  serverId: string;
+  organizationId: string;
+  index: number;
+  /** Which exit-code retry this is (0 for the first run of the command). */
+  exitAttempt: number;
+  finalExitAttempt: boolean;
+}
+
 export interface StepResult {
   status: 'success' | 'failed';
   exitCode: number | null;
   timedOut: boolean;
 }
+
+/** A step's first activity either finishes it or hands its still-running command to the task queue named here. */
+export type StepOutcome = StepResult | { handedOff: string };
+
+/** A command still running after this long in its (local, non-heartbeating) first activity is handed off. */
+export const STEP_HANDOFF_AFTER_MS = 2000;
 
 /** Search attributes of a run: find it by organization, server or deployment. */
 export const runSearchAttributes = (run: QueuedRun) => [

@@ -1,36 +1,97 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
-import { DEFAULT_STEP_LIMIT_SECONDS, NON_RETRYABLE_FAILURES, type QueuedRun, type RunStepDefinition, type StepResult } from './contracts';
+import {
+  DEFAULT_STEP_LIMIT_SECONDS,
+  NON_RETRYABLE_FAILURES,
+  STEP_HANDOFF_AFTER_MS,
+  type QueuedRun,
+  type RunStepDefinition,
+  type StepAttempt,
+  type StepResult,
+} from './contracts';
 
-const bookkeeping = proxyActivities<DeploymentActivities>({
+// Short database work: local activities, run by the worker that runs the workflow, with no task round trip.
+const bookkeeping = proxyLocalActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
 });
 
 /** Transport failures retry with backoff for about 45 s; an exit code is not a transport failure. */
-const stepActivities = (step: RunStepDefinition) =>
+const transportRetry = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '10 seconds',
+  maximumAttempts: 8,
+  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
+} as const;
+
+// "Cancelled" is reported only once the command's process group is really killed and its output saved.
+const { WAIT_CANCELLATION_COMPLETED } = ActivityCancellationType;
+
+/**
+ * A step starts as a local activity (`startStep`): most commands finish within it, at the cost of one SSH exec
+ * and two writes. One still running after STEP_HANDOFF_AFTER_MS is handed off (local activities
+ * cannot heartbeat) and followed by `awaitStep` on the task queue of the worker holding it.
+ */
+const firstActivity = proxyLocalActivities<DeploymentActivities>({
+  startToCloseTimeout: '1 minute',
+  cancellationType: WAIT_CANCELLATION_COMPLETED,
+  retry: transportRetry,
+});
+
+// The activity enforces the step's limit itself (killing the process group, then failing the step);
+// these backstops only catch an activity that could not, and a dead worker is found by heartbeats.
+const backstop = (step: RunStepDefinition) => ((step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS) + 600) * 1000;
+
+const following = (step: RunStepDefinition, taskQueue: string) =>
   proxyActivities<DeploymentActivities>({
-    // The activity enforces the step's limit itself (killing the process group, then failing the step);
-    // this backstop only catches an activity that could not, and a dead worker is found by heartbeats.
-    startToCloseTimeout: `${(step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS) + 600} seconds`,
+    taskQueue,
+    // A worker that died leaves its task queue unpolled: give up quickly and run the command again.
+    scheduleToStartTimeout: '15 seconds',
+    startToCloseTimeout: backstop(step),
     heartbeatTimeout: '15 seconds',
-    // "Cancelled" is reported only once the command's process group is really killed and its output saved.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '10 seconds',
-      maximumAttempts: 8,
-      nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
-    },
+    cancellationType: WAIT_CANCELLATION_COMPLETED,
+    retry: { maximumAttempts: 1 },
   });
+
+/** A step whose command was lost with its worker runs again, on any worker, as a heartbeating activity. */
+const rerun = (step: RunStepDefinition) =>
+  proxyActivities<DeploymentActivities>({
+    startToCloseTimeout: backstop(step),
+    heartbeatTimeout: '15 seconds',
+    cancellationType: WAIT_CANCELLATION_COMPLETED,
+    retry: transportRetry,
+  });
+
+/** One attempt at a step's command, wherever it ends up running. */
+async function runStepAttempt(step: RunStepDefinition, attempt: StepAttempt): Promise<StepResult> {
+  const outcome = await firstActivity.startStep({ ...attempt, handoffAfterMs: STEP_HANDOFF_AFTER_MS });
+  if (!('handedOff' in outcome)) return outcome;
+  try {
+    return await following(step, outcome.handedOff).awaitStep(attempt);
+  } catch (error) {
+    if (isCancellation(error) || !lostWithItsWorker(error)) throw error;
+    return rerun(step).runStep(attempt);
+  }
+}
+
+/** The worker following the command died (or restarted): nobody is watching it any more. */
+function lostWithItsWorker(error: unknown): boolean {
+  if (!(error instanceof ActivityFailure)) return false;
+  const cause = error.cause;
+  if (cause instanceof TimeoutFailure) return true;
+  return cause instanceof ApplicationFailure && (cause.type === 'StepNotHeld' || !NON_RETRYABLE_FAILURES.includes(cause.type ?? ''));
+}
 
 const messageOf = (error: unknown) => {
   const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
@@ -52,12 +113,11 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<void> {
     if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled before the first step');
     for (let index = 0; index < steps.length; index += 1) {
       const step = steps[index]!;
-      const { runStep } = stepActivities(step);
       let result: StepResult;
       try {
         let attempt = 0;
         do {
-          result = await runStep({ runId: run.runId, index, exitAttempt: attempt, finalExitAttempt: attempt === step.retries });
+          result = await runStepAttempt(step, { runId: run.runId, serverId: run.serverId, organizationId: run.organizationId, index, exitAttempt: attempt, finalExitAttempt: attempt === step.retries });
           attempt += 1;
         } while (result.status === 'failed' && attempt <= step.retries);
       } catch (stepError) {

@@ -4,7 +4,7 @@ import {
   continueAsNew,
   defineSignal,
   ParentClosePolicy,
-  proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   startChild,
@@ -16,7 +16,8 @@ import { deploymentRunWorkflow } from './deployment-run';
 
 export const wakeSignal = defineSignal(WAKE_QUEUE_SIGNAL);
 
-const { nextQueuedRun } = proxyActivities<DeploymentActivities>({
+// One database read: a local activity, with no task round trip.
+const { nextQueuedRun } = proxyLocalActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
 });

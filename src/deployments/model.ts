@@ -49,6 +49,8 @@ const runStepSchema = new Schema(
     last_exit: { type: new Schema({ attempt: Number, exit_code: Number, timed_out: Boolean }, { _id: false }), default: null },
     exit_code: { type: Number, default: null },
     attempts: { type: Number, default: 0 },
+    // The exit attempt whose command was started last: started again without a result means it was interrupted.
+    started_exit_attempt: { type: Number, default: null },
     started_at: { type: Date, default: null },
     completed_at: { type: Date, default: null },
     // The remote process group of the running command, so a retry or a cancel can stop it.

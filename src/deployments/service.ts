@@ -3,6 +3,7 @@ import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../servers/model';
+import type { Logger } from '../logger';
 import type { WorkflowGateway } from '../temporal/client';
 import type { Principal } from '../tokens/service';
 import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun } from './model';
@@ -27,7 +28,7 @@ async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: '
 /** At trigger time: the server is gone or has no pinned host key. */
 class ServerNotRunnable extends Error {}
 
-export function createDeploymentService({ workflows }: { workflows: WorkflowGateway }) {
+export function createDeploymentService({ workflows, log }: { workflows: WorkflowGateway; log: Logger }) {
   async function findDeployment(organizationId: string, id: string) {
     const deployment = await DeploymentModel.findOne({ _id: parseId(id, 'Deployment'), organization_id: organizationId }).lean<Deployment>();
     if (!deployment) throw notFound('Deployment');
@@ -156,6 +157,13 @@ export function createDeploymentService({ workflows }: { workflows: WorkflowGate
         }
         throw error;
       }
+      // Temporal answering: the run is accepted now and its queue woken meanwhile (a wake that fails
+      // leaves it queued for the workers' sweep). Temporal in doubt: the wake must succeed first.
+      if (workflows.looksReachable()) {
+        const queued = run;
+        wake(queued).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not wake the run queue; the workers will'));
+        return { run, replayed: false };
+      }
       try {
         await wake(run);
       } catch (error) {
@@ -207,12 +215,39 @@ export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<numb
   return count;
 }
 
-/** Wakes the queue of every server with queued runs: after a crash between a trigger's commit and its wake. */
-export async function wakeQueuedRuns(workflows: WorkflowGateway): Promise<number> {
-  const waiting = await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; organization_id: Types.ObjectId }>([
-    { $match: { status: 'queued' } },
+/**
+ * Wakes the queue of every server with queued runs: at a worker's start, after a crash between a
+ * trigger's commit and its wake. With `stalledForMs`, only servers whose oldest queued run has waited
+ * that long with nothing running (a wake that never arrived), so a busy queue gets no signals.
+ */
+export async function wakeQueuedRuns(workflows: WorkflowGateway, { stalledForMs }: { stalledForMs?: number } = {}): Promise<number> {
+  const match = stalledForMs === undefined ? { status: 'queued' } : { status: 'queued', createdAt: { $lt: new Date(Date.now() - stalledForMs) } };
+  let waiting = await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; organization_id: Types.ObjectId }>([
+    { $match: match },
     { $group: { _id: '$server_id', organization_id: { $first: '$organization_id' } } },
   ]);
+  if (stalledForMs !== undefined && waiting.length) {
+    const busy = await DeploymentRunModel.distinct('server_id', { status: 'running', server_id: { $in: waiting.map((w) => w._id) } });
+    const busyIds = new Set(busy.map(String));
+    waiting = waiting.filter((w) => !busyIds.has(w._id.toString()));
+  }
   for (const server of waiting) await workflows.wakeQueue(server._id.toString(), server.organization_id.toString());
   return waiting.length;
+}
+
+/** Every worker sweeps for runs whose wake was lost (the API could not reach Temporal after answering). */
+export function startQueueSweeper(workflows: WorkflowGateway, log: Logger, everyMs = 10_000): () => void {
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    wakeQueuedRuns(workflows, { stalledForMs: everyMs })
+      .then((woken) => woken && log.info({ woken }, 'woke run queues whose wake was lost'))
+      .catch((err) => log.warn({ err }, 'could not sweep the run queues'))
+      .finally(() => {
+        sweeping = false;
+      });
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -46,6 +46,8 @@ export interface ServerRef {
 export class WorkflowGateway {
   private readonly inFlightWakes = new Map<string, Promise<void>>();
   private readonly waitingWakes = new Map<string, Promise<void>>();
+  /** Set when a wake could not reach Temporal, cleared by the next that did. */
+  private lastWakeFailed = false;
 
   constructor(
     private readonly client: Client,
@@ -113,7 +115,15 @@ export class WorkflowGateway {
           signalArgs: [],
           typedSearchAttributes: serverSearchAttributes(organizationId, serverId),
         })
-        .then(() => undefined);
+        .then(
+          () => {
+            this.lastWakeFailed = false;
+          },
+          (error: unknown) => {
+            this.lastWakeFailed = true;
+            throw error;
+          },
+        );
       this.inFlightWakes.set(serverId, signal);
       try {
         await signal;
@@ -125,6 +135,19 @@ export class WorkflowGateway {
     const next = inFlight ? inFlight.catch(() => undefined).then(send) : send();
     if (inFlight) this.waitingWakes.set(serverId, next);
     return next;
+  }
+
+  /**
+   * Does Temporal look reachable right now? False when the client's connection is failing or shut
+   * down, or the latest wake failed: then a trigger waits for its wake (and answers 503 if it fails)
+   * instead of answering first. Read from the gRPC channel's state: no network call.
+   */
+  looksReachable(): boolean {
+    if (this.lastWakeFailed) return false;
+    const channel = (this.client.connection as unknown as { client?: { getChannel?: () => { getConnectivityState(connect: boolean): number } } }).client?.getChannel?.();
+    // grpc-js ConnectivityState: 3 = TRANSIENT_FAILURE, 4 = SHUTDOWN.
+    const state = channel?.getConnectivityState(false);
+    return state !== 3 && state !== 4;
   }
 
   /** Is the run's workflow still open? False when it ended (or never existed). */

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
@@ -54,19 +55,55 @@ export interface WorkerSettings {
   cacheDir: string;
 }
 
-export async function createWorker(settings: WorkerSettings, deps: ActivityDeps) {
+export interface BosunWorker {
+  run(): Promise<void>;
+  shutdown(): void;
+  getState(): string;
+}
+
+/**
+ * The worker: workflows and activities on the shared task queue, plus this process's own task queue
+ * where long steps' commands, started here, are followed to the end (they live on this process's SSH
+ * channels). Stopping one stops both.
+ */
+export async function createWorker(settings: WorkerSettings, deps: Omit<ActivityDeps, 'handoffTaskQueue'>) {
   installTemporalRuntime(deps.log);
   const connection = await NativeConnection.connect({ address: settings.address });
-  const worker = await Worker.create({
+  const handoffTaskQueue = `${settings.taskQueue}-worker-${os.hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const activities = createActivities({ ...deps, handoffTaskQueue });
+  // Heartbeats carry cancellation back to a running step: at most a second late, not 80% of the heartbeat timeout.
+  const heartbeats = { maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second' } as const;
+  const shared = await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
-    activities: createActivities(deps),
+    activities,
     shutdownGraceTime: '10 seconds',
-    // Heartbeats carry cancellation back to a running step: at most a second late, not 80% of the heartbeat timeout.
-    maxHeartbeatThrottleInterval: '1 second',
-    defaultHeartbeatThrottleInterval: '1 second',
+    ...heartbeats,
   });
-  return { worker, connection };
+  const own = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: handoffTaskQueue,
+    activities: { awaitStep: activities.awaitStep },
+    shutdownGraceTime: '10 seconds',
+    ...heartbeats,
+  });
+  const worker: BosunWorker = {
+    async run() {
+      const runs = [shared.run(), own.run()];
+      // One stopping (a fatal error) stops the other; the first failure is reported.
+      runs.forEach((running) => running.then(
+        () => worker.shutdown(),
+        () => worker.shutdown(),
+      ));
+      await Promise.all(runs);
+    },
+    shutdown() {
+      for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+    getState: () => shared.getState(),
+  };
+  return { worker, connection, handoffTaskQueue };
 }

@@ -16,6 +16,8 @@ describe('runs survive the death of Bosun’s own processes', () => {
     processes.push(p);
     return p;
   };
+  const alive = (role: 'api' | 'worker') =>
+    processes.find((p) => p.child.exitCode === null && p.child.signalCode === null && p.stdout.includes(`role: ${role}`))!;
   const call = async (base: string, method: string, route: string, body?: object) => {
     const res = await fetch(`${base}${route}`, {
       method,
@@ -60,8 +62,29 @@ describe('runs survive the death of Bosun’s own processes', () => {
     expect(run.steps[1].output).toBe('tail\n');
   }, 150_000);
 
+  test('SIGKILL the worker long after a step began (its command followed by a heartbeating activity): the step runs again', async () => {
+    const worker = alive('worker');
+    const base = await alive('api').ready();
+    const deploymentId = (await call(base, 'POST', '/deployments', {
+      name: 'handed-off', server_id: serverId,
+      steps: [{ name: 'long', command: 'echo begin; sleep 3; echo middle; sleep 3; echo end' }],
+    })).data.id;
+    const runId = (await call(base, 'POST', `/deployments/${deploymentId}/run`)).run_id;
+    const read = async () => (await call(base, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
+
+    // Past the first seconds, the command is followed by a heartbeating activity on this worker's own task queue.
+    await eventually(read, (r) => r.steps[0].output.includes('middle'), 20_000);
+    await worker.stop('SIGKILL');
+    await (await launch('worker')).ready();
+
+    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 90_000);
+    expect(run.status).toBe('success');
+    expect(run.steps[0].output).toMatch(/^begin\nmiddle\n[\s\S]*--- attempt 2: the previous attempt was interrupted; running the command again ---\nbegin\nmiddle\nend\n$/);
+    expect(run.steps[0].attempts).toBe(2);
+  }, 150_000);
+
   test('restart the API during a run: the run goes on, polling and live events resume', async () => {
-    const first = processes.find((p) => p.child.exitCode === null && p.stdout.includes('role: api'))!;
+    const first = alive('api');
     const base = await first.ready();
     const deploymentId = (await call(base, 'POST', '/deployments', {
       name: 'ticks', server_id: serverId, steps: [{ name: 'ticks', command: 'for i in 1 2 3 4 5 6 7 8; do echo t$i; sleep 0.5; done' }],

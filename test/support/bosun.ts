@@ -8,7 +8,7 @@ import { connectDatabase } from '../../src/database';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger } from '../../src/logger';
 import { SecretBox } from '../../src/secrets/secret-box';
-import { createDeploymentService } from '../../src/deployments/service';
+import { createDeploymentService, startQueueSweeper } from '../../src/deployments/service';
 import { enableChangeStreamImages } from '../../src/realtime/relay';
 import { attachRealtime } from '../../src/realtime/server';
 import { createServerService } from '../../src/servers/service';
@@ -23,6 +23,8 @@ export interface BosunOptions {
   healthIntervalSeconds?: number;
   verifyMaxAttempts?: number;
   rateLimitPerMinute?: number;
+  /** How often the worker side looks for queued runs whose wake was lost. */
+  queueSweepMs?: number;
   bodyLimitBytes?: number;
   stepOutputLimitBytes?: number;
   /** Seal with one master key in the API and open with another in the worker (a misconfiguration). */
@@ -59,11 +61,12 @@ export async function startBosun(options: BosunOptions = {}) {
     },
   );
   const running = worker.run();
+  const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs ?? 10_000);
   const app = createApp({
     log,
     http: { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, rateLimitPerMinute: options.rateLimitPerMinute ?? 10_000 },
     servers: createServerService({ secretBox, workflows }),
-    deployments: createDeploymentService({ workflows }),
+    deployments: createDeploymentService({ workflows, log }),
     secretBox,
   });
 
@@ -87,6 +90,7 @@ export async function startBosun(options: BosunOptions = {}) {
       return (await createToken({ org, name, scopes })).token;
     },
     async stop() {
+      stopSweeper();
       await realtime.close();
       worker.shutdown();
       await running;

@@ -1,0 +1,197 @@
+import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { DeploymentRunModel, type RunStep } from '../src/deployments/model';
+import { CappedOutput, Redactor } from '../src/deployments/output';
+import type { Logger } from '../src/logger';
+import type { SshTarget } from '../src/ssh/connect';
+import { describeTarget } from '../src/ssh/connect';
+import { classifySshError, SSH_FAILURE_TYPES, type SshError } from '../src/ssh/errors';
+import { killProcessGroup, runInProcessGroup } from '../src/ssh/exec';
+import type { SshPool } from '../src/ssh/pool';
+import type { StepAttempt, StepResult } from '../workflows/contracts';
+
+/** The SSH side of a step failed (not the command, not the database). */
+class StepTransportError extends Error {
+  constructor(readonly sshError: SshError) {
+    super(sshError.message);
+  }
+}
+
+export interface ExecutionSettings {
+  sshPool: SshPool;
+  log: Logger;
+  headLimit: number;
+  tailLimit: number;
+  outputFlushMs: number;
+}
+
+/**
+ * One command of a step running on its server, independent of the activity that started it: a
+ * short step finishes inside its first (local) activity; a long one is handed to a heartbeating
+ * activity that attaches to it here, on the worker that holds its SSH channel.
+ */
+export interface StepExecution {
+  /** The step's result once its final state is persisted; rejects with the failure the activity should throw. */
+  readonly result: Promise<StepResult>;
+  /** Kill the command's process group; `result` then rejects with a cancellation. */
+  cancel(): void;
+  /** The activity that owns the execution now: it is called with progress while the command runs. */
+  attach(heartbeat: (details: { bytes: number }) => void): void;
+}
+
+/** Progress (not results) is acknowledged once applied, without waiting for the journal: a step's fsyncs are its result's. */
+const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
+
+const stepField = (index: number, field: string) => `steps.${index}.${field}`;
+
+export function startStepExecution(
+  settings: ExecutionSettings,
+  { attempt, step, target, secrets, limitSeconds }: { attempt: StepAttempt; step: RunStep; target: SshTarget; secrets: string[]; limitSeconds: number },
+): StepExecution {
+  const { sshPool, log } = settings;
+  const { runId, index } = attempt;
+  const redactor = new Redactor(secrets);
+  const output = new CappedOutput(settings.headLimit, settings.tailLimit, step.output ?? '');
+
+  let pending = '';
+  // Started before and no result recorded: its worker died or its connection broke.
+  if (step.started_exit_attempt === attempt.exitAttempt) {
+    pending += `\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; running the command again ---\n`;
+  } else if (attempt.exitAttempt > 0) pending += `\n--- retry ${attempt.exitAttempt} of ${step.retries} ---\n`;
+
+  // Persist-then-relay: each write is one change event with one sequence number. Writes are chained
+  // so they land in order, and one that fails does not stop the later ones (the final one carries the result).
+  let writes: Promise<unknown> = Promise.resolve();
+  const write = (update: Record<string, unknown>, durable = true) => {
+    const next = writes.then(() => DeploymentRunModel.updateOne({ _id: runId }, update, durable ? {} : PROGRESS).exec());
+    writes = next.catch(() => undefined);
+    return next;
+  };
+  const warn = (what: string) => (err: unknown) => log.warn({ err, runId, index }, `could not persist ${what}`);
+  // Not awaited: the command starts meanwhile.
+  write({
+    $set: {
+      [stepField(index, 'status')]: 'running',
+      [stepField(index, 'started_at')]: step.started_at ?? new Date(),
+      [stepField(index, 'started_exit_attempt')]: attempt.exitAttempt,
+    },
+    $inc: { [stepField(index, 'attempts')]: 1, seq: 1 },
+  }, false).catch(warn('the step start'));
+
+  let streamed = step.streamed ?? 0;
+  const chunkFields = (chunk: string) => {
+    output.append(chunk);
+    const fields = {
+      [stepField(index, 'output')]: output.toString(),
+      [stepField(index, 'output_bytes')]: output.bytes,
+      [stepField(index, 'streamed')]: streamed + chunk.length,
+      // The offset makes every chunk a change, even one identical to the last.
+      last_chunk: { step: index, offset: streamed, data: chunk },
+    };
+    streamed += chunk.length;
+    return fields;
+  };
+  const flush = () => {
+    if (!pending) return writes;
+    const chunk = pending;
+    pending = '';
+    // One failed write must not stop every later one.
+    return write({ $set: chunkFields(chunk), $inc: { seq: 1 } }).catch(warn('step output'));
+  };
+
+  let pgid: number | null = null;
+  let stop: 'timeout' | 'cancel' | null = null;
+  const killGroup = async () => {
+    if (pgid === null) return;
+    await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, pgid!)).catch((err) =>
+      log.warn({ err: (err as Error).message, runId, pgid }, 'could not kill the process group'),
+    );
+  };
+
+  let heartbeat: ((details: { bytes: number }) => void) | null = null;
+  const ticker = setInterval(() => {
+    void flush();
+    heartbeat?.({ bytes: output.bytes });
+  }, settings.outputFlushMs);
+  const timer = setTimeout(() => {
+    stop ??= 'timeout';
+    void killGroup();
+  }, limitSeconds * 1000);
+
+  const run = async (): Promise<StepResult> => {
+    let result;
+    try {
+      // An earlier attempt's command may still run on the server (its worker died): stop it first.
+      if (step.pgid) {
+        const previous = step.pgid;
+        await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, previous, 1));
+      }
+      result = await sshPool.withConnection(target, (ssh) =>
+        runInProcessGroup(ssh, step.command, {
+          onOutput: (text) => {
+            pending += redactor.push(text);
+          },
+          onProcessGroup: (id) => {
+            pgid = id;
+            write({ $set: { [stepField(index, 'pgid')]: id } }, false).catch(warn('the process group'));
+            if (stop) void killGroup();
+          },
+        }),
+      );
+    } catch (error) {
+      throw new StepTransportError(classifySshError(error, describeTarget(target)));
+    }
+    clearInterval(ticker);
+    pending += redactor.flush();
+    const succeeded = result.exitCode === 0 && stop === null;
+    if (stop === 'timeout') pending += `\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`;
+    if (stop === 'cancel') {
+      pending += "\n--- cancelled: the command's process group was killed ---\n";
+      await flush();
+      throw new CancelledFailure('Cancelled while the command ran');
+    }
+    if (!succeeded && !attempt.finalExitAttempt) pending += `\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`;
+    // The last output and the result in one write: one change, one event.
+    const chunk = pending;
+    pending = '';
+    const final = succeeded || attempt.finalExitAttempt;
+    await write({
+      $set: {
+        [stepField(index, 'status')]: succeeded ? 'success' : final ? 'failed' : 'running',
+        [stepField(index, 'exit_code')]: result.exitCode,
+        [stepField(index, 'pgid')]: null,
+        [stepField(index, 'last_exit')]: { attempt: attempt.exitAttempt, exit_code: result.exitCode, timed_out: stop === 'timeout' },
+        ...(final ? { [stepField(index, 'completed_at')]: new Date() } : {}),
+        ...(chunk ? chunkFields(chunk) : {}),
+      },
+      $inc: { seq: 1 },
+    });
+    return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
+  };
+
+  const result = run()
+    .catch(async (error) => {
+      // Anything else (a database error) is thrown as it is: Temporal retries it, and last_exit keeps a retry from re-running.
+      if (!(error instanceof StepTransportError)) throw error;
+      const sshError = error.sshError;
+      pending += redactor.flush();
+      pending += `\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`;
+      await flush();
+      throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
+    })
+    .finally(() => {
+      clearInterval(ticker);
+      clearTimeout(timer);
+    });
+  // Whoever owns the execution awaits it; until then a failure must not count as unhandled.
+  result.catch(() => undefined);
+  return {
+    result,
+    cancel() {
+      stop ??= 'cancel';
+      void killGroup();
+    },
+    attach(fn) {
+      heartbeat = fn;
+    },
+  };
+}
