@@ -21,9 +21,11 @@ import {
 } from './contracts';
 
 // Short database work: local activities, run by the worker that runs the workflow, with no task round trip.
+// A retry waits on a workflow timer, not inside the workflow task: a task held through backoffs times out.
 const bookkeeping = proxyLocalActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
+  localRetryThreshold: '100 milliseconds',
 });
 
 /** Transport failures retry with backoff for about 45 s; an exit code is not a transport failure. */
@@ -47,6 +49,7 @@ const firstActivity = proxyLocalActivities<DeploymentActivities>({
   startToCloseTimeout: '1 minute',
   cancellationType: WAIT_CANCELLATION_COMPLETED,
   retry: transportRetry,
+  localRetryThreshold: '100 milliseconds',
 });
 
 // The activity enforces the step's limit itself (killing the process group, then failing the step);

@@ -20,6 +20,7 @@ export const wakeSignal = defineSignal(WAKE_QUEUE_SIGNAL);
 const { nextQueuedRun } = proxyLocalActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
+  localRetryThreshold: '100 milliseconds',
 });
 
 /**
