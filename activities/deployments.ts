@@ -38,7 +38,7 @@ function credentialSecrets(target: SshTarget): string[] {
 export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue }: DeploymentActivityDeps) {
   const headLimit = Math.floor(stepOutputLimitBytes / 4);
   const executionSettings = { sshPool, log, headLimit, tailLimit: stepOutputLimitBytes - headLimit, outputFlushMs };
-  /** Commands handed off by `runStep`, waiting for their `awaitStep`. */
+  /** Commands handed off by `startStep`, waiting for their `awaitStep`. */
   const heldSteps = new Map<string, StepExecution>();
 
   async function loadTarget(serverId: string): Promise<SshTarget> {
@@ -93,17 +93,23 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     });
   }
 
-  /** The current (heartbeating) activity owns the execution until it ends: progress, cancellation, result. */
-  async function follow(execution: StepExecution): Promise<StepResult> {
-    const ctx = Context.current();
+  /** While `body` runs, cancelling the current activity kills the execution's command. */
+  async function cancellingWith<T>(execution: StepExecution, body: () => Promise<T>): Promise<T> {
+    const { cancellationSignal } = Context.current();
     const onCancel = () => execution.cancel();
-    ctx.cancellationSignal.addEventListener('abort', onCancel);
-    execution.attach((details) => ctx.heartbeat(details));
+    cancellationSignal.addEventListener('abort', onCancel);
     try {
-      return await execution.result;
+      return await body();
     } finally {
-      ctx.cancellationSignal.removeEventListener('abort', onCancel);
+      cancellationSignal.removeEventListener('abort', onCancel);
     }
+  }
+
+  /** The current (heartbeating) activity owns the execution until it ends: progress, cancellation, result. */
+  function follow(execution: StepExecution): Promise<StepResult> {
+    const ctx = Context.current();
+    execution.attach((details) => ctx.heartbeat(details));
+    return cancellingWith(execution, () => execution.result);
   }
 
   return {
@@ -148,25 +154,21 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     async startStep(input: StepAttempt & { handoffAfterMs: number }): Promise<StepOutcome> {
       const started = await startExecution(input);
       if ('status' in started) return started;
-      const ctx = Context.current();
-      const onCancel = () => started.cancel();
-      ctx.cancellationSignal.addEventListener('abort', onCancel);
       let handoffTimer: NodeJS.Timeout | undefined;
-      try {
-        const handoff = new Promise<null>((resolve) => {
-          handoffTimer = setTimeout(() => resolve(null), input.handoffAfterMs);
-        });
-        const finished = await Promise.race([started.result, handoff]);
-        if (finished) return finished;
-        const key = heldStepKey(input);
-        heldSteps.set(key, started);
-        // Nobody came for it (the workflow went another way): it still finishes and records its result.
-        void started.result.catch(() => undefined).finally(() => setTimeout(() => heldSteps.delete(key), HELD_STEP_GRACE_MS).unref());
-        return { handedOff: handoffTaskQueue };
-      } finally {
-        clearTimeout(handoffTimer);
-        ctx.cancellationSignal.removeEventListener('abort', onCancel);
-      }
+      const handoff = new Promise<null>((resolve) => {
+        handoffTimer = setTimeout(() => resolve(null), input.handoffAfterMs);
+      });
+      const finished = await cancellingWith(started, () => Promise.race([started.result, handoff])).finally(() => clearTimeout(handoffTimer));
+      if (finished) return finished;
+      const key = heldStepKey(input);
+      heldSteps.set(key, started);
+      // Nobody came for it (the workflow went another way): it still finishes and records its result.
+      // Only this execution is forgotten: a later one under the same key (a replayed attempt) stays.
+      const forget = () => {
+        if (heldSteps.get(key) === started) heldSteps.delete(key);
+      };
+      void started.result.catch(() => undefined).finally(() => setTimeout(forget, HELD_STEP_GRACE_MS).unref());
+      return { handedOff: handoffTaskQueue };
     },
 
     /** Follows a command handed off by `startStep` on this worker to its end. */

@@ -109,7 +109,7 @@ async function start(config: Config, role: Role, log: Logger) {
       );
       const running = worker.run();
       shutdown.add(async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
+        worker.shutdown();
         try {
           await running;
         } finally {

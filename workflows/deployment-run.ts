@@ -41,8 +41,8 @@ const transportRetry = {
 const { WAIT_CANCELLATION_COMPLETED } = ActivityCancellationType;
 
 /**
- * A step starts as a local activity (`startStep`): most commands finish within it, at the cost of one SSH exec
- * and two writes. One still running after STEP_HANDOFF_AFTER_MS is handed off (local activities
+ * A step starts as a local activity (`startStep`): most commands finish within it, at the cost of one
+ * SSH exec, three reads and three writes. One still running after STEP_HANDOFF_AFTER_MS is handed off (local activities
  * cannot heartbeat) and followed by `awaitStep` on the task queue of the worker holding it.
  */
 const firstActivity = proxyLocalActivities<DeploymentActivities>({
@@ -93,7 +93,8 @@ function lostWithItsWorker(error: unknown): boolean {
   if (!(error instanceof ActivityFailure)) return false;
   const cause = error.cause;
   if (cause instanceof TimeoutFailure) return true;
-  return cause instanceof ApplicationFailure && (cause.type === 'StepNotHeld' || !NON_RETRYABLE_FAILURES.includes(cause.type ?? ''));
+  // StepNotHeld (this worker restarted), a lost connection, a database error: anything a rerun can fix.
+  return cause instanceof ApplicationFailure && !NON_RETRYABLE_FAILURES.includes(cause.type ?? '');
 }
 
 const messageOf = (error: unknown) => {

@@ -57,8 +57,8 @@ export interface WorkerSettings {
 
 export interface BosunWorker {
   run(): Promise<void>;
+  /** Stops both workers (a no-op for one already stopping). */
   shutdown(): void;
-  getState(): string;
 }
 
 /**
@@ -103,7 +103,6 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     shutdown() {
       for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
     },
-    getState: () => shared.getState(),
   };
-  return { worker, connection, handoffTaskQueue };
+  return { worker, connection };
 }
