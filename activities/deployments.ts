@@ -4,12 +4,11 @@ import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/secrets/model';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { loadSshTarget } from '../src/servers/credentials';
-import type { SshTarget } from '../src/ssh/connect';
 import { killProcessGroup } from '../src/ssh/exec';
 import type { SshPool } from '../src/ssh/pool';
 import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
-import { loadTargetOrFail } from './ssh-target';
-import { startStepExecution, type StepExecution } from './step-execution';
+import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
+import { PROGRESS, startStepExecution, type StepExecution } from './step-execution';
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -29,26 +28,11 @@ const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${
 
 const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
-/** Secrets of a server's login that must never appear in output: the password, passphrase and key body. */
-function credentialSecrets(target: SshTarget): string[] {
-  const keyLines = (target.privateKey ?? '').split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'));
-  return [target.password, target.passphrase, ...keyLines].filter((s): s is string => !!s);
-}
-
 export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue }: DeploymentActivityDeps) {
   const headLimit = Math.floor(stepOutputLimitBytes / 4);
   const executionSettings = { sshPool, log, headLimit, tailLimit: stepOutputLimitBytes - headLimit, outputFlushMs };
   /** Commands handed off by `startStep`, waiting for their `awaitStep`. */
   const heldSteps = new Map<string, StepExecution>();
-
-  async function loadTarget(serverId: string): Promise<SshTarget> {
-    const loaded = await loadTargetOrFail(serverId, secretBox);
-    if (!loaded) throw ApplicationFailure.nonRetryable('The server was deleted', 'ServerNotFound');
-    if (!loaded.target.hostKeyFingerprint) {
-      throw ApplicationFailure.nonRetryable('The server has no verified host key: verify it first', 'ServerNotVerified');
-    }
-    return loaded.target;
-  }
 
   /** Best effort: a step that ends without its command's result (cancelled in a retry pause, given up) may leave it running. */
   async function killLeftovers(runId: string, pgids: number[]) {
@@ -74,7 +58,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     const [run, target, organizationSecrets] = await Promise.all([
       // Just this step: the others' output can be megabytes.
       DeploymentRunModel.findById(runId, { steps: { $slice: [index, 1] } }).lean(),
-      loadTarget(input.serverId),
+      loadVerifiedTarget(input.serverId, secretBox),
       organizationSecretValues(input.organizationId, secretBox),
     ]);
     const step = run?.steps[0];
@@ -90,6 +74,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       target,
       secrets: [...credentialSecrets(target), ...organizationSecrets],
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
+      store: (update, durable) => DeploymentRunModel.updateOne({ _id: runId }, update, durable ? {} : PROGRESS).exec(),
     });
   }
 

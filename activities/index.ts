@@ -1,12 +1,14 @@
+import { createConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
 import { createServerActivities, type ServerActivityDeps } from './servers';
 
-export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps;
+export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps;
 
 /** Every activity the worker registers, with its dependencies injected. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createServerActivities(deps),
     ...createDeploymentActivities(deps),
+    ...createConversationActivities(deps),
   };
 }

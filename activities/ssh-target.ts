@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { CredentialsUnreadableError, loadSshTarget } from '../src/servers/credentials';
+import type { SshTarget } from '../src/ssh/connect';
 
 /** A server's connection details for an activity; credentials this worker cannot decrypt are a failure no retry fixes. */
 export async function loadTargetOrFail(serverId: string, box: SecretBox) {
@@ -10,4 +11,20 @@ export async function loadTargetOrFail(serverId: string, box: SecretBox) {
     if (error instanceof CredentialsUnreadableError) throw ApplicationFailure.nonRetryable(error.message, 'CredentialsUnreadable');
     throw error;
   }
+}
+
+/** A server a step may run on: it exists and its host key is pinned; anything else no retry fixes. */
+export async function loadVerifiedTarget(serverId: string, box: SecretBox): Promise<SshTarget> {
+  const loaded = await loadTargetOrFail(serverId, box);
+  if (!loaded) throw ApplicationFailure.nonRetryable('The server was deleted', 'ServerNotFound');
+  if (!loaded.target.hostKeyFingerprint) {
+    throw ApplicationFailure.nonRetryable('The server has no verified host key: verify it first', 'ServerNotVerified');
+  }
+  return loaded.target;
+}
+
+/** Secrets of a server's login that must never appear in output: the password, passphrase and key body. */
+export function credentialSecrets(target: SshTarget): string[] {
+  const keyLines = (target.privateKey ?? '').split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'));
+  return [target.password, target.passphrase, ...keyLines].filter((s): s is string => !!s);
 }

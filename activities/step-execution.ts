@@ -1,5 +1,4 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
-import { DeploymentRunModel, type RunStep } from '../src/deployments/model';
 import { CappedOutput, Redactor } from '../src/deployments/output';
 import type { Logger } from '../src/logger';
 import type { SshTarget } from '../src/ssh/connect';
@@ -39,13 +38,50 @@ export interface StepExecution {
 }
 
 /** Progress (not results) is acknowledged once applied, without waiting for the journal: a step's fsyncs are its result's. */
-const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
+export const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
+
+/** Applies one update to the document holding the step (a run, a conversation); `durable` false for progress. */
+export type StepStore = (update: Record<string, unknown>, durable: boolean) => Promise<unknown>;
+
+/** The step fields an execution reads; a deployment run's and a conversation's steps both have them. */
+export interface ExecutableStep {
+  command: string;
+  output?: string | null;
+  streamed?: number | null;
+  retries?: number | null;
+  attempts?: number | null;
+  started_exit_attempt?: number | null;
+  started_at?: Date | null;
+  pgid?: number | null;
+}
 
 const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
 export function startStepExecution(
   settings: ExecutionSettings,
-  { attempt, step, target, secrets, limitSeconds }: { attempt: StepAttempt; step: RunStep; target: SshTarget; secrets: string[]; limitSeconds: number },
+  {
+    attempt,
+    step,
+    target,
+    secrets,
+    limitSeconds,
+    store,
+    successStatus = 'success',
+    resultFields = () => ({}),
+    failureNote = false,
+  }: {
+    attempt: StepAttempt;
+    step: ExecutableStep;
+    target: SshTarget;
+    secrets: string[];
+    limitSeconds: number;
+    store: StepStore;
+    successStatus?: string;
+    /** More fields for the final write, which holds the result (one change, one event). */
+    resultFields?: (succeeded: boolean) => Record<string, unknown>;
+    /** End a failed step's output with the exit code (a conversation's execution log holds the failure details). */
+    failureNote?: boolean;
+  },
 ): StepExecution {
   const { sshPool, log } = settings;
   const { runId, index } = attempt;
@@ -62,7 +98,7 @@ export function startStepExecution(
   // so they land in order, and one that fails does not stop the later ones (the final one carries the result).
   let writes: Promise<unknown> = Promise.resolve();
   const write = (update: Record<string, unknown>, durable = true) => {
-    const next = writes.then(() => DeploymentRunModel.updateOne({ _id: runId }, update, durable ? {} : PROGRESS).exec());
+    const next = writes.then(() => store(update, durable));
     writes = next.catch(() => undefined);
     return next;
   };
@@ -150,17 +186,18 @@ export function startStepExecution(
       throw new CancelledFailure('Cancelled while the command ran');
     }
     if (!succeeded && !attempt.finalExitAttempt) pending += `\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`;
+    else if (!succeeded && failureNote && stop === null) pending += `\n--- failed: exit code ${result.exitCode ?? result.signal} ---\n`;
     // The last output and the result in one write: one change, one event.
     const chunk = pending;
     pending = '';
     const final = succeeded || attempt.finalExitAttempt;
     await write({
       $set: {
-        [stepField(index, 'status')]: succeeded ? 'success' : final ? 'failed' : 'running',
+        [stepField(index, 'status')]: succeeded ? successStatus : final ? 'failed' : 'running',
         [stepField(index, 'exit_code')]: result.exitCode,
         [stepField(index, 'pgid')]: null,
         [stepField(index, 'last_exit')]: { attempt: attempt.exitAttempt, exit_code: result.exitCode, timed_out: stop === 'timeout' },
-        ...(final ? { [stepField(index, 'completed_at')]: new Date() } : {}),
+        ...(final ? { [stepField(index, 'completed_at')]: new Date(), ...resultFields(succeeded) } : {}),
         ...(chunk ? chunkFields(chunk) : {}),
       },
       $inc: { seq: 1 },

@@ -11,6 +11,11 @@ import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
 import type { DeploymentService } from './deployments/service';
 import { secretRoutes } from './secrets/routes';
+import { conversationRoutes } from './conversations/routes';
+import type { ConversationService } from './conversations/service';
+import { migrationPlanRoutes } from './migration-plans/routes';
+import type { MigrationPlanService } from './migration-plans/service';
+import { policyRoutes } from './organizations/routes';
 import type { SecretBox } from './secrets/secret-box';
 
 export interface AppDeps {
@@ -18,6 +23,8 @@ export interface AppDeps {
   http: { bodyLimitBytes: number; rateLimitPerMinute: number };
   servers: ServerService;
   deployments: DeploymentService;
+  conversations: ConversationService;
+  migrationPlans: MigrationPlanService;
   secretBox: SecretBox;
 }
 
@@ -32,7 +39,7 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function createApp({ log, http, servers, deployments, secretBox }: AppDeps) {
+export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -79,6 +86,9 @@ export function createApp({ log, http, servers, deployments, secretBox }: AppDep
   api.use('/servers', serverRoutes(servers));
   api.use('/deployments', deploymentRoutes(deployments));
   api.use('/secrets', secretRoutes(secretBox));
+  api.use('/conversations', conversationRoutes(conversations));
+  api.use('/migration-plans', migrationPlanRoutes(migrationPlans));
+  api.use('/policy', policyRoutes());
 
   app.use('/api/v1', api);
   app.use(routeNotFound);

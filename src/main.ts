@@ -1,6 +1,9 @@
 import type { Server as HttpServer } from 'node:http';
 import mongoose from 'mongoose';
 import { createApp } from './app';
+import { activeConversationsAbout, createConversationService } from './conversations/service';
+import { createMigrationPlanService } from './migration-plans/service';
+import { RulesPlanner } from './planner/rules';
 import { ConfigError, loadConfig, type Config } from './config';
 import { connectDatabase } from './database';
 import { BinaryNotFoundError } from './embedded/binaries';
@@ -105,6 +108,7 @@ async function start(config: Config, role: Role, log: Logger) {
           log,
           healthIntervalSeconds: config.servers.healthIntervalSeconds,
           stepOutputLimitBytes: config.deployments.stepOutputLimitBytes,
+          planner: new RulesPlanner(),
         },
       );
       const running = worker.run();
@@ -137,6 +141,8 @@ async function start(config: Config, role: Role, log: Logger) {
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
         deployments: createDeploymentService({ workflows, log }),
+        conversations: createConversationService({ workflows }),
+        migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);

@@ -112,3 +112,44 @@ export const runSearchAttributes = (run: QueuedRun) => [
   ...serverSearchAttributes(run.organizationId, run.serverId),
   { key: SEARCH_ATTRIBUTES.deployment, value: run.deploymentId },
 ];
+
+/** Conversations: one workflow per conversation, planning each instruction and running its steps in order. */
+export const conversationWorkflowId = (conversationId: string) => `conversation-${conversationId}`;
+export const CONVERSATION_MESSAGE_SIGNAL = 'message';
+export const STEP_DECISION_UPDATE = 'decide';
+
+export interface ConversationInput {
+  conversationId: string;
+  organizationId: string;
+  /** Instructions (message ids) not yet planned: the first one, or those carried over a continue-as-new. */
+  inbox: string[];
+}
+
+export interface StepDecision {
+  stepId: string;
+  approved: boolean;
+  by: string;
+}
+
+/** A planned step as the workflow sees it: where it is, and what must happen before it runs. */
+export interface PlannedStepRef {
+  stepId: string;
+  index: number;
+  serverId: string;
+  /** Refused by the command policy: never runs. */
+  refused: boolean;
+  needsApproval: boolean;
+}
+
+export type PlanOutcome = { ok: true; steps: PlannedStepRef[] } | { ok: false };
+
+export interface ConversationStepAttempt {
+  conversationId: string;
+  organizationId: string;
+  stepId: string;
+  index: number;
+  serverId: string;
+}
+
+/** Search attributes of a conversation: find it by organization and server. */
+export const conversationSearchAttributes = (organizationId: string, serverId: string) => serverSearchAttributes(organizationId, serverId);

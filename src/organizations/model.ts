@@ -4,6 +4,17 @@ const organizationSchema = new Schema(
   {
     slug: { type: String, required: true, unique: true },
     name: { type: String, required: true },
+    // What conversations may run (see src/planner/policy.ts); null means the default policy.
+    policy: {
+      type: new Schema(
+        {
+          allow_destructive: { type: Boolean, required: true },
+          require_approval_for: { type: [{ type: String, enum: ['read', 'change', 'destructive'] }], default: [] },
+        },
+        { _id: false },
+      ),
+      default: null,
+    },
   },
   { timestamps: true },
 );

@@ -26,16 +26,66 @@ export interface DeploymentRunUpdatedEvent {
   output: { step: number; step_name: string; offset: number; data: string } | null;
 }
 
+/** A step of a conversation as GET /api/v1/conversations/{id} shows it. */
+export interface ConversationStepState {
+  id: string;
+  status: string;
+  execution_success: boolean | null;
+  execution_log: string;
+  created_at: string | null;
+  title: string;
+  command: string;
+  target: string;
+  server_id: string | null;
+  risk: string;
+  message_id: string;
+  exit_code: number | null;
+  approval: { decision: string | null; decided_by: string | null; decided_at: string | null } | null;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+/** One persisted change of a conversation's step. Several events share a seq when one change touched several steps. */
+export interface ConversationStepUpdatedEvent {
+  conversation_id: string;
+  /** Per conversation, +1 for every change; a client that sees a gap re-reads the conversation over HTTP. */
+  seq: number;
+  /** The conversation's status after the change. */
+  conversation_status: string;
+  step: ConversationStepState;
+  /** Output this change appended to the step's execution log (already redacted), from character `offset`. */
+  chunk: { offset: number; data: string } | null;
+}
+
+/** The conversation's own status changed (running, awaiting_approval, completed, failed, cancelled). */
+export interface ConversationUpdatedEvent {
+  conversation_id: string;
+  seq: number;
+  status: string;
+  completed_at: string | null;
+  error: string | null;
+}
+
 export type Ack<T> = (response: { ok: true; data: T } | { ok: false; error: { code: string; message: string } }) => void;
 
 export interface ClientToServerEvents {
   /** Start receiving a run's events; the answer is the run as GET returns it, with its current `seq`. */
   subscribe: (request: { run_id: string }, ack: Ack<{ seq: number; run: unknown }>) => void;
   unsubscribe: (request: { run_id: string }, ack?: Ack<null>) => void;
+  /**
+   * Start receiving a conversation's events (all its steps, or only `step_ids`); the answer is the
+   * conversation as GET returns it, with its current `seq`.
+   */
+  subscribe_conversation: (request: { conversation_id: string; step_ids?: string[] }, ack: Ack<{ seq: number; conversation: unknown }>) => void;
+  unsubscribe_conversation: (request: { conversation_id: string }, ack?: Ack<null>) => void;
 }
 
 export interface ServerToClientEvents {
   DeploymentRunUpdated: (event: DeploymentRunUpdatedEvent) => void;
+  ConversationStepUpdated: (event: ConversationStepUpdatedEvent) => void;
+  ConversationUpdated: (event: ConversationUpdatedEvent) => void;
 }
 
 export const runRoom = (runId: string) => `run:${runId}`;
+export const conversationRoom = (conversationId: string) => `conversation:${conversationId}`;
+export const conversationStepRoom = (stepId: string) => `conversation-step:${stepId}`;

@@ -1,5 +1,6 @@
 import type { ChangeStream, ChangeStreamDocument, ResumeToken } from 'mongodb';
 import mongoose from 'mongoose';
+import { ConversationModel } from '../conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../deployments/model';
 import { toRunView } from '../deployments/views';
 import type { Logger } from '../logger';
@@ -8,11 +9,12 @@ import type { DeploymentRunUpdatedEvent } from './events';
 /** Change streams carry each update's exact post-image only where the collection keeps them (MongoDB 6.0+). */
 export async function enableChangeStreamImages(): Promise<void> {
   const db = mongoose.connection.db!;
-  const name = DeploymentRunModel.collection.collectionName;
-  await db.createCollection(name).catch((error: { codeName?: string }) => {
-    if (error.codeName !== 'NamespaceExists') throw error;
-  });
-  await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } });
+  for (const name of [DeploymentRunModel.collection.collectionName, ConversationModel.collection.collectionName]) {
+    await db.createCollection(name).catch((error: { codeName?: string }) => {
+      if (error.codeName !== 'NamespaceExists') throw error;
+    });
+    await db.command({ collMod: name, changeStreamPreAndPostImages: { enabled: true } });
+  }
 }
 
 /** A change as the relay receives it: the post-image without outputs, and the names of the fields it set. */

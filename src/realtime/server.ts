@@ -6,14 +6,21 @@ import type { Logger } from '../logger';
 import { hasScope } from '../tokens/scopes';
 import { authenticateToken, type Principal } from '../tokens/service';
 import type { ClientToServerEvents, ServerToClientEvents } from './events';
-import { runRoom } from './events';
+import { conversationRoom, conversationStepRoom, runRoom } from './events';
+import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
+import { ConversationModel, type Conversation } from '../conversations/model';
+import { toConversationView } from '../conversations/views';
 
 interface SocketData {
   principal: Principal;
 }
 
 const notFound = { ok: false as const, error: { code: 'not_found', message: 'Run not found' } };
+const conversationNotFound = { ok: false as const, error: { code: 'not_found', message: 'Conversation not found' } };
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
+/** Step ids one subscription may name. */
+export const MAX_STEP_SUBSCRIPTIONS = 100;
 
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
@@ -58,13 +65,55 @@ export function attachRealtime(httpServer: HttpServer, log: Logger) {
       if (typeof request?.run_id === 'string') await socket.leave(runRoom(request.run_id));
       if (typeof ack === 'function') ack({ ok: true, data: null });
     });
+
+    const ownConversation = (id: string) =>
+      ConversationModel.findOne({ _id: id, organization_id: socket.data.principal.organizationId }).lean<Conversation>();
+    socket.on('subscribe_conversation', async (request, ack) => {
+      if (typeof ack !== 'function') return;
+      try {
+        const id = typeof request?.conversation_id === 'string' && OBJECT_ID.test(request.conversation_id) ? request.conversation_id.toLowerCase() : null;
+        const stepIds = request?.step_ids;
+        if (stepIds !== undefined && (!Array.isArray(stepIds) || stepIds.length > MAX_STEP_SUBSCRIPTIONS || !stepIds.every((s) => typeof s === 'string' && OBJECT_ID.test(s)))) {
+          return ack({ ok: false, error: { code: 'validation_failed', message: `step_ids must be a list of at most ${MAX_STEP_SUBSCRIPTIONS} step ids` } });
+        }
+        // Ownership first (and of the steps too): another organization's events never reach this socket.
+        const existing = id ? await ownConversation(id) : null;
+        const known = new Set((existing?.steps ?? []).map((s) => s._id.toString()));
+        if (!existing || (stepIds && !stepIds.every((s) => known.has(s.toLowerCase())))) return ack(conversationNotFound);
+        await socket.join(stepIds ? stepIds.map((s) => conversationStepRoom(s.toLowerCase())) : [conversationRoom(id!)]);
+        // Join, then read: an event between the two carries a seq the snapshot already covers.
+        const conversation = await ownConversation(id!);
+        if (!conversation) return ack(conversationNotFound);
+        ack({ ok: true, data: { seq: conversation.seq, conversation: toConversationView(conversation) } });
+      } catch (err) {
+        log.error({ err }, 'subscribe_conversation failed');
+        ack({ ok: false, error: { code: 'internal_error', message: 'Could not subscribe; try again' } });
+      }
+    });
+    socket.on('unsubscribe_conversation', async (request, ack) => {
+      const id = typeof request?.conversation_id === 'string' && OBJECT_ID.test(request.conversation_id) ? request.conversation_id.toLowerCase() : null;
+      if (id) {
+        await socket.leave(conversationRoom(id));
+        const conversation = await ConversationModel.findById(id, { 'steps._id': 1 }).lean();
+        for (const step of conversation?.steps ?? []) await socket.leave(conversationStepRoom(step._id.toString()));
+      }
+      if (typeof ack === 'function') ack({ ok: true, data: null });
+    });
   });
 
   const relay = relayRunChanges((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), log);
+  const conversations = relayConversationChanges(
+    {
+      step: (event) => io.to([conversationRoom(event.conversation_id), conversationStepRoom(event.step.id)]).emit('ConversationStepUpdated', event),
+      conversation: (event) => io.to(conversationRoom(event.conversation_id)).emit('ConversationUpdated', event),
+    },
+    log,
+  );
   return {
     io,
     async close() {
       await relay.close();
+      await conversations.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));
     },
   };

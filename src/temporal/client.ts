@@ -1,5 +1,11 @@
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { conversationWorkflow } from '../../workflows/conversation';
 import {
+  CONVERSATION_MESSAGE_SIGNAL,
+  conversationSearchAttributes,
+  conversationWorkflowId,
+  STEP_DECISION_UPDATE,
+  type StepDecision,
   deploymentRunWorkflowId,
   serverHealthWorkflowId,
   serverRunQueueWorkflowId,
@@ -182,5 +188,48 @@ export class WorkflowGateway {
         }
       }),
     );
+  }
+
+  /**
+   * Hands an instruction to its conversation's workflow, starting the workflow when none runs (the
+   * first message, or a follow-up after the conversation went idle).
+   */
+  async sendConversationMessage(conversation: { id: string; organizationId: string; serverId: string; messageId: string }) {
+    await this.client.workflow.signalWithStart<typeof conversationWorkflow, [{ messageId: string }]>('conversationWorkflow', {
+      taskQueue: this.taskQueue,
+      workflowId: conversationWorkflowId(conversation.id),
+      args: [{ conversationId: conversation.id, organizationId: conversation.organizationId, inbox: [] }],
+      signal: CONVERSATION_MESSAGE_SIGNAL,
+      signalArgs: [{ messageId: conversation.messageId }],
+      typedSearchAttributes: conversationSearchAttributes(conversation.organizationId, conversation.serverId),
+    });
+  }
+
+  /**
+   * Passes a person's decision on a step to the conversation's workflow: 'accepted', 'refused' (it
+   * already has a decision for the step), or 'gone' (the workflow no longer runs).
+   */
+  async decideConversationStep(conversationId: string, decision: StepDecision): Promise<'accepted' | 'refused' | 'gone'> {
+    try {
+      await this.client.workflow.getHandle(conversationWorkflowId(conversationId)).executeUpdate(STEP_DECISION_UPDATE, { args: [decision] });
+      return 'accepted';
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return 'gone';
+      if (error instanceof WorkflowUpdateFailedError) return 'refused';
+      throw error;
+    }
+  }
+
+  /** Cancels a conversation's workflow (its running command is killed); false when none runs. */
+  async cancelConversation(conversationId: string): Promise<boolean> {
+    try {
+      const handle = this.client.workflow.getHandle(conversationWorkflowId(conversationId));
+      if ((await handle.describe()).status.name !== 'RUNNING') return false;
+      await handle.cancel();
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
   }
 }

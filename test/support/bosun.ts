@@ -9,6 +9,9 @@ import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger } from '../../src/logger';
 import { SecretBox } from '../../src/secrets/secret-box';
 import { createDeploymentService, startQueueSweeper } from '../../src/deployments/service';
+import { activeConversationsAbout, createConversationService } from '../../src/conversations/service';
+import { createMigrationPlanService } from '../../src/migration-plans/service';
+import { RulesPlanner } from '../../src/planner/rules';
 import { enableChangeStreamImages } from '../../src/realtime/relay';
 import { attachRealtime } from '../../src/realtime/server';
 import { createServerService } from '../../src/servers/service';
@@ -58,6 +61,7 @@ export async function startBosun(options: BosunOptions = {}) {
       log,
       healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
       stepOutputLimitBytes: options.stepOutputLimitBytes ?? 128 * 1024,
+      planner: new RulesPlanner(),
     },
   );
   const running = worker.run();
@@ -67,6 +71,8 @@ export async function startBosun(options: BosunOptions = {}) {
     http: { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, rateLimitPerMinute: options.rateLimitPerMinute ?? 10_000 },
     servers: createServerService({ secretBox, workflows }),
     deployments: createDeploymentService({ workflows, log }),
+    conversations: createConversationService({ workflows }),
+    migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
     secretBox,
   });
 

@@ -1,0 +1,272 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Types } from 'mongoose';
+import { ConversationModel, type Conversation, type ConversationStatus, type ConversationStep } from '../src/conversations/model';
+import { MAX_CONVERSATION_STEPS } from '../src/conversations/schemas';
+import type { Logger } from '../src/logger';
+import { MigrationPlanModel } from '../src/migration-plans/model';
+import { organizationPolicy } from '../src/organizations/policy';
+import { judgeStep } from '../src/planner/policy';
+import type { PlanContext, Planner, ServerContext, StepTarget } from '../src/planner/types';
+import { organizationSecretValues } from '../src/secrets/model';
+import type { SecretBox } from '../src/secrets/secret-box';
+import { ServerModel } from '../src/servers/model';
+import { loadSshTarget } from '../src/servers/credentials';
+import { killProcessGroup } from '../src/ssh/exec';
+import type { SshPool } from '../src/ssh/pool';
+import {
+  DEFAULT_STEP_LIMIT_SECONDS,
+  type ConversationStepAttempt,
+  type PlannedStepRef,
+  type PlanOutcome,
+  type StepDecision,
+  type StepResult,
+} from '../workflows/contracts';
+import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
+import { PROGRESS, startStepExecution } from './step-execution';
+
+export interface ConversationActivityDeps {
+  secretBox: SecretBox;
+  sshPool: SshPool;
+  log: Logger;
+  stepOutputLimitBytes: number;
+  outputFlushMs?: number;
+  planner: Planner;
+}
+
+const stepField = (index: number, field: string) => `steps.${index}.${field}`;
+
+async function serverContext(serverId: Types.ObjectId | null | undefined): Promise<ServerContext | null> {
+  const server = serverId ? await ServerModel.findById(serverId, { title: 1, username: 1, fingerprint: 1 }).lean() : null;
+  if (!server) return null;
+  const os = server.fingerprint?.os;
+  return { title: server.title, username: server.username, os: os ? { name: os.name ?? null, version: os.version ?? null, kernel: os.kernel ?? null } : null };
+}
+
+/** What the planner is told: the server, or the plan and both its servers; a string says what is missing. */
+async function planContext(conversation: Conversation): Promise<PlanContext | string> {
+  if (conversation.chatable_type === 'server') {
+    const server = await serverContext(conversation.server_id);
+    return server ? { kind: 'server', server } : 'The conversation’s server was deleted.';
+  }
+  const plan = await MigrationPlanModel.findById(conversation.chatable_id).lean();
+  if (!plan) return 'The migration plan was deleted.';
+  const [source, target] = await Promise.all([serverContext(plan.source_server_id), serverContext(plan.target_server_id)]);
+  if (!source || !target) return `The migration plan’s ${source ? 'target' : 'source'} server was deleted.`;
+  return { kind: 'migration_plan', title: plan.title, notes: plan.notes ?? '', source, target };
+}
+
+const refOf = (step: ConversationStep, index: number): PlannedStepRef => ({
+  stepId: step._id.toString(),
+  index,
+  serverId: step.server_id?.toString() ?? '',
+  refused: !!step.refused,
+  needsApproval: !!step.approval && !step.approval.decision,
+});
+
+const appendLog = (log: string | null | undefined, note: string) => `${log ?? ''}${log ? '\n' : ''}--- ${note} ---\n`;
+
+export function createConversationActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, planner }: ConversationActivityDeps) {
+  const headLimit = Math.floor(stepOutputLimitBytes / 4);
+  const executionSettings = { sshPool, log, headLimit, tailLimit: stepOutputLimitBytes - headLimit, outputFlushMs };
+
+  async function load(conversationId: string) {
+    const conversation = await ConversationModel.findById(conversationId).lean<Conversation>();
+    if (!conversation) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} does not exist`, 'ConversationNotFound');
+    return conversation;
+  }
+
+  async function killLeftover(serverId: Types.ObjectId | null | undefined, pgid: number) {
+    const loaded = serverId ? await loadSshTarget(serverId.toString(), secretBox).catch(() => null) : null;
+    if (!loaded) return;
+    await sshPool.withConnection(loaded.target, (ssh) => killProcessGroup(ssh, pgid, 1)).catch((err) =>
+      log.warn({ err: (err as Error).message, pgid }, 'could not stop a leftover command'),
+    );
+  }
+
+  /** A step that stands for the instruction itself, failed with why it could not be planned. */
+  async function failPlanning(conversation: Conversation, messageId: Types.ObjectId, reason: string): Promise<PlanOutcome> {
+    const now = new Date();
+    await ConversationModel.updateOne(
+      { _id: conversation._id, messages: { $elemMatch: { _id: messageId, planned: false } } },
+      {
+        $set: { 'messages.$.planned': true, status: 'running' },
+        $push: {
+          steps: {
+            message_id: messageId, title: 'Plan the instruction', command: '', target: conversation.chatable_type === 'server' ? 'server' : 'target',
+            server_id: null, risk: 'read', status: 'failed', execution_success: false, output: `${reason}\n`, created_at: now, completed_at: now,
+          },
+        },
+        $inc: { seq: 1 },
+      },
+    );
+    return { ok: false };
+  }
+
+  return {
+    /**
+     * Plans one instruction and persists its steps as pending (each judged by the organization's
+     * policy), or one failed step saying why it could not be planned. Planned once: a retry returns
+     * the steps already stored.
+     */
+    async planMessage({ conversationId, messageId }: { conversationId: string; messageId: string }): Promise<PlanOutcome> {
+      const conversation = await load(conversationId);
+      const message = conversation.messages.find((m) => m._id.toString() === messageId);
+      if (!message) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no message ${messageId}`, 'MessageNotFound');
+      const plannedAlready = () => {
+        const steps = (conversation.steps as ConversationStep[]).map((step, index) => ({ step, index })).filter(({ step }) => step.message_id.equals(message._id));
+        if (steps.some(({ step }) => step.title === 'Plan the instruction' && step.command === '')) return { ok: false } as const;
+        return { ok: true, steps: steps.map(({ step, index }) => refOf(step, index)) } as const;
+      };
+      if (message.planned) return plannedAlready();
+
+      const context = await planContext(conversation);
+      if (typeof context === 'string') return failPlanning(conversation, message._id, context);
+      const result = await planner.plan(message.text, context);
+      if (!result.ok) return failPlanning(conversation, message._id, result.reason);
+      if (conversation.steps.length + result.steps.length > MAX_CONVERSATION_STEPS) {
+        return failPlanning(conversation, message._id, `This instruction needs ${result.steps.length} steps, more than the ${MAX_CONVERSATION_STEPS} a conversation may hold: start a new conversation.`);
+      }
+      const [policy, plan] = await Promise.all([
+        organizationPolicy(conversation.organization_id),
+        conversation.chatable_type === 'migration_plan' ? MigrationPlanModel.findById(conversation.chatable_id).lean() : null,
+      ]);
+      const serverFor = (target: StepTarget) => (target === 'server' ? conversation.server_id : target === 'source' ? plan!.source_server_id : plan!.target_server_id);
+      const now = new Date();
+      const steps = result.steps.map((planned) => {
+        const verdict = judgeStep(planned, policy, conversation.require_approval ?? false);
+        return {
+          _id: new Types.ObjectId(),
+          message_id: message._id,
+          title: planned.title,
+          command: planned.command,
+          target: planned.target,
+          server_id: serverFor(planned.target),
+          risk: verdict.risk,
+          status: 'pending',
+          approval: verdict.allowed && verdict.needsApproval ? { decision: null } : null,
+          refused: verdict.allowed ? null : verdict.reason,
+          created_at: now,
+        };
+      });
+      const stored = await ConversationModel.updateOne(
+        { _id: conversation._id, messages: { $elemMatch: { _id: message._id, planned: false } } },
+        { $set: { 'messages.$.planned': true, status: 'running' }, $push: { steps: { $each: steps } }, $inc: { seq: 1 } },
+      );
+      if (stored.modifiedCount === 0) {
+        Object.assign(conversation, await load(conversationId));
+        return plannedAlready();
+      }
+      const offset = conversation.steps.length;
+      return { ok: true, steps: steps.map((step, i) => refOf(step as unknown as ConversationStep, offset + i)) };
+    },
+
+    async setStatus({ conversationId, status }: { conversationId: string; status: ConversationStatus }): Promise<void> {
+      await ConversationModel.updateOne({ _id: conversationId }, { $set: { status }, $inc: { seq: 1 } });
+    },
+
+    /** A person's decision on a step; a rejected step fails as not run. */
+    async recordDecision({ conversationId, index, approved, by }: StepDecision & { conversationId: string; index: number }): Promise<void> {
+      const now = new Date();
+      const $set: Record<string, unknown> = {
+        [stepField(index, 'approval.decision')]: approved ? 'approved' : 'rejected',
+        [stepField(index, 'approval.decided_by')]: `API token: ${by}`,
+        [stepField(index, 'approval.decided_at')]: now,
+      };
+      if (!approved) {
+        Object.assign($set, {
+          [stepField(index, 'status')]: 'failed',
+          [stepField(index, 'execution_success')]: false,
+          [stepField(index, 'output')]: `--- rejected by API token: ${by}; not run ---\n`,
+          [stepField(index, 'completed_at')]: now,
+        });
+      }
+      await ConversationModel.updateOne({ _id: conversationId }, { $set, $inc: { seq: 1 } });
+    },
+
+    /**
+     * Runs one step's command to the end, heartbeating, streaming its output into the step's
+     * execution log. A command that already finished (its worker died before reporting) is not run again.
+     */
+    async runConversationStep(input: ConversationStepAttempt): Promise<StepResult> {
+      const { conversationId, index } = input;
+      const [conversation, target, organizationSecrets] = await Promise.all([
+        ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>(),
+        loadVerifiedTarget(input.serverId, secretBox),
+        organizationSecretValues(input.organizationId, secretBox),
+      ]);
+      const step = conversation?.steps[0] as ConversationStep | undefined;
+      if (!step || step._id.toString() !== input.stepId) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no step ${input.stepId}`, 'StepNotFound');
+      if (step.last_exit?.attempt === 0) {
+        const exitCode = step.last_exit.exit_code ?? null;
+        return { status: exitCode === 0 && !step.last_exit.timed_out ? 'success' : 'failed', exitCode, timedOut: !!step.last_exit.timed_out };
+      }
+      const execution = startStepExecution(executionSettings, {
+        attempt: { runId: conversationId, serverId: input.serverId, organizationId: input.organizationId, index, exitAttempt: 0, finalExitAttempt: true },
+        step: { ...step, retries: 0 },
+        target,
+        secrets: [...credentialSecrets(target), ...organizationSecrets],
+        limitSeconds: DEFAULT_STEP_LIMIT_SECONDS,
+        store: (update, durable) => ConversationModel.updateOne({ _id: conversationId }, update, durable ? {} : PROGRESS).exec(),
+        successStatus: 'completed',
+        resultFields: (succeeded) => ({ [stepField(index, 'execution_success')]: succeeded }),
+        failureNote: true,
+      });
+      const ctx = Context.current();
+      execution.attach((details) => ctx.heartbeat(details));
+      const onCancel = () => execution.cancel();
+      ctx.cancellationSignal.addEventListener('abort', onCancel);
+      try {
+        return await execution.result;
+      } finally {
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+      }
+    },
+
+    /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */
+    async failStep({ conversationId, index, message }: { conversationId: string; index: number; message: string }): Promise<void> {
+      const conversation = await ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>();
+      const step = conversation?.steps[0] as ConversationStep | undefined;
+      if (!step) return;
+      if (step.pgid) await killLeftover(step.server_id, step.pgid);
+      await ConversationModel.updateOne(
+        { _id: conversationId },
+        {
+          $set: {
+            [stepField(index, 'status')]: 'failed',
+            [stepField(index, 'execution_success')]: false,
+            [stepField(index, 'output')]: appendLog(step.output, message),
+            [stepField(index, 'completed_at')]: new Date(),
+            [stepField(index, 'pgid')]: null,
+          },
+          $inc: { seq: 1 },
+        },
+      );
+    },
+
+    /** Every step still pending or running fails, with the reason (a refused step with its own). */
+    async closeOpenSteps({ conversationId, reason }: { conversationId: string; reason: string }): Promise<void> {
+      const conversation = await load(conversationId);
+      const now = new Date();
+      const $set: Record<string, unknown> = {};
+      const steps = conversation.steps as ConversationStep[];
+      await Promise.all(steps.filter((s) => s.status === 'running' && s.pgid).map((s) => killLeftover(s.server_id, s.pgid!)));
+      steps.forEach((step, index) => {
+        if (step.status !== 'pending' && step.status !== 'running') return;
+        Object.assign($set, {
+          [stepField(index, 'status')]: 'failed',
+          [stepField(index, 'execution_success')]: false,
+          [stepField(index, 'output')]: step.refused ? `${step.refused}\n` : appendLog(step.output, reason.replace(/\.$/, '')),
+          [stepField(index, 'completed_at')]: now,
+          [stepField(index, 'pgid')]: null,
+        });
+      });
+      if (Object.keys($set).length) await ConversationModel.updateOne({ _id: conversationId }, { $set, $inc: { seq: 1 } });
+    },
+
+    async finish({ conversationId, status, error }: { conversationId: string; status: ConversationStatus; error: string | null }): Promise<void> {
+      await ConversationModel.updateOne({ _id: conversationId }, { $set: { status, error, completed_at: new Date() }, $inc: { seq: 1 } });
+    },
+  };
+}
+
+export type ConversationActivities = ReturnType<typeof createConversationActivities>;
