@@ -1,8 +1,9 @@
-import type { ChangeStream, ChangeStreamDocument, ResumeToken } from 'mongodb';
+import type { ChangeStreamDocument } from 'mongodb';
 import { ConversationModel, type Conversation, type ConversationStep } from '../conversations/model';
 import { toStepView } from '../conversations/views';
 import type { Logger } from '../logger';
 import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from './events';
+import { CHANGED_KEYS, watchWithResume } from './relay';
 
 type RelayedStep = ConversationStep & { changed?: boolean };
 type RelayedChange = ChangeStreamDocument<Conversation> & { changedKeys?: string[] };
@@ -66,44 +67,25 @@ export function toConversationEvents(change: RelayedChange): { steps: Conversati
   return { steps, conversation };
 }
 
-/** Watches conversations and relays each persisted change (persist first, then relay); a broken stream resumes. */
+/** Watches conversations and relays each persisted change (persist first, then relay). */
 export function relayConversationChanges(
   emit: { step(event: ConversationStepUpdatedEvent): void; conversation(event: ConversationUpdatedEvent): void },
   log: Logger,
 ): { close(): Promise<void> } {
-  let stream: ChangeStream<Conversation> | undefined;
-  let resumeAfter: ResumeToken | undefined;
-  let closed = false;
-  const open = () => {
-    if (closed) return;
-    stream = ConversationModel.collection.watch<Conversation>(
-      [
-        { $match: { operationType: { $in: ['insert', 'update', 'replace'] } } },
-        { $addFields: { changedKeys: { $map: { input: { $objectToArray: { $ifNull: ['$updateDescription.updatedFields', {}] } }, in: '$$this.k' } } } },
-        MARK_CHANGED_STEPS,
-        { $project: { updateDescription: 0, 'fullDocument.messages': 0 } },
-      ],
-      { fullDocument: 'required', ...(resumeAfter ? { resumeAfter } : {}) },
-    );
-    stream.on('change', (change: RelayedChange) => {
-      resumeAfter = change._id;
+  return watchWithResume<Conversation>(
+    ConversationModel.collection,
+    [
+      { $match: { operationType: { $in: ['insert', 'update', 'replace'] } } },
+      CHANGED_KEYS,
+      MARK_CHANGED_STEPS,
+      { $project: { updateDescription: 0, 'fullDocument.messages': 0 } },
+    ],
+    (change) => {
       const events = toConversationEvents(change);
       for (const event of events.steps) emit.step(event);
       if (events.conversation) emit.conversation(events.conversation);
-    });
-    stream.on('error', (err: Error & { codeName?: string }) => {
-      if (closed) return;
-      if (err.codeName === 'ChangeStreamHistoryLost' || err.codeName === 'InvalidResumeToken') resumeAfter = undefined;
-      log.warn({ err: err.message }, 'conversation change stream failed; reopening');
-      void stream?.close().catch(() => undefined);
-      setTimeout(open, 1000).unref();
-    });
-  };
-  open();
-  return {
-    async close() {
-      closed = true;
-      await stream?.close();
     },
-  };
+    log,
+    'conversation',
+  );
 }

@@ -1,4 +1,4 @@
-import type { ChangeStream, ChangeStreamDocument, ResumeToken } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, Collection, Document, ResumeToken } from 'mongodb';
 import mongoose from 'mongoose';
 import { ConversationModel } from '../conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../deployments/model';
@@ -46,36 +46,37 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
   };
 }
 
+/** The names of the fields an update set, as `changedKeys`: what tells one change's events from another's. */
+export const CHANGED_KEYS = {
+  $addFields: { changedKeys: { $map: { input: { $objectToArray: { $ifNull: ['$updateDescription.updatedFields', {}] } }, in: '$$this.k' } } },
+};
+
 /**
- * Watches run documents and hands every persisted change to `emit`: persist first, then relay. Each
- * API process runs its own, so clients on any process see every run. A broken stream resumes where it stopped.
+ * Watches a collection with post-images and hands every change to `onChange`; a broken stream
+ * reopens after a second where it stopped (from now, if the oplog no longer reaches back that far:
+ * clients see the gap in `seq` and re-read).
  */
-export function relayRunChanges(emit: (event: DeploymentRunUpdatedEvent) => void, log: Logger): { close(): Promise<void> } {
-  let stream: ChangeStream<DeploymentRun> | undefined;
+export function watchWithResume<T extends Document>(
+  collection: Collection,
+  pipeline: Document[],
+  onChange: (change: ChangeStreamDocument<T> & { changedKeys?: string[] }) => void,
+  log: Logger,
+  what: string,
+): { close(): Promise<void> } {
+  let stream: ChangeStream<T> | undefined;
   let resumeAfter: ResumeToken | undefined;
   let closed = false;
-
   const open = () => {
     if (closed) return;
-    // Events carry each change's appended chunk, never whole outputs: keep only the names of the
-    // fields a change set, and leave outputs out of the post-image.
-    stream = DeploymentRunModel.collection.watch<DeploymentRun>(
-      [
-        { $addFields: { changedKeys: { $map: { input: { $objectToArray: { $ifNull: ['$updateDescription.updatedFields', {}] } }, in: '$$this.k' } } } },
-        { $project: { updateDescription: 0, 'fullDocument.steps.output': 0 } },
-      ],
-      { fullDocument: 'required', ...(resumeAfter ? { resumeAfter } : {}) },
-    );
-    stream.on('change', (change: RelayedChange) => {
+    stream = collection.watch<T>(pipeline, { fullDocument: 'required', ...(resumeAfter ? { resumeAfter } : {}) });
+    stream.on('change', (change) => {
       resumeAfter = change._id;
-      const event = toRunEvent(change);
-      if (event) emit(event);
+      onChange(change);
     });
     stream.on('error', (err: Error & { codeName?: string }) => {
       if (closed) return;
-      // The oplog no longer reaches back to where we stopped: start from now (clients re-read on the gap).
       if (err.codeName === 'ChangeStreamHistoryLost' || err.codeName === 'InvalidResumeToken') resumeAfter = undefined;
-      log.warn({ err: err.message }, 'run change stream failed; reopening');
+      log.warn({ err: err.message }, `${what} change stream failed; reopening`);
       void stream?.close().catch(() => undefined);
       setTimeout(open, 1000).unref();
     });
@@ -87,4 +88,23 @@ export function relayRunChanges(emit: (event: DeploymentRunUpdatedEvent) => void
       await stream?.close();
     },
   };
+}
+
+/**
+ * Watches run documents and hands every persisted change to `emit`: persist first, then relay. Each
+ * API process runs its own, so clients on any process see every run.
+ */
+export function relayRunChanges(emit: (event: DeploymentRunUpdatedEvent) => void, log: Logger): { close(): Promise<void> } {
+  // Events carry each change's appended chunk, never whole outputs: keep only the names of the
+  // fields a change set, and leave outputs out of the post-image.
+  return watchWithResume<DeploymentRun>(
+    DeploymentRunModel.collection,
+    [CHANGED_KEYS, { $project: { updateDescription: 0, 'fullDocument.steps.output': 0 } }],
+    (change) => {
+      const event = toRunEvent(change);
+      if (event) emit(event);
+    },
+    log,
+    'run',
+  );
 }
