@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { Types } from 'mongoose';
 import { ConversationModel, type Conversation, type ConversationStatus, type ConversationStep } from '../src/conversations/model';
 import { MAX_CONVERSATION_STEPS } from '../src/conversations/schemas';
@@ -22,7 +22,7 @@ import {
   type StepResult,
 } from '../workflows/contracts';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { PROGRESS, startStepExecution } from './step-execution';
+import { follow, PROGRESS, recordedResult, startStepExecution } from './step-execution';
 
 export interface ConversationActivityDeps {
   secretBox: SecretBox;
@@ -42,17 +42,23 @@ async function serverContext(serverId: Types.ObjectId | null | undefined): Promi
   return { title: server.title, username: server.username, os: os ? { name: os.name ?? null, version: os.version ?? null, kernel: os.kernel ?? null } : null };
 }
 
-/** What the planner is told: the server, or the plan and both its servers; a string says what is missing. */
-async function planContext(conversation: Conversation): Promise<PlanContext | string> {
+/**
+ * What the planner is told (the server, or the plan and both its servers) and which server each step
+ * target means; a string says what is missing.
+ */
+async function planContext(conversation: Conversation): Promise<{ context: PlanContext; servers: Partial<Record<StepTarget, Types.ObjectId>> } | string> {
   if (conversation.chatable_type === 'server') {
     const server = await serverContext(conversation.server_id);
-    return server ? { kind: 'server', server } : 'The conversation’s server was deleted.';
+    return server ? { context: { kind: 'server', server }, servers: { server: conversation.server_id } } : 'The conversation’s server was deleted.';
   }
   const plan = await MigrationPlanModel.findById(conversation.chatable_id).lean();
   if (!plan) return 'The migration plan was deleted.';
   const [source, target] = await Promise.all([serverContext(plan.source_server_id), serverContext(plan.target_server_id)]);
   if (!source || !target) return `The migration plan’s ${source ? 'target' : 'source'} server was deleted.`;
-  return { kind: 'migration_plan', title: plan.title, notes: plan.notes ?? '', source, target };
+  return {
+    context: { kind: 'migration_plan', title: plan.title, notes: plan.notes ?? '', source, target },
+    servers: { source: plan.source_server_id, target: plan.target_server_id },
+  };
 }
 
 const refOf = (step: ConversationStep, index: number): PlannedStepRef => ({
@@ -119,18 +125,14 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       };
       if (message.planned) return plannedAlready();
 
-      const context = await planContext(conversation);
-      if (typeof context === 'string') return failPlanning(conversation, message._id, context);
-      const result = await planner.plan(message.text, context);
+      const planning = await planContext(conversation);
+      if (typeof planning === 'string') return failPlanning(conversation, message._id, planning);
+      const result = await planner.plan(message.text, planning.context);
       if (!result.ok) return failPlanning(conversation, message._id, result.reason);
       if (conversation.steps.length + result.steps.length > MAX_CONVERSATION_STEPS) {
         return failPlanning(conversation, message._id, `This instruction needs ${result.steps.length} steps, more than the ${MAX_CONVERSATION_STEPS} a conversation may hold: start a new conversation.`);
       }
-      const [policy, plan] = await Promise.all([
-        organizationPolicy(conversation.organization_id),
-        conversation.chatable_type === 'migration_plan' ? MigrationPlanModel.findById(conversation.chatable_id).lean() : null,
-      ]);
-      const serverFor = (target: StepTarget) => (target === 'server' ? conversation.server_id : target === 'source' ? plan!.source_server_id : plan!.target_server_id);
+      const policy = await organizationPolicy(conversation.organization_id);
       const now = new Date();
       const steps = result.steps.map((planned) => {
         const verdict = judgeStep(planned, policy, conversation.require_approval ?? false);
@@ -140,7 +142,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
           title: planned.title,
           command: planned.command,
           target: planned.target,
-          server_id: serverFor(planned.target),
+          server_id: planning.servers[planned.target] ?? null,
           risk: verdict.risk,
           status: 'pending',
           approval: verdict.allowed && verdict.needsApproval ? { decision: null } : null,
@@ -196,10 +198,8 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       ]);
       const step = conversation?.steps[0] as ConversationStep | undefined;
       if (!step || step._id.toString() !== input.stepId) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no step ${input.stepId}`, 'StepNotFound');
-      if (step.last_exit?.attempt === 0) {
-        const exitCode = step.last_exit.exit_code ?? null;
-        return { status: exitCode === 0 && !step.last_exit.timed_out ? 'success' : 'failed', exitCode, timedOut: !!step.last_exit.timed_out };
-      }
+      const recorded = recordedResult(step, 0);
+      if (recorded) return recorded;
       const execution = startStepExecution(executionSettings, {
         attempt: { runId: conversationId, serverId: input.serverId, organizationId: input.organizationId, index, exitAttempt: 0, finalExitAttempt: true },
         step: { ...step, retries: 0 },
@@ -211,15 +211,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
         resultFields: (succeeded) => ({ [stepField(index, 'execution_success')]: succeeded }),
         failureNote: true,
       });
-      const ctx = Context.current();
-      execution.attach((details) => ctx.heartbeat(details));
-      const onCancel = () => execution.cancel();
-      ctx.cancellationSignal.addEventListener('abort', onCancel);
-      try {
-        return await execution.result;
-      } finally {
-        ctx.cancellationSignal.removeEventListener('abort', onCancel);
-      }
+      return follow(execution);
     },
 
     /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */

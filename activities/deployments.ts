@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/deployments/model';
 import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/secrets/model';
@@ -8,7 +8,7 @@ import { killProcessGroup } from '../src/ssh/exec';
 import type { SshPool } from '../src/ssh/pool';
 import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { PROGRESS, startStepExecution, type StepExecution } from './step-execution';
+import { cancellingWith, follow, PROGRESS, recordedResult, startStepExecution, type StepExecution } from './step-execution';
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -63,11 +63,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     ]);
     const step = run?.steps[0];
     if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
-    if (step.last_exit?.attempt === input.exitAttempt) {
-      const exitCode = step.last_exit.exit_code ?? null;
-      const timedOut = !!step.last_exit.timed_out;
-      return { status: exitCode === 0 && !timedOut ? 'success' : 'failed', exitCode, timedOut };
-    }
+    const recorded = recordedResult(step, input.exitAttempt);
+    if (recorded) return recorded;
     return startStepExecution(executionSettings, {
       attempt: input,
       step,
@@ -76,25 +73,6 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
       store: (update, durable) => DeploymentRunModel.updateOne({ _id: runId }, update, durable ? {} : PROGRESS).exec(),
     });
-  }
-
-  /** While `body` runs, cancelling the current activity kills the execution's command. */
-  async function cancellingWith<T>(execution: StepExecution, body: () => Promise<T>): Promise<T> {
-    const { cancellationSignal } = Context.current();
-    const onCancel = () => execution.cancel();
-    cancellationSignal.addEventListener('abort', onCancel);
-    try {
-      return await body();
-    } finally {
-      cancellationSignal.removeEventListener('abort', onCancel);
-    }
-  }
-
-  /** The current (heartbeating) activity owns the execution until it ends: progress, cancellation, result. */
-  function follow(execution: StepExecution): Promise<StepResult> {
-    const ctx = Context.current();
-    execution.attach((details) => ctx.heartbeat(details));
-    return cancellingWith(execution, () => execution.result);
   }
 
   return {

@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { CappedOutput, Redactor } from '../src/deployments/output';
 import type { Logger } from '../src/logger';
 import type { SshTarget } from '../src/ssh/connect';
@@ -53,6 +53,21 @@ export interface ExecutableStep {
   started_exit_attempt?: number | null;
   started_at?: Date | null;
   pgid?: number | null;
+}
+
+/**
+ * The result this exit attempt already recorded (its worker died before reporting it), or null:
+ * a finished command never runs twice.
+ */
+export function recordedResult(
+  step: { last_exit?: { attempt?: number | null; exit_code?: number | null; timed_out?: boolean | null } | null },
+  exitAttempt: number,
+): StepResult | null {
+  const last = step.last_exit;
+  if (last?.attempt !== exitAttempt) return null;
+  const exitCode = last.exit_code ?? null;
+  const timedOut = !!last.timed_out;
+  return { status: exitCode === 0 && !timedOut ? 'success' : 'failed', exitCode, timedOut };
 }
 
 const stepField = (index: number, field: string) => `steps.${index}.${field}`;
@@ -231,4 +246,23 @@ export function startStepExecution(
       heartbeat = fn;
     },
   };
+}
+
+/** While `body` runs, cancelling the current activity kills the execution's command. */
+export async function cancellingWith<T>(execution: StepExecution, body: () => Promise<T>): Promise<T> {
+  const { cancellationSignal } = Context.current();
+  const onCancel = () => execution.cancel();
+  cancellationSignal.addEventListener('abort', onCancel);
+  try {
+    return await body();
+  } finally {
+    cancellationSignal.removeEventListener('abort', onCancel);
+  }
+}
+
+/** The current (heartbeating) activity owns the execution until it ends: progress, cancellation, result. */
+export function follow(execution: StepExecution): Promise<StepResult> {
+  const ctx = Context.current();
+  execution.attach((details) => ctx.heartbeat(details));
+  return cancellingWith(execution, () => execution.result);
 }
