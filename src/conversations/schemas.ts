@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { objectIdSchema as objectId } from '../http/ids';
 import { CHATABLE_TYPES } from './model';
 
 /** The longest instruction accepted, in characters. */
@@ -6,7 +7,6 @@ export const MAX_MESSAGE_LENGTH = 2000;
 /** Steps a conversation may hold, follow-ups included; then start a new conversation. */
 export const MAX_CONVERSATION_STEPS = 100;
 
-const objectId = z.string().regex(/^[0-9a-f]{24}$/i, 'must be an id');
 const message = z
   .string()
   .trim()

@@ -1,6 +1,5 @@
 import type { Conversation, ConversationStep } from './model';
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+import { iso } from '../http/timestamps';
 
 export const toConversationListView = (c: Conversation) => ({
   id: c._id.toString(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { objectIdSchema as objectId } from '../http/ids';
 
 export const MAX_STEPS = 100;
 export const MAX_COMMAND_LENGTH = 16 * 1024;
@@ -17,7 +18,6 @@ const name = z
   .min(1, 'name is required')
   .max(120);
 
-const objectId = z.string().regex(/^[0-9a-f]{24}$/i, 'must be an id');
 
 export const createDeploymentSchema = z.strictObject({
   name,

@@ -1,6 +1,5 @@
 import type { Deployment, DeploymentRun } from './model';
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+import { iso } from '../http/timestamps';
 
 export const toDeploymentListView = (d: Deployment) => ({
   id: d._id.toString(),

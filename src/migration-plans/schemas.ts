@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { objectIdSchema as objectId } from '../http/ids';
 
-const objectId = z.string().regex(/^[0-9a-f]{24}$/i, 'must be an id');
 
 export const MAX_NOTES_LENGTH = 4000;
 

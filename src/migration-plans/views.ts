@@ -1,7 +1,6 @@
 import type { Server } from '../servers/model';
 import type { MigrationPlan } from './model';
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+import { iso } from '../http/timestamps';
 
 export const toMigrationPlanListView = (p: MigrationPlan) => ({
   id: p._id.toString(),

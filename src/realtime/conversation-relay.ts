@@ -4,11 +4,10 @@ import { toStepView } from '../conversations/views';
 import type { Logger } from '../logger';
 import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from './events';
 import { CHANGED_KEYS, watchWithResume } from './relay';
+import { iso } from '../http/timestamps';
 
 type RelayedStep = ConversationStep & { changed?: boolean };
 type RelayedChange = ChangeStreamDocument<Conversation> & { changedKeys?: string[] };
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /**
  * Keeps the execution log only of steps this change touched (marked `changed`): events carry the

@@ -46,7 +46,7 @@ export function attachRealtime(httpServer: HttpServer, log: Logger) {
     socket.on('subscribe', async (request, ack) => {
       if (typeof ack !== 'function') return;
       try {
-        const runId = typeof request?.run_id === 'string' && /^[0-9a-f]{24}$/i.test(request.run_id) ? request.run_id : null;
+        const runId = typeof request?.run_id === 'string' && OBJECT_ID.test(request.run_id) ? request.run_id : null;
         // Check ownership before joining: not even for a moment may another organization's events reach this socket.
         if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: socket.data.principal.organizationId }))) {
           return ack(notFound);

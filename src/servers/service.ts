@@ -8,13 +8,12 @@ import type { WorkflowGateway } from '../temporal/client';
 import { sealCredentials, type ServerCredentials } from './credentials';
 import { ServerModel, type Server } from './model';
 import type { CreateServerInput } from './schemas';
+import { iso } from '../http/timestamps';
 
 export interface ServerServiceDeps {
   secretBox: SecretBox;
   workflows: WorkflowGateway;
 }
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /** The list view: everything but the fingerprint, never a secret. */
 export const toListView = (s: Server) => ({
