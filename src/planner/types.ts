@@ -7,11 +7,24 @@ export const higherRisk = (a: Risk, b: Risk): Risk => (riskRank(a) >= riskRank(b
 /** Where a step runs: the conversation's server, or one of a migration plan's two servers. */
 export type StepTarget = 'server' | 'source' | 'target';
 
+/**
+ * A step of a migration plan that moves data from the source to the target, streamed through the
+ * worker (the two servers need not reach each other): a directory tree (resumable), or one
+ * command's output fed to another (a database dump into a restore), or two outputs compared.
+ */
+export type Transfer =
+  | { kind: 'copy'; from: string; to: string }
+  | { kind: 'pipe'; source_command: string; target_command: string }
+  | { kind: 'compare'; source_command: string; target_command: string };
+
 export interface PlannedStep {
   title: string;
+  /** What runs; for a transfer, both sides' commands as one line (what the policy judges and people read). */
   command: string;
+  /** A transfer's target is always `target` (where it writes or what it compares against). */
   target: StepTarget;
   risk: Risk;
+  transfer?: Transfer;
 }
 
 export type OsFamily = 'debian' | 'rhel' | 'alpine' | 'unknown';
@@ -29,7 +42,27 @@ export type PlanContext =
 
 export type PlanResult = { ok: true; steps: PlannedStep[] } | { ok: false; reason: string };
 
+export interface PlanOptions {
+  /** Why the organization's command policy would refuse this step, or null: a planner may try again without it. */
+  refusal?: (step: PlannedStep) => string | null;
+}
+
+/** A step already run for the instruction being re-planned, as the planner is told about it. */
+export interface StepReport {
+  title: string;
+  command: string;
+  target: StepTarget;
+  status: 'completed' | 'failed';
+  /** The end of its execution log. */
+  log: string;
+}
+
 export interface Planner {
   readonly name: string;
-  plan(instruction: string, context: PlanContext): Promise<PlanResult>;
+  plan(instruction: string, context: PlanContext, options?: PlanOptions): Promise<PlanResult>;
+  /**
+   * After a step failed (the last of `history`): the steps to run instead of the rest of the plan,
+   * or a reason to stop. Planners that cannot re-plan leave it out.
+   */
+  replan?(instruction: string, context: PlanContext, history: StepReport[], options?: PlanOptions): Promise<PlanResult>;
 }
