@@ -22,7 +22,8 @@ import {
   type StepResult,
 } from '../workflows/contracts';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { follow, PROGRESS, recordedResult, startStepExecution } from './step-execution';
+import { follow, recordedResult, startStepExecution } from './step-execution';
+import { PROGRESS, stepField } from './step-log';
 
 export interface ConversationActivityDeps {
   secretBox: SecretBox;
@@ -32,8 +33,6 @@ export interface ConversationActivityDeps {
   outputFlushMs?: number;
   planner: Planner;
 }
-
-const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
 async function serverContext(serverId: Types.ObjectId | null | undefined): Promise<ServerContext | null> {
   const server = serverId ? await ServerModel.findById(serverId, { title: 1, username: 1, fingerprint: 1 }).lean() : null;

@@ -8,7 +8,8 @@ import { killProcessGroup } from '../src/ssh/exec';
 import type { SshPool } from '../src/ssh/pool';
 import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { cancellingWith, follow, PROGRESS, recordedResult, startStepExecution, type StepExecution } from './step-execution';
+import { cancellingWith, follow, recordedResult, startStepExecution, type StepExecution } from './step-execution';
+import { PROGRESS, stepField } from './step-log';
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -25,8 +26,6 @@ export interface DeploymentActivityDeps {
 /** How long a handed-off command that finished stays claimable by `awaitStep`. */
 const HELD_STEP_GRACE_MS = 5 * 60_000;
 const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${index}:${exitAttempt}`;
-
-const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
 export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue }: DeploymentActivityDeps) {
   const headLimit = Math.floor(stepOutputLimitBytes / 4);

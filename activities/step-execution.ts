@@ -1,5 +1,4 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import { CappedOutput, Redactor } from '../src/deployments/output';
 import type { Logger } from '../src/logger';
 import type { SshTarget } from '../src/ssh/connect';
 import { describeTarget } from '../src/ssh/connect';
@@ -7,6 +6,7 @@ import { classifySshError, SSH_FAILURE_TYPES, type SshError } from '../src/ssh/e
 import { killProcessGroup, runInProcessGroup } from '../src/ssh/exec';
 import type { SshPool } from '../src/ssh/pool';
 import type { StepAttempt, StepResult } from '../workflows/contracts';
+import { StepLog, stepField, type StepStore } from './step-log';
 
 /** The SSH side of a step failed (not the command, not the database). */
 class StepTransportError extends Error {
@@ -37,12 +37,6 @@ export interface StepExecution {
   attach(heartbeat: (details: { bytes: number }) => void): void;
 }
 
-/** Progress (not results) is acknowledged once applied, without waiting for the journal: a step's fsyncs are its result's. */
-export const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
-
-/** Applies one update to the document holding the step (a run, a conversation); `durable` false for progress. */
-export type StepStore = (update: Record<string, unknown>, durable: boolean) => Promise<unknown>;
-
 /** The step fields an execution reads; a deployment run's and a conversation's steps both have them. */
 export interface ExecutableStep {
   command: string;
@@ -69,8 +63,6 @@ export function recordedResult(
   const timedOut = !!last.timed_out;
   return { status: exitCode === 0 && !timedOut ? 'success' : 'failed', exitCode, timedOut };
 }
-
-const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
 export function startStepExecution(
   settings: ExecutionSettings,
@@ -100,54 +92,22 @@ export function startStepExecution(
 ): StepExecution {
   const { sshPool, log } = settings;
   const { runId, index } = attempt;
-  const redactor = new Redactor(secrets);
-  const output = new CappedOutput(settings.headLimit, settings.tailLimit, step.output ?? '');
+  const stepLog = new StepLog(store, index, step, settings, secrets, log, { runId, index });
 
-  let pending = '';
   // Started before and no result recorded: its worker died or its connection broke.
   if (step.started_exit_attempt === attempt.exitAttempt) {
-    pending += `\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; running the command again ---\n`;
-  } else if (attempt.exitAttempt > 0) pending += `\n--- retry ${attempt.exitAttempt} of ${step.retries} ---\n`;
+    stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; running the command again ---\n`);
+  } else if (attempt.exitAttempt > 0) stepLog.note(`\n--- retry ${attempt.exitAttempt} of ${step.retries} ---\n`);
 
-  // Persist-then-relay: each write is one change event with one sequence number. Writes are chained
-  // so they land in order, and one that fails does not stop the later ones (the final one carries the result).
-  let writes: Promise<unknown> = Promise.resolve();
-  const write = (update: Record<string, unknown>, durable = true) => {
-    const next = writes.then(() => store(update, durable));
-    writes = next.catch(() => undefined);
-    return next;
-  };
-  const warn = (what: string) => (err: unknown) => log.warn({ err, runId, index }, `could not persist ${what}`);
   // Not awaited: the command starts meanwhile.
-  write({
+  stepLog.write({
     $set: {
       [stepField(index, 'status')]: 'running',
       [stepField(index, 'started_at')]: step.started_at ?? new Date(),
       [stepField(index, 'started_exit_attempt')]: attempt.exitAttempt,
     },
     $inc: { [stepField(index, 'attempts')]: 1, seq: 1 },
-  }, false).catch(warn('the step start'));
-
-  let streamed = step.streamed ?? 0;
-  const chunkFields = (chunk: string) => {
-    output.append(chunk);
-    const fields = {
-      [stepField(index, 'output')]: output.toString(),
-      [stepField(index, 'output_bytes')]: output.bytes,
-      [stepField(index, 'streamed')]: streamed + chunk.length,
-      // The offset makes every chunk a change, even one identical to the last.
-      last_chunk: { step: index, offset: streamed, data: chunk },
-    };
-    streamed += chunk.length;
-    return fields;
-  };
-  const flush = () => {
-    if (!pending) return writes;
-    const chunk = pending;
-    pending = '';
-    // One failed write must not stop every later one.
-    return write({ $set: chunkFields(chunk), $inc: { seq: 1 } }).catch(warn('step output'));
-  };
+  }, false).catch(stepLog.warn('the step start'));
 
   let pgid: number | null = null;
   let stop: 'timeout' | 'cancel' | null = null;
@@ -160,8 +120,8 @@ export function startStepExecution(
 
   let heartbeat: ((details: { bytes: number }) => void) | null = null;
   const ticker = setInterval(() => {
-    void flush();
-    heartbeat?.({ bytes: output.bytes });
+    void stepLog.flush();
+    heartbeat?.({ bytes: stepLog.bytes });
   }, settings.outputFlushMs);
   const timer = setTimeout(() => {
     stop ??= 'timeout';
@@ -178,12 +138,10 @@ export function startStepExecution(
       }
       result = await sshPool.withConnection(target, (ssh) =>
         runInProcessGroup(ssh, step.command, {
-          onOutput: (text) => {
-            pending += redactor.push(text);
-          },
+          onOutput: (text) => stepLog.push(text),
           onProcessGroup: (id) => {
             pgid = id;
-            write({ $set: { [stepField(index, 'pgid')]: id } }, false).catch(warn('the process group'));
+            stepLog.write({ $set: { [stepField(index, 'pgid')]: id } }, false).catch(stepLog.warn('the process group'));
             if (stop) void killGroup();
           },
         }),
@@ -192,28 +150,25 @@ export function startStepExecution(
       throw new StepTransportError(classifySshError(error, describeTarget(target)));
     }
     clearInterval(ticker);
-    pending += redactor.flush();
     const succeeded = result.exitCode === 0 && stop === null;
-    if (stop === 'timeout') pending += `\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`;
+    if (stop === 'timeout') stepLog.note(`\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`);
     if (stop === 'cancel') {
-      pending += "\n--- cancelled: the command's process group was killed ---\n";
-      await flush();
+      stepLog.note("\n--- cancelled: the command's process group was killed ---\n");
+      await stepLog.flush();
       throw new CancelledFailure('Cancelled while the command ran');
     }
-    if (!succeeded && !attempt.finalExitAttempt) pending += `\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`;
-    else if (!succeeded && failureNote && stop === null) pending += `\n--- failed: exit code ${result.exitCode ?? result.signal} ---\n`;
-    // The last output and the result in one write: one change, one event.
-    const chunk = pending;
-    pending = '';
+    if (!succeeded && !attempt.finalExitAttempt) stepLog.note(`\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`);
+    else if (!succeeded && failureNote && stop === null) stepLog.note(`\n--- failed: exit code ${result.exitCode ?? result.signal} ---\n`);
     const final = succeeded || attempt.finalExitAttempt;
-    await write({
+    // The last output and the result in one write: one change, one event.
+    await stepLog.write({
       $set: {
         [stepField(index, 'status')]: succeeded ? successStatus : final ? 'failed' : 'running',
         [stepField(index, 'exit_code')]: result.exitCode,
         [stepField(index, 'pgid')]: null,
         [stepField(index, 'last_exit')]: { attempt: attempt.exitAttempt, exit_code: result.exitCode, timed_out: stop === 'timeout' },
         ...(final ? { [stepField(index, 'completed_at')]: new Date(), ...resultFields(succeeded) } : {}),
-        ...(chunk ? chunkFields(chunk) : {}),
+        ...stepLog.finalFields(),
       },
       $inc: { seq: 1 },
     });
@@ -225,9 +180,8 @@ export function startStepExecution(
       // Anything else (a database error) is thrown as it is: Temporal retries it, and last_exit keeps a retry from re-running.
       if (!(error instanceof StepTransportError)) throw error;
       const sshError = error.sshError;
-      pending += redactor.flush();
-      pending += `\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`;
-      await flush();
+      stepLog.note(`\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`);
+      await stepLog.flush();
       throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
     })
     .finally(() => {

@@ -59,6 +59,8 @@ export interface StepReport {
 
 export interface Planner {
   readonly name: string;
+  /** How many times one instruction may be re-planned after a failed step (none without `replan`). */
+  readonly maxReplans?: number;
   plan(instruction: string, context: PlanContext, options?: PlanOptions): Promise<PlanResult>;
   /**
    * After a step failed (the last of `history`): the steps to run instead of the rest of the plan,

@@ -1,0 +1,93 @@
+import { CappedOutput, Redactor } from '../src/deployments/output';
+import type { Logger } from '../src/logger';
+
+/** Progress (not results) is acknowledged once applied, without waiting for the journal: a step's fsyncs are its result's. */
+export const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
+
+/** Applies one update to the document holding the step (a run, a conversation); `durable` false for progress. */
+export type StepStore = (update: Record<string, unknown>, durable: boolean) => Promise<unknown>;
+
+export const stepField = (index: number, field: string) => `steps.${index}.${field}`;
+
+/**
+ * A step's execution log as it is persisted: text redacted, capped (head and tail kept), written in
+ * chunks. Persist-then-relay: each write is one change event with one sequence number. Writes are
+ * chained so they land in order, and one that fails does not stop the later ones.
+ */
+export class StepLog {
+  private readonly redactor: Redactor;
+  private readonly output: CappedOutput;
+  private pending = '';
+  private streamed: number;
+  private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: StepStore,
+    private readonly index: number,
+    step: { output?: string | null; streamed?: number | null },
+    limits: { headLimit: number; tailLimit: number },
+    secrets: string[],
+    private readonly log: Logger,
+    private readonly logContext: Record<string, unknown>,
+  ) {
+    this.redactor = new Redactor(secrets);
+    this.output = new CappedOutput(limits.headLimit, limits.tailLimit, step.output ?? '');
+    this.streamed = step.streamed ?? 0;
+  }
+
+  get bytes(): number {
+    return this.output.bytes;
+  }
+
+  /** Output as produced (it may end inside a secret: the redactor holds such a tail back until more comes). */
+  push(text: string): void {
+    this.pending += this.redactor.push(text);
+  }
+
+  /** A line of Bosun's own (a note, progress): after whatever output came before it. */
+  note(text: string): void {
+    this.pending += this.redactor.flush() + text;
+  }
+
+  write(update: Record<string, unknown>, durable = true): Promise<unknown> {
+    const next = this.writes.then(() => this.store(update, durable));
+    this.writes = next.catch(() => undefined);
+    return next;
+  }
+
+  warn(what: string) {
+    return (err: unknown) => this.log.warn({ err, ...this.logContext }, `could not persist ${what}`);
+  }
+
+  /** Writes what is pending (if anything) as one chunk. */
+  flush(): Promise<unknown> {
+    if (!this.pending) return this.writes;
+    return this.write({ $set: this.chunkFields(this.takePending()), $inc: { seq: 1 } }).catch(this.warn('step output'));
+  }
+
+  /** The pending output as fields of a final write (which also holds the result: one change, one event). */
+  finalFields(): Record<string, unknown> {
+    this.pending += this.redactor.flush();
+    const chunk = this.takePending();
+    return chunk ? this.chunkFields(chunk) : {};
+  }
+
+  private takePending() {
+    const chunk = this.pending;
+    this.pending = '';
+    return chunk;
+  }
+
+  private chunkFields(chunk: string) {
+    this.output.append(chunk);
+    const fields = {
+      [stepField(this.index, 'output')]: this.output.toString(),
+      [stepField(this.index, 'output_bytes')]: this.output.bytes,
+      [stepField(this.index, 'streamed')]: this.streamed + chunk.length,
+      // The offset makes every chunk a change, even one identical to the last.
+      last_chunk: { step: this.index, offset: this.streamed, data: chunk },
+    };
+    this.streamed += chunk.length;
+    return fields;
+  }
+}
