@@ -34,9 +34,28 @@ const envSchema = z.object({
   STEP_OUTPUT_LIMIT_BYTES: positiveInt.min(1024).default(128 * 1024),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+
+  LLM_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  LLM_API_KEY: optionalString,
+  LLM_MODEL: optionalString,
+  LLM_MAX_ATTEMPTS: positiveInt.max(10).default(3),
+  LLM_MAX_REPLANS: z.coerce.number().int().min(0).max(10).default(2),
+  LLM_TIMEOUT_MS: positiveInt.default(60_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** An OpenAI-compatible chat-completions endpoint that plans conversations. */
+export interface LlmConfig {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  /** Answers asked for per plan while the model's are malformed or refused by the policy. */
+  maxAttempts: number;
+  /** Re-plans after failed steps per instruction. */
+  maxReplans: number;
+  timeoutMs: number;
+}
 
 export interface Config {
   /** portExplicit: PORT was set, so a taken port is an error rather than a reason to move. */
@@ -59,6 +78,8 @@ export interface Config {
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
   deployments: { stepOutputLimitBytes: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
+  /** Without llm, conversations use the built-in rules planner. */
+  planner: { llm?: LlmConfig };
 }
 
 export class ConfigError extends Error {
@@ -68,12 +89,14 @@ export class ConfigError extends Error {
 /** Parses the environment once; a bad value stops start-up with a message that names the variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const parsed = envSchema.safeParse(source);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const name = issue.path.join('.');
+  const problems: Array<{ name: string; message: string }> = parsed.success
+    ? missingLlmVariables(parsed.data)
+    : parsed.error.issues.map((issue) => ({ name: issue.path.join('.'), message: issue.message }));
+  if (!parsed.success || problems.length) {
+    const lines = problems.map(({ name, message }) => {
       const raw = source[name];
       const shown = raw === undefined ? 'unset' : `"${/SECRET|KEY/.test(name) ? '<hidden>' : raw}"`;
-      return `  ${name} (${shown}): ${issue.message}`;
+      return `  ${name} (${shown}): ${message}`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
@@ -98,5 +121,20 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
+    planner: {
+      llm:
+        e.LLM_BASE_URL && e.LLM_MODEL
+          ? { baseUrl: e.LLM_BASE_URL, apiKey: e.LLM_API_KEY, model: e.LLM_MODEL, maxAttempts: e.LLM_MAX_ATTEMPTS, maxReplans: e.LLM_MAX_REPLANS, timeoutMs: e.LLM_TIMEOUT_MS }
+          : undefined,
+    },
   });
+}
+
+/** Half an LLM configuration is a mistake, not a reason to fall back to the rules planner silently. */
+function missingLlmVariables(e: Env): Array<{ name: string; message: string }> {
+  const given = (['LLM_BASE_URL', 'LLM_MODEL', 'LLM_API_KEY'] as const).filter((name) => e[name] !== undefined);
+  if (!given.length) return [];
+  return (['LLM_BASE_URL', 'LLM_MODEL'] as const)
+    .filter((name) => e[name] === undefined)
+    .map((name) => ({ name, message: `required with ${given.join(' and ')} (the LLM planner needs both LLM_BASE_URL and LLM_MODEL)` }));
 }

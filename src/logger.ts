@@ -11,10 +11,12 @@ const REDACTED_PATHS = [
   '*.password',
   '*.passphrase',
   '*.token',
+  '*.apiKey',
   'private_key',
   'password',
   'passphrase',
   'token',
+  'apiKey',
 ];
 
 /** JSON lines to stdout, or to stderr (fd 2) where stdout carries a command's answer. */

@@ -3,7 +3,7 @@ import mongoose from 'mongoose';
 import { createApp } from './app';
 import { activeConversationsAbout, createConversationService } from './conversations/service';
 import { createMigrationPlanService } from './migration-plans/service';
-import { RulesPlanner } from './planner/rules';
+import { createPlanner, describePlanner } from './planner';
 import { ConfigError, loadConfig, type Config } from './config';
 import { connectDatabase } from './database';
 import { BinaryNotFoundError } from './embedded/binaries';
@@ -108,7 +108,7 @@ async function start(config: Config, role: Role, log: Logger) {
           log,
           healthIntervalSeconds: config.servers.healthIntervalSeconds,
           stepOutputLimitBytes: config.deployments.stepOutputLimitBytes,
-          planner: new RulesPlanner(),
+          planner: createPlanner(config.planner),
         },
       );
       const running = worker.run();
@@ -133,6 +133,7 @@ async function start(config: Config, role: Role, log: Logger) {
       const stopSweeper = startQueueSweeper(workflows, log);
       shutdown.add(async () => stopSweeper());
       lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
+      lines.push(`  planner     ${describePlanner(config.planner)}`);
     }
 
     if (role !== 'worker') {

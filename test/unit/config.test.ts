@@ -20,4 +20,40 @@ describe('configuration from the environment', () => {
   test('secret values are never echoed in the message', () => {
     expect(() => loadConfig({ BOSUN_SECRET_KEY: '' })).toThrow(/BOSUN_SECRET_KEY \("<hidden>"\)/);
   });
+
+  describe('the LLM planner', () => {
+    test('is off by default: conversations use the built-in rules', () => {
+      expect(loadConfig({}).planner).toEqual({ llm: undefined });
+    });
+
+    test('is on with LLM_BASE_URL and LLM_MODEL, with its limits defaulted', () => {
+      const config = loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1', LLM_MODEL: 'qwen2.5-coder:14b' });
+      expect(config.planner.llm).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', apiKey: undefined, model: 'qwen2.5-coder:14b', maxAttempts: 3, maxReplans: 2, timeoutMs: 60_000 });
+    });
+
+    test('takes a key and its limits from the environment', () => {
+      const config = loadConfig({
+        LLM_BASE_URL: 'https://api.openai.com/v1', LLM_MODEL: 'gpt-4.1-mini', LLM_API_KEY: 'sk-abc',
+        LLM_MAX_ATTEMPTS: '5', LLM_MAX_REPLANS: '0', LLM_TIMEOUT_MS: '30000',
+      });
+      expect(config.planner.llm).toEqual({ baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-abc', model: 'gpt-4.1-mini', maxAttempts: 5, maxReplans: 0, timeoutMs: 30_000 });
+    });
+
+    test('half a configuration names what is missing', () => {
+      expect(() => loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:8000/v1' })).toThrow(ConfigError);
+      expect(() => loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:8000/v1' })).toThrow(/LLM_MODEL \(unset\): required with LLM_BASE_URL/);
+      expect(() => loadConfig({ LLM_MODEL: 'llama3' })).toThrow(/LLM_BASE_URL \(unset\): required with LLM_MODEL/);
+      const keyOnly = () => loadConfig({ LLM_API_KEY: 'sk-secret-value' });
+      expect(keyOnly).toThrow(/LLM_BASE_URL \(unset\).*\n.*LLM_MODEL \(unset\)/);
+      expect(keyOnly).not.toThrow(/sk-secret-value/);
+    });
+
+    test('bad values name the variable, and the key is never echoed', () => {
+      expect(() => loadConfig({ LLM_BASE_URL: 'localhost:11434', LLM_MODEL: 'm' })).toThrow(/LLM_BASE_URL \("localhost:11434"\): must be an http\(s\) URL/);
+      expect(() => loadConfig({ LLM_BASE_URL: 'http://h/v1', LLM_MODEL: 'm', LLM_MAX_ATTEMPTS: '0' })).toThrow(/LLM_MAX_ATTEMPTS/);
+      expect(() => loadConfig({ LLM_BASE_URL: 'http://h/v1', LLM_MODEL: 'm', LLM_MAX_REPLANS: '-1' })).toThrow(/LLM_MAX_REPLANS/);
+      expect(() => loadConfig({ LLM_BASE_URL: 'http://h/v1', LLM_MODEL: 'm', LLM_TIMEOUT_MS: 'soon' })).toThrow(/LLM_TIMEOUT_MS/);
+      expect(() => loadConfig({ LLM_API_KEY: '  ' })).toThrow(/LLM_API_KEY \("<hidden>"\)/);
+    });
+  });
 });
