@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/embedded/ports';
+import { startTemporalDevServer, type EmbeddedTemporal } from '../../src/embedded/temporal-dev';
+import { sharedServices } from './shared';
+
+/**
+ * A Temporal dev server of a test's own (its own ports and SQLite file), for tests that stop and
+ * restart it: the run's shared server is never disturbed.
+ */
+export class PrivateTemporal {
+  private server?: EmbeddedTemporal;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly port: number,
+    private readonly uiPort: number,
+  ) {}
+
+  static async start(): Promise<PrivateTemporal> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-temporal-'));
+    const temporal = new PrivateTemporal(dir, await freePort(0), await freePort(0));
+    await temporal.resume();
+    return temporal;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** Starts (or starts again) the server on the same port and SQLite file: workflow histories are kept. */
+  async resume(): Promise<void> {
+    this.server = await startTemporalDevServer({
+      binary: sharedServices().temporalBinary,
+      dbFile: path.join(this.dir, 'temporal.db'),
+      port: this.port,
+      uiPort: this.uiPort,
+      namespace: 'default',
+      logDir: this.dir,
+    });
+  }
+
+  /** Stops the server (SIGTERM); its SQLite file stays for resume(). */
+  async stop(): Promise<void> {
+    await this.server?.process.stop();
+    this.server = undefined;
+  }
+
+  /** Whether anything listens on the server's port. */
+  reachable(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port: this.port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
