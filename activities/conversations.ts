@@ -1,12 +1,13 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Types } from 'mongoose';
 import { ConversationModel, type Conversation, type ConversationStatus, type ConversationStep } from '../src/conversations/model';
 import { MAX_CONVERSATION_STEPS } from '../src/conversations/schemas';
 import type { Logger } from '../src/logger';
 import { MigrationPlanModel } from '../src/migration-plans/model';
 import { organizationPolicy } from '../src/organizations/policy';
-import { judgeStep } from '../src/planner/policy';
-import type { PlanContext, Planner, ServerContext, StepTarget } from '../src/planner/types';
+import { judgeStep, type CommandPolicy } from '../src/planner/policy';
+import { transferCommand } from '../src/planner/transfer';
+import type { PlanContext, PlannedStep, Planner, PlanResult, ServerContext, StepReport, StepTarget } from '../src/planner/types';
 import { organizationSecretValues } from '../src/secrets/model';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { ServerModel } from '../src/servers/model';
@@ -66,7 +67,86 @@ const refOf = (step: ConversationStep, index: number): PlannedStepRef => ({
   serverId: step.server_id?.toString() ?? '',
   refused: !!step.refused,
   needsApproval: !!step.approval && !step.approval.decision,
+  sourceServerId: step.transfer ? (step.source_server_id?.toString() ?? '') : null,
 });
+
+/**
+ * Asks the planner, heartbeating meanwhile (an LLM may take minutes). A planner that cannot work as
+ * configured (bad key, unknown model) fails the instruction; anything else is retried.
+ */
+async function plannerCall(call: () => Promise<PlanResult>): Promise<PlanResult> {
+  const ctx = Context.current();
+  const ticker = setInterval(() => ctx.heartbeat(), PLANNING_HEARTBEAT_MS);
+  try {
+    return await call();
+  } catch (error) {
+    if ((error as Error).name === 'LlmConfigurationError') return { ok: false, reason: (error as Error).message };
+    throw error;
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+const PLANNING_HEARTBEAT_MS = 5000;
+
+const LOG_TAIL_FOR_PLANNER = 2000;
+
+/** Why a transfer cannot be run as planned, or null. */
+function transferProblem(step: PlannedStep, context: PlanContext): string | null {
+  const transfer = step.transfer;
+  if (!transfer) return null;
+  if (context.kind !== 'migration_plan') return 'A transfer between servers needs a migration plan.';
+  if (transfer.kind === 'copy') {
+    if (!transfer.from.startsWith('/') || !transfer.to.startsWith('/')) return 'A copy needs absolute directory paths on both servers.';
+    if (transfer.to.replace(/\/+$/, '') === '' || transfer.from.replace(/\/+$/, '') === '') return 'Copying from or onto / is refused: name a directory.';
+    return null;
+  }
+  return transfer.source_command.trim() && transfer.target_command.trim() ? null : 'A transfer needs a command on each server.';
+}
+
+/** A planner may check its steps against the organization's policy (and transfer rules) before answering. */
+const refusalUnder = (policy: CommandPolicy, conversation: Conversation) => (step: PlannedStep) => {
+  const verdict = judgeStep(step, policy, conversation.require_approval ?? false);
+  return verdict.allowed ? null : verdict.reason;
+};
+
+/**
+ * Planned steps as stored: pending, each judged by the policy (refused, or waiting for approval),
+ * placed on its server (a transfer also on the plan's source).
+ */
+function stepsToStore(
+  planned: PlannedStep[],
+  conversation: Conversation,
+  messageId: Types.ObjectId,
+  servers: Partial<Record<StepTarget, Types.ObjectId>>,
+  context: PlanContext,
+  policy: CommandPolicy,
+  replanOf: Types.ObjectId | null = null,
+) {
+  const now = new Date();
+  return planned.map((step) => {
+    const verdict = judgeStep(step, policy, conversation.require_approval ?? false);
+    const problem = transferProblem(step, context);
+    const refused = problem ?? (verdict.allowed ? null : verdict.reason);
+    return {
+      _id: new Types.ObjectId(),
+      message_id: messageId,
+      title: step.title,
+      // A transfer's line is Bosun's own, showing what really runs on each side.
+      command: step.transfer ? transferCommand(step.transfer) : step.command,
+      target: step.transfer ? 'target' : step.target,
+      server_id: servers[step.transfer ? 'target' : step.target] ?? null,
+      transfer: step.transfer ?? null,
+      source_server_id: step.transfer ? (servers.source ?? null) : null,
+      replan_of: replanOf,
+      risk: verdict.risk,
+      status: 'pending',
+      approval: !refused && verdict.allowed && verdict.needsApproval ? { decision: null } : null,
+      refused,
+      created_at: now,
+    };
+  });
+}
 
 const appendLog = (log: string | null | undefined, note: string) => `${log ?? ''}${log ? '\n' : ''}--- ${note} ---\n`;
 
@@ -126,29 +206,13 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
 
       const planning = await planContext(conversation);
       if (typeof planning === 'string') return failPlanning(conversation, message._id, planning);
-      const result = await planner.plan(message.text, planning.context);
+      const policy = await organizationPolicy(conversation.organization_id);
+      const result = await plannerCall(() => planner.plan(message.text, planning.context, { refusal: refusalUnder(policy, conversation) }));
       if (!result.ok) return failPlanning(conversation, message._id, result.reason);
       if (conversation.steps.length + result.steps.length > MAX_CONVERSATION_STEPS) {
         return failPlanning(conversation, message._id, `This instruction needs ${result.steps.length} steps, more than the ${MAX_CONVERSATION_STEPS} a conversation may hold: start a new conversation.`);
       }
-      const policy = await organizationPolicy(conversation.organization_id);
-      const now = new Date();
-      const steps = result.steps.map((planned) => {
-        const verdict = judgeStep(planned, policy, conversation.require_approval ?? false);
-        return {
-          _id: new Types.ObjectId(),
-          message_id: message._id,
-          title: planned.title,
-          command: planned.command,
-          target: planned.target,
-          server_id: planning.servers[planned.target] ?? null,
-          risk: verdict.risk,
-          status: 'pending',
-          approval: verdict.allowed && verdict.needsApproval ? { decision: null } : null,
-          refused: verdict.allowed ? null : verdict.reason,
-          created_at: now,
-        };
-      });
+      const steps = stepsToStore(result.steps, conversation, message._id, planning.servers, planning.context, policy);
       const stored = await ConversationModel.updateOne(
         { _id: conversation._id, messages: { $elemMatch: { _id: message._id, planned: false } } },
         { $set: { 'messages.$.planned': true, status: 'running' }, $push: { steps: { $each: steps } }, $inc: { seq: 1 } },
@@ -159,6 +223,69 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       }
       const offset = conversation.steps.length;
       return { ok: true, steps: steps.map((step, i) => refOf(step as unknown as ConversationStep, offset + i)) };
+    },
+
+    /** Planning failed for good (the planner unreachable through every retry): the instruction fails, saying why. */
+    async planningFailed({ conversationId, messageId, message }: { conversationId: string; messageId: string; message: string }): Promise<void> {
+      const conversation = await load(conversationId);
+      await failPlanning(conversation, new Types.ObjectId(messageId), `The planner (${planner.name}) could not be reached: ${message}`);
+    },
+
+    /**
+     * After a step failed: asks the planner for another way (when it can re-plan, at most
+     * maxReplans times per instruction). The instruction's steps not yet run are closed as replaced
+     * and the new ones stored as pending; a retry returns the steps already stored.
+     */
+    async replanAfterFailure({ conversationId, messageId, failedStepId, round }: { conversationId: string; messageId: string; failedStepId: string; round: number }): Promise<PlanOutcome> {
+      if (!planner.replan || round > (planner.maxReplans ?? 0)) return { ok: false };
+      const conversation = await load(conversationId);
+      const steps = conversation.steps as ConversationStep[];
+      const failedIndex = steps.findIndex((s) => s._id.toString() === failedStepId);
+      const message = conversation.messages.find((m) => m._id.toString() === messageId);
+      if (failedIndex < 0 || !message) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no step ${failedStepId}`, 'StepNotFound');
+      const storedFor = (all: ConversationStep[]): PlanOutcome => ({
+        ok: true,
+        steps: all.map((step, index) => ({ step, index })).filter(({ step }) => step.replan_of?.toString() === failedStepId).map(({ step, index }) => refOf(step, index)),
+      });
+      const stored = storedFor(steps);
+      if (stored.ok && stored.steps.length) return stored;
+
+      const planning = await planContext(conversation);
+      if (typeof planning === 'string') return { ok: false };
+      const policy = await organizationPolicy(conversation.organization_id);
+      const history: StepReport[] = steps
+        .filter((step, index) => step.message_id.equals(message._id) && index <= failedIndex && (step.status === 'completed' || step.status === 'failed'))
+        .map((step) => ({ title: step.title, command: step.command ?? '', target: step.target as StepTarget, status: step.status as 'completed' | 'failed', log: (step.output ?? '').slice(-LOG_TAIL_FOR_PLANNER) }));
+      const result = await plannerCall(() => planner.replan!(message.text, planning.context, history, { refusal: refusalUnder(policy, conversation) }));
+      const failed = steps[failedIndex]!;
+      if (!result.ok || result.steps.length === 0) {
+        const reason = result.ok ? 'it proposed nothing more' : result.reason;
+        await ConversationModel.updateOne(
+          { _id: conversation._id },
+          { $set: { [stepField(failedIndex, 'output')]: appendLog(failed.output, `asked for another way, the planner gave up: ${reason.trim()}`) }, $inc: { seq: 1 } },
+        );
+        return { ok: false };
+      }
+      if (steps.length + result.steps.length > MAX_CONVERSATION_STEPS) return { ok: false };
+
+      // The rest of the failed plan will not run: replaced by the new steps.
+      const $set: Record<string, unknown> = {};
+      steps.forEach((step, index) => {
+        if (index <= failedIndex || !step.message_id.equals(message._id) || step.status !== 'pending') return;
+        Object.assign($set, {
+          [stepField(index, 'status')]: 'failed',
+          [stepField(index, 'execution_success')]: false,
+          [stepField(index, 'output')]: `--- Not run: replaced by a new plan after "${failed.title}" failed ---\n`,
+          [stepField(index, 'completed_at')]: new Date(),
+        });
+      });
+      if (Object.keys($set).length) await ConversationModel.updateOne({ _id: conversation._id }, { $set, $inc: { seq: 1 } });
+      const replacement = stepsToStore(result.steps, conversation, message._id, planning.servers, planning.context, policy, failed._id);
+      await ConversationModel.updateOne(
+        { _id: conversation._id, 'steps.replan_of': { $ne: failed._id } },
+        { $push: { steps: { $each: replacement } }, $inc: { seq: 1 } },
+      );
+      return storedFor((await load(conversationId)).steps as ConversationStep[]);
     },
 
     async setStatus({ conversationId, status }: { conversationId: string; status: ConversationStatus }): Promise<void> {

@@ -1,6 +1,7 @@
 import { createConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
 import { createServerActivities, type ServerActivityDeps } from './servers';
+import { createTransferActivities } from './transfers';
 
 export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps;
 
@@ -10,5 +11,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createServerActivities(deps),
     ...createDeploymentActivities(deps),
     ...createConversationActivities(deps),
+    ...createTransferActivities(deps),
   };
 }

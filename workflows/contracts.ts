@@ -139,6 +139,8 @@ export interface PlannedStepRef {
   /** Refused by the command policy: never runs. */
   refused: boolean;
   needsApproval: boolean;
+  /** A transfer from the migration plan's source server (its id), not a command. */
+  sourceServerId: string | null;
 }
 
 export type PlanOutcome = { ok: true; steps: PlannedStepRef[] } | { ok: false };
@@ -149,6 +151,15 @@ export interface ConversationStepAttempt {
   stepId: string;
   index: number;
   serverId: string;
+}
+
+export interface TransferStepAttempt {
+  conversationId: string;
+  organizationId: string;
+  stepId: string;
+  index: number;
+  sourceServerId: string;
+  targetServerId: string;
 }
 
 /** Search attributes of a conversation: find it by organization and server. */

@@ -8,12 +8,14 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ConversationActivities } from '../activities/conversations';
+import type { TransferActivities } from '../activities/transfers';
 import {
   CONVERSATION_MESSAGE_SIGNAL,
   DEFAULT_STEP_LIMIT_SECONDS,
@@ -34,9 +36,10 @@ const bookkeeping = proxyLocalActivities<ConversationActivities>({
   localRetryThreshold: '100 milliseconds',
 });
 
-// Planning may call an LLM: a regular activity, retried on transport errors.
+// Planning may call an LLM (several attempts, each with its own retries): a regular, heartbeating activity, retried on transport errors.
 const planning = proxyActivities<ConversationActivities>({
-  startToCloseTimeout: '3 minutes',
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 
@@ -46,6 +49,14 @@ const execution = proxyActivities<ConversationActivities>({
   heartbeatTimeout: '15 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 8, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+});
+
+// A transfer moves data for as long as it takes (hours for a large tree), heartbeating; a retry resumes a copy.
+const transfers = proxyActivities<TransferActivities>({
+  startToCloseTimeout: '24 hours',
+  heartbeatTimeout: '15 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
 });
 
 const messageOf = (error: unknown) => {
@@ -80,7 +91,23 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
     },
   );
 
-  async function runSteps(steps: PlannedStepRef[]): Promise<MessageOutcome> {
+  const runStep = (step: PlannedStepRef) =>
+    step.sourceServerId !== null
+      ? transfers.runTransferStep({ conversationId, organizationId, stepId: step.stepId, index: step.index, sourceServerId: step.sourceServerId, targetServerId: step.serverId })
+      : execution.runConversationStep({ conversationId, organizationId, stepId: step.stepId, index: step.index, serverId: step.serverId });
+
+  /** Plans one instruction; a planner unreachable through every retry fails it (the conversation goes on). */
+  async function plan(messageId: string) {
+    try {
+      return await planning.planMessage({ conversationId, messageId });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      await bookkeeping.planningFailed({ conversationId, messageId, message: messageOf(error) });
+      return { ok: false } as const;
+    }
+  }
+
+  async function runSteps(messageId: string, steps: PlannedStepRef[], replans = 0): Promise<MessageOutcome> {
     // Nothing of an instruction runs if the policy refuses any part of it.
     if (steps.some((step) => step.refused)) {
       await bookkeeping.closeOpenSteps({ conversationId, reason: 'Not run: another step of this instruction was refused by the command policy.' });
@@ -100,7 +127,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
       }
       let succeeded: boolean;
       try {
-        succeeded = (await execution.runConversationStep({ conversationId, organizationId, stepId: step.stepId, index: step.index, serverId: step.serverId })).status === 'success';
+        succeeded = (await runStep(step)).status === 'success';
       } catch (error) {
         if (isCancellation(error)) throw error;
         // The server could not be reached or refused us.
@@ -108,6 +135,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
         succeeded = false;
       }
       if (!succeeded) {
+        // A planner that can re-plan is asked for another way, a bounded number of times.
+        if (patched('replan-after-failure')) {
+          const next = await planning.replanAfterFailure({ conversationId, messageId, failedStepId: step.stepId, round: replans + 1 });
+          if (next.ok) return runSteps(messageId, next.steps, replans + 1);
+        }
         await bookkeeping.closeOpenSteps({ conversationId, reason: 'Not run: an earlier step failed.' });
         return 'failed';
       }
@@ -120,9 +152,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
       let outcome: MessageOutcome = 'completed';
       while (inbox.length) {
         const messageId = inbox[0]!;
-        const plan = await planning.planMessage({ conversationId, messageId });
+        const planned = await plan(messageId);
         inbox.shift();
-        outcome = plan.ok ? await runSteps(plan.steps) : 'failed';
+        outcome = planned.ok ? await runSteps(messageId, planned.steps) : 'failed';
         if (outcome === 'rejected') break;
         if (workflowInfo().continueAsNewSuggested) {
           await condition(allHandlersFinished);

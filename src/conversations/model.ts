@@ -25,6 +25,18 @@ const approvalSchema = new Schema(
   { _id: false },
 );
 
+/** A step that moves data between a migration plan's servers (see Transfer in the planner's types). */
+const transferSchema = new Schema(
+  {
+    kind: { type: String, enum: ['copy', 'pipe', 'compare'], required: true },
+    from: { type: String, default: null },
+    to: { type: String, default: null },
+    source_command: { type: String, default: null },
+    target_command: { type: String, default: null },
+  },
+  { _id: false },
+);
+
 /** The fields the step executor shares with deployment steps (output, attempts, pgid...) keep their names. */
 const conversationStepSchema = new Schema({
   message_id: { type: Schema.Types.ObjectId, required: true },
@@ -32,6 +44,11 @@ const conversationStepSchema = new Schema({
   command: { type: String, default: '' },
   target: { type: String, enum: ['server', 'source', 'target'], required: true },
   server_id: { type: Schema.Types.ObjectId, ref: 'Server', default: null },
+  // A transfer reads from the plan's source server and writes to (or compares with) server_id, its target.
+  transfer: { type: transferSchema, default: null },
+  source_server_id: { type: Schema.Types.ObjectId, ref: 'Server', default: null },
+  // A step of a new plan made after that step failed (the planner was asked for another way).
+  replan_of: { type: Schema.Types.ObjectId, default: null },
   risk: { type: String, enum: RISKS, required: true },
   status: { type: String, enum: CONVERSATION_STEP_STATUSES, required: true, default: 'pending' },
   execution_success: { type: Boolean, default: null },

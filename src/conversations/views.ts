@@ -21,6 +21,9 @@ export const toStepView = (s: ConversationStep) => ({
   command: s.command,
   target: s.target,
   server_id: s.server_id?.toString() ?? null,
+  transfer: s.transfer
+    ? { kind: s.transfer.kind, source_server_id: s.source_server_id?.toString() ?? null, from: s.transfer.from ?? null, to: s.transfer.to ?? null, source_command: s.transfer.source_command ?? null, target_command: s.transfer.target_command ?? null }
+    : null,
   risk: s.risk,
   message_id: s.message_id.toString(),
   exit_code: s.exit_code ?? null,

@@ -74,3 +74,15 @@ export function serviceLogCommand(server: ServerContext, service: string | null,
   }
   return `journalctl${service ? ` -u ${service}` : ''}${errorsOnly ? ' -p err' : ''} -n ${lines} --no-pager`;
 }
+
+/** The names of the installed packages, one per line, sorted: what two servers' package lists are compared by. */
+export function packageListCommand(server: ServerContext): string {
+  const commands = { debian: "dpkg-query -W -f='${Package}\\n'", rhel: "rpm -qa --qf '%{NAME}\\n'", alpine: 'apk info' };
+  const family = osFamily(server);
+  if (family !== 'unknown') return `${commands[family]} | sort`;
+  return `{ ${commands.debian} 2>/dev/null || ${commands.rhel} 2>/dev/null || ${commands.alpine}; } | sort`;
+}
+
+/** A command run as another system user (a database's own account): runuser for root, else sudo without a prompt. */
+export const asUser = (server: ServerContext, user: string, command: string) =>
+  server.username === 'root' ? `runuser -u ${user} -- ${command}` : `sudo -n -u ${user} ${command}`;

@@ -1,5 +1,5 @@
-import { tokenize, type ShellToken } from './shell';
-import { higherRisk, riskRank, type Risk } from './types';
+import { shellQuote, tokenize, type ShellToken } from './shell';
+import { higherRisk, riskRank, type Risk, type Transfer } from './types';
 
 /** An organization's rules for what conversations may run; stored on the organization. */
 export interface CommandPolicy {
@@ -242,6 +242,14 @@ export function assessCommand(line: string, depth = 0): CommandAssessment {
   return { risk: reasons.length ? 'destructive' : risk, reasons: [...new Set(reasons)] };
 }
 
+/** What a step runs: its command, or a transfer's commands on each server (a copy runs tar on both). */
+export function commandLines(step: { command: string; transfer?: Transfer | null }): string[] {
+  const transfer = step.transfer;
+  if (!transfer) return [step.command];
+  if (transfer.kind === 'copy') return [`tar -C ${shellQuote(transfer.from)} -cf - .`, `tar -C ${shellQuote(transfer.to)} -xpf -`];
+  return [transfer.source_command, transfer.target_command];
+}
+
 export type PolicyVerdict =
   | { allowed: true; risk: Risk; needsApproval: boolean }
   | { allowed: false; risk: Risk; reason: string };
@@ -250,8 +258,10 @@ export type PolicyVerdict =
  * The policy's verdict on a planned step: its risk is the higher of the planner's claim and what
  * the command is seen to do; destructive commands are refused unless the organization allows them.
  */
-export function judgeStep(step: { command: string; risk: Risk }, policy: CommandPolicy, requireApproval = false): PolicyVerdict {
-  const assessment = assessCommand(step.command);
+export function judgeStep(step: { command: string; risk: Risk; transfer?: Transfer | null }, policy: CommandPolicy, requireApproval = false): PolicyVerdict {
+  const assessment = commandLines(step)
+    .map((line) => assessCommand(line))
+    .reduce((a, b) => ({ risk: higherRisk(a.risk, b.risk), reasons: [...a.reasons, ...b.reasons] }), { risk: 'read' as Risk, reasons: [] as string[] });
   const risk = higherRisk(step.risk, assessment.risk);
   if (risk === 'destructive' && !policy.allow_destructive) {
     const why = assessment.reasons.length ? assessment.reasons.join('; ') : 'the planner marked it destructive';

@@ -1,9 +1,9 @@
 import { packageCommand, privileged, serviceCommand, serviceLogCommand } from './os-family';
+import { MIGRATION_INTENTS } from './migration-intents';
+import { NAME, PATH, trimSentenceEnd } from './phrases';
 import { shellQuote as q } from './shell';
 import type { PlanContext, PlannedStep, Planner, PlanResult, Risk, ServerContext, StepTarget } from './types';
 
-const NAME = '([a-z0-9][a-z0-9@._+-]*)';
-const PATH = '((?:~|/)[^\\s,;"\'`]*)';
 const SERVICE_WORDS = new Set(['service', 'the', 'it', 'its', 'server', 'machine', 'system', 'all', 'a', 'an', 'please', 'them', 'that', 'this', 'status', 'logs', 'log']);
 
 /** Names already mentioned, so "restart nginx and show its status" knows what "its" is. */
@@ -34,12 +34,6 @@ const pathOf = (raw: string | undefined, memory: Memory): string | null => {
   // A sentence's full stop, or the ")" closing a remark, is not part of the path.
   if (raw) memory.path = trimSentenceEnd(raw);
   return memory.path;
-};
-
-const trimSentenceEnd = (value: string) => {
-  let trimmed = value.replace(/\.+$/, '');
-  while (trimmed.endsWith(')') && trimmed.split('(').length < trimmed.split(')').length) trimmed = trimmed.slice(0, -1);
-  return trimmed;
 };
 
 const count = (raw: string | undefined, fallback: number, max = 10_000) => Math.min(max, Math.max(1, Number(raw ?? fallback) || fallback));
@@ -218,6 +212,14 @@ const INTENTS: Intent[] = [
   serviceIntent('enable', 'enable'),
   serviceIntent('disable', 'disable'),
   {
+    id: 'service_active', label: 'check that a service runs', risk: 'read',
+    pattern: new RegExp(`\\b(?:check|verify|confirm|make\\s+sure|ensure)\\s+(?:that\\s+)?(?:the\\s+)?(?:service\\s+)?${NAME}\\s+(?:service\\s+)?(?:is\\s+)?(?:running|runs|up|active|alive|started)\\b`, 'i'),
+    build: (m, server, memory) => {
+      const name = serviceName(m[1], memory);
+      return name ? { title: `Check that ${name} runs`, command: serviceCommand(server, 'is-active', q(name)) } : null;
+    },
+  },
+  {
     id: 'service_running', label: 'is a process running', risk: 'read',
     pattern: new RegExp(`\\b(?:is|are)\\s+${NAME}\\s+(?:running|up|alive)\\b|\\bprocesses\\s+(?:named|called|matching)\\s+${NAME}`, 'i'),
     build: (m) => ({ title: `Processes named ${m[1] ?? m[2]}`, command: `pgrep -a -- ${q((m[1] ?? m[2])!)} || echo 'no such process running'` }),
@@ -311,7 +313,7 @@ const INTENTS: Intent[] = [
 /** Splits a sentence into clauses, one request each: "restart nginx and show its status". */
 export const clauses = (sentence: string) =>
   sentence
-    .split(/\s*(?:[;\n]|,\s*(?:and\s+)?(?:then\s+)?|\band\s+then\b|\bthen\b|\band\s+also\b|\balso\b|\band\b|\bafterwards\b)\s*/i)
+    .split(/\s*(?:[;\n]|,\s*(?:and\s+)?(?:then\s+)?|\band\s+then\b|\bthen\b|\band\s+also\b|\balso\b|\band\b(?!\s+restore\b)|\bafterwards\b)\s*/i)
     .map((c) => c.trim().replace(/[.!?]+$/, ''))
     .filter((c) => c.length > 0 && !/^(?:please|thanks?|thank you|ok|okay)$/i.test(c));
 
@@ -327,7 +329,7 @@ const serverFor = (target: StepTarget, context: PlanContext): ServerContext =>
   context.kind === 'server' ? context.server : target === 'source' ? context.source : context.target;
 
 /** What the built-in planner understands, for the message when a sentence is not among it. */
-export const CATALOGUE = INTENTS.map((i) => ({ id: i.id, label: i.label, risk: i.risk }));
+export const CATALOGUE = [...INTENTS, ...MIGRATION_INTENTS].map((i) => ({ id: i.id, label: i.label, risk: i.risk }));
 
 /**
  * The built-in planner: no network, a catalogue of common operations matched clause by clause,
@@ -341,6 +343,13 @@ export class RulesPlanner implements Planner {
     const steps: PlannedStep[] = [];
     const memory: Memory = { service: null, path: null };
     for (const clause of clauses(instruction)) {
+      const migration = MIGRATION_INTENTS.find((i) => i.pattern.test(clause));
+      if (migration) {
+        const built = context.kind === 'migration_plan' ? migration.build(clause.match(migration.pattern)!, context) : null;
+        if (!built) return { ok: false, reason: unplannable(clause, context.kind === 'server' ? `"${migration.label}" needs a migration plan (a conversation about its two servers).` : null) };
+        steps.push({ ...built, target: 'target', risk: migration.risk });
+        continue;
+      }
       const intent = INTENTS.find((i) => i.pattern.test(clause));
       const match = intent && clause.match(intent.pattern);
       const targets = targetsOf(clause, context);
@@ -358,10 +367,10 @@ export class RulesPlanner implements Planner {
   }
 }
 
-function unplannable(clause: string): string {
+function unplannable(clause: string, why: string | null = null): string {
   return [
-    `The built-in planner could not turn "${clause}" into a command.`,
-    `It understands: ${INTENTS.map((i) => i.label).join(', ')}.`,
+    `The built-in planner could not turn "${clause}" into a command.${why ? ` ${why}` : ''}`,
+    `It understands: ${INTENTS.map((i) => i.label).join(', ')}; and for migration plans: ${MIGRATION_INTENTS.map((i) => i.label).join(', ')}.`,
     'Rephrase the instruction, or configure an LLM planner (LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; see the README).',
   ].join('\n');
 }

@@ -1,0 +1,185 @@
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { NodeSSH } from 'node-ssh';
+import { ConversationModel, type Conversation, type ConversationStep } from '../src/conversations/model';
+import type { Logger } from '../src/logger';
+import { organizationSecretValues } from '../src/secrets/model';
+import type { SecretBox } from '../src/secrets/secret-box';
+import { describeTarget, type SshTarget } from '../src/ssh/connect';
+import { classifySshError, SSH_FAILURE_TYPES, SshError } from '../src/ssh/errors';
+import { humanSize } from '../src/ssh/fingerprint';
+import type { SshPool } from '../src/ssh/pool';
+import { capture, streamBetween, type ChannelExit } from '../src/ssh/stream';
+import type { StepResult, TransferStepAttempt } from '../workflows/contracts';
+import { copyTree, CopyFailed } from './copy-tree';
+import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
+import { recordedResult } from './step-execution';
+import { PROGRESS, StepLog, stepField } from './step-log';
+
+const PROGRESS_EVERY_MS = 2000;
+const COMPARE_OUTPUT_LIMIT = 16 * 1024 * 1024;
+const COMPARE_LINES_SHOWN = 200;
+
+export interface TransferActivityDeps {
+  secretBox: SecretBox;
+  sshPool: SshPool;
+  log: Logger;
+  stepOutputLimitBytes: number;
+  outputFlushMs?: number;
+}
+
+/** The transfer could not be done (a command failed, content differs): the step fails, nothing to retry. */
+class TransferFailed extends Error {}
+
+const exitFailure = (side: string, exit: ChannelExit) =>
+  `${side}: exit ${exit.exitCode ?? exit.signal}${exit.stderr.trim() ? ` (${exit.stderr.trim().split('\n').slice(-5).join(' / ')})` : ''}`;
+
+/** "x" only on one side of a comparison: the lines each side has that the other lacks. */
+function difference(source: string, target: string) {
+  const lines = (text: string) => new Set(text.split('\n').map((l) => l.trimEnd()).filter(Boolean));
+  const [a, b] = [lines(source), lines(target)];
+  return { onlySource: [...a].filter((l) => !b.has(l)), onlyTarget: [...b].filter((l) => !a.has(l)), common: [...a].filter((l) => b.has(l)).length };
+}
+
+const listing = (title: string, lines: string[]) =>
+  lines.length ? `${title} (${lines.length}):\n${lines.slice(0, COMPARE_LINES_SHOWN).map((l) => `  ${l}`).join('\n')}${lines.length > COMPARE_LINES_SHOWN ? `\n  … and ${lines.length - COMPARE_LINES_SHOWN} more` : ''}\n` : `${title}: none\n`;
+
+/**
+ * Steps that move data between a migration plan's two servers, streamed through this worker (the
+ * servers need not reach each other, and neither gets the other's credentials).
+ */
+export function createTransferActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200 }: TransferActivityDeps) {
+  const headLimit = Math.floor(stepOutputLimitBytes / 4);
+  const limits = { headLimit, tailLimit: stepOutputLimitBytes - headLimit };
+
+  return {
+    /**
+     * Runs one transfer step to the end, heartbeating with the bytes moved; a retry (its worker
+     * died) resumes a directory copy where the target's files say it stopped.
+     */
+    async runTransferStep(input: TransferStepAttempt): Promise<StepResult> {
+      const { conversationId, index } = input;
+      const [conversation, sourceTarget, targetTarget, organizationSecrets] = await Promise.all([
+        ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>(),
+        loadVerifiedTarget(input.sourceServerId, secretBox),
+        loadVerifiedTarget(input.targetServerId, secretBox),
+        organizationSecretValues(input.organizationId, secretBox),
+      ]);
+      const step = conversation?.steps[0] as ConversationStep | undefined;
+      if (!step?.transfer || step._id.toString() !== input.stepId) {
+        throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no transfer step ${input.stepId}`, 'StepNotFound');
+      }
+      const recorded = recordedResult(step, 0);
+      if (recorded) return recorded;
+      const transfer = step.transfer;
+
+      const store = (update: Record<string, unknown>, durable: boolean) => ConversationModel.updateOne({ _id: conversationId }, update, durable ? {} : PROGRESS).exec();
+      const secrets = [...credentialSecrets(sourceTarget), ...credentialSecrets(targetTarget), ...organizationSecrets];
+      const stepLog = new StepLog(store, index, step, limits, secrets, log, { conversationId, index });
+      if (step.status === 'running') stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; ${transfer.kind === 'copy' ? 'resuming the copy' : 'starting again'} ---\n`);
+      await stepLog.write({
+        $set: { [stepField(index, 'status')]: 'running', [stepField(index, 'started_at')]: step.started_at ?? new Date() },
+        $inc: { [stepField(index, 'attempts')]: 1, seq: 1 },
+      }, false);
+
+      const ctx = Context.current();
+      const aborted = ctx.cancellationSignal;
+      let moved = 0;
+      let expected = 0;
+      let lastLine = Date.now();
+      const startedAt = Date.now();
+      const ticker = setInterval(() => {
+        ctx.heartbeat({ bytes: moved });
+        if (Date.now() - lastLine >= PROGRESS_EVERY_MS && moved > 0) {
+          lastLine = Date.now();
+          const rate = moved / Math.max(0.001, (Date.now() - startedAt) / 1000);
+          const share = expected ? ` of ${humanSize(expected)} (${Math.min(99, Math.floor((moved / expected) * 100))}%)` : '';
+          stepLog.note(`moved ${humanSize(moved)}${share}, ${humanSize(rate)}/s\n`);
+        }
+        void stepLog.flush();
+      }, outputFlushMs);
+
+      const finish = async (succeeded: boolean, reason?: string) => {
+        if (reason) stepLog.note(`\n--- failed: ${reason} ---\n`);
+        await stepLog.write({
+          $set: {
+            [stepField(index, 'status')]: succeeded ? 'completed' : 'failed',
+            [stepField(index, 'execution_success')]: succeeded,
+            [stepField(index, 'exit_code')]: succeeded ? 0 : 1,
+            [stepField(index, 'last_exit')]: { attempt: 0, exit_code: succeeded ? 0 : 1, timed_out: false },
+            [stepField(index, 'completed_at')]: new Date(),
+            ...stepLog.finalFields(),
+          },
+          $inc: { seq: 1 },
+        });
+        return { status: succeeded ? 'success' : 'failed', exitCode: succeeded ? 0 : 1, timedOut: false } as const;
+      };
+
+      const run = (source: NodeSSH, target: NodeSSH): Promise<void> => {
+        switch (transfer.kind) {
+          case 'copy':
+            return copyTree({ ssh: source, dir: transfer.from! }, { ssh: target, dir: transfer.to! }, {
+              note: (line) => stepLog.note(line),
+              expect: (bytes) => (expected = bytes),
+              progress: (bytes) => (moved = bytes),
+            }, aborted);
+          case 'pipe':
+            return pipe(source, target);
+          case 'compare':
+            return compare(source, target);
+          default:
+            throw new TransferFailed(`Unknown transfer kind ${String(transfer.kind)}`);
+        }
+      };
+
+      const pipe = async (source: NodeSSH, target: NodeSSH) => {
+        const result = await streamBetween(
+          { ssh: source, command: transfer.source_command! },
+          { ssh: target, command: transfer.target_command! },
+          { onBytes: (bytes) => (moved = bytes), signal: aborted },
+        );
+        stepLog.note(`moved ${humanSize(result.bytes)} from the source to the target\n`);
+        if (result.source.stderr.trim()) stepLog.note(`source stderr:\n${result.source.stderr.trimEnd()}\n`);
+        if (result.targetOutput.trim()) stepLog.note(`target output:\n${result.targetOutput.trimEnd()}\n`);
+        if (result.target.stderr.trim()) stepLog.note(`target stderr:\n${result.target.stderr.trimEnd()}\n`);
+        const failed = [result.source.exitCode !== 0 && exitFailure('the source command', result.source), result.target.exitCode !== 0 && exitFailure('the target command', result.target)].filter(Boolean);
+        if (failed.length) throw new TransferFailed(failed.join('; '));
+      };
+
+      const compare = async (source: NodeSSH, target: NodeSSH) => {
+        const [a, b] = await Promise.all([
+          capture(source, transfer.source_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
+          capture(target, transfer.target_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
+        ]);
+        const failed = [a.exitCode !== 0 && exitFailure('the source command', a), b.exitCode !== 0 && exitFailure('the target command', b)].filter(Boolean);
+        if (failed.length) throw new TransferFailed(failed.join('; '));
+        const diff = difference(a.stdout.toString('utf8'), b.stdout.toString('utf8'));
+        stepLog.push(`${diff.common} lines on both servers\n${listing('only on the source', diff.onlySource)}${listing('only on the target', diff.onlyTarget)}`);
+      };
+
+      const connect = (t: SshTarget, fn: (ssh: NodeSSH) => Promise<void>) =>
+        sshPool.withConnection(t, (ssh) => fn(ssh)).catch((error) => {
+          if (error instanceof TransferFailed || error instanceof CopyFailed || aborted.aborted) throw error;
+          throw classifySshError(error, describeTarget(t));
+        });
+      try {
+        await connect(sourceTarget, (source) => connect(targetTarget, (target) => run(source, target)));
+        return await finish(true);
+      } catch (error) {
+        if (aborted.aborted) {
+          stepLog.note('\n--- cancelled: the transfer was stopped ---\n');
+          await stepLog.flush();
+          throw new CancelledFailure('Cancelled during the transfer');
+        }
+        if (error instanceof TransferFailed || error instanceof CopyFailed) return await finish(false, error.message);
+        if (!(error instanceof SshError)) throw error;
+        stepLog.note(`\n--- ${error.message}${error.retryable ? '; retrying' : ''} ---\n`);
+        await stepLog.flush();
+        throw ApplicationFailure.create({ message: error.message, type: SSH_FAILURE_TYPES[error.kind], nonRetryable: !error.retryable });
+      } finally {
+        clearInterval(ticker);
+      }
+    },
+  };
+}
+
+export type TransferActivities = ReturnType<typeof createTransferActivities>;

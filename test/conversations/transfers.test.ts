@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedFolder, treeDigest } from '../support/trees';
+
+type Step = { status: string; execution_log: string; title: string; command: string; risk: string; target: string; server_id: string; transfer: Record<string, string | null> | null };
+type Conversation = { id: string; status: string; steps: Step[] };
+
+describe('migration plans move data between their servers through the worker', () => {
+  let bosun: Bosun;
+  let token: string;
+  let source: string;
+  let target: string;
+  let planId: string;
+  // The test's two "servers" share this machine's filesystem: each side works in its own folder.
+  const work = sharedFolder('bosun-transfer-');
+
+  beforeAll(async () => {
+    bosun = await startBosun();
+    token = await bosun.token('movers');
+    source = await addVerifiedServer(bosun, token, '127.0.0.2');
+    target = await addVerifiedServer(bosun, token, '127.0.0.3');
+    const plan = await bosun.api.post('/api/v1/migration-plans').set(bearer(token)).send({ title: 'app to new box', source_server_id: source, target_server_id: target });
+    planId = plan.body.data.id;
+  });
+  afterAll(() => bosun.stop());
+
+  const say = async (message: string) => {
+    const res = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'migration_plan', chatable_id: planId, message });
+    expect(res.status).toBe(201);
+    return eventually(
+      async () => (await bosun.api.get(`/api/v1/conversations/${res.body.data.id}`).set(bearer(token))).body.data as Conversation,
+      (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
+      60_000,
+    );
+  };
+
+  test('a directory tree is copied with its links, empty folders and odd names, verified by checksums; copying again moves nothing', async () => {
+    const from = path.join(work, 'www');
+    mkdirSync(path.join(from, 'static/css'), { recursive: true });
+    mkdirSync(path.join(from, 'empty'));
+    writeFileSync(path.join(from, 'index.html'), '<h1>hello</h1>\n');
+    writeFileSync(path.join(from, 'static/css/site.css'), 'body { color: red }\n'.repeat(5000));
+    writeFileSync(path.join(from, 'name with spaces & ünïcode.txt'), 'odd\n');
+    writeFileSync(path.join(from, 'blob.bin'), Buffer.alloc(3 * 1024 * 1024, 7));
+    symlinkSync('index.html', path.join(from, 'current'));
+    const to = path.join(work, 'srv/www');
+
+    const done = await say(`copy ${from} to the target at ${to}`);
+    expect(done.status).toBe('completed');
+    const [step] = done.steps;
+    expect(step).toMatchObject({ status: 'completed', target: 'target', server_id: target, risk: 'change', transfer: { kind: 'copy', source_server_id: source, from, to } });
+    expect(step!.execution_log).toMatch(/source .*: 4 files, 3\.1 MiB/);
+    expect(step!.execution_log).toMatch(/copying 4 files .* in one tar stream/);
+    expect(step!.execution_log).toMatch(/verified: 4 files, 3\.1 MiB, identical on both servers/);
+    expect(treeDigest(to)).toEqual(treeDigest(from));
+    expect(readlinkSync(path.join(to, 'current'))).toBe('index.html');
+    expect(statSync(path.join(to, 'empty')).isDirectory()).toBe(true);
+
+    const again = await say(`copy ${from} to the target at ${to}`);
+    expect(again.status).toBe('completed');
+    expect(again.steps[0]!.execution_log).toMatch(/already on the target, identical \(size and mtime\): 4 files/);
+    expect(again.steps[0]!.execution_log).not.toMatch(/copying \d+ files/);
+  });
+
+  test('a SQLite database is dumped on the source and restored on the target', async () => {
+    const db = path.join(work, 'app.db');
+    execFileSync('sqlite3', [db, "create table users(id integer primary key, name text); insert into users(name) values ('ada'), ('grace');"]);
+    const restored = path.join(work, 'restored/app.db');
+    const done = await say(`dump and restore the sqlite database ${db} to the target at ${restored}`);
+    expect(done.status).toBe('completed');
+    expect(done.steps[0]!.transfer).toMatchObject({ kind: 'pipe', source_command: `sqlite3 ${db} .dump` });
+    expect(done.steps[0]!.execution_log).toMatch(/moved [\d.]+ (B|KiB) from the source to the target/);
+    expect(execFileSync('sqlite3', [restored, 'select name from users order by id'], { encoding: 'utf8' })).toBe('ada\ngrace\n');
+  });
+
+  test('the installed packages of both servers are compared', async () => {
+    const done = await say('compare the installed packages of both servers');
+    expect(done.status).toBe('completed');
+    expect(done.steps[0]!.risk).toBe('read');
+    // Both "servers" are this machine: the lists agree.
+    expect(done.steps[0]!.execution_log).toMatch(/^\d+ lines on both servers\nonly on the source: none\nonly on the target: none\n$/);
+  });
+
+  test('a copy whose source is missing fails with why; a copy onto / is refused and never runs', async () => {
+    const missing = await say(`copy ${path.join(work, 'nope')} to the target`);
+    expect(missing.status).toBe('failed');
+    expect(missing.steps[0]!.execution_log).toMatch(/--- failed: Listing .*nope on the source failed \(exit \d+\): .*(can't cd|No such file or directory)/);
+
+    const onto = await say(`copy ${path.join(work, 'www')} to / on the target`);
+    expect(onto.status).toBe('failed');
+    expect(onto.steps[0]!.execution_log).toContain('Copying from or onto / is refused');
+    expect(readFileSync(path.join(work, 'www/index.html'), 'utf8')).toBe('<h1>hello</h1>\n');
+  });
+
+  test('in a conversation about one server, a copy between servers is explained, not attempted', async () => {
+    const res = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: source, message: `copy ${work} to the target` });
+    const done = await eventually(
+      async () => (await bosun.api.get(`/api/v1/conversations/${res.body.data.id}`).set(bearer(token))).body.data as Conversation,
+      (c) => c.status === 'failed',
+    );
+    expect(done.steps[0]!.execution_log).toContain('needs a migration plan');
+  });
+});
