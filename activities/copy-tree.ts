@@ -91,7 +91,7 @@ export async function copyTree(
   source: { ssh: NodeSSH; dir: string },
   target: { ssh: NodeSSH; dir: string },
   report: CopyReport,
-  signal: AbortSignal,
+  { signal, bytesPerSecond }: { signal: AbortSignal; bytesPerSecond: number },
 ): Promise<void> {
   const [sourceList, targetList] = await Promise.all([
     capture(source.ssh, listing(source.dir), { maxBytes: MANIFEST_LIMIT, signal }),
@@ -106,6 +106,7 @@ export async function copyTree(
 
   report.expect(plan.appends.reduce((sum, a) => sum + a.entry.size - a.from, 0) + tarBytes(plan.full, sourceTree));
   let moved = 0;
+  const movingSince = Date.now();
   for (const { name, from, entry } of plan.appends) {
     const [sourceSum, targetSum] = await Promise.all([
       capture(source.ssh, `cd -- ${q(source.dir)} && head -c ${from} -- ${q(name)} | sha256sum`, { maxBytes: 4096, signal }),
@@ -121,7 +122,7 @@ export async function copyTree(
     const appended = await streamBetween(
       { ssh: source.ssh, command: `cd -- ${q(source.dir)} && tail -c +${from + 1} -- ${q(name)}` },
       { ssh: target.ssh, command: `cd -- ${q(target.dir)} && cat >> ${q(name)} && touch -m -d @${entry.mtime} -- ${q(name)}` },
-      { onBytes: (bytes) => report.progress(base + bytes), signal },
+      { onBytes: (bytes) => report.progress(base + bytes), signal, bytesPerSecond },
     );
     if (appended.source.exitCode !== 0) throw new CopyFailed(failure(`Reading ${display(name)} on the source`, appended.source));
     if (appended.target.exitCode !== 0) throw new CopyFailed(failure(`Appending to ${display(name)} on the target`, appended.target));
@@ -135,13 +136,14 @@ export async function copyTree(
     const streamed = await streamBetween(
       { ssh: source.ssh, command: `tar -C ${q(source.dir)} --null --no-recursion -T - -cf -`, stdin: names(plan.full) },
       { ssh: target.ssh, command: `tar -C ${q(target.dir)} -xpf -` },
-      { onBytes: (bytes) => report.progress(base + bytes), signal },
+      { onBytes: (bytes) => report.progress(base + bytes), signal, bytesPerSecond },
     );
     if (streamed.source.exitCode !== 0) throw new CopyFailed(failure('tar on the source', streamed.source));
     if (streamed.target.exitCode !== 0) throw new CopyFailed(failure('tar on the target', streamed.target));
     moved += streamed.bytes;
   }
-  report.note(`transferred ${humanSize(moved)} in this attempt\n`);
+  const seconds = (Date.now() - movingSince) / 1000;
+  report.note(`transferred ${humanSize(moved)} in this attempt (${seconds.toFixed(1)} s, ${humanSize(moved / Math.max(seconds, 0.001))}/s)\n`);
 
   const files = [...sourceTree].filter(([, entry]) => entry.type === 'f').map(([name]) => name);
   report.note(`verifying SHA-256 checksums of ${files.length} files on both servers\n`);

@@ -1,9 +1,9 @@
 import { createConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
 import { createServerActivities, type ServerActivityDeps } from './servers';
-import { createTransferActivities } from './transfers';
+import { createTransferActivities, type TransferActivityDeps } from './transfers';
 
-export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps;
+export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps & TransferActivityDeps;
 
 /** Every activity the worker registers, with its dependencies injected. */
 export function createActivities(deps: ActivityDeps) {

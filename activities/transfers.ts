@@ -25,6 +25,8 @@ export interface TransferActivityDeps {
   log: Logger;
   stepOutputLimitBytes: number;
   outputFlushMs?: number;
+  /** Per transfer; 0 for no limit. */
+  transferMaxBytesPerSecond?: number;
 }
 
 /** The transfer could not be done (a command failed, content differs): the step fails, nothing to retry. */
@@ -47,7 +49,7 @@ const listing = (title: string, lines: string[]) =>
  * Steps that move data between a migration plan's two servers, streamed through this worker (the
  * servers need not reach each other, and neither gets the other's credentials).
  */
-export function createTransferActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200 }: TransferActivityDeps) {
+export function createTransferActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, transferMaxBytesPerSecond = 0 }: TransferActivityDeps) {
   const headLimit = Math.floor(stepOutputLimitBytes / 4);
   const limits = { headLimit, tailLimit: stepOutputLimitBytes - headLimit };
 
@@ -121,7 +123,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
               note: (line) => stepLog.note(line),
               expect: (bytes) => (expected = bytes),
               progress: (bytes) => (moved = bytes),
-            }, aborted);
+            }, { signal: aborted, bytesPerSecond: transferMaxBytesPerSecond });
           case 'pipe':
             return pipe(source, target);
           case 'compare':
@@ -135,7 +137,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         const result = await streamBetween(
           { ssh: source, command: transfer.source_command! },
           { ssh: target, command: transfer.target_command! },
-          { onBytes: (bytes) => (moved = bytes), signal: aborted },
+          { onBytes: (bytes) => (moved = bytes), signal: aborted, bytesPerSecond: transferMaxBytesPerSecond },
         );
         stepLog.note(`moved ${humanSize(result.bytes)} from the source to the target\n`);
         if (result.source.stderr.trim()) stepLog.note(`source stderr:\n${result.source.stderr.trimEnd()}\n`);

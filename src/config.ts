@@ -32,6 +32,8 @@ const envSchema = z.object({
   SSH_VERIFY_MAX_ATTEMPTS: positiveInt.max(100).default(6),
 
   STEP_OUTPUT_LIMIT_BYTES: positiveInt.min(1024).default(128 * 1024),
+  // 0: as fast as the servers and the worker allow.
+  TRANSFER_MAX_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(0),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
 
@@ -77,6 +79,8 @@ export interface Config {
   };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
   deployments: { stepOutputLimitBytes: number };
+  /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
+  transfers: { maxBytesPerSecond: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
   /** Without llm, conversations use the built-in rules planner. */
   planner: { llm?: LlmConfig };
@@ -120,6 +124,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES },
+    transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
     planner: {
       llm:

@@ -108,6 +108,7 @@ async function start(config: Config, role: Role, log: Logger) {
           log,
           healthIntervalSeconds: config.servers.healthIntervalSeconds,
           stepOutputLimitBytes: config.deployments.stepOutputLimitBytes,
+          transferMaxBytesPerSecond: config.transfers.maxBytesPerSecond,
           planner: createPlanner(config.planner),
         },
       );

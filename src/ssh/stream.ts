@@ -1,3 +1,4 @@
+import { Transform, type TransformCallback } from 'node:stream';
 import type { ClientChannel } from 'ssh2';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
@@ -86,6 +87,22 @@ export async function capture(ssh: NodeSSH, command: string, { stdin, maxBytes, 
   }
 }
 
+/** Lets bytes through no faster than a rate (a migration must not saturate a production link). */
+class Throttle extends Transform {
+  private passed = 0;
+  private readonly started = Date.now();
+
+  constructor(private readonly bytesPerSecond: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.passed += chunk.length;
+    const due = this.started + (this.passed / this.bytesPerSecond) * 1000;
+    setTimeout(() => done(null, chunk), Math.max(0, due - Date.now()));
+  }
+}
+
 /**
  * One command's stdout fed to another's stdin, possibly on another server, through this process
  * (with backpressure: neither side buffers more than a window here). `stdin` feeds the first command.
@@ -93,7 +110,7 @@ export async function capture(ssh: NodeSSH, command: string, { stdin, maxBytes, 
 export async function streamBetween(
   from: { ssh: NodeSSH; command: string; stdin?: Buffer },
   to: { ssh: NodeSSH; command: string },
-  { onBytes, signal }: { onBytes: (bytes: number) => void; signal?: AbortSignal },
+  { onBytes, signal, bytesPerSecond = 0 }: { onBytes: (bytes: number) => void; signal?: AbortSignal; bytesPerSecond?: number },
 ): Promise<{ bytes: number; source: ChannelExit; target: ChannelExit; targetOutput: string }> {
   const target = await openChannel(to.ssh, to.command);
   // What the target prints (a restore's messages) is kept for the log; reading it also lets its channel close.
@@ -123,7 +140,7 @@ export async function streamBetween(
     bytes += chunk.length;
     onBytes(bytes);
   });
-  source.pipe(target);
+  (bytesPerSecond > 0 ? source.pipe(new Throttle(bytesPerSecond)) : source).pipe(target);
   source.end(from.stdin);
   try {
     const [sourceResult, targetResult] = await Promise.all([sourceExit, targetExit]);

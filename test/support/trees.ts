@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -26,4 +26,21 @@ export function treeDigest(root: string): Record<string, string> {
   };
   walk('');
   return digest;
+}
+
+const MiB = 1024 * 1024;
+
+/** 200 MiB of incompressible data in 310 files: one large, nine medium, 300 small; a link and an empty folder. */
+export function makeMigrationTree(root: string) {
+  const write = (file: string, bytes: number) => {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const chunks = [];
+    for (let left = bytes; left > 0; left -= 16 * MiB) chunks.push(randomBytes(Math.min(16 * MiB, left)));
+    writeFileSync(file, Buffer.concat(chunks));
+  };
+  write(path.join(root, 'db/base.bin'), 100 * MiB);
+  for (let i = 0; i < 9; i++) write(path.join(root, `media/video-${i}.bin`), 10 * MiB);
+  for (let i = 0; i < 300; i++) write(path.join(root, `static/${i % 10}/asset-${i}.txt`), 35 * 1024);
+  mkdirSync(path.join(root, 'cache'));
+  symlinkSync('db/base.bin', path.join(root, 'current'));
 }

@@ -1,0 +1,95 @@
+import { lstatSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../../src/embedded/ports';
+import { eventually } from '../support/bosun';
+import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
+import { Sshd } from '../support/sshd';
+import { makeMigrationTree, sharedFolder, treeDigest } from '../support/trees';
+
+const MiB = 1024 * 1024;
+
+/** Bytes under a directory, as the target's disk has them now. */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, name.name);
+    if (name.isDirectory()) total += bytesUnder(full);
+    else if (name.isFile()) total += lstatSync(full).size;
+  }
+  return total;
+}
+
+describe('a migration copy survives the death of the worker moving it', () => {
+  const processes: BosunProcess[] = [];
+  const sshds: Sshd[] = [];
+  let env: NodeJS.ProcessEnv;
+  let token: string;
+  let base: string;
+
+  const launch = async (role: 'api' | 'worker') => {
+    const p = new BosunProcess({ ...env, PORT: String(await freePort(0)) }, ['--role', role]);
+    processes.push(p);
+    return p;
+  };
+  const call = async (method: string, route: string, body?: object) => {
+    const res = await fetch(`${base}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return (await res.json()) as Record<string, any>;
+  };
+  const addServer = async (sshd: Sshd, title: string) => {
+    const { port, username, privateKey } = sshd.info;
+    const id = (await call('POST', '/servers', { title, host: '127.0.0.1', port, username, auth_method: 'private_key', private_key: privateKey })).data.id as string;
+    await eventually(async () => (await call('GET', `/servers/${id}`)).data.status, (s) => s === 'verified');
+    return id;
+  };
+
+  beforeAll(async () => {
+    // Throttled so the copy lasts long enough to be interrupted in its middle.
+    env = { ...externalServicesEnv('migration'), TRANSFER_MAX_BYTES_PER_SECOND: String(40 * MiB) };
+    token = (await runCli(['tokens', 'create', '--org', 'migration', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
+    sshds.push(await Sshd.startPrivate(), await Sshd.startPrivate());
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+    await Promise.all(sshds.map((s) => s.stop({ dropSessions: true })));
+  });
+
+  test('SIGKILL the worker in the middle of a 200 MiB copy between two sshd: a new worker resumes it, and every checksum matches', async () => {
+    const work = sharedFolder('bosun-migration-');
+    const from = path.join(work, 'old/app');
+    const to = path.join(work, 'new/app');
+    makeMigrationTree(from);
+
+    const worker = await launch('worker');
+    base = await (await launch('api')).ready();
+    await worker.ready();
+    const [source, target] = [await addServer(sshds[0]!, 'old box'), await addServer(sshds[1]!, 'new box')];
+    const plan = (await call('POST', '/migration-plans', { title: 'app to the new box', source_server_id: source, target_server_id: target })).data;
+    const conversation = (await call('POST', '/conversations', { chatable_type: 'migration_plan', chatable_id: plan.id, message: `copy ${from} to the target at ${to}` })).data;
+    const read = async () => (await call('GET', `/conversations/${conversation.id}`)).data;
+
+    // Somewhere between a quarter and three quarters of the way.
+    const copied = await eventually(async () => (lstatSync(path.dirname(to), { throwIfNoEntry: false }) ? bytesUnder(path.dirname(to)) : 0), (b) => b >= 50 * MiB, 60_000);
+    await worker.stop('SIGKILL');
+    expect(copied).toBeLessThan(150 * MiB);
+    expect((await read()).steps[0].status).toBe('running');
+    await (await launch('worker')).ready();
+
+    const done = await eventually(read, (c) => ['completed', 'failed', 'cancelled'].includes(c.status), 120_000);
+    const log: string = done.steps[0].execution_log;
+    expect(done.status).toBe('completed');
+    expect(done.steps[0].status).toBe('completed');
+    expect(log).toMatch(/--- attempt 2: the previous attempt was interrupted; resuming the copy ---/);
+    expect(log).toMatch(/moved [\d.]+ MiB of [\d.]+ MiB \(\d+%\)/);
+    // The second attempt moved what was missing, not everything again.
+    const attempts = [...log.matchAll(/transferred ([\d.]+) MiB in this attempt \(/g)].map((m) => Number(m[1]));
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]!).toBeLessThan(200 - copied / MiB + 5);
+    expect(log).toMatch(/resuming .* from|already on the target, identical/);
+    expect(log).toMatch(/verified: 310 files, 200 MiB, identical on both servers/);
+    expect(treeDigest(to)).toEqual(treeDigest(from));
+  }, 240_000);
+});
