@@ -12,13 +12,21 @@ export interface ChannelExit {
   stderr: string;
 }
 
-function openChannel(ssh: NodeSSH, command: string): Promise<ClientChannel> {
+/**
+ * Starts a command; its exit is watched from the callback on (ssh2 may deliver a quick command's
+ * exit and close in the same read as the channel's opening, before any later listener exists).
+ */
+function openChannel(ssh: NodeSSH, command: string): Promise<{ channel: ClientChannel; exit: Promise<ChannelExit> }> {
   const connection = ssh.connection;
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
   return new Promise((resolve, reject) => {
     connection.exec(command, (error, channel) => {
-      if (error) reject(new SshError('transport', `Could not start a command: ${error.message}`));
-      else resolve(channel);
+      if (error) return reject(new SshError('transport', `Could not start a command: ${error.message}`));
+      const exit = exitOf(channel);
+      exit.catch(() => undefined);
+      // A write after the far end closed must not crash the process: the exit (or its absence) tells the story.
+      channel.on('error', () => undefined);
+      resolve({ channel, exit });
     });
   });
 }
@@ -31,6 +39,9 @@ function keepText(stream: NodeJS.ReadableStream) {
   });
   return kept;
 }
+
+/** Channels closed already (by either side). */
+const closed = new WeakSet<ClientChannel>();
 
 /** Channels this process closed on purpose: no exit status is expected from them. */
 const stopped = new WeakSet<ClientChannel>();
@@ -51,6 +62,7 @@ function exitOf(channel: ClientChannel): Promise<ChannelExit> {
   });
   return new Promise((resolve, reject) => {
     channel.on('close', () => {
+      closed.add(channel);
       if (exit) resolve({ ...exit, stderr: stderr.text });
       else if (stopped.has(channel)) resolve({ exitCode: null, signal: 'stopped', stderr: stderr.text });
       else reject(new SshError('transport', 'The connection was lost while the command ran'));
@@ -66,7 +78,7 @@ const abortWith = (signal: AbortSignal | undefined, channels: ClientChannel[]) =
 
 /** Runs a command with `stdin` as its input and collects its stdout (at most `maxBytes`: more is an error). */
 export async function capture(ssh: NodeSSH, command: string, { stdin, maxBytes, signal }: { stdin?: Buffer; maxBytes: number; signal?: AbortSignal }) {
-  const channel = await openChannel(ssh, command);
+  const { channel, exit: exited } = await openChannel(ssh, command);
   const detach = abortWith(signal, [channel]);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -77,7 +89,7 @@ export async function capture(ssh: NodeSSH, command: string, { stdin, maxBytes, 
   });
   channel.end(stdin);
   try {
-    const exit = await exitOf(channel).catch((error) => {
+    const exit = await exited.catch((error) => {
       if (size > maxBytes) throw new Error(`The output of \`${command.slice(0, 80)}\` exceeded ${maxBytes} bytes`);
       throw error;
     });
@@ -112,12 +124,9 @@ export async function streamBetween(
   to: { ssh: NodeSSH; command: string },
   { onBytes, signal, bytesPerSecond = 0 }: { onBytes: (bytes: number) => void; signal?: AbortSignal; bytesPerSecond?: number },
 ): Promise<{ bytes: number; source: ChannelExit; target: ChannelExit; targetOutput: string }> {
-  const target = await openChannel(to.ssh, to.command);
+  const { channel: target, exit: targetExit } = await openChannel(to.ssh, to.command);
   // What the target prints (a restore's messages) is kept for the log; reading it also lets its channel close.
   const targetOutput = keepText(target);
-  // Watched from the start: a target that fails at once may exit before the source's channel opens.
-  const targetExit = exitOf(target);
-  targetExit.catch(() => undefined);
   let source: ClientChannel | null = null;
   let sourceEnded = false;
   let targetClosed = false;
@@ -126,14 +135,14 @@ export async function streamBetween(
     targetClosed = true;
     if (source && !sourceEnded) stop(source);
   });
-  source = await openChannel(from.ssh, from.command).catch((error) => {
+  const opened = await openChannel(from.ssh, from.command).catch((error) => {
     stop(target);
     throw error;
   });
-  const sourceExit = exitOf(source);
-  sourceExit.catch(() => undefined);
+  source = opened.channel;
+  const sourceExit = opened.exit;
   source.once('end', () => (sourceEnded = true));
-  if (targetClosed) stop(source);
+  if (targetClosed || closed.has(target)) stop(source);
   const detach = abortWith(signal, [source, target]);
   let bytes = 0;
   source.on('data', (chunk: Buffer) => {

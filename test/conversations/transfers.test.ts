@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { connectSocket } from '../support/socket';
 import { sharedFolder, treeDigest } from '../support/trees';
 
 type Step = { status: string; execution_log: string; title: string; command: string; risk: string; target: string; server_id: string; transfer: Record<string, string | null> | null };
@@ -85,7 +86,7 @@ describe('migration plans move data between their servers through the worker', (
 
   test('a copy whose source is missing fails with why; a copy onto / is refused and never runs', async () => {
     const missing = await say(`copy ${path.join(work, 'nope')} to the target`);
-    expect(missing.status).toBe('failed');
+    expect([missing.status, missing.steps]).toMatchObject(['failed', [{ status: 'failed' }]]);
     expect(missing.steps[0]!.execution_log).toMatch(/--- failed: Listing .*nope on the source failed \(exit \d+\): .*(can't cd|No such file or directory)/);
 
     const onto = await say(`copy ${path.join(work, 'www')} to / on the target`);
@@ -101,5 +102,40 @@ describe('migration plans move data between their servers through the worker', (
       (c) => c.status === 'failed',
     );
     expect(done.steps[0]!.execution_log).toContain('needs a migration plan');
+  });
+
+  test('another organization sees none of it: every conversation and migration plan route answers 404, its socket subscription too', async () => {
+    const mine = await say('compare the installed packages');
+    const stepId = (await bosun.api.get(`/api/v1/conversations/${mine.id}`).set(bearer(token))).body.data.steps[0].id;
+    const stranger = await bosun.token('strangers');
+    const as = (method: 'get' | 'post' | 'delete', route: string, body?: object) => {
+      const call = bosun.api[method](`/api/v1${route}`).set(bearer(stranger));
+      return body ? call.send(body) : call;
+    };
+    const attempts = [
+      await as('get', `/conversations/${mine.id}`),
+      await as('post', `/conversations/${mine.id}/messages`, { message: 'uptime' }),
+      await as('post', `/conversations/${mine.id}/cancel`),
+      await as('post', `/conversations/${mine.id}/steps/${stepId}/approve`),
+      await as('post', `/conversations/${mine.id}/steps/${stepId}/reject`),
+      await as('post', '/conversations', { chatable_type: 'migration_plan', chatable_id: planId, message: 'uptime' }),
+      await as('get', `/migration-plans/${planId}`),
+      await as('delete', `/migration-plans/${planId}`),
+    ];
+    expect(attempts.map((r) => [r.status, r.body.error?.code])).toEqual(attempts.map(() => [404, 'not_found']));
+    expect((await as('post', '/migration-plans', { title: 'theirs', source_server_id: source, target_server_id: target })).status).toBe(422);
+    expect((await as('get', '/conversations')).body.meta.total).toBe(0);
+    expect((await as('get', `/conversations?chatable_type=migration_plan&chatable_id=${planId}`)).body.data).toEqual([]);
+    expect((await as('get', '/migration-plans')).body.meta.total).toBe(0);
+    const socket = await connectSocket(bosun.url, stranger);
+    try {
+      expect(await socket.emitWithAck('subscribe_conversation', { conversation_id: mine.id })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+      expect(await socket.emitWithAck('subscribe_conversation', { conversation_id: mine.id, step_ids: [stepId] })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    } finally {
+      socket.close();
+    }
+    // And the owner's data is untouched.
+    expect((await bosun.api.get(`/api/v1/migration-plans/${planId}`).set(bearer(token))).status).toBe(200);
+    expect((await bosun.api.get(`/api/v1/conversations/${mine.id}`).set(bearer(token))).body.data.messages).toHaveLength(1);
   });
 });

@@ -12,6 +12,7 @@ import { createDeploymentService, startQueueSweeper } from '../../src/deployment
 import { activeConversationsAbout, createConversationService } from '../../src/conversations/service';
 import { createMigrationPlanService } from '../../src/migration-plans/service';
 import { RulesPlanner } from '../../src/planner/rules';
+import type { Planner } from '../../src/planner/types';
 import { enableChangeStreamImages } from '../../src/realtime/relay';
 import { attachRealtime } from '../../src/realtime/server';
 import { createServerService } from '../../src/servers/service';
@@ -32,6 +33,8 @@ export interface BosunOptions {
   stepOutputLimitBytes?: number;
   /** Seal with one master key in the API and open with another in the worker (a misconfiguration). */
   workerMasterKey?: Buffer;
+  /** The built-in rules unless given. */
+  planner?: Planner;
 }
 
 /**
@@ -61,7 +64,7 @@ export async function startBosun(options: BosunOptions = {}) {
       log,
       healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
       stepOutputLimitBytes: options.stepOutputLimitBytes ?? 128 * 1024,
-      planner: new RulesPlanner(),
+      planner: options.planner ?? new RulesPlanner(),
     },
   );
   const running = worker.run();
