@@ -7,7 +7,7 @@ import { runningStack, runningStackMongoUri } from '../embedded/stack';
 import { createLogger } from '../logger';
 import { deploy, DeployExit } from './deploy';
 import { SCOPES } from '../tokens/scopes';
-import { createToken, listTokens, parseScopes, revokeToken, TokenError } from '../tokens/service';
+import { createToken, listTokens, parseDuration, parseScopes, revokeToken, TokenError } from '../tokens/service';
 
 /** A failure the user can fix: printed as one line on stderr, exit code 1 (2 for usage). */
 class CliError extends Error {
@@ -55,9 +55,11 @@ export function buildProgram(): Command {
     .requiredOption('--org <slug>', 'organization slug')
     .requiredOption('--name <name>', 'token name, unique among the organization’s active tokens')
     .addOption(new Option('--scopes <list>', `comma-separated: ${SCOPES.join(', ')}`).default('read'))
-    .action(async (opts: { org: string; name: string; scopes: string }) => {
+    .option('--expires-in <duration>', 'the token stops working after this long: 30m, 12h, 90d, 2w (default: never)')
+    .action(async (opts: { org: string; name: string; scopes: string; expiresIn?: string }) => {
       const scopes = parseScopes(opts.scopes);
-      const created = await withDatabase(() => createToken({ org: opts.org, name: opts.name, scopes }));
+      const expiresInSeconds = opts.expiresIn === undefined ? undefined : parseDuration(opts.expiresIn);
+      const created = await withDatabase(() => createToken({ org: opts.org, name: opts.name, scopes, expiresInSeconds }));
       print(created.token);
     });
 
@@ -72,8 +74,8 @@ export function buildProgram(): Command {
         print(JSON.stringify(list, null, 2));
         return;
       }
-      print(['NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED'].join('\t'));
-      for (const t of list) print([t.name, t.prefix, t.scopes.join(','), iso(t.created_at), iso(t.last_used_at), iso(t.revoked_at)].join('\t'));
+      print(['NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'].join('\t'));
+      for (const t of list) print([t.name, t.prefix, t.scopes.join(','), iso(t.created_at), iso(t.last_used_at), iso(t.expires_at), iso(t.revoked_at)].join('\t'));
     });
 
   tokens

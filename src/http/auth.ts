@@ -21,7 +21,8 @@ export function bearerToken(header: string | undefined): string {
 
 export const authenticate: RequestHandler = async (req, _res, next) => {
   const principal = await authenticateToken(bearerToken(req.headers.authorization));
-  if (!principal) throw new ApiError('unauthorized', 'The token is unknown or has been revoked');
+  if (principal === 'expired') throw new ApiError('unauthorized', 'The token has expired: create a new one (bosun tokens create)');
+  if (principal === 'unknown') throw new ApiError('unauthorized', 'The token is unknown or has been revoked');
   req.principal = principal;
   next();
 };

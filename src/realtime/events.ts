@@ -84,6 +84,8 @@ export interface ServerToClientEvents {
   DeploymentRunUpdated: (event: DeploymentRunUpdatedEvent) => void;
   ConversationStepUpdated: (event: ConversationStepUpdatedEvent) => void;
   ConversationUpdated: (event: ConversationUpdatedEvent) => void;
+  /** Sent just before the server disconnects a socket whose token was revoked or expired. */
+  session_ended: (info: { reason: 'revoked' | 'expired'; message: string }) => void;
 }
 
 export const runRoom = (runId: string) => `run:${runId}`;

@@ -4,12 +4,13 @@ import { ConversationModel } from '../conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../deployments/model';
 import { toRunView } from '../deployments/views';
 import type { Logger } from '../logger';
+import { ApiTokenModel } from '../tokens/model';
 import type { DeploymentRunUpdatedEvent } from './events';
 
 /** Change streams carry each update's exact post-image only where the collection keeps them (MongoDB 6.0+). */
 export async function enableChangeStreamImages(): Promise<void> {
   const db = mongoose.connection.db!;
-  for (const name of [DeploymentRunModel.collection.collectionName, ConversationModel.collection.collectionName]) {
+  for (const name of [DeploymentRunModel.collection.collectionName, ConversationModel.collection.collectionName, ApiTokenModel.collection.collectionName]) {
     await db.createCollection(name).catch((error: { codeName?: string }) => {
       if (error.codeName !== 'NamespaceExists') throw error;
     });

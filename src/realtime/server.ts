@@ -9,6 +9,7 @@ import type { ClientToServerEvents, ServerToClientEvents } from './events';
 import { conversationRoom, conversationStepRoom, runRoom } from './events';
 import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
+import { endAtExpiry, endRevokedSessions } from './sessions';
 import { ConversationModel, type Conversation } from '../conversations/model';
 import { toConversationView } from '../conversations/views';
 
@@ -34,13 +35,15 @@ export function attachRealtime(httpServer: HttpServer, log: Logger) {
   io.use(async (socket, next) => {
     const token = (socket.handshake.auth as { token?: unknown })?.token;
     const principal = typeof token === 'string' ? await authenticateToken(token).catch(() => null) : null;
-    if (!principal) return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'Send a valid API token as auth.token' } }));
+    if (principal === 'expired') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'The token has expired' } }));
+    if (!principal || principal === 'unknown') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'Send a valid API token as auth.token' } }));
     if (!hasScope(principal.scopes, 'read')) return next(Object.assign(new Error('forbidden'), { data: { code: 'forbidden', message: 'This token lacks the "read" scope' } }));
     socket.data.principal = principal;
     next();
   });
 
   io.on('connection', (socket) => {
+    endAtExpiry(socket);
     const ownRun = (runId: string) =>
       DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
     socket.on('subscribe', async (request, ack) => {
@@ -109,9 +112,12 @@ export function attachRealtime(httpServer: HttpServer, log: Logger) {
     },
     log,
   );
+  const sessions = endRevokedSessions(io, log);
+
   return {
     io,
     async close() {
+      await sessions.close();
       await relay.close();
       await conversations.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));

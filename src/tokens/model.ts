@@ -7,10 +7,13 @@ const apiTokenSchema = new Schema(
     // Only set while the token is active: a revoked token's name may be reused.
     active_name: { type: String },
     token_hash: { type: String, required: true, unique: true },
-    prefix: { type: String, required: true },
+    // Not secret: finds the candidates whose hash is then compared in constant time.
+    prefix: { type: String, required: true, index: true },
     scopes: { type: [String], required: true },
     last_used_at: { type: Date, default: null },
     revoked_at: { type: Date, default: null },
+    // Null: the token does not expire.
+    expires_at: { type: Date, default: null },
   },
   { timestamps: true },
 );

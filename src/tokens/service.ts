@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ensureOrganization, OrganizationModel } from '../organizations/model';
 import { ApiTokenModel } from './model';
 import { isScope, SCOPES, type Scope } from './scopes';
@@ -13,6 +13,17 @@ export class TokenError extends Error {
 }
 
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+const prefixOf = (token: string) => token.slice(0, TOKEN_PREFIX.length + 6);
+
+const DURATION = /^(\d{1,6})([smhdw])$/;
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
+
+/** "90d", "12h", "30m", "3600s", "2w" → seconds. */
+export function parseDuration(text: string): number {
+  const match = DURATION.exec(text.trim());
+  if (!match || Number(match[1]) === 0) throw new TokenError(`Invalid duration "${text}": a positive number followed by s, m, h, d or w (e.g. 90d)`);
+  return Number(match[1]) * UNIT_SECONDS[match[2] as keyof typeof UNIT_SECONDS];
+}
 
 export function parseScopes(list: string): Scope[] {
   const scopes = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
@@ -23,7 +34,7 @@ export function parseScopes(list: string): Scope[] {
 }
 
 /** Creates a token and returns its plaintext, which exists nowhere else afterwards: only its SHA-256 is stored. */
-export async function createToken(input: { org: string; name: string; scopes: Scope[] }) {
+export async function createToken(input: { org: string; name: string; scopes: Scope[]; expiresInSeconds?: number }) {
   if (!TOKEN_NAME_PATTERN.test(input.name)) {
     throw new TokenError(`Invalid token name "${input.name}": letters, digits, dot, dash and underscore, at most 64`);
   }
@@ -35,10 +46,11 @@ export async function createToken(input: { org: string; name: string; scopes: Sc
       name: input.name,
       active_name: input.name,
       token_hash: hashToken(plaintext),
-      prefix: plaintext.slice(0, TOKEN_PREFIX.length + 6),
+      prefix: prefixOf(plaintext),
       scopes: input.scopes,
+      expires_at: input.expiresInSeconds ? new Date(Date.now() + input.expiresInSeconds * 1000) : null,
     });
-    return { token: plaintext, id: doc._id.toString(), organization: organization.slug, name: doc.name, scopes: doc.scopes };
+    return { token: plaintext, id: doc._id.toString(), organization: organization.slug, name: doc.name, scopes: doc.scopes, expires_at: doc.expires_at };
   } catch (error) {
     if ((error as { code?: number }).code === 11000) {
       throw new TokenError(`Organization "${input.org}" already has an active token named "${input.name}"`);
@@ -57,6 +69,7 @@ export async function listTokens(org: string) {
     scopes: t.scopes,
     created_at: t.createdAt,
     last_used_at: t.last_used_at,
+    expires_at: t.expires_at,
     revoked_at: t.revoked_at,
   }));
 }
@@ -76,13 +89,27 @@ export interface Principal {
   tokenId: string;
   tokenName: string;
   scopes: string[];
+  expiresAt: Date | null;
 }
 
-/** The principal behind a presented token, or null when it is unknown or revoked. */
-export async function authenticateToken(plaintext: string): Promise<Principal | null> {
-  const token = await ApiTokenModel.findOne({ token_hash: hashToken(plaintext), revoked_at: null }).lean();
-  if (!token) return null;
+/** Why a presented token is not accepted. */
+export type Rejection = 'unknown' | 'expired';
+
+/**
+ * The principal behind a presented token, or why there is none. Candidates are found by the token's
+ * (non-secret) prefix and their hashes compared in constant time, so response times say nothing
+ * about how much of a guessed hash matched.
+ */
+export async function authenticateToken(plaintext: string): Promise<Principal | Rejection> {
+  const presented = Buffer.from(hashToken(plaintext), 'hex');
+  const candidates = await ApiTokenModel.find({ prefix: prefixOf(plaintext), revoked_at: null }).lean();
+  const token = candidates.find((c) => {
+    const stored = Buffer.from(c.token_hash, 'hex');
+    return stored.length === presented.length && timingSafeEqual(stored, presented);
+  });
+  if (!token) return 'unknown';
   const now = new Date();
+  if (token.expires_at && token.expires_at <= now) return 'expired';
   if (!token.last_used_at || now.getTime() - token.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
     await ApiTokenModel.updateOne({ _id: token._id }, { $set: { last_used_at: now } });
   }
@@ -91,6 +118,7 @@ export async function authenticateToken(plaintext: string): Promise<Principal | 
     tokenId: token._id.toString(),
     tokenName: token.name,
     scopes: token.scopes,
+    expiresAt: token.expires_at ?? null,
   };
 }
 
