@@ -93,11 +93,10 @@ export async function copyTree(
   report: CopyReport,
   { signal, bytesPerSecond }: { signal: AbortSignal; bytesPerSecond: number },
 ): Promise<void> {
-  const [sourceList, targetList] = await Promise.all([
-    capture(source.ssh, listing(source.dir), { maxBytes: MANIFEST_LIMIT, signal }),
-    capture(target.ssh, `mkdir -p -- ${q(target.dir)} && ${listing(target.dir)}`, { maxBytes: MANIFEST_LIMIT, signal }),
-  ]);
+  // The source first: a copy that cannot start leaves nothing behind on the target, not even its folder.
+  const sourceList = await capture(source.ssh, listing(source.dir), { maxBytes: MANIFEST_LIMIT, signal });
   if (sourceList.exitCode !== 0) throw new CopyFailed(failure(`Listing ${source.dir} on the source`, sourceList));
+  const targetList = await capture(target.ssh, `mkdir -p -- ${q(target.dir)} && ${listing(target.dir)}`, { maxBytes: MANIFEST_LIMIT, signal });
   if (targetList.exitCode !== 0) throw new CopyFailed(failure(`Preparing ${target.dir} on the target`, targetList));
   const sourceTree = parseTree(sourceList.stdout);
   const plan = planCopy(sourceTree, parseTree(targetList.stdout));

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { connectSocket } from '../support/socket';
@@ -85,9 +85,11 @@ describe('migration plans move data between their servers through the worker', (
   });
 
   test('a copy whose source is missing fails with why; a copy onto / is refused and never runs', async () => {
-    const missing = await say(`copy ${path.join(work, 'nope')} to the target`);
+    const missing = await say(`copy ${path.join(work, 'nope')} to the target at ${path.join(work, 'nope-copy')}`);
     expect([missing.status, missing.steps]).toMatchObject(['failed', [{ status: 'failed' }]]);
     expect(missing.steps[0]!.execution_log).toMatch(/--- failed: Listing .*nope on the source failed \(exit \d+\): .*(can't cd|No such file or directory)/);
+    // Nothing was left behind on the target.
+    expect(existsSync(path.join(work, 'nope-copy'))).toBe(false);
 
     const onto = await say(`copy ${path.join(work, 'www')} to / on the target`);
     expect(onto.status).toBe('failed');
