@@ -6,6 +6,7 @@ import { pinoHttp } from 'pino-http';
 import { authenticate, principalOf } from './http/auth';
 import { ApiError, errorHandler, routeNotFound } from './http/errors';
 import type { Logger } from './logger';
+import { httpMetrics, observabilityRoutes, requestLogContext, type ObservabilityDeps } from './observability/http';
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
@@ -26,6 +27,8 @@ export interface AppDeps {
   conversations: ConversationService;
   migrationPlans: MigrationPlanService;
   secretBox: SecretBox;
+  /** Metrics, readiness checks and the optional METRICS_TOKEN of /metrics. */
+  observability: Omit<ObservabilityDeps, 'log'>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -39,11 +42,12 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox }: AppDeps) {
+export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
 
+  app.use(httpMetrics(observability.metrics));
   app.use(
     pinoHttp({
       logger: log,
@@ -54,13 +58,13 @@ export function createApp({ log, http, servers, deployments, conversations, migr
         return id;
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      customProps: (req) => ({ req_id: req.id }),
     }),
   );
+  app.use(requestLogContext);
   app.use(helmet());
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
+  app.use(observabilityRoutes({ ...observability, log }));
 
   const limiter = (keyGenerator: (req: express.Request) => string, extra: Partial<Parameters<typeof rateLimit>[0]> = {}) =>
     rateLimit({

@@ -25,6 +25,11 @@ const envSchema = z.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI_PATH: optionalString,
+  TEMPORAL_UI_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+
+  // 0: a worker process serves no metrics.
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  METRICS_TOKEN: optionalString,
 
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
@@ -76,7 +81,11 @@ export interface Config {
     port: number;
     uiPort: number;
     cliPath?: string;
+    /** The Web UI, for `temporal_ui_url` links; `npm start` uses the dev server's when unset. */
+    uiUrl?: string;
   };
+  /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
+  metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
   deployments: { stepOutputLimitBytes: number };
   /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
@@ -99,7 +108,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
   if (!parsed.success || problems.length) {
     const lines = problems.map(({ name, message }) => {
       const raw = source[name];
-      const shown = raw === undefined ? 'unset' : `"${/SECRET|KEY/.test(name) ? '<hidden>' : raw}"`;
+      const shown = raw === undefined ? 'unset' : `"${/SECRET|KEY|TOKEN/.test(name) ? '<hidden>' : raw}"`;
       return `  ${name} (${shown}): ${message}`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
@@ -121,7 +130,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       cliPath: e.TEMPORAL_CLI_PATH,
+      uiUrl: e.TEMPORAL_UI_URL,
     },
+    metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },

@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -19,7 +20,13 @@ const REDACTED_PATHS = [
   'apiKey',
 ];
 
-/** JSON lines to stdout, or to stderr (fd 2) where stdout carries a command's answer. */
-export function createLogger(level: string, name = 'bosun', fd: 1 | 2 = 1): Logger {
-  return pino({ name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination(fd));
+/** What every line logged while handling a request carries (its `req_id`), whichever logger writes it. */
+export const logContext = new AsyncLocalStorage<{ req_id: string }>();
+
+/** JSON lines to stdout, or to stderr (fd 2) where stdout carries a command's answer, or to a stream (tests capture logs). */
+export function createLogger(level: string, name = 'bosun', destination: 1 | 2 | DestinationStream = 1): Logger {
+  return pino(
+    { name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, mixin: () => logContext.getStore() ?? {} },
+    typeof destination === 'number' ? pino.destination(destination) : destination,
+  );
 }

@@ -10,6 +10,9 @@ import { BinaryNotFoundError } from './embedded/binaries';
 import { freePort } from './embedded/ports';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
 import { createLogger, type Logger } from './logger';
+import { listenForScrapes } from './observability/listener';
+import { Metrics } from './observability/metrics';
+import { readinessChecks } from './observability/readiness';
 import { loadMasterKey, SecretBox } from './secrets/secret-box';
 import { createDeploymentService, failOrphanedRuns, startQueueSweeper, wakeQueuedRuns } from './deployments/service';
 import { enableChangeStreamImages } from './realtime/relay';
@@ -94,14 +97,19 @@ async function start(config: Config, role: Role, log: Logger) {
       stack?.temporalUiUrl ? 0 : 60_000,
     );
     shutdown.add(() => temporalClient.connection.close());
-    const workflows = new WorkflowGateway(temporalClient, config.temporal.taskQueue, config.servers);
+    const workflows = new WorkflowGateway(temporalClient, config.temporal.taskQueue, config.servers, config.temporal.uiUrl ?? stack?.temporalUiUrl);
+    // The Temporal SDK (a worker's) serves its metrics on loopback; Bosun's /metrics appends them.
+    const sdkMetricsAddress = role === 'api' ? undefined : `127.0.0.1:${await freePort(0)}`;
+    const metrics = new Metrics({ temporalSdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics` });
+    const observability = { metrics, readiness: readinessChecks(workflows), metricsToken: config.metrics.token };
 
     const lines: string[] = [];
     if (role !== 'api') {
       if (!stack?.temporalUiUrl) await ensureSearchAttributes(temporalClient, config.temporal.namespace);
-      const sshPool = new SshPool({ ...config.ssh, log });
+      const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
+      metrics.trackSshPool(sshPool);
       const { worker, connection } = await createWorker(
-        { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, cacheDir: config.cacheDir },
+        { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, cacheDir: config.cacheDir, sdkMetricsAddress },
         {
           secretBox,
           sshPool,
@@ -135,6 +143,16 @@ async function start(config: Config, role: Role, log: Logger) {
       shutdown.add(async () => stopSweeper());
       lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
       lines.push(`  planner     ${describePlanner(config.planner)}`);
+      log.info({ address: sdkMetricsAddress }, 'Temporal SDK metrics served (appended to /metrics)');
+    }
+
+    // The API serves every metric of `npm start` on its own /metrics; a lone worker needs a listener.
+    if (role === 'worker' && config.metrics.workerPort !== 0) {
+      const { workerPort, workerPortExplicit } = config.metrics;
+      const port = workerPortExplicit ? workerPort : await freePort(workerPort, config.http.host);
+      const scrapes = await listenForScrapes({ ...observability, log }, config.http.host, port);
+      shutdown.add(() => new Promise((resolve) => scrapes.close(resolve)));
+      lines.push(`  metrics     http://${config.http.host}:${port}/metrics`);
     }
 
     if (role !== 'worker') {
@@ -146,14 +164,15 @@ async function start(config: Config, role: Role, log: Logger) {
         conversations: createConversationService({ workflows }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
+        observability,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
       await enableChangeStreamImages();
       const server = await listen(app, config.http.host, port);
       // Closing Socket.IO closes the HTTP server too.
-      const realtime = attachRealtime(server, log);
+      const realtime = attachRealtime(server, log, metrics);
       shutdown.add(() => realtime.close());
-      lines.unshift(`  API         http://${config.http.host}:${port}/api/v1`);
+      lines.unshift(`  API         http://${config.http.host}:${port}/api/v1`, `  metrics     http://${config.http.host}:${port}/metrics`);
       // Only `npm start` mints the first token, and only once the API is listening, so it is never lost.
       const firstToken = role === 'all' ? await bootstrapFirstToken() : null;
       if (firstToken) {

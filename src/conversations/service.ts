@@ -23,6 +23,10 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     return conversation;
   }
 
+  /** Conversations as the API shows them, with their workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
+  const view = (c: Conversation) => ({ ...toConversationView(c), temporal_ui_url: workflows.conversationUiUrl(c._id.toString()) });
+  const listView = (c: Conversation) => ({ ...toConversationListView(c), temporal_ui_url: workflows.conversationUiUrl(c._id.toString()) });
+
   /** The server a conversation works on, or for a migration plan its two servers. Another organization's looks like none. */
   async function resolveChatable(organizationId: string, input: StartConversationInput) {
     const id = new Types.ObjectId(input.chatable_id);
@@ -57,12 +61,12 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
           ...(filter.chatable_id ? { chatable_id: new Types.ObjectId(filter.chatable_id) } : {}),
         },
         page,
-        toConversationListView,
+        listView,
       );
     },
 
     async get(organizationId: string, id: string) {
-      return toConversationView(await find(organizationId, id));
+      return view(await find(organizationId, id));
     },
 
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
@@ -111,7 +115,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         );
         throw error;
       }
-      return toConversationView(await find(principal.organizationId, id));
+      return view(await find(principal.organizationId, id));
     },
 
     /** Approves or rejects a step that waits for a person. */
@@ -127,7 +131,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       );
       if (delivered === 'refused') throw new ApiError('conflict', 'The step already has a decision');
       if (delivered === 'gone') throw new ApiError('conflict', 'The conversation is no longer running');
-      return toConversationView(await find(principal.organizationId, id));
+      return view(await find(principal.organizationId, id));
     },
 
     /** Stops the running command; every step not finished fails as cancelled, and the conversation ends cancelled. */
@@ -145,7 +149,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         });
         await ConversationModel.updateOne({ _id: conversation._id, status: { $in: ACTIVE } }, { $set, $inc: { seq: 1 } });
       }
-      return toConversationView(await find(organizationId, id));
+      return view(await find(organizationId, id));
     },
   };
 }

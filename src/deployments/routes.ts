@@ -45,6 +45,7 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
         run_id: run._id.toString(),
         status: run.status,
         message: `Run ${replayed ? 'already ' : ''}${run.status === 'queued' ? 'queued' : run.status}. Poll GET ${req.baseUrl}/${id}/runs/${run._id.toString()} for its status and output.`,
+        temporal_ui_url: deployments.runUiUrl(run._id.toString()),
       });
   });
 

@@ -45,6 +45,10 @@ export function createDeploymentService({ workflows, log }: { workflows: Workflo
     return run;
   }
 
+  /** A run as the API shows it, with its workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
+  const runView = (run: DeploymentRun) => ({ ...toRunView(run), temporal_ui_url: workflows.runUiUrl(run._id.toString()) });
+  const runListView = (run: DeploymentRun) => ({ ...toRunListView(run), temporal_ui_url: workflows.runUiUrl(run._id.toString()) });
+
   /** The server must exist in the caller's organization; another organization's looks like none. */
   async function checkServer(organizationId: string, serverId: string) {
     const exists = await ServerModel.exists({ _id: new Types.ObjectId(serverId), organization_id: organizationId });
@@ -176,12 +180,14 @@ export function createDeploymentService({ workflows, log }: { workflows: Workflo
 
     async listRuns(organizationId: string, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(organizationId, deploymentId);
-      return findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: organizationId }, page, toRunListView);
+      return findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: organizationId }, page, runListView);
     },
 
     async getRun(organizationId: string, deploymentId: string, runId: string) {
-      return toRunView(await findRun(organizationId, deploymentId, runId));
+      return runView(await findRun(organizationId, deploymentId, runId));
     },
+
+    runUiUrl: (runId: string) => workflows.runUiUrl(runId),
 
     /** Cancels a run: a queued one never starts; a running one has its command's process group killed. */
     async cancelRun(organizationId: string, deploymentId: string, runId: string) {
@@ -195,7 +201,7 @@ export function createDeploymentService({ workflows, log }: { workflows: Workflo
         // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
         if (!found) await closeRun(run._id, 'running', 'cancelled');
       }
-      return toRunView(await findRun(organizationId, deploymentId, runId));
+      return runView(await findRun(organizationId, deploymentId, runId));
     },
   };
 }

@@ -66,10 +66,11 @@ export function toConversationEvents(change: RelayedChange): { steps: Conversati
   return { steps, conversation };
 }
 
-/** Watches conversations and relays each persisted change (persist first, then relay). */
+/** Watches conversations and relays each persisted change (persist first, then relay); `observe` sees every change as it came (metrics). */
 export function relayConversationChanges(
   emit: { step(event: ConversationStepUpdatedEvent): void; conversation(event: ConversationUpdatedEvent): void },
   log: Logger,
+  observe: (change: RelayedChange) => void = () => undefined,
 ): { close(): Promise<void> } {
   return watchWithResume<Conversation>(
     ConversationModel.collection,
@@ -80,6 +81,7 @@ export function relayConversationChanges(
       { $project: { updateDescription: 0, 'fullDocument.messages': 0 } },
     ],
     (change) => {
+      observe(change);
       const events = toConversationEvents(change);
       for (const event of events.steps) emit.step(event);
       if (events.conversation) emit.conversation(events.conversation);

@@ -93,15 +93,20 @@ export function watchWithResume<T extends Document>(
 
 /**
  * Watches run documents and hands every persisted change to `emit`: persist first, then relay. Each
- * API process runs its own, so clients on any process see every run.
+ * API process runs its own, so clients on any process see every run. `observe` sees every change as it came (metrics).
  */
-export function relayRunChanges(emit: (event: DeploymentRunUpdatedEvent) => void, log: Logger): { close(): Promise<void> } {
+export function relayRunChanges(
+  emit: (event: DeploymentRunUpdatedEvent) => void,
+  log: Logger,
+  observe: (change: ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] }) => void = () => undefined,
+): { close(): Promise<void> } {
   // Events carry each change's appended chunk, never whole outputs: keep only the names of the
   // fields a change set, and leave outputs out of the post-image.
   return watchWithResume<DeploymentRun>(
     DeploymentRunModel.collection,
     [CHANGED_KEYS, { $project: { updateDescription: 0, 'fullDocument.steps.output': 0 } }],
     (change) => {
+      observe(change);
       const event = toRunEvent(change);
       if (event) emit(event);
     },

@@ -12,6 +12,8 @@ import { relayRunChanges } from './relay';
 import { endAtExpiry, endRevokedSessions } from './sessions';
 import { ConversationModel, type Conversation } from '../conversations/model';
 import { toConversationView } from '../conversations/views';
+import type { Metrics } from '../observability/metrics';
+import { countConversationChange, countRunChange } from '../observability/outcomes';
 
 interface SocketData {
   principal: Principal;
@@ -25,9 +27,10 @@ export const MAX_STEP_SUBSCRIPTIONS = 100;
 
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
- * (`auth: { token }`); a client subscribes to runs of its own organization only.
+ * (`auth: { token }`); a client subscribes to runs of its own organization only. The relays'
+ * change streams also feed the metrics of finished runs, conversations and steps.
  */
-export function attachRealtime(httpServer: HttpServer, log: Logger) {
+export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Metrics) {
   const io = new Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>(httpServer, {
     serveClient: false,
   });
@@ -104,19 +107,22 @@ export function attachRealtime(httpServer: HttpServer, log: Logger) {
     });
   });
 
-  const relay = relayRunChanges((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), log);
+  const untrackClients = metrics.trackSocketClients(() => io.of('/').sockets.size);
+  const relay = relayRunChanges((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), log, countRunChange(metrics));
   const conversations = relayConversationChanges(
     {
       step: (event) => io.to([conversationRoom(event.conversation_id), conversationStepRoom(event.step.id)]).emit('ConversationStepUpdated', event),
       conversation: (event) => io.to(conversationRoom(event.conversation_id)).emit('ConversationUpdated', event),
     },
     log,
+    countConversationChange(metrics),
   );
   const sessions = endRevokedSessions(io, log);
 
   return {
     io,
     async close() {
+      untrackClients();
       await sessions.close();
       await relay.close();
       await conversations.close();

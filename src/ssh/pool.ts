@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { NodeSSH } from 'node-ssh';
 import type { Logger } from '../logger';
 import { describeTarget, openConnection, type OpenedConnection, type SshTarget } from './connect';
-import { classifySshError, SshError } from './errors';
+import { classifySshError, SshError, type SshErrorKind } from './errors';
 
 export interface SshPoolOptions {
   connectTimeoutMs: number;
@@ -10,6 +10,8 @@ export interface SshPoolOptions {
   maxChannelsPerConnection: number;
   idleTimeoutMs?: number;
   log: Logger;
+  /** Told of every connection that could not be opened or broke (metrics). */
+  onConnectionFailure?: (kind: SshErrorKind) => void;
 }
 
 interface Entry {
@@ -64,7 +66,9 @@ export class SshPool {
   /** Connects afresh (not through the pool) and runs a no-op: can a new session log in and run a command now? */
   async probe(target: SshTarget): Promise<void> {
     const timeoutMs = this.options.connectTimeoutMs;
-    const { ssh } = await openConnection(target, timeoutMs);
+    const { ssh } = await openConnection(target, timeoutMs).catch((error: unknown) => {
+      throw this.failed(error, target);
+    });
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -119,10 +123,16 @@ export class SshPool {
     entry.connection.then(
       ({ ssh }) => {
         ssh.connection?.on('close', () => this.retire(entry));
-        ssh.connection?.on('error', (err) => this.options.log.warn({ server: target.key, err: err.message }, 'ssh connection error'));
+        ssh.connection?.on('error', (err) => {
+          this.failed(err, target);
+          this.options.log.warn({ server: target.key, err: err.message }, 'ssh connection error');
+        });
       },
       // A failed connect must not linger for the next caller; this caller sees the error from withConnection.
-      () => this.retire(entry),
+      (error) => {
+        this.failed(error, target);
+        this.retire(entry);
+      },
     );
     this.entries.set(target.key, entry);
     return entry;
@@ -165,6 +175,12 @@ export class SshPool {
     clearTimeout(entry.idleTimer);
     for (const wake of entry.waiters.splice(0)) wake(false);
     if (entry.active === 0) this.dispose(entry);
+  }
+
+  private failed(error: unknown, target: SshTarget): SshError {
+    const sshError = classifySshError(error, describeTarget(target));
+    this.options.onConnectionFailure?.(sshError.kind);
+    return sshError;
   }
 
   private dispose(entry: Entry): void {

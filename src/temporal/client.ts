@@ -59,7 +59,30 @@ export class WorkflowGateway {
     private readonly client: Client,
     private readonly taskQueue: string,
     private readonly serverSettings: { verifyMaxAttempts: number; healthIntervalSeconds: number },
+    /** The Temporal Web UI (TEMPORAL_UI_URL), for links from runs and conversations to their workflows. */
+    private readonly uiUrl?: string,
   ) {}
+
+  /** Asks Temporal's frontend for its system info: does it answer within timeoutMs? Throws when not. */
+  async checkReachable(timeoutMs: number): Promise<void> {
+    const { connection } = this.client;
+    await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+  }
+
+  /** The Web UI page of a deployment run's workflow, or undefined without TEMPORAL_UI_URL. */
+  runUiUrl(runId: string): string | undefined {
+    return this.workflowUiUrl(deploymentRunWorkflowId(runId));
+  }
+
+  /** The Web UI page of a conversation's workflow, or undefined without TEMPORAL_UI_URL. */
+  conversationUiUrl(conversationId: string): string | undefined {
+    return this.workflowUiUrl(conversationWorkflowId(conversationId));
+  }
+
+  private workflowUiUrl(workflowId: string): string | undefined {
+    if (!this.uiUrl) return undefined;
+    return `${this.uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(this.client.options.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  }
 
   /**
    * Starts verification now. A verification already running is replaced: it may be about to finish

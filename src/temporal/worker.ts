@@ -10,9 +10,14 @@ const WORKFLOWS_DIR = path.resolve(__dirname, '../../workflows');
 
 let runtimeInstalled = false;
 
-/** Routes the Temporal SDK's own logs (workers, activities) into Bosun's logger; once per process. */
-export function installTemporalRuntime(log: Logger): void {
-  if (runtimeInstalled) return;
+/**
+ * Routes the Temporal SDK's own logs (workers, activities) into Bosun's logger and, given
+ * `metricsAddress` (host:port), serves the SDK's Prometheus metrics there. Once per process, before
+ * any worker or native connection exists: later calls (tests start several workers in one process)
+ * change nothing and return false.
+ */
+export function installTemporalRuntime(log: Logger, metricsAddress?: string): boolean {
+  if (runtimeInstalled) return false;
   runtimeInstalled = true;
   const sdkLog = log.child({ component: 'temporal-sdk' });
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -22,7 +27,9 @@ export function installTemporalRuntime(log: Logger): void {
     // Bosun's main stops things in order (HTTP, worker, services); the SDK must not act on signals itself.
     shutdownSignals: [],
     logger: new DefaultLogger('WARN', ({ level, message, meta }) => sdkLog[levels[level]](meta ?? {}, message)),
+    ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
   });
+  return true;
 }
 
 /**
@@ -53,6 +60,8 @@ export interface WorkerSettings {
   namespace: string;
   taskQueue: string;
   cacheDir: string;
+  /** Where the Temporal SDK serves its Prometheus metrics (host:port); unset, it exports none. */
+  sdkMetricsAddress?: string;
 }
 
 export interface BosunWorker {
@@ -67,7 +76,7 @@ export interface BosunWorker {
  * channels). Stopping one stops both.
  */
 export async function createWorker(settings: WorkerSettings, deps: Omit<ActivityDeps, 'handoffTaskQueue'>) {
-  installTemporalRuntime(deps.log);
+  installTemporalRuntime(deps.log, settings.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address: settings.address });
   const handoffTaskQueue = `${settings.taskQueue}-worker-${os.hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
   const activities = createActivities({ ...deps, handoffTaskQueue });

@@ -2,11 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
+import type { DestinationStream } from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
 import { connectDatabase } from '../../src/database';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger } from '../../src/logger';
+import { Metrics } from '../../src/observability/metrics';
+import { readinessChecks } from '../../src/observability/readiness';
 import { SecretBox } from '../../src/secrets/secret-box';
 import { createDeploymentService, startQueueSweeper } from '../../src/deployments/service';
 import { activeConversationsAbout, createConversationService } from '../../src/conversations/service';
@@ -35,6 +38,12 @@ export interface BosunOptions {
   workerMasterKey?: Buffer;
   /** The built-in rules unless given. */
   planner?: Planner;
+  /** Every log line of this Bosun (API and worker), at `logLevel`, instead of TEST_LOG_LEVEL to stdout. */
+  logTo?: DestinationStream;
+  logLevel?: string;
+  /** TEMPORAL_UI_URL: runs and conversations then link to their workflows. */
+  temporalUiUrl?: string;
+  metricsToken?: string;
 }
 
 /**
@@ -47,15 +56,19 @@ export async function startBosun(options: BosunOptions = {}) {
   const database = `bosun_test_${id}`;
   const mongoUri = embeddedMongoUri(services.mongoPort, database);
   await connectDatabase(mongoUri);
-  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const log = options.logTo
+    ? createLogger(options.logLevel ?? 'trace', 'bosun', options.logTo)
+    : createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const metrics = new Metrics();
   const secretBox = new SecretBox(randomBytes(32));
   const taskQueue = `bosun-test-${id}`;
   const temporal = await connectTemporal({ address: services.temporalAddress, namespace: 'default', taskQueue });
   const workflows = new WorkflowGateway(temporal, taskQueue, {
     verifyMaxAttempts: options.verifyMaxAttempts ?? 3,
     healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
-  });
-  const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 8, log });
+  }, options.temporalUiUrl);
+  const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 8, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
+  metrics.trackSshPool(sshPool);
   const { worker, connection } = await createWorker(
     { address: services.temporalAddress, namespace: 'default', taskQueue, cacheDir: services.cacheDir },
     {
@@ -77,13 +90,14 @@ export async function startBosun(options: BosunOptions = {}) {
     conversations: createConversationService({ workflows }),
     migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
     secretBox,
+    observability: { metrics, readiness: readinessChecks(workflows), metricsToken: options.metricsToken },
   });
 
   await enableChangeStreamImages();
   const httpServer = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
-  const realtime = attachRealtime(httpServer, log);
+  const realtime = attachRealtime(httpServer, log, metrics);
   const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
 
   return {
