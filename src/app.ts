@@ -17,6 +17,7 @@ import type { ConversationService } from './conversations/service';
 import { migrationPlanRoutes } from './migration-plans/routes';
 import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
+import { referenceRoutes } from './openapi/routes';
 import type { SecretBox } from './secrets/secret-box';
 
 export interface AppDeps {
@@ -65,6 +66,8 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   app.use(helmet());
 
   app.use(observabilityRoutes({ ...observability, log }));
+  // The OpenAPI document and /docs, before the API's authentication.
+  app.use(referenceRoutes());
 
   const limiter = (keyGenerator: (req: express.Request) => string, extra: Partial<Parameters<typeof rateLimit>[0]> = {}) =>
     rateLimit({

@@ -1,5 +1,73 @@
+import { z } from 'zod';
 import type { Conversation, ConversationStep } from './model';
-import { iso } from '../http/timestamps';
+import { CHATABLE_TYPES, CONVERSATION_STATUSES, CONVERSATION_STEP_STATUSES } from './model';
+import { iso, timestampSchema } from '../http/timestamps';
+import { RISKS } from '../planner/types';
+import { temporalUiUrlSchema } from '../temporal/ui-link';
+
+export const conversationListItemSchema = z
+  .object({
+    id: z.string(),
+    chatable_type: z.enum(CHATABLE_TYPES),
+    chatable_id: z.string(),
+    server_id: z.string().describe('The server, or for a migration plan its target server'),
+    status: z.enum(CONVERSATION_STATUSES),
+    created_at: timestampSchema,
+    temporal_ui_url: temporalUiUrlSchema,
+  })
+  .meta({ id: 'ConversationListItem' });
+
+export const conversationStepSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(CONVERSATION_STEP_STATUSES),
+    execution_success: z.boolean().nullable(),
+    execution_log: z.string().describe('Output as produced (head and tail kept), then failure details'),
+    created_at: timestampSchema,
+    title: z.string(),
+    command: z.string(),
+    target: z.enum(['server', 'source', 'target']),
+    server_id: z.string().nullable(),
+    transfer: z
+      .object({
+        kind: z.enum(['copy', 'pipe', 'compare']),
+        source_server_id: z.string().nullable(),
+        from: z.string().nullable(),
+        to: z.string().nullable(),
+        source_command: z.string().nullable(),
+        target_command: z.string().nullable(),
+      })
+      .nullable()
+      .describe('Set on a step that moves data between a migration plan’s servers'),
+    risk: z.enum(RISKS),
+    message_id: z.string(),
+    exit_code: z.number().int().nullable(),
+    approval: z
+      .object({ decision: z.enum(['approved', 'rejected']).nullable(), decided_by: z.string().nullable(), decided_at: timestampSchema.nullable() })
+      .nullable()
+      .describe('Set on a step that waits for (or got) a person’s decision'),
+    started_at: timestampSchema.nullable(),
+    completed_at: timestampSchema.nullable(),
+  })
+  .meta({ id: 'ConversationStep' });
+
+export const conversationSchema = conversationListItemSchema
+  .extend({
+    source_server_id: z.string().nullable(),
+    require_approval: z.boolean(),
+    created_by: z.string().describe('"API token: <token name>"'),
+    completed_at: timestampSchema.nullable(),
+    error: z.string().nullable(),
+    seq: z.number().int().describe('The sequence number of the latest change, as in live events'),
+    messages: z.array(z.object({ id: z.string(), text: z.string(), planned: z.boolean(), created_at: timestampSchema })),
+    steps: z.array(conversationStepSchema),
+  })
+  .meta({ id: 'Conversation' });
+
+/** What starting a conversation answers. */
+export const conversationStartedSchema = z
+  .object({ id: z.string(), status: z.enum(CONVERSATION_STATUSES), created_at: timestampSchema })
+  .meta({ id: 'ConversationStarted' });
 
 export const toConversationListView = (c: Conversation) => ({
   id: c._id.toString(),
@@ -11,12 +79,12 @@ export const toConversationListView = (c: Conversation) => ({
 });
 
 /** A step as GET and the live events show it. */
-export const toStepView = (s: ConversationStep) => ({
+export const toStepView = (s: ConversationStep): z.infer<typeof conversationStepSchema> => ({
   id: s._id.toString(),
   status: s.status,
   execution_success: s.execution_success ?? null,
   execution_log: s.output ?? '',
-  created_at: iso(s.created_at),
+  created_at: s.created_at.toISOString(),
   title: s.title,
   command: s.command,
   target: s.target,

@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { z } from 'zod';
 import type { Logger } from '../logger';
 
 export type ErrorCode =
@@ -33,6 +34,18 @@ const STATUS: Record<ErrorCode, number> = {
   service_unavailable: 503,
 };
 
+export const statusOf = (code: ErrorCode) => STATUS[code];
+
+export const errorBodySchema = z
+  .object({
+    error: z.object({
+      code: z.enum(Object.keys(STATUS) as [ErrorCode, ...ErrorCode[]]),
+      message: z.string(),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('One entry per invalid field (422 only)'),
+    }),
+  })
+  .meta({ id: 'Error', description: 'The one envelope of every failure; nothing was changed by the request.' });
+
 /** An operational error that becomes one JSON envelope: {"error":{"code","message","details"?}}. */
 export class ApiError extends Error {
   readonly status: number;
@@ -46,7 +59,7 @@ export class ApiError extends Error {
     this.status = STATUS[code];
   }
 
-  toBody() {
+  toBody(): z.infer<typeof errorBodySchema> {
     return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
   }
 }

@@ -8,5 +8,5 @@ export function parseId(id: string, what: string): Types.ObjectId {
   return new Types.ObjectId(id);
 }
 
-/** An id in a request body or query: 24 hex digits. */
-export const objectIdSchema = z.string().regex(/^[0-9a-f]{24}$/i, 'must be an id');
+/** An id in a request body or query: 24 hex digits (spelled without the i flag, which JSON Schema patterns lack). */
+export const objectIdSchema = z.string().regex(/^[0-9a-fA-F]{24}$/, 'must be an id');

@@ -19,12 +19,19 @@ export const pageQuerySchema = z.object({
 
 export type PageQuery = z.infer<typeof pageQuerySchema>;
 
-export interface PageMeta {
-  current_page: number;
-  per_page: number;
-  total: number;
-  last_page: number;
-}
+export const pageMetaSchema = z
+  .object({
+    current_page: z.number().int().min(1),
+    per_page: z.number().int().min(1).max(MAX_PER_PAGE),
+    total: z.number().int().min(0),
+    last_page: z.number().int().min(1),
+  })
+  .meta({ id: 'PageMeta', description: 'Where this page lies: a page past the end is empty with the same meta.' });
+
+export type PageMeta = z.infer<typeof pageMetaSchema>;
+
+/** The list envelope's schema: one page of `item`s in `data`, and `meta`. */
+export const pageOf = <Item extends z.ZodType>(item: Item) => z.object({ data: z.array(item), meta: pageMetaSchema });
 
 export function pageMeta({ page, per_page }: PageQuery, total: number): PageMeta {
   return { current_page: page, per_page, total, last_page: Math.max(1, Math.ceil(total / per_page)) };

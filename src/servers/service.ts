@@ -8,35 +8,12 @@ import type { WorkflowGateway } from '../temporal/client';
 import { sealCredentials, type ServerCredentials } from './credentials';
 import { ServerModel, type Server } from './model';
 import type { CreateServerInput } from './schemas';
-import { iso } from '../http/timestamps';
+import { toDetailView, toListView } from './views';
 
 export interface ServerServiceDeps {
   secretBox: SecretBox;
   workflows: WorkflowGateway;
 }
-
-/** The list view: everything but the fingerprint, never a secret. */
-export const toListView = (s: Server) => ({
-  id: s._id.toString(),
-  title: s.title,
-  host: s.host,
-  port: s.port,
-  username: s.username,
-  auth_method: s.auth_method,
-  status: s.status,
-  last_error: s.last_error ?? null,
-  created_at: iso(s.createdAt),
-});
-
-/** The single-server view: the list view plus the fingerprint and verification details. */
-export const toDetailView = (s: Server) => ({
-  ...toListView(s),
-  fingerprint: s.fingerprint ?? null,
-  host_key_fingerprint: s.host_key_fingerprint ?? null,
-  verified_at: iso(s.verified_at),
-  last_checked_at: iso(s.last_checked_at),
-  updated_at: iso(s.updatedAt),
-});
 
 export const toRef = (s: Server) => ({
   id: s._id.toString(),

@@ -102,6 +102,8 @@ export async function startBosun(options: BosunOptions = {}) {
 
   return {
     api: supertest(httpServer),
+    /** The Express app itself, for tests that look at its routes. */
+    app,
     /** Where the HTTP API and Socket.IO listen, for clients other than supertest. */
     url,
     temporal,

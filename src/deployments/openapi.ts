@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { pageOf, pageQuerySchema } from '../http/pagination';
+import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
+import { createDeploymentSchema, idempotencyKeySchema, updateDeploymentSchema } from './schemas';
+import { deploymentListItemSchema, deploymentSchema, runListItemSchema, runSchema, runTriggeredSchema } from './views';
+
+const tag = 'Deployments';
+const id = { id: idParam('deployment') };
+const runIds = { ...id, runId: idParam('run') };
+
+export const deploymentOperations: Operation[] = [
+  {
+    method: 'get', path: '/api/v1/deployments', operationId: 'listDeployments', tag, scope: 'read',
+    summary: 'List deployments',
+    description: 'Newest first, paginated like servers.',
+    query: pageQuerySchema,
+    responses: { 200: { description: 'One page of deployments', body: pageOf(deploymentListItemSchema) } },
+    errors: ['validation_failed'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments', operationId: 'createDeployment', tag, scope: 'deployments:write',
+    summary: 'Define a deployment',
+    description: 'A named list of shell steps on a server of your organization (`server_id` of another organization: 422). Names are unique in the organization (409).',
+    body: { schema: createDeploymentSchema, required: true },
+    responses: { 201: { description: 'Defined', body: dataOf(deploymentSchema), headers: locationHeader('deployment') } },
+    errors: ['conflict', 'validation_failed'],
+  },
+  {
+    method: 'get', path: '/api/v1/deployments/:id', operationId: 'getDeployment', tag, scope: 'read',
+    summary: 'Read a deployment, with its steps',
+    params: id,
+    responses: { 200: { description: 'The deployment', body: dataOf(deploymentSchema) } },
+    errors: ['not_found'],
+  },
+  {
+    method: 'patch', path: '/api/v1/deployments/:id', operationId: 'updateDeployment', tag, scope: 'deployments:write',
+    summary: 'Change a deployment',
+    description: 'Any of `name`, `server_id`, `steps`; runs already triggered keep their steps.',
+    params: id,
+    body: { schema: updateDeploymentSchema, required: true },
+    responses: { 200: { description: 'The deployment as changed', body: dataOf(deploymentSchema) } },
+    errors: ['not_found', 'conflict', 'validation_failed'],
+  },
+  {
+    method: 'delete', path: '/api/v1/deployments/:id', operationId: 'deleteDeployment', tag, scope: 'deployments:write',
+    summary: 'Delete a deployment and its run history',
+    description: 'Refused (409) while a run is queued or running.',
+    params: id,
+    responses: { 204: { description: 'Deleted' } },
+    errors: ['not_found', 'conflict'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/run', operationId: 'triggerDeployment', tag, scope: 'deployments:run',
+    summary: 'Trigger a run',
+    description:
+      'Answers at once with the queued run, not wrapped in `data`; poll the run (or watch it over Socket.IO). ' +
+      'A repeated trigger with the same `Idempotency-Key` returns the same run. A deployment whose server was deleted or never verified answers 409.',
+    params: id,
+    headers: { 'Idempotency-Key': { schema: idempotencyKeySchema, description: 'Makes retries safe: the same key returns the same run' } },
+    responses: {
+      202: {
+        description: 'Queued (or, for a repeated Idempotency-Key, the run it created)',
+        body: runTriggeredSchema,
+        headers: {
+          ...locationHeader('run'),
+          'Idempotent-Replayed': { schema: z.literal('true'), description: 'Present when the Idempotency-Key was seen before' },
+        },
+      },
+    },
+    errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'get', path: '/api/v1/deployments/:id/runs', operationId: 'listRuns', tag, scope: 'read',
+    summary: 'List a deployment’s runs',
+    description: 'Newest first, paginated like servers, without step output.',
+    params: id,
+    query: pageQuerySchema,
+    responses: { 200: { description: 'One page of runs', body: pageOf(runListItemSchema) } },
+    errors: ['not_found', 'validation_failed'],
+  },
+  {
+    method: 'get', path: '/api/v1/deployments/:id/runs/:runId', operationId: 'getRun', tag, scope: 'read',
+    summary: 'Read a run, with each step’s output',
+    params: runIds,
+    responses: { 200: { description: 'The run', body: dataOf(runSchema) } },
+    errors: ['not_found'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/runs/:runId/cancel', operationId: 'cancelRun', tag, scope: 'deployments:run',
+    summary: 'Cancel a run',
+    description: 'A queued run never starts; a running one has its command’s process group killed on the server. A finished run answers 409.',
+    params: runIds,
+    responses: { 202: { description: 'Cancelling; the run as it is', body: dataOf(runSchema) } },
+    errors: ['not_found', 'conflict', 'service_unavailable'],
+  },
+];

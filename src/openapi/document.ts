@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { errorBodySchema, statusOf, type ErrorCode } from '../http/errors';
+import type { Operation, Parameter, ResponseSpec } from './operation';
+
+type JsonSchema = Record<string, unknown>;
+
+const ERROR_WHEN: Record<ErrorCode, string> = {
+  malformed_json: 'The body is not valid JSON',
+  unauthorized: '`Authorization` missing or malformed, token unknown or revoked',
+  forbidden: 'The token lacks the scope this route needs',
+  not_found: 'No such resource in your organization',
+  conflict: 'The request conflicts with the resource’s state (see the route’s description)',
+  payload_too_large: 'The body is over BODY_LIMIT_BYTES',
+  unsupported_media_type: 'The body is not `application/json` (UTF-8)',
+  validation_failed: 'Invalid fields or query parameters, or unknown fields; `details` names each',
+  rate_limited: 'Over RATE_LIMIT_PER_MINUTE; retry after `Retry-After` seconds',
+  internal_error: 'A bug: no internals are revealed; the log has the request id',
+  service_unavailable: 'Temporal is unreachable; nothing was changed, try again',
+};
+
+const AUTHENTICATED_ERRORS: ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited'];
+const BODY_ERRORS: ErrorCode[] = ['malformed_json', 'payload_too_large', 'unsupported_media_type'];
+
+/**
+ * Converts zod schemas to JSON Schema 2020-12 (OpenAPI 3.1's dialect). Schemas given an `id` with
+ * `.meta()` become components, referenced wherever they are used.
+ */
+class SchemaCollector {
+  readonly components: Record<string, JsonSchema> = {};
+
+  convert(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+    // Refinements and transforms have no JSON Schema: the document states the shape, the route still checks them.
+    const { $schema: _dialect, $defs, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+    for (const [id, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) {
+      const named = this.relink(definition);
+      const known = this.components[id];
+      if (known && JSON.stringify(known) !== JSON.stringify(named)) throw new Error(`Two different schemas share the OpenAPI component id "${id}"`);
+      this.components[id] = named;
+    }
+    return this.relink(json);
+  }
+
+  private relink(json: JsonSchema): JsonSchema {
+    return JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
+  }
+}
+
+const openApiPath = (expressPath: string) => expressPath.replace(/:(\w+)/g, '{$1}');
+
+function parameters(collector: SchemaCollector, op: Operation) {
+  const list: JsonSchema[] = [];
+  const add = (where: 'path' | 'header', entries: Record<string, Parameter> = {}) => {
+    for (const [name, p] of Object.entries(entries)) {
+      list.push({ name, in: where, required: where === 'path' || !!p.required, description: p.description, schema: collector.convert(p.schema, 'input') });
+    }
+  };
+  add('path', op.params);
+  if (op.query) {
+    // A query parameter is a string that the route parses: documented as what it parses to, optional when it has a default.
+    const parsed = collector.convert(op.query, 'output') as { properties: Record<string, JsonSchema> };
+    const given = collector.convert(op.query, 'input') as { required?: string[] };
+    for (const [name, schema] of Object.entries(parsed.properties)) {
+      list.push({ name, in: 'query', required: given.required?.includes(name) ?? false, schema, ...(schema.description ? { description: schema.description } : {}) });
+    }
+  }
+  add('header', op.headers);
+  return list;
+}
+
+function response(collector: SchemaCollector, spec: ResponseSpec) {
+  return {
+    description: spec.description,
+    ...(spec.headers
+      ? {
+          headers: Object.fromEntries(
+            Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, required: !!h.required, schema: collector.convert(h.schema, 'output') }]),
+          ),
+        }
+      : {}),
+    ...(spec.body ? { content: { [spec.contentType ?? 'application/json']: { schema: collector.convert(spec.body, 'output') } } } : {}),
+  };
+}
+
+function errorResponses() {
+  return Object.fromEntries(
+    (Object.keys(ERROR_WHEN) as ErrorCode[]).map((code) => [
+      code,
+      {
+        description: `\`${code}\`: ${ERROR_WHEN[code]}`,
+        ...(code === 'rate_limited' ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } } : {}),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
+    ]),
+  );
+}
+
+function operationObject(collector: SchemaCollector, op: Operation) {
+  const errors = new Set<ErrorCode>([...(op.scope ? AUTHENTICATED_ERRORS : []), ...(op.body ? BODY_ERRORS : []), ...op.errors]);
+  const responses: Record<string, unknown> = {};
+  for (const [status, spec] of Object.entries(op.responses)) responses[status] = response(collector, spec);
+  for (const code of [...errors].sort((a, b) => statusOf(a) - statusOf(b))) responses[statusOf(code)] = { $ref: `#/components/responses/${code}` };
+  const scopeNote = op.scope ? `\n\nScope: \`${op.scope}\` (or \`admin\`).` : op.security ? '' : '\n\nNo authentication.';
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    description: `${op.description ?? ''}${scopeNote}`.trim(),
+    tags: [op.tag],
+    // OpenAPI 3.1 lets a non-OAuth scheme list the roles it needs: here, the token's scope.
+    security: op.scope ? [{ bearerAuth: [op.scope] }] : (op.security ?? []),
+    ...(op.params || op.query || op.headers ? { parameters: parameters(collector, op) } : {}),
+    ...(op.body ? { requestBody: { required: op.body.required, content: { 'application/json': { schema: collector.convert(op.body.schema, 'input') } } } } : {}),
+    responses,
+  };
+}
+
+export interface DocumentInfo {
+  title: string;
+  version: string;
+  description: string;
+  tags: Array<{ name: string; description: string }>;
+}
+
+/** The OpenAPI 3.1 document of `operations`: request schemas in their input form, responses in their output form. */
+export function buildOpenApiDocument(operations: Operation[], info: DocumentInfo) {
+  const collector = new SchemaCollector();
+  collector.convert(errorBodySchema, 'output');
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of operations) {
+    const path = (paths[openApiPath(op.path)] ??= {});
+    if (path[op.method]) throw new Error(`${op.method.toUpperCase()} ${op.path} is described twice`);
+    path[op.method] = operationObject(collector, op);
+  }
+  return {
+    openapi: '3.1.1',
+    info: { title: info.title, version: info.version, description: info.description },
+    servers: [{ url: '/' }],
+    tags: info.tags,
+    paths,
+    components: {
+      schemas: collector.components,
+      responses: errorResponses(),
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token (`bsn_…`): `bosun tokens create`, or the one `npm start` prints on the first start' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when it is set' },
+      },
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { pageOf, pageQuerySchema } from '../http/pagination';
+import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
+import { createServerSchema, verifyServerSchema } from './schemas';
+import { serverListItemSchema, serverSchema } from './views';
+
+const tag = 'Servers';
+const id = { id: idParam('server') };
+
+export const serverOperations: Operation[] = [
+  {
+    method: 'get', path: '/api/v1/servers', operationId: 'listServers', tag, scope: 'read',
+    summary: 'List servers',
+    description: 'Newest first, 12 per page by default. A page past the end is empty, with the same `meta`.',
+    query: pageQuerySchema,
+    responses: { 200: { description: 'One page of servers', body: pageOf(serverListItemSchema) } },
+    errors: ['validation_failed'],
+  },
+  {
+    method: 'post', path: '/api/v1/servers', operationId: 'createServer', tag, scope: 'servers:write',
+    summary: 'Add a server',
+    description:
+      'Stores the server (credentials sealed, never returned) and starts its verification over SSH: poll it for `verified`. ' +
+      'The private key must parse (an encrypted one needs its `passphrase`). One organization cannot add the same `username@host:port` twice (409).',
+    body: { schema: createServerSchema, required: true },
+    responses: { 201: { description: 'Added, `unverified`', body: dataOf(serverSchema), headers: locationHeader('server') } },
+    errors: ['conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'get', path: '/api/v1/servers/:id', operationId: 'getServer', tag, scope: 'read',
+    summary: 'Read a server, with its fingerprint',
+    params: id,
+    responses: { 200: { description: 'The server', body: dataOf(serverSchema) } },
+    errors: ['not_found'],
+  },
+  {
+    method: 'post', path: '/api/v1/servers/:id/verify', operationId: 'verifyServer', tag, scope: 'servers:write',
+    summary: 'Verify a server again',
+    description: 'Runs verification now (replacing one still running); poll the server for the result. After a reinstall, `trust_new_host_key` pins the key the server presents.',
+    params: id,
+    body: { schema: verifyServerSchema, required: false },
+    responses: { 202: { description: 'Verification started; the server as it is', body: dataOf(serverSchema) } },
+    errors: ['not_found', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'delete', path: '/api/v1/servers/:id', operationId: 'deleteServer', tag, scope: 'servers:write',
+    summary: 'Delete a server',
+    description: 'Its verification and health monitoring are stopped first; when Temporal cannot be reached the server is left as it was (503).',
+    params: id,
+    responses: { 204: { description: 'Deleted' } },
+    errors: ['not_found', 'service_unavailable'],
+  },
+];
