@@ -33,6 +33,8 @@ export interface StepExecution {
   readonly result: Promise<StepResult>;
   /** Kill the command's process group; `result` then rejects with a cancellation. */
   cancel(): void;
+  /** This worker is shutting down: kill the command; `result` rejects with a retryable failure, so another worker runs it again. */
+  handBack(): void;
   /** The activity that owns the execution now: it is called with progress while the command runs. */
   attach(heartbeat: (details: { bytes: number }) => void): void;
 }
@@ -110,7 +112,7 @@ export function startStepExecution(
   }, false).catch(stepLog.warn('the step start'));
 
   let pgid: number | null = null;
-  let stop: 'timeout' | 'cancel' | null = null;
+  let stop: 'timeout' | 'cancel' | 'shutdown' | null = null;
   const killGroup = async () => {
     if (pgid === null) return;
     await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, pgid!)).catch((err) =>
@@ -157,6 +159,11 @@ export function startStepExecution(
       await stepLog.flush();
       throw new CancelledFailure('Cancelled while the command ran');
     }
+    if (stop === 'shutdown') {
+      stepLog.note("\n--- this Bosun worker is shutting down: the command's process group was killed; another worker runs it again ---\n");
+      await stepLog.flush();
+      throw ApplicationFailure.create({ message: 'The worker shut down while the command ran', type: WORKER_SHUTDOWN_FAILURE, nonRetryable: false });
+    }
     if (!succeeded && !attempt.finalExitAttempt) stepLog.note(`\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`);
     else if (!succeeded && failureNote && stop === null) stepLog.note(`\n--- failed: exit code ${result.exitCode ?? result.signal} ---\n`);
     const final = succeeded || attempt.finalExitAttempt;
@@ -196,16 +203,27 @@ export function startStepExecution(
       stop ??= 'cancel';
       void killGroup();
     },
+    handBack() {
+      stop ??= 'shutdown';
+      void killGroup();
+    },
     attach(fn) {
       heartbeat = fn;
     },
   };
 }
 
-/** While `body` runs, cancelling the current activity kills the execution's command. */
+/** The failure of a step stopped because its worker shut down: retryable, on another worker. */
+export const WORKER_SHUTDOWN_FAILURE = 'WorkerShutdown';
+
+/**
+ * While `body` runs, cancelling the current activity kills the execution's command: a cancellation
+ * the workflow asked for ends the step; this worker's shutdown (after its grace time) hands it back.
+ */
 export async function cancellingWith<T>(execution: StepExecution, body: () => Promise<T>): Promise<T> {
-  const { cancellationSignal } = Context.current();
-  const onCancel = () => execution.cancel();
+  const ctx = Context.current();
+  const { cancellationSignal } = ctx;
+  const onCancel = () => (ctx.cancellationDetails?.workerShutdown ? execution.handBack() : execution.cancel());
   cancellationSignal.addEventListener('abort', onCancel);
   try {
     return await body();

@@ -12,7 +12,7 @@ import { capture, streamBetween, type ChannelExit } from '../src/ssh/stream';
 import type { StepResult, TransferStepAttempt } from '../workflows/contracts';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { recordedResult } from './step-execution';
+import { recordedResult, WORKER_SHUTDOWN_FAILURE } from './step-execution';
 import { PROGRESS, StepLog, stepField } from './step-log';
 
 const PROGRESS_EVERY_MS = 2000;
@@ -167,6 +167,11 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         await connect(sourceTarget, (source) => connect(targetTarget, (target) => run(source, target)));
         return await finish(true);
       } catch (error) {
+        if (aborted.aborted && ctx.cancellationDetails?.workerShutdown) {
+          stepLog.note('\n--- this Bosun worker is shutting down: the transfer was stopped; another worker takes it over ---\n');
+          await stepLog.flush();
+          throw ApplicationFailure.create({ message: 'The worker shut down during the transfer', type: WORKER_SHUTDOWN_FAILURE, nonRetryable: false });
+        }
         if (aborted.aborted) {
           stepLog.note('\n--- cancelled: the transfer was stopped ---\n');
           await stepLog.flush();
