@@ -122,6 +122,7 @@ export class SshPool {
     };
     entry.connection.then(
       ({ ssh }) => {
+        this.options.log.debug({ server: target.key, target: describeTarget(target) }, 'ssh connection opened');
         ssh.connection?.on('close', () => this.retire(entry));
         ssh.connection?.on('error', (err) => {
           this.failed(err, target);
@@ -172,6 +173,7 @@ export class SshPool {
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
     if (entry.retired) return;
     entry.retired = true;
+    this.options.log.debug({ server: entry.key, running: entry.active }, 'ssh connection retired');
     clearTimeout(entry.idleTimer);
     for (const wake of entry.waiters.splice(0)) wake(false);
     if (entry.active === 0) this.dispose(entry);

@@ -23,11 +23,17 @@ export function installTemporalRuntime(log: Logger, metricsAddress?: string): bo
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
     TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
   };
+  // The SDK logs down to Bosun's own level (LOG_LEVEL), no further.
+  const sdkLevel = (Object.keys(levels) as LogLevel[]).find((level) => levels[level] === log.level) ?? 'ERROR';
   Runtime.install({
     // Bosun's main stops things in order (HTTP, worker, services); the SDK must not act on signals itself.
     shutdownSignals: [],
-    logger: new DefaultLogger('WARN', ({ level, message, meta }) => sdkLog[levels[level]](meta ?? {}, message)),
-    ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
+    logger: new DefaultLogger(sdkLevel, ({ level, message, meta }) => sdkLog[levels[level]](meta ?? {}, message)),
+    telemetryOptions: {
+      // Core's (Rust) own warnings go through the same logger rather than to the console as text.
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress } } } : {}),
+    },
   });
   return true;
 }
