@@ -18,8 +18,8 @@ interface StepFields {
 
 /**
  * What one persisted change finished: the document's final status if this change set it, and the
- * steps whose completion time it set. Read from the fields a change set, so a repeated write of the
- * same final status (a retried activity) counts nothing.
+ * steps it gave a final status (a step has its completion time from then on). Read from the fields
+ * a change set, so a repeated write of the same status (a retried activity) counts nothing.
  */
 export function finishedBy<S extends StepFields>(
   change: Change<{ status: string; steps: S[] }>,
@@ -32,7 +32,7 @@ export function finishedBy<S extends StepFields>(
   const set = (key: string) => keys === null || keys.has(key);
   const status = set('status') && finalStatuses.includes(doc.status) ? doc.status : null;
   const steps = (doc.steps ?? []).flatMap((step, index) =>
-    (set(`steps.${index}.completed_at`) || set(`steps.${index}`)) && step.started_at && step.completed_at
+    (set(`steps.${index}.status`) || set(`steps.${index}`)) && step.started_at && step.completed_at
       ? [{ status: step.status, seconds: Math.max(0, (step.completed_at.getTime() - step.started_at.getTime()) / 1000) }]
       : [],
   );
