@@ -59,6 +59,7 @@ export function createApp({ log, http, servers, deployments, conversations, migr
         return id;
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      // Its "request completed" line is written after the request's context has ended: bind the id to it.
       customProps: (req) => ({ req_id: req.id }),
     }),
   );

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { ApiError } from '../http/errors';
-import { logContext, type Logger } from '../logger';
+import { boundToRequestId, logContext, type Logger } from '../logger';
 import type { Metrics } from './metrics';
 import { runChecks, type ReadinessCheck } from './readiness';
 
@@ -9,8 +9,9 @@ import { runChecks, type ReadinessCheck } from './readiness';
 export const UNMATCHED_ROUTE = '(unmatched)';
 const READINESS_TIMEOUT_MS = 2000;
 
-/** Everything logged while a request is handled carries its id (set by pino-http just before). */
+/** Everything logged while a request is handled carries its id (set by pino-http just before, with `req.log`). */
 export const requestLogContext: RequestHandler = (req, _res, next) => {
+  boundToRequestId(req.log);
   logContext.run({ req_id: String(req.id) }, next);
 };
 
