@@ -1,0 +1,162 @@
+import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+import { registeredRoutes } from '../support/openapi';
+import { connectSocket } from '../support/socket';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+interface Ids {
+  server: string;
+  deployment: string;
+  run: string;
+  conversation: string;
+  step: string;
+  plan: string;
+  secret: string;
+}
+
+/**
+ * Every route of the API, with the body a well-meaning client would send, filled in with the
+ * owner's ids. A route added to the app without a line here fails the test.
+ */
+const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
+  'GET /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}` }),
+  'POST /api/v1/servers/:id/verify': (i) => ({ path: `/servers/${i.server}/verify` }),
+  'DELETE /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}` }),
+  'GET /api/v1/deployments/:id': (i) => ({ path: `/deployments/${i.deployment}` }),
+  'PATCH /api/v1/deployments/:id': (i) => ({ path: `/deployments/${i.deployment}`, body: { name: 'taken-over' } }),
+  'DELETE /api/v1/deployments/:id': (i) => ({ path: `/deployments/${i.deployment}` }),
+  'POST /api/v1/deployments/:id/run': (i) => ({ path: `/deployments/${i.deployment}/run` }),
+  'GET /api/v1/deployments/:id/runs': (i) => ({ path: `/deployments/${i.deployment}/runs` }),
+  'GET /api/v1/deployments/:id/runs/:runId': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}` }),
+  'POST /api/v1/deployments/:id/runs/:runId/cancel': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/cancel` }),
+  'DELETE /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}` }),
+  'GET /api/v1/conversations/:id': (i) => ({ path: `/conversations/${i.conversation}` }),
+  'POST /api/v1/conversations/:id/messages': (i) => ({ path: `/conversations/${i.conversation}/messages`, body: { message: 'uptime' } }),
+  'POST /api/v1/conversations/:id/cancel': (i) => ({ path: `/conversations/${i.conversation}/cancel` }),
+  'POST /api/v1/conversations/:id/steps/:stepId/approve': (i) => ({ path: `/conversations/${i.conversation}/steps/${i.step}/approve` }),
+  'POST /api/v1/conversations/:id/steps/:stepId/reject': (i) => ({ path: `/conversations/${i.conversation}/steps/${i.step}/reject` }),
+  'GET /api/v1/migration-plans/:id': (i) => ({ path: `/migration-plans/${i.plan}` }),
+  'DELETE /api/v1/migration-plans/:id': (i) => ({ path: `/migration-plans/${i.plan}` }),
+  // Routes without an id: another organization's ids in the body, or lists that must come back empty.
+  'POST /api/v1/deployments': (i) => ({ path: '/deployments', body: { name: 'mine-now', server_id: i.server, steps: [{ name: 'x', command: 'true' }] } }),
+  'POST /api/v1/migration-plans': (i) => ({ path: '/migration-plans', body: { title: 'mine-now', source_server_id: i.server, target_server_id: i.server } }),
+  'POST /api/v1/conversations': (i) => ({ path: '/conversations', body: { chatable_type: 'server', chatable_id: i.server, message: 'uptime' } }),
+  'GET /api/v1/servers': () => ({ path: '/servers' }),
+  'GET /api/v1/deployments': () => ({ path: '/deployments' }),
+  'GET /api/v1/conversations': () => ({ path: '/conversations' }),
+  'GET /api/v1/migration-plans': () => ({ path: '/migration-plans' }),
+  'GET /api/v1/secrets': () => ({ path: '/secrets' }),
+  // Per organization by design: a stranger's writes land in its own organization.
+  'POST /api/v1/servers': () => ({ path: '/servers', body: { title: 'theirs', host: '127.0.0.1', port: 1, username: 'x', auth_method: 'password', password: 'p' } }),
+  'PUT /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}`, body: { value: 'the strangers-own value' } }),
+  'GET /api/v1/policy': () => ({ path: '/policy' }),
+  'PUT /api/v1/policy': () => ({ path: '/policy', body: { allow_destructive: true, require_approval_for: [] } }),
+  'GET /api/v1/openapi.json': () => ({ path: '/openapi.json' }),
+};
+
+/** What a stranger gets: 404 for anything of another organization's; its own (empty) world otherwise. */
+const EXPECTED: Record<string, number> = {
+  'POST /api/v1/deployments': 422, // the server "does not exist" for it
+  'POST /api/v1/migration-plans': 422,
+  'GET /api/v1/servers': 200,
+  'GET /api/v1/deployments': 200,
+  'GET /api/v1/conversations': 200,
+  'GET /api/v1/migration-plans': 200,
+  'GET /api/v1/secrets': 200,
+  'POST /api/v1/servers': 201,
+  'PUT /api/v1/secrets/:name': 200,
+  'GET /api/v1/policy': 200,
+  'PUT /api/v1/policy': 200,
+  'GET /api/v1/openapi.json': 200,
+};
+
+describe('tenant isolation, route by route', () => {
+  let bosun: Bosun;
+  let owner: string;
+  let stranger: string;
+  let ids: Ids;
+  const call = (token: string, method: Method, path: string, body?: object) => {
+    const request = bosun.api[method](`/api/v1${path}`).set(bearer(token));
+    return body ? request.send(body) : request;
+  };
+
+  beforeAll(async () => {
+    bosun = await startBosun();
+    owner = await bosun.token('owners');
+    stranger = await bosun.token('strangers');
+    const server = await addVerifiedServer(bosun, owner, '127.0.0.11');
+    const other = await addVerifiedServer(bosun, owner, '127.0.0.12');
+    await call(owner, 'put', '/policy', { allow_destructive: false, require_approval_for: ['read', 'change', 'destructive'] });
+    const deployment = (await call(owner, 'post', '/deployments', { name: 'web', server_id: server, steps: [{ name: 'hello', command: 'echo hello' }] })).body.data.id;
+    const run = await runToEnd(bosun, owner, deployment);
+    await call(owner, 'put', '/secrets/db_password', { value: 'owners-secret-value' });
+    const plan = (await call(owner, 'post', '/migration-plans', { title: 'move', source_server_id: server, target_server_id: other })).body.data.id;
+    // Every step waits for approval: the conversation stays open, with a step to approve or reject.
+    const conversation = (await call(owner, 'post', '/conversations', { chatable_type: 'server', chatable_id: server, message: 'show uptime' })).body.data.id;
+    const waiting = await eventually(async () => (await call(owner, 'get', `/conversations/${conversation}`)).body.data, (c) => c.status === 'awaiting_approval');
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, secret: 'db_password' };
+  });
+  afterAll(() => bosun.stop());
+
+  test('every route is in the matrix', () => {
+    const api = registeredRoutes(bosun.app).filter((r) => r.includes(' /api/v1/'));
+    expect(api.sort()).toEqual(Object.keys(MATRIX).sort());
+  });
+
+  test('another organization’s token gets 404 for every route that names the owner’s data, and sees none of it in lists', async () => {
+    const results: Record<string, number> = {};
+    for (const [route, fill] of Object.entries(MATRIX)) {
+      const method = route.split(' ')[0]!.toLowerCase() as Method;
+      const { path, body } = fill(ids);
+      const res = await call(stranger, method, path, body);
+      results[route] = res.status;
+      if (res.status === 404) expect(res.body.error.code).toBe('not_found');
+      if (res.status === 200 && Array.isArray(res.body.data)) {
+        const owners = new Set(Object.values(ids));
+        expect(res.body.data.filter((item: { id?: string }) => item.id && owners.has(item.id))).toEqual([]);
+      }
+    }
+    expect(results).toEqual(Object.fromEntries(Object.keys(MATRIX).map((route) => [route, EXPECTED[route] ?? 404])));
+
+    // The owner's world is as it was.
+    expect((await call(owner, 'get', `/deployments/${ids.deployment}`)).body.data.name).toBe('web');
+    expect((await call(owner, 'get', `/deployments/${ids.deployment}/runs`)).body.meta.total).toBe(1);
+    const conversation = (await call(owner, 'get', `/conversations/${ids.conversation}`)).body.data;
+    expect([conversation.status, conversation.messages.length, conversation.steps[0].approval.decision]).toEqual(['awaiting_approval', 1, null]);
+    expect((await call(owner, 'get', `/migration-plans/${ids.plan}`)).status).toBe(200);
+    expect((await call(owner, 'get', `/servers/${ids.server}`)).status).toBe(200);
+    expect((await call(owner, 'get', '/secrets')).body.data).toEqual([expect.objectContaining({ name: 'db_password' })]);
+    expect((await call(owner, 'get', '/policy')).body.data.require_approval_for).toEqual(['read', 'change', 'destructive']);
+  });
+
+  test('a read-only token of the owner’s own organization is refused every write with 403', async () => {
+    const reader = await bosun.token('owners', ['read']);
+    const writes = Object.entries(MATRIX).filter(([route]) => !route.startsWith('GET '));
+    for (const [route, fill] of writes) {
+      const { path, body } = fill(ids);
+      const res = await call(reader, route.split(' ')[0]!.toLowerCase() as Method, path, body);
+      expect([route, res.status, res.body.error?.code]).toEqual([route, 403, 'forbidden']);
+    }
+  });
+
+  test('Socket.IO never delivers another organization’s events, even for guessed or real ids', async () => {
+    const socket = await connectSocket(bosun.url, stranger);
+    const received: string[] = [];
+    socket.onAny((event) => received.push(event));
+    try {
+      for (const request of [{ run_id: ids.run }, { run_id: '0123456789abcdef01234567' }]) {
+        expect(await socket.emitWithAck('subscribe', request)).toMatchObject({ ok: false, error: { code: 'not_found' } });
+      }
+      for (const request of [{ conversation_id: ids.conversation }, { conversation_id: ids.conversation, step_ids: [ids.step] }]) {
+        expect(await socket.emitWithAck('subscribe_conversation', request)).toMatchObject({ ok: false, error: { code: 'not_found' } });
+      }
+      // The owner's run and conversation change meanwhile: nothing of it reaches the stranger.
+      await runToEnd(bosun, owner, ids.deployment);
+      await call(owner, 'post', `/conversations/${ids.conversation}/steps/${ids.step}/reject`);
+      await eventually(async () => (await call(owner, 'get', `/conversations/${ids.conversation}`)).body.data.status, (s) => s === 'cancelled');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(received).toEqual([]);
+    } finally {
+      socket.close();
+    }
+  });
+});
