@@ -40,6 +40,7 @@ const envSchema = z.object({
   // 0: as fast as the servers and the worker allow.
   TRANSFER_MAX_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(0),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  ORG_MAX_ACTIVE_RUNS: positiveInt.default(200),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
 
   LLM_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
@@ -87,7 +88,7 @@ export interface Config {
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
-  deployments: { stepOutputLimitBytes: number };
+  deployments: { stepOutputLimitBytes: number; maxActiveRunsPerOrganization: number };
   /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
   transfers: { maxBytesPerSecond: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
@@ -134,7 +135,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
-    deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES },
+    deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
     planner: {

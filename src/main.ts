@@ -160,7 +160,7 @@ async function start(config: Config, role: Role, log: Logger) {
         log,
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
-        deployments: createDeploymentService({ workflows, log }),
+        deployments: createDeploymentService({ workflows, log, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization }),
         conversations: createConversationService({ workflows }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,

@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
+import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../servers/model';
@@ -28,7 +28,18 @@ async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: '
 /** At trigger time: the server is gone or has no pinned host key. */
 class ServerNotRunnable extends Error {}
 
-export function createDeploymentService({ workflows, log }: { workflows: WorkflowGateway; log: Logger }) {
+export const DEFAULT_MAX_ACTIVE_RUNS = 200;
+
+export function createDeploymentService({
+  workflows,
+  log,
+  maxActiveRuns = DEFAULT_MAX_ACTIVE_RUNS,
+}: {
+  workflows: WorkflowGateway;
+  log: Logger;
+  /** Runs an organization may have queued or running at once; a trigger beyond it is refused (429). */
+  maxActiveRuns?: number;
+}) {
   async function findDeployment(organizationId: string, id: string) {
     const deployment = await DeploymentModel.findOne({ _id: parseId(id, 'Deployment'), organization_id: organizationId }).lean<Deployment>();
     if (!deployment) throw notFound('Deployment');
@@ -108,7 +119,10 @@ export function createDeploymentService({ workflows, log }: { workflows: Workflo
      * key, a repeated trigger returns the run the first one created.
      */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined) {
-      const deployment = await findDeployment(principal.organizationId, deploymentId);
+      const [deployment, active] = await Promise.all([
+        findDeployment(principal.organizationId, deploymentId),
+        DeploymentRunModel.countDocuments({ organization_id: principal.organizationId, status: { $in: ['queued', 'running'] } }).limit(maxActiveRuns),
+      ]);
       const replay = async () => {
         const existing = await DeploymentRunModel.findOne({ deployment_id: deployment._id, idempotency_key: idempotencyKey }).lean<DeploymentRun>();
         // Waking again is harmless, and heals a first attempt that died before its wake.
@@ -120,6 +134,10 @@ export function createDeploymentService({ workflows, log }: { workflows: Workflo
       if (idempotencyKey) {
         const existing = await replay();
         if (existing) return { run: existing, replayed: true };
+      }
+      // Checked before the insert: triggers at the same moment may pass it by a few.
+      if (active >= maxActiveRuns) {
+        throw tooMany(`The organization already has ${maxActiveRuns} runs queued or running (its limit, ORG_MAX_ACTIVE_RUNS): retry once some have finished`, 30);
       }
       let run: DeploymentRun;
       try {

@@ -49,6 +49,8 @@ export const errorBodySchema = z
 /** An operational error that becomes one JSON envelope: {"error":{"code","message","details"?}}. */
 export class ApiError extends Error {
   readonly status: number;
+  /** Sent as Retry-After: when a refused request may succeed. */
+  retryAfterSeconds?: number;
 
   constructor(
     readonly code: ErrorCode,
@@ -65,6 +67,9 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string) => new ApiError('not_found', `${what} not found`);
+
+/** 429 with Retry-After: a limit was reached for now. */
+export const tooMany = (message: string, retryAfterSeconds: number) => Object.assign(new ApiError('rate_limited', message), { retryAfterSeconds });
 
 /** A Temporal call that fails becomes 503: the request changed nothing it could not undo. */
 export async function unlessTemporalUnreachable<T>(what: string, call: () => Promise<T>): Promise<T> {
@@ -88,6 +93,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       logged.error({ err }, 'request failed');
     }
     if (res.headersSent) return;
+    if (apiError.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(apiError.retryAfterSeconds));
     res.status(apiError.status).json(apiError.toBody());
   };
 }

@@ -24,13 +24,21 @@ const conversationNotFound = { ok: false as const, error: { code: 'not_found', m
 const OBJECT_ID = /^[0-9a-f]{24}$/i;
 /** Step ids one subscription may name. */
 export const MAX_STEP_SUBSCRIPTIONS = 100;
+/** Rooms one connection may be in (a run, a conversation, each step named): beyond, a subscription is refused. */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 500;
+/** Rooms a socket joined by subscribing (socket.io also puts it in a room of its own id). */
+const subscriptionsOf = (socket: { rooms: Set<string> }) => socket.rooms.size - 1;
 
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
  * (`auth: { token }`); a client subscribes to runs of its own organization only. The relays'
  * change streams also feed the metrics of finished runs, conversations and steps.
  */
-export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Metrics) {
+export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Metrics, { subscriptionsPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION } = {}) {
+  const tooManySubscriptions = {
+    ok: false as const,
+    error: { code: 'rate_limited', message: `At most ${subscriptionsPerConnection} subscriptions per connection: unsubscribe from some first` },
+  };
   const io = new Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>(httpServer, {
     serveClient: false,
   });
@@ -57,6 +65,7 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
         if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: socket.data.principal.organizationId }))) {
           return ack(notFound);
         }
+        if (!socket.rooms.has(runRoom(runId)) && subscriptionsOf(socket) >= subscriptionsPerConnection) return ack(tooManySubscriptions);
         // Join, then read: an event between the two carries a seq the snapshot already covers, so none is lost.
         await socket.join(runRoom(runId));
         const run = await ownRun(runId);
@@ -86,7 +95,9 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
         const existing = id ? await ownConversation(id) : null;
         const known = new Set((existing?.steps ?? []).map((s) => s._id.toString()));
         if (!existing || (stepIds && !stepIds.every((s) => known.has(s.toLowerCase())))) return ack(conversationNotFound);
-        await socket.join(stepIds ? stepIds.map((s) => conversationStepRoom(s.toLowerCase())) : [conversationRoom(id!)]);
+        const rooms = stepIds ? stepIds.map((s) => conversationStepRoom(s.toLowerCase())) : [conversationRoom(id!)];
+        if (subscriptionsOf(socket) + rooms.filter((room) => !socket.rooms.has(room)).length > subscriptionsPerConnection) return ack(tooManySubscriptions);
+        await socket.join(rooms);
         // Join, then read: an event between the two carries a seq the snapshot already covers.
         const conversation = await ownConversation(id!);
         if (!conversation) return ack(conversationNotFound);

@@ -38,6 +38,12 @@ export interface BosunOptions {
   workerMasterKey?: Buffer;
   /** The built-in rules unless given. */
   planner?: Planner;
+  /** false: no worker, as while every worker is down (workflows start; nothing runs them). */
+  worker?: boolean;
+  /** Runs an organization may have queued or running (ORG_MAX_ACTIVE_RUNS). */
+  maxActiveRuns?: number;
+  /** Socket.IO subscriptions one connection may hold. */
+  subscriptionsPerConnection?: number;
   /** Every log line of this Bosun (API and worker), at `logLevel`, instead of TEST_LOG_LEVEL to stdout. */
   logTo?: DestinationStream;
   logLevel?: string;
@@ -69,7 +75,7 @@ export async function startBosun(options: BosunOptions = {}) {
   }, options.temporalUiUrl);
   const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 8, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
   metrics.trackSshPool(sshPool);
-  const { worker, connection } = await createWorker(
+  const started = options.worker === false ? null : await createWorker(
     { address: services.temporalAddress, namespace: 'default', taskQueue, cacheDir: services.cacheDir },
     {
       secretBox: options.workerMasterKey ? new SecretBox(options.workerMasterKey) : secretBox,
@@ -80,13 +86,13 @@ export async function startBosun(options: BosunOptions = {}) {
       planner: options.planner ?? new RulesPlanner(),
     },
   );
-  const running = worker.run();
+  const running = started?.worker.run();
   const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs ?? 10_000);
   const app = createApp({
     log,
     http: { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, rateLimitPerMinute: options.rateLimitPerMinute ?? 10_000 },
     servers: createServerService({ secretBox, workflows }),
-    deployments: createDeploymentService({ workflows, log }),
+    deployments: createDeploymentService({ workflows, log, maxActiveRuns: options.maxActiveRuns }),
     conversations: createConversationService({ workflows }),
     migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
     secretBox,
@@ -97,7 +103,7 @@ export async function startBosun(options: BosunOptions = {}) {
   const httpServer = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
-  const realtime = attachRealtime(httpServer, log, metrics);
+  const realtime = attachRealtime(httpServer, log, metrics, { subscriptionsPerConnection: options.subscriptionsPerConnection });
   const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
 
   return {
@@ -117,10 +123,10 @@ export async function startBosun(options: BosunOptions = {}) {
     async stop() {
       stopSweeper();
       await realtime.close();
-      worker.shutdown();
+      started?.worker.shutdown();
       await running;
       await sshPool.close();
-      await connection.close();
+      await started?.connection.close();
       await temporal.connection.close();
       await mongoose.connection.dropDatabase();
       await mongoose.disconnect();
