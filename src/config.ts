@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import type { TemporalSecurity } from './temporal/connection';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const optionalString = z.string().trim().min(1).optional();
@@ -25,6 +26,12 @@ const envSchema = z.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI_PATH: optionalString,
+  TEMPORAL_TLS: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  TEMPORAL_TLS_CERT: optionalString,
+  TEMPORAL_TLS_KEY: optionalString,
+  TEMPORAL_TLS_CA: optionalString,
+  TEMPORAL_TLS_SERVER_NAME: optionalString,
+  TEMPORAL_API_KEY: optionalString,
   TEMPORAL_UI_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
 
   // 0: a worker process serves no metrics.
@@ -82,6 +89,8 @@ export interface Config {
     port: number;
     uiPort: number;
     cliPath?: string;
+    /** TLS, mTLS or an API key, for a Temporal cluster or Temporal Cloud. */
+    security: TemporalSecurity;
     /** The Web UI, for `temporal_ui_url` links; `npm start` uses the dev server's when unset. */
     uiUrl?: string;
   };
@@ -104,7 +113,7 @@ export class ConfigError extends Error {
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const parsed = envSchema.safeParse(source);
   const problems: Array<{ name: string; message: string }> = parsed.success
-    ? missingLlmVariables(parsed.data)
+    ? [...missingLlmVariables(parsed.data), ...halfClientCertificate(parsed.data)]
     : parsed.error.issues.map((issue) => ({ name: issue.path.join('.'), message: issue.message }));
   if (!parsed.success || problems.length) {
     const lines = problems.map(({ name, message }) => {
@@ -131,6 +140,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       cliPath: e.TEMPORAL_CLI_PATH,
+      security: {
+        tls: e.TEMPORAL_TLS || Boolean(e.TEMPORAL_TLS_CERT || e.TEMPORAL_API_KEY),
+        clientCertPath: e.TEMPORAL_TLS_CERT,
+        clientKeyPath: e.TEMPORAL_TLS_KEY,
+        serverRootCaPath: e.TEMPORAL_TLS_CA,
+        serverName: e.TEMPORAL_TLS_SERVER_NAME,
+        apiKey: e.TEMPORAL_API_KEY,
+      },
       uiUrl: e.TEMPORAL_UI_URL,
     },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
@@ -148,6 +165,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
 }
 
 /** Half an LLM configuration is a mistake, not a reason to fall back to the rules planner silently. */
+/** A client certificate without its key (or the reverse) cannot be used. */
+function halfClientCertificate(e: Env): Array<{ name: string; message: string }> {
+  if (Boolean(e.TEMPORAL_TLS_CERT) === Boolean(e.TEMPORAL_TLS_KEY)) return [];
+  const missing = e.TEMPORAL_TLS_CERT ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT';
+  return [{ name: missing, message: 'required with its pair: mTLS needs both TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY' }];
+}
+
 function missingLlmVariables(e: Env): Array<{ name: string; message: string }> {
   const given = (['LLM_BASE_URL', 'LLM_MODEL', 'LLM_API_KEY'] as const).filter((name) => e[name] !== undefined);
   if (!given.length) return [];

@@ -93,7 +93,7 @@ async function start(config: Config, role: Role, log: Logger) {
     }
     const secretBox = new SecretBox(key);
     const temporalClient = await connectTemporal(
-      { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
+      { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, security: stack ? undefined : config.temporal.security },
       stack?.temporalUiUrl ? 0 : 60_000,
     );
     shutdown.add(() => temporalClient.connection.close());
@@ -105,11 +105,24 @@ async function start(config: Config, role: Role, log: Logger) {
 
     const lines: string[] = [];
     if (role !== 'api') {
-      if (!stack?.temporalUiUrl) await ensureSearchAttributes(temporalClient, config.temporal.namespace);
+      if (!stack?.temporalUiUrl) {
+        // Temporal Cloud does not let a worker register them: they are added once in the namespace's settings.
+        await ensureSearchAttributes(temporalClient, config.temporal.namespace).catch((err: Error) =>
+          log.warn({ err: err.message }, 'could not register search attributes BosunOrganization, BosunServer, BosunDeployment (Keyword): add them to the namespace, or runs cannot start'),
+        );
+      }
       const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
       metrics.trackSshPool(sshPool);
       const { worker, connection } = await createWorker(
-        { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, cacheDir: config.cacheDir, sdkMetricsAddress },
+        {
+          address: temporalAddress,
+          namespace: config.temporal.namespace,
+          taskQueue: config.temporal.taskQueue,
+          cacheDir: config.cacheDir,
+          sdkMetricsAddress,
+          // The embedded dev server speaks plain gRPC on loopback.
+          security: stack ? undefined : config.temporal.security,
+        },
         {
           secretBox,
           sshPool,

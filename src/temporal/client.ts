@@ -18,11 +18,13 @@ import {
 import type { serverHealthWorkflow } from '../../workflows/server-health';
 import type { serverRunQueueWorkflow } from '../../workflows/server-run-queue';
 import type { serverVerificationWorkflow } from '../../workflows/server-verification';
+import { connectionOptions, type TemporalSecurity } from './connection';
 
 export interface TemporalSettings {
   address: string;
   namespace: string;
   taskQueue: string;
+  security?: TemporalSecurity;
 }
 
 /** Connects, waiting up to waitMs for a Temporal that is still starting (containers start in any order). */
@@ -30,7 +32,7 @@ export async function connectTemporal(settings: TemporalSettings, waitMs = 0): P
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      const connection = await Connection.connect({ address: settings.address });
+      const connection = await Connection.connect({ address: settings.address, ...connectionOptions(settings.security) });
       return new Client({ connection, namespace: settings.namespace });
     } catch (error) {
       if (Date.now() >= deadline) {

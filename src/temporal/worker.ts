@@ -5,6 +5,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import type { Logger } from '../logger';
+import { connectionOptions, type TemporalSecurity } from './connection';
 
 const WORKFLOWS_DIR = path.resolve(__dirname, '../../workflows');
 
@@ -68,6 +69,7 @@ export interface WorkerSettings {
   cacheDir: string;
   /** Where the Temporal SDK serves its Prometheus metrics (host:port); unset, it exports none. */
   sdkMetricsAddress?: string;
+  security?: TemporalSecurity;
 }
 
 export interface BosunWorker {
@@ -83,7 +85,7 @@ export interface BosunWorker {
  */
 export async function createWorker(settings: WorkerSettings, deps: Omit<ActivityDeps, 'handoffTaskQueue'>) {
   installTemporalRuntime(deps.log, settings.sdkMetricsAddress);
-  const connection = await NativeConnection.connect({ address: settings.address });
+  const connection = await NativeConnection.connect({ address: settings.address, ...connectionOptions(settings.security) });
   const handoffTaskQueue = `${settings.taskQueue}-worker-${os.hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
   const activities = createActivities({ ...deps, handoffTaskQueue });
   // Heartbeats carry cancellation back to a running step: at most a second late, not 80% of the heartbeat timeout.

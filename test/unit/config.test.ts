@@ -1,4 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
+import { connectionOptions } from '../../src/temporal/connection';
 
 describe('configuration from the environment', () => {
   test('defaults', () => {
@@ -19,6 +23,39 @@ describe('configuration from the environment', () => {
 
   test('secret values are never echoed in the message', () => {
     expect(() => loadConfig({ BOSUN_SECRET_KEY: '' })).toThrow(/BOSUN_SECRET_KEY \("<hidden>"\)/);
+  });
+
+  describe('a Temporal cluster or Temporal Cloud', () => {
+    test('plain gRPC by default; an API key means TLS too', () => {
+      expect(connectionOptions(loadConfig({}).temporal.security)).toEqual({});
+      const cloud = loadConfig({ TEMPORAL_API_KEY: 'tcld-key-123' }).temporal.security;
+      expect(cloud.tls).toBe(true);
+      expect(connectionOptions(cloud)).toEqual({ tls: {}, apiKey: 'tcld-key-123' });
+    });
+
+    test('mTLS reads the certificate pair and the CA from their files', () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-tls-'));
+      for (const name of ['client.pem', 'client.key', 'ca.pem']) writeFileSync(path.join(dir, name), `-----BEGIN ${name}-----\n`);
+      const security = loadConfig({
+        TEMPORAL_TLS_CERT: path.join(dir, 'client.pem'), TEMPORAL_TLS_KEY: path.join(dir, 'client.key'),
+        TEMPORAL_TLS_CA: path.join(dir, 'ca.pem'), TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      }).temporal.security;
+      const { tls } = connectionOptions(security);
+      expect(tls?.serverNameOverride).toBe('temporal.internal');
+      expect(tls?.clientCertPair?.crt.toString()).toBe('-----BEGIN client.pem-----\n');
+      expect(tls?.clientCertPair?.key.toString()).toBe('-----BEGIN client.key-----\n');
+      expect(tls?.serverRootCACertificate?.toString()).toBe('-----BEGIN ca.pem-----\n');
+    });
+
+    test('half a certificate pair stops start-up, naming the missing half; the key value is never shown', () => {
+      expect(() => loadConfig({ TEMPORAL_TLS_CERT: '/etc/bosun/client.pem' })).toThrow(/TEMPORAL_TLS_KEY \(unset\): required with its pair/);
+      expect(() => loadConfig({ TEMPORAL_TLS: 'maybe', TEMPORAL_API_KEY: 'tcld-key-123' })).toThrow(/TEMPORAL_TLS/);
+      try {
+        loadConfig({ TEMPORAL_TLS: 'maybe', TEMPORAL_API_KEY: 'tcld-key-123' });
+      } catch (error) {
+        expect((error as Error).message).not.toContain('tcld-key-123');
+      }
+    });
   });
 
   describe('the LLM planner', () => {
