@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
+import pino from 'pino';
 import type { DestinationStream } from 'pino';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
@@ -64,7 +65,9 @@ export async function startBosun(options: BosunOptions = {}) {
   await connectDatabase(mongoUri);
   const log = options.logTo
     ? createLogger(options.logLevel ?? 'trace', 'bosun', options.logTo)
-    : createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+    : process.env.TEST_LOG_LEVEL
+      ? createLogger(process.env.TEST_LOG_LEVEL)
+      : createLogger('debug', 'bosun', pino.destination({ dest: services.logFile, append: true, sync: true }));
   const metrics = new Metrics();
   const secretBox = new SecretBox(randomBytes(32));
   const taskQueue = `bosun-test-${id}`;

@@ -27,8 +27,11 @@ export default async function globalSetup(): Promise<void> {
     freePort(0).then((port) => Sshd.start(path.join(dir, 'sshd'), port)),
     cachedWorkflowBundle(cacheDir, log),
   ]);
+  const logFile = path.join(dir, 'bosun-logs.jsonl');
+  writeFileSync(logFile, '');
   const shared: SharedServices = {
     dir,
+    logFile,
     cacheDir,
     mongodBinary,
     temporalBinary,

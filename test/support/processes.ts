@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
@@ -26,14 +26,16 @@ export function externalServicesEnv(name: string): NodeJS.ProcessEnv {
     MONGODB_URI: embeddedMongoUri(services.mongoPort, `bosun_${name}_${id}`),
     TEMPORAL_ADDRESS: services.temporalAddress,
     TEMPORAL_TASK_QUEUE: `bosun-${name}-${id}`,
-    LOG_LEVEL: 'warn',
+    // Logged at debug and searched for secrets at the end of the run (global-teardown).
+    LOG_LEVEL: 'debug',
   };
 }
 
 /** Runs the `bosun` command as a user would (the package's bin), with the given environment. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(REPO, 'src/cli/bin.js'), ...args], { cwd: REPO, env });
+    // The CLI's stdout is its answer (a token, a table): keep its own logging quiet.
+    const child = spawn(process.execPath, [path.join(REPO, 'src/cli/bin.js'), ...args], { cwd: REPO, env: { ...env, LOG_LEVEL: 'warn' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -54,6 +56,11 @@ export class BosunProcess {
     this.child.stdout!.on('data', (c) => (this.stdout += c));
     this.child.stderr!.on('data', (c) => (this.stderr += c));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    // Its log lines join the run's log file, which the teardown searches for secrets (the banner, which prints a first token on purpose, is not a log line).
+    this.child.once('exit', () => {
+      const logLines = `${this.stdout}\n${this.stderr}`.split('\n').filter((line) => line.startsWith('{"level":'));
+      if (logLines.length) appendFileSync(sharedServices().logFile, `${logLines.join('\n')}\n`);
+    });
   }
 
   /** Resolves once "Bosun ready" is printed, with the API base URL ('' for a worker); fails if the process exits first. */

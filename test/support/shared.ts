@@ -11,6 +11,8 @@ export interface SharedServices {
   mongoPort: number;
   temporalAddress: string;
   sshd: SshdInfo;
+  /** Every Bosun of the run logs here at debug (unless TEST_LOG_LEVEL is set): the teardown looks for secrets in it. */
+  logFile: string;
 }
 
 export function sharedServices(): SharedServices {
