@@ -9,9 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
-import globalSetup from '../support/global-setup';
-import globalTeardown from '../support/global-teardown';
+import { bearer, eventually, type Bosun } from '../support/bosun';
+import { runBench } from './harness';
 import { Sshd } from '../support/sshd';
 import { makeMigrationTree, sharedFolder } from '../support/trees';
 
@@ -46,13 +45,8 @@ async function bosunCopy(bosun: Bosun, token: string, planId: string, from: stri
   return { whole, transfer: Number(transfer![1]) };
 }
 
-// Measured without the debug log the tests keep (support/bosun.ts).
-process.env.TEST_LOG_LEVEL ??= 'silent';
-
-async function main() {
-  await globalSetup();
+runBench({}, async (bosun) => {
   const sshds = [await Sshd.startPrivate(), await Sshd.startPrivate()] as const;
-  const bosun = await startBosun();
   try {
     const token = await bosun.token('bench');
     const add = async (sshd: Sshd, title: string) => {
@@ -84,16 +78,6 @@ async function main() {
     console.log(`(b) Bosun transfer phase (through the worker)  ${b.toFixed(2)} s   ${rate(b)}   ×${(b / a).toFixed(2)} baseline`);
     console.log(`(c) Bosun whole step: list, copy, SHA-256 both ${c.toFixed(2)} s   ${rate(c)}   ×${(c / a).toFixed(2)} baseline   rounds: ${runs.map((r) => r.whole.toFixed(2)).join(', ')} s`);
   } finally {
-    await bosun.stop();
     await Promise.all(sshds.map((s) => s.stop({ dropSessions: true })));
-    await globalTeardown();
   }
-}
-
-void main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+});

@@ -12,9 +12,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openConnection } from '../../src/ssh/connect';
-import { addVerifiedServer, bearer, startBosun, type Bosun } from '../support/bosun';
-import globalSetup from '../support/global-setup';
-import globalTeardown from '../support/global-teardown';
+import { addVerifiedServer, bearer, type Bosun } from '../support/bosun';
+import { runBench } from './harness';
 import { sharedServices } from '../support/shared';
 import { LOOPBACK_ADDRESSES } from '../support/sshd';
 
@@ -81,77 +80,59 @@ function ansible(): number | null {
   return (performance.now() - t0) / N;
 }
 
-// Measured without the debug log the tests keep (support/bosun.ts).
-process.env.TEST_LOG_LEVEL ??= 'silent';
+runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
+  const token = await bosun.token('bench');
+  const servers: string[] = [];
+  for (const address of LOOPBACK_ADDRESSES.slice(0, 10)) servers.push(await addVerifiedServer(bosun, token, address));
 
-async function main() {
-  await globalSetup();
-  const bosun = await startBosun({ rateLimitPerMinute: 1_000_000 });
-  try {
-    const token = await bosun.token('bench');
-    const servers: string[] = [];
-    for (const address of LOOPBACK_ADDRESSES.slice(0, 10)) servers.push(await addVerifiedServer(bosun, token, address));
+  const a = await baselineExec();
+  const nStep = await bosunRun(bosun, token, servers[0]!, N, 'n-steps');
+  await runAndPoll(bosun, token, nStep); // warm: SSH pool, workflow cache
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i += 1) runs.push((await runAndPoll(bosun, token, nStep)).ms / N);
+  const b = percentile(runs, 50);
+  const c = ansible();
 
-    const a = await baselineExec();
-    const nStep = await bosunRun(bosun, token, servers[0]!, N, 'n-steps');
-    await runAndPoll(bosun, token, nStep); // warm: SSH pool, workflow cache
-    const runs: number[] = [];
-    for (let i = 0; i < 3; i += 1) runs.push((await runAndPoll(bosun, token, nStep)).ms / N);
-    const b = percentile(runs, 50);
-    const c = ansible();
-
-    const one = await bosunRun(bosun, token, servers[1]!, 1, 'trigger-latency');
-    // One at a time first: what a trigger costs when nothing else competes for the two cores.
-    const sequential: number[] = [];
-    for (let i = 0; i < 50; i += 1) {
+  const one = await bosunRun(bosun, token, servers[1]!, 1, 'trigger-latency');
+  // One at a time first: what a trigger costs when nothing else competes for the two cores.
+  const sequential: number[] = [];
+  for (let i = 0; i < 50; i += 1) {
+    const t0 = performance.now();
+    const res = await bosun.api.post(`/api/v1/deployments/${one}/run`).set(bearer(token));
+    if (res.status !== 202) throw new Error(`trigger answered ${res.status}`);
+    sequential.push(performance.now() - t0);
+  }
+  await new Promise((r) => setTimeout(r, 3000)); // let those runs drain before the concurrent burst
+  const burst = await Promise.all(
+    Array.from({ length: 50 }, async () => {
       const t0 = performance.now();
       const res = await bosun.api.post(`/api/v1/deployments/${one}/run`).set(bearer(token));
       if (res.status !== 202) throw new Error(`trigger answered ${res.status}`);
-      sequential.push(performance.now() - t0);
+      return { ms: performance.now() - t0, runId: res.body.run_id as string };
+    }),
+  );
+  const latencies = burst.map((b) => b.ms);
+  // Those 50 runs queue on one server: let them finish before timing the next phase.
+  for (const { runId } of burst) {
+    for (;;) {
+      const run = (await bosun.api.get(`/api/v1/deployments/${one}/runs/${runId}`).set(bearer(token))).body.data;
+      if (['success', 'failed', 'cancelled'].includes(run.status)) break;
+      await new Promise((r) => setTimeout(r, CI_POLL_MS));
     }
-    await new Promise((r) => setTimeout(r, 3000)); // let those runs drain before the concurrent burst
-    const burst = await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        const t0 = performance.now();
-        const res = await bosun.api.post(`/api/v1/deployments/${one}/run`).set(bearer(token));
-        if (res.status !== 202) throw new Error(`trigger answered ${res.status}`);
-        return { ms: performance.now() - t0, runId: res.body.run_id as string };
-      }),
-    );
-    const latencies = burst.map((b) => b.ms);
-    // Those 50 runs queue on one server: let them finish before timing the next phase.
-    for (const { runId } of burst) {
-      for (;;) {
-        const run = (await bosun.api.get(`/api/v1/deployments/${one}/runs/${runId}`).set(bearer(token))).body.data;
-        if (['success', 'failed', 'cancelled'].includes(run.status)) break;
-        await new Promise((r) => setTimeout(r, CI_POLL_MS));
-      }
-    }
-
-    const fiveStep = await Promise.all(servers.map((server, i) => bosunRun(bosun, token, server, 5, `five-${i}`)));
-    const t0 = performance.now();
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => runAndPoll(bosun, token, fiveStep[i % 10]!, CI_POLL_MS)));
-    const wall = performance.now() - t0;
-    const failures = results.filter((r) => r.status !== 'success').length;
-    const reruns = results.reduce((sum, r) => sum + r.reruns, 0);
-
-    console.log(`bench:deploy — ${N} steps, ${os.cpus().length} cores, one local sshd, login ${sharedServices().sshd.username}`);
-    console.log(`(a) baseline node-ssh exec, open connection   per step ${ms(a)}`);
-    console.log(`(b) Bosun run, trigger → success (polled)      per step ${ms(b)}   ×${(b / a).toFixed(1)} baseline   runs: ${runs.map(ms).join(', ')}`);
-    console.log(c === null ? '(c) ansible-playbook not installed: skipped' : `(c) Ansible, pipelining + ControlPersist         per step ${ms(c)}   ×${(c / a).toFixed(1)} baseline   (c)/(b) = ${(c / b).toFixed(1)}`);
-    console.log(`trigger latency, one at a time                 p50 ${ms(percentile(sequential, 50))}   p99 ${ms(percentile(sequential, 99))}`);
-    console.log(`trigger latency, 50 concurrent                 p50 ${ms(percentile(latencies, 50))}   p99 ${ms(percentile(latencies, 99))}`);
-    console.log(`100 concurrent 5-step runs on 10 servers       wall ${(wall / 1000).toFixed(1)} s   failures ${failures}   steps run twice ${reruns}`);
-  } finally {
-    await bosun.stop();
-    await globalTeardown();
   }
-}
 
-void main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+  const fiveStep = await Promise.all(servers.map((server, i) => bosunRun(bosun, token, server, 5, `five-${i}`)));
+  const t0 = performance.now();
+  const results = await Promise.all(Array.from({ length: 100 }, (_, i) => runAndPoll(bosun, token, fiveStep[i % 10]!, CI_POLL_MS)));
+  const wall = performance.now() - t0;
+  const failures = results.filter((r) => r.status !== 'success').length;
+  const reruns = results.reduce((sum, r) => sum + r.reruns, 0);
+
+  console.log(`bench:deploy — ${N} steps, ${os.cpus().length} cores, one local sshd, login ${sharedServices().sshd.username}`);
+  console.log(`(a) baseline node-ssh exec, open connection   per step ${ms(a)}`);
+  console.log(`(b) Bosun run, trigger → success (polled)      per step ${ms(b)}   ×${(b / a).toFixed(1)} baseline   runs: ${runs.map(ms).join(', ')}`);
+  console.log(c === null ? '(c) ansible-playbook not installed: skipped' : `(c) Ansible, pipelining + ControlPersist         per step ${ms(c)}   ×${(c / a).toFixed(1)} baseline   (c)/(b) = ${(c / b).toFixed(1)}`);
+  console.log(`trigger latency, one at a time                 p50 ${ms(percentile(sequential, 50))}   p99 ${ms(percentile(sequential, 99))}`);
+  console.log(`trigger latency, 50 concurrent                 p50 ${ms(percentile(latencies, 50))}   p99 ${ms(percentile(latencies, 99))}`);
+  console.log(`100 concurrent 5-step runs on 10 servers       wall ${(wall / 1000).toFixed(1)} s   failures ${failures}   steps run twice ${reruns}`);
+});

@@ -1,10 +1,9 @@
 import { hostname } from 'node:os';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort } from '../../src/embedded/ports';
 import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../../src/realtime/events';
 import { eventually } from '../support/bosun';
-import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
+import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import { PrivateTemporal } from '../support/temporal';
@@ -56,28 +55,15 @@ async function watchConversation(socket: BosunSocket, id: string) {
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('conversations survive the death of the API and a restart of Temporal', () => {
-  const processes: BosunProcess[] = [];
   const sockets: BosunSocket[] = [];
   let temporal: PrivateTemporal;
-  let env: NodeJS.ProcessEnv;
+  let fleet: Fleet;
   let token: string;
   let serverId: string;
 
-  const launch = async (role: 'api' | 'worker') => {
-    const p = new BosunProcess({ ...env, PORT: String(await freePort(0)) }, ['--role', role]);
-    processes.push(p);
-    return p;
-  };
-  const alive = (role: 'api' | 'worker') =>
-    processes.find((p) => p.child.exitCode === null && p.child.signalCode === null && p.stdout.includes(`role: ${role}`))!;
-  const call = async (base: string, method: string, route: string, body?: object) => {
-    const res = await fetch(`${base}${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, data: ((await res.json()) as { data?: any }).data };
-  };
+  const launch = (role: 'api' | 'worker') => fleet.launch(role);
+  const alive = (role: 'api' | 'worker') => fleet.alive(role)[0]!;
+  const call = (base: string, method: string, route: string, body?: object) => fleet.call(base, method, route, body);
   const read = async (base: string, id: string) => (await call(base, 'GET', `/conversations/${id}`)).data as Conversation;
   const until = (base: string, id: string, done: (c: Conversation) => boolean, timeoutMs = 60_000) => eventually(() => read(base, id), done, timeoutMs);
   const ended = (c: Conversation) => ['completed', 'failed', 'cancelled'].includes(c.status);
@@ -89,8 +75,8 @@ describe('conversations survive the death of the API and a restart of Temporal',
 
   beforeAll(async () => {
     temporal = await PrivateTemporal.start();
-    env = { ...externalServicesEnv('conversations'), TEMPORAL_ADDRESS: temporal.address };
-    token = (await runCli(['tokens', 'create', '--org', 'chat-durable', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
+    fleet = new Fleet({ ...externalServicesEnv('conversations'), TEMPORAL_ADDRESS: temporal.address });
+    token = await fleet.createToken('chat-durable');
     const [worker, api] = [await launch('worker'), await launch('api')];
     const base = await api.ready();
     await worker.ready();
@@ -100,7 +86,7 @@ describe('conversations survive the death of the API and a restart of Temporal',
   }, 150_000);
   afterAll(async () => {
     sockets.forEach((s) => s.close());
-    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+    await fleet?.stop();
     await temporal?.destroy();
   });
 
@@ -110,7 +96,7 @@ describe('conversations survive the death of the API and a restart of Temporal',
       const first = alive('api');
       const base = await first.ready();
       const started = await call(base, 'POST', '/conversations', { chatable_type: 'server', chatable_id: serverId, message: `check ${web.url} and then show the hostname` });
-      expect(started.status).toBe(201);
+      expect(started.httpStatus).toBe(201);
       const id = started.data.id as string;
       const before = await subscribe(base, id);
 
@@ -154,14 +140,14 @@ describe('conversations survive the death of the API and a restart of Temporal',
   test('restart Temporal while a step runs, and again while the next one waits for approval: the conversation completes, nothing runs twice', async () => {
     const base = await alive('api').ready();
     // Every step waits for approval, so the conversation can be caught waiting without a command that changes anything.
-    expect((await call(base, 'PUT', '/policy', { allow_destructive: false, require_approval_for: ['read', 'change'] })).status).toBe(200);
+    expect((await call(base, 'PUT', '/policy', { allow_destructive: false, require_approval_for: ['read', 'change'] })).httpStatus).toBe(200);
     const web = await heldWebServer();
     try {
       const started = await call(base, 'POST', '/conversations', { chatable_type: 'server', chatable_id: serverId, message: `check ${web.url} and then show the hostname` });
       const id = started.data.id as string;
       const waiting = await until(base, id, (c) => c.status === 'awaiting_approval');
       expect(waiting.steps.map((s) => [s.status, s.approval?.decision])).toEqual([['pending', null], ['pending', null]]);
-      expect((await call(base, 'POST', `/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`)).status).toBe(202);
+      expect((await call(base, 'POST', `/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`)).httpStatus).toBe(202);
 
       // Temporal goes away while the approved step's command runs on the server...
       await eventually(async () => web.requests, (n) => n === 1, 30_000);
@@ -180,7 +166,7 @@ describe('conversations survive the death of the API and a restart of Temporal',
       await temporal.stop();
       expect(await temporal.reachable()).toBe(false);
       await temporal.resume();
-      expect((await call(base, 'POST', `/conversations/${id}/steps/${second.steps[1]!.id}/approve`)).status).toBe(202);
+      expect((await call(base, 'POST', `/conversations/${id}/steps/${second.steps[1]!.id}/approve`)).httpStatus).toBe(202);
 
       const done = await until(base, id, ended);
       expect(done.status).toBe('completed');

@@ -1,8 +1,7 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
-import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
+import { externalServicesEnv, Fleet } from '../support/processes';
 import { Sshd } from '../support/sshd';
 import { makeMigrationTree, sharedFolder, treeDigest } from '../support/trees';
 
@@ -20,25 +19,12 @@ function bytesUnder(dir: string): number {
 }
 
 describe('a migration copy survives the death of the worker moving it', () => {
-  const processes: BosunProcess[] = [];
   const sshds: Sshd[] = [];
-  let env: NodeJS.ProcessEnv;
-  let token: string;
+  // Throttled so the copy lasts long enough to be interrupted in its middle.
+  const fleet = new Fleet({ ...externalServicesEnv('migration'), TRANSFER_MAX_BYTES_PER_SECOND: String(40 * MiB) });
   let base: string;
-
-  const launch = async (role: 'api' | 'worker') => {
-    const p = new BosunProcess({ ...env, PORT: String(await freePort(0)) }, ['--role', role]);
-    processes.push(p);
-    return p;
-  };
-  const call = async (method: string, route: string, body?: object) => {
-    const res = await fetch(`${base}${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return (await res.json()) as Record<string, any>;
-  };
+  const launch = (role: 'api' | 'worker') => fleet.launch(role);
+  const call = (method: string, route: string, body?: object) => fleet.call(base, method, route, body);
   const addServer = async (sshd: Sshd, title: string) => {
     const { port, username, privateKey } = sshd.info;
     const id = (await call('POST', '/servers', { title, host: '127.0.0.1', port, username, auth_method: 'private_key', private_key: privateKey })).data.id as string;
@@ -47,13 +33,11 @@ describe('a migration copy survives the death of the worker moving it', () => {
   };
 
   beforeAll(async () => {
-    // Throttled so the copy lasts long enough to be interrupted in its middle.
-    env = { ...externalServicesEnv('migration'), TRANSFER_MAX_BYTES_PER_SECOND: String(40 * MiB) };
-    token = (await runCli(['tokens', 'create', '--org', 'migration', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
+    await fleet.createToken('migration');
     sshds.push(await Sshd.startPrivate(), await Sshd.startPrivate());
   });
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+    await fleet.stop();
     await Promise.all(sshds.map((s) => s.stop({ dropSessions: true })));
   });
 

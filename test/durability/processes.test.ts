@@ -1,39 +1,21 @@
-import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
-import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
+import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { connectSocket, watchRun } from '../support/socket';
 
 describe('runs survive the death of Bosun’s own processes', () => {
   const services = sharedServices();
-  const processes: BosunProcess[] = [];
-  let env: NodeJS.ProcessEnv;
+  const fleet = new Fleet(externalServicesEnv('durable'));
   let token: string;
   let serverId: string;
-
-  const launch = async (role: 'api' | 'worker') => {
-    const p = new BosunProcess({ ...env, PORT: String(await freePort(0)) }, ['--role', role]);
-    processes.push(p);
-    return p;
-  };
-  const alive = (role: 'api' | 'worker') =>
-    processes.find((p) => p.child.exitCode === null && p.child.signalCode === null && p.stdout.includes(`role: ${role}`))!;
-  const call = async (base: string, method: string, route: string, body?: object) => {
-    const res = await fetch(`${base}${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return (await res.json()) as Record<string, any>;
-  };
+  const launch = (role: 'api' | 'worker') => fleet.launch(role);
+  const alive = (role: 'api' | 'worker') => fleet.alive(role)[0]!;
+  const call = (base: string, method: string, route: string, body?: object) => fleet.call(base, method, route, body);
 
   beforeAll(async () => {
-    env = externalServicesEnv('durable');
-    token = (await runCli(['tokens', 'create', '--org', 'durable', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
+    token = await fleet.createToken('durable');
   });
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
-  });
+  afterAll(() => fleet.stop());
 
   test('SIGKILL the worker in the middle of a long step; a new worker finishes the run', async () => {
     const worker = await launch('worker');

@@ -1,8 +1,7 @@
 import { Connection, WorkflowClient } from '@temporalio/client';
-import { freePort } from '../../src/embedded/ports';
 import { deploymentRunWorkflowId } from '../../workflows/contracts';
 import { eventually } from '../support/bosun';
-import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
+import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { connectSocket, watchRun, type BosunSocket } from '../support/socket';
 
@@ -10,28 +9,16 @@ type Run = { status: string; steps: Array<{ status: string; output: string; atte
 
 describe('two API processes and two workers on one MongoDB and one Temporal', () => {
   const services = sharedServices();
-  const processes: BosunProcess[] = [];
+  const fleet = new Fleet(externalServicesEnv('two-nodes'));
   const sockets: BosunSocket[] = [];
-  let env: NodeJS.ProcessEnv;
   let token: string;
   let temporal: Connection;
   let apis: string[];
   let deploymentId: string;
 
-  const launch = async (role: 'api' | 'worker') => {
-    const p = new BosunProcess({ ...env, PORT: String(await freePort(0)) }, ['--role', role]);
-    processes.push(p);
-    return p;
-  };
-  const call = async (base: string, method: string, route: string, body?: object) => {
-    const res = await fetch(`${base}${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return (await res.json()) as Record<string, any>;
-  };
-  const workers = () => processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.stdout.includes('role: worker'));
+  const launch = (role: 'api' | 'worker') => fleet.launch(role);
+  const call = (base: string, method: string, route: string, body?: object) => fleet.call(base, method, route, body);
+  const workers = () => fleet.alive('worker');
   /** The worker process whose activity follows the run's running step, as Temporal sees it. */
   const workerRunning = async (runId: string) => {
     const handle = new WorkflowClient({ connection: temporal }).getHandle(deploymentRunWorkflowId(runId));
@@ -47,8 +34,7 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
   };
 
   beforeAll(async () => {
-    env = externalServicesEnv('two-nodes');
-    token = (await runCli(['tokens', 'create', '--org', 'nodes', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
+    token = await fleet.createToken('nodes');
     temporal = await Connection.connect({ address: services.temporalAddress });
     const started = await Promise.all([launch('api'), launch('api'), launch('worker'), launch('worker')]);
     apis = await Promise.all(started.slice(0, 2).map(async (p) => `${await p.ready()}`));
@@ -62,7 +48,7 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
   }, 180_000);
   afterAll(async () => {
     sockets.forEach((s) => s.close());
-    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+    await fleet.stop();
     await temporal?.close();
   });
 

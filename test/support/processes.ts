@@ -4,6 +4,7 @@ import { appendFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { freePort } from '../../src/embedded/ports';
 import { sharedServices } from './shared';
 
 export const REPO = path.resolve(__dirname, '../..');
@@ -81,5 +82,47 @@ export class BosunProcess {
   async stop(signal: NodeJS.Signals = 'SIGINT'): Promise<number | null> {
     if (this.child.exitCode === null) this.child.kill(signal);
     return this.exited;
+  }
+}
+
+/**
+ * The Bosun processes a test file starts (`--role api` / `--role worker`, each on a free port) and
+ * JSON calls to their API with the file's token; stop() kills whatever is left.
+ */
+export class Fleet {
+  readonly processes: BosunProcess[] = [];
+  token = '';
+
+  constructor(public env: NodeJS.ProcessEnv) {}
+
+  /** An admin token of the organization, made with the CLI as an operator would. */
+  async createToken(org: string): Promise<string> {
+    this.token = (await runCli(['tokens', 'create', '--org', org, '--name', 'ops', '--scopes', 'admin'], this.env)).stdout.trim();
+    return this.token;
+  }
+
+  async launch(role: 'api' | 'worker'): Promise<BosunProcess> {
+    const p = new BosunProcess({ ...this.env, PORT: String(await freePort(0)) }, ['--role', role]);
+    this.processes.push(p);
+    return p;
+  }
+
+  /** The processes of a role still running. */
+  alive(role: 'api' | 'worker'): BosunProcess[] {
+    return this.processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.stdout.includes(`role: ${role}`));
+  }
+
+  /** The answer's body, with its HTTP status as `httpStatus`. */
+  async call(base: string, method: string, route: string, body?: object): Promise<Record<string, any> & { httpStatus: number }> {
+    const res = await fetch(`${base}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${this.token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { ...((await res.json()) as Record<string, any>), httpStatus: res.status };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.stop('SIGKILL')));
   }
 }
