@@ -131,6 +131,9 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       );
       if (delivered === 'refused') throw new ApiError('conflict', 'The step already has a decision');
       if (delivered === 'gone') throw new ApiError('conflict', 'The conversation is no longer running');
+      if (delivered === 'unanswered') {
+        throw new ApiError('service_unavailable', 'No worker took the decision in time (are the workers running?); it may still apply when one does: read the conversation before deciding again');
+      }
       return view(await find(principal.organizationId, id));
     },
 

@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import type { conversationWorkflow } from '../../workflows/conversation';
 import {
   CONVERSATION_MESSAGE_SIGNAL,
@@ -232,15 +232,21 @@ export class WorkflowGateway {
 
   /**
    * Passes a person's decision on a step to the conversation's workflow: 'accepted', 'refused' (it
-   * already has a decision for the step), or 'gone' (the workflow no longer runs).
+   * already has a decision for the step), 'gone' (the workflow no longer runs), or 'unanswered' (no
+   * worker took it within timeoutMs; Temporal may still hand it to the next worker that runs).
    */
-  async decideConversationStep(conversationId: string, decision: StepDecision): Promise<'accepted' | 'refused' | 'gone'> {
+  async decideConversationStep(conversationId: string, decision: StepDecision, timeoutMs = 10_000): Promise<'accepted' | 'refused' | 'gone' | 'unanswered'> {
+    const { connection } = this.client;
     try {
-      await this.client.workflow.getHandle(conversationWorkflowId(conversationId)).executeUpdate(STEP_DECISION_UPDATE, { args: [decision] });
+      // An update waits for a worker to take it: without a deadline, the request would hang while every worker is down.
+      await connection.withDeadline(Date.now() + timeoutMs, () =>
+        this.client.workflow.getHandle(conversationWorkflowId(conversationId)).executeUpdate(STEP_DECISION_UPDATE, { args: [decision] }),
+      );
       return 'accepted';
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return 'gone';
       if (error instanceof WorkflowUpdateFailedError) return 'refused';
+      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'unanswered';
       throw error;
     }
   }
