@@ -1,0 +1,115 @@
+/**
+ * npm run fuzz — property-based fuzzing of the whole HTTP API from its own OpenAPI document with
+ * schemathesis, against a Bosun API started for the run (its own mongod and Temporal dev server in a
+ * temporary directory, no worker: nothing the fuzzer sends runs on any server). Prints the number of
+ * requests made and of 5xx answers; exits non-zero when schemathesis reports a failure.
+ *
+ * FUZZ_MAX_EXAMPLES (default 300) bounds the cases per operation and phase; FUZZ_SEED replays a run.
+ */
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import mongoose from 'mongoose';
+import { connectDatabase } from '../../src/database';
+import { resolveBinary } from '../../src/embedded/binaries';
+import { embeddedMongoUri, startMongod } from '../../src/embedded/mongod';
+import { freePort } from '../../src/embedded/ports';
+import { startTemporalDevServer } from '../../src/embedded/temporal-dev';
+import { createLogger } from '../../src/logger';
+import { createToken } from '../../src/tokens/service';
+import { BosunProcess, REPO } from '../support/processes';
+import { CHECKS, ensureSchemathesis, harFigures, runSchemathesis, SCHEMATHESIS_VERSION, writeConfig } from './schemathesis';
+import { seed } from './seed';
+
+const MAX_EXAMPLES = Number(process.env.FUZZ_MAX_EXAMPLES ?? 300);
+const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+
+async function main() {
+  const bosunDir = path.join(REPO, '.bosun');
+  const schemathesis = ensureSchemathesis(bosunDir);
+  const cacheDir = path.resolve(process.env.BOSUN_CACHE_DIR ?? path.join(bosunDir, 'cache'));
+  const work = mkdtempSync(path.join(os.tmpdir(), 'bosun-fuzz-'));
+  const log = createLogger('warn', 'fuzz');
+  const stops: Array<() => Promise<unknown>> = [];
+  try {
+    const [mongodBinary, temporalBinary] = await Promise.all([
+      resolveBinary('mongod', { explicitPath: process.env.MONGOD_PATH, cacheDir, log }),
+      resolveBinary('temporal', { explicitPath: process.env.TEMPORAL_CLI_PATH, cacheDir, log }),
+    ]);
+    const [mongo, temporal] = await Promise.all([
+      freePort(0).then((port) => startMongod({ binary: mongodBinary, dataDir: path.join(work, 'mongo'), port, logDir: work })),
+      Promise.all([freePort(0), freePort(0)]).then(([port, uiPort]) =>
+        startTemporalDevServer({ binary: temporalBinary, dbFile: path.join(work, 'temporal.db'), port, uiPort, namespace: 'default', logDir: work }),
+      ),
+    ]);
+    stops.push(() => mongo.process.stop(), () => temporal.process.stop());
+    const mongoUri = embeddedMongoUri(mongo.port, 'bosun');
+
+    const bosun = new BosunProcess(
+      {
+        ...process.env,
+        BOSUN_HOME: path.join(work, 'home'),
+        BOSUN_CACHE_DIR: cacheDir,
+        BOSUN_SECRET_KEY: randomBytes(32).toString('base64'),
+        MONGODB_URI: mongoUri,
+        TEMPORAL_ADDRESS: temporal.address,
+        TEMPORAL_TASK_QUEUE: 'bosun-fuzz',
+        PORT: String(await freePort(0)),
+        // The fuzzer is one token sending thousands of requests a minute.
+        RATE_LIMIT_PER_MINUTE: '10000000',
+        LOG_LEVEL: 'warn',
+      },
+      ['--role', 'api'],
+    );
+    stops.unshift(() => bosun.stop());
+    const api = await bosun.ready();
+    const origin = new URL(api).origin;
+
+    await connectDatabase(mongoUri);
+    stops.unshift(() => mongoose.disconnect());
+    const { token } = await createToken({ org: 'fuzz', name: 'fuzz', scopes: ['admin'] });
+    const ids = await seed(api, token);
+
+    const config = path.join(work, 'schemathesis.toml');
+    writeConfig(config, { token, maxExamples: MAX_EXAMPLES, seed: SEED, cacheDir: path.join(bosunDir, 'schemathesis-cache'), ids });
+    const reportDir = path.join(work, 'report');
+    const started = Date.now();
+    const har = path.join(reportDir, 'requests.har');
+    const code = await runSchemathesis(schemathesis, [
+      '--config-file', config, 'run', `${origin}/api/v1/openapi.json`, '--checks', CHECKS.join(','),
+      '--report', 'har,junit', '--report-dir', reportDir, '--report-har-path', har,
+    ]);
+    const seconds = (Date.now() - started) / 1000;
+
+    const figures = harFigures(har);
+    const kept = path.join(bosunDir, 'fuzz-report');
+    rmSync(kept, { recursive: true, force: true });
+    mkdirSync(kept, { recursive: true });
+    cpSync(reportDir, kept, { recursive: true });
+    const serverErrorLogs = bosun.stdout.split('\n').filter((line) => line.includes('"request failed"'));
+
+    process.stdout.write(
+      [
+        '',
+        `schemathesis ${SCHEMATHESIS_VERSION}, ${MAX_EXAMPLES} examples per operation and phase, checks: ${CHECKS.join(', ')}`,
+        `requests: ${figures.requests} in ${seconds.toFixed(0)} s`,
+        `by status: ${figures.byStatus.map(([status, count]) => `${status}×${count}`).join(' ')}`,
+        `5xx: ${figures.serverErrors.length}`,
+        ...figures.serverErrors.slice(0, 20).map((e) => `  ${e}`),
+        ...serverErrorLogs.slice(0, 5).map((line) => `  log: ${line.slice(0, 2000)}`),
+        `schemathesis exit code: ${code} (reports: ${kept})`,
+        '',
+      ].join('\n'),
+    );
+    process.exitCode = code === 0 && figures.serverErrors.length === 0 ? 0 : 1;
+  } finally {
+    for (const stop of stops) await stop().catch((err) => log.warn({ err }, 'could not stop'));
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${(error as Error).stack ?? error}\n`);
+  process.exit(2);
+});
