@@ -17,7 +17,7 @@ export const migrationPlanOperations: Operation[] = [
   {
     method: 'post', path: '/api/v1/migration-plans', operationId: 'createMigrationPlan', tag, scope: 'conversations:write',
     summary: 'Create a migration plan',
-    description: 'A move from one server of your organization to another; conversations about it run on both (a server of another organization: 422).',
+    description: 'A move from one server of your organization to another (two different servers; one of another organization: 422); conversations about it run on both.',
     body: { schema: createMigrationPlanSchema, required: true },
     responses: { 201: { description: 'Created', body: dataOf(migrationPlanSchema), headers: locationHeader('migration plan') } },
     errors: ['validation_failed'],

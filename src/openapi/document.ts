@@ -15,7 +15,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   validation_failed: 'Invalid fields or query parameters, or unknown fields; `details` names each',
   rate_limited: 'Over RATE_LIMIT_PER_MINUTE; retry after `Retry-After` seconds',
   internal_error: 'A bug: no internals are revealed; the log has the request id',
-  service_unavailable: 'Temporal is unreachable; nothing was changed, try again',
+  service_unavailable: 'Temporal cannot be reached, or no worker took a decision on a step in time; try again',
 };
 
 const AUTHENTICATED_ERRORS: ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited'];

@@ -20,7 +20,8 @@ export const serverOperations: Operation[] = [
     summary: 'Add a server',
     description:
       'Stores the server (credentials sealed, never returned) and starts its verification over SSH: poll it for `verified`. ' +
-      'The private key must parse (an encrypted one needs its `passphrase`). One organization cannot add the same `username@host:port` twice (409).',
+      '`host` is a host name, an IPv4 or an IPv6 address; the private key must parse (an encrypted one needs its `passphrase`). ' +
+      'One organization cannot add the same `username@host:port` twice (409).',
     body: { schema: createServerSchema, required: true },
     responses: { 201: { description: 'Added, `unverified`', body: dataOf(serverSchema), headers: locationHeader('server') } },
     errors: ['conflict', 'validation_failed', 'service_unavailable'],
