@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { posix } from 'node:path';
 import { Types } from 'mongoose';
 import { ConversationModel, type Conversation, type ConversationStatus, type ConversationStep } from '../src/conversations/model';
 import { MAX_CONVERSATION_STEPS } from '../src/conversations/schemas';
@@ -98,7 +99,8 @@ function transferProblem(step: PlannedStep, context: PlanContext): string | null
   if (context.kind !== 'migration_plan') return 'A transfer between servers needs a migration plan.';
   if (transfer.kind === 'copy') {
     if (!transfer.from.startsWith('/') || !transfer.to.startsWith('/')) return 'A copy needs absolute directory paths on both servers.';
-    if (transfer.to.replace(/\/+$/, '') === '' || transfer.from.replace(/\/+$/, '') === '') return 'Copying from or onto / is refused: name a directory.';
+    // "/tmp/..", "/." and "//" are / too.
+    if ([transfer.from, transfer.to].some((p) => posix.normalize(p).replace(/\/+$/, '') === '')) return 'Copying from or onto / is refused: name a directory.';
     return null;
   }
   return transfer.source_command.trim() && transfer.target_command.trim() ? null : 'A transfer needs a command on each server.';

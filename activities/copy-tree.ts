@@ -9,6 +9,10 @@ interface Entry {
   size: number;
   /** Whole seconds: what tar keeps. */
   mtime: number;
+  /** Permission bits, octal. */
+  mode: string;
+  uid: number;
+  gid: number;
 }
 
 type Tree = Map<string, Entry>;
@@ -16,16 +20,16 @@ type Tree = Map<string, Entry>;
 const MANIFEST_LIMIT = 256 * 1024 * 1024;
 const TAR_BLOCK = 512;
 
-/** GNU find: type, size, mtime and path relative to the directory, NUL-terminated (names may hold newlines). */
-const listing = (dir: string) => `cd -- ${q(dir)} && find . -mindepth 1 -printf '%y %s %T@ %P\\0'`;
+/** GNU find: type, size, mtime, mode, owner and path relative to the directory, NUL-terminated (names may hold newlines). */
+const listing = (dir: string) => `cd -- ${q(dir)} && find . -mindepth 1 -printf '%y %s %T@ %m %U %G %P\\0'`;
 
 function parseTree(raw: Buffer): Tree {
   const tree: Tree = new Map();
   for (const record of raw.toString('latin1').split('\0')) {
-    const match = /^(\S) (\d+) (\d+)(?:\.\d*)? ([\s\S]+)$/.exec(record);
+    const match = /^(\S) (\d+) (\d+)(?:\.\d*)? ([0-7]+) (\d+) (\d+) ([\s\S]+)$/.exec(record);
     if (!match) continue;
     const type = ['f', 'd', 'l'].includes(match[1]!) ? (match[1] as Entry['type']) : 'other';
-    tree.set(match[4]!, { type, size: Number(match[2]), mtime: Number(match[3]) });
+    tree.set(match[7]!, { type, size: Number(match[2]), mtime: Number(match[3]), mode: match[4]!, uid: Number(match[5]), gid: Number(match[6]) });
   }
   return tree;
 }
@@ -70,7 +74,8 @@ export function planCopy(source: Tree, target: Tree): CopyPlan {
     } else {
       plan.files += 1;
       plan.bytes += entry.size;
-      if (there?.type === 'f' && there.size === entry.size && there.mtime === entry.mtime) plan.identical.push(name);
+      // Mode too: tar gives a file its mode only once its data is written, so an interrupted one may have all its bytes but not its mode.
+      if (there?.type === 'f' && there.size === entry.size && there.mtime === entry.mtime && there.mode === entry.mode) plan.identical.push(name);
       else if (there?.type === 'f' && there.size > 0 && there.size < entry.size) plan.appends.push({ name, from: there.size, entry });
       else plan.full.push(name);
     }
@@ -98,6 +103,7 @@ export async function copyTree(
   if (sourceList.exitCode !== 0) throw new CopyFailed(failure(`Listing ${source.dir} on the source`, sourceList));
   const targetList = await capture(target.ssh, `mkdir -p -- ${q(target.dir)} && ${listing(target.dir)}`, { maxBytes: MANIFEST_LIMIT, signal });
   if (targetList.exitCode !== 0) throw new CopyFailed(failure(`Preparing ${target.dir} on the target`, targetList));
+  signal.throwIfAborted();
   const sourceTree = parseTree(sourceList.stdout);
   const plan = planCopy(sourceTree, parseTree(targetList.stdout));
   report.note(`source ${source.dir}: ${plan.files} files, ${humanSize(plan.bytes)}${plan.skipped ? ` (${plan.skipped} sockets/devices/fifos not copied)` : ''}\n`);
@@ -111,6 +117,7 @@ export async function copyTree(
       capture(source.ssh, `cd -- ${q(source.dir)} && head -c ${from} -- ${q(name)} | sha256sum`, { maxBytes: 4096, signal }),
       capture(target.ssh, `cd -- ${q(target.dir)} && sha256sum < ${q(name)}`, { maxBytes: 4096, signal }),
     ]);
+    signal.throwIfAborted();
     const same = sourceSum.exitCode === 0 && targetSum.exitCode === 0 && sourceSum.stdout.toString().split(' ')[0] === targetSum.stdout.toString().split(' ')[0];
     if (!same) {
       plan.full.push(name);
@@ -120,7 +127,11 @@ export async function copyTree(
     const base = moved;
     const appended = await streamBetween(
       { ssh: source.ssh, command: `cd -- ${q(source.dir)} && tail -c +${from + 1} -- ${q(name)}` },
-      { ssh: target.ssh, command: `cd -- ${q(target.dir)} && cat >> ${q(name)} && touch -m -d @${entry.mtime} -- ${q(name)}` },
+      // Then what tar would have set at the end: mode, owner (where the login may), mtime.
+      {
+        ssh: target.ssh,
+        command: `cd -- ${q(target.dir)} && cat >> ${q(name)} && chmod ${entry.mode} -- ${q(name)} && { chown ${entry.uid}:${entry.gid} -- ${q(name)} 2>/dev/null || true; } && touch -m -d @${entry.mtime} -- ${q(name)}`,
+      },
       { onBytes: (bytes) => report.progress(base + bytes), signal, bytesPerSecond },
     );
     if (appended.source.exitCode !== 0) throw new CopyFailed(failure(`Reading ${display(name)} on the source`, appended.source));
@@ -131,6 +142,7 @@ export async function copyTree(
   const fullFiles = plan.full.filter((name) => sourceTree.get(name)!.type === 'f');
   if (fullFiles.length) report.note(`copying ${fullFiles.length} files (${humanSize(fullFiles.reduce((sum, n) => sum + sourceTree.get(n)!.size, 0))}) in one tar stream\n`);
   if (plan.full.length) {
+    signal.throwIfAborted();
     const base = moved;
     const streamed = await streamBetween(
       { ssh: source.ssh, command: `tar -C ${q(source.dir)} --null --no-recursion -T - -cf -`, stdin: names(plan.full) },
@@ -148,7 +160,9 @@ export async function copyTree(
   report.note(`verifying SHA-256 checksums of ${files.length} files on both servers\n`);
   const checksums = (side: { ssh: NodeSSH; dir: string }) =>
     capture(side.ssh, `cd -- ${q(side.dir)} && xargs -0 -r sha256sum --`, { stdin: names(files), maxBytes: MANIFEST_LIMIT, signal });
+  signal.throwIfAborted();
   const [sourceSums, targetSums] = await Promise.all([checksums(source), checksums(target)]);
+  signal.throwIfAborted();
   if (sourceSums.exitCode !== 0) throw new CopyFailed(failure('Checksums on the source', sourceSums));
   const sourceLines = sourceSums.stdout.toString('latin1').split('\n');
   const targetLines = targetSums.stdout.toString('latin1').split('\n');

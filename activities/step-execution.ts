@@ -162,6 +162,8 @@ export function startStepExecution(
     if (stop === 'shutdown') {
       stepLog.note("\n--- this Bosun worker is shutting down: the command's process group was killed; another worker runs it again ---\n");
       await stepLog.flush();
+      // Killed: the next attempt has no group of this one's to stop (its id may be reused by then).
+      await stepLog.write({ $set: { [stepField(index, 'pgid')]: null } }, false).catch(stepLog.warn('the process group'));
       throw ApplicationFailure.create({ message: 'The worker shut down while the command ran', type: WORKER_SHUTDOWN_FAILURE, nonRetryable: false });
     }
     if (!succeeded && !attempt.finalExitAttempt) stepLog.note(`\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`);

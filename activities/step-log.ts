@@ -44,9 +44,13 @@ export class StepLog {
     this.pending += this.redactor.push(text);
   }
 
-  /** A line of Bosun's own (a note, progress): after whatever output came before it. */
+  /**
+   * A line of Bosun's own (a note, progress, a failure that may quote a server's stderr): after
+   * whatever output came before it, and redacted like output.
+   */
   note(text: string): void {
-    this.pending += this.redactor.flush() + text;
+    this.pending += this.redactor.flush();
+    this.pending += this.redactor.push(text) + this.redactor.flush();
   }
 
   write(update: Record<string, unknown>, durable = true): Promise<unknown> {

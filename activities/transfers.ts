@@ -8,7 +8,7 @@ import { describeTarget, type SshTarget } from '../src/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES, SshError } from '../src/ssh/errors';
 import { humanSize } from '../src/ssh/fingerprint';
 import type { SshPool } from '../src/ssh/pool';
-import { capture, streamBetween, type ChannelExit } from '../src/ssh/stream';
+import { capture, OutputLimitExceeded, streamBetween, type ChannelExit } from '../src/ssh/stream';
 import type { StepResult, TransferStepAttempt } from '../workflows/contracts';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
@@ -101,6 +101,8 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
       }, outputFlushMs);
 
       const finish = async (succeeded: boolean, reason?: string) => {
+        // No progress line after the result.
+        clearInterval(ticker);
         if (reason) stepLog.note(`\n--- failed: ${reason} ---\n`);
         await stepLog.write({
           $set: {
@@ -160,7 +162,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
 
       const connect = (t: SshTarget, fn: (ssh: NodeSSH) => Promise<void>) =>
         sshPool.withConnection(t, (ssh) => fn(ssh)).catch((error) => {
-          if (error instanceof TransferFailed || error instanceof CopyFailed || aborted.aborted) throw error;
+          if (error instanceof TransferFailed || error instanceof CopyFailed || error instanceof OutputLimitExceeded || aborted.aborted) throw error;
           throw classifySshError(error, describeTarget(t));
         });
       try {
@@ -177,7 +179,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
           await stepLog.flush();
           throw new CancelledFailure('Cancelled during the transfer');
         }
-        if (error instanceof TransferFailed || error instanceof CopyFailed) return await finish(false, error.message);
+        if (error instanceof TransferFailed || error instanceof CopyFailed || error instanceof OutputLimitExceeded) return await finish(false, error.message);
         if (!(error instanceof SshError)) throw error;
         stepLog.note(`\n--- ${error.message}${error.retryable ? '; retrying' : ''} ---\n`);
         await stepLog.flush();

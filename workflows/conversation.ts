@@ -92,7 +92,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
   );
 
   const runStep = (step: PlannedStepRef) =>
-    step.sourceServerId !== null
+    // A step planned before transfers existed has no sourceServerId at all: a command.
+    step.sourceServerId
       ? transfers.runTransferStep({ conversationId, organizationId, stepId: step.stepId, index: step.index, sourceServerId: step.sourceServerId, targetServerId: step.serverId })
       : execution.runConversationStep({ conversationId, organizationId, stepId: step.stepId, index: step.index, serverId: step.serverId });
 
@@ -103,6 +104,16 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
     } catch (error) {
       if (isCancellation(error)) throw error;
       await bookkeeping.planningFailed({ conversationId, messageId, message: messageOf(error) });
+      return { ok: false } as const;
+    }
+  }
+
+  /** Another way after a failed step; a planner unreachable through every retry just means none. */
+  async function replan(messageId: string, failedStepId: string, round: number) {
+    try {
+      return await planning.replanAfterFailure({ conversationId, messageId, failedStepId, round });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
       return { ok: false } as const;
     }
   }
@@ -137,7 +148,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
       if (!succeeded) {
         // A planner that can re-plan is asked for another way, a bounded number of times.
         if (patched('replan-after-failure')) {
-          const next = await planning.replanAfterFailure({ conversationId, messageId, failedStepId: step.stepId, round: replans + 1 });
+          const next = await replan(messageId, step.stepId, replans + 1);
           if (next.ok) return runSteps(messageId, next.steps, replans + 1);
         }
         await bookkeeping.closeOpenSteps({ conversationId, reason: 'Not run: an earlier step failed.' });

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { shellQuote, tokenize, type ShellToken } from './shell';
 import { higherRisk, riskRank, type Risk, type Transfer } from './types';
 
@@ -262,6 +263,11 @@ export function judgeStep(step: { command: string; risk: Risk; transfer?: Transf
   const assessment = commandLines(step)
     .map((line) => assessCommand(line))
     .reduce((a, b) => ({ risk: higherRisk(a.risk, b.risk), reasons: [...a.reasons, ...b.reasons] }), { risk: 'read' as Risk, reasons: [] as string[] });
+  // A tree copied onto a system directory overwrites what the target runs on.
+  if (step.transfer?.kind === 'copy' && isCritical(posix.normalize(step.transfer.to))) {
+    assessment.risk = 'destructive';
+    assessment.reasons.push(`a copy onto ${step.transfer.to}, a system directory`);
+  }
   const risk = higherRisk(step.risk, assessment.risk);
   if (risk === 'destructive' && !policy.allow_destructive) {
     const why = assessment.reasons.length ? assessment.reasons.join('; ') : 'the planner marked it destructive';

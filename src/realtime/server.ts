@@ -9,7 +9,7 @@ import type { ClientToServerEvents, ServerToClientEvents } from './events';
 import { conversationRoom, conversationStepRoom, runRoom } from './events';
 import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
-import { endAtExpiry, endRevokedSessions } from './sessions';
+import { endAtExpiry, endIfRevokedMeanwhile, endRevokedSessions } from './sessions';
 import { ConversationModel, type Conversation } from '../conversations/model';
 import { toConversationView } from '../conversations/views';
 import type { Metrics } from '../observability/metrics';
@@ -55,6 +55,7 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
 
   io.on('connection', (socket) => {
     endAtExpiry(socket);
+    void endIfRevokedMeanwhile(socket).catch((err) => log.warn({ err }, 'could not check the token of a new socket'));
     const ownRun = (runId: string) =>
       DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
     socket.on('subscribe', async (request, ack) => {

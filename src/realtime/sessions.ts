@@ -14,6 +14,14 @@ function end(socket: Socket, reason: 'revoked' | 'expired') {
   socket.disconnect(true);
 }
 
+/**
+ * A new socket's token is checked once more: a revocation whose change event was handled while
+ * this socket was still connecting found no socket to end.
+ */
+export async function endIfRevokedMeanwhile(socket: SessionSocket): Promise<void> {
+  if (await ApiTokenModel.exists({ _id: socket.data.principal.tokenId, revoked_at: { $ne: null } })) end(socket, 'revoked');
+}
+
 /** A socket whose token expires is disconnected when it does. */
 export function endAtExpiry(socket: SessionSocket): void {
   const expiresAt = socket.data.principal.expiresAt;

@@ -2,8 +2,10 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { ClientChannel } from 'ssh2';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
+import { killProcessGroup, shellQuote } from './exec';
 
 const TEXT_LIMIT = 64 * 1024;
+const PGID_LINE = /^bosun-pgid:(\d+)\n/;
 
 export interface ChannelExit {
   exitCode: number | null;
@@ -12,16 +14,39 @@ export interface ChannelExit {
   stderr: string;
 }
 
+/** A command's output was larger than its reader accepts: what was read is not all of it. */
+export class OutputLimitExceeded extends Error {
+  override name = 'OutputLimitExceeded';
+}
+
+/**
+ * The command in a process group of its own (its pid, the group's id, reported first on stderr), so
+ * stopping it stops everything it started, even a command that reads and writes nothing for a while.
+ * stdin and stdout pass through untouched.
+ */
+const inProcessGroup = (command: string) =>
+  `exec setsid -w sh -c '__bosun_command=$1; shift; echo "bosun-pgid:$$" >&2; eval "$__bosun_command"' bosun-transfer ${shellQuote(command)}`;
+
+interface Running {
+  ssh: NodeSSH;
+  pgid: number | null;
+  stopped: boolean;
+  closed: boolean;
+}
+const running = new WeakMap<ClientChannel, Running>();
+
 /**
  * Starts a command; its exit is watched from the callback on (ssh2 may deliver a quick command's
  * exit and close in the same read as the channel's opening, before any later listener exists).
  */
-function openChannel(ssh: NodeSSH, command: string): Promise<{ channel: ClientChannel; exit: Promise<ChannelExit> }> {
+function openChannel(ssh: NodeSSH, command: string, signal?: AbortSignal): Promise<{ channel: ClientChannel; exit: Promise<ChannelExit> }> {
   const connection = ssh.connection;
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
+  if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('Aborted'));
   return new Promise((resolve, reject) => {
-    connection.exec(command, (error, channel) => {
+    connection.exec(inProcessGroup(command), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start a command: ${error.message}`));
+      running.set(channel, { ssh, pgid: null, stopped: false, closed: false });
       const exit = exitOf(channel);
       exit.catch(() => undefined);
       // A write after the far end closed must not crash the process: the exit (or its absence) tells the story.
@@ -32,86 +57,106 @@ function openChannel(ssh: NodeSSH, command: string): Promise<{ channel: ClientCh
 }
 
 /** Keeps the first 64 KiB of a stream as text (the rest is read and dropped, so the channel can close). */
-function keepText(stream: NodeJS.ReadableStream) {
-  const kept = { text: '' };
+function keepText(stream: NodeJS.ReadableStream, kept = { text: '' }) {
   stream.on('data', (chunk: Buffer) => {
     if (kept.text.length < TEXT_LIMIT) kept.text += chunk.toString('utf8').slice(0, TEXT_LIMIT - kept.text.length);
   });
   return kept;
 }
 
-/** Channels closed already (by either side). */
-const closed = new WeakSet<ClientChannel>();
-
-/** Channels this process closed on purpose: no exit status is expected from them. */
-const stopped = new WeakSet<ClientChannel>();
-const stop = (channel: ClientChannel) => {
-  stopped.add(channel);
+/**
+ * Stops a command on purpose: its process group is killed, and its channel drained and closed (ssh2
+ * closes a channel only once its readable side has ended, which a paused, unpiped one never does).
+ */
+function stop(channel: ClientChannel): void {
+  const state = running.get(channel);
+  if (!state || state.stopped || state.closed) return;
+  state.stopped = true;
+  if (state.pgid !== null) void killProcessGroup(state.ssh, state.pgid, 1).catch(() => undefined);
+  channel.unpipe();
+  channel.resume();
   channel.close();
-};
+}
 
 /**
  * Resolves with the command's exit once its channel closes; a channel closed without one means the
  * connection was lost (unless this process stopped it: then its signal is "stopped").
  */
 function exitOf(channel: ClientChannel): Promise<ChannelExit> {
-  const stderr = keepText(channel.stderr);
+  const state = running.get(channel)!;
+  const stderr = { text: '' };
+  let head = '';
+  const onStderr = (chunk: Buffer) => {
+    head += chunk.toString('utf8');
+    const match = PGID_LINE.exec(head);
+    if (!match && head.length < 64 && !head.includes('\n')) return;
+    channel.stderr.off('data', onStderr);
+    if (match) state.pgid = Number(match[1]);
+    stderr.text = (match ? head.slice(match[0].length) : head).slice(0, TEXT_LIMIT);
+    keepText(channel.stderr, stderr);
+  };
+  channel.stderr.on('data', onStderr);
   let exit: { exitCode: number | null; signal: string | null } | null = null;
   channel.on('exit', (code: number | null, signal?: string) => {
     exit = { exitCode: code ?? null, signal: signal ?? null };
   });
   return new Promise((resolve, reject) => {
     channel.on('close', () => {
-      closed.add(channel);
+      state.closed = true;
       if (exit) resolve({ ...exit, stderr: stderr.text });
-      else if (stopped.has(channel)) resolve({ exitCode: null, signal: 'stopped', stderr: stderr.text });
+      else if (state.stopped) resolve({ exitCode: null, signal: 'stopped', stderr: stderr.text });
       else reject(new SshError('transport', 'The connection was lost while the command ran'));
     });
   });
 }
 
+/** Stops the channels when the signal aborts (at once, if it already has). */
 const abortWith = (signal: AbortSignal | undefined, channels: ClientChannel[]) => {
   const onAbort = () => channels.forEach(stop);
+  if (signal?.aborted) onAbort();
   signal?.addEventListener('abort', onAbort);
   return () => signal?.removeEventListener('abort', onAbort);
 };
 
-/** Runs a command with `stdin` as its input and collects its stdout (at most `maxBytes`: more is an error). */
+/**
+ * Runs a command with `stdin` as its input and collects its stdout; more than `maxBytes` stops it and
+ * throws OutputLimitExceeded (never a silently shortened answer).
+ */
 export async function capture(ssh: NodeSSH, command: string, { stdin, maxBytes, signal }: { stdin?: Buffer; maxBytes: number; signal?: AbortSignal }) {
-  const { channel, exit: exited } = await openChannel(ssh, command);
+  const { channel, exit: exited } = await openChannel(ssh, command, signal);
   const detach = abortWith(signal, [channel]);
   const chunks: Buffer[] = [];
   let size = 0;
   channel.on('data', (chunk: Buffer) => {
     size += chunk.length;
     if (size <= maxBytes) chunks.push(chunk);
-    else channel.close();
+    else stop(channel);
   });
   channel.end(stdin);
   try {
-    const exit = await exited.catch((error) => {
-      if (size > maxBytes) throw new Error(`The output of \`${command.slice(0, 80)}\` exceeded ${maxBytes} bytes`);
-      throw error;
-    });
+    const exit = await exited;
+    if (size > maxBytes) throw new OutputLimitExceeded(`The output of \`${command.slice(0, 80)}\` exceeded ${maxBytes} bytes`);
     return { ...exit, stdout: Buffer.concat(chunks) };
   } finally {
     detach();
   }
 }
 
-/** Lets bytes through no faster than a rate (a migration must not saturate a production link). */
+/**
+ * Lets bytes through no faster than a rate (a migration must not saturate a production link): a
+ * token bucket holding at most a second's worth, so a pause earns no later burst beyond that.
+ */
 class Throttle extends Transform {
-  private passed = 0;
-  private readonly started = Date.now();
+  private nextFree = Date.now();
 
   constructor(private readonly bytesPerSecond: number) {
     super();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.passed += chunk.length;
-    const due = this.started + (this.passed / this.bytesPerSecond) * 1000;
-    setTimeout(() => done(null, chunk), Math.max(0, due - Date.now()));
+    const now = Date.now();
+    this.nextFree = Math.max(this.nextFree, now - 1000) + (chunk.length / this.bytesPerSecond) * 1000;
+    setTimeout(() => done(null, chunk), Math.max(0, this.nextFree - now));
   }
 }
 
@@ -124,25 +169,21 @@ export async function streamBetween(
   to: { ssh: NodeSSH; command: string },
   { onBytes, signal, bytesPerSecond = 0 }: { onBytes: (bytes: number) => void; signal?: AbortSignal; bytesPerSecond?: number },
 ): Promise<{ bytes: number; source: ChannelExit; target: ChannelExit; targetOutput: string }> {
-  const { channel: target, exit: targetExit } = await openChannel(to.ssh, to.command);
+  const { channel: target, exit: targetExit } = await openChannel(to.ssh, to.command, signal);
   // What the target prints (a restore's messages) is kept for the log; reading it also lets its channel close.
   const targetOutput = keepText(target);
   let source: ClientChannel | null = null;
   let sourceEnded = false;
-  let targetClosed = false;
   // The target gave up (it failed): stop the source too, unless it had already sent everything.
-  target.once('close', () => {
-    targetClosed = true;
-    if (source && !sourceEnded) stop(source);
-  });
-  const opened = await openChannel(from.ssh, from.command).catch((error) => {
+  target.once('close', () => source && !sourceEnded && stop(source));
+  const opened = await openChannel(from.ssh, from.command, signal).catch((error) => {
     stop(target);
     throw error;
   });
   source = opened.channel;
   const sourceExit = opened.exit;
   source.once('end', () => (sourceEnded = true));
-  if (targetClosed || closed.has(target)) stop(source);
+  if (running.get(target)!.closed) stop(source);
   const detach = abortWith(signal, [source, target]);
   let bytes = 0;
   source.on('data', (chunk: Buffer) => {

@@ -94,6 +94,11 @@ describe('migration plans move data between their servers through the worker', (
     const onto = await say(`copy ${path.join(work, 'www')} to / on the target`);
     expect(onto.status).toBe('failed');
     expect(onto.steps[0]!.execution_log).toContain('Copying from or onto / is refused');
+    const sneaky = await say(`copy ${path.join(work, 'www')} to the target at /tmp/../`);
+    expect(sneaky.steps[0]!.execution_log).toContain('Copying from or onto / is refused');
+    const system = await say(`copy ${path.join(work, 'www')} to the target at /etc`);
+    expect([system.status, system.steps[0]!.risk]).toEqual(['failed', 'destructive']);
+    expect(system.steps[0]!.execution_log).toContain('a copy onto /etc, a system directory');
     expect(readFileSync(path.join(work, 'www/index.html'), 'utf8')).toBe('<h1>hello</h1>\n');
   });
 

@@ -10,18 +10,19 @@ export function sharedFolder(prefix: string): string {
   return dir;
 }
 
-/** Every entry of a directory tree with its type and content hash (a link by its target): equal digests, equal trees. */
+/** Every entry of a directory tree with its type, mode and content hash (a link by its target): equal digests, equal trees. */
 export function treeDigest(root: string): Record<string, string> {
   const digest: Record<string, string> = {};
   const walk = (relative: string) => {
     for (const name of readdirSync(path.join(root, relative)).sort()) {
       const entry = path.join(relative, name);
       const stat = lstatSync(path.join(root, entry));
+      const mode = (stat.mode & 0o7777).toString(8);
       if (stat.isSymbolicLink()) digest[entry] = `link ${readlinkSync(path.join(root, entry))}`;
       else if (stat.isDirectory()) {
-        digest[entry] = 'dir';
+        digest[entry] = `dir ${mode}`;
         walk(entry);
-      } else digest[entry] = `file ${createHash('sha256').update(readFileSync(path.join(root, entry))).digest('hex')}`;
+      } else digest[entry] = `file ${mode} ${createHash('sha256').update(readFileSync(path.join(root, entry))).digest('hex')}`;
     }
   };
   walk('');
