@@ -4,7 +4,7 @@ import path from 'node:path';
 import { freePort } from '../../src/embedded/ports';
 import type { StackState } from '../../src/embedded/stack';
 import { eventually } from '../support/bosun';
-import { BosunProcess, runCli } from '../support/processes';
+import { BosunProcess, embeddedStackEnv, runCli } from '../support/processes';
 import { sharedServices } from '../support/shared';
 
 const isAlive = (pid: number) => {
@@ -38,19 +38,7 @@ describe('npm start: the embedded stack', () => {
   const state = (dir = home) => JSON.parse(readFileSync(path.join(dir, 'stack.json'), 'utf8')) as StackState;
 
   beforeAll(async () => {
-    const { MONGODB_URI: _m, TEMPORAL_ADDRESS: _t, ...clean } = process.env;
-    env = {
-      ...clean,
-      BOSUN_HOME: home,
-      BOSUN_CACHE_DIR: services.cacheDir,
-      MONGOD_PATH: services.mongodBinary,
-      TEMPORAL_CLI_PATH: services.temporalBinary,
-      PORT: String(await freePort(0)),
-      MONGO_PORT: String(await freePort(0)),
-      TEMPORAL_PORT: String(await freePort(0)),
-      TEMPORAL_UI_PORT: String(await freePort(0)),
-      LOG_LEVEL: 'warn',
-    };
+    env = await embeddedStackEnv(home);
   });
   afterAll(async () => {
     await Promise.all(running.map((b) => b.stop('SIGKILL')));

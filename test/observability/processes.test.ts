@@ -4,7 +4,7 @@ import path from 'node:path';
 import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
 import { parseMetrics, valueOf } from '../support/metrics';
-import { BosunProcess, externalServicesEnv } from '../support/processes';
+import { BosunProcess, embeddedStackEnv, externalServicesEnv } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { PrivateTemporal } from '../support/temporal';
 
@@ -93,20 +93,7 @@ describe('npm start: one /metrics for everything, links to its own Temporal UI',
   let bosun: BosunProcess;
 
   beforeAll(async () => {
-    const services = sharedServices();
-    const { MONGODB_URI: _m, TEMPORAL_ADDRESS: _t, ...clean } = process.env;
-    bosun = new BosunProcess({
-      ...clean,
-      BOSUN_HOME: mkdtempSync(path.join(os.tmpdir(), 'bosun-observability-')),
-      BOSUN_CACHE_DIR: services.cacheDir,
-      MONGOD_PATH: services.mongodBinary,
-      TEMPORAL_CLI_PATH: services.temporalBinary,
-      PORT: String(await freePort(0)),
-      MONGO_PORT: String(await freePort(0)),
-      TEMPORAL_PORT: String(await freePort(0)),
-      TEMPORAL_UI_PORT: String(await freePort(0)),
-      LOG_LEVEL: 'warn',
-    });
+    bosun = new BosunProcess(await embeddedStackEnv(mkdtempSync(path.join(os.tmpdir(), 'bosun-observability-'))));
   });
   afterAll(() => bosun.stop('SIGKILL'));
 

@@ -32,6 +32,27 @@ export function externalServicesEnv(name: string): NodeJS.ProcessEnv {
   };
 }
 
+/**
+ * The environment of `npm start` on a fresh machine, as a user has it: its own embedded mongod and
+ * Temporal dev server (the run's binaries, free ports), no MONGODB_URI nor TEMPORAL_ADDRESS.
+ */
+export async function embeddedStackEnv(home: string): Promise<NodeJS.ProcessEnv> {
+  const services = sharedServices();
+  const { MONGODB_URI: _m, TEMPORAL_ADDRESS: _t, ...clean } = process.env;
+  return {
+    ...clean,
+    BOSUN_HOME: home,
+    BOSUN_CACHE_DIR: services.cacheDir,
+    MONGOD_PATH: services.mongodBinary,
+    TEMPORAL_CLI_PATH: services.temporalBinary,
+    PORT: String(await freePort(0)),
+    MONGO_PORT: String(await freePort(0)),
+    TEMPORAL_PORT: String(await freePort(0)),
+    TEMPORAL_UI_PORT: String(await freePort(0)),
+    LOG_LEVEL: 'warn',
+  };
+}
+
 /** Runs the `bosun` command as a user would (the package's bin), with the given environment. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
   return new Promise((resolve) => {
