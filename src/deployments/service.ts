@@ -29,6 +29,40 @@ async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: '
 class ServerNotRunnable extends Error {}
 
 export const DEFAULT_MAX_ACTIVE_RUNS = 200;
+const ACTIVE_RUNS_RECOUNT_MS = 1000;
+
+/**
+ * An organization's runs queued or running, for its limit: counted in MongoDB at most once a second
+ * per process (concurrent triggers share the count), plus the triggers this process accepted since:
+ * an upper bound, so at the limit the runs are counted again rather than a trigger refused on a guess.
+ */
+function activeRunCounter(limit: number) {
+  const counts = new Map<string, { at: number; count: Promise<number>; since: number }>();
+  const recount = (organizationId: string) => {
+    const entry = {
+      at: Date.now(),
+      since: 0,
+      count: DeploymentRunModel.countDocuments({ organization_id: organizationId, status: { $in: ['queued', 'running'] } }).limit(limit).exec(),
+    };
+    entry.count.catch(() => counts.delete(organizationId));
+    counts.set(organizationId, entry);
+    return entry;
+  };
+  return {
+    async before(organizationId: string): Promise<number> {
+      let entry = counts.get(organizationId);
+      const stale = !entry || Date.now() - entry.at > ACTIVE_RUNS_RECOUNT_MS;
+      if (stale) entry = recount(organizationId);
+      const estimate = (await entry!.count) + entry!.since;
+      // A refusal rests on a count made for it, never on the estimate.
+      return estimate >= limit && !stale ? recount(organizationId).count : estimate;
+    },
+    accepted(organizationId: string): void {
+      const entry = counts.get(organizationId);
+      if (entry) entry.since += 1;
+    },
+  };
+}
 
 export function createDeploymentService({
   workflows,
@@ -40,6 +74,8 @@ export function createDeploymentService({
   /** Runs an organization may have queued or running at once; a trigger beyond it is refused (429). */
   maxActiveRuns?: number;
 }) {
+  const activeRuns = activeRunCounter(maxActiveRuns);
+
   async function findDeployment(organizationId: string, id: string) {
     const deployment = await DeploymentModel.findOne({ _id: parseId(id, 'Deployment'), organization_id: organizationId }).lean<Deployment>();
     if (!deployment) throw notFound('Deployment');
@@ -119,10 +155,7 @@ export function createDeploymentService({
      * key, a repeated trigger returns the run the first one created.
      */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined) {
-      const [deployment, active] = await Promise.all([
-        findDeployment(principal.organizationId, deploymentId),
-        DeploymentRunModel.countDocuments({ organization_id: principal.organizationId, status: { $in: ['queued', 'running'] } }).limit(maxActiveRuns),
-      ]);
+      const [deployment, active] = await Promise.all([findDeployment(principal.organizationId, deploymentId), activeRuns.before(principal.organizationId)]);
       const replay = async () => {
         const existing = await DeploymentRunModel.findOne({ deployment_id: deployment._id, idempotency_key: idempotencyKey }).lean<DeploymentRun>();
         // Waking again is harmless, and heals a first attempt that died before its wake.
@@ -179,6 +212,7 @@ export function createDeploymentService({
         }
         throw error;
       }
+      activeRuns.accepted(principal.organizationId);
       // Temporal answering: the run is accepted now and its queue woken meanwhile (a wake that fails
       // leaves it queued for the workers' sweep). Temporal in doubt: the wake must succeed first.
       if (workflows.looksReachable()) {
