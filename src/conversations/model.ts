@@ -1,4 +1,5 @@
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
+import { executionFields, lastChunkField } from '../deployments/execution-fields';
 import { RISKS } from '../planner/types';
 
 export const CONVERSATION_STATUSES = ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled'] as const;
@@ -37,7 +38,6 @@ const transferSchema = new Schema(
   { _id: false },
 );
 
-/** The fields the step executor shares with deployment steps (output, attempts, pgid...) keep their names. */
 const conversationStepSchema = new Schema({
   message_id: { type: Schema.Types.ObjectId, required: true },
   title: { type: String, required: true },
@@ -52,22 +52,13 @@ const conversationStepSchema = new Schema({
   risk: { type: String, enum: RISKS, required: true },
   status: { type: String, enum: CONVERSATION_STEP_STATUSES, required: true, default: 'pending' },
   execution_success: { type: Boolean, default: null },
-  // The execution log: output as produced (head and tail kept), then failure details.
-  output: { type: String, default: '' },
-  output_bytes: { type: Number, default: 0 },
-  streamed: { type: Number, default: 0 },
-  exit_code: { type: Number, default: null },
-  attempts: { type: Number, default: 0 },
-  started_exit_attempt: { type: Number, default: null },
-  last_exit: { type: new Schema({ attempt: Number, exit_code: Number, timed_out: Boolean }, { _id: false }), default: null },
-  pgid: { type: Number, default: null },
+  // The execution log is `output`; failure details end it.
+  ...executionFields,
   // Null unless the step waits for a person's decision before it runs.
   approval: { type: approvalSchema, default: null },
   // Set when the policy refused the command: the step never runs.
   refused: { type: String, default: null },
   created_at: { type: Date, required: true },
-  started_at: { type: Date, default: null },
-  completed_at: { type: Date, default: null },
 });
 
 const conversationSchema = new Schema(
@@ -87,7 +78,7 @@ const conversationSchema = new Schema(
     completed_at: { type: Date, default: null },
     // Bumped by every persisted change: the sequence number of live events.
     seq: { type: Number, required: true, default: 0 },
-    last_chunk: { type: new Schema({ step: Number, offset: Number, data: String }, { _id: false }), default: null },
+    last_chunk: lastChunkField,
   },
   { timestamps: true },
 );

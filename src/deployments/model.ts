@@ -1,4 +1,5 @@
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
+import { executionFields, lastChunkField } from './execution-fields';
 
 export const RUN_STATUSES = ['queued', 'running', 'success', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -41,20 +42,7 @@ const runStepSchema = new Schema(
     retries: { type: Number, default: 0 },
     continue_on_error: { type: Boolean, default: false },
     status: { type: String, enum: STEP_STATUSES, required: true, default: 'pending' },
-    output: { type: String, default: '' },
-    output_bytes: { type: Number, default: 0 },
-    // Characters streamed so far (uncapped): where the next live chunk starts.
-    streamed: { type: Number, default: 0 },
-    // The result of the latest exit attempt, so a retried activity never runs a finished command again.
-    last_exit: { type: new Schema({ attempt: Number, exit_code: Number, timed_out: Boolean }, { _id: false }), default: null },
-    exit_code: { type: Number, default: null },
-    attempts: { type: Number, default: 0 },
-    // The exit attempt whose command was started last: started again without a result means it was interrupted.
-    started_exit_attempt: { type: Number, default: null },
-    started_at: { type: Date, default: null },
-    completed_at: { type: Date, default: null },
-    // The remote process group of the running command, so a retry or a cancel can stop it.
-    pgid: { type: Number, default: null },
+    ...executionFields,
   },
   { _id: false },
 );
@@ -77,8 +65,7 @@ const deploymentRunSchema = new Schema(
     error: { type: String, default: null },
     // Bumped by every persisted change: the sequence number of live events.
     seq: { type: Number, required: true, default: 0 },
-    // The output appended by the latest change, relayed as a chunk; older chunks live in steps[].output.
-    last_chunk: { type: new Schema({ step: Number, offset: Number, data: String }, { _id: false }), default: null },
+    last_chunk: lastChunkField,
   },
   { timestamps: true },
 );
