@@ -1,6 +1,6 @@
 import type { NodeSSH } from 'node-ssh';
 import { humanSize } from '../src/ssh/fingerprint';
-import { capture, streamBetween, type ChannelExit } from '../src/ssh/stream';
+import { capture, commandFailure as failure, streamBetween } from '../src/ssh/stream';
 import { shellQuote as q } from '../src/planner/shell';
 
 /** One entry of a directory tree; names are kept as latin1 strings so any byte sequence survives the round trip. */
@@ -36,9 +36,6 @@ function parseTree(raw: Buffer): Tree {
 
 const display = (name: string) => Buffer.from(name, 'latin1').toString('utf8');
 const names = (list: string[]) => Buffer.from(list.map((name) => `${name}\0`).join(''), 'latin1');
-const failure = (what: string, exit: ChannelExit) =>
-  `${what} failed (exit ${exit.exitCode ?? exit.signal})${exit.stderr.trim() ? `: ${exit.stderr.trim().split('\n').slice(-5).join(' / ')}` : ''}`;
-
 export class CopyFailed extends Error {}
 
 export interface CopyReport {

@@ -8,7 +8,7 @@ import { describeTarget, type SshTarget } from '../src/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES, SshError } from '../src/ssh/errors';
 import { humanSize } from '../src/ssh/fingerprint';
 import type { SshPool } from '../src/ssh/pool';
-import { capture, OutputLimitExceeded, streamBetween, type ChannelExit } from '../src/ssh/stream';
+import { capture, commandFailure, OutputLimitExceeded, streamBetween, type ChannelExit } from '../src/ssh/stream';
 import type { StepResult, TransferStepAttempt } from '../workflows/contracts';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
@@ -32,8 +32,11 @@ export interface TransferActivityDeps {
 /** The transfer could not be done (a command failed, content differs): the step fails, nothing to retry. */
 class TransferFailed extends Error {}
 
-const exitFailure = (side: string, exit: ChannelExit) =>
-  `${side}: exit ${exit.exitCode ?? exit.signal}${exit.stderr.trim() ? ` (${exit.stderr.trim().split('\n').slice(-5).join(' / ')})` : ''}`;
+/** Throws TransferFailed naming each side whose command failed. */
+function requireBothSucceeded(source: ChannelExit, target: ChannelExit) {
+  const failed = [source.exitCode !== 0 && commandFailure('the source command', source), target.exitCode !== 0 && commandFailure('the target command', target)].filter(Boolean);
+  if (failed.length) throw new TransferFailed(failed.join('; '));
+}
 
 /** "x" only on one side of a comparison: the lines each side has that the other lacks. */
 function difference(source: string, target: string) {
@@ -145,8 +148,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         if (result.source.stderr.trim()) stepLog.note(`source stderr:\n${result.source.stderr.trimEnd()}\n`);
         if (result.targetOutput.trim()) stepLog.note(`target output:\n${result.targetOutput.trimEnd()}\n`);
         if (result.target.stderr.trim()) stepLog.note(`target stderr:\n${result.target.stderr.trimEnd()}\n`);
-        const failed = [result.source.exitCode !== 0 && exitFailure('the source command', result.source), result.target.exitCode !== 0 && exitFailure('the target command', result.target)].filter(Boolean);
-        if (failed.length) throw new TransferFailed(failed.join('; '));
+        requireBothSucceeded(result.source, result.target);
       };
 
       const compare = async (source: NodeSSH, target: NodeSSH) => {
@@ -154,8 +156,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
           capture(source, transfer.source_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
           capture(target, transfer.target_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
         ]);
-        const failed = [a.exitCode !== 0 && exitFailure('the source command', a), b.exitCode !== 0 && exitFailure('the target command', b)].filter(Boolean);
-        if (failed.length) throw new TransferFailed(failed.join('; '));
+        requireBothSucceeded(a, b);
         const diff = difference(a.stdout.toString('utf8'), b.stdout.toString('utf8'));
         stepLog.push(`${diff.common} lines on both servers\n${listing('only on the source', diff.onlySource)}${listing('only on the target', diff.onlyTarget)}`);
       };

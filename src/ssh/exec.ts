@@ -11,8 +11,18 @@ export const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
  * in that same shell with no positional parameters, stderr merged into stdout so output keeps the
  * order it was produced in.
  */
-const wrap = (command: string) =>
-  `exec setsid -w sh -c '__bosun_step=$1; shift; echo "bosun-pgid:$$" >&2; exec 2>&1; eval "$__bosun_step"' bosun-step ${shellQuote(command)}`;
+export const inProcessGroup = (command: string, { mergeStderr }: { mergeStderr: boolean }) =>
+  `exec setsid -w sh -c '__bosun_command=$1; shift; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"' bosun-step ${shellQuote(command)}`;
+
+const PGID_LINE = /(?:^|\n)bosun-pgid:(\d+)\n/;
+
+/** The process group id the wrapper reported on stderr, and the stderr around its line; null until the line is whole. */
+export function processGroupLine(stderr: string): { pgid: number; rest: string } | null {
+  const match = PGID_LINE.exec(stderr);
+  if (!match) return null;
+  const before = stderr.slice(0, match.index + (match[0].startsWith('\n') ? 1 : 0));
+  return { pgid: Number(match[1]), rest: before + stderr.slice(match.index + match[0].length) };
+}
 
 export interface RemoteResult {
   exitCode: number | null;
@@ -33,7 +43,7 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
   const connection = ssh.connection;
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
   return new Promise((resolve, reject) => {
-    connection.exec(wrap(command), (error, channel) => {
+    connection.exec(inProcessGroup(command, { mergeStderr: true }), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start the command: ${error.message}`));
       const stdout = new StringDecoder('utf8');
       let stderrText = '';
@@ -47,13 +57,11 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
         if (pgidSeen) return options.onOutput(chunk.toString('utf8'));
         stderrText += chunk.toString('utf8');
         // Anything the login shell printed first (a locale warning, say) is output like the rest.
-        const match = /(?:^|\n)bosun-pgid:(\d+)\n/.exec(stderrText);
-        if (!match) return;
+        const found = processGroupLine(stderrText);
+        if (!found) return;
         pgidSeen = true;
-        options.onProcessGroup(Number(match[1]));
-        const before = stderrText.slice(0, match.index + (match[0].startsWith('\n') ? 1 : 0));
-        const rest = stderrText.slice(match.index + match[0].length);
-        if (before + rest) options.onOutput(before + rest);
+        options.onProcessGroup(found.pgid);
+        if (found.rest) options.onOutput(found.rest);
       });
       channel.on('exit', (code: number | null, signal?: string) => {
         exit = { exitCode: code ?? null, signal: signal ?? null };

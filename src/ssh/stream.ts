@@ -2,10 +2,9 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { ClientChannel } from 'ssh2';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
-import { killProcessGroup, shellQuote } from './exec';
+import { inProcessGroup, killProcessGroup, processGroupLine } from './exec';
 
 const TEXT_LIMIT = 64 * 1024;
-const PGID_LINE = /^bosun-pgid:(\d+)\n/;
 
 export interface ChannelExit {
   exitCode: number | null;
@@ -14,18 +13,14 @@ export interface ChannelExit {
   stderr: string;
 }
 
+/** "<what> failed (exit N): <the last lines of its stderr>", for a log. */
+export const commandFailure = (what: string, exit: ChannelExit) =>
+  `${what} failed (exit ${exit.exitCode ?? exit.signal})${exit.stderr.trim() ? `: ${exit.stderr.trim().split('\n').slice(-5).join(' / ')}` : ''}`;
+
 /** A command's output was larger than its reader accepts: what was read is not all of it. */
 export class OutputLimitExceeded extends Error {
   override name = 'OutputLimitExceeded';
 }
-
-/**
- * The command in a process group of its own (its pid, the group's id, reported first on stderr), so
- * stopping it stops everything it started, even a command that reads and writes nothing for a while.
- * stdin and stdout pass through untouched.
- */
-const inProcessGroup = (command: string) =>
-  `exec setsid -w sh -c '__bosun_command=$1; shift; echo "bosun-pgid:$$" >&2; eval "$__bosun_command"' bosun-transfer ${shellQuote(command)}`;
 
 interface Running {
   ssh: NodeSSH;
@@ -44,7 +39,9 @@ function openChannel(ssh: NodeSSH, command: string, signal?: AbortSignal): Promi
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
   if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('Aborted'));
   return new Promise((resolve, reject) => {
-    connection.exec(inProcessGroup(command), (error, channel) => {
+    // In a process group of its own, so stopping it stops everything it started, even a command that
+    // reads and writes nothing for a while; stdin, stdout and stderr stay apart.
+    connection.exec(inProcessGroup(command, { mergeStderr: false }), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start a command: ${error.message}`));
       running.set(channel, { ssh, pgid: null, stopped: false, closed: false });
       const exit = exitOf(channel);
@@ -86,13 +83,16 @@ function exitOf(channel: ClientChannel): Promise<ChannelExit> {
   const state = running.get(channel)!;
   const stderr = { text: '' };
   let head = '';
+  let headDone = false;
   const onStderr = (chunk: Buffer) => {
     head += chunk.toString('utf8');
-    const match = PGID_LINE.exec(head);
-    if (!match && head.length < 64 && !head.includes('\n')) return;
+    const found = processGroupLine(head);
+    // Whatever a login shell printed first comes before the line; a wrapper that never reports gives up the group.
+    if (!found && head.length < TEXT_LIMIT) return;
+    headDone = true;
     channel.stderr.off('data', onStderr);
-    if (match) state.pgid = Number(match[1]);
-    stderr.text = (match ? head.slice(match[0].length) : head).slice(0, TEXT_LIMIT);
+    if (found) state.pgid = found.pgid;
+    stderr.text = (found ? found.rest : head).slice(0, TEXT_LIMIT);
     keepText(channel.stderr, stderr);
   };
   channel.stderr.on('data', onStderr);
@@ -103,6 +103,8 @@ function exitOf(channel: ClientChannel): Promise<ChannelExit> {
   return new Promise((resolve, reject) => {
     channel.on('close', () => {
       state.closed = true;
+      // No process group line ever came (setsid missing, say): what stderr said is the message.
+      if (!headDone) stderr.text = head.slice(0, TEXT_LIMIT);
       if (exit) resolve({ ...exit, stderr: stderr.text });
       else if (state.stopped) resolve({ exitCode: null, signal: 'stopped', stderr: stderr.text });
       else reject(new SshError('transport', 'The connection was lost while the command ran'));
