@@ -170,6 +170,27 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
     );
   }
 
+  /**
+   * Fails the steps still pending or running (of those `which` picks) as not run, saying why — a refused
+   * step with its own reason; a command still running is stopped first.
+   */
+  async function closeSteps(conversation: Conversation, reason: string, which: (index: number) => boolean = () => true) {
+    const now = new Date();
+    const $set: Record<string, unknown> = {};
+    const open = (conversation.steps as ConversationStep[]).map((step, index) => ({ step, index })).filter(({ step, index }) => (step.status === 'pending' || step.status === 'running') && which(index));
+    await Promise.all(open.filter(({ step }) => step.status === 'running' && step.pgid).map(({ step }) => killLeftover(step.server_id, step.pgid!)));
+    for (const { step, index } of open) {
+      Object.assign($set, {
+        [stepField(index, 'status')]: 'failed',
+        [stepField(index, 'execution_success')]: false,
+        [stepField(index, 'output')]: step.refused ? `${step.refused}\n` : appendLog(step.output, reason.replace(/\.$/, '')),
+        [stepField(index, 'completed_at')]: now,
+        [stepField(index, 'pgid')]: null,
+      });
+    }
+    if (Object.keys($set).length) await ConversationModel.updateOne({ _id: conversation._id }, { $set, $inc: { seq: 1 } });
+  }
+
   /** A step that stands for the instruction itself, failed with why it could not be planned. */
   async function failPlanning(conversation: Conversation, messageId: Types.ObjectId, reason: string): Promise<PlanOutcome> {
     const now = new Date();
@@ -271,17 +292,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       if (steps.length + result.steps.length > MAX_CONVERSATION_STEPS) return { ok: false };
 
       // The rest of the failed plan will not run: replaced by the new steps.
-      const $set: Record<string, unknown> = {};
-      steps.forEach((step, index) => {
-        if (index <= failedIndex || !step.message_id.equals(message._id) || step.status !== 'pending') return;
-        Object.assign($set, {
-          [stepField(index, 'status')]: 'failed',
-          [stepField(index, 'execution_success')]: false,
-          [stepField(index, 'output')]: `--- Not run: replaced by a new plan after "${failed.title}" failed ---\n`,
-          [stepField(index, 'completed_at')]: new Date(),
-        });
-      });
-      if (Object.keys($set).length) await ConversationModel.updateOne({ _id: conversation._id }, { $set, $inc: { seq: 1 } });
+      await closeSteps(conversation, `Not run: replaced by a new plan after "${failed.title}" failed`, (index) => index > failedIndex && steps[index]!.message_id.equals(message._id));
       const replacement = stepsToStore(result.steps, conversation, message._id, planning.servers, planning.context, policy, failed._id);
       await ConversationModel.updateOne(
         { _id: conversation._id, 'steps.replan_of': { $ne: failed._id } },
@@ -365,22 +376,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
 
     /** Every step still pending or running fails, with the reason (a refused step with its own). */
     async closeOpenSteps({ conversationId, reason }: { conversationId: string; reason: string }): Promise<void> {
-      const conversation = await load(conversationId);
-      const now = new Date();
-      const $set: Record<string, unknown> = {};
-      const steps = conversation.steps as ConversationStep[];
-      await Promise.all(steps.filter((s) => s.status === 'running' && s.pgid).map((s) => killLeftover(s.server_id, s.pgid!)));
-      steps.forEach((step, index) => {
-        if (step.status !== 'pending' && step.status !== 'running') return;
-        Object.assign($set, {
-          [stepField(index, 'status')]: 'failed',
-          [stepField(index, 'execution_success')]: false,
-          [stepField(index, 'output')]: step.refused ? `${step.refused}\n` : appendLog(step.output, reason.replace(/\.$/, '')),
-          [stepField(index, 'completed_at')]: now,
-          [stepField(index, 'pgid')]: null,
-        });
-      });
-      if (Object.keys($set).length) await ConversationModel.updateOne({ _id: conversationId }, { $set, $inc: { seq: 1 } });
+      await closeSteps(await load(conversationId), reason);
     },
 
     async finish({ conversationId, status, error }: { conversationId: string; status: ConversationStatus; error: string | null }): Promise<void> {

@@ -26,8 +26,9 @@ const OBJECT_ID = /^[0-9a-f]{24}$/i;
 export const MAX_STEP_SUBSCRIPTIONS = 100;
 /** Rooms one connection may be in (a run, a conversation, each step named): beyond, a subscription is refused. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 500;
-/** Rooms a socket joined by subscribing (socket.io also puts it in a room of its own id). */
-const subscriptionsOf = (socket: { rooms: Set<string> }) => socket.rooms.size - 1;
+/** Joining these rooms would take the socket past its subscriptions (socket.io also puts it in a room of its own id). */
+const beyondLimit = (socket: { rooms: Set<string> }, rooms: string[], limit: number) =>
+  socket.rooms.size - 1 + rooms.filter((room) => !socket.rooms.has(room)).length > limit;
 
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
@@ -66,7 +67,7 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
         if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: socket.data.principal.organizationId }))) {
           return ack(notFound);
         }
-        if (!socket.rooms.has(runRoom(runId)) && subscriptionsOf(socket) >= subscriptionsPerConnection) return ack(tooManySubscriptions);
+        if (beyondLimit(socket, [runRoom(runId)], subscriptionsPerConnection)) return ack(tooManySubscriptions);
         // Join, then read: an event between the two carries a seq the snapshot already covers, so none is lost.
         await socket.join(runRoom(runId));
         const run = await ownRun(runId);
@@ -97,7 +98,7 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
         const known = new Set((existing?.steps ?? []).map((s) => s._id.toString()));
         if (!existing || (stepIds && !stepIds.every((s) => known.has(s.toLowerCase())))) return ack(conversationNotFound);
         const rooms = stepIds ? stepIds.map((s) => conversationStepRoom(s.toLowerCase())) : [conversationRoom(id!)];
-        if (subscriptionsOf(socket) + rooms.filter((room) => !socket.rooms.has(room)).length > subscriptionsPerConnection) return ack(tooManySubscriptions);
+        if (beyondLimit(socket, rooms, subscriptionsPerConnection)) return ack(tooManySubscriptions);
         await socket.join(rooms);
         // Join, then read: an event between the two carries a seq the snapshot already covers.
         const conversation = await ownConversation(id!);
