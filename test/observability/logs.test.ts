@@ -110,8 +110,10 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
 
   test('every line logged while handling a request carries its id, which the response returns as X-Request-Id', async () => {
     const lines = log.entries().filter((e) => e.req_id !== undefined);
-    expect(lines.length).toBeGreaterThan(20);
-    // The request's own lines (pino-http) carry req_id, and so do lines other code logged meanwhile.
+    // The session above made at least 15 requests (how many polls it took varies with the machine's
+    // speed): each of them logged under its own id.
+    expect(new Set(lines.map((e) => e.req_id)).size).toBeGreaterThanOrEqual(15);
+    // The request's own lines (pino-http) carry req_id (lines other code logs meanwhile: 'request ids' below).
     for (const line of lines.filter((e) => e.req !== undefined)) expect(line.req_id).toBe((line.req as { id: string }).id);
     // Once per line, whichever way it got there.
     expect(log.lines.filter((line) => (line.match(/"req_id":/g) ?? []).length > 1)).toEqual([]);
