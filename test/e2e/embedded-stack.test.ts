@@ -41,8 +41,9 @@ describe('npm start: the embedded stack', () => {
     env = await embeddedStackEnv(home);
   });
   afterAll(async () => {
-    await Promise.all(running.map((b) => b.stop('SIGKILL')));
-  });
+    // Gracefully (a SIGKILL would orphan a stack's mongod and Temporal dev server): only those a failed test left running.
+    await Promise.all(running.map((b) => b.stop('SIGINT')));
+  }, 60_000);
 
   test('starts everything, keeps data across restarts, and recovers from a crash', async () => {
     const first = start();

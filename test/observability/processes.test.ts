@@ -95,7 +95,8 @@ describe('npm start: one /metrics for everything, links to its own Temporal UI',
   beforeAll(async () => {
     bosun = new BosunProcess(await embeddedStackEnv(mkdtempSync(path.join(os.tmpdir(), 'bosun-observability-'))));
   });
-  afterAll(() => bosun.stop('SIGKILL'));
+  // Gracefully: a SIGKILL would leave its mongod and Temporal dev server running after the tests.
+  afterAll(() => bosun.stop('SIGINT'), 60_000);
 
   test('the API’s /metrics carries the worker’s metrics and the SDK’s; runs link to the dev server’s Web UI', async () => {
     const base = await bosun.ready();
