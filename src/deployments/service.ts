@@ -1,4 +1,5 @@
 import { Types } from 'mongoose';
+import { batcher, insertEach, type BatchResult } from '../batch';
 import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
@@ -64,6 +65,74 @@ function activeRunCounter(limit: number) {
   };
 }
 
+/*
+ * A trigger's database work, each step shared by the triggers that reach it at the same moment (see
+ * batcher): under a burst of triggers, one query or write serves many of them.
+ */
+
+const deploymentsById = batcher(async (ids: Types.ObjectId[]) => {
+  const found = await DeploymentModel.find({ _id: { $in: ids } }).lean<Deployment[]>();
+  const byId = new Map(found.map((d) => [d._id.toString(), d]));
+  return ids.map((id) => byId.get(id.toString()) ?? null);
+});
+
+/**
+ * A place in its server's queue for each trigger: the server's counter advanced once per server by
+ * the number of its triggers in the batch, which take the numbers in the order they were made. Only a
+ * verified server of the organization (its host key pinned) takes runs.
+ */
+const takeQueueSeq = batcher(async (items: { serverId: Types.ObjectId; organizationId: string }[]) => {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const key = `${item.organizationId}/${item.serverId.toString()}`;
+    groups.set(key, [...(groups.get(key) ?? []), index]);
+  });
+  const results: BatchResult<number>[] = new Array(items.length);
+  await Promise.all(
+    [...groups.values()].map(async (indexes) => {
+      const { serverId, organizationId } = items[indexes[0]!]!;
+      const server = await ServerModel.findOneAndUpdate(
+        { _id: serverId, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
+        { $inc: { run_seq: indexes.length } },
+        { returnDocument: 'after', projection: { run_seq: 1 } },
+      ).lean();
+      indexes.forEach((index, k) => {
+        results[index] = server ? server.run_seq - indexes.length + 1 + k : new ServerNotRunnable();
+      });
+    }),
+  );
+  return results;
+});
+
+/** Inserts new runs; one refused (a duplicate idempotency key) fails alone, with its code. */
+const insertRuns = batcher((runs: Record<string, unknown>[]) => insertEach(DeploymentRunModel.collection, runs));
+
+/**
+ * A new queued run, as the schema would build it (every default, on the run and on each step), from
+ * defaults taken once from the schema itself rather than a mongoose document per trigger.
+ */
+const newRun = (() => {
+  const { _id, steps, ...runDefaults } = new DeploymentRunModel({ steps: [{ name: 'x', command: 'x' }] }).toObject();
+  const { name: _name, command: _command, ...stepDefaults } = steps[0]!;
+  return (fields: Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> & { steps: Deployment['steps'] }): DeploymentRun => {
+    const now = new Date();
+    return {
+      ...runDefaults,
+      _id: new Types.ObjectId(),
+      ...fields,
+      status: 'queued',
+      steps: fields.steps.map((step) => ({ ...stepDefaults, ...step, status: 'pending' })),
+      createdAt: now,
+      updatedAt: now,
+    } as unknown as DeploymentRun;
+  };
+})();
+
+const deploymentExists = batcher(async (ids: Types.ObjectId[]) => {
+  const found = new Set((await DeploymentModel.find({ _id: { $in: ids } }, { _id: 1 }).lean()).map((d) => d._id.toString()));
+  return ids.map((id) => found.has(id.toString()));
+});
+
 export function createDeploymentService({
   workflows,
   log,
@@ -77,8 +146,8 @@ export function createDeploymentService({
   const activeRuns = activeRunCounter(maxActiveRuns);
 
   async function findDeployment(organizationId: string, id: string) {
-    const deployment = await DeploymentModel.findOne({ _id: parseId(id, 'Deployment'), organization_id: organizationId }).lean<Deployment>();
-    if (!deployment) throw notFound('Deployment');
+    const deployment = await deploymentsById(parseId(id, 'Deployment'));
+    if (!deployment || deployment.organization_id.toString() !== organizationId) throw notFound('Deployment');
     return deployment;
   }
 
@@ -152,11 +221,13 @@ export function createDeploymentService({
      * the queue is an atomic counter on the server, taken before the insert: a trigger that finished
      * before another began always comes first; two that overlap may go either way, as either order
      * is theirs. (A crash between the two writes only leaves a number unused.) With an idempotency
-     * key, a repeated trigger returns the run the first one created.
+     * key, a repeated trigger returns the run the first one created: its insert is refused by the
+     * unique index on (deployment, key), and the run found instead.
      */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined) {
       const [deployment, active] = await Promise.all([findDeployment(principal.organizationId, deploymentId), activeRuns.before(principal.organizationId)]);
       const replay = async () => {
+        if (!idempotencyKey) return null;
         const existing = await DeploymentRunModel.findOne({ deployment_id: deployment._id, idempotency_key: idempotencyKey }).lean<DeploymentRun>();
         // Waking again is harmless, and heals a first attempt that died before its wake.
         if (existing?.status === 'queued') await wake(existing);
@@ -164,40 +235,35 @@ export function createDeploymentService({
       };
       const wake = (run: DeploymentRun) =>
         unlessTemporalUnreachable('queue the run', () => workflows.wakeQueue(run.server_id.toString(), principal.organizationId));
-      if (idempotencyKey) {
+      // Checked before the insert: triggers at the same moment may pass it by a few. A repeated
+      // trigger still gets its run.
+      if (active >= maxActiveRuns) {
         const existing = await replay();
         if (existing) return { run: existing, replayed: true };
-      }
-      // Checked before the insert: triggers at the same moment may pass it by a few.
-      if (active >= maxActiveRuns) {
         throw tooMany(`The organization already has ${maxActiveRuns} runs queued or running (its limit, ORG_MAX_ACTIVE_RUNS): retry once some have finished`, 30);
       }
       let run: DeploymentRun;
       try {
-        const server = await ServerModel.findOneAndUpdate(
-          { _id: deployment.server_id, organization_id: principal.organizationId, host_key_fingerprint: { $type: 'string' } },
-          { $inc: { run_seq: 1 } },
-          { returnDocument: 'after', projection: { run_seq: 1 } },
-        ).lean();
-        if (!server) throw new ServerNotRunnable();
-        const created = await DeploymentRunModel.create({
-          organization_id: principal.organizationId,
+        const queueSeq = await takeQueueSeq({ serverId: deployment.server_id, organizationId: principal.organizationId });
+        run = newRun({
+          organization_id: new Types.ObjectId(principal.organizationId),
           deployment_id: deployment._id,
           server_id: deployment.server_id,
           triggered_by: principal.tokenName,
-          token_id: principal.tokenId,
+          token_id: new Types.ObjectId(principal.tokenId),
           idempotency_key: idempotencyKey ?? null,
-          queue_seq: server.run_seq,
-          steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
+          queue_seq: queueSeq,
+          steps: deployment.steps,
         });
-        run = created.toObject() as DeploymentRun;
+        await insertRuns(run);
         // The deployment was deleted while this trigger ran: take the run back, as if it had come after.
-        if (!(await DeploymentModel.exists({ _id: deployment._id }))) {
+        if (!(await deploymentExists(deployment._id))) {
           await DeploymentRunModel.deleteOne({ _id: run._id });
           throw notFound('Deployment');
         }
       } catch (error) {
-        if (idempotencyKey && isDuplicate(error)) {
+        // The key was used before (or the server is no longer runnable, which a repeat need not care about).
+        if (isDuplicate(error) || error instanceof ServerNotRunnable) {
           const existing = await replay();
           if (existing) return { run: existing, replayed: true };
         }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { batcher } from '../batch';
 import { ensureOrganization, OrganizationModel } from '../organizations/model';
 import { ApiTokenModel } from './model';
 import { isScope, SCOPES, type Scope } from './scopes';
@@ -95,6 +96,12 @@ export interface Principal {
 /** Why a presented token is not accepted. */
 export type Rejection = 'unknown' | 'expired';
 
+/** The unrevoked tokens with a prefix; concurrent requests' lookups share one query. */
+const tokensByPrefix = batcher(async (prefixes: string[]) => {
+  const found = await ApiTokenModel.find({ prefix: { $in: [...new Set(prefixes)] }, revoked_at: null }).lean();
+  return prefixes.map((prefix) => found.filter((token) => token.prefix === prefix));
+});
+
 /**
  * The principal behind a presented token, or why there is none. Candidates are found by the token's
  * (non-secret) prefix and their hashes compared in constant time, so response times say nothing
@@ -102,7 +109,7 @@ export type Rejection = 'unknown' | 'expired';
  */
 export async function authenticateToken(plaintext: string): Promise<Principal | Rejection> {
   const presented = Buffer.from(hashToken(plaintext), 'hex');
-  const candidates = await ApiTokenModel.find({ prefix: prefixOf(plaintext), revoked_at: null }).lean();
+  const candidates = await tokensByPrefix(prefixOf(plaintext));
   const token = candidates.find((c) => {
     const stored = Buffer.from(c.token_hash, 'hex');
     return stored.length === presented.length && timingSafeEqual(stored, presented);

@@ -5,9 +5,10 @@
  *   (b) Bosun: one run of N `true` steps, trigger to `success` seen by polling (every 20 ms: a
  *       tighter loop in this same process mostly measures its own load on the two cores);
  *   (c) Ansible, where ansible-playbook is installed: N `command: true` tasks, pipelining and ControlPersist on;
- * then trigger latency under 50 concurrent triggers, and 100 concurrent 5-step runs across 10 servers.
+ * then trigger latency, sent from a client process of its own (one at a time, then 50 at once), and
+ * 100 concurrent 5-step runs across 10 servers.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,6 +60,25 @@ async function runAndPoll(bosun: Bosun, token: string, deploymentId: string, pol
   }
 }
 
+/** 50 triggers sent by a client process of its own (trigger-client.ts), as CI jobs send them. */
+function triggers(bosun: Bosun, token: string, deploymentId: string, mode: 'sequential' | 'concurrent'): Promise<{ ms: number; runId: string }[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'trigger-client.ts')], {
+      env: { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token, DEPLOYMENT_ID: deploymentId, COUNT: '50', MODE: mode },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the trigger client exited with ${code}`));
+      const results = JSON.parse(out) as { ms: number; status: number; runId: string }[];
+      const refused = results.find((r) => r.status !== 202);
+      return refused ? reject(new Error(`trigger answered ${refused.status}`)) : resolve(results);
+    });
+  });
+}
+
 function ansible(): number | null {
   if (spawnSync('ansible-playbook', ['--version']).status !== 0) return null;
   const { sshd } = sharedServices();
@@ -95,22 +115,9 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
 
   const one = await bosunRun(bosun, token, servers[1]!, 1, 'trigger-latency');
   // One at a time first: what a trigger costs when nothing else competes for the two cores.
-  const sequential: number[] = [];
-  for (let i = 0; i < 50; i += 1) {
-    const t0 = performance.now();
-    const res = await bosun.api.post(`/api/v1/deployments/${one}/run`).set(bearer(token));
-    if (res.status !== 202) throw new Error(`trigger answered ${res.status}`);
-    sequential.push(performance.now() - t0);
-  }
+  const sequential = (await triggers(bosun, token, one, 'sequential')).map((t) => t.ms);
   await new Promise((r) => setTimeout(r, 3000)); // let those runs drain before the concurrent burst
-  const burst = await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      const t0 = performance.now();
-      const res = await bosun.api.post(`/api/v1/deployments/${one}/run`).set(bearer(token));
-      if (res.status !== 202) throw new Error(`trigger answered ${res.status}`);
-      return { ms: performance.now() - t0, runId: res.body.run_id as string };
-    }),
-  );
+  const burst = await triggers(bosun, token, one, 'concurrent');
   const latencies = burst.map((b) => b.ms);
   // Those 50 runs queue on one server: let them finish before timing the next phase.
   for (const { runId } of burst) {

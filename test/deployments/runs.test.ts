@@ -133,6 +133,27 @@ describe('running deployments over SSH', () => {
     expect(bad.status).toBe(422);
   });
 
+  test('concurrent triggers with the same Idempotency-Key (a CI retry racing its first attempt) make one run; other keys theirs', async () => {
+    const id = await define([{ name: 'once', command: 'echo once' }]);
+    const key = `ci-job-${unique()}`;
+    const others = [`other-a-${unique()}`, `other-b-${unique()}`];
+    // Sent at the same moment, so they share the server's batched queue counter and inserts.
+    const results = await Promise.all([
+      ...Array.from({ length: 6 }, () => bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token)).set('Idempotency-Key', key)),
+      ...others.map((k) => bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token)).set('Idempotency-Key', k)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(202));
+    const same = results.slice(0, 6);
+    expect(new Set(same.map((r) => r.body.run_id)).size).toBe(1);
+    expect(same.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(5);
+    // A first use of a key is never reported as a replay, even when it shared a batch with duplicates.
+    expect(results.slice(6).map((r) => r.headers['idempotent-replayed'])).toEqual([undefined, undefined]);
+    expect(new Set(results.map((r) => r.body.run_id)).size).toBe(3);
+    for (const r of results) await eventually(() => getRun(id, r.body.run_id), (run) => run.status === 'success', 30_000);
+    const runs = await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token));
+    expect(runs.body.meta.total).toBe(3);
+  });
+
   test('runs on one server execute one at a time, in trigger order', async () => {
     const id = await define([{ name: 'window', command: 'date +%s%N; sleep 0.4; date +%s%N' }]);
     const runIds: string[] = [];
