@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 import rateLimit, { ipKeyGenerator } from 'express-rate-limit';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import { authenticate, principalOf } from './http/auth';
 import { ApiError, errorHandler, routeNotFound } from './http/errors';
 import type { Logger } from './logger';
-import { httpMetrics, observabilityRoutes, requestLogContext, type ObservabilityDeps } from './observability/http';
+import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDeps } from './observability/http';
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
@@ -32,7 +30,6 @@ export interface AppDeps {
   observability: Omit<ObservabilityDeps, 'log'>;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Requests that carry a body must say it is JSON; bodiless POSTs (such as /verify) need no header. */
 const requireJsonBody: RequestHandler = (req, _res, next) => {
@@ -49,21 +46,7 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   app.set('trust proxy', 'loopback');
 
   app.use(httpMetrics(observability.metrics));
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      // Its "request completed" line is written after the request's context has ended: bind the id to it.
-      customProps: (req) => ({ req_id: req.id }),
-    }),
-  );
-  app.use(requestLogContext);
+  app.use(requestLogging(log));
   app.use(helmet());
 
   app.use(observabilityRoutes({ ...observability, log }));

@@ -23,7 +23,7 @@ const REDACTED_PATHS = [
 /** What every line logged while handling a request carries (its `req_id`), whichever logger writes it. */
 export const logContext = new AsyncLocalStorage<{ req_id: string }>();
 
-/** Loggers bound to a request id already (pino-http's per request): the context must not add it twice. */
+/** Loggers whose lines carry a request id already (the request log's): the context must not add it twice. */
 const boundToRequest = new WeakSet<object>();
 
 export function boundToRequestId(logger: Logger): void {

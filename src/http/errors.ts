@@ -89,8 +89,8 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const apiError = toApiError(err);
     if (apiError.status >= 500) {
-      const logged = req.log ?? log;
-      logged.error({ err }, 'request failed');
+      // Within the request's log context: the line carries its req_id.
+      log.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
     }
     if (res.headersSent) return;
     if (apiError.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(apiError.retryAfterSeconds));

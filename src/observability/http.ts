@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { ApiError } from '../http/errors';
 import { boundToRequestId, logContext, type Logger } from '../logger';
@@ -9,11 +9,49 @@ import { runChecks, type ReadinessCheck } from './readiness';
 export const UNMATCHED_ROUTE = '(unmatched)';
 const READINESS_TIMEOUT_MS = 2000;
 
-/** Everything logged while a request is handled carries its id (set by pino-http just before, with `req.log`). */
-export const requestLogContext: RequestHandler = (req, _res, next) => {
-  boundToRequestId(req.log);
-  logContext.run({ req_id: String(req.id) }, next);
-};
+declare module 'http' {
+  interface IncomingMessage {
+    /** The request's id: its X-Request-Id, or a new UUID. */
+    id: string;
+  }
+}
+
+/** A caller's X-Request-Id kept as the request's id: 1–128 characters of `A-Z a-z 0-9 . _ -`. */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Gives every request an id (the caller's X-Request-Id when it is acceptable, else a new UUID),
+ * returned as X-Request-Id; runs the rest of the request in a log context carrying it, so every line
+ * logged meanwhile has `req_id`; and logs one line when it is done (method, URL, status, time): "request completed", "request
+ * errored" (5xx, at error level), or "request aborted" when the client went away first.
+ */
+export function requestLogging(log: Logger): RequestHandler {
+  // Its lines are written after the request's context has ended: they carry the id themselves.
+  const requestLog = log.child({});
+  boundToRequestId(requestLog);
+  return (req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    const started = performance.now();
+    const line = () => ({
+      req_id: id,
+      req: { id, method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress, userAgent: req.headers['user-agent'] },
+      res: { statusCode: res.statusCode },
+      responseTime: Math.round(performance.now() - started),
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        if (requestLog.isLevelEnabled('warn')) requestLog.warn(line(), 'request aborted');
+        return;
+      }
+      if (res.statusCode >= 500) requestLog.error(line(), 'request errored');
+      else if (requestLog.isLevelEnabled('info')) requestLog.info(line(), 'request completed');
+    });
+    logContext.run({ req_id: id }, next);
+  };
+}
 
 /**
  * Times every request into the HTTP histogram, labelled with the route's pattern
