@@ -101,15 +101,26 @@ export function startStepExecution(
     stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; running the command again ---\n`);
   } else if (attempt.exitAttempt > 0) stepLog.note(`\n--- retry ${attempt.exitAttempt} of ${step.retries} ---\n`);
 
-  // Not awaited: the command starts meanwhile.
-  stepLog.write({
-    $set: {
-      [stepField(index, 'status')]: 'running',
-      [stepField(index, 'started_at')]: step.started_at ?? new Date(),
-      [stepField(index, 'started_exit_attempt')]: attempt.exitAttempt,
-    },
-    $inc: { [stepField(index, 'attempts')]: 1, seq: 1 },
-  }, false).catch(stepLog.warn('the step start'));
+  // The step's start: written with its command's process group id as soon as the wrapper reports it
+  // (one write, not awaited: the command runs meanwhile), or after START_WRITE_MS without it, or
+  // with the result if the command ends first.
+  const startSet = {
+    [stepField(index, 'status')]: 'running',
+    [stepField(index, 'started_at')]: step.started_at ?? new Date(),
+    [stepField(index, 'started_exit_attempt')]: attempt.exitAttempt,
+  };
+  const startInc = { [stepField(index, 'attempts')]: 1 };
+  let startWritten = false;
+  const writeStart = (pgidField: Record<string, number>) => {
+    if (startWritten) {
+      if (Object.keys(pgidField).length) stepLog.write({ $set: pgidField }, false).catch(stepLog.warn('the process group'));
+      return;
+    }
+    startWritten = true;
+    clearTimeout(startTimer);
+    stepLog.write({ $set: { ...startSet, ...pgidField }, $inc: { ...startInc, seq: 1 } }, false).catch(stepLog.warn('the step start'));
+  };
+  const startTimer = setTimeout(() => writeStart({}), START_WRITE_MS);
 
   let pgid: number | null = null;
   let stop: 'timeout' | 'cancel' | 'shutdown' | null = null;
@@ -143,17 +154,23 @@ export function startStepExecution(
           onOutput: (text) => stepLog.push(text),
           onProcessGroup: (id) => {
             pgid = id;
-            stepLog.write({ $set: { [stepField(index, 'pgid')]: id } }, false).catch(stepLog.warn('the process group'));
+            writeStart({ [stepField(index, 'pgid')]: id });
             if (stop) void killGroup();
           },
         }),
       );
     } catch (error) {
+      writeStart({});
       throw new StepTransportError(classifySshError(error, describeTarget(target)));
     }
     clearInterval(ticker);
+    // Ended before its start was written (a quick command): the result's write records the start too.
+    const start = startWritten ? null : { $set: startSet, $inc: startInc };
+    startWritten = true;
+    clearTimeout(startTimer);
     const succeeded = result.exitCode === 0 && stop === null;
     if (stop === 'timeout') stepLog.note(`\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`);
+    if (start && stop !== null) await stepLog.write(start, false).catch(stepLog.warn('the step start'));
     if (stop === 'cancel') {
       stepLog.note("\n--- cancelled: the command's process group was killed ---\n");
       await stepLog.flush();
@@ -172,6 +189,7 @@ export function startStepExecution(
     // The last output and the result in one write: one change, one event.
     await stepLog.write({
       $set: {
+        ...(start && stop === null ? start.$set : {}),
         [stepField(index, 'status')]: succeeded ? successStatus : final ? 'failed' : 'running',
         [stepField(index, 'exit_code')]: result.exitCode,
         [stepField(index, 'pgid')]: null,
@@ -179,7 +197,7 @@ export function startStepExecution(
         ...(final ? { [stepField(index, 'completed_at')]: new Date(), ...resultFields(succeeded) } : {}),
         ...stepLog.finalFields(),
       },
-      $inc: { seq: 1 },
+      $inc: { ...(start && stop === null ? start.$inc : {}), seq: 1 },
     });
     return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
   };
@@ -196,6 +214,7 @@ export function startStepExecution(
     .finally(() => {
       clearInterval(ticker);
       clearTimeout(timer);
+      clearTimeout(startTimer);
     });
   // Whoever owns the execution awaits it; until then a failure must not count as unhandled.
   result.catch(() => undefined);
@@ -214,6 +233,9 @@ export function startStepExecution(
     },
   };
 }
+
+/** How long a step's start waits to be written together with its command's process group id. */
+const START_WRITE_MS = 250;
 
 /** The failure of a step stopped because its worker shut down: retryable, on another worker. */
 export const WORKER_SHUTDOWN_FAILURE = 'WorkerShutdown';

@@ -2,7 +2,7 @@ import type { ChangeStream, ChangeStreamDocument, Collection, Document, ResumeTo
 import mongoose from 'mongoose';
 import { ConversationModel } from '../conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../deployments/model';
-import { toRunView } from '../deployments/views';
+import { iso } from '../http/timestamps';
 import type { Logger } from '../logger';
 import { ApiTokenModel } from '../tokens/model';
 import type { DeploymentRunUpdatedEvent } from './events';
@@ -28,17 +28,21 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
   if (!doc) return null;
   const updated = change.operationType === 'update' ? (change.changedKeys ?? []) : ['seq', 'last_chunk'];
   if (!updated.includes('seq')) return null;
-  const view = toRunView(doc, false);
   const chunk = updated.includes('last_chunk') ? doc.last_chunk : null;
   return {
-    run_id: view.id,
-    deployment_id: view.deployment_id,
+    run_id: doc._id.toString(),
+    deployment_id: doc.deployment_id.toString(),
     seq: doc.seq,
-    status: view.status,
-    started_at: view.started_at,
-    completed_at: view.completed_at,
-    steps: view.steps.map(({ name, status, exit_code, attempts, started_at, completed_at }) => ({
-      name, status, exit_code, attempts, started_at, completed_at,
+    status: doc.status,
+    started_at: iso(doc.started_at),
+    completed_at: iso(doc.completed_at),
+    steps: doc.steps.map((s) => ({
+      name: s.name,
+      status: s.status,
+      exit_code: s.exit_code ?? null,
+      attempts: s.attempts ?? 0,
+      started_at: iso(s.started_at),
+      completed_at: iso(s.completed_at),
     })),
     output:
       chunk && typeof chunk.step === 'number'
@@ -46,6 +50,14 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
         : null,
   };
 }
+
+const RUN_EVENT_FIELDS = Object.fromEntries(
+  [
+    'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'last_chunk'].map((f) => `fullDocument.${f}`),
+    ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),
+  ].map((field) => [field, 1]),
+);
 
 /** The names of the fields an update set, as `changedKeys`: what tells one change's events from another's. */
 export const CHANGED_KEYS = {
@@ -100,11 +112,17 @@ export function relayRunChanges(
   log: Logger,
   observe: (change: ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] }) => void = () => undefined,
 ): { close(): Promise<void> } {
-  // Events carry each change's appended chunk, never whole outputs: keep only the names of the
-  // fields a change set, and leave outputs out of the post-image.
   return watchWithResume<DeploymentRun>(
     DeploymentRunModel.collection,
-    [CHANGED_KEYS, { $project: { updateDescription: 0, 'fullDocument.steps.output': 0 } }],
+    [
+      CHANGED_KEYS,
+      // Only changes that advance the run's sequence (every change of a status or of output does);
+      // bookkeeping writes (a command's process group id) are not sent to this process at all.
+      { $match: { $or: [{ operationType: { $ne: 'update' } }, { changedKeys: 'seq' }] } },
+      // Of the post-image, only what an event shows: never outputs (events carry each change's
+      // appended chunk), nor commands, nor the execution bookkeeping of every step.
+      { $project: RUN_EVENT_FIELDS },
+    ],
     (change) => {
       observe(change);
       const event = toRunEvent(change);
