@@ -5,14 +5,24 @@ import { SshError } from './errors';
 /** POSIX single-quoting: the command reaches the remote shell byte for byte. */
 export const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
+/** POSIX double-quoting, for a script inside a single-quoted one. */
+const doubleQuote = (text: string) => `"${text.replace(/[\\"$`]/g, (c) => `\\${c}`)}"`;
+
 /**
- * The remote wrapper: a new session (so the command and everything it starts share one process
- * group we can kill), its pid (= the group id) reported first on stderr, then the command, evaluated
- * in that same shell with no positional parameters, stderr merged into stdout so output keeps the
- * order it was produced in.
+ * The remote wrapper: the command and everything it starts share one process group we can kill;
+ * its id is reported first on stderr, then the command is evaluated in that same shell with no
+ * positional parameters, stderr merged into stdout so output keeps the order it was produced in.
+ * OpenSSH starts the login shell as a session (and process group) leader and `exec sh` keeps its
+ * pid, so the shell usually leads its group already, which /proc says (field 5 of its stat): then
+ * no new session is needed. Otherwise (another SSH server, no /proc) `setsid` makes one.
  */
-export const inProcessGroup = (command: string, { mergeStderr }: { mergeStderr: boolean }) =>
-  `exec setsid -w sh -c '__bosun_command=$1; shift; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"' bosun-step ${shellQuote(command)}`;
+export const inProcessGroup = (command: string, { mergeStderr }: { mergeStderr: boolean }) => {
+  const run = `__bosun_command=$1; shift; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
+  const script =
+    `__bosun_group=; { read -r _ _ _ _ __bosun_group _ < /proc/$$/stat; } 2>/dev/null; ` +
+    `if [ "$__bosun_group" != "$$" ]; then exec setsid -w sh -c ${doubleQuote(run)} bosun-step "$1"; fi; ${run}`;
+  return `exec sh -c ${shellQuote(script)} bosun-step ${shellQuote(command)}`;
+};
 
 const PGID_LINE = /(?:^|\n)bosun-pgid:(\d+)\n/;
 

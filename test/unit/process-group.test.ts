@@ -1,0 +1,56 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { inProcessGroup, processGroupLine } from '../../src/ssh/exec';
+
+/**
+ * The remote wrapper, run by a real local shell in both situations it meets: started as a process
+ * group leader (as OpenSSH starts a login shell) it reports its own group; started inside another
+ * group it makes a new session first. Either way the reported group holds the command's children.
+ */
+function runWrapped(command: string, detached: boolean): Promise<{ pid: number; stderr: string; stdout: string; code: number | null }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', inProcessGroup(command, { mergeStderr: false })], { detached, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ pid: child.pid!, stdout, stderr, code }));
+  });
+}
+
+const groupOf = (pid: number) => Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)]).toString().trim());
+/** Running (a killed child of an exited shell may linger as a zombie until something reaps it). */
+const alive = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+describe.each([
+  ['already a process group leader (as under sshd)', true],
+  ['inside another process group (setsid makes one)', false],
+])('process-group wrapper, %s', (_name, detached) => {
+  test('reports the group its command and the command’s children run in; killing it stops them all', async () => {
+    // The command leaves a child behind and reports the real group of its shell and of that child.
+    const result = await runWrapped(`sleep 30 >/dev/null 2>&1 & echo "$(ps -o pgid= -p $$) $(ps -o pgid= -p $!) $!"; exit 7`, detached);
+    expect(result.code).toBe(7);
+    const reported = processGroupLine(result.stderr)!.pgid;
+    const [shellGroup, childGroup, sleeper] = result.stdout.trim().split(/\s+/).map(Number) as [number, number, number];
+    expect(shellGroup).toBe(reported);
+    expect(childGroup).toBe(reported);
+    expect(reported).not.toBe(groupOf(process.pid));
+    if (detached) expect(reported).toBe(result.pid);
+    expect(alive(sleeper)).toBe(true);
+    process.kill(-reported, 'SIGTERM');
+    for (let i = 0; i < 50 && alive(sleeper); i += 1) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(sleeper)).toBe(false);
+  });
+
+  test('the command is evaluated as written: quotes, positional parameters cleared, exit code kept', async () => {
+    const result = await runWrapped(`printf '%s|' "a b" 'c' "$#"; exit 3`, detached);
+    expect(result.stdout).toBe('a b|c|0|');
+    expect(result.code).toBe(3);
+  });
+});
