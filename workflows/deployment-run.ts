@@ -42,7 +42,7 @@ const { WAIT_CANCELLATION_COMPLETED } = ActivityCancellationType;
 
 /**
  * A step starts as a local activity (`startStep`): most commands finish within it, at the cost of one
- * SSH exec, three reads and three writes. One still running after STEP_HANDOFF_AFTER_MS is handed off (local activities
+ * SSH exec, three reads and two writes. One still running after STEP_HANDOFF_AFTER_MS is handed off (local activities
  * cannot heartbeat) and followed by `awaitStep` on the task queue of the worker holding it.
  */
 const firstActivity = proxyLocalActivities<DeploymentActivities>({
