@@ -170,7 +170,7 @@ export function startStepExecution(
     clearTimeout(startTimer);
     const succeeded = result.exitCode === 0 && stop === null;
     if (stop === 'timeout') stepLog.note(`\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`);
-    if (start && stop !== null) await stepLog.write(start, false).catch(stepLog.warn('the step start'));
+    if (start && stop !== null) await stepLog.write({ $set: start.$set, $inc: { ...start.$inc, seq: 1 } }, false).catch(stepLog.warn('the step start'));
     if (stop === 'cancel') {
       stepLog.note("\n--- cancelled: the command's process group was killed ---\n");
       await stepLog.flush();

@@ -12,49 +12,53 @@ interface Waiting<I, O> {
 }
 
 /**
- * Coalesces concurrent calls of one database operation into batches. A call made while no batch is
- * in flight goes out after the I/O callbacks of the moment (setImmediate), together with every call
- * made meanwhile; calls made while a batch is in flight wait for it to return and go out together in
- * the next. Idle, a call waits for nothing; under a burst, one round trip serves many calls instead
- * of one each (on a VM, each socket write to MongoDB costs a fraction of a millisecond of CPU).
+ * Coalesces concurrent calls of one database operation into batches. A call made while fewer than
+ * `maxInFlight` batches are in flight goes out after the I/O callbacks of the moment (setImmediate),
+ * together with every call made meanwhile; otherwise it waits for a batch to return and goes out with
+ * the others that waited. Idle, a call waits for nothing; under a burst, one round trip serves many
+ * calls instead of one each (on a VM, each socket write to MongoDB costs a fraction of a millisecond
+ * of CPU). More than one batch in flight: a round trip that hangs (a half-open connection) does not
+ * hold up every later call.
  *
  * `send` answers the batch's inputs in order; if it throws, every call of the batch fails with it.
  */
-export function batcher<I, O>(send: (inputs: I[]) => Promise<BatchResult<O>[]>, { maxBatch = 256 }: { maxBatch?: number } = {}): (input: I) => Promise<O> {
+export function batcher<I, O>(
+  send: (inputs: I[]) => Promise<BatchResult<O>[]>,
+  { maxBatch = 256, maxInFlight = 2 }: { maxBatch?: number; maxInFlight?: number } = {},
+): (input: I) => Promise<O> {
   let waiting: Waiting<I, O>[] = [];
-  let inFlight = false;
+  let inFlight = 0;
   let scheduled = false;
 
   const flush = () => {
     scheduled = false;
-    if (inFlight || waiting.length === 0) return;
-    const batch = waiting.slice(0, maxBatch);
-    waiting = waiting.slice(batch.length);
-    inFlight = true;
-    Promise.resolve()
-      .then(() => send(batch.map((w) => w.input)))
-      .then(
-        (results) => {
+    while (inFlight < maxInFlight && waiting.length > 0) {
+      const batch = waiting.slice(0, maxBatch);
+      waiting = waiting.slice(batch.length);
+      inFlight += 1;
+      Promise.resolve()
+        .then(() => send(batch.map((w) => w.input)))
+        .then((results) => {
           if (results.length !== batch.length) throw new Error(`batch answered ${results.length} results for ${batch.length} calls`);
           batch.forEach((w, i) => {
             const result = results[i]!;
             if (result instanceof Error) w.reject(result);
             else w.resolve(result);
           });
-        },
-      )
-      .catch((error: unknown) => batch.forEach((w) => w.reject(error)))
-      .finally(() => {
-        inFlight = false;
-        // Those that waited for this batch have waited a round trip already: at once.
-        flush();
-      });
+        })
+        .catch((error: unknown) => batch.forEach((w) => w.reject(error)))
+        .finally(() => {
+          inFlight -= 1;
+          // Those that waited for this batch have waited a round trip already: at once.
+          flush();
+        });
+    }
   };
 
   return (input: I) =>
     new Promise<O>((resolve, reject) => {
       waiting.push({ input, resolve, reject });
-      if (!inFlight && !scheduled) {
+      if (inFlight < maxInFlight && !scheduled) {
         scheduled = true;
         setImmediate(flush);
       }
@@ -71,7 +75,8 @@ export async function insertEach(collection: mongo.Collection, docs: Record<stri
     await collection.insertMany(docs, { ordered: false });
     return docs.map(() => true as const);
   } catch (error) {
-    if (!(error instanceof mongo.MongoBulkWriteError) || error.writeConcernError) throw error;
+    // A write concern not met is about every document (the driver reports it beside the write errors).
+    if (!(error instanceof mongo.MongoBulkWriteError) || error.writeConcernError || error.result?.getWriteConcernError()) throw error;
     const writeErrors = [error.writeErrors].flat();
     if (writeErrors.length === 0) throw error;
     const failed = new Map(writeErrors.map((e) => [e.index, e]));

@@ -88,17 +88,22 @@ const takeQueueSeq = batcher(async (items: { serverId: Types.ObjectId; organizat
     groups.set(key, [...(groups.get(key) ?? []), index]);
   });
   const results: BatchResult<number>[] = new Array(items.length);
+  // One server's failure fails its own triggers only.
   await Promise.all(
     [...groups.values()].map(async (indexes) => {
       const { serverId, organizationId } = items[indexes[0]!]!;
-      const server = await ServerModel.findOneAndUpdate(
-        { _id: serverId, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
-        { $inc: { run_seq: indexes.length } },
-        { returnDocument: 'after', projection: { run_seq: 1 } },
-      ).lean();
-      indexes.forEach((index, k) => {
-        results[index] = server ? server.run_seq - indexes.length + 1 + k : new ServerNotRunnable();
-      });
+      try {
+        const server = await ServerModel.findOneAndUpdate(
+          { _id: serverId, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
+          { $inc: { run_seq: indexes.length } },
+          { returnDocument: 'after', projection: { run_seq: 1 } },
+        ).lean();
+        indexes.forEach((index, k) => {
+          results[index] = server ? server.run_seq - indexes.length + 1 + k : new ServerNotRunnable();
+        });
+      } catch (error) {
+        for (const index of indexes) results[index] = error instanceof Error ? error : new Error(String(error));
+      }
     }),
   );
   return results;
@@ -121,9 +126,19 @@ const newRun = (() => {
       _id: new Types.ObjectId(),
       ...fields,
       status: 'queued',
-      steps: fields.steps.map((step) => ({ ...stepDefaults, ...step, status: 'pending' })),
+      // The definition's fields only, as the schema would have kept them.
+      steps: fields.steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
+        ...stepDefaults,
+        name,
+        command,
+        timeout_seconds: timeout_seconds ?? null,
+        retries: retries ?? 0,
+        continue_on_error: continue_on_error ?? false,
+        status: 'pending',
+      })),
       createdAt: now,
       updatedAt: now,
+      __v: 0,
     } as unknown as DeploymentRun;
   };
 })();

@@ -8,16 +8,23 @@ import { sharedServices } from '../support/shared';
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('batcher: concurrent calls share one round trip', () => {
-  function recording() {
+  function recording(maxInFlight = 1) {
     const batches: number[][] = [];
-    let release: (() => void) | null = null;
+    const releases: (() => void)[] = [];
     const send = batcher(async (inputs: number[]) => {
       batches.push(inputs);
       // Held until released: the calls made meanwhile must wait for it, then go out together.
-      await new Promise<void>((resolve) => (release = resolve));
+      await new Promise<void>((resolve) => releases.push(resolve));
       return inputs.map((n) => (n < 0 ? new Error(`negative ${n}`) : n * 10));
-    });
-    return { batches, send, release: () => release?.() };
+    }, { maxInFlight });
+    // Releases the batch sent n-th (0: the first), or the oldest still held.
+    const released = new Set<number>();
+    const release = (n?: number) => {
+      const index = n ?? releases.findIndex((_, i) => !released.has(i));
+      released.add(index);
+      releases[index]!();
+    };
+    return { batches, send, release };
   }
 
   test('calls made together go out as one batch, each answered with its own result or error', async () => {
@@ -42,6 +49,26 @@ describe('batcher: concurrent calls share one round trip', () => {
     expect(batches).toEqual([[1], [2, 3, 4]]);
     release();
     expect(await Promise.all(later)).toEqual([20, 30, 40]);
+  });
+
+  test('with two batches in flight, one that hangs does not hold up the calls after it', async () => {
+    const { batches, send, release } = recording(2);
+    let stuckDone = false;
+    void send(1).then(() => (stuckDone = true));
+    await tick();
+    const second = send(2);
+    await tick();
+    const later = [send(3), send(4)];
+    await tick();
+    expect(batches).toEqual([[1], [2]]);
+    release(1);
+    expect(await second).toBe(20);
+    await tick();
+    expect(batches).toEqual([[1], [2], [3, 4]]);
+    release(2);
+    expect(await Promise.all(later)).toEqual([30, 40]);
+    expect(stuckDone).toBe(false);
+    release(0);
   });
 
   test('a failed batch fails each of its calls, and the next batch still goes', async () => {
