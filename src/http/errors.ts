@@ -87,6 +87,9 @@ export const routeNotFound: RequestHandler = (req, _res, next) => {
 /** Body-parser errors carry a `type`; map those to the envelope, hide everything else behind a 500. */
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
+    // The client went away while its body was being read: nothing to answer, nothing failed here
+    // (the request log says "request aborted").
+    if ((err as { type?: string } | null)?.type === 'request.aborted') return;
     const apiError = toApiError(err);
     if (apiError.status >= 500) {
       // Within the request's log context: the line carries its req_id.

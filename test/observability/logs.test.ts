@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { LlmPlanner } from '../../src/planner/llm';
 import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
 import { LlmServer } from '../support/llm-server';
@@ -142,5 +143,27 @@ describe('request ids', () => {
     expect(notReady.status).toBe(503);
     const lines = log.entries().filter((e) => e.req_id === 'probe-1');
     expect(lines.map((e) => e.msg)).toEqual(expect.arrayContaining(['not ready', 'request errored']));
+  });
+
+  test('a request whose client goes away before the answer is logged as aborted, with its id and without its headers', async () => {
+    const token = await bosun.token('aborting', ['admin'], 'abort-token');
+    const { port } = new URL(bosun.url);
+    // A body announced at 100 bytes, 10 sent, then the connection dropped: the request never completes.
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(
+      `POST /api/v1/servers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Request-Id: gone-1\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"title":"',
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    socket.destroy();
+    const lines = await eventually(
+      async () => log.entries().filter((e) => e.req_id === 'gone-1'),
+      (found) => found.some((e) => e.msg === 'request aborted'),
+      5000,
+    );
+    // Logged once, as the client's doing (a warning), not as a failure of Bosun's.
+    expect(lines).toEqual([expect.objectContaining({ msg: 'request aborted', level: 40, req: expect.objectContaining({ id: 'gone-1', method: 'POST', url: '/api/v1/servers' }) })]);
+    expect(JSON.stringify(lines)).not.toContain(token);
   });
 });
