@@ -164,13 +164,15 @@ export function startStepExecution(
       throw new StepTransportError(classifySshError(error, describeTarget(target)));
     }
     clearInterval(ticker);
-    // Ended before its start was written (a quick command): the result's write records the start too.
-    const start = startWritten ? null : { $set: startSet, $inc: startInc };
-    startWritten = true;
-    clearTimeout(startTimer);
+    // A quick command that ended before its start was written: the result's write records the start
+    // too (one change). A stopped one has its start written now, before its notes.
+    const startInResult = !startWritten && stop === null;
+    if (startInResult) {
+      startWritten = true;
+      clearTimeout(startTimer);
+    } else writeStart({});
     const succeeded = result.exitCode === 0 && stop === null;
     if (stop === 'timeout') stepLog.note(`\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`);
-    if (start && stop !== null) await stepLog.write({ $set: start.$set, $inc: { ...start.$inc, seq: 1 } }, false).catch(stepLog.warn('the step start'));
     if (stop === 'cancel') {
       stepLog.note("\n--- cancelled: the command's process group was killed ---\n");
       await stepLog.flush();
@@ -189,7 +191,7 @@ export function startStepExecution(
     // The last output and the result in one write: one change, one event.
     await stepLog.write({
       $set: {
-        ...(start && stop === null ? start.$set : {}),
+        ...(startInResult ? startSet : {}),
         [stepField(index, 'status')]: succeeded ? successStatus : final ? 'failed' : 'running',
         [stepField(index, 'exit_code')]: result.exitCode,
         [stepField(index, 'pgid')]: null,
@@ -197,7 +199,7 @@ export function startStepExecution(
         ...(final ? { [stepField(index, 'completed_at')]: new Date(), ...resultFields(succeeded) } : {}),
         ...stepLog.finalFields(),
       },
-      $inc: { ...(start && stop === null ? start.$inc : {}), seq: 1 },
+      $inc: { ...(startInResult ? startInc : {}), seq: 1 },
     });
     return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
   };

@@ -70,11 +70,17 @@ function activeRunCounter(limit: number) {
  * batcher): under a burst of triggers, one query or write serves many of them.
  */
 
-const deploymentsById = batcher(async (ids: Types.ObjectId[]) => {
-  const found = await DeploymentModel.find({ _id: { $in: ids } }).lean<Deployment[]>();
-  const byId = new Map(found.map((d) => [d._id.toString(), d]));
-  return ids.map((id) => byId.get(id.toString()) ?? null);
-});
+/** Deployments looked up by id (the fields of `projection`, or all), null for those that do not exist. */
+const deploymentLookup = (projection?: Record<string, 1>) =>
+  batcher(async (ids: Types.ObjectId[]) => {
+    const found = await DeploymentModel.find({ _id: { $in: ids } }, projection).lean<Deployment[]>();
+    const byId = new Map(found.map((d) => [d._id.toString(), d]));
+    return ids.map((id) => byId.get(id.toString()) ?? null);
+  });
+
+const deploymentsById = deploymentLookup();
+const deploymentIds = deploymentLookup({ _id: 1 });
+const deploymentExists = async (id: Types.ObjectId) => (await deploymentIds(id)) !== null;
 
 /**
  * A place in its server's queue for each trigger: the server's counter advanced once per server by
@@ -142,11 +148,6 @@ const newRun = (() => {
     } as unknown as DeploymentRun;
   };
 })();
-
-const deploymentExists = batcher(async (ids: Types.ObjectId[]) => {
-  const found = new Set((await DeploymentModel.find({ _id: { $in: ids } }, { _id: 1 }).lean()).map((d) => d._id.toString()));
-  return ids.map((id) => found.has(id.toString()));
-});
 
 export function createDeploymentService({
   workflows,

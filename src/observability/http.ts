@@ -22,8 +22,9 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /**
  * Gives every request an id (the caller's X-Request-Id when it is acceptable, else a new UUID),
  * returned as X-Request-Id; runs the rest of the request in a log context carrying it, so every line
- * logged meanwhile has `req_id`; and logs one line when it is done (method, URL, status, time): "request completed", "request
- * errored" (5xx, at error level), or "request aborted" when the client went away first.
+ * logged meanwhile has `req_id`; and logs one line when it is done (method, URL, status, time):
+ * "request completed", "request errored" (5xx, at error level), or "request aborted" when the client
+ * went away first.
  */
 export function requestLogging(log: Logger): RequestHandler {
   // Its lines are written after the request's context has ended: they carry the id themselves.

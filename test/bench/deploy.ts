@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openConnection } from '../../src/ssh/connect';
-import { addVerifiedServer, bearer, type Bosun } from '../support/bosun';
+import { addVerifiedServer, bearer, eventually, type Bosun } from '../support/bosun';
 import { runBench } from './harness';
 import { sharedServices } from '../support/shared';
 import { LOOPBACK_ADDRESSES } from '../support/sshd';
@@ -88,11 +88,11 @@ async function triggers(bosun: Bosun, token: string, deploymentId: string, mode:
 /** Waits until these runs (queued on one server) have all finished. */
 async function finished(bosun: Bosun, token: string, deploymentId: string, runIds: string[]) {
   for (const runId of runIds) {
-    for (;;) {
-      const run = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}`).set(bearer(token))).body.data;
-      if (['success', 'failed', 'cancelled'].includes(run.status)) break;
-      await new Promise((r) => setTimeout(r, CI_POLL_MS));
-    }
+    await eventually(
+      async () => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}`).set(bearer(token))).body.data.status as string,
+      (status) => ['success', 'failed', 'cancelled'].includes(status),
+      120_000,
+    );
   }
 }
 
