@@ -65,6 +65,7 @@ async function planContext(conversation: Conversation): Promise<{ context: PlanC
 const refOf = (step: ConversationStep, index: number): PlannedStepRef => ({
   stepId: step._id.toString(),
   index,
+  title: step.title,
   serverId: step.server_id?.toString() ?? '',
   refused: !!step.refused,
   needsApproval: !!step.approval && !step.approval.decision,
@@ -148,6 +149,49 @@ function stepsToStore(
       created_at: now,
     };
   });
+}
+
+interface FinishConversation {
+  conversationId: string;
+  status: ConversationStatus;
+  /** Given: stored as is (null for none). Left out: worked out from the steps. */
+  error?: string | null;
+  /** The index of the step that ended the last instruction (failed, refused or rejected). */
+  failedStep?: number;
+}
+
+/** The last line a step's log ends with: a note such as "--- rejected by …; not run ---", or output. */
+function lastLine(output: string | null | undefined): string {
+  const lines = (output ?? '').split('\n').map((line) => line.trim()).filter(Boolean);
+  return (lines.at(-1) ?? '').replace(/^---\s*/, '').replace(/\s*---$/, '');
+}
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/**
+ * One line saying why a conversation's last instruction failed or was cancelled: the step that ended
+ * it (its title, position, server and exit code, or the reason it was refused, rejected or could not
+ * reach its server), or the instruction the planner could not plan.
+ */
+async function outcomeLine(conversation: Conversation, status: ConversationStatus, failedStep: number | undefined): Promise<string> {
+  const steps = conversation.steps as ConversationStep[];
+  const step = failedStep === undefined ? undefined : steps[failedStep];
+  const message = conversation.messages.at(-1);
+  if (!step) {
+    const planning = [...steps].reverse().find((s) => s.title === 'Plan the instruction' && s.command === '' && (!message || s.message_id.equals(message._id)));
+    if (planning) return `Could not plan "${clip(message?.text ?? '', 60)}": ${lastLine(planning.output)}`;
+    return status === 'cancelled' ? 'Cancelled' : 'The instruction failed';
+  }
+  const siblings = steps.filter((s) => s.message_id.equals(step.message_id));
+  const position = `(${siblings.indexOf(step) + 1}/${siblings.length})`;
+  const server = step.server_id ? await ServerModel.findById(step.server_id, { title: 1 }).lean() : null;
+  const where = step.server_id ? ` on ${server?.title ?? step.server_id.toString()}` : '';
+  const head = `Step "${step.title}" ${position}`;
+  if (step.refused) return `${head} was refused by the command policy: ${step.refused}`;
+  if (step.approval?.decision === 'rejected') return `${head} was rejected by ${step.approval.decided_by ?? 'a person'}`;
+  if (step.last_exit?.timed_out) return `${head} failed${where}: timed out`;
+  if (step.exit_code !== null && step.exit_code !== undefined) return `${head} failed${where}: exit code ${step.exit_code}`;
+  return `${head} failed${where}: ${lastLine(step.output) || 'no exit code'}`;
 }
 
 const appendLog = (log: string | null | undefined, note: string) => `${log ?? ''}${log ? '\n' : ''}--- ${note} ---\n`;
@@ -301,7 +345,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       return storedFor((await load(conversationId)).steps as ConversationStep[]);
     },
 
-    async setStatus({ conversationId, status }: { conversationId: string; status: ConversationStatus }): Promise<void> {
+    async setConversationStatus({ conversationId, status }: { conversationId: string; status: ConversationStatus }): Promise<void> {
       await ConversationModel.updateOne({ _id: conversationId }, { $set: { status }, $inc: { seq: 1 } });
     },
 
@@ -354,7 +398,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
     },
 
     /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */
-    async failStep({ conversationId, index, message }: { conversationId: string; index: number; message: string }): Promise<void> {
+    async failConversationStep({ conversationId, index, message }: { conversationId: string; index: number; message: string }): Promise<void> {
       const conversation = await ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>();
       const step = conversation?.steps[0] as ConversationStep | undefined;
       if (!step) return;
@@ -379,8 +423,14 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       await closeSteps(await load(conversationId), reason);
     },
 
-    async finish({ conversationId, status, error }: { conversationId: string; status: ConversationStatus; error: string | null }): Promise<void> {
-      await ConversationModel.updateOne({ _id: conversationId }, { $set: { status, error, completed_at: new Date() }, $inc: { seq: 1 } });
+    /**
+     * The conversation's final status, with its one-line `error` when it failed or was cancelled:
+     * which step (`failedStep`, or the instruction that could not be planned) and why. Returns that line.
+     */
+    async finishConversation({ conversationId, status, error, failedStep }: FinishConversation): Promise<string | null> {
+      const line = error !== undefined ? error : status === 'completed' ? null : await outcomeLine(await load(conversationId), status, failedStep);
+      await ConversationModel.updateOne({ _id: conversationId }, { $set: { status, error: line, completed_at: new Date() }, $inc: { seq: 1 } });
+      return line;
     },
   };
 }

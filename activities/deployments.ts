@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/deployments/model';
 import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/secrets/model';
+import { ServerModel } from '../src/servers/model';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { loadSshTarget } from '../src/servers/credentials';
 import { killProcessGroup } from '../src/ssh/exec';
@@ -9,7 +10,7 @@ import type { SshPool } from '../src/ssh/pool';
 import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { cancellingWith, follow, recordedResult, startStepExecution, type StepExecution } from './step-execution';
-import { PROGRESS, stepField } from './step-log';
+import { PROGRESS, StepLog, stepField } from './step-log';
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -98,6 +99,12 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       }));
     },
 
+    /** A run that beginRun found already ended (cancelled while queued, or closed by a sweep): how it ended. */
+    async endedRun({ runId }: { runId: string }): Promise<{ status: string; error: string | null } | null> {
+      const run = await DeploymentRunModel.findById(runId, { status: 1, error: 1 }).lean();
+      return run ? { status: run.status, error: run.error ?? null } : null;
+    },
+
     /**
      * Runs one step's command once, to the end, heartbeating: streaming its output into the run
      * document while it runs. An exit status is a result (returned); a lost connection is a transport
@@ -142,19 +149,30 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       return follow(execution);
     },
 
-    /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */
-    async failStep({ runId, index, message }: { runId: string; index: number; message: string }): Promise<void> {
-      const run = await DeploymentRunModel.findById(runId, { steps: { $slice: [index, 1] } }).lean();
-      const pgid = run?.steps[0]?.pgid;
-      if (pgid) await killLeftovers(runId, [pgid]);
-      await DeploymentRunModel.updateOne(
-        { _id: runId },
-        {
-          $set: { [stepField(index, 'status')]: 'failed', [stepField(index, 'completed_at')]: new Date(), [stepField(index, 'pgid')]: null },
-          $inc: { seq: 1 },
-        },
-      );
-      log.warn({ runId, index, message }, 'step failed');
+    /**
+     * A step whose activity failed for good (the server unreachable or refusing us, retries spent):
+     * its leftover command is stopped and the step fails, with the reason at the end of its output.
+     * Only a step still pending or running moves: a finished step keeps its result.
+     */
+    async failRunStep({ runId, index, message }: { runId: string; index: number; message: string }): Promise<void> {
+      const run = await DeploymentRunModel.findById(runId, { server_id: 1, organization_id: 1, steps: { $slice: [index, 1] } }).lean();
+      const step = run?.steps[0];
+      if (!run || !step) return;
+      if (step.pgid) await killLeftovers(runId, [step.pgid]);
+      const [loaded, organizationSecrets] = await Promise.all([
+        loadSshTarget(run.server_id.toString(), secretBox).catch(() => null),
+        organizationSecretValues(run.organization_id.toString(), secretBox).catch(() => []),
+      ]);
+      const store = (update: Record<string, unknown>) =>
+        DeploymentRunModel.updateOne({ _id: runId, [stepField(index, 'status')]: { $in: ['pending', 'running'] } }, update).exec();
+      const secrets = [...(loaded ? credentialSecrets(loaded.target) : []), ...organizationSecrets];
+      const stepLog = new StepLog(store, index, step, { headLimit, tailLimit: stepOutputLimitBytes - headLimit }, secrets, log, { runId, index });
+      stepLog.note(`${step.output && !step.output.endsWith('\n') ? '\n' : ''}--- failed: ${message} ---\n`);
+      await store({
+        $set: { [stepField(index, 'status')]: 'failed', [stepField(index, 'completed_at')]: new Date(), [stepField(index, 'pgid')]: null, ...stepLog.finalFields() },
+        $inc: { seq: 1 },
+      });
+      log.warn({ runId, index, message }, 'step failed for good');
     },
 
     /** Steps from `from` on that have not run: skipped. */
@@ -186,8 +204,9 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     },
 
     async finishRun({ runId, status, error }: { runId: string; status: RunStatus; error: string | null }): Promise<void> {
+      // Only a running run ends here: one the API already closed (its workflow was gone) keeps its status.
       const run = await DeploymentRunModel.findOneAndUpdate(
-        { _id: runId },
+        { _id: runId, status: 'running' },
         { $set: { status, error, completed_at: new Date() }, $inc: { seq: 1 } },
         { returnDocument: 'after' },
       ).lean();
@@ -198,7 +217,10 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     async nextQueuedRun({ serverId }: { serverId: string }): Promise<QueuedRun | null> {
       const run = await DeploymentRunModel.findOne({ server_id: serverId, status: 'queued' }, { steps: 0 }).sort({ queue_seq: 1 }).lean();
       if (!run) return null;
-      const deployment = await DeploymentModel.findById(run.deployment_id, { name: 1 }).lean();
+      const [deployment, server] = await Promise.all([
+        DeploymentModel.findById(run.deployment_id, { name: 1 }).lean(),
+        ServerModel.findById(serverId, { title: 1 }).lean(),
+      ]);
       return {
         runId: run._id.toString(),
         organizationId: run.organization_id.toString(),
@@ -206,6 +228,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
         serverId,
         deploymentName: deployment?.name ?? '(deleted)',
         triggeredBy: `API token: ${run.triggered_by}`,
+        serverTitle: server?.title ?? serverId,
       };
     },
   };

@@ -30,6 +30,8 @@ export interface VerifyServerInput {
   healthIntervalSeconds: number;
   /** Accept whatever host key the server presents this time (after a reinstall), and pin it. */
   trustNewHostKey: boolean;
+  /** "title (host)", for the summary of the health monitor it starts (absent in older verifications). */
+  serverLabel?: string;
 }
 
 export interface ServerHealthInput {
@@ -66,7 +68,43 @@ export interface QueuedRun {
   serverId: string;
   deploymentName: string;
   triggeredBy: string;
+  /** The server's title, for the names a person reads in the Temporal UI (absent in runs queued before it existed). */
+  serverTitle?: string;
 }
+
+/** What a run's workflow completes with when the run succeeded (a failed run fails its workflow; a cancelled one is cancelled). */
+export interface RunResult {
+  status: 'success' | 'cancelled';
+  steps: number;
+  duration_seconds: number;
+}
+
+/** The failure type of a run that ended `failed`: its workflow fails with it, not retried. */
+export const RUN_FAILED = 'DeploymentRunFailed';
+/** The failure type of a conversation that ended `failed`. */
+export const CONVERSATION_FAILED = 'ConversationFailed';
+
+/** What a failed step's failure carries, beside its one-line message. */
+export interface StepFailureDetails {
+  step: string;
+  index: number;
+  server: string;
+  exit_code: number | null;
+}
+
+/** How a person reads the server of a run: its title, else its id. */
+export const serverLabel = (run: Pick<QueuedRun, 'serverId' | 'serverTitle'>) => run.serverTitle || run.serverId;
+
+/** The summary and details the Temporal UI shows for a run's workflow. */
+export const runWorkflowMetadata = (run: QueuedRun) => ({
+  staticSummary: `${run.deploymentName} on ${serverLabel(run)}`,
+  staticDetails: [
+    `**Deployment** ${run.deploymentName} (${run.deploymentId})`,
+    `**Server** ${serverLabel(run)} (${run.serverId})`,
+    `**Triggered by** ${run.triggeredBy}`,
+    `**Run** ${run.runId}`,
+  ].join('\n\n'),
+});
 
 export interface RunQueueInput {
   serverId: string;
@@ -125,6 +163,14 @@ export interface ConversationInput {
   inbox: string[];
 }
 
+/** A conversation workflow that completed: its last instruction succeeded. */
+export interface ConversationResult {
+  status: 'completed';
+  /** Instructions planned by this workflow run (a continue-as-new starts counting again). */
+  instructions: number;
+  steps_run: number;
+}
+
 export interface StepDecision {
   stepId: string;
   approved: boolean;
@@ -135,6 +181,8 @@ export interface StepDecision {
 export interface PlannedStepRef {
   stepId: string;
   index: number;
+  /** The step's title (shown in the Temporal UI); absent from steps planned before it was carried. */
+  title?: string;
   serverId: string;
   /** Refused by the command policy: never runs. */
   refused: boolean;

@@ -1,8 +1,9 @@
 import {
   ActivityCancellationType,
-  ActivityFailure,
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   condition,
   continueAsNew,
   defineSignal,
@@ -11,30 +12,39 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ConversationActivities } from '../activities/conversations';
+import type { LegacyConversationActivities } from '../activities/index';
+import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';
 import type { TransferActivities } from '../activities/transfers';
 import {
+  CONVERSATION_FAILED,
   CONVERSATION_MESSAGE_SIGNAL,
   DEFAULT_STEP_LIMIT_SECONDS,
   NON_RETRYABLE_FAILURES,
   STEP_DECISION_UPDATE,
   type ConversationInput,
+  type ConversationResult,
   type PlannedStepRef,
   type StepDecision,
 } from './contracts';
+import { messageOf } from './failures';
 
 export const messageSignal = defineSignal<[{ messageId: string }]>(CONVERSATION_MESSAGE_SIGNAL);
 /** A person's decision on a step: an update, so a second decision on the same step is refused at once. */
 export const decisionUpdate = defineUpdate<void, [StepDecision]>(STEP_DECISION_UPDATE);
 
-const bookkeeping = proxyLocalActivities<ConversationActivities>({
+const bookkeepingOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
   localRetryThreshold: '100 milliseconds',
-});
+} as const;
+const bookkeeping = proxyLocalActivities<ConversationActivities & WorkflowOutcomeActivities>(bookkeepingOptions);
+// A conversation started before every activity had a unique name replays (and goes on) with the old ones.
+const legacyBookkeeping = proxyLocalActivities<LegacyConversationActivities>(bookkeepingOptions);
 
 // Planning may call an LLM (several attempts, each with its own retries): a regular, heartbeating activity, retried on transport errors.
 const planning = proxyActivities<ConversationActivities>({
@@ -59,12 +69,8 @@ const transfers = proxyActivities<TransferActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
 });
 
-const messageOf = (error: unknown) => {
-  const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
-  return cause instanceof Error ? cause.message : String(cause);
-};
-
-type MessageOutcome = 'completed' | 'failed' | 'rejected';
+/** How an instruction ended; `step` is the index of the step that ended it (failed, refused or rejected). */
+type MessageOutcome = { status: 'completed' } | { status: 'failed' | 'rejected'; step?: number };
 
 /**
  * One conversation: each instruction (the first, then follow-ups sent as signals) is planned into
@@ -72,8 +78,14 @@ type MessageOutcome = 'completed' | 'failed' | 'rejected';
  * its later steps fail as "not run". A rejection ends the conversation (cancelled); cancelling the
  * workflow stops the running command. Idle, it ends; a follow-up starts it again (signal-with-start).
  */
-export async function conversationWorkflow(input: ConversationInput): Promise<void> {
+export async function conversationWorkflow(input: ConversationInput): Promise<ConversationResult> {
   const { conversationId, organizationId } = input;
+  // Decided once, at the start: a history recorded before the rename keeps the names it was recorded with.
+  const store = patched('unique-activity-names')
+    ? { setStatus: bookkeeping.setConversationStatus, failStep: bookkeeping.failConversationStep, finish: bookkeeping.finishConversation }
+    : { setStatus: legacyBookkeeping.setStatus, failStep: legacyBookkeeping.failStep, finish: async (args: { conversationId: string; status: 'completed' | 'failed' | 'cancelled'; error?: string | null }) => { await legacyBookkeeping.finish({ ...args, error: args.error ?? null }); return args.error ?? null; } };
+  let instructions = 0;
+  let stepsRun = 0;
   const inbox = [...input.inbox];
   const decisions = new Map<string, StepDecision>();
   setHandler(messageSignal, ({ messageId }) => {
@@ -91,11 +103,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
     },
   );
 
+  // Each step's activity is named after the step in the Temporal UI.
   const runStep = (step: PlannedStepRef) =>
     // A step planned before transfers existed has no sourceServerId at all: a command.
     step.sourceServerId
-      ? transfers.runTransferStep({ conversationId, organizationId, stepId: step.stepId, index: step.index, sourceServerId: step.sourceServerId, targetServerId: step.serverId })
-      : execution.runConversationStep({ conversationId, organizationId, stepId: step.stepId, index: step.index, serverId: step.serverId });
+      ? transfers.runTransferStep.executeWithOptions({ summary: step.title }, [
+          { conversationId, organizationId, stepId: step.stepId, index: step.index, sourceServerId: step.sourceServerId, targetServerId: step.serverId },
+        ])
+      : execution.runConversationStep.executeWithOptions({ summary: step.title }, [{ conversationId, organizationId, stepId: step.stepId, index: step.index, serverId: step.serverId }]);
 
   /** Plans one instruction; a planner unreachable through every retry fails it (the conversation goes on). */
   async function plan(messageId: string) {
@@ -120,31 +135,36 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
 
   async function runSteps(messageId: string, steps: PlannedStepRef[], replans = 0): Promise<MessageOutcome> {
     // Nothing of an instruction runs if the policy refuses any part of it.
-    if (steps.some((step) => step.refused)) {
+    const refused = steps.find((step) => step.refused);
+    if (refused) {
       await bookkeeping.closeOpenSteps({ conversationId, reason: 'Not run: another step of this instruction was refused by the command policy.' });
-      return 'failed';
+      return { status: 'failed', step: refused.index };
     }
-    for (const step of steps) {
+    for (const [position, step] of steps.entries()) {
+      const where = `${position + 1}/${steps.length} ${step.title ?? `#${step.index + 1}`}`;
       if (step.needsApproval) {
-        await bookkeeping.setStatus({ conversationId, status: 'awaiting_approval' });
+        setCurrentDetails(`step ${where}: waiting for a person's approval`);
+        await store.setStatus({ conversationId, status: 'awaiting_approval' });
         await condition(() => decisions.has(step.stepId));
         const decision = decisions.get(step.stepId)!;
         await bookkeeping.recordDecision({ conversationId, index: step.index, ...decision });
         if (!decision.approved) {
           await bookkeeping.closeOpenSteps({ conversationId, reason: 'Not run: an earlier step was rejected.' });
-          return 'rejected';
+          return { status: 'rejected', step: step.index };
         }
-        await bookkeeping.setStatus({ conversationId, status: 'running' });
+        await store.setStatus({ conversationId, status: 'running' });
       }
+      setCurrentDetails(`step ${where} running`);
       let succeeded: boolean;
       try {
         succeeded = (await runStep(step)).status === 'success';
       } catch (error) {
         if (isCancellation(error)) throw error;
         // The server could not be reached or refused us.
-        await bookkeeping.failStep({ conversationId, index: step.index, message: messageOf(error) });
+        await store.failStep({ conversationId, index: step.index, message: messageOf(error) });
         succeeded = false;
       }
+      stepsRun += 1;
       if (!succeeded) {
         // A planner that can re-plan is asked for another way, a bounded number of times.
         if (patched('replan-after-failure')) {
@@ -152,40 +172,56 @@ export async function conversationWorkflow(input: ConversationInput): Promise<vo
           if (next.ok) return runSteps(messageId, next.steps, replans + 1);
         }
         await bookkeeping.closeOpenSteps({ conversationId, reason: 'Not run: an earlier step failed.' });
-        return 'failed';
+        return { status: 'failed', step: step.index };
       }
     }
-    return 'completed';
+    return { status: 'completed' };
   }
 
+  let finished = false;
   try {
     for (;;) {
-      let outcome: MessageOutcome = 'completed';
+      let outcome: MessageOutcome = { status: 'completed' };
       while (inbox.length) {
         const messageId = inbox[0]!;
+        setCurrentDetails('planning an instruction');
         const planned = await plan(messageId);
         inbox.shift();
-        outcome = planned.ok ? await runSteps(messageId, planned.steps) : 'failed';
-        if (outcome === 'rejected') break;
+        instructions += 1;
+        outcome = planned.ok ? await runSteps(messageId, planned.steps) : { status: 'failed' };
+        if (outcome.status === 'rejected') break;
         if (workflowInfo().continueAsNewSuggested) {
           await condition(allHandlersFinished);
           await continueAsNew<typeof conversationWorkflow>({ ...input, inbox });
         }
       }
-      if (outcome === 'rejected') {
-        await bookkeeping.finish({ conversationId, status: 'cancelled', error: 'A step was rejected' });
-        return;
+      if (outcome.status === 'rejected') {
+        // A person said no: the conversation is cancelled, here and in Temporal (a Cancelled workflow).
+        const error = await store.finish({ conversationId, status: 'cancelled', failedStep: outcome.step });
+        finished = true;
+        setCurrentDetails(`cancelled: ${error}`);
+        await bookkeeping.cancelOwnWorkflow();
+        await CancellationScope.current().cancelRequested;
+        throw new CancelledFailure('A step was rejected');
       }
-      await bookkeeping.finish({ conversationId, status: outcome, error: null });
+      const error = await store.finish({ conversationId, status: outcome.status, failedStep: outcome.status === 'completed' ? undefined : outcome.step });
       // A follow-up that arrived while finishing is this run's to plan.
       await condition(allHandlersFinished);
-      if (!inbox.length) return;
+      if (inbox.length) continue;
+      if (outcome.status === 'failed') {
+        setCurrentDetails(`failed: ${error}`);
+        throw ApplicationFailure.create({ type: CONVERSATION_FAILED, message: error ?? 'The instruction failed', nonRetryable: true, details: [{ step: outcome.status === 'failed' ? (outcome.step ?? null) : null }] });
+      }
+      setCurrentDetails(`completed: ${instructions} instruction(s), ${stepsRun} step(s) run`);
+      return { status: 'completed', instructions, steps_run: stepsRun };
     }
   } catch (error) {
-    if (!isCancellation(error)) throw error;
+    if (!isCancellation(error) || finished) throw error;
     await CancellationScope.nonCancellable(async () => {
       await bookkeeping.closeOpenSteps({ conversationId, reason: 'Cancelled.' });
-      await bookkeeping.finish({ conversationId, status: 'cancelled', error: 'Cancelled' });
+      await store.finish({ conversationId, status: 'cancelled', error: 'Cancelled' });
     });
+    setCurrentDetails('cancelled');
+    throw error;
   }
 }

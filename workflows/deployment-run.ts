@@ -7,18 +7,26 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   TimeoutFailure,
+  type ActivityOptions,
 } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
+import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';
 import {
   DEFAULT_STEP_LIMIT_SECONDS,
   NON_RETRYABLE_FAILURES,
+  RUN_FAILED,
+  serverLabel,
   STEP_HANDOFF_AFTER_MS,
   type QueuedRun,
+  type RunResult,
+  type StepFailureDetails,
   type RunStepDefinition,
   type StepAttempt,
   type StepResult,
 } from './contracts';
+import { firstLine, messageOf } from './failures';
 
 // Short database work: local activities, run by the worker that runs the workflow, with no task round trip.
 // A retry waits on a workflow timer, not inside the workflow task: a task held through backoffs times out.
@@ -27,6 +35,7 @@ const bookkeeping = proxyLocalActivities<DeploymentActivities>({
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
   localRetryThreshold: '100 milliseconds',
 });
+const outcome = proxyLocalActivities<WorkflowOutcomeActivities>({ startToCloseTimeout: '30 seconds' });
 
 /** Transport failures retry with backoff for about 45 s; an exit code is not a transport failure. */
 const transportRetry = {
@@ -56,35 +65,37 @@ const firstActivity = proxyLocalActivities<DeploymentActivities>({
 // these backstops only catch an activity that could not, and a dead worker is found by heartbeats.
 const backstop = (step: RunStepDefinition) => ((step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS) + 600) * 1000;
 
-const following = (step: RunStepDefinition, taskQueue: string) =>
-  proxyActivities<DeploymentActivities>({
-    taskQueue,
-    // A worker that died leaves its task queue unpolled: give up quickly and run the command again.
-    scheduleToStartTimeout: '15 seconds',
-    startToCloseTimeout: backstop(step),
-    heartbeatTimeout: '15 seconds',
-    cancellationType: WAIT_CANCELLATION_COMPLETED,
-    retry: { maximumAttempts: 1 },
-  });
+const followingOptions = (step: RunStepDefinition, taskQueue: string): ActivityOptions => ({
+  taskQueue,
+  // A worker that died leaves its task queue unpolled: give up quickly and run the command again.
+  scheduleToStartTimeout: '15 seconds',
+  startToCloseTimeout: backstop(step),
+  heartbeatTimeout: '15 seconds',
+  cancellationType: WAIT_CANCELLATION_COMPLETED,
+  retry: { maximumAttempts: 1 },
+  summary: step.name,
+});
 
 /** A step whose command was lost with its worker runs again, on any worker, as a heartbeating activity. */
-const rerun = (step: RunStepDefinition) =>
-  proxyActivities<DeploymentActivities>({
-    startToCloseTimeout: backstop(step),
-    heartbeatTimeout: '15 seconds',
-    cancellationType: WAIT_CANCELLATION_COMPLETED,
-    retry: transportRetry,
-  });
+const rerunOptions = (step: RunStepDefinition): ActivityOptions => ({
+  startToCloseTimeout: backstop(step),
+  heartbeatTimeout: '15 seconds',
+  cancellationType: WAIT_CANCELLATION_COMPLETED,
+  retry: transportRetry,
+  summary: step.name,
+});
+// Each call gives its own options (above): the task queue, limits and summary depend on the step.
+const following = proxyActivities<DeploymentActivities>({ startToCloseTimeout: '1 minute' });
 
-/** One attempt at a step's command, wherever it ends up running. */
+/** One attempt at a step's command, wherever it ends up running; each activity named after the step in the Temporal UI. */
 async function runStepAttempt(step: RunStepDefinition, attempt: StepAttempt): Promise<StepResult> {
-  const outcome = await firstActivity.startStep({ ...attempt, handoffAfterMs: STEP_HANDOFF_AFTER_MS });
+  const outcome = await firstActivity.startStep.executeWithOptions({ summary: step.name }, [{ ...attempt, handoffAfterMs: STEP_HANDOFF_AFTER_MS }]);
   if (!('handedOff' in outcome)) return outcome;
   try {
-    return await following(step, outcome.handedOff).awaitStep(attempt);
+    return await following.awaitStep.executeWithOptions(followingOptions(step, outcome.handedOff), [attempt]);
   } catch (error) {
     if (isCancellation(error) || !lostWithItsWorker(error)) throw error;
-    return rerun(step).runStep(attempt);
+    return following.runStep.executeWithOptions(rerunOptions(step), [attempt]);
   }
 }
 
@@ -97,26 +108,58 @@ function lostWithItsWorker(error: unknown): boolean {
   return cause instanceof ApplicationFailure && !NON_RETRYABLE_FAILURES.includes(cause.type ?? '');
 }
 
-const messageOf = (error: unknown) => {
-  const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
-  return cause instanceof Error ? cause.message : String(cause);
-};
+/** Why a step failed, in one line a person reads in the API, the CLI and the Temporal UI. */
+function stepFailureLine(step: RunStepDefinition, index: number, total: number, server: string, why: string) {
+  return `Step "${step.name}" (${index + 1}/${total}) failed on ${server}: ${why}`;
+}
+
+function exitReason(step: RunStepDefinition, result: StepResult) {
+  const tries = step.retries > 0 ? ` (after ${step.retries + 1} attempts)` : '';
+  if (result.timedOut) return `timed out after ${step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS} s${tries}`;
+  return result.exitCode === null ? `the command ended without an exit code${tries}` : `exit code ${result.exitCode}${tries}`;
+}
+
+const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) / 1000);
 
 /**
  * One deployment run: each step is one SSH activity. A step that exits non-zero is run again up to
  * its `retries`; a failed step skips the rest unless it has `continue_on_error`. Cancelling the
  * workflow stops the running command and cancels the remaining steps.
+ *
+ * The workflow's outcome is the run's: it completes when the run succeeded, fails (not retried) with
+ * the first failed step, its server and exit code when the run failed, and is cancelled when it was.
  */
-export async function deploymentRunWorkflow(run: QueuedRun): Promise<void> {
+export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> {
+  const startedAt = Date.now();
+  const server = serverLabel(run);
   // Not cancellable: once the run is marked running, the cancel must go through the cleanup below.
   const steps = await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
-  if (!steps) return; // cancelled while queued, or already run: nothing to do
-  let status: 'success' | 'failed' | 'cancelled' = 'success';
-  let error: string | null = null;
+  if (!steps) {
+    // Closed before this workflow began (cancelled while queued, or by a sweep): end as the run did.
+    const ended = await bookkeeping.endedRun({ runId: run.runId });
+    setCurrentDetails(`nothing ran: the run was already ${ended?.status ?? 'gone'}`);
+    if (ended?.status === 'failed') throw ApplicationFailure.create({ message: ended.error ?? 'The run failed before it began', type: RUN_FAILED, nonRetryable: true });
+    if (ended?.status === 'success') return { status: 'success', steps: 0, duration_seconds: 0 };
+    if (!CancellationScope.current().consideredCancelled) {
+      // Temporal shows Cancelled only for a cancel that was requested: request it.
+      await outcome.cancelOwnWorkflow();
+      await CancellationScope.current().cancelRequested;
+    }
+    throw new CancelledFailure('Cancelled while queued');
+  }
+  let failure: { message: string; details: StepFailureDetails } | null = null;
+  const fail = (index: number, why: string, exitCode: number | null) => {
+    const step = steps[index]!;
+    failure ??= {
+      message: stepFailureLine(step, index, steps.length, server, why),
+      details: { step: step.name, index, server, exit_code: exitCode },
+    };
+  };
   try {
     if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled before the first step');
     for (let index = 0; index < steps.length; index += 1) {
       const step = steps[index]!;
+      setCurrentDetails(`step ${index + 1}/${steps.length} ${step.name} running on ${server}`);
       let result: StepResult;
       try {
         let attempt = 0;
@@ -127,14 +170,13 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<void> {
       } catch (stepError) {
         if (isCancellation(stepError)) throw stepError;
         // The server could not be reached or refused us: nothing later can run either.
-        error = `Step "${step.name}": ${messageOf(stepError)}`;
-        await bookkeeping.failStep({ runId: run.runId, index, message: messageOf(stepError) });
-        status = 'failed';
+        await bookkeeping.failRunStep({ runId: run.runId, index, message: messageOf(stepError) });
+        fail(index, firstLine(messageOf(stepError)), null);
         await bookkeeping.skipSteps({ runId: run.runId, from: index + 1 });
         break;
       }
       if (result.status === 'failed') {
-        status = 'failed';
+        fail(index, exitReason(step, result), result.exitCode);
         if (!step.continue_on_error) {
           await bookkeeping.skipSteps({ runId: run.runId, from: index + 1 });
           break;
@@ -143,8 +185,19 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<void> {
     }
   } catch (runError) {
     if (!isCancellation(runError)) throw runError;
-    status = 'cancelled';
-    await CancellationScope.nonCancellable(() => bookkeeping.cancelSteps({ runId: run.runId }));
+    await CancellationScope.nonCancellable(async () => {
+      await bookkeeping.cancelSteps({ runId: run.runId });
+      await bookkeeping.finishRun({ runId: run.runId, status: 'cancelled', error: null });
+    });
+    setCurrentDetails(`cancelled after ${secondsSince(startedAt)} s`);
+    throw runError;
   }
-  await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status, error }));
+  const failed = failure as { message: string; details: StepFailureDetails } | null;
+  await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: failed ? 'failed' : 'success', error: failed?.message ?? null }));
+  if (failed) {
+    setCurrentDetails(`failed: ${failed.message}`);
+    throw ApplicationFailure.create({ message: failed.message, type: RUN_FAILED, nonRetryable: true, details: [failed.details] });
+  }
+  setCurrentDetails(`succeeded: ${steps.length} steps on ${server} in ${secondsSince(startedAt)} s`);
+  return { status: 'success', steps: steps.length, duration_seconds: secondsSince(startedAt) };
 }

@@ -5,13 +5,14 @@ import {
   defineSignal,
   ParentClosePolicy,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
-import { deploymentRunWorkflowId, runSearchAttributes, WAKE_QUEUE_SIGNAL, type RunQueueInput } from './contracts';
+import { deploymentRunWorkflowId, runSearchAttributes, runWorkflowMetadata, WAKE_QUEUE_SIGNAL, type RunQueueInput } from './contracts';
 import { deploymentRunWorkflow } from './deployment-run';
 
 export const wakeSignal = defineSignal(WAKE_QUEUE_SIGNAL);
@@ -38,6 +39,7 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
     woken = false;
     const run = await nextQueuedRun({ serverId: input.serverId });
     if (!run) {
+      setCurrentDetails('idle: no run queued');
       // Nothing queued: wait for a trigger. A wake that arrived during the read makes us read again.
       if (woken || (await condition(() => woken, '10 minutes'))) continue;
       await condition(allHandlersFinished);
@@ -51,18 +53,21 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
         args: [run],
         typedSearchAttributes: runSearchAttributes(run),
         memo: { deployment: run.deploymentName, triggered_by: run.triggeredBy },
+        ...runWorkflowMetadata(run),
         // If this queue is ever terminated, its running deployment is cancelled cleanly, not cut off.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       });
     } catch {
       // Its workflow already runs (left by an earlier queue): let it finish rather than spin.
+      setCurrentDetails(`waiting: the workflow of run ${run.runId} (${run.deploymentName}) is already running`);
       await sleep('5 seconds');
       continue;
     }
+    setCurrentDetails(`running ${run.deploymentName} (run ${run.runId}, triggered by ${run.triggeredBy})`);
     try {
       await child.result();
     } catch {
-      // A failed or cancelled run is recorded by the run itself; the queue moves on.
+      // A failed or cancelled run is an ordinary outcome, recorded by the run itself: the queue moves on.
     }
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);

@@ -43,6 +43,7 @@ export async function serverVerificationWorkflow(input: VerifyServerInput): Prom
       args: [{ serverId: input.serverId, organizationId: input.organizationId, intervalSeconds: input.healthIntervalSeconds }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       typedSearchAttributes: serverSearchAttributes(input.organizationId, input.serverId),
+      staticSummary: `Watch the health of ${input.serverLabel ?? input.serverId}`,
     });
   } catch (error) {
     // Re-verifying a server that is already being watched: the running monitor carries on.

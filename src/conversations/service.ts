@@ -42,14 +42,23 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
   }
 
   const send = (conversation: Conversation, messageId: Types.ObjectId) =>
-    unlessTemporalUnreachable('start the conversation', () =>
-      workflows.sendConversationMessage({
+    unlessTemporalUnreachable('start the conversation', async () => {
+      const server = await ServerModel.findById(conversation.server_id, { title: 1 }).lean();
+      const message = conversation.messages.find((m) => m._id.equals(messageId)) ?? conversation.messages[0];
+      const instruction = (message?.text ?? '').replace(/\s+/g, ' ');
+      await workflows.sendConversationMessage({
         id: conversation._id.toString(),
         organizationId: conversation.organization_id.toString(),
         serverId: conversation.server_id.toString(),
         messageId: messageId.toString(),
-      }),
-    );
+        summary: `"${instruction.length > 80 ? `${instruction.slice(0, 79)}…` : instruction}" on ${server?.title ?? conversation.server_id.toString()}`,
+        details: [
+          `**Conversation** ${conversation._id.toString()} about a ${conversation.chatable_type.replace('_', ' ')} (${conversation.chatable_id.toString()})`,
+          `**Server** ${server?.title ?? ''} (${conversation.server_id.toString()})`,
+          `**Started by** API token: ${conversation.created_by}`,
+        ].join('\n\n'),
+      });
+    });
 
   return {
     list(organizationId: string, filter: { chatable_type?: string; chatable_id?: string }, page: PageQuery) {

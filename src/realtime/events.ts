@@ -18,6 +18,8 @@ export interface DeploymentRunUpdatedEvent {
   status: string;
   started_at: string | null;
   completed_at: string | null;
+  /** A failed run's one line: which step failed, where and why (as GET shows it); null otherwise. */
+  error: string | null;
   steps: RunStepState[];
   /**
    * Output appended by this change, already redacted. `offset` counts the characters the step had

@@ -36,6 +36,7 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
     status: doc.status,
     started_at: iso(doc.started_at),
     completed_at: iso(doc.completed_at),
+    error: doc.error ?? null,
     steps: doc.steps.map((s) => ({
       name: s.name,
       status: s.status,
@@ -54,7 +55,7 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
 const RUN_EVENT_FIELDS = Object.fromEntries(
   [
     'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
-    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'last_chunk'].map((f) => `fullDocument.${f}`),
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk'].map((f) => `fullDocument.${f}`),
     ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),
   ].map((field) => [field, 1]),
 );

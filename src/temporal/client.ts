@@ -50,6 +50,12 @@ export interface ServerRef {
   host: string;
 }
 
+/** What the Temporal UI shows for a server's verification or health monitor. */
+const serverWorkflowMetadata = (what: string, server: ServerRef) => ({
+  staticSummary: `${what} ${server.title} (${server.host})`,
+  staticDetails: `**Server** ${server.title} (${server.id}), ${server.host}`,
+});
+
 /** The only way HTTP code reaches Temporal: business ids, search attributes and conflict policies live here. */
 export class WorkflowGateway {
   private readonly inFlightWakes = new Map<string, Promise<void>>();
@@ -98,6 +104,7 @@ export class WorkflowGateway {
       maxAttempts: this.serverSettings.verifyMaxAttempts,
       healthIntervalSeconds: this.serverSettings.healthIntervalSeconds,
       trustNewHostKey,
+      serverLabel: `${server.title} (${server.host})`,
     };
     await this.client.workflow.start<typeof serverVerificationWorkflow>('serverVerificationWorkflow', {
       taskQueue: this.taskQueue,
@@ -106,6 +113,7 @@ export class WorkflowGateway {
       workflowIdConflictPolicy: 'TERMINATE_EXISTING',
       typedSearchAttributes: serverSearchAttributes(server.organizationId, server.id),
       memo: { title: server.title, host: server.host },
+      ...serverWorkflowMetadata('Verify', server),
     });
   }
 
@@ -123,6 +131,7 @@ export class WorkflowGateway {
       workflowIdConflictPolicy: 'USE_EXISTING',
       typedSearchAttributes: serverSearchAttributes(server.organizationId, server.id),
       memo: { title: server.title, host: server.host },
+      ...serverWorkflowMetadata('Watch the health of', server),
     });
   }
 
@@ -145,6 +154,7 @@ export class WorkflowGateway {
           signal: WAKE_QUEUE_SIGNAL,
           signalArgs: [],
           typedSearchAttributes: serverSearchAttributes(organizationId, serverId),
+          staticSummary: `Deployment runs of server ${serverId}, one at a time`,
         })
         .then(
           () => {
@@ -219,7 +229,7 @@ export class WorkflowGateway {
    * Hands an instruction to its conversation's workflow, starting the workflow when none runs (the
    * first message, or a follow-up after the conversation went idle).
    */
-  async sendConversationMessage(conversation: { id: string; organizationId: string; serverId: string; messageId: string }) {
+  async sendConversationMessage(conversation: { id: string; organizationId: string; serverId: string; messageId: string; summary: string; details: string }) {
     await this.client.workflow.signalWithStart<typeof conversationWorkflow, [{ messageId: string }]>('conversationWorkflow', {
       taskQueue: this.taskQueue,
       workflowId: conversationWorkflowId(conversation.id),
@@ -227,6 +237,9 @@ export class WorkflowGateway {
       signal: CONVERSATION_MESSAGE_SIGNAL,
       signalArgs: [{ messageId: conversation.messageId }],
       typedSearchAttributes: conversationSearchAttributes(conversation.organizationId, conversation.serverId),
+      // Shown when this call starts the workflow (a conversation's first message, or one after it went idle).
+      staticSummary: conversation.summary,
+      staticDetails: conversation.details,
     });
   }
 

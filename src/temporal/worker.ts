@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../../activities';
+import { activitySources, mergeActivities, type ActivityDeps, type ActivitySource } from '../../activities';
 import type { Logger } from '../logger';
 import { connectionOptions, type TemporalSecurity } from './connection';
 
@@ -83,11 +83,12 @@ export interface BosunWorker {
  * where long steps' commands, started here, are followed to the end (they live on this process's SSH
  * channels). Stopping one stops both.
  */
-export async function createWorker(settings: WorkerSettings, deps: Omit<ActivityDeps, 'handoffTaskQueue'>) {
+export async function createWorker(settings: WorkerSettings, deps: Omit<ActivityDeps, 'handoffTaskQueue'>, extraSources: ActivitySource[] = []) {
+  const handoffTaskQueue = `${settings.taskQueue}-worker-${os.hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  // Refused before anything connects: two files registering one activity name (DuplicateActivityError).
+  const activities = mergeActivities([...activitySources({ ...deps, handoffTaskQueue }), ...extraSources]);
   installTemporalRuntime(deps.log, settings.sdkMetricsAddress);
   const connection = await NativeConnection.connect({ address: settings.address, ...connectionOptions(settings.security) });
-  const handoffTaskQueue = `${settings.taskQueue}-worker-${os.hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const activities = createActivities({ ...deps, handoffTaskQueue });
   // Heartbeats carry cancellation back to a running step: at most a second late, not 80% of the heartbeat timeout.
   const heartbeats = { maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second' } as const;
   const shared = await Worker.create({
