@@ -1,0 +1,378 @@
+import { randomBytes } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createLogger } from '../../src/logger';
+import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/temporal/worker';
+import {
+  conversationWorkflowId,
+  deploymentRunWorkflowId,
+  type ConversationInput,
+  type PlannedStepRef,
+  type QueuedRun,
+  type StepResult,
+} from '../../workflows/contracts';
+import { createDeploymentActivities } from '../../activities/deployments';
+import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
+import mongoose, { Types } from 'mongoose';
+import { connectDatabase } from '../../src/database';
+import { DeploymentRunModel } from '../../src/deployments/model';
+import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { SecretBox } from '../../src/secrets/secret-box';
+import { SshPool } from '../../src/ssh/pool';
+import { eventually } from '../support/bosun';
+import { sharedServices } from '../support/shared';
+
+/**
+ * The failure branches of every workflow, with mocked activities, on the Temporal dev server the
+ * tests already run (TestWorkflowEnvironment.createFromExistingServer): what each branch calls, and
+ * how the workflow ends as the Temporal UI shows it. The end-to-end tests cover the real activities.
+ */
+
+type Call = [name: string, input: unknown];
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Mocks = Record<string, (input: any) => Promise<unknown>>;
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: { codePath: string };
+const log = createLogger('silent');
+
+beforeAll(async () => {
+  installTemporalRuntime(log);
+  env = await TestWorkflowEnvironment.createFromExistingServer({ address: sharedServices().temporalAddress, namespace: 'default' });
+  workflowBundle = await cachedWorkflowBundle(sharedServices().cacheDir, log);
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** Runs `body` with a worker whose activities are the given mocks (each call recorded), on a task queue of its own. */
+async function withWorker<T>(mocks: Mocks, body: (taskQueue: string, calls: Call[]) => Promise<T>): Promise<T> {
+  const taskQueue = `failure-branches-${randomBytes(4).toString('hex')}`;
+  const calls: Call[] = [];
+  const recorded = Object.fromEntries(
+    Object.entries({ ...createWorkflowOutcomeActivities(), ...mocks }).map(([name, mock]) => [
+      name,
+      async (input: unknown) => {
+        calls.push([name, input]);
+        return (mock as (input: unknown) => Promise<unknown>)(input);
+      },
+    ]),
+  );
+  // As Bosun's worker: a cancellation reaches a heartbeating activity within a second.
+  const worker = await Worker.create({
+    connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, activities: recorded,
+    maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second',
+  });
+  return worker.runUntil(() => body(taskQueue, calls));
+}
+
+const names = (calls: Call[]) => calls.map(([name]) => name);
+const outcome = async (handle: WorkflowHandle) => (await eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING')).status.name;
+/** Waits until the activity is cancelled (heartbeating, so the cancellation reaches it), then throws it. */
+const untilCancelled = async () => {
+  for (;;) {
+    Context.current().heartbeat();
+    await Promise.race([Context.current().cancelled, new Promise((r) => setTimeout(r, 200))]);
+  }
+};
+
+describe('deploymentRunWorkflow', () => {
+  const run = (): QueuedRun => ({
+    runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', serverId: 'srv', deploymentName: 'release', triggeredBy: 'API token: ci', serverTitle: 'web-1',
+  });
+  const twoSteps = [
+    { name: 'migrate', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false },
+    { name: 'restart', command: 'y', timeout_seconds: null, retries: 0, continue_on_error: false },
+  ];
+  const bookkeeping = {
+    beginRun: async () => twoSteps,
+    endedRun: async () => null,
+    failRunStep: async () => undefined,
+    skipSteps: async () => undefined,
+    cancelSteps: async () => undefined,
+    finishRun: async () => undefined,
+  };
+
+  test('a step that fails for good: the step is failed (not left running), the rest skipped, a Failed workflow naming step and server', async () => {
+    const input = run();
+    await withWorker(
+      { ...bookkeeping, startStep: async () => { throw ApplicationFailure.nonRetryable('Host key mismatch for 127.0.0.1:22', 'SshHostKeyMismatch'); } },
+      async (taskQueue, calls) => {
+        const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+        const failure = await handle.result().catch((e: WorkflowFailedError) => e);
+        expect(failure).toBeInstanceOf(WorkflowFailedError);
+        expect((failure as WorkflowFailedError).cause).toMatchObject({
+          type: 'DeploymentRunFailed', nonRetryable: true,
+          message: 'Step "migrate" (1/2) failed on web-1: Host key mismatch for 127.0.0.1:22',
+          details: [{ step: 'migrate', index: 0, server: 'web-1', exit_code: null }],
+        });
+        expect(names(calls)).toEqual(['beginRun', 'startStep', 'failRunStep', 'skipSteps', 'finishRun']);
+        expect(calls.find(([n]) => n === 'failRunStep')![1]).toEqual({ runId: input.runId, index: 0, message: 'Host key mismatch for 127.0.0.1:22' });
+        expect(calls.at(-1)![1]).toEqual({ runId: input.runId, status: 'failed', error: 'Step "migrate" (1/2) failed on web-1: Host key mismatch for 127.0.0.1:22' });
+        expect(await outcome(handle)).toBe('FAILED');
+      },
+    );
+  });
+
+  test('a step that exits non-zero after its retries: Failed, with the exit code', async () => {
+    const input = run();
+    const steps = [{ ...twoSteps[0]!, retries: 2 }, twoSteps[1]!];
+    await withWorker(
+      { ...bookkeeping, beginRun: async () => steps, startStep: async (): Promise<StepResult> => ({ status: 'failed', exitCode: 2, timedOut: false }) },
+      async (taskQueue, calls) => {
+        const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+        await expect(handle.result()).rejects.toMatchObject({ cause: { message: 'Step "migrate" (1/2) failed on web-1: exit code 2 (after 3 attempts)' } });
+        expect(names(calls)).toEqual(['beginRun', 'startStep', 'startStep', 'startStep', 'skipSteps', 'finishRun']);
+      },
+    );
+  });
+
+  test('cancelled while queued (closed before its workflow began): a Cancelled workflow, nothing run', async () => {
+    const input = run();
+    await withWorker({ ...bookkeeping, beginRun: async () => null, endedRun: async () => ({ status: 'cancelled', error: null }) }, async (taskQueue, calls) => {
+      const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+      await expect(handle.result()).rejects.toMatchObject({ cause: expect.any(CancelledFailure) });
+      expect(names(calls)).toEqual(['beginRun', 'endedRun', 'cancelOwnWorkflow']);
+      expect(await outcome(handle)).toBe('CANCELLED');
+    });
+  });
+
+  test('closed as failed before it began (by a sweep): a Failed workflow with the run’s error', async () => {
+    const input = run();
+    await withWorker({ ...bookkeeping, beginRun: async () => null, endedRun: async () => ({ status: 'failed', error: 'Its worker died' }) }, async (taskQueue) => {
+      const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+      await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'DeploymentRunFailed', message: 'Its worker died' } });
+    });
+  });
+
+  test('cancelled while running: the running step is cancelled, the run closed cancelled, a Cancelled workflow', async () => {
+    const input = run();
+    let queue = '';
+    await withWorker(
+      { ...bookkeeping, startStep: async () => ({ handedOff: queue }), awaitStep: untilCancelled },
+      async (taskQueue, calls) => {
+        queue = taskQueue;
+        const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+        await eventually(async () => names(calls), (n) => n.includes('awaitStep'));
+        await handle.cancel();
+        await expect(handle.result()).rejects.toMatchObject({ cause: expect.any(CancelledFailure) });
+        expect(names(calls)).toEqual(['beginRun', 'startStep', 'awaitStep', 'cancelSteps', 'finishRun']);
+        expect(calls.at(-1)![1]).toEqual({ runId: input.runId, status: 'cancelled', error: null });
+        expect(await outcome(handle)).toBe('CANCELLED');
+      },
+    );
+  });
+});
+
+describe('serverRunQueueWorkflow', () => {
+  const queued = (deploymentName: string): QueuedRun => ({
+    runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', serverId: `srv-${randomBytes(3).toString('hex')}`, deploymentName, triggeredBy: 'API token: ci', serverTitle: 'web-1',
+  });
+
+  test('a failed run is an ordinary outcome: the queue goes on with the next run', async () => {
+    const runs = [queued('fails'), queued('succeeds')];
+    const pending = [...runs];
+    await withWorker(
+      {
+        nextQueuedRun: async () => pending.shift() ?? null,
+        beginRun: async () => [{ name: 'only', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false }],
+        startStep: async (input: { runId: string }): Promise<StepResult> => ({ status: input.runId === runs[0]!.runId ? 'failed' : 'success', exitCode: input.runId === runs[0]!.runId ? 1 : 0, timedOut: false }),
+        skipSteps: async () => undefined,
+        finishRun: async () => undefined,
+      },
+      async (taskQueue, calls) => {
+        const queue = await env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: `queue-${randomBytes(4).toString('hex')}`, args: [{ serverId: runs[0]!.serverId, organizationId: 'org' }] });
+        await eventually(async () => calls.filter(([n]) => n === 'finishRun').length, (n) => n === 2);
+        expect(await outcome(env.client.workflow.getHandle(deploymentRunWorkflowId(runs[0]!.runId)))).toBe('FAILED');
+        expect(await outcome(env.client.workflow.getHandle(deploymentRunWorkflowId(runs[1]!.runId)))).toBe('COMPLETED');
+        expect((await queue.describe()).status.name).toBe('RUNNING');
+        await queue.terminate('test over');
+      },
+    );
+  });
+
+  test('a child that cannot start (its workflow id is taken): the queue waits, says so, and starts it once free', async () => {
+    const run = queued('blocked');
+    let served = false;
+    await withWorker(
+      {
+        nextQueuedRun: async () => (served ? null : run),
+        beginRun: async () => {
+          served = true;
+          return [{ name: 'only', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false }];
+        },
+        startStep: async (): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false }),
+        finishRun: async () => undefined,
+      },
+      async (taskQueue, calls) => {
+        // The run's workflow id is held by an execution no worker runs (a queue nobody polls).
+        const blocker = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue: `${taskQueue}-nobody`, workflowId: deploymentRunWorkflowId(run.runId), args: [run] });
+        const queue = await env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: `queue-${randomBytes(4).toString('hex')}`, args: [{ serverId: run.serverId, organizationId: 'org' }] });
+        const waiting = await eventually(() => queue.query<{ currentDetails?: string }>('__temporal_workflow_metadata'), (m) => m.currentDetails?.startsWith('waiting') ?? false);
+        expect(waiting.currentDetails).toBe(`waiting: the workflow of run ${run.runId} (blocked) is already running`);
+        expect(names(calls)).not.toContain('beginRun');
+        await blocker.terminate('freed by the test');
+        await eventually(async () => names(calls), (n) => n.includes('finishRun'), 30_000);
+        expect(await outcome(env.client.workflow.getHandle(deploymentRunWorkflowId(run.runId)))).toBe('COMPLETED');
+        await queue.terminate('test over');
+      },
+    );
+  });
+});
+
+describe('conversationWorkflow', () => {
+  const input = (): ConversationInput => ({ conversationId: randomBytes(12).toString('hex'), organizationId: 'org', inbox: ['m1'] });
+  const step = (index: number, extra: Partial<PlannedStepRef> = {}): PlannedStepRef => ({
+    stepId: `s${index}`, index, title: `Step ${index}`, serverId: 'srv', refused: false, needsApproval: false, sourceServerId: null, ...extra,
+  });
+  const bookkeeping = {
+    setConversationStatus: async () => undefined,
+    recordDecision: async () => undefined,
+    failConversationStep: async () => undefined,
+    closeOpenSteps: async () => undefined,
+    planningFailed: async () => undefined,
+    finishConversation: async (args: { status: string }) => (args.status === 'completed' ? null : `the ${args.status} line`),
+  };
+  const start = (taskQueue: string, args: ConversationInput) =>
+    env.client.workflow.start('conversationWorkflow', { taskQueue, workflowId: conversationWorkflowId(args.conversationId), args: [args] });
+
+  test('a step fails and the re-plan fails too: the instruction fails, a Failed workflow with the conversation’s error line', async () => {
+    await withWorker(
+      {
+        ...bookkeeping,
+        planMessage: async () => ({ ok: true, steps: [step(0), step(1)] }),
+        runConversationStep: async (): Promise<StepResult> => ({ status: 'failed', exitCode: 1, timedOut: false }),
+        replanAfterFailure: async () => { throw ApplicationFailure.nonRetryable('The planner is unreachable', 'PlannerUnreachable'); },
+      },
+      async (taskQueue, calls) => {
+        const args = input();
+        const handle = await start(taskQueue, args);
+        await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'ConversationFailed', message: 'the failed line', nonRetryable: true } });
+        expect(names(calls)).toEqual(['planMessage', 'runConversationStep', 'replanAfterFailure', 'closeOpenSteps', 'finishConversation']);
+        expect(calls.at(-1)![1]).toEqual({ conversationId: args.conversationId, status: 'failed', failedStep: 0 });
+        expect(await outcome(handle)).toBe('FAILED');
+      },
+    );
+  });
+
+  test('a re-plan that works: the new steps run and the conversation completes', async () => {
+    await withWorker(
+      {
+        ...bookkeeping,
+        planMessage: async () => ({ ok: true, steps: [step(0)] }),
+        runConversationStep: async (i: { index: number }): Promise<StepResult> => ({ status: i.index === 0 ? 'failed' : 'success', exitCode: i.index === 0 ? 1 : 0, timedOut: false }),
+        replanAfterFailure: async () => ({ ok: true, steps: [step(1)] }),
+      },
+      async (taskQueue, calls) => {
+        const handle = await start(taskQueue, input());
+        expect(await handle.result()).toEqual({ status: 'completed', instructions: 1, steps_run: 2 });
+        expect(names(calls)).toEqual(['planMessage', 'runConversationStep', 'replanAfterFailure', 'runConversationStep', 'finishConversation']);
+      },
+    );
+  });
+
+  test('the planner unreachable through every retry: the planning failure is recorded and the workflow fails', async () => {
+    await withWorker(
+      { ...bookkeeping, planMessage: async () => { throw ApplicationFailure.nonRetryable('connection refused', 'PlannerUnreachable'); } },
+      async (taskQueue, calls) => {
+        const args = input();
+        const handle = await start(taskQueue, args);
+        await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'ConversationFailed' } });
+        expect(names(calls)).toEqual(['planMessage', 'planningFailed', 'finishConversation']);
+        expect(calls[1]![1]).toEqual({ conversationId: args.conversationId, messageId: 'm1', message: 'connection refused' });
+      },
+    );
+  });
+
+  test('a step its server refuses for good: the step is failed with the reason, and the rest closed', async () => {
+    await withWorker(
+      {
+        ...bookkeeping,
+        planMessage: async () => ({ ok: true, steps: [step(0), step(1)] }),
+        runConversationStep: async () => { throw ApplicationFailure.nonRetryable('Authentication failed', 'SshAuthenticationFailed'); },
+        replanAfterFailure: async () => ({ ok: false }),
+      },
+      async (taskQueue, calls) => {
+        const args = input();
+        const handle = await start(taskQueue, args);
+        await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'ConversationFailed' } });
+        expect(names(calls)).toEqual(['planMessage', 'runConversationStep', 'failConversationStep', 'replanAfterFailure', 'closeOpenSteps', 'finishConversation']);
+        expect(calls[2]![1]).toEqual({ conversationId: args.conversationId, index: 0, message: 'Authentication failed' });
+      },
+    );
+  });
+
+  test('a refused step: nothing runs, the instruction fails naming the refused step', async () => {
+    await withWorker(
+      { ...bookkeeping, planMessage: async () => ({ ok: true, steps: [step(0), step(1, { refused: true })] }), runConversationStep: async () => ({ status: 'success', exitCode: 0, timedOut: false }) },
+      async (taskQueue, calls) => {
+        const args = input();
+        await expect((await start(taskQueue, args)).result()).rejects.toMatchObject({ cause: { type: 'ConversationFailed' } });
+        expect(names(calls)).toEqual(['planMessage', 'closeOpenSteps', 'finishConversation']);
+        expect(calls.at(-1)![1]).toEqual({ conversationId: args.conversationId, status: 'failed', failedStep: 1 });
+      },
+    );
+  });
+
+  test('cancelled while a step runs: the step is stopped, the conversation closed cancelled, a Cancelled workflow', async () => {
+    await withWorker(
+      { ...bookkeeping, planMessage: async () => ({ ok: true, steps: [step(0)] }), runConversationStep: untilCancelled },
+      async (taskQueue, calls) => {
+        const args = input();
+        const handle = await start(taskQueue, args);
+        await eventually(async () => names(calls), (n) => n.includes('runConversationStep'));
+        await handle.cancel();
+        await expect(handle.result()).rejects.toMatchObject({ cause: expect.any(CancelledFailure) });
+        expect(names(calls)).toEqual(['planMessage', 'runConversationStep', 'closeOpenSteps', 'finishConversation']);
+        expect(calls.at(-1)![1]).toEqual({ conversationId: args.conversationId, status: 'cancelled', error: 'Cancelled' });
+        expect(await outcome(handle)).toBe('CANCELLED');
+      },
+    );
+  });
+});
+
+describe('activities in a mock activity context', () => {
+  test('cancelOwnWorkflow requests the cancellation of the workflow that called it', async () => {
+    const workflowId = `victim-${randomBytes(4).toString('hex')}`;
+    // A workflow no worker runs: it stays open, and a cancel request shows in its history.
+    const victim = await env.client.workflow.start('conversationWorkflow', { taskQueue: `nobody-${workflowId}`, workflowId, args: [{ conversationId: 'c', organizationId: 'o', inbox: [] }] });
+    const activity = new MockActivityEnvironment(
+      { workflowExecution: { workflowId, runId: victim.firstExecutionRunId } },
+      { client: env.client },
+    );
+    await activity.run(createWorkflowOutcomeActivities().cancelOwnWorkflow);
+    const history = await victim.fetchHistory();
+    expect(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(true);
+    await victim.terminate('test over');
+  });
+
+  test('failRunStep closes a step left running: failed, completed, its failure noted; a finished step keeps its result', async () => {
+    await connectDatabase(embeddedMongoUri(sharedServices().mongoPort, `bosun_test_failstep_${randomBytes(4).toString('hex')}`));
+    const sshPool = new SshPool({ connectTimeoutMs: 1000, maxChannelsPerConnection: 1, log });
+    try {
+      const activities = createDeploymentActivities({ secretBox: new SecretBox(randomBytes(32)), sshPool, log, stepOutputLimitBytes: 4096, handoffTaskQueue: 'q' });
+      const run = await DeploymentRunModel.create({
+        organization_id: new Types.ObjectId(), deployment_id: new Types.ObjectId(), server_id: new Types.ObjectId(), status: 'running',
+        triggered_by: 'ci', token_id: new Types.ObjectId(), queue_seq: 1,
+        steps: [
+          { name: 'migrate', command: 'x', status: 'running', output: 'partial output', started_at: new Date() },
+          { name: 'restart', command: 'y', status: 'success', output: 'done\n', exit_code: 0 },
+        ],
+      });
+      const activity = new MockActivityEnvironment();
+      await activity.run(activities.failRunStep, { runId: run._id.toString(), index: 0, message: 'Host key mismatch' });
+      await activity.run(activities.failRunStep, { runId: run._id.toString(), index: 1, message: 'must not apply' });
+      const after = (await DeploymentRunModel.findById(run._id).lean())!;
+      expect(after.steps[0]).toMatchObject({ status: 'failed', pgid: null, output: 'partial output\n--- failed: Host key mismatch ---\n' });
+      expect(after.steps[0]!.completed_at).toBeInstanceOf(Date);
+      expect(after.steps[1]).toMatchObject({ status: 'success', output: 'done\n', exit_code: 0 });
+      expect(after.seq).toBe(run.seq + 1);
+    } finally {
+      await sshPool.close();
+      await mongoose.connection.dropDatabase();
+      await mongoose.disconnect();
+    }
+  });
+});
