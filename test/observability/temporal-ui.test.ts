@@ -142,6 +142,13 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
       const handle = handleOf(id);
       expect((await closed(handle)).status.name).toBe('FAILED');
       await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'ConversationFailed', message: done.error } });
+
+      // A follow-up starts the conversation's workflow again; its success clears the error.
+      expect((await bosun.api.post(`/api/v1/conversations/${id}/messages`).set(bearer(token)).send({ message: 'show memory usage' })).status).toBe(202);
+      const again = await until(id, (c) => c.status === 'completed');
+      expect(again.error).toBeNull();
+      const latest = bosun.temporal.workflow.getHandle(conversationWorkflowId(id));
+      expect((await closed(latest)).status.name).toBe('COMPLETED');
     });
 
     test('an instruction that cannot be planned, or is refused, says so in its error', async () => {
