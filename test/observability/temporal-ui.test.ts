@@ -102,6 +102,13 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     expect((await closed(handle)).status.name).toBe('CANCELLED');
   });
 
+  test('server workflows are named after the server', async () => {
+    const verify = await bosun.temporal.workflow.getHandle(`server-verify-${serverId}`).describe();
+    expect(await verify.staticSummary()).toBe('Verify srv-127.0.0.3 (127.0.0.3)');
+    const health = await bosun.temporal.workflow.getHandle(`server-health-${serverId}`).describe();
+    expect(await health.staticSummary()).toBe('Watch the health of srv-127.0.0.3 (127.0.0.3)');
+  });
+
   test('a successful run completes with a small result', async () => {
     const deploymentId = await define('quick', [{ name: 'one', command: 'true' }, { name: 'two', command: 'true' }]);
     const runId = await trigger(deploymentId);
