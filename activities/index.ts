@@ -1,4 +1,3 @@
-import type { ConversationStatus } from '../src/conversations/model';
 import { createConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
 import { createServerActivities, type ServerActivityDeps } from './servers';
@@ -62,9 +61,7 @@ function legacyNames(deps: ActivityDeps) {
   return {
     setStatus: conversations.setConversationStatus,
     failStep: conversations.failConversationStep,
-    finish: async (input: { conversationId: string; status: ConversationStatus; error: string | null }): Promise<void> => {
-      await conversations.finishConversation(input);
-    },
+    finish: conversations.finishConversation,
   };
 }
 

@@ -31,7 +31,7 @@ import {
   type PlannedStepRef,
   type StepDecision,
 } from './contracts';
-import { messageOf } from './failures';
+import { endsAsItsOutcome, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 
 export const messageSignal = defineSignal<[{ messageId: string }]>(CONVERSATION_MESSAGE_SIGNAL);
 /** A person's decision on a step: an update, so a second decision on the same step is refused at once. */
@@ -83,7 +83,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   // Decided once, at the start: a history recorded before the rename keeps the names it was recorded with.
   const store = patched('unique-activity-names')
     ? { setStatus: bookkeeping.setConversationStatus, failStep: bookkeeping.failConversationStep, finish: bookkeeping.finishConversation }
-    : { setStatus: legacyBookkeeping.setStatus, failStep: legacyBookkeeping.failStep, finish: async (args: { conversationId: string; status: 'completed' | 'failed' | 'cancelled'; error?: string | null }) => { await legacyBookkeeping.finish({ ...args, error: args.error ?? null }); return args.error ?? null; } };
+    : { setStatus: legacyBookkeeping.setStatus, failStep: legacyBookkeeping.failStep, finish: legacyBookkeeping.finish };
   let instructions = 0;
   let stepsRun = 0;
   const inbox = [...input.inbox];
@@ -200,6 +200,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         const error = await store.finish({ conversationId, status: 'cancelled', failedStep: outcome.step });
         finished = true;
         setCurrentDetails(`cancelled: ${error}`);
+        if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
         await bookkeeping.cancelOwnWorkflow();
         await CancellationScope.current().cancelRequested;
         throw new CancelledFailure('A step was rejected');
@@ -210,6 +211,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (inbox.length) continue;
       if (outcome.status === 'failed') {
         setCurrentDetails(`failed: ${error}`);
+        if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
         throw ApplicationFailure.create({ type: CONVERSATION_FAILED, message: error ?? 'The instruction failed', nonRetryable: true, details: [{ step: outcome.status === 'failed' ? (outcome.step ?? null) : null }] });
       }
       setCurrentDetails(`completed: ${instructions} instruction(s), ${stepsRun} step(s) run`);
@@ -222,6 +224,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       await store.finish({ conversationId, status: 'cancelled', error: 'Cancelled' });
     });
     setCurrentDetails('cancelled');
+    if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     throw error;
   }
 }

@@ -26,7 +26,7 @@ import {
   type StepAttempt,
   type StepResult,
 } from './contracts';
-import { firstLine, messageOf } from './failures';
+import { endsAsItsOutcome, firstLine, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 
 // Short database work: local activities, run by the worker that runs the workflow, with no task round trip.
 // A retry waits on a workflow timer, not inside the workflow task: a task held through backoffs times out.
@@ -135,6 +135,7 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> 
   // Not cancellable: once the run is marked running, the cancel must go through the cleanup below.
   const steps = await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
   if (!steps) {
+    if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     // Closed before this workflow began (cancelled while queued, or by a sweep): end as the run did.
     const ended = await bookkeeping.endedRun({ runId: run.runId });
     setCurrentDetails(`nothing ran: the run was already ${ended?.status ?? 'gone'}`);
@@ -190,12 +191,14 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> 
       await bookkeeping.finishRun({ runId: run.runId, status: 'cancelled', error: null });
     });
     setCurrentDetails(`cancelled after ${secondsSince(startedAt)} s`);
+    if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     throw runError;
   }
   const failed = failure as { message: string; details: StepFailureDetails } | null;
   await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: failed ? 'failed' : 'success', error: failed?.message ?? null }));
   if (failed) {
     setCurrentDetails(`failed: ${failed.message}`);
+    if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     throw ApplicationFailure.create({ message: failed.message, type: RUN_FAILED, nonRetryable: true, details: [failed.details] });
   }
   setCurrentDetails(`succeeded: ${steps.length} steps on ${server} in ${secondsSince(startedAt)} s`);

@@ -1,4 +1,4 @@
-import { ActivityFailure } from '@temporalio/workflow';
+import { ActivityFailure, patched } from '@temporalio/workflow';
 
 /** The message of a failure: its cause's, for an activity's (the activity's own says only that it failed). */
 export const messageOf = (error: unknown) => {
@@ -8,3 +8,13 @@ export const messageOf = (error: unknown) => {
 
 /** A message's first non-empty line: what fits in a run's or a conversation's one-line `error`. */
 export const firstLine = (message: string) => message.split('\n').find((line) => line.trim())?.trim() ?? message;
+
+/**
+ * Whether this workflow ends as its run or conversation did (Failed, Cancelled). Workflows recorded
+ * before that (Bosun 0895c8d and older) completed whatever happened: replayed — a query on a closed
+ * one, a worker picking up an open one — they still must. Asked at each end, never earlier.
+ */
+export const endsAsItsOutcome = () => patched('honest-workflow-outcome');
+
+/** What a workflow recorded before endsAsItsOutcome returned: nothing. */
+export const RECORDED_WITHOUT_RESULT = undefined as never;

@@ -1,0 +1,185 @@
+/**
+ * Records the workflow histories the replay test (test/workflows/replay.test.ts) replays: real runs on
+ * the real stack (mongod, the Temporal dev server, sshd), one JSON file per workflow in this folder.
+ *
+ *   npm run record:histories            # every scenario
+ *   npm run record:histories -- copy    # the scenarios whose name contains "copy"
+ *
+ * Record again (and commit the files) after a deliberate, patched change of a workflow; keep the old
+ * files too while workflows recorded by the old code may still be running somewhere.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { RulesPlanner } from '../../src/planner/rules';
+import type { PlanContext, Planner, PlanResult } from '../../src/planner/types';
+import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
+import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import globalSetup from '../support/global-setup';
+import globalTeardown from '../support/global-teardown';
+import { sharedServices } from '../support/shared';
+import { sharedFolder } from '../support/trees';
+
+const OUT = path.join(__dirname);
+const FINAL = ['success', 'failed', 'cancelled', 'completed'];
+
+/** The built-in rules, and a re-plan that tries another way once (as an LLM planner would). */
+class ReplanningRules implements Planner {
+  readonly name = 'rules-with-replan';
+  readonly maxReplans = 1;
+  private readonly rules = new RulesPlanner();
+  plan(instruction: string, context: PlanContext): Promise<PlanResult> {
+    return this.rules.plan(instruction, context);
+  }
+  replan(_instruction: string, context: PlanContext): Promise<PlanResult> {
+    return this.rules.plan('show the hostname', context);
+  }
+}
+
+interface Context {
+  bosun: Bosun;
+  token: string;
+  serverId: string;
+  api: (method: 'get' | 'post' | 'put', url: string, body?: object) => Promise<{ status: number; body: { data: Record<string, unknown>; run_id?: string } }>;
+}
+
+/** Saves a workflow's history once it closed (or, `open`, as it stands: a long-lived workflow). */
+async function save(name: string, handle: WorkflowHandle, { open = false } = {}): Promise<void> {
+  if (!open) await eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING', 60_000);
+  // The Temporal CLI's JSON, as `temporal workflow show --output json` prints it: what replay reads.
+  const { temporalBinary, temporalAddress } = sharedServices();
+  const json = execFileSync(temporalBinary, ['workflow', 'show', '--address', temporalAddress, '--workflow-id', handle.workflowId, '--output', 'json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const file = path.join(OUT, `${name}.json`);
+  writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
+  console.log(`recorded ${path.relative(process.cwd(), file)} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);
+}
+
+async function deploy(ctx: Context, name: string, steps: object[], during?: (runId: string, deploymentId: string) => Promise<void>) {
+  const created = await ctx.api('post', '/api/v1/deployments', { name, server_id: ctx.serverId, steps });
+  const deploymentId = created.body.data.id as string;
+  const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`)).body.run_id!;
+  await during?.(runId, deploymentId);
+  await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${deploymentId}/runs/${runId}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+  return ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId));
+}
+
+async function converse(ctx: Context, body: object, during?: (id: string) => Promise<void>) {
+  const id = (await ctx.api('post', '/api/v1/conversations', body)).body.data.id as string;
+  await during?.(id);
+  await eventually(async () => (await ctx.api('get', `/api/v1/conversations/${id}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+  return ctx.bosun.temporal.workflow.getHandle(conversationWorkflowId(id));
+}
+
+const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
+  async 'deployment-retried-and-failed'(ctx) {
+    const marker = path.join(sharedFolder('bosun-history-'), 'tried-once');
+    const handle = await deploy(ctx, 'retried-and-failed', [
+      { name: 'build', command: 'echo building' },
+      { name: 'flaky', command: `test -f ${marker} || { touch ${marker}; exit 1; }`, retries: 1 },
+      { name: 'long', command: 'sleep 3; echo done' },
+      { name: 'migrate', command: 'echo migrating; exit 3' },
+      { name: 'restart', command: 'echo never' },
+    ]);
+    await save('deployment-retried-and-failed', handle);
+    // The server's queue that ran it (and the earlier runs): still open, waiting for the next trigger.
+    await save('server-run-queue', ctx.bosun.temporal.workflow.getHandle(`server-run-queue-${ctx.serverId}`), { open: true });
+  },
+
+  async 'server-verification-and-health'(ctx) {
+    await save('server-verification', ctx.bosun.temporal.workflow.getHandle(`server-verify-${ctx.serverId}`));
+    await save('server-health', ctx.bosun.temporal.workflow.getHandle(`server-health-${ctx.serverId}`), { open: true });
+  },
+
+  async 'deployment-cancelled'(ctx) {
+    const handle = await deploy(ctx, 'cancelled', [{ name: 'soak', command: 'sleep 60' }, { name: 'after', command: 'true' }], async (runId, deploymentId) => {
+      await eventually(async () => ((await ctx.api('get', `/api/v1/deployments/${deploymentId}/runs/${runId}`)).body.data.steps as Array<{ status: string }>)[0]!.status, (s) => s === 'running');
+      await ctx.api('post', `/api/v1/deployments/${deploymentId}/runs/${runId}/cancel`);
+    });
+    await save('deployment-cancelled', handle);
+  },
+
+  async 'conversation-approval-and-replan'(ctx) {
+    await ctx.api('put', '/api/v1/policy', { allow_destructive: false, require_approval_for: ['read'] });
+    try {
+      const handle = await converse(ctx, { chatable_type: 'server', chatable_id: ctx.serverId, message: 'tail /nonexistent/app.log' }, async (id) => {
+        // Approve every step that waits (the first, then the re-plan's).
+        for (let approved = 0; approved < 2; ) {
+          const conversation = (await ctx.api('get', `/api/v1/conversations/${id}`)).body.data as { status: string; steps: Array<{ id: string; status: string; approval: { decision: string | null } | null }> };
+          if (FINAL.includes(conversation.status)) break;
+          const waiting = conversation.steps.find((s) => s.status === 'pending' && s.approval && s.approval.decision === null);
+          if (waiting && conversation.status === 'awaiting_approval') {
+            await ctx.api('post', `/api/v1/conversations/${id}/steps/${waiting.id}/approve`);
+            approved += 1;
+          }
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      });
+      await save('conversation-approval-and-replan', handle);
+    } finally {
+      await ctx.api('put', '/api/v1/policy', { allow_destructive: false, require_approval_for: ['destructive'] });
+    }
+  },
+
+  async 'conversation-failed'(ctx) {
+    await save('conversation-failed', await converse(ctx, { chatable_type: 'server', chatable_id: ctx.serverId, message: 'show disk usage and reboot the server' }));
+  },
+
+  async 'conversation-rejected'(ctx) {
+    await ctx.api('put', '/api/v1/policy', { allow_destructive: false, require_approval_for: ['read'] });
+    try {
+      const handle = await converse(ctx, { chatable_type: 'server', chatable_id: ctx.serverId, message: 'show the hostname' }, async (id) => {
+        const waiting = await eventually(
+          async () => (await ctx.api('get', `/api/v1/conversations/${id}`)).body.data as { status: string; steps: Array<{ id: string }> },
+          (c) => c.status === 'awaiting_approval',
+        );
+        await ctx.api('post', `/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`);
+      });
+      await save('conversation-rejected', handle);
+    } finally {
+      await ctx.api('put', '/api/v1/policy', { allow_destructive: false, require_approval_for: ['destructive'] });
+    }
+  },
+
+  async 'conversation-migration-copy'(ctx) {
+    const target = await addVerifiedServer(ctx.bosun, ctx.token, '127.0.0.4');
+    const plan = await ctx.api('post', '/api/v1/migration-plans', { title: 'app to new box', source_server_id: ctx.serverId, target_server_id: target });
+    const work = sharedFolder('bosun-history-copy-');
+    const from = path.join(work, 'www');
+    mkdirSync(from, { recursive: true });
+    writeFileSync(path.join(from, 'index.html'), '<h1>hello</h1>\n');
+    const handle = await converse(ctx, { chatable_type: 'migration_plan', chatable_id: plan.body.data.id, message: `copy ${from} to the target at ${path.join(work, 'srv/www')}` });
+    await save('conversation-migration-copy', handle);
+  },
+};
+
+async function main() {
+  const only = process.argv[2];
+  process.env.TEST_LOG_LEVEL ??= 'silent';
+  await globalSetup();
+  const bosun = await startBosun({ planner: new ReplanningRules() });
+  try {
+    const token = await bosun.token('histories');
+    const serverId = await addVerifiedServer(bosun, token, '127.0.0.3');
+    const api: Context['api'] = async (method, url, body) => {
+      const res = await bosun.api[method](url).set(bearer(token)).send(body);
+      if (res.status >= 400) throw new Error(`${method.toUpperCase()} ${url}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res;
+    };
+    for (const [name, scenario] of Object.entries(scenarios)) {
+      if (only && !name.includes(only)) continue;
+      await scenario({ bosun, token, serverId, api });
+    }
+  } finally {
+    await bosun.stop();
+    await globalTeardown();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
