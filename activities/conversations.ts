@@ -8,7 +8,7 @@ import { MigrationPlanModel } from '../src/migration-plans/model';
 import { organizationPolicy } from '../src/organizations/policy';
 import { judgeStep, type CommandPolicy } from '../src/planner/policy';
 import { transferCommand } from '../src/planner/transfer';
-import type { PlanContext, PlannedStep, Planner, PlanResult, ServerContext, StepReport, StepTarget } from '../src/planner/types';
+import type { PlanContext, PlannedStep, Planner, PlanResult, Risk, ServerContext, StepReport, StepTarget } from '../src/planner/types';
 import { organizationSecretValues } from '../src/secrets/model';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { ServerModel } from '../src/servers/model';
@@ -179,7 +179,8 @@ async function outcomeLine(conversation: Conversation, status: ConversationStatu
   const message = conversation.messages.at(-1);
   if (!step) {
     const planning = [...steps].reverse().find((s) => s.title === 'Plan the instruction' && s.command === '' && (!message || s.message_id.equals(message._id)));
-    if (planning) return `Could not plan "${clip(message?.text ?? '', 60)}": ${lastLine(planning.output)}`;
+    // The reason's first line says what happened (not understood, refused as destructive, planner unreachable).
+    if (planning) return `Could not plan "${clip(message?.text ?? '', 60)}": ${(planning.output ?? '').split('\n').find((line) => line.trim())?.trim() ?? ''}`;
     return status === 'cancelled' ? 'Cancelled' : 'The instruction failed';
   }
   const siblings = steps.filter((s) => s.message_id.equals(step.message_id));
@@ -187,7 +188,11 @@ async function outcomeLine(conversation: Conversation, status: ConversationStatu
   const server = step.server_id ? await ServerModel.findById(step.server_id, { title: 1 }).lean() : null;
   const where = step.server_id ? ` on ${server?.title ?? step.server_id.toString()}` : '';
   const head = `Step "${step.title}" ${position}`;
-  if (step.refused) return `${head} was refused by the command policy: ${step.refused}`;
+  if (step.refused) {
+    const policy = "Refused by the organization's command policy: ";
+    const why = step.refused.split('\n')[0]!;
+    return why.startsWith(policy) ? `${head} was refused by the organization's command policy: ${why.slice(policy.length)}` : `${head} was refused: ${why}`;
+  }
   if (step.approval?.decision === 'rejected') return `${head} was rejected by ${step.approval.decided_by ?? 'a person'}`;
   if (step.last_exit?.timed_out) return `${head} failed${where}: timed out`;
   if (step.exit_code !== null && step.exit_code !== undefined) return `${head} failed${where}: exit code ${step.exit_code}`;
@@ -236,7 +241,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
   }
 
   /** A step that stands for the instruction itself, failed with why it could not be planned. */
-  async function failPlanning(conversation: Conversation, messageId: Types.ObjectId, reason: string): Promise<PlanOutcome> {
+  async function failPlanning(conversation: Conversation, messageId: Types.ObjectId, reason: string, risk: Risk = 'read'): Promise<PlanOutcome> {
     const now = new Date();
     await ConversationModel.updateOne(
       { _id: conversation._id, messages: { $elemMatch: { _id: messageId, planned: false } } },
@@ -245,7 +250,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
         $push: {
           steps: {
             message_id: messageId, title: 'Plan the instruction', command: '', target: conversation.chatable_type === 'server' ? 'server' : 'target',
-            server_id: null, risk: 'read', status: 'failed', execution_success: false, output: `${reason}\n`, created_at: now, completed_at: now,
+            server_id: null, risk, status: 'failed', execution_success: false, output: `${reason}\n`, created_at: now, completed_at: now,
           },
         },
         $inc: { seq: 1 },
@@ -275,7 +280,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       if (typeof planning === 'string') return failPlanning(conversation, message._id, planning);
       const policy = await organizationPolicy(conversation.organization_id);
       const result = await plannerCall(() => planner.plan(message.text, planning.context, { refusal: refusalUnder(policy, conversation) }));
-      if (!result.ok) return failPlanning(conversation, message._id, result.reason);
+      if (!result.ok) return failPlanning(conversation, message._id, result.reason, result.risk);
       if (conversation.steps.length + result.steps.length > MAX_CONVERSATION_STEPS) {
         return failPlanning(conversation, message._id, `This instruction needs ${result.steps.length} steps, more than the ${MAX_CONVERSATION_STEPS} a conversation may hold: start a new conversation.`);
       }

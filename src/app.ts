@@ -3,6 +3,7 @@ import rateLimit, { ipKeyGenerator } from 'express-rate-limit';
 import helmet from 'helmet';
 import { authenticate, principalOf } from './http/auth';
 import { ApiError, errorHandler, routeNotFound } from './http/errors';
+import { refuseOtherMethods } from './http/methods';
 import type { Logger } from './logger';
 import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDeps } from './observability/http';
 import { serverRoutes } from './servers/routes';
@@ -40,6 +41,35 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
+/** Where a person (or a client) who opens Bosun's address goes next. */
+const HOME_LINKS = {
+  api: '/api/v1',
+  docs: '/docs',
+  openapi: '/api/v1/openapi.json',
+  health: '/healthz',
+  ready: '/readyz',
+  metrics: '/metrics',
+} as const;
+
+const home: RequestHandler = (_req, res) => {
+  const json = () => {
+    res.json({ name: 'Bosun', description: 'Runs work on your servers over SSH: the API reference is at /docs.', links: HOME_LINKS });
+  };
+  // JSON unless HTML is asked for (a browser): with no Accept header, the first listed wins.
+  res.format({
+    json,
+    html: () => {
+      res.type('html').send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Bosun</title></head><body>` +
+          `<h1>Bosun</h1><p>Runs work on your servers over SSH. This address serves its HTTP API; the API reference is at <a href="/docs">/docs</a>.</p><ul>` +
+          Object.entries(HOME_LINKS).map(([name, href]) => `<li>${name}: <a href="${href}">${href}</a></li>`).join('') +
+          `</ul></body></html>`,
+      );
+    },
+    default: json,
+  });
+};
+
 export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
@@ -60,28 +90,34 @@ export function createApp({ log, http, servers, deployments, conversations, migr
       standardHeaders: 'draft-8',
       legacyHeaders: false,
       keyGenerator,
-      handler: (_req, _res, next, options) => {
-        next(new ApiError('rate_limited', `Too many requests: at most ${options.limit} a minute; retry after the Retry-After delay`));
+      handler: (req, _res, next, options) => {
+        const refused = new ApiError('rate_limited', `Too many requests: at most ${options.limit} a minute; retry after the Retry-After delay`);
+        const resetTime = (req as express.Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+        if (resetTime) refused.retryAfterSeconds = Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
+        next(refused);
       },
       ...extra,
     });
 
   const api = express.Router();
   // Failed authentications count per address, so guessing tokens (each a fresh "token") is bounded too.
-  api.use(limiter((req) => ipKeyGenerator(req.ip ?? ''), { requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true }));
+  // It sends no RateLimit headers: a response carries one set, the caller's token's (below).
+  api.use(limiter((req) => ipKeyGenerator(req.ip ?? ''), { standardHeaders: false, requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true }));
   api.use(authenticate);
   api.use(limiter((req) => principalOf(req).tokenId));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
   api.use(express.json({ limit: http.bodyLimitBytes, strict: true }));
-  api.use('/servers', serverRoutes(servers));
-  api.use('/deployments', deploymentRoutes(deployments));
-  api.use('/secrets', secretRoutes(secretBox));
-  api.use('/conversations', conversationRoutes(conversations));
-  api.use('/migration-plans', migrationPlanRoutes(migrationPlans));
-  api.use('/policy', policyRoutes());
+  // Each resource's known paths answer another method with 405 and Allow.
+  api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
+  api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
+  api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
+  api.use('/conversations', refuseOtherMethods(conversationRoutes(conversations)));
+  api.use('/migration-plans', refuseOtherMethods(migrationPlanRoutes(migrationPlans)));
+  api.use('/policy', refuseOtherMethods(policyRoutes()));
 
   app.use('/api/v1', api);
+  app.get('/', home);
   app.use(routeNotFound);
   app.use(errorHandler(log));
   return app;

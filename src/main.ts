@@ -185,7 +185,11 @@ async function start(config: Config, role: Role, log: Logger) {
       // Closing Socket.IO closes the HTTP server too.
       const realtime = attachRealtime(server, log, metrics);
       shutdown.add(() => realtime.close());
-      lines.unshift(`  API         http://${config.http.host}:${port}/api/v1`, `  metrics     http://${config.http.host}:${port}/metrics`);
+      lines.unshift(
+        `  API         http://${config.http.host}:${port}/api/v1`,
+        `  API docs    http://${config.http.host}:${port}/docs`,
+        `  metrics     http://${config.http.host}:${port}/metrics`,
+      );
       // Only `npm start` mints the first token, and only once the API is listening, so it is never lost.
       const firstToken = role === 'all' ? await bootstrapFirstToken() : null;
       if (firstToken) {

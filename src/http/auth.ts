@@ -9,7 +9,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+// The scheme is case-insensitive (RFC 9110 §11.1): `bearer`, `BEARER` and `Bearer` are one.
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]{1,512})$/i;
 
 /** Pulls the token out of `Authorization: Bearer <token>`; throws 401 when it is missing or malformed. */
 export function bearerToken(header: string | undefined): string {

@@ -3,10 +3,12 @@ import { z } from 'zod';
 import type { Logger } from '../logger';
 
 export type ErrorCode =
+  | 'bad_request'
   | 'malformed_json'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -21,10 +23,12 @@ export interface ErrorDetail {
 }
 
 const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
   malformed_json: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -104,10 +108,28 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const type = (err as { type?: string } | null)?.type;
-  if (type === 'entity.parse.failed') return new ApiError('malformed_json', 'The request body is not valid JSON');
+  // The router could not percent-decode a path parameter (`/servers/%zz`).
+  if (err instanceof URIError) return new ApiError('bad_request', 'The path is not valid percent-encoding (a "%" must be followed by two hexadecimal digits of UTF-8)');
+  if (type === 'entity.parse.failed') return parseFailure((err as { body?: unknown }).body);
   if (type === 'entity.too.large') return new ApiError('payload_too_large', 'The request body is too large');
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
     return new ApiError('unsupported_media_type', 'Unsupported body encoding; send UTF-8 JSON');
   }
   return new ApiError('internal_error', 'Internal server error');
+}
+
+/**
+ * A body the JSON parser refused: malformed, or valid JSON that is not an object (the parser takes
+ * objects and arrays only; `null`, `"hi"` or `42` are JSON, just not a request).
+ */
+function parseFailure(body: unknown): ApiError {
+  let parsed: unknown;
+  try {
+    parsed = typeof body === 'string' ? JSON.parse(body) : undefined;
+  } catch {
+    return new ApiError('malformed_json', 'The request body is not valid JSON');
+  }
+  if (parsed === undefined) return new ApiError('malformed_json', 'The request body is not valid JSON');
+  const kind = parsed === null ? 'null' : typeof parsed === 'string' ? 'a string' : typeof parsed === 'number' ? 'a number' : 'a boolean';
+  return new ApiError('validation_failed', `The request body is valid JSON but ${kind}; send a JSON object`, [{ path: '', message: `expected a JSON object, received ${kind}` }]);
 }

@@ -13,6 +13,18 @@ const readinessSchema = z
 
 export const observabilityOperations: Operation[] = [
   {
+    method: 'get', path: '/', operationId: 'getHome', tag, scope: null,
+    summary: 'Where things are',
+    description: 'Links to the API, its reference (/docs), this document, health, readiness and metrics. A browser (Accept: text/html) gets the same as a small page.',
+    responses: {
+      200: {
+        description: 'The links',
+        body: z.object({ name: z.literal('Bosun'), description: z.string(), links: z.record(z.string(), z.string()).describe('api, docs, openapi, health, ready, metrics') }),
+      },
+    },
+    errors: [],
+  },
+  {
     method: 'get', path: '/healthz', operationId: 'getHealth', tag, scope: null,
     summary: 'Is the process up?',
     responses: { 200: { description: 'Up', body: z.object({ status: z.literal('ok') }) } },

@@ -5,10 +5,12 @@ import type { Operation, Parameter, ResponseSpec } from './operation';
 type JsonSchema = Record<string, unknown>;
 
 const ERROR_WHEN: Record<ErrorCode, string> = {
+  bad_request: 'A path parameter is not valid percent-encoding (`%zz`)',
   malformed_json: 'The body is not valid JSON',
   unauthorized: '`Authorization` missing or malformed, token unknown or revoked',
   forbidden: 'The token lacks the scope this route needs',
   not_found: 'No such resource in your organization',
+  method_not_allowed: 'The path exists but not with this method; `Allow` lists those it takes',
   conflict: 'The request conflicts with the resource’s state (see the route’s description)',
   payload_too_large: 'The body is over BODY_LIMIT_BYTES',
   unsupported_media_type: 'The body is not `application/json` (UTF-8)',
@@ -95,7 +97,7 @@ function errorResponses() {
 }
 
 function operationObject(collector: SchemaCollector, op: Operation) {
-  const errors = new Set<ErrorCode>([...(op.scope ? AUTHENTICATED_ERRORS : []), ...(op.body ? BODY_ERRORS : []), ...op.errors]);
+  const errors = new Set<ErrorCode>([...(op.scope ? AUTHENTICATED_ERRORS : []), ...(op.params ? ['bad_request' as const] : []), ...(op.body ? BODY_ERRORS : []), ...op.errors]);
   const responses: Record<string, unknown> = {};
   for (const [status, spec] of Object.entries(op.responses)) responses[status] = response(collector, spec);
   for (const code of [...errors].sort((a, b) => statusOf(a) - statusOf(b))) responses[statusOf(code)] = { $ref: `#/components/responses/${code}` };

@@ -259,7 +259,7 @@ export type PolicyVerdict =
  * The policy's verdict on a planned step: its risk is the higher of the planner's claim and what
  * the command is seen to do; destructive commands are refused unless the organization allows them.
  */
-export function judgeStep(step: { command: string; risk: Risk; transfer?: Transfer | null }, policy: CommandPolicy, requireApproval = false): PolicyVerdict {
+export function judgeStep(step: { command: string; risk: Risk; title?: string; transfer?: Transfer | null }, policy: CommandPolicy, requireApproval = false): PolicyVerdict {
   const assessment = commandLines(step)
     .map((line) => assessCommand(line))
     .reduce((a, b) => ({ risk: higherRisk(a.risk, b.risk), reasons: [...a.reasons, ...b.reasons] }), { risk: 'read' as Risk, reasons: [] as string[] });
@@ -270,7 +270,7 @@ export function judgeStep(step: { command: string; risk: Risk; transfer?: Transf
   }
   const risk = higherRisk(step.risk, assessment.risk);
   if (risk === 'destructive' && !policy.allow_destructive) {
-    const why = assessment.reasons.length ? assessment.reasons.join('; ') : 'the planner marked it destructive';
+    const why = assessment.reasons.length ? assessment.reasons.join('; ') : step.title ? `the planner marked "${step.title}" destructive` : 'the planner marked it destructive';
     return { allowed: false, risk, reason: `Refused by the organization's command policy: this command is destructive (${why}). An administrator can allow destructive commands with PUT /api/v1/policy.` };
   }
   const needsApproval = policy.require_approval_for.includes(risk) || (requireApproval && riskRank(risk) >= riskRank('change'));

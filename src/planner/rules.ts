@@ -18,7 +18,8 @@ interface Intent {
   label: string;
   risk: Risk;
   pattern: RegExp;
-  build(match: RegExpMatchArray, server: ServerContext, memory: Memory): { title: string; command: string } | null;
+  /** The step for a matching clause (the whole clause too: counts such as "top 5" live anywhere in it), or null when it cannot be planned. */
+  build(match: RegExpMatchArray, server: ServerContext, memory: Memory, clause: string): { title: string; command: string } | null;
 }
 
 const serviceName = (raw: string | undefined, memory: Memory): string | null => {
@@ -37,6 +38,17 @@ const pathOf = (raw: string | undefined, memory: Memory): string | null => {
 };
 
 const count = (raw: string | undefined, fallback: number, max = 10_000) => Math.min(max, Math.max(1, Number(raw ?? fallback) || fallback));
+
+/** How many the clause asks for ("top 5", "the 10 largest", "last 200 lines", "20 processes"), or the fallback. */
+function wanted(clause: string, fallback: number, max: number): number {
+  const asked =
+    /\b(?:top|first|last|latest)\s+(\d{1,6})\b/i.exec(clause) ??
+    /\b(\d{1,6})\s+(?:largest|biggest|busiest|heaviest|most|top|processes|files|directories|folders|lines|entries|errors|messages)\b/i.exec(clause);
+  return count(asked?.[1], fallback, max);
+}
+
+/** Words that name no package: "remove everything in /tmp" is not `apt remove everything`. */
+const NOT_A_PACKAGE = new Set(['everything', 'all', 'files', 'file', 'logs', 'log', 'directory', 'folder', 'contents', 'the', 'it', 'them', 'data']);
 
 function serviceIntent(action: 'start' | 'stop' | 'restart' | 'reload' | 'enable' | 'disable', verbs: string): Intent {
   return {
@@ -57,6 +69,19 @@ const INTENTS: Intent[] = [
     id: 'reboot', label: 'reboot the server', risk: 'destructive',
     pattern: /\b(?:reboot|restart)\s+(?:the\s+)?(?:server|machine|host|box|system)\b|^\s*reboot\b/i,
     build: (_m, server) => ({ title: 'Reboot the server', command: privileged(server, 'reboot') }),
+  },
+  {
+    // Recognised so that it is refused as what it is (destructive, unless the organization allows
+    // destructive commands), never planned as something else or reported as not understood.
+    id: 'delete_files', label: 'delete files or a directory (destructive)', risk: 'destructive',
+    pattern: new RegExp(`\\b(?:delete|remove|rm|wipe|erase|empty|clear|purge)\\s+(?:(everything|all(?:\\s+the)?(?:\\s+files)?|the\\s+(?:contents|files)|files|the\\s+directory|the\\s+folder)\\s+(?:in|under|inside|from|of)\\s+)?(?:the\\s+)?(?:file\\s+|directory\\s+|folder\\s+)?${PATH}`, 'i'),
+    build: (m, server, memory, clause) => {
+      const path = pathOf(m[2], memory)!;
+      const contents = (!!m[1] && !/directory|folder/i.test(m[1])) || /^\s*(?:wipe|empty|clear|purge)\b/i.test(clause.replace(/^(?:please\s+)?/i, ''));
+      return contents
+        ? { title: `Delete everything in ${path}`, command: privileged(server, `find ${q(path)} -mindepth 1 -delete`) }
+        : { title: `Delete ${path}`, command: privileged(server, `rm -rf -- ${q(path)}`) };
+    },
   },
   {
     id: 'port_owner', label: 'who is on port N', risk: 'read',
@@ -97,28 +122,31 @@ const INTENTS: Intent[] = [
   {
     id: 'service_errors', label: 'recent errors (of a service)', risk: 'read',
     pattern: /\berrors?\b(?:\s+(?:of|for|from|in)\s+(?:the\s+)?([a-z0-9][a-z0-9@._-]*))?/i,
-    build: (m, server, memory) => {
+    build: (m, server, memory, clause) => {
       const name = m[1] && !['log', 'logs', 'journal', 'system', 'the'].includes(m[1].toLowerCase()) ? serviceName(m[1], memory) : memory.service;
-      return { title: name ? `Recent errors of ${name}` : 'Recent errors in the system log', command: serviceLogCommand(server, name ? q(name) : null, { errorsOnly: true, lines: 50 }) };
+      const lines = wanted(clause, 50, 10_000);
+      return { title: name ? `Last ${lines} errors of ${name}` : `Last ${lines} errors in the system log`, command: serviceLogCommand(server, name ? q(name) : null, { errorsOnly: true, lines }) };
     },
   },
   {
     id: 'service_logs', label: 'logs of a service', risk: 'read',
     pattern: /\b(?:logs?|journal)\s+(?:of|for|from)\s+(?:the\s+)?([a-z0-9][a-z0-9@._-]*)|\b([a-z0-9][a-z0-9@._-]*)\s+logs?\b|\b(?:its|their)\s+logs?\b/i,
-    build: (m, server, memory) => {
+    build: (m, server, memory, clause) => {
       const raw = m[1] ?? m[2];
       const name = raw && !SERVICE_WORDS.has(raw.toLowerCase()) && !['system', 'error', 'the'].includes(raw.toLowerCase()) ? serviceName(raw, memory) : memory.service;
+      const lines = wanted(clause, 100, 10_000);
       return name
-        ? { title: `Recent log of ${name}`, command: serviceLogCommand(server, q(name), { errorsOnly: false, lines: 100 }) }
-        : { title: 'Recent system log', command: serviceLogCommand(server, null, { errorsOnly: false, lines: 100 }) };
+        ? { title: `Last ${lines} log lines of ${name}`, command: serviceLogCommand(server, q(name), { errorsOnly: false, lines }) }
+        : { title: `Last ${lines} lines of the system log`, command: serviceLogCommand(server, null, { errorsOnly: false, lines }) };
     },
   },
   {
     id: 'largest_files', label: 'largest files in a directory', risk: 'read',
     pattern: new RegExp(`\\b(?:largest|biggest)\\s+(?:files|directories|folders)(?:\\s+(?:in|under)\\s+${PATH})?`, 'i'),
-    build: (m, _s, memory) => {
+    build: (m, _s, memory, clause) => {
       const path = pathOf(m[1], memory) ?? '/';
-      return { title: `Largest files under ${path}`, command: `du -ahx -- ${q(path)} 2>/dev/null | sort -rh | head -n 20` };
+      const n = wanted(clause, 20, 1000);
+      return { title: `${n} largest files and directories under ${path}`, command: `du -ahx -- ${q(path)} 2>/dev/null | sort -rh | head -n ${n}` };
     },
   },
   {
@@ -145,7 +173,10 @@ const INTENTS: Intent[] = [
   {
     id: 'top_memory', label: 'processes using the most memory', risk: 'read',
     pattern: /\b(?:processes?|what)\b.*\b(?:memory|ram)\b|\b(?:memory|ram)\s+hogs?\b/i,
-    build: () => ({ title: 'Processes using the most memory', command: 'ps -eo pid,user,%cpu,%mem,etime,args --sort=-%mem | head -n 11' }),
+    build: (_m, _s, _memory, clause) => {
+      const n = wanted(clause, 10, 1000);
+      return { title: `Top ${n} processes by memory`, command: `ps -eo pid,user,%cpu,%mem,etime,args --sort=-%mem | head -n ${n + 1}` };
+    },
   },
   {
     id: 'memory', label: 'memory usage', risk: 'read',
@@ -155,7 +186,10 @@ const INTENTS: Intent[] = [
   {
     id: 'top_cpu', label: 'top processes', risk: 'read',
     pattern: /\b(?:top|busiest|heaviest)\s+processes\b|\bprocesses?\b.*\bcpu\b|\busing\s+(?:the\s+)?(?:most\s+)?cpu\b|\bcpu\s+hogs?\b/i,
-    build: () => ({ title: 'Processes using the most CPU', command: 'ps -eo pid,user,%cpu,%mem,etime,args --sort=-%cpu | head -n 11' }),
+    build: (_m, _s, _memory, clause) => {
+      const n = wanted(clause, 10, 1000);
+      return { title: `Top ${n} processes by CPU`, command: `ps -eo pid,user,%cpu,%mem,etime,args --sort=-%cpu | head -n ${n + 1}` };
+    },
   },
   {
     id: 'cpu_info', label: 'CPU details', risk: 'read',
@@ -203,7 +237,7 @@ const INTENTS: Intent[] = [
   {
     id: 'remove_package', label: 'remove a package', risk: 'change',
     pattern: new RegExp(`\\b(?:uninstall|remove)\\s+(?:the\\s+)?(?:package\\s+)?${NAME}`, 'i'),
-    build: (m, server) => ({ title: `Remove ${m[1]!.toLowerCase()}`, command: packageCommand(server, 'remove', q(m[1]!.toLowerCase())) }),
+    build: (m, server) => (NOT_A_PACKAGE.has(m[1]!.toLowerCase()) ? null : { title: `Remove ${m[1]!.toLowerCase()}`, command: packageCommand(server, 'remove', q(m[1]!.toLowerCase())) }),
   },
   serviceIntent('restart', 'restart|bounce'),
   serviceIntent('reload', 'reload'),
@@ -353,13 +387,15 @@ export class RulesPlanner implements Planner {
       const intent = INTENTS.find((i) => i.pattern.test(clause));
       const match = intent && clause.match(intent.pattern);
       const targets = targetsOf(clause, context);
-      const built = intent && match ? targets.map((target) => ({ target, step: intent.build(match, serverFor(target, context), memory) })) : [];
+      // Asked to destroy something no intent names exactly: refused for what it is, never planned as something else.
+      if ((!intent || intent.risk !== 'destructive') && DESTRUCTIVE_VERB.test(clause)) return { ok: false, reason: refusedDestructive(clause), risk: 'destructive' };
+      const built = intent && match ? targets.map((target) => ({ target, step: intent.build(match, serverFor(target, context), memory, clause) })) : [];
       if (!intent || built.some((b) => b.step === null)) return { ok: false, reason: unplannable(clause) };
       for (const { target, step } of built) {
         // "uptime and load" is one request said twice.
         if (steps.some((s) => s.command === step!.command && s.target === target)) continue;
         const where = context.kind === 'migration_plan' ? ` on the ${target}` : '';
-        steps.push({ title: `${step!.title}${where}`, command: step!.command, target, risk: intent.risk });
+        steps.push({ title: `${step!.title}${where}${unused(clause, step!)}`, command: step!.command, target, risk: intent.risk });
       }
     }
     if (!steps.length) return { ok: false, reason: unplannable(instruction) };
@@ -367,10 +403,32 @@ export class RulesPlanner implements Planner {
   }
 }
 
+/** Words that ask to destroy something: never read as another request ("delete the nginx logs" is not "show the nginx logs"). */
+const DESTRUCTIVE_VERB = /\b(?:delete|erase|wipe|destroy|truncate|shred|purge|format|drop|rm)\b/i;
+
+function refusedDestructive(clause: string): string {
+  return [
+    `Refused as destructive: "${clause}" asks to delete or destroy something, and the built-in planner plans that only for a path it can name exactly ("delete /var/log/old.log", "delete everything in /tmp/build"), which the organization's command policy then judges.`,
+    'It never guesses at a destructive command. Name the path, or configure an LLM planner (LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; see the README).',
+  ].join('\n');
+}
+
 function unplannable(clause: string, why: string | null = null): string {
   return [
-    `The built-in planner could not turn "${clause}" into a command.${why ? ` ${why}` : ''}`,
-    `It understands: ${INTENTS.map((i) => i.label).join(', ')}; and for migration plans: ${MIGRATION_INTENTS.map((i) => i.label).join(', ')}.`,
+    `Not understood: the built-in planner could not turn "${clause}" into a command.${why ? ` ${why}` : ''}`,
+    `It understands ${CATALOGUE.length} operations: ${INTENTS.map((i) => i.label).join(', ')}; and for migration plans: ${MIGRATION_INTENTS.map((i) => i.label).join(', ')}.`,
     'Rephrase the instruction, or configure an LLM planner (LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; see the README).',
   ].join('\n');
+}
+
+/**
+ * A number or a path of the clause that the step does not use (neither its command nor its title
+ * mentions it): said in the title, so a person sees the step does not do what was asked.
+ */
+function unused(clause: string, step: { title: string; command: string }): string {
+  const said = `${step.title} ${step.command}`;
+  const paths = [...clause.matchAll(new RegExp(PATH, 'g'))].map((m) => trimSentenceEnd(m[1]!)).filter((p) => p.length > 1);
+  const numbers = [...clause.replace(new RegExp(PATH, 'g'), ' ').matchAll(/\b(\d+)\b/g)].map((m) => m[1]!);
+  const dropped = [...paths, ...numbers].filter((value) => !said.includes(value));
+  return dropped.length ? ` (this command does not use ${dropped.map((v) => `"${v}"`).join(', ')})` : '';
 }

@@ -40,7 +40,10 @@ export type PlanContext =
   | { kind: 'server'; server: ServerContext }
   | { kind: 'migration_plan'; title: string; notes: string; source: ServerContext; target: ServerContext };
 
-export type PlanResult = { ok: true; steps: PlannedStep[] } | { ok: false; reason: string };
+export type PlanResult =
+  | { ok: true; steps: PlannedStep[] }
+  /** Not planned: why. `risk` is what was asked (destructive, for a request refused as such), `read` unless said. */
+  | { ok: false; reason: string; risk?: Risk };
 
 export interface PlanOptions {
   /** Why the organization's command policy would refuse this step, or null: a planner may try again without it. */

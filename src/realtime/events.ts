@@ -72,6 +72,7 @@ export type Ack<T> = (response: { ok: true; data: T } | { ok: false; error: { co
 
 export interface ClientToServerEvents {
   /** Start receiving a run's events; the answer is the run as GET returns it, with its current `seq`. */
+  /** The acknowledgement is optional (typed as given, so clients' emitWithAck keeps its answer type). */
   subscribe: (request: { run_id: string }, ack: Ack<{ seq: number; run: unknown }>) => void;
   unsubscribe: (request: { run_id: string }, ack?: Ack<null>) => void;
   /**
@@ -88,6 +89,8 @@ export interface ServerToClientEvents {
   ConversationUpdated: (event: ConversationUpdatedEvent) => void;
   /** Sent just before the server disconnects a socket whose token was revoked or expired. */
   session_ended: (info: { reason: 'revoked' | 'expired'; message: string }) => void;
+  /** A subscription sent without an acknowledgement callback was refused: why (as the ack would have said). */
+  subscription_error: (info: { event: 'subscribe' | 'subscribe_conversation'; request: unknown; error: { code: string; message: string } }) => void;
 }
 
 export const runRoom = (runId: string) => `run:${runId}`;

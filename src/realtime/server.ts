@@ -1,11 +1,11 @@
 import type { Server as HttpServer } from 'node:http';
-import { Server } from 'socket.io';
+import { Server, type Socket } from 'socket.io';
 import { DeploymentRunModel, type DeploymentRun } from '../deployments/model';
 import { toRunView } from '../deployments/views';
 import type { Logger } from '../logger';
 import { hasScope } from '../tokens/scopes';
 import { authenticateToken, type Principal } from '../tokens/service';
-import type { ClientToServerEvents, ServerToClientEvents } from './events';
+import type { Ack, ClientToServerEvents, ServerToClientEvents } from './events';
 import { conversationRoom, conversationStepRoom, runRoom } from './events';
 import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
@@ -35,6 +35,20 @@ const beyondLimit = (socket: { rooms: Set<string> }, rooms: string[], limit: num
  * (`auth: { token }`); a client subscribes to runs of its own organization only. The relays'
  * change streams also feed the metrics of finished runs, conversations and steps.
  */
+type BosunServerSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+
+/**
+ * How a subscription is answered: through the client's acknowledgement callback when it gave one;
+ * without one, the subscription still happens and a refusal arrives as a `subscription_error` event,
+ * so a client that asks no acknowledgement still gets its events, or is told why not.
+ */
+function answerer<T>(socket: BosunServerSocket, event: 'subscribe' | 'subscribe_conversation', request: unknown, ack: Ack<T> | undefined): Ack<T> {
+  if (typeof ack === 'function') return ack;
+  return (answer) => {
+    if (!answer.ok) socket.emit('subscription_error', { event, request, error: answer.error });
+  };
+}
+
 export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Metrics, { subscriptionsPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION } = {}) {
   const tooManySubscriptions = {
     ok: false as const,
@@ -59,8 +73,8 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
     void endIfRevokedMeanwhile(socket).catch((err) => log.warn({ err }, 'could not check the token of a new socket'));
     const ownRun = (runId: string) =>
       DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
-    socket.on('subscribe', async (request, ack) => {
-      if (typeof ack !== 'function') return;
+    socket.on('subscribe', async (request, acknowledge) => {
+      const ack = answerer(socket, 'subscribe', request, acknowledge);
       try {
         const runId = typeof request?.run_id === 'string' && OBJECT_ID.test(request.run_id) ? request.run_id : null;
         // Check ownership before joining: not even for a moment may another organization's events reach this socket.
@@ -85,8 +99,8 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
 
     const ownConversation = (id: string) =>
       ConversationModel.findOne({ _id: id, organization_id: socket.data.principal.organizationId }).lean<Conversation>();
-    socket.on('subscribe_conversation', async (request, ack) => {
-      if (typeof ack !== 'function') return;
+    socket.on('subscribe_conversation', async (request, acknowledge) => {
+      const ack = answerer(socket, 'subscribe_conversation', request, acknowledge);
       try {
         const id = typeof request?.conversation_id === 'string' && OBJECT_ID.test(request.conversation_id) ? request.conversation_id.toLowerCase() : null;
         const stepIds = request?.step_ids;

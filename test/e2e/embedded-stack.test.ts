@@ -51,6 +51,8 @@ describe('npm start: the embedded stack', () => {
     const token = first.firstToken!;
     expect(token).toMatch(/^bsn_/);
     expect(first.stdout).toMatch(/Web UI http:\/\/127\.0\.0\.1:\d+/);
+    // The banner points at the API reference.
+    expect(first.stdout).toContain(`API docs    ${base.replace(/\/api\/v1$/, '')}/docs`);
     const { mongo, temporal } = state();
     expect(isAlive(mongo!.pid) && isAlive(temporal!.pid)).toBe(true);
 
@@ -76,6 +78,8 @@ describe('npm start: the embedded stack', () => {
 
     // Ctrl-C stops every child process and removes the lock.
     expect(await first.stop('SIGINT')).toBe(0);
+    // A whole start and stop logged no warning about how Bosun is built (its hand-off worker polls no workflows).
+    expect(first.stdout + first.stderr).not.toContain('No workflows registered');
     expect(isAlive(mongo!.pid) || isAlive(temporal!.pid)).toBe(false);
     expect(existsSync(path.join(home, 'stack.json'))).toBe(false);
 

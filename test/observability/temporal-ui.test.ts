@@ -164,7 +164,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
       expect(unplanned.error).toMatch(/^Could not plan "write a haiku about the cloud": /);
       const refused = await until(await start('show disk usage and reboot the server'), ended);
       expect(refused.status).toBe('failed');
-      expect(refused.error).toMatch(/^Step ".+" \(2\/2\) was refused by the command policy: /);
+      expect(refused.error).toMatch(/^Step ".+" \(2\/2\) was refused by the organization's command policy: this command is destructive /);
       expect((await closed(handleOf(refused.id))).status.name).toBe('FAILED');
     });
 

@@ -66,7 +66,7 @@ describe('the built-in rules planner', () => {
       steps: [
         { title: 'Restart nginx', command: 'sudo -n systemctl restart nginx', target: 'server', risk: 'change' },
         { title: 'Status of nginx', command: 'systemctl status nginx --no-pager --lines=20', target: 'server', risk: 'read' },
-        { title: 'Recent errors of nginx', command: 'journalctl -u nginx -p err -n 50 --no-pager', target: 'server', risk: 'read' },
+        { title: 'Last 50 errors of nginx', command: 'journalctl -u nginx -p err -n 50 --no-pager', target: 'server', risk: 'read' },
       ],
     });
   });

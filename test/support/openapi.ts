@@ -20,7 +20,8 @@ export function registeredRoutes(app: Application): string[] {
     for (const layer of stack) {
       if (layer.route) {
         if (typeof layer.route.path !== 'string') throw new Error(`a route under ${prefix} has a path that is not a string`);
-        for (const method of Object.keys(layer.route.methods)) found.push(`${method.toUpperCase()} ${join(prefix, layer.route.path)}`);
+        // `_all`: the 405 answer of a known path asked with another method, not an operation.
+        for (const method of Object.keys(layer.route.methods)) if (method !== '_all') found.push(`${method.toUpperCase()} ${join(prefix, layer.route.path)}`);
       } else if (layer.handle?.stack) {
         if (typeof layer.rawPath !== 'string') throw new Error(`a router under ${prefix} is mounted on a path that is not a string`);
         walk(layer.handle.stack, join(prefix, layer.rawPath));

@@ -1,0 +1,62 @@
+import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+
+type Step = { title: string; command: string; status: string; risk: string; execution_log: string };
+type Conversation = { id: string; status: string; error: string | null; steps: Step[] };
+
+/** What a conversation shows a person: the numbers asked for reach the command; "refused as destructive" is not "not understood". */
+describe('conversations show what the planner did with an instruction', () => {
+  let bosun: Bosun;
+  let token: string;
+  let serverId: string;
+
+  beforeAll(async () => {
+    bosun = await startBosun();
+    token = await bosun.token('honest-planner');
+    serverId = await addVerifiedServer(bosun, token, '127.0.0.6');
+  });
+  afterAll(() => bosun.stop());
+
+  const say = async (message: string) => {
+    const res = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: serverId, message });
+    expect(res.status).toBe(201);
+    return eventually(
+      async () => (await bosun.api.get(`/api/v1/conversations/${res.body.data.id}`).set(bearer(token))).body.data as Conversation,
+      (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
+      60_000,
+    );
+  };
+
+  test('"the top 5 processes by memory" shows five processes', async () => {
+    const done = await say('show the top 5 processes by memory');
+    expect(done.status).toBe('completed');
+    expect(done.steps).toHaveLength(1);
+    expect(done.steps[0]).toMatchObject({ title: 'Top 5 processes by memory', command: 'ps -eo pid,user,%cpu,%mem,etime,args --sort=-%mem | head -n 6' });
+    const lines = done.steps[0]!.execution_log.split('\n').filter((line) => line.trim() && !line.startsWith('---'));
+    expect(lines[0]).toMatch(/^\s*PID\s+USER/);
+    expect(lines).toHaveLength(6);
+  });
+
+  test('a destructive instruction is refused as destructive, by the policy, naming the step', async () => {
+    const done = await say('delete everything in /var/log');
+    expect(done.status).toBe('failed');
+    expect(done.steps.map((s) => [s.title, s.status, s.risk])).toEqual([['Delete everything in /var/log', 'failed', 'destructive']]);
+    expect(done.steps[0]!.execution_log).toMatch(/^Refused by the organization's command policy: this command is destructive/);
+    expect(done.error).toMatch(/^Step "Delete everything in \/var\/log" \(1\/1\) was refused by the organization's command policy: this command is destructive/);
+  });
+
+  test('a destructive instruction the planner cannot name exactly is refused as destructive, not "not understood"', async () => {
+    const done = await say('delete the nginx logs');
+    expect(done.status).toBe('failed');
+    expect(done.steps.map((s) => [s.title, s.status, s.risk])).toEqual([['Plan the instruction', 'failed', 'destructive']]);
+    expect(done.steps[0]!.execution_log).toMatch(/^Refused as destructive: "delete the nginx logs"/);
+    expect(done.error).toMatch(/^Could not plan "delete the nginx logs": Refused as destructive/);
+  });
+
+  test('an instruction not understood says so, with the number of operations the planner knows', async () => {
+    const done = await say('write a haiku about the cloud');
+    expect(done.status).toBe('failed');
+    expect(done.steps.map((s) => [s.title, s.status, s.risk])).toEqual([['Plan the instruction', 'failed', 'read']]);
+    expect(done.steps[0]!.execution_log).toMatch(/^Not understood: .*\nIt understands 50 operations: /);
+    expect(done.error).toMatch(/^Could not plan "write a haiku about the cloud": Not understood/);
+  });
+});

@@ -1,0 +1,117 @@
+import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { connectSocket, type BosunSocket } from '../support/socket';
+import type { DeploymentRunUpdatedEvent } from '../../src/realtime/events';
+
+/** The edges of the HTTP and Socket.IO surface a client meets first. */
+describe('the HTTP and Socket.IO surface', () => {
+  let bosun: Bosun;
+  let token: string;
+  const sockets: BosunSocket[] = [];
+
+  beforeAll(async () => {
+    bosun = await startBosun();
+    token = await bosun.token('surface');
+  });
+  afterAll(async () => {
+    sockets.forEach((s) => s.close());
+    await bosun.stop();
+  });
+
+  test('a path parameter with bad percent-encoding is a 400 in the envelope, on every route, never a 500', async () => {
+    const malformed = ['%zz', '%', '%4', '%E0%A4%A', '%C0%AF', '%ff', 'abc%2', '%%30'];
+    const routes = [
+      ['get', '/servers/X'], ['delete', '/servers/X'], ['post', '/servers/X/verify'],
+      ['get', '/deployments/X'], ['post', '/deployments/X/run'], ['get', '/deployments/X/runs/X'], ['post', '/deployments/1b2c3d4e5f60718293a4b5c6/runs/X/cancel'],
+      ['get', '/conversations/X'], ['post', '/conversations/X/messages'], ['post', '/conversations/X/steps/X/approve'],
+      ['get', '/migration-plans/X'], ['put', '/secrets/X'], ['delete', '/secrets/X'],
+    ] as const;
+    for (const bad of malformed) {
+      for (const [method, route] of routes) {
+        const res = await bosun.api[method](`/api/v1${route.replaceAll('X', bad)}`).set(bearer(token));
+        expect([method, route, bad, res.status, res.body.error?.code]).toEqual([method, route, bad, 400, 'bad_request']);
+        expect(res.body.error.message).toContain('percent-encoding');
+      }
+    }
+    // A well-formed escape still reaches the route: an id that is no id is just not found.
+    expect((await bosun.api.get('/api/v1/servers/%41').set(bearer(token))).status).toBe(404);
+  });
+
+  test('the Bearer scheme is case-insensitive', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'Bearer', 'bEaReR']) {
+      expect([scheme, (await bosun.api.get('/api/v1/servers').set('Authorization', `${scheme} ${token}`)).status]).toEqual([scheme, 200]);
+    }
+    expect((await bosun.api.get('/api/v1/servers').set('Authorization', `Basic ${token}`)).status).toBe(401);
+  });
+
+  test('a body that is valid JSON but not an object says so; malformed JSON says that', async () => {
+    const send = (body: string) => bosun.api.post('/api/v1/servers').set(bearer(token)).set('Content-Type', 'application/json').send(body);
+    for (const [body, kind] of [['null', 'null'], ['"hi"', 'a string'], ['42', 'a number'], ['true', 'a boolean']] as const) {
+      const res = await send(body);
+      expect(res.status).toBe(422);
+      expect(res.body.error).toEqual({
+        code: 'validation_failed',
+        message: `The request body is valid JSON but ${kind}; send a JSON object`,
+        details: [{ path: '', message: `expected a JSON object, received ${kind}` }],
+      });
+    }
+    const malformed = await send('{"title": ');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error).toEqual({ code: 'malformed_json', message: 'The request body is not valid JSON' });
+  });
+
+  test('a known path with another method answers 405 with Allow; an unknown path stays 404', async () => {
+    const patch = await bosun.api.patch('/api/v1/servers').set(bearer(token)).send({});
+    expect(patch.status).toBe(405);
+    expect(patch.headers.allow).toBe('GET, HEAD, POST');
+    expect(patch.body.error).toEqual({ code: 'method_not_allowed', message: 'PATCH is not allowed on /api/v1/servers/; it takes GET, HEAD, POST' });
+    const put = await bosun.api.put('/api/v1/deployments/1b2c3d4e5f60718293a4b5c6/run').set(bearer(token)).send({});
+    expect(put.status).toBe(405);
+    expect(put.headers.allow).toBe('POST');
+    expect((await bosun.api.delete('/api/v1/policy').set(bearer(token))).headers.allow).toBe('GET, HEAD, PUT');
+    expect((await bosun.api.get('/api/v1/nothing-here').set(bearer(token))).status).toBe(404);
+    expect((await bosun.api.get('/api/v1/servers/1b2c3d4e5f60718293a4b5c6/nothing').set(bearer(token))).status).toBe(404);
+  });
+
+  test('each response carries one set of RateLimit headers', async () => {
+    const res = await bosun.api.get('/api/v1/servers').set(bearer(token));
+    const raw = (res as unknown as { res: { rawHeaders: string[] } }).res.rawHeaders;
+    const names = raw.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
+    expect(names.filter((n) => n === 'ratelimit')).toHaveLength(1);
+    expect(names.filter((n) => n === 'ratelimit-policy')).toHaveLength(1);
+  });
+
+  test('GET / points a person and a client to the API, its reference and health', async () => {
+    const json = await bosun.api.get('/');
+    expect(json.status).toBe(200);
+    expect(json.body).toMatchObject({ name: 'Bosun', links: { api: '/api/v1', docs: '/docs', openapi: '/api/v1/openapi.json', health: '/healthz' } });
+    const html = await bosun.api.get('/').set('Accept', 'text/html');
+    expect(html.status).toBe(200);
+    expect(html.headers['content-type']).toMatch(/^text\/html/);
+    expect(html.text).toContain('<a href="/docs">/docs</a>');
+  });
+
+  test('Socket.IO: a subscription without an acknowledgement still subscribes; a refused one is told why', async () => {
+    const serverId = await addVerifiedServer(bosun, token, '127.0.0.5');
+    const deployment = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: 'no-ack', server_id: serverId, steps: [{ name: 'hello', command: 'sleep 1; echo hello' }] });
+    const trigger = await bosun.api.post(`/api/v1/deployments/${deployment.body.data.id}/run`).set(bearer(token));
+    const runId = trigger.body.run_id as string;
+
+    const socket = await connectSocket(bosun.url, token);
+    sockets.push(socket);
+    const events: DeploymentRunUpdatedEvent[] = [];
+    const refusals: unknown[] = [];
+    socket.on('DeploymentRunUpdated', (event) => events.push(event));
+    socket.on('subscription_error', (info) => refusals.push(info));
+    (socket.emit as (event: string, request: unknown) => void)('subscribe', { run_id: runId });
+    (socket.emit as (event: string, request: unknown) => void)('subscribe', { run_id: '1b2c3d4e5f60718293a4b5c6' });
+    (socket.emit as (event: string, request: unknown) => void)('subscribe_conversation', { conversation_id: 'nope' });
+
+    await eventually(async () => events.map((e) => e.status), (s) => s.includes('success'), 30_000);
+    expect(events.every((e) => e.run_id === runId)).toBe(true);
+    await eventually(async () => refusals.length, (n) => n === 2);
+    expect(refusals).toEqual(expect.arrayContaining([
+      { event: 'subscribe', request: { run_id: '1b2c3d4e5f60718293a4b5c6' }, error: { code: 'not_found', message: expect.any(String) } },
+      { event: 'subscribe_conversation', request: { conversation_id: 'nope' }, error: { code: 'not_found', message: expect.any(String) } },
+    ]));
+  });
+});
