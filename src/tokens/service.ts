@@ -5,7 +5,7 @@ import { ApiTokenModel } from './model';
 import { isScope, SCOPES, type Scope } from './scopes';
 
 const TOKEN_PREFIX = 'bsn_';
-const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 // Writing last_used_at on every request would turn reads into writes; once a minute is enough.
 const LAST_USED_RESOLUTION_MS = 60_000;
 

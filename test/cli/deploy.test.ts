@@ -28,12 +28,27 @@ describe('bosun deploy, as a CI job runs it', () => {
     expect(result.stderr).toMatch(/: success in \d+ s/);
   });
 
-  test('exits 1 when the run fails', async () => {
-    const id = await define('cli-fail', [{ name: 'boom', command: 'echo trying; exit 4' }]);
+  test('exits 1 when the run fails, repeating the failed step’s exit code and last lines, and the run’s error', async () => {
+    const id = await define('cli-fail', [{ name: 'boom', command: 'seq 1 30; echo trying; exit 4' }, { name: 'after', command: 'true' }]);
     const result = await runCli(['deploy', id, '--wait'], env);
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe('trying\n');
-    expect(result.stderr).toMatch(/==> boom: failed/);
+    expect(result.stdout).toMatch(/trying\n$/);
+    expect(result.stderr).toContain('==> boom: failed with exit code 4; its last lines:\n    12\n');
+    expect(result.stderr).toMatch(/ {4}30\n {4}trying\nError: /);
+    expect(result.stderr).not.toContain('    11\n');
+    expect(result.stderr).toMatch(/Error: Step "boom" \(1\/2\) failed on srv-127\.0\.0\.1: exit code 4\n/);
+    expect(result.stderr).toMatch(/: failed in \d+ s\n$/);
+  });
+
+  test('a deployment is named by its name as well as its id', async () => {
+    const id = await define('release-web', [{ name: 'hello', command: 'echo by-name' }]);
+    const byName = await runCli(['deploy', 'release-web', '--wait'], env);
+    expect(byName.code).toBe(0);
+    expect(byName.stdout).toBe('by-name\n');
+    expect((await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token))).body.meta.total).toBe(1);
+    const missing = await runCli(['deploy', 'no-such-deployment'], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('No deployment named "no-such-deployment"');
   });
 
   test('without --wait it prints the run id alone; retrying with the printed key returns the same run', async () => {
@@ -60,7 +75,7 @@ describe('bosun deploy, as a CI job runs it', () => {
     const unknown = await runCli(['deploy', '000000000000000000000000'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Deployment not found');
-    const unreachable = await runCli(['deploy', 'x'], { ...env, BOSUN_URL: 'http://127.0.0.1:1' });
+    const unreachable = await runCli(['deploy', '000000000000000000000000'], { ...env, BOSUN_URL: 'http://127.0.0.1:1' });
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).toContain('Cannot reach Bosun at http://127.0.0.1:1');
     const badTimeout = await runCli(['deploy', 'x', '--wait', '--timeout', 'soon'], env);

@@ -61,13 +61,27 @@ describe('bosun tokens', () => {
     expect(duplicate.stdout).toBe('');
     expect(duplicate.stderr).toContain('already has an active token named "ci"');
 
+    // A bad argument is a usage error: one line, exit 2, nothing created.
     const badScope = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'x', '--scopes', 'root'], env);
-    expect(badScope.code).toBe(1);
-    expect(badScope.stderr).toContain('Unknown scope(s): root');
+    expect(badScope.code).toBe(2);
+    expect(badScope.stderr).toBe('bosun: Unknown scope(s): root. Known scopes: read, servers:write, deployments:write, deployments:run, conversations:write, admin\n');
+
+    const badOrg = await runCli(['tokens', 'create', '--org', 'Bad_Org', '--name', 'x'], env);
+    expect(badOrg.code).toBe(2);
+    expect(badOrg.stdout).toBe('');
+    expect(badOrg.stderr).toBe('bosun: Invalid organization "Bad_Org": lowercase letters, digits and dashes, at most 64 (e.g. acme-ops)\n');
+
+    const badName = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'two words'], env);
+    expect(badName.code).toBe(2);
+    expect(badName.stderr.trim().split('\n')).toHaveLength(1);
+
+    const badExpiry = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'x', '--expires-in', 'soon'], env);
+    expect(badExpiry.code).toBe(2);
+    expect(badExpiry.stderr).toMatch(/^bosun: Invalid duration "soon"/);
 
     const missing = await runCli(['tokens', 'create', '--org', 'initech'], env);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain("required option '--name <name>'");
+    expect(missing.stderr).toBe("error: required option '--name <name>' not specified\n");
 
     const unknownOrg = await runCli(['tokens', 'revoke', '--org', 'nobody', '--name', 'x'], env);
     expect(unknownOrg.code).toBe(1);
