@@ -79,9 +79,11 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   app.use(requestLogging(log));
   app.use(helmet());
 
-  app.use(observabilityRoutes({ ...observability, log }));
+  // Every known path answers another method with 405 and Allow, outside the API as inside it.
+  app.use(refuseOtherMethods(observabilityRoutes({ ...observability, log })));
   // The OpenAPI document and /docs, before the API's authentication.
-  app.use(referenceRoutes());
+  app.use(refuseOtherMethods(referenceRoutes()));
+  app.use(refuseOtherMethods(express.Router().get('/', home)));
 
   const limiter = (keyGenerator: (req: express.Request) => string, extra: Partial<Parameters<typeof rateLimit>[0]> = {}) =>
     rateLimit({
@@ -117,7 +119,6 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   api.use('/policy', refuseOtherMethods(policyRoutes()));
 
   app.use('/api/v1', api);
-  app.get('/', home);
   app.use(routeNotFound);
   app.use(errorHandler(log));
   return app;

@@ -1,17 +1,21 @@
 import type { Router } from 'express';
 import { ApiError } from './errors';
 
-interface RouteLayer {
+interface Layer {
   route?: { path: string | string[]; methods: Record<string, boolean> };
+  /** A router mounted with `use` (its own stack). */
+  handle?: { stack?: unknown };
 }
 
 /**
  * A known path asked with a method it does not take answers 405 with `Allow` (the methods it takes),
- * not 404: "this exists, not like that". Call once every route of the router is defined.
+ * not 404: "this exists, not like that". OPTIONS is left to Express, which answers it with the same
+ * `Allow`. Routers mounted inside are covered too. Call once every route of the router is defined.
  */
 export function refuseOtherMethods(router: Router): Router {
   const allowed = new Map<string, Set<string>>();
-  for (const layer of router.stack as RouteLayer[]) {
+  for (const layer of router.stack as Layer[]) {
+    if (!layer.route && Array.isArray(layer.handle?.stack)) refuseOtherMethods(layer.handle as Router);
     if (!layer.route || typeof layer.route.path !== 'string') continue;
     const methods = allowed.get(layer.route.path) ?? new Set<string>();
     for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') methods.add(method.toUpperCase());
@@ -21,8 +25,10 @@ export function refuseOtherMethods(router: Router): Router {
   for (const [path, methods] of allowed) {
     const allow = [...methods].sort().join(', ');
     router.all(path, (req, res, next) => {
+      if (req.method === 'OPTIONS') return next();
       res.setHeader('Allow', allow);
-      next(new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.baseUrl}${req.path}; it takes ${allow}`));
+      const asked = req.originalUrl.split('?')[0]!.replace(/(.)\/$/, '$1');
+      next(new ApiError('method_not_allowed', `${req.method} is not allowed on ${asked}; it takes ${allow}`));
     });
   }
   return router;

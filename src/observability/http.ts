@@ -83,7 +83,8 @@ function requireMetricsToken(token: string | undefined): RequestHandler {
   if (!token) return (_req, _res, next) => next();
   const expected = createHash('sha256').update(token).digest();
   return (req, _res, next) => {
-    const given = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
+    // The scheme is case-insensitive, as on the API (RFC 9110 §11.1).
+    const given = /^Bearer +(.+)$/i.exec(req.get('authorization') ?? '')?.[1] ?? '';
     if (!timingSafeEqual(createHash('sha256').update(given).digest(), expected)) {
       throw new ApiError('unauthorized', 'Send the metrics token (METRICS_TOKEN) as "Authorization: Bearer <token>"');
     }

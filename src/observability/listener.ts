@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { errorHandler, routeNotFound } from '../http/errors';
+import { refuseOtherMethods } from '../http/methods';
 import { observabilityRoutes, type ObservabilityDeps } from './http';
 
 /**
@@ -10,7 +11,7 @@ import { observabilityRoutes, type ObservabilityDeps } from './http';
 export function listenForScrapes(deps: ObservabilityDeps, host: string, port: number): Promise<Server> {
   const app = express();
   app.disable('x-powered-by');
-  app.use(observabilityRoutes(deps));
+  app.use(refuseOtherMethods(observabilityRoutes(deps)));
   app.use(routeNotFound);
   app.use(errorHandler(deps.log));
   return new Promise((resolve, reject) => {

@@ -2,6 +2,9 @@ import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '.
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { DeploymentRunUpdatedEvent } from '../../src/realtime/events';
 
+const METRICS_TOKEN = 'scrape-surface-7c1e';
+const emitWithoutAck = (socket: BosunSocket, event: string, request: unknown) => (socket.emit as (event: string, request: unknown) => void)(event, request);
+
 /** The edges of the HTTP and Socket.IO surface a client meets first. */
 describe('the HTTP and Socket.IO surface', () => {
   let bosun: Bosun;
@@ -9,7 +12,7 @@ describe('the HTTP and Socket.IO surface', () => {
   const sockets: BosunSocket[] = [];
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await startBosun({ metricsToken: METRICS_TOKEN });
     token = await bosun.token('surface');
   });
   afterAll(async () => {
@@ -41,6 +44,11 @@ describe('the HTTP and Socket.IO surface', () => {
       expect([scheme, (await bosun.api.get('/api/v1/servers').set('Authorization', `${scheme} ${token}`)).status]).toEqual([scheme, 200]);
     }
     expect((await bosun.api.get('/api/v1/servers').set('Authorization', `Basic ${token}`)).status).toBe(401);
+    // The same for METRICS_TOKEN on /metrics.
+    for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+      expect([scheme, (await bosun.api.get('/metrics').set('Authorization', `${scheme} ${METRICS_TOKEN}`)).status]).toEqual([scheme, 200]);
+    }
+    expect((await bosun.api.get('/metrics').set('Authorization', `bearer not-${METRICS_TOKEN}`)).status).toBe(401);
   });
 
   test('a body that is valid JSON but not an object says so; malformed JSON says that', async () => {
@@ -63,13 +71,26 @@ describe('the HTTP and Socket.IO surface', () => {
     const patch = await bosun.api.patch('/api/v1/servers').set(bearer(token)).send({});
     expect(patch.status).toBe(405);
     expect(patch.headers.allow).toBe('GET, HEAD, POST');
-    expect(patch.body.error).toEqual({ code: 'method_not_allowed', message: 'PATCH is not allowed on /api/v1/servers/; it takes GET, HEAD, POST' });
+    expect(patch.body.error).toEqual({ code: 'method_not_allowed', message: 'PATCH is not allowed on /api/v1/servers; it takes GET, HEAD, POST' });
     const put = await bosun.api.put('/api/v1/deployments/1b2c3d4e5f60718293a4b5c6/run').set(bearer(token)).send({});
     expect(put.status).toBe(405);
     expect(put.headers.allow).toBe('POST');
     expect((await bosun.api.delete('/api/v1/policy').set(bearer(token))).headers.allow).toBe('GET, HEAD, PUT');
     expect((await bosun.api.get('/api/v1/nothing-here').set(bearer(token))).status).toBe(404);
     expect((await bosun.api.get('/api/v1/servers/1b2c3d4e5f60718293a4b5c6/nothing').set(bearer(token))).status).toBe(404);
+    // Outside the API too (no token needed to be told): health, metrics, the reference, the home page.
+    for (const [method, path, allow] of [
+      ['post', '/healthz', 'GET, HEAD'], ['delete', '/readyz', 'GET, HEAD'], ['put', '/metrics', 'GET, HEAD'], ['post', '/', 'GET, HEAD'],
+      ['delete', '/docs', 'GET, HEAD'], ['post', '/docs/init.js', 'GET, HEAD'], ['post', '/api/v1/openapi.json', 'GET, HEAD'],
+    ] as const) {
+      const res = await bosun.api[method](path);
+      expect([method, path, res.status, res.headers.allow, res.body.error?.code]).toEqual([method, path, 405, allow, 'method_not_allowed']);
+    }
+    expect((await bosun.api.post('/nothing-here')).status).toBe(404);
+    // OPTIONS is answered, with the same Allow.
+    const options = await bosun.api.options('/api/v1/servers').set(bearer(token));
+    expect([options.status, options.headers.allow]).toEqual([200, 'GET, HEAD, POST']);
+    expect((await bosun.api.options('/healthz')).headers.allow).toBe('GET, HEAD');
   });
 
   test('each response carries one set of RateLimit headers', async () => {
@@ -90,9 +111,10 @@ describe('the HTTP and Socket.IO surface', () => {
     expect(html.text).toContain('<a href="/docs">/docs</a>');
   });
 
-  test('Socket.IO: a subscription without an acknowledgement still subscribes; a refused one is told why', async () => {
+  test('Socket.IO: a run subscription without an acknowledgement still subscribes; a refused one is told why', async () => {
     const serverId = await addVerifiedServer(bosun, token, '127.0.0.5');
-    const deployment = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: 'no-ack', server_id: serverId, steps: [{ name: 'hello', command: 'sleep 1; echo hello' }] });
+    // The step prints until it is cancelled: a subscription made at any moment sees some of it.
+    const deployment = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: 'no-ack', server_id: serverId, steps: [{ name: 'tick', command: 'while :; do echo tick; sleep 0.2; done' }] });
     const trigger = await bosun.api.post(`/api/v1/deployments/${deployment.body.data.id}/run`).set(bearer(token));
     const runId = trigger.body.run_id as string;
 
@@ -102,16 +124,39 @@ describe('the HTTP and Socket.IO surface', () => {
     const refusals: unknown[] = [];
     socket.on('DeploymentRunUpdated', (event) => events.push(event));
     socket.on('subscription_error', (info) => refusals.push(info));
-    (socket.emit as (event: string, request: unknown) => void)('subscribe', { run_id: runId });
-    (socket.emit as (event: string, request: unknown) => void)('subscribe', { run_id: '1b2c3d4e5f60718293a4b5c6' });
-    (socket.emit as (event: string, request: unknown) => void)('subscribe_conversation', { conversation_id: 'nope' });
+    emitWithoutAck(socket, 'subscribe', { run_id: runId });
+    emitWithoutAck(socket, 'subscribe', { run_id: '1b2c3d4e5f60718293a4b5c6' });
+    emitWithoutAck(socket, 'subscribe_conversation', { conversation_id: 'nope' });
 
-    await eventually(async () => events.map((e) => e.status), (s) => s.includes('success'), 30_000);
+    await eventually(async () => events.some((e) => e.output?.data.includes('tick')), Boolean);
+    expect((await bosun.api.post(`/api/v1/deployments/${deployment.body.data.id}/runs/${runId}/cancel`).set(bearer(token))).status).toBe(202);
+    await eventually(async () => events.map((e) => e.status), (s) => s.includes('cancelled'));
     expect(events.every((e) => e.run_id === runId)).toBe(true);
     await eventually(async () => refusals.length, (n) => n === 2);
     expect(refusals).toEqual(expect.arrayContaining([
       { event: 'subscribe', request: { run_id: '1b2c3d4e5f60718293a4b5c6' }, error: { code: 'not_found', message: expect.any(String) } },
       { event: 'subscribe_conversation', request: { conversation_id: 'nope' }, error: { code: 'not_found', message: expect.any(String) } },
     ]));
+  });
+
+  test('Socket.IO: a conversation subscription without an acknowledgement still subscribes', async () => {
+    const serverId = await addVerifiedServer(bosun, token, '127.0.0.6');
+    const created = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: serverId, message: 'show the hostname' });
+    const id = created.body.data.id as string;
+    const status = async () => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(token))).body.data.status as string;
+    await eventually(status, (s) => s !== 'running');
+
+    const socket = await connectSocket(bosun.url, token);
+    sockets.push(socket);
+    const updates: string[] = [];
+    socket.on('ConversationUpdated', (event) => event.conversation_id === id && updates.push(event.status));
+    emitWithoutAck(socket, 'subscribe_conversation', { conversation_id: id });
+    // Follow-ups until one's events arrive (the first does, unless it ended before the subscription was made).
+    await eventually(async () => {
+      if (updates.length === 0 && (await status()) !== 'running') {
+        await bosun.api.post(`/api/v1/conversations/${id}/messages`).set(bearer(token)).send({ message: 'show uptime' });
+      }
+      return updates;
+    }, (seen) => seen.includes('completed'), 60_000);
   });
 });

@@ -61,6 +61,14 @@ describe('observability of separate API and worker processes', () => {
     expect(text).not.toContain('Temporal SDK metrics unavailable');
     expect((await fetch(`${workerMetrics}/healthz`)).status).toBe(200);
     expect(await readyz(workerMetrics)).toEqual({ status: 200, body: { status: 'ready', checks: { mongodb: 'ok', temporal: 'ok' } } });
+    // The scheme in any case; a known path with another method is a 405 naming those it takes.
+    expect((await fetch(`${workerMetrics}/metrics`, { headers: { Authorization: `bearer ${METRICS_TOKEN}` } })).status).toBe(200);
+    const post = await fetch(`${workerMetrics}/healthz`, { method: 'POST' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+    // Its pollers have polled (above): the hand-off worker, which takes activities only by design, is no warning.
+    const warnings = `${processes[0]!.stdout}\n${processes[0]!.stderr}`.split('\n').filter((line) => line.startsWith('{"level":') && line.endsWith('}'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string }).filter((entry) => entry.level >= 40).map((entry) => entry.msg);
+    expect(warnings.filter((msg) => msg.startsWith('No workflows registered'))).toEqual([]);
   });
 
   test('the API wants the token on /metrics too; /healthz and /readyz stay open', async () => {
