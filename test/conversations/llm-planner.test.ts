@@ -1,5 +1,5 @@
 import { LlmPlanner } from '../../src/planner/llm';
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, conversationToEnd, startBosun, type Bosun } from '../support/bosun';
 import { LlmServer } from '../support/llm-server';
 
 type Step = { status: string; execution_log: string; title: string; command: string };
@@ -25,15 +25,7 @@ describe('conversations planned by an LLM (a local OpenAI-compatible endpoint)',
     await llm.close();
   });
 
-  const converse = async (message: string) => {
-    const res = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: serverId, message });
-    expect(res.status).toBe(201);
-    return eventually(
-      async () => (await bosun.api.get(`/api/v1/conversations/${res.body.data.id}`).set(bearer(token))).body.data as Conversation,
-      (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
-      60_000,
-    );
-  };
+  const converse = (message: string) => conversationToEnd<Conversation>(bosun, token, { chatable_id: serverId, message });
 
   test('the model’s steps run on the server', async () => {
     llm.reply(plan({ title: 'Who am I', command: 'id -un' }, { title: 'Say hello', command: 'echo hello from the plan' }));

@@ -1,4 +1,4 @@
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, conversationToEnd, startBosun, type Bosun } from '../support/bosun';
 
 type Step = { title: string; command: string; status: string; risk: string; execution_log: string };
 type Conversation = { id: string; status: string; error: string | null; steps: Step[] };
@@ -16,15 +16,7 @@ describe('conversations show what the planner did with an instruction', () => {
   });
   afterAll(() => bosun.stop());
 
-  const say = async (message: string) => {
-    const res = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: serverId, message });
-    expect(res.status).toBe(201);
-    return eventually(
-      async () => (await bosun.api.get(`/api/v1/conversations/${res.body.data.id}`).set(bearer(token))).body.data as Conversation,
-      (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
-      60_000,
-    );
-  };
+  const say = (message: string) => conversationToEnd<Conversation>(bosun, token, { chatable_id: serverId, message });
 
   test('"the top 5 processes by memory" shows five processes', async () => {
     const done = await say('show the top 5 processes by memory');

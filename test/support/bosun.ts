@@ -174,3 +174,14 @@ export async function runToEnd(bosun: Bosun, token: string, deploymentId: string
     timeoutMs,
   );
 }
+
+/** Starts a conversation (a server's by default) and polls it until it reaches a final status. */
+export async function conversationToEnd<C = Record<string, unknown>>(bosun: Bosun, token: string, body: { chatable_id: string; message: string; chatable_type?: string }, timeoutMs = 60_000) {
+  const started = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', ...body });
+  if (started.status !== 201) throw new Error(`could not start the conversation: ${JSON.stringify(started.body)}`);
+  return eventually(
+    async () => (await bosun.api.get(`/api/v1/conversations/${started.body.data.id}`).set(bearer(token))).body.data as C & { status: string },
+    (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
+    timeoutMs,
+  );
+}
