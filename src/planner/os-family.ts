@@ -1,3 +1,4 @@
+import { shellQuote } from './shell';
 import type { OsFamily, ServerContext } from './types';
 
 /** The package and service tooling a server's OS name implies. */
@@ -66,13 +67,19 @@ export function serviceCommand(server: ServerContext, action: ServiceAction, ser
   return privileged(server, `systemctl ${action} ${service}`);
 }
 
-/** A service's recent log: the journal, or on OpenRC the system log filtered by name. */
-export function serviceLogCommand(server: ServerContext, service: string | null, { errorsOnly, lines }: { errorsOnly: boolean; lines: number }): string {
+/** Whether a server's log can be read from a point in time (the journal can; OpenRC's plain /var/log/messages cannot). */
+export const logsHaveTimes = (server: ServerContext) => osFamily(server) !== 'alpine';
+
+/**
+ * A service's recent log: the journal (from `since`, a journalctl time such as "2 hours ago" or
+ * "yesterday", and to `until` when given), or on OpenRC the system log filtered by name (no time filter: see logsHaveTimes).
+ */
+export function serviceLogCommand(server: ServerContext, service: string | null, { errorsOnly, lines, since = null, until = null }: { errorsOnly: boolean; lines: number; since?: string | null; until?: string | null }): string {
   if (osFamily(server) === 'alpine') {
     const filter = service ? ` | grep -i -- ${service}` : '';
     return `tail -n 2000 /var/log/messages${filter}${errorsOnly ? ' | grep -iE "err|crit|fail"' : ''} | tail -n ${lines}`;
   }
-  return `journalctl${service ? ` -u ${service}` : ''}${errorsOnly ? ' -p err' : ''} -n ${lines} --no-pager`;
+  return `journalctl${service ? ` -u ${service}` : ''}${errorsOnly ? ' -p err' : ''}${since ? ` --since ${shellQuote(since)}` : ''}${until ? ` --until ${shellQuote(until)}` : ''} -n ${lines} --no-pager`;
 }
 
 /** The names of the installed packages, one per line, sorted: what two servers' package lists are compared by. */

@@ -1,4 +1,4 @@
-import { packageCommand, privileged, serviceCommand, serviceLogCommand } from './os-family';
+import { logsHaveTimes, packageCommand, privileged, serviceCommand, serviceLogCommand } from './os-family';
 import { MIGRATION_INTENTS } from './migration-intents';
 import { NAME, PATH, trimSentenceEnd } from './phrases';
 import { shellQuote as q } from './shell';
@@ -39,13 +39,52 @@ const pathOf = (raw: string | undefined, memory: Memory): string | null => {
 
 const count = (raw: string | undefined, fallback: number, max = 10_000) => Math.min(max, Math.max(1, Number(raw ?? fallback) || fallback));
 
-/** How many the clause asks for ("top 5", "the 10 largest", "last 200 lines", "20 processes"), or the fallback. */
+const TIME_UNIT = '(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)';
+
+/** How many the clause asks for ("top 5", "the 10 largest", "last 200 lines", "20 processes"), or the fallback; "the last 2 hours" is a time, not a count. */
 function wanted(clause: string, fallback: number, max: number): number {
   const asked =
-    /\b(?:top|first|last|latest)\s+(\d{1,6})\b/i.exec(clause) ??
+    new RegExp(`\\b(?:top|first|last|latest|largest|biggest|busiest)\\s+(\\d{1,6})\\b(?!\\s*${TIME_UNIT}\\b)`, 'i').exec(clause) ??
     /\b(\d{1,6})\s+(?:largest|biggest|busiest|heaviest|most|top|processes|files|directories|folders|lines|entries|errors|messages)\b/i.exec(clause);
   return count(asked?.[1], fallback, max);
 }
+
+/** A time window the clause asks for ("in the last 2 hours", "since yesterday", "today"): as said, and as journalctl's --since/--until. */
+interface TimeWindow {
+  said: string;
+  since: string;
+  until?: string;
+}
+
+function timeWindow(clause: string): TimeWindow | null {
+  const units: Record<string, string> = { sec: 'second', min: 'minute', hr: 'hour' };
+  const relative = new RegExp(`\\b(?:(?:in|from|for|over|during|within)\\s+)?(?:the\\s+)?(?:last|past)\\s+(?:(\\d{1,4})\\s+)?(${TIME_UNIT})\\b`, 'i').exec(clause);
+  if (relative) {
+    const n = Number(relative[1] ?? 1);
+    const word = relative[2]!.toLowerCase().replace(/s$/, '');
+    const unit = units[word] ?? word;
+    return { said: relative[0].trim(), since: `${n} ${unit}${n === 1 ? '' : 's'} ago` };
+  }
+  const since = /\bsince\s+(yesterday|today|\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)\b/i.exec(clause);
+  if (since) return { said: since[0], since: since[1]!.toLowerCase() };
+  if (/\btoday\b/i.test(clause)) return { said: 'today', since: 'today' };
+  if (/\byesterday\b/i.test(clause)) return { said: 'yesterday', since: 'yesterday', until: 'today' };
+  return null;
+}
+
+/** A log step's title and command, with the time window asked for when the server's log has times (else the title says it is not applied). */
+function logStep(server: ServerContext, service: string | null, errorsOnly: boolean, clause: string, fallback: number): { title: string; command: string } {
+  const lines = wanted(clause, fallback, 10_000);
+  const window = timeWindow(clause);
+  const applied = window && logsHaveTimes(server) ? window : null;
+  const what = errorsOnly ? (service ? `errors of ${service}` : 'errors in the system log') : service ? `log lines of ${service}` : 'lines of the system log';
+  const when = applied ? ` (${applied.said})` : '';
+  const command = serviceLogCommand(server, service ? q(service) : null, { errorsOnly, lines, since: applied?.since ?? null, until: applied?.until ?? null });
+  return { title: `Last ${lines} ${what}${when}`, command };
+}
+
+/** "memory usage of the server" is the whole server's, not a process named "server". */
+const NOT_THE_SERVER = '(?!(?:the|server|machine|host|box|system|it|all|everything|processes|process|this|that|them)\\b)';
 
 /** Words that name no package: "remove everything in /tmp" is not `apt remove everything`. */
 const NOT_A_PACKAGE = new Set(['everything', 'all', 'files', 'file', 'logs', 'log', 'directory', 'folder', 'contents', 'the', 'it', 'them', 'data']);
@@ -103,20 +142,21 @@ const INTENTS: Intent[] = [
   },
   {
     id: 'tail_file', label: 'tail a log file', risk: 'read',
-    pattern: new RegExp(`\\b(?:tail|last\\s+(\\d+)\\s+lines\\s+of|end\\s+of)\\s+(?:the\\s+)?(?:log\\s+)?(?:file\\s+)?${PATH}`, 'i'),
+    pattern: new RegExp(`\\b(?:tail(?:\\s+-n)?(?:\\s+(\\d+))?(?:\\s+lines\\s+(?:of|from))?|(?:last|final)\\s+(\\d+)\\s+lines\\s+(?:of|from|in)|end\\s+of)\\s+(?:the\\s+)?(?:log\\s+)?(?:file\\s+)?${PATH}`, 'i'),
     build: (m, _s, memory) => {
-      const path = pathOf(m[2], memory)!;
-      const lines = count(m[1], 100);
+      const path = pathOf(m[3], memory)!;
+      const lines = count(m[1] ?? m[2], 100);
       return { title: `Last ${lines} lines of ${path}`, command: `tail -n ${lines} -- ${q(path)}` };
     },
   },
   {
     id: 'grep_file', label: 'search a file for a word', risk: 'read',
     pattern: new RegExp(`\\b(?:grep|search|look)\\s+(?:for\\s+)?(?:"([^"]+)"|'([^']+)'|(\\S+))\\s+in\\s+(?:the\\s+)?(?:file\\s+)?${PATH}`, 'i'),
-    build: (m, _s, memory) => {
+    build: (m, _s, memory, clause) => {
       const pattern = m[1] ?? m[2] ?? m[3]!;
       const path = pathOf(m[4], memory)!;
-      return { title: `Search ${path} for "${pattern}"`, command: `grep -n -i -e ${q(pattern)} -- ${q(path)} | tail -n 200` };
+      const lines = wanted(clause, 200, 10_000);
+      return { title: `Search ${path} for "${pattern}" (the last ${lines} matching lines)`, command: `grep -n -i -e ${q(pattern)} -- ${q(path)} | tail -n ${lines}` };
     },
   },
   {
@@ -124,8 +164,7 @@ const INTENTS: Intent[] = [
     pattern: /\berrors?\b(?:\s+(?:of|for|from|in)\s+(?:the\s+)?([a-z0-9][a-z0-9@._-]*))?/i,
     build: (m, server, memory, clause) => {
       const name = m[1] && !['log', 'logs', 'journal', 'system', 'the'].includes(m[1].toLowerCase()) ? serviceName(m[1], memory) : memory.service;
-      const lines = wanted(clause, 50, 10_000);
-      return { title: name ? `Last ${lines} errors of ${name}` : `Last ${lines} errors in the system log`, command: serviceLogCommand(server, name ? q(name) : null, { errorsOnly: true, lines }) };
+      return logStep(server, name, true, clause, 50);
     },
   },
   {
@@ -134,15 +173,12 @@ const INTENTS: Intent[] = [
     build: (m, server, memory, clause) => {
       const raw = m[1] ?? m[2];
       const name = raw && !SERVICE_WORDS.has(raw.toLowerCase()) && !['system', 'error', 'the'].includes(raw.toLowerCase()) ? serviceName(raw, memory) : memory.service;
-      const lines = wanted(clause, 100, 10_000);
-      return name
-        ? { title: `Last ${lines} log lines of ${name}`, command: serviceLogCommand(server, q(name), { errorsOnly: false, lines }) }
-        : { title: `Last ${lines} lines of the system log`, command: serviceLogCommand(server, null, { errorsOnly: false, lines }) };
+      return logStep(server, name, false, clause, 100);
     },
   },
   {
     id: 'largest_files', label: 'largest files in a directory', risk: 'read',
-    pattern: new RegExp(`\\b(?:largest|biggest)\\s+(?:files|directories|folders)(?:\\s+(?:in|under)\\s+${PATH})?`, 'i'),
+    pattern: new RegExp(`\\b(?:largest|biggest)\\s+(?:\\d{1,6}\\s+)?(?:files|directories|folders)(?:\\s+(?:in|under)\\s+${PATH})?`, 'i'),
     build: (m, _s, memory, clause) => {
       const path = pathOf(m[1], memory) ?? '/';
       const n = wanted(clause, 20, 1000);
@@ -171,6 +207,21 @@ const INTENTS: Intent[] = [
     build: () => ({ title: 'Disk usage', command: 'df -h -x tmpfs -x devtmpfs' }),
   },
   {
+    // Before the other memory/CPU intents: "memory usage of nginx" is about nginx, not the whole server.
+    id: 'process_usage', label: 'memory and CPU of a named process', risk: 'read',
+    pattern: new RegExp(
+      `\\b(?:memory|ram|cpu)\\s+(?:usage\\s+|use\\s+|used\\s+)?(?:of|by|for)\\s+(?:the\\s+)?(?:process(?:es)?\\s+|service\\s+)?${NOT_THE_SERVER}${NAME}|\\bhow\\s+much\\s+(?:memory|ram|cpu)\\s+(?:does|do|is)\\s+(?:the\\s+)?${NOT_THE_SERVER}${NAME}\\s+(?:use|using|take|taking)\\b`,
+      'i',
+    ),
+    build: (m) => {
+      const name = (m[1] ?? m[2])!.toLowerCase();
+      return {
+        title: `Memory and CPU of processes named ${name}`,
+        command: `pids=$(pgrep -d, -- ${q(name)}) && ps -o pid,user,%cpu,%mem,rss,etime,args -p "$pids" || echo ${q(`no process named ${name}`)}`,
+      };
+    },
+  },
+  {
     id: 'top_memory', label: 'processes using the most memory', risk: 'read',
     pattern: /\b(?:processes?|what)\b.*\b(?:memory|ram)\b|\b(?:memory|ram)\s+hogs?\b/i,
     build: (_m, _s, _memory, clause) => {
@@ -185,7 +236,7 @@ const INTENTS: Intent[] = [
   },
   {
     id: 'top_cpu', label: 'top processes', risk: 'read',
-    pattern: /\b(?:top|busiest|heaviest)\s+processes\b|\bprocesses?\b.*\bcpu\b|\busing\s+(?:the\s+)?(?:most\s+)?cpu\b|\bcpu\s+hogs?\b/i,
+    pattern: /\b(?:top|busiest|heaviest)\s+(?:\d{1,6}\s+)?processes\b|\bprocesses?\b.*\bcpu\b|\busing\s+(?:the\s+)?(?:most\s+)?cpu\b|\bcpu\s+hogs?\b/i,
     build: (_m, _s, _memory, clause) => {
       const n = wanted(clause, 10, 1000);
       return { title: `Top ${n} processes by CPU`, command: `ps -eo pid,user,%cpu,%mem,etime,args --sort=-%cpu | head -n ${n + 1}` };
@@ -260,7 +311,7 @@ const INTENTS: Intent[] = [
   },
   {
     id: 'service_status', label: 'status of a service', risk: 'read',
-    pattern: new RegExp(`\\bstatus\\s+of\\s+(?:the\\s+)?${NAME}|\\b${NAME}\\s+status\\b|\\b(?:its|their)\\s+status\\b|\\bstatus\\b`, 'i'),
+    pattern: new RegExp(`\\bstatus\\s+of\\s+(?:the\\s+)?(?:service\\s+)?${NAME}|\\b(?!(?:the|its|their|a|an|show|check|get|what)\\b)${NAME}\\s+status\\b|\\b(?:its|their)\\s+status\\b|\\bstatus\\b`, 'i'),
     build: (m, server, memory) => {
       const name = serviceName(m[1] ?? m[2], memory);
       return name ? { title: `Status of ${name}`, command: serviceCommand(server, 'status', q(name)) } : null;
@@ -395,7 +446,7 @@ export class RulesPlanner implements Planner {
         // "uptime and load" is one request said twice.
         if (steps.some((s) => s.command === step!.command && s.target === target)) continue;
         const where = context.kind === 'migration_plan' ? ` on the ${target}` : '';
-        steps.push({ title: `${step!.title}${where}${unused(clause, step!)}`, command: step!.command, target, risk: intent.risk });
+        steps.push({ title: `${step!.title}${where}${unused(clause, step!, serverFor(target, context))}`, command: step!.command, target, risk: intent.risk });
       }
     }
     if (!steps.length) return { ok: false, reason: unplannable(instruction) };
@@ -421,14 +472,32 @@ function unplannable(clause: string, why: string | null = null): string {
   ].join('\n');
 }
 
+/** Words after "of", "for", "named"... that name nothing a command could use ("the status of the server", "for me"). */
+const NOT_NAMES = new Set([
+  ...SERVICE_WORDS, 'me', 'us', 'you', 'my', 'our', 'your', 'last', 'past', 'next', 'whole', 'entire', 'every', 'each', 'now', 'today', 'yesterday',
+  'host', 'box', 'user', 'users', 'process', 'processes', 'directory', 'folder', 'file', 'files', 'disk', 'disks', 'usage', 'memory', 'ram', 'cpu',
+  'source', 'target', 'both', 'old', 'new', 'real', 'example', 'errors', 'error', 'minutes', 'hours', 'days', 'details', 'info', 'information', 'these', 'those',
+]);
+
 /**
- * A number or a path of the clause that the step does not use (neither its command nor its title
- * mentions it): said in the title, so a person sees the step does not do what was asked.
+ * A number, a path, a time window or a name of the clause that the step does not use (neither its
+ * command nor its title mentions it): said in the title, so a person sees the step does not do what
+ * was asked ("uptime of web-2" run on web-1, "containers named web", "ping 127.0.0.1 10 times").
  */
-function unused(clause: string, step: { title: string; command: string }): string {
-  const said = `${step.title} ${step.command}`;
-  const paths = [...clause.matchAll(new RegExp(PATH, 'g'))].map((m) => trimSentenceEnd(m[1]!)).filter((p) => p.length > 1);
-  const numbers = [...clause.replace(new RegExp(PATH, 'g'), ' ').matchAll(/\b(\d+)\b/g)].map((m) => m[1]!);
-  const dropped = [...paths, ...numbers].filter((value) => !said.includes(value));
+function unused(clause: string, step: { title: string; command: string }, server: ServerContext): string {
+  const said = `${step.title} ${step.command}`.toLowerCase();
+  const pathPattern = new RegExp(PATH, 'g');
+  const paths = [...clause.matchAll(pathPattern)].map((m) => trimSentenceEnd(m[1]!)).filter((p) => p.length > 1);
+  const rest = clause.replace(pathPattern, ' ').replace(/\bhttps?:\/\/\S+/gi, ' ');
+  const window = timeWindow(rest);
+  const withoutWindow = window ? rest.replace(window.said, ' ') : rest;
+  // Whole numbers and dotted addresses, not the digits inside a name such as web-2.
+  const numbers = [...withoutWindow.matchAll(/(?<![\w.@-])(\d+(?:\.\d+)*)(?![\w@-]|\.\w)/g)].map((m) => m[1]!);
+  const names = [...withoutWindow.matchAll(/\b(?:of|for|named|called|matching|as|to|on)\s+(?:the\s+)?(?:user\s+|service\s+|interface\s+|host\s+|server\s+)?([a-z0-9][a-z0-9@._-]*)/gi)]
+    .map((m) => m[1]!)
+    .filter((name) => !NOT_NAMES.has(name.toLowerCase()) && !/^\d+(?:\.\d+)*$/.test(name) && name.toLowerCase() !== server.title.toLowerCase());
+  // Said as a whole: "3" is not said by "8443", nor "/var" by "/var/log".
+  const mentions = (value: string) => new RegExp(`(?<![\\w.-])${value.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w/-]|\\.\\w)`).test(said);
+  const dropped = [...new Set([...paths, ...(window ? [window.said] : []), ...numbers, ...names])].filter((value) => !mentions(value));
   return dropped.length ? ` (this command does not use ${dropped.map((v) => `"${v}"`).join(', ')})` : '';
 }

@@ -1,3 +1,4 @@
+import { CATALOGUE } from '../../src/planner/rules';
 import { addVerifiedServer, conversationToEnd, startBosun, type Bosun } from '../support/bosun';
 
 type Step = { title: string; command: string; status: string; risk: string; execution_log: string };
@@ -28,6 +29,22 @@ describe('conversations show what the planner did with an instruction', () => {
     expect(lines).toHaveLength(6);
   });
 
+  test('"memory usage of sshd" shows the sshd processes, not the whole server', async () => {
+    const done = await say('memory usage of sshd');
+    expect(done.status).toBe('completed');
+    expect(done.steps.map((s) => s.title)).toEqual(['Memory and CPU of processes named sshd']);
+    const lines = done.steps[0]!.execution_log.split('\n').filter((line) => line.trim() && !line.startsWith('---'));
+    expect(lines[0]).toMatch(/^\s*PID\s+USER\s+%CPU\s+%MEM\s+RSS/);
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines.slice(1)) expect(line).toMatch(/sshd/);
+  });
+
+  test('a name the command does not use is said in the step’s title', async () => {
+    const done = await say('show the uptime of web-9');
+    expect(done.status).toBe('completed');
+    expect(done.steps.map((s) => [s.title, s.command])).toEqual([['Uptime and load (this command does not use "web-9")', 'uptime']]);
+  });
+
   test('a destructive instruction is refused as destructive, by the policy, naming the step', async () => {
     const done = await say('delete everything in /var/log');
     expect(done.status).toBe('failed');
@@ -48,7 +65,7 @@ describe('conversations show what the planner did with an instruction', () => {
     const done = await say('write a haiku about the cloud');
     expect(done.status).toBe('failed');
     expect(done.steps.map((s) => [s.title, s.status, s.risk])).toEqual([['Plan the instruction', 'failed', 'read']]);
-    expect(done.steps[0]!.execution_log).toMatch(/^Not understood: .*\nIt understands 50 operations: /);
+    expect(done.steps[0]!.execution_log).toMatch(new RegExp(`^Not understood: .*\\nIt understands ${CATALOGUE.length} operations: `));
     expect(done.error).toMatch(/^Could not plan "write a haiku about the cloud": Not understood/);
   });
 });

@@ -29,7 +29,53 @@ describe('the built-in planner says what it does', () => {
 
   test('a number or a path the command does not use is said in the step’s title', async () => {
     expect(await steps('show memory usage of /srv')).toEqual([{ title: 'Memory usage (this command does not use "/srv")', command: 'free -h', risk: 'read' }]);
-    expect((await steps('show uptime for the last 3 days'))[0]!.title).toBe('Uptime and load (this command does not use "3")');
+    expect((await steps('show uptime for the last 3 days'))[0]!.title).toBe('Uptime and load (this command does not use "for the last 3 days")');
+    expect((await steps('ping 127.0.0.1 10 times'))[0]!.title).toBe('Ping 127.0.0.1 (this command does not use "10")');
+    expect((await steps('listening ports on 127.0.0.2'))[0]!.title).toBe('Listening ports (this command does not use "127.0.0.2")');
+    expect((await steps('check https://example.com:8443/x 3 times'))[0]!.title).toBe('Check https://example.com:8443/x (this command does not use "3")');
+  });
+
+  test('a name the command does not use is said in the step’s title (but not the server’s own name)', async () => {
+    expect((await steps('uptime of web-2'))[0]!.title).toBe('Uptime and load (this command does not use "web-2")');
+    expect((await steps('uptime of web-1'))[0]!.title).toBe('Uptime and load');
+    expect((await steps('containers named web'))[0]!.title).toBe('Containers (this command does not use "web")');
+    expect((await steps('cron jobs of user deploy'))[0]!.title).toBe('Cron jobs (this command does not use "deploy")');
+    expect((await steps('ip address of eth0'))[0]!.title).toBe('IP addresses (this command does not use "eth0")');
+    expect((await steps('who is logged in as deploy'))[0]!.title).toBe('Logged-in users (this command does not use "deploy")');
+    expect((await steps('memory usage of the server'))[0]!.title).toBe('Memory usage');
+  });
+
+  test('the memory and CPU of a named process are that process’s, not the whole server’s', async () => {
+    const nginx = { title: 'Memory and CPU of processes named nginx', command: `pids=$(pgrep -d, -- nginx) && ps -o pid,user,%cpu,%mem,rss,etime,args -p "$pids" || echo 'no process named nginx'`, risk: 'read' };
+    expect(await steps('memory usage of nginx')).toEqual([nginx]);
+    expect(await steps('cpu usage of nginx')).toEqual([nginx]);
+    expect((await steps('how much memory does postgres use'))[0]!.title).toBe('Memory and CPU of processes named postgres');
+  });
+
+  test('a time window reaches the journal, and is not read as a count', async () => {
+    expect(await steps('nginx logs from the last 2 hours')).toEqual([
+      { title: 'Last 100 log lines of nginx (from the last 2 hours)', command: "journalctl -u nginx --since '2 hours ago' -n 100 --no-pager", risk: 'read' },
+    ]);
+    expect(await steps('last 20 errors of nginx in the last 10 minutes')).toEqual([
+      { title: 'Last 20 errors of nginx (in the last 10 minutes)', command: "journalctl -u nginx -p err --since '10 minutes ago' -n 20 --no-pager", risk: 'read' },
+    ]);
+    expect((await steps('show errors since yesterday'))[0]!.command).toBe('journalctl -p err --since yesterday -n 50 --no-pager');
+    expect((await steps('errors of nginx yesterday'))[0]!.command).toBe('journalctl -u nginx -p err --since yesterday --until today -n 50 --no-pager');
+    // OpenRC's /var/log/messages has no time filter: the title says the window is not applied.
+    const alpine: PlanContext = { kind: 'server', server: { title: 'edge-1', username: 'root', os: { name: 'Alpine Linux', version: '3.20', kernel: '6.6' } } };
+    const result = await planner.plan('nginx logs from the last 2 hours', alpine);
+    expect(result.ok && result.steps[0]!.title).toBe('Last 100 log lines of nginx (this command does not use "from the last 2 hours")');
+  });
+
+  test('other phrasings keep their numbers and names', async () => {
+    expect((await steps('tail 50 lines of /var/log/syslog'))[0]!.command).toBe('tail -n 50 -- /var/log/syslog');
+    expect((await steps('tail -n 50 /var/log/syslog'))[0]!.command).toBe('tail -n 50 -- /var/log/syslog');
+    expect((await steps('top 5 processes'))[0]!.command).toBe('ps -eo pid,user,%cpu,%mem,etime,args --sort=-%cpu | head -n 6');
+    expect((await steps('largest 5 files in /var'))[0]!.command).toBe('du -ahx -- /var 2>/dev/null | sort -rh | head -n 5');
+    expect(await steps("grep 'foo bar' in /etc/hosts")).toEqual([
+      { title: 'Search /etc/hosts for "foo bar" (the last 200 matching lines)', command: "grep -n -i -e 'foo bar' -- /etc/hosts | tail -n 200", risk: 'read' },
+    ]);
+    expect((await steps('show the status of the service nginx'))[0]!.title).toBe('Status of nginx');
   });
 
   test('a destructive request it can name is planned as destructive (for the policy to judge), never as something else', async () => {
