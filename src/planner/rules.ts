@@ -432,7 +432,7 @@ export class RulesPlanner implements Planner {
       if (migration) {
         const built = context.kind === 'migration_plan' ? migration.build(clause.match(migration.pattern)!, context) : null;
         if (!built) return { ok: false, reason: unplannable(clause, context.kind === 'server' ? `"${migration.label}" needs a migration plan (a conversation about its two servers).` : null) };
-        steps.push({ ...built, target: 'target', risk: migration.risk });
+        steps.push({ ...built, title: `${built.title}${unused(clause, built, context.kind === 'migration_plan' ? context.target : context.server)}`, target: 'target', risk: migration.risk });
         continue;
       }
       const intent = INTENTS.find((i) => i.pattern.test(clause));

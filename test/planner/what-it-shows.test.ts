@@ -43,6 +43,13 @@ describe('the built-in planner says what it does', () => {
     expect((await steps('ip address of eth0'))[0]!.title).toBe('IP addresses (this command does not use "eth0")');
     expect((await steps('who is logged in as deploy'))[0]!.title).toBe('Logged-in users (this command does not use "deploy")');
     expect((await steps('memory usage of the server'))[0]!.title).toBe('Memory usage');
+    // Migration plans' own intents too.
+    const server = context.kind === 'server' ? context.server : null;
+    const migration: PlanContext = { kind: 'migration_plan', title: 'move', notes: '', source: { ...server!, title: 'old-1' }, target: { ...server!, title: 'new-1' } };
+    const compared = await planner.plan('compare the packages of nginx', migration);
+    expect(compared.ok && compared.steps[0]!.title).toBe('Compare the installed packages of the source and the target (this command does not use "nginx")');
+    const copied = await planner.plan('copy /var/www to the target at /srv/www', migration);
+    expect(copied.ok && copied.steps[0]!.title).toBe('Copy /var/www from the source to /srv/www on the target');
   });
 
   test('the memory and CPU of a named process are that process’s, not the whole server’s', async () => {
