@@ -82,29 +82,45 @@ class OutputPrinter {
   }
 }
 
-/** A deployment named by its id, or by its name (names are unique in an organization). */
+/**
+ * A deployment named by its name (unique in an organization) or its id. A token that may not list
+ * deployments (no `read` scope) can still trigger one by id; a ref that is one deployment's id and
+ * another's name is refused as ambiguous.
+ */
 async function resolveDeployment(base: string, token: string, ref: string): Promise<string> {
-  if (OBJECT_ID.test(ref)) return ref;
+  const byName: string[] = [];
+  let byId = false;
   for (let page = 1; ; page += 1) {
     const res = await request(base, token, 'GET', `/deployments?per_page=100&page=${page}`);
+    if (res.status === 403 && OBJECT_ID.test(ref)) return ref;
+    if (res.status === 403) throw new DeployExit(2, `Naming a deployment by its name takes a token with the read scope (it lists the deployments); give its id instead`);
     if (res.status !== 200) throw new DeployExit(2, `Could not list deployments: ${errorMessage(res.body)}`);
-    const found = (res.body.data as Array<{ id: string; name: string }>).find((d) => d.name === ref);
-    if (found) return found.id;
+    for (const d of res.body.data as Array<{ id: string; name: string }>) {
+      if (d.name === ref) byName.push(d.id);
+      if (d.id === ref) byId = true;
+    }
     const meta = res.body.meta as { last_page?: number } | undefined;
     if (!meta?.last_page || page >= meta.last_page) break;
   }
+  if (byName.length === 1 && byId) throw new DeployExit(2, `"${ref}" is one deployment's id and another's name (${byName[0]}): give the id of the one you mean`);
+  if (byName.length === 1) return byName[0]!;
+  if (byId || OBJECT_ID.test(ref)) return ref;
   throw new DeployExit(2, `No deployment named "${ref}" (nor with that id) in this token's organization`);
 }
 
 /** After a failed run: its error, and each failed step's exit code and last lines, where a CI log is read first. */
 function reportFailure(run: RunView) {
-  for (const step of run.steps.filter((s) => s.status === 'failed')) {
+  const failed = run.steps.filter((s) => s.status === 'failed');
+  // Without a failed step (the run failed between steps) the last step that ran says the most.
+  const telling = failed.length ? failed : run.steps.filter((s) => s.status !== 'pending' && s.status !== 'skipped').slice(-1);
+  for (const step of telling) {
     const tries = step.attempts && step.attempts > 1 ? ` after ${step.attempts} attempts` : '';
-    say(`==> ${step.name}: failed${step.exit_code === null ? '' : ` with exit code ${step.exit_code}`}${tries}; its last lines:`);
+    say(`==> ${step.name}: ${step.status}${step.exit_code === null ? '' : ` with exit code ${step.exit_code}`}${tries}; ${step.output ? 'its last lines:' : 'no output'}`);
+    if (!step.output) continue;
     const lines = step.output.replace(/\n$/, '').split('\n');
     for (const line of lines.slice(-LAST_LINES)) say(`    ${line}`);
   }
-  if (run.error) say(`Error: ${run.error}`);
+  say(`Error: ${run.error ?? (telling.length ? `step "${telling[0]!.name}" ${telling[0]!.status}` : 'the run failed before any step ran')}`);
 }
 
 export async function deploy(deployment: string, options: { wait?: boolean; timeout?: number; idempotencyKey?: string }): Promise<never> {

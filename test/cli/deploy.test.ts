@@ -51,6 +51,23 @@ describe('bosun deploy, as a CI job runs it', () => {
     expect(missing.stderr).toContain('No deployment named "no-such-deployment"');
   });
 
+  test('a name that is another deployment’s id is refused as ambiguous; a token that cannot list deployments still triggers by id', async () => {
+    const first = await define('ambiguous-target', [{ name: 'a', command: 'true' }]);
+    const second = await define(first, [{ name: 'b', command: 'true' }]);
+    const ambiguous = await runCli(['deploy', first], env);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toBe(`bosun: "${first}" is one deployment's id and another's name (${second}): give the id of the one you mean\n`);
+    for (const id of [first, second]) expect((await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token))).body.meta.total).toBe(0);
+
+    const runOnly = { ...env, BOSUN_TOKEN: await bosun.token('ci', ['deployments:run']) };
+    const byId = await runCli(['deploy', second], runOnly);
+    expect(byId.code).toBe(0);
+    expect(byId.stdout).toMatch(/^[0-9a-f]{24}\n$/);
+    const byName = await runCli(['deploy', 'ambiguous-target'], runOnly);
+    expect(byName.code).toBe(2);
+    expect(byName.stderr).toContain('Naming a deployment by its name takes a token with the read scope');
+  });
+
   test('without --wait it prints the run id alone; retrying with the printed key returns the same run', async () => {
     const id = await define('cli-once', [{ name: 'a', command: 'true' }]);
     const first = await runCli(['deploy', id, '--idempotency-key', 'pipeline-77-deploy'], env);

@@ -55,6 +55,14 @@ describe('bosun tokens', () => {
     expect((await runCli(['tokens', 'create', '--org', 'revoking', '--name', 'old'], env)).code).toBe(0);
   });
 
+  test('a bad organization slug is a usage error: one line on stderr, exit 2, nothing created', async () => {
+    const badOrg = await runCli(['tokens', 'create', '--org', 'Bad_Org', '--name', 'x'], env);
+    expect(badOrg.stdout).toBe('');
+    expect(badOrg.stderr).toBe('bosun: Invalid organization "Bad_Org": lowercase letters, digits and dashes, at most 64 (e.g. acme-ops)\n');
+    expect(badOrg.code).toBe(2);
+    expect(await mongoose.connection.db!.collection('organizations').countDocuments({ slug: 'Bad_Org' })).toBe(0);
+  });
+
   test('mistakes get a one-line reason on stderr and a non-zero exit', async () => {
     const duplicate = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'ci'], env);
     expect(duplicate.code).toBe(1);
@@ -65,11 +73,6 @@ describe('bosun tokens', () => {
     const badScope = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'x', '--scopes', 'root'], env);
     expect(badScope.code).toBe(2);
     expect(badScope.stderr).toBe('bosun: Unknown scope(s): root. Known scopes: read, servers:write, deployments:write, deployments:run, conversations:write, admin\n');
-
-    const badOrg = await runCli(['tokens', 'create', '--org', 'Bad_Org', '--name', 'x'], env);
-    expect(badOrg.code).toBe(2);
-    expect(badOrg.stdout).toBe('');
-    expect(badOrg.stderr).toBe('bosun: Invalid organization "Bad_Org": lowercase letters, digits and dashes, at most 64 (e.g. acme-ops)\n');
 
     const badName = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'two words'], env);
     expect(badName.code).toBe(2);

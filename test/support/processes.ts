@@ -53,11 +53,11 @@ export async function embeddedStackEnv(home: string): Promise<NodeJS.ProcessEnv>
   };
 }
 
-/** Runs the `bosun` command as a user would (the package's bin), with the given environment. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
+/** Runs the `bosun` command as a user would (the package's bin), with the given environment; `checkout`: another copy of the repository. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, checkout = REPO): Promise<Finished> {
   return new Promise((resolve) => {
     // The CLI's stdout is its answer (a token, a table): keep its own logging quiet.
-    const child = spawn(process.execPath, [path.join(REPO, 'src/cli/bin.js'), ...args], { cwd: REPO, env: { ...env, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, [path.join(checkout, 'src/cli/bin.js'), ...args], { cwd: checkout, env: { ...env, LOG_LEVEL: 'warn' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
