@@ -53,22 +53,53 @@ function shutdownSequence(log: Logger) {
   };
 }
 
+/** A signal this soon after the first is the same one, delivered twice; a later one exits at once. */
+const SAME_SIGNAL_MS = 2000;
+
+/**
+ * Started by `npm start` / `npm run api|worker` (npm runs the script with `exec`, so npm is the
+ * parent): npm forwards SIGTERM and SIGINT, but if npm itself is killed outright (SIGKILL) Bosun
+ * would run on, orphaned. So when the launching npm is gone, Bosun stops as for a signal. Not for
+ * node started directly (a service manager, an image's init, `nohup`): there the parent may go.
+ */
+function followLauncher(log: Logger, stop: () => void) {
+  if (!process.env.npm_lifecycle_event) return;
+  const launcher = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === launcher) return;
+    clearInterval(timer);
+    log.warn({ launcher }, 'npm, which started Bosun, is gone: shutting down');
+    stop();
+  }, 1000);
+  timer.unref();
+}
+
 async function start(config: Config, role: Role, log: Logger) {
   const startedAt = Date.now();
   const shutdown = shutdownSequence(log);
   let exitCode = 0;
-  let signals = 0;
+  let stoppingSince: number | undefined;
+  const stop = () => {
+    stoppingSince = Date.now();
+    void shutdown.run().then(() => process.exit(exitCode));
+  };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
-      signals += 1;
-      if (signals > 1) {
-        log.warn({ signal }, 'second signal: exiting without waiting');
-        process.exit(exitCode || 130);
+      if (stoppingSince === undefined) {
+        log.info({ signal }, 'shutting down');
+        return stop();
       }
-      log.info({ signal }, 'shutting down');
-      void shutdown.run().then(() => process.exit(exitCode));
+      // Under `npm start` a terminal's Ctrl-C arrives twice (from the terminal, and forwarded by npm):
+      // only a signal some time after the first is a second one.
+      if (Date.now() - stoppingSince < SAME_SIGNAL_MS) return log.debug({ signal }, 'signal repeated (npm forwards it too): already shutting down');
+      log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(exitCode || 130);
     });
   }
+
+  followLauncher(log, () => {
+    if (stoppingSince === undefined) stop();
+  });
 
   try {
     if (role !== 'all' && (!config.mongo.uri || !config.temporal.address || !config.secretKey)) {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 
 export interface ManagedProcess {
   name: string;
@@ -10,12 +10,21 @@ export interface ManagedProcess {
 }
 
 /**
+ * On Linux, util-linux's `setpriv --pdeathsig` makes the kernel send the service SIGTERM when Bosun
+ * dies, however it dies (even a SIGKILL, which runs no handler): no service outlives the process that
+ * started it. setpriv then execs the service, so the pid is the service's own.
+ */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((candidate) => process.platform === 'linux' && existsSync(candidate));
+
+/**
  * Starts a service in its own process group, its output appended to a log file: Ctrl-C in the
- * terminal reaches Bosun alone, which then stops the services in order.
+ * terminal reaches Bosun alone, which then stops the services in order. If Bosun dies without
+ * stopping it, the service is sent SIGTERM (see SETPRIV; elsewhere the next start reaps it).
  */
 export function startProcess(name: string, file: string, args: string[], logFile: string): ManagedProcess {
   const log = openSync(logFile, 'a');
-  const child = spawn(file, args, { detached: true, stdio: ['ignore', log, log] });
+  const [command, commandArgs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'TERM', '--', file, ...args]] : [file, args];
+  const child = spawn(command, commandArgs, { detached: true, stdio: ['ignore', log, log] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const killOnExit = () => {
     if (child.exitCode === null) child.kill('SIGKILL');

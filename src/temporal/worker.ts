@@ -64,7 +64,8 @@ export async function cachedWorkflowBundle(cacheDir: string, log: Logger): Promi
   if (!existsSync(codePath)) {
     log.info('bundling workflows (first start after a change)');
     const { code } = await bundleWorkflowCode({
-      workflowsPath: path.join(WORKFLOWS_DIR, 'index.ts'),
+      // The sources in a checkout; the compiled JavaScript in an image that runs dist/.
+      workflowsPath: path.join(WORKFLOWS_DIR, existsSync(path.join(WORKFLOWS_DIR, 'index.ts')) ? 'index.ts' : 'index.js'),
       logger: new DefaultLogger('WARN'),
     });
     mkdirSync(cacheDir, { recursive: true });
