@@ -6,24 +6,14 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveBinary } from '../../src/embedded/binaries';
 import { freePort } from '../../src/embedded/ports';
 import { createLogger } from '../../src/logger';
-import { BosunProcess } from '../support/processes';
+import { BosunProcess, portOpen } from '../support/processes';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 
 async function untilOpen(port: number) {
   while (!(await portOpen(port))) await new Promise((r) => setTimeout(r, 10));

@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
-import { BosunProcess, embeddedStackEnv, externalServicesEnv, REPO, runCli } from '../support/processes';
+import { BosunProcess, embeddedStackEnv, externalServicesEnv, portOpen, REPO, runCli } from '../support/processes';
 import { sharedServices } from '../support/shared';
 
 /**
@@ -85,15 +84,6 @@ const alive = (pid: number) => {
     return false;
   }
 };
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 
 describe('a signal to the pid of npm stops all of Bosun', () => {
   const started: NpmRun[] = [];

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
@@ -8,6 +9,16 @@ import { freePort } from '../../src/embedded/ports';
 import { sharedServices } from './shared';
 
 export const REPO = path.resolve(__dirname, '../..');
+
+/** Whether anything accepts TCP connections on this loopback port. */
+export const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 
 export interface Finished {
   code: number | null;

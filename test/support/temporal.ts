@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/embedded/ports';
 import { startTemporalDevServer, type EmbeddedTemporal } from '../../src/embedded/temporal-dev';
+import { portOpen } from './processes';
 import { sharedServices } from './shared';
 
 /**
@@ -50,13 +50,7 @@ export class PrivateTemporal {
 
   /** Whether anything listens on the server's port. */
   reachable(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const socket = net.connect({ host: '127.0.0.1', port: this.port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
+    return portOpen(this.port);
   }
 
   async destroy(): Promise<void> {
