@@ -6,7 +6,7 @@ const port = z.coerce.number().int().min(1).max(65535);
 const optionalString = z.string().trim().min(1).optional();
 const positiveInt = z.coerce.number().int().positive();
 
-/** Every environment variable Bosun reads, with its default. The README's configuration table mirrors this. */
+/** Every environment variable Bosun reads, with its default. The configuration table of docs/configuration.md mirrors this. */
 const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(3000),

@@ -38,7 +38,7 @@ const DESCRIPTION = `Bosun runs work on your servers over SSH: servers, deployme
 - **Envelopes**: a resource or a list comes in \`data\`; lists add \`meta\` (\`current_page\`, \`per_page\`, \`total\`, \`last_page\`), paginated with \`page\` (from 1) and \`per_page\` (1–100, default 12), newest first. The trigger's 202 is the one answer not wrapped in \`data\`.
 - **Errors**: one envelope, \`{"error": {"code", "message", "details"?}}\`; a request that fails changes nothing.
 - **Bodies**: JSON with \`Content-Type: application/json\`; unknown fields are refused (422).
-- **Live progress**: Socket.IO on the same port (path \`/socket.io\`), described in the README.`;
+- **Live progress**: Socket.IO on the same port (path \`/socket.io\`), described in docs/events.md.`;
 
 let built: ReturnType<typeof buildOpenApiDocument> | undefined;
 

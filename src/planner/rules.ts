@@ -460,7 +460,7 @@ const DESTRUCTIVE_VERB = /\b(?:delete|erase|wipe|destroy|truncate|shred|purge|fo
 function refusedDestructive(clause: string): string {
   return [
     `Refused as destructive: "${clause}" asks to delete or destroy something, and the built-in planner plans that only for a path it can name exactly ("delete /var/log/old.log", "delete everything in /tmp/build"), which the organization's command policy then judges.`,
-    'It never guesses at a destructive command. Name the path, or configure an LLM planner (LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; see the README).',
+    'It never guesses at a destructive command. Name the path, or configure an LLM planner (LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; see docs/conversations.md).',
   ].join('\n');
 }
 
@@ -468,7 +468,7 @@ function unplannable(clause: string, why: string | null = null): string {
   return [
     `Not understood: the built-in planner could not turn "${clause}" into a command.${why ? ` ${why}` : ''}`,
     `It understands ${CATALOGUE.length} operations: ${INTENTS.map((i) => i.label).join(', ')}; and for migration plans: ${MIGRATION_INTENTS.map((i) => i.label).join(', ')}.`,
-    'Rephrase the instruction, or configure an LLM planner (LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; see the README).',
+    'Rephrase the instruction, or configure an LLM planner (LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; see docs/conversations.md).',
   ].join('\n');
 }
 

@@ -74,7 +74,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     expect((await closed(next)).status.name).toBe('COMPLETED');
     expect(await next.result()).toMatchObject({ status: 'success', steps: 1 });
 
-    // The README's visibility query finds the deployment's failed runs, and only those.
+    // The visibility query of docs/operations.md finds the deployment's failed runs, and only those.
     const query = `ExecutionStatus="Failed" AND BosunDeployment="${failing}"`;
     const found = await eventually(async () => {
       const ids: string[] = [];

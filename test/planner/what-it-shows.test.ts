@@ -102,8 +102,8 @@ describe('the built-in planner says what it does', () => {
     expect(!unknown.ok && unknown.reason).toMatch(new RegExp(`^Not understood: .*\\nIt understands ${CATALOGUE.length} operations: `));
   });
 
-  test('the README’s count of operations is the planner’s', () => {
-    const readme = readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+  test('the documented count of operations is the planner’s', () => {
+    const readme = readFileSync(path.join(__dirname, '..', '..', 'docs', 'conversations.md'), 'utf8');
     const said = /a catalogue of (\d+) common operations/.exec(readme);
     expect(said).not.toBeNull();
     expect(Number(said![1])).toBe(CATALOGUE.length);
