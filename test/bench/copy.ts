@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bearer, eventually, type Bosun } from '../support/bosun';
+import { bearer, conversationEnded, eventually, type Bosun } from '../support/bosun';
 import { runBench } from './harness';
 import { Sshd } from '../support/sshd';
 import { makeMigrationTree, sharedFolder } from '../support/trees';
@@ -36,7 +36,7 @@ async function bosunCopy(bosun: Bosun, token: string, planId: string, from: stri
   const started = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'migration_plan', chatable_id: planId, message: `copy ${from} to the target at ${to}` });
   const done = await eventually(
     async () => (await bosun.api.get(`/api/v1/conversations/${started.body.data.id}`).set(bearer(token))).body.data,
-    (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
+    conversationEnded,
     600_000,
   );
   const whole = (performance.now() - t0) / 1000;

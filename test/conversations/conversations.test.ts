@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { ConversationStepUpdatedEvent } from '../../src/realtime/events';
 
@@ -30,7 +30,7 @@ describe('conversations: plain-English instructions run on a server', () => {
   };
   const get = async (id: string) => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(token))).body.data as Conversation;
   const until = (id: string, done: (c: Conversation) => boolean) => eventually(() => get(id), done, 60_000);
-  const ended = (c: Conversation) => ['completed', 'failed', 'cancelled'].includes(c.status);
+  const ended = conversationEnded;
 
   test('an instruction is planned into steps that run one by one, each with its status and execution log', async () => {
     const created = await start('show memory usage and uptime, then who is logged in');

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
 import { connectSocket } from '../support/socket';
 import { sharedFolder, treeDigest } from '../support/trees';
 
@@ -32,7 +32,7 @@ describe('migration plans move data between their servers through the worker', (
     expect(res.status).toBe(201);
     return eventually(
       async () => (await bosun.api.get(`/api/v1/conversations/${res.body.data.id}`).set(bearer(token))).body.data as Conversation,
-      (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
+      conversationEnded,
       60_000,
     );
   };

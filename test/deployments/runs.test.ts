@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, bearer, eventually, runEnded, runToEnd, startBosun, type Bosun } from '../support/bosun';
 
 type Step = { name: string; command: string; timeout_seconds?: number; retries?: number; continue_on_error?: boolean };
 
@@ -111,7 +111,7 @@ describe('running deployments over SSH', () => {
       runIds.push(runId);
     }
     for (const runId of runIds) {
-      const run = await eventually(() => getRun(id, runId), (r) => ['success', 'failed', 'cancelled'].includes(r.status), 30_000);
+      const run = await eventually(() => getRun(id, runId), runEnded, 30_000);
       expect(run.steps.filter((s: { status: string }) => s.status === 'pending' || s.status === 'running')).toEqual([]);
     }
     expect((await bosun.api.delete(`/api/v1/deployments/${id}`).set(bearer(token))).status).toBe(204);

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../../src/realtime/events';
-import { eventually } from '../support/bosun';
+import { conversationEnded, eventually } from '../support/bosun';
 import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { connectSocket, type BosunSocket } from '../support/socket';
@@ -66,7 +66,7 @@ describe('conversations survive the death of the API and a restart of Temporal',
   const call = (base: string, method: string, route: string, body?: object) => fleet.call(base, method, route, body);
   const read = async (base: string, id: string) => (await call(base, 'GET', `/conversations/${id}`)).data as Conversation;
   const until = (base: string, id: string, done: (c: Conversation) => boolean, timeoutMs = 60_000) => eventually(() => read(base, id), done, timeoutMs);
-  const ended = (c: Conversation) => ['completed', 'failed', 'cancelled'].includes(c.status);
+  const ended = conversationEnded;
   const subscribe = async (base: string, id: string) => {
     const socket = await connectSocket(base.replace('/api/v1', ''), token);
     sockets.push(socket);

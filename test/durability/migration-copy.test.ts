@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { eventually } from '../support/bosun';
+import { conversationEnded, eventually } from '../support/bosun';
 import { externalServicesEnv, Fleet } from '../support/processes';
 import { Sshd } from '../support/sshd';
 import { makeMigrationTree, sharedFolder, treeDigest } from '../support/trees';
@@ -62,7 +62,7 @@ describe('a migration copy survives the death of the worker moving it', () => {
     expect((await read()).steps[0].status).toBe('running');
     await (await launch('worker')).ready();
 
-    const done = await eventually(read, (c) => ['completed', 'failed', 'cancelled'].includes(c.status), 120_000);
+    const done = await eventually(read, conversationEnded, 120_000);
     const log: string = done.steps[0].execution_log;
     expect(done.status).toBe('completed');
     expect(done.steps[0].status).toBe('completed');

@@ -1,4 +1,4 @@
-import { eventually } from '../support/bosun';
+import { eventually, runEnded } from '../support/bosun';
 import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { connectSocket, watchRun } from '../support/socket';
@@ -36,7 +36,7 @@ describe('runs survive the death of Bosun’s own processes', () => {
     await worker.stop('SIGKILL');
     await (await launch('worker')).ready();
 
-    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 90_000);
+    const run = await eventually(read, runEnded, 90_000);
     expect(run.status).toBe('success');
     expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['success', 'success']);
     expect(run.steps[0].output).toMatch(/^begin\n[\s\S]*--- attempt 2: the previous attempt was interrupted; running the command again ---\nbegin\nend\n$/);
@@ -59,7 +59,7 @@ describe('runs survive the death of Bosun’s own processes', () => {
     await worker.stop('SIGKILL');
     await (await launch('worker')).ready();
 
-    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 90_000);
+    const run = await eventually(read, runEnded, 90_000);
     expect(run.status).toBe('success');
     expect(run.steps[0].output).toMatch(/^begin\nmiddle\n[\s\S]*--- attempt 2: the previous attempt was interrupted; running the command again ---\nbegin\nmiddle\nend\n$/);
     expect(run.steps[0].attempts).toBe(2);

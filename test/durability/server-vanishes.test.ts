@@ -1,5 +1,5 @@
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, conversationEnded, eventually, runEnded, startBosun, type Bosun } from '../support/bosun';
 import { connectSocket, watchRun, type BosunSocket } from '../support/socket';
 import { Sshd } from '../support/sshd';
 
@@ -52,7 +52,7 @@ describe('a server that vanishes while a step runs', () => {
     sshd.rotateHostKey();
     await sshd.resume();
 
-    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 60_000);
+    const run = await eventually(read, runEnded, 60_000);
     expect(run.status).toBe('failed');
     expect(run.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
     expect(run.steps[0]!.completed_at).not.toBeNull();
@@ -78,7 +78,7 @@ describe('a server that vanishes while a step runs', () => {
     expect(start.status).toBe(201);
     const id = start.body.data.id as string;
     const read = async () => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(token))).body.data;
-    const done = await eventually(read, (c) => ['completed', 'failed', 'cancelled'].includes(c.status), 60_000);
+    const done = await eventually(read, conversationEnded, 60_000);
     expect(done.status).toBe('failed');
     expect(done.steps.map((s: { status: string }) => s.status)).toEqual(['failed', 'failed']);
     expect(done.steps.every((s: { completed_at: string | null }) => s.completed_at)).toBe(true);

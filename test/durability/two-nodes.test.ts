@@ -1,6 +1,6 @@
 import { Connection, WorkflowClient } from '@temporalio/client';
 import { deploymentRunWorkflowId } from '../../workflows/contracts';
-import { eventually } from '../support/bosun';
+import { eventually, runEnded } from '../support/bosun';
 import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';
 import { connectSocket, watchRun, type BosunSocket } from '../support/socket';
@@ -64,7 +64,7 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
     await executing!.stop('SIGKILL');
     await launch('worker').then((p) => p.ready());
 
-    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 90_000);
+    const run = await eventually(read, runEnded, 90_000);
     expect(run.status).toBe('success');
     expect(run.steps.map((s) => s.status)).toEqual(['success', 'success']);
     expect(run.steps[0]!.output).toMatch(/--- attempt 2: the previous attempt was interrupted; running the command again ---\nt1\n[\s\S]*t12\n$/);
@@ -81,7 +81,7 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
     // The step outlasts the shutdown grace time only if it is long: this one ends within it, or is handed back.
     expect(await executing!.stop('SIGTERM')).toBe(0);
 
-    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 90_000);
+    const run = await eventually(read, runEnded, 90_000);
     expect(run.status).toBe('success');
     expect(run.steps.map((s) => s.status)).toEqual(['success', 'success']);
     expect(workers().length).toBeGreaterThanOrEqual(1);
@@ -100,7 +100,7 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
     // Its 10 s of grace pass before the command's 20 s: it is stopped and handed back.
     expect(await executing!.stop('SIGTERM')).toBe(0);
 
-    const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 120_000);
+    const run = await eventually(read, runEnded, 120_000);
     expect(run.status).toBe('success');
     expect(run.steps[0]!.output).toMatch(/^begin\n[\s\S]*--- this Bosun worker is shutting down: the command's process group was killed; another worker runs it again ---\n[\s\S]*begin\nend\n$/);
   }, 180_000);

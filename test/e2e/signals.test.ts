@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/embedded/ports';
-import { eventually } from '../support/bosun';
+import { eventually, runEnded } from '../support/bosun';
 import { BosunProcess, embeddedStackEnv, externalServicesEnv, portOpen, REPO, runCli } from '../support/processes';
 import { sharedServices } from '../support/shared';
 
@@ -185,7 +185,7 @@ describe('a signal to the pid of npm stops all of Bosun', () => {
     const replacement = new BosunProcess(env, ['--role', 'worker']);
     try {
       await replacement.ready();
-      const run = await eventually(read, (r) => ['success', 'failed', 'cancelled'].includes(r.status), 60_000);
+      const run = await eventually(read, runEnded, 60_000);
       expect(run.status).toBe('success');
       expect(run.steps[0]!.output).toMatch(/^begin\n[\s\S]*end\n$/);
     } finally {

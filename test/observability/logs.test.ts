@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { LlmPlanner } from '../../src/planner/llm';
-import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, bearer, conversationEnded, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
 import { LlmServer } from '../support/llm-server';
 import { connectSocket } from '../support/socket';
 
@@ -81,7 +81,7 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
     expect(started.status).toBe(201);
     const done = await eventually(
       async () => (await bosun.api.get(`/api/v1/conversations/${started.body.data.id}`).set(bearer(token))).body.data,
-      (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
+      conversationEnded,
       60_000,
     );
     expect(done.status).toBe('completed');

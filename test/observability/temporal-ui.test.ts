@@ -1,6 +1,6 @@
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, bearer, conversationEnded, eventually, runEnded, startBosun, type Bosun } from '../support/bosun';
 
 type Run = { id: string; status: string; error: string | null; steps: Array<{ status: string }> };
 
@@ -34,7 +34,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     return res.body.run_id as string;
   };
   const readRun = async (deploymentId: string, runId: string) => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}`).set(bearer(token))).body.data as Run;
-  const finalRun = (deploymentId: string, runId: string) => eventually(() => readRun(deploymentId, runId), (r) => ['success', 'failed', 'cancelled'].includes(r.status), 60_000);
+  const finalRun = (deploymentId: string, runId: string) => eventually(() => readRun(deploymentId, runId), runEnded, 60_000);
   const closed = (handle: WorkflowHandle) => eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING', 30_000);
   /** The summaries the UI shows beside the history's events (activities and local-activity markers). */
   const eventSummaries = async (handle: WorkflowHandle) => {
@@ -128,7 +128,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     };
     const read = async (id: string) => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(token))).body.data as Conversation;
     const until = (id: string, done: (c: Conversation) => boolean) => eventually(() => read(id), done, 60_000);
-    const ended = (c: Conversation) => ['completed', 'failed', 'cancelled'].includes(c.status);
+    const ended = conversationEnded;
     const handleOf = (id: string) => bosun.temporal.workflow.getHandle(conversationWorkflowId(id));
 
     test('completed: a Completed workflow with a result, a summary naming the instruction and server, steps named', async () => {

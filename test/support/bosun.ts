@@ -26,6 +26,8 @@ import { createWorker } from '../../src/temporal/worker';
 import type { Scope } from '../../src/tokens/scopes';
 import { createToken } from '../../src/tokens/service';
 import { sharedServices } from './shared';
+import { FINAL_CONVERSATION_STATUSES } from '../../src/conversations/model';
+import { FINAL_RUN_STATUSES } from '../../src/deployments/model';
 
 export interface BosunOptions {
   healthIntervalSeconds?: number;
@@ -141,6 +143,10 @@ export type Bosun = Awaited<ReturnType<typeof startBosun>>;
 
 export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
+/** A run (or conversation) that reached a final status: what a test waits for. */
+export const runEnded = <T extends { status: string }>(run: T) => (FINAL_RUN_STATUSES as readonly string[]).includes(run.status);
+export const conversationEnded = <T extends { status: string }>(conversation: T) => (FINAL_CONVERSATION_STATUSES as readonly string[]).includes(conversation.status);
+
 /** Polls until check() returns a value that satisfies done, or fails with the last value seen. */
 export async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -170,7 +176,7 @@ export async function runToEnd(bosun: Bosun, token: string, deploymentId: string
   if (trigger.status !== 202) throw new Error(`trigger failed: ${JSON.stringify(trigger.body)}`);
   return eventually(
     async () => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data,
-    (run) => ['success', 'failed', 'cancelled'].includes(run.status),
+    runEnded,
     timeoutMs,
   );
 }
@@ -181,7 +187,7 @@ export async function conversationToEnd<C = Record<string, unknown>>(bosun: Bosu
   if (started.status !== 201) throw new Error(`could not start the conversation: ${JSON.stringify(started.body)}`);
   return eventually(
     async () => (await bosun.api.get(`/api/v1/conversations/${started.body.data.id}`).set(bearer(token))).body.data as C & { status: string },
-    (c) => ['completed', 'failed', 'cancelled'].includes(c.status),
+    conversationEnded,
     timeoutMs,
   );
 }
