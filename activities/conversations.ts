@@ -6,10 +6,11 @@ import { MAX_CONVERSATION_STEPS } from '../src/conversations/schemas';
 import type { Logger } from '../src/logger';
 import { MigrationPlanModel } from '../src/migration-plans/model';
 import { organizationPolicy } from '../src/organizations/policy';
-import { judgeStep, type CommandPolicy } from '../src/planner/policy';
+import { judgeStep, POLICY_REFUSAL, type CommandPolicy } from '../src/planner/policy';
 import { transferCommand } from '../src/planner/transfer';
 import type { PlanContext, PlannedStep, Planner, PlanResult, Risk, ServerContext, StepReport, StepTarget } from '../src/planner/types';
 import { organizationSecretValues } from '../src/secrets/model';
+import { clip } from '../src/text';
 import type { SecretBox } from '../src/secrets/secret-box';
 import { ServerModel } from '../src/servers/model';
 import { loadSshTarget } from '../src/servers/credentials';
@@ -166,8 +167,6 @@ function lastLine(output: string | null | undefined): string {
   return (lines.at(-1) ?? '').replace(/^---\s*/, '').replace(/\s*---$/, '');
 }
 
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 /**
  * One line saying why a conversation's last instruction failed or was cancelled: the step that ended
  * it (its title, position, server and exit code, or the reason it was refused, rejected or could not
@@ -189,9 +188,8 @@ async function outcomeLine(conversation: Conversation, status: ConversationStatu
   const where = step.server_id ? ` on ${server?.title ?? step.server_id.toString()}` : '';
   const head = `Step "${step.title}" ${position}`;
   if (step.refused) {
-    const policy = "Refused by the organization's command policy: ";
     const why = step.refused.split('\n')[0]!;
-    return why.startsWith(policy) ? `${head} was refused by the organization's command policy: ${why.slice(policy.length)}` : `${head} was refused: ${why}`;
+    return why.startsWith(POLICY_REFUSAL) ? `${head} was refused by the organization's command policy: ${why.slice(POLICY_REFUSAL.length)}` : `${head} was refused: ${why}`;
   }
   if (step.approval?.decision === 'rejected') return `${head} was rejected by ${step.approval.decided_by ?? 'a person'}`;
   if (step.last_exit?.timed_out) return `${head} failed${where}: timed out`;

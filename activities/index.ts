@@ -1,4 +1,4 @@
-import { createConversationActivities, type ConversationActivityDeps } from './conversations';
+import { createConversationActivities, type ConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
 import { createServerActivities, type ServerActivityDeps } from './servers';
 import { createTransferActivities, type TransferActivityDeps } from './transfers';
@@ -40,13 +40,14 @@ type UnionOfActivities<T extends ActivitySource[]> = UnionToIntersection<T[numbe
 
 /** Every activity the worker registers, with its dependencies injected. */
 export function activitySources(deps: ActivityDeps) {
+  const conversations = createConversationActivities(deps);
   return [
     { file: 'activities/servers.ts', activities: createServerActivities(deps) },
     { file: 'activities/deployments.ts', activities: createDeploymentActivities(deps) },
-    { file: 'activities/conversations.ts', activities: createConversationActivities(deps) },
+    { file: 'activities/conversations.ts', activities: conversations },
     { file: 'activities/transfers.ts', activities: createTransferActivities(deps) },
     { file: 'activities/workflow-outcome.ts', activities: createWorkflowOutcomeActivities() },
-    { file: 'activities/index.ts (names of before the rename)', activities: legacyNames(deps) },
+    { file: 'activities/index.ts (names of before the rename)', activities: legacyNames(conversations) },
   ];
 }
 
@@ -56,8 +57,7 @@ export function activitySources(deps: ActivityDeps) {
  * started before the rename replays its history with these names, and one whose activity was scheduled
  * but not yet run still runs it under its old name.
  */
-function legacyNames(deps: ActivityDeps) {
-  const conversations = createConversationActivities(deps);
+function legacyNames(conversations: ConversationActivities) {
   return {
     setStatus: conversations.setConversationStatus,
     failStep: conversations.failConversationStep,

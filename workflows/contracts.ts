@@ -74,7 +74,7 @@ export interface QueuedRun {
 
 /** What a run's workflow completes with when the run succeeded (a failed run fails its workflow; a cancelled one is cancelled). */
 export interface RunResult {
-  status: 'success' | 'cancelled';
+  status: 'success';
   steps: number;
   duration_seconds: number;
 }

@@ -212,7 +212,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (outcome.status === 'failed') {
         setCurrentDetails(`failed: ${error}`);
         if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
-        throw ApplicationFailure.create({ type: CONVERSATION_FAILED, message: error ?? 'The instruction failed', nonRetryable: true, details: [{ step: outcome.status === 'failed' ? (outcome.step ?? null) : null }] });
+        throw ApplicationFailure.create({ type: CONVERSATION_FAILED, message: error ?? 'The instruction failed', nonRetryable: true, details: [{ step: outcome.step ?? null }] });
       }
       setCurrentDetails(`completed: ${instructions} instruction(s), ${stepsRun} step(s) run`);
       return { status: 'completed', instructions, steps_run: stepsRun };

@@ -9,6 +9,7 @@ import type { Principal } from '../tokens/service';
 import { ConversationModel, FINAL_CONVERSATION_STATUSES, type Conversation, type ConversationStatus, type ConversationStep } from './model';
 import { MAX_CONVERSATION_STEPS, type StartConversationInput } from './schemas';
 import { toConversationListView, toConversationView } from './views';
+import { clip } from '../text';
 
 const ACTIVE: ConversationStatus[] = ['running', 'awaiting_approval'];
 
@@ -51,7 +52,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         organizationId: conversation.organization_id.toString(),
         serverId: conversation.server_id.toString(),
         messageId: messageId.toString(),
-        summary: `"${instruction.length > 80 ? `${instruction.slice(0, 79)}…` : instruction}" on ${server?.title ?? conversation.server_id.toString()}`,
+        summary: `"${clip(instruction, 80)}" on ${server?.title ?? conversation.server_id.toString()}`,
         details: [
           `**Conversation** ${conversation._id.toString()} about a ${conversation.chatable_type.replace('_', ' ')} (${conversation.chatable_id.toString()})`,
           `**Server** ${server?.title ?? ''} (${conversation.server_id.toString()})`,

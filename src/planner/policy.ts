@@ -251,6 +251,9 @@ export function commandLines(step: { command: string; transfer?: Transfer | null
   return [transfer.source_command, transfer.target_command];
 }
 
+/** How every refusal by the organization's command policy begins. */
+export const POLICY_REFUSAL = "Refused by the organization's command policy: ";
+
 export type PolicyVerdict =
   | { allowed: true; risk: Risk; needsApproval: boolean }
   | { allowed: false; risk: Risk; reason: string };
@@ -271,7 +274,7 @@ export function judgeStep(step: { command: string; risk: Risk; title?: string; t
   const risk = higherRisk(step.risk, assessment.risk);
   if (risk === 'destructive' && !policy.allow_destructive) {
     const why = assessment.reasons.length ? assessment.reasons.join('; ') : step.title ? `the planner marked "${step.title}" destructive` : 'the planner marked it destructive';
-    return { allowed: false, risk, reason: `Refused by the organization's command policy: this command is destructive (${why}). An administrator can allow destructive commands with PUT /api/v1/policy.` };
+    return { allowed: false, risk, reason: `${POLICY_REFUSAL}this command is destructive (${why}). An administrator can allow destructive commands with PUT /api/v1/policy.` };
   }
   const needsApproval = policy.require_approval_for.includes(risk) || (requireApproval && riskRank(risk) >= riskRank('change'));
   return { allowed: true, risk, needsApproval };

@@ -30,11 +30,6 @@ export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 500;
 const beyondLimit = (socket: { rooms: Set<string> }, rooms: string[], limit: number) =>
   socket.rooms.size - 1 + rooms.filter((room) => !socket.rooms.has(room)).length > limit;
 
-/**
- * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
- * (`auth: { token }`); a client subscribes to runs of its own organization only. The relays'
- * change streams also feed the metrics of finished runs, conversations and steps.
- */
 type BosunServerSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
 
 /**
@@ -49,6 +44,11 @@ function answerer<T>(socket: BosunServerSocket, event: 'subscribe' | 'subscribe_
   };
 }
 
+/**
+ * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
+ * (`auth: { token }`); a client subscribes to runs of its own organization only. The relays'
+ * change streams also feed the metrics of finished runs, conversations and steps.
+ */
 export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Metrics, { subscriptionsPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION } = {}) {
   const tooManySubscriptions = {
     ok: false as const,

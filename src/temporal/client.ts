@@ -50,9 +50,12 @@ export interface ServerRef {
   host: string;
 }
 
+/** How a person reads a server in the Temporal UI. */
+const serverLabel = (server: ServerRef) => `${server.title} (${server.host})`;
+
 /** What the Temporal UI shows for a server's verification or health monitor. */
 const serverWorkflowMetadata = (what: string, server: ServerRef) => ({
-  staticSummary: `${what} ${server.title} (${server.host})`,
+  staticSummary: `${what} ${serverLabel(server)}`,
   staticDetails: `**Server** ${server.title} (${server.id}), ${server.host}`,
 });
 
@@ -104,7 +107,7 @@ export class WorkflowGateway {
       maxAttempts: this.serverSettings.verifyMaxAttempts,
       healthIntervalSeconds: this.serverSettings.healthIntervalSeconds,
       trustNewHostKey,
-      serverLabel: `${server.title} (${server.host})`,
+      serverLabel: serverLabel(server),
     };
     await this.client.workflow.start<typeof serverVerificationWorkflow>('serverVerificationWorkflow', {
       taskQueue: this.taskQueue,
