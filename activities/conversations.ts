@@ -1,21 +1,20 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { posix } from 'node:path';
 import { Types } from 'mongoose';
-import { ConversationModel, type Conversation, type ConversationStatus, type ConversationStep } from '../src/conversations/model';
-import { MAX_CONVERSATION_STEPS } from '../src/conversations/schemas';
+import { ConversationModel, MAX_CONVERSATION_STEPS, type Conversation, type ConversationStatus, type ConversationStep } from '../src/domain/conversations/model';
 import type { Logger } from '../src/logger';
-import { MigrationPlanModel } from '../src/migration-plans/model';
-import { organizationPolicy } from '../src/organizations/policy';
-import { judgeStep, POLICY_REFUSAL, type CommandPolicy } from '../src/planner/policy';
-import { transferCommand } from '../src/planner/transfer';
-import type { PlanContext, PlannedStep, Planner, PlanResult, Risk, ServerContext, StepReport, StepTarget } from '../src/planner/types';
-import { organizationSecretValues } from '../src/secrets/model';
-import { clip } from '../src/text';
-import type { SecretBox } from '../src/secrets/secret-box';
-import { ServerModel } from '../src/servers/model';
-import { loadSshTarget } from '../src/servers/credentials';
-import { killProcessGroup } from '../src/ssh/exec';
-import type { SshPool } from '../src/ssh/pool';
+import { MigrationPlanModel } from '../src/domain/migration-plans/model';
+import { organizationPolicy } from '../src/domain/organizations/policy';
+import { judgeStep, POLICY_REFUSAL, type CommandPolicy } from '../src/domain/planner/policy';
+import { transferCommand } from '../src/domain/planner/transfer';
+import type { PlanContext, PlannedStep, Planner, PlanResult, Risk, ServerContext, StepReport, StepTarget } from '../src/domain/planner/types';
+import { organizationSecretValues } from '../src/domain/secrets/model';
+import { clip } from '../src/domain/text';
+import type { SecretBox } from '../src/domain/secrets/secret-box';
+import { ServerModel } from '../src/domain/servers/model';
+import { loadSshTarget } from '../src/domain/servers/credentials';
+import { killProcessGroup } from '../src/domain/ssh/exec';
+import type { SshPool } from '../src/domain/ssh/pool';
 import {
   DEFAULT_STEP_LIMIT_SECONDS,
   type ConversationStepAttempt,

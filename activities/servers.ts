@@ -1,13 +1,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
-import { CredentialsUnreadableError, loadSshTarget } from '../src/servers/credentials';
+import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
 import { loadTargetOrFail } from './ssh-target';
-import { ServerModel } from '../src/servers/model';
-import type { SecretBox } from '../src/secrets/secret-box';
-import { describeTarget } from '../src/ssh/connect';
-import { classifySshError, SSH_FAILURE_TYPES } from '../src/ssh/errors';
-import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '../src/ssh/fingerprint';
-import type { SshPool } from '../src/ssh/pool';
+import { ServerModel } from '../src/domain/servers/model';
+import type { SecretBox } from '../src/domain/secrets/secret-box';
+import { describeTarget } from '../src/domain/ssh/connect';
+import { classifySshError, SSH_FAILURE_TYPES } from '../src/domain/ssh/errors';
+import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '../src/domain/ssh/fingerprint';
+import type { SshPool } from '../src/domain/ssh/pool';
 import type { HealthCheckResult } from '../workflows/contracts';
 
 export interface ServerActivityDeps {

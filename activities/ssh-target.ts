@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { SecretBox } from '../src/secrets/secret-box';
-import { CredentialsUnreadableError, loadSshTarget } from '../src/servers/credentials';
-import type { SshTarget } from '../src/ssh/connect';
+import type { SecretBox } from '../src/domain/secrets/secret-box';
+import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
+import type { SshTarget } from '../src/domain/ssh/connect';
 
 /** A server's connection details for an activity; credentials this worker cannot decrypt are a failure no retry fixes. */
 export async function loadTargetOrFail(serverId: string, box: SecretBox) {

@@ -1,10 +1,10 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
-import type { SshTarget } from '../src/ssh/connect';
-import { describeTarget } from '../src/ssh/connect';
-import { classifySshError, SSH_FAILURE_TYPES, type SshError } from '../src/ssh/errors';
-import { killProcessGroup, runInProcessGroup } from '../src/ssh/exec';
-import type { SshPool } from '../src/ssh/pool';
+import type { SshTarget } from '../src/domain/ssh/connect';
+import { describeTarget } from '../src/domain/ssh/connect';
+import { classifySshError, SSH_FAILURE_TYPES, type SshError } from '../src/domain/ssh/errors';
+import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
+import type { SshPool } from '../src/domain/ssh/pool';
 import type { StepAttempt, StepResult } from '../workflows/contracts';
 import { StepLog, stepField, type StepStore } from './step-log';
 

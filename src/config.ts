@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { TemporalSecurity } from './temporal/connection';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const optionalString = z.string().trim().min(1).optional();
@@ -57,6 +56,18 @@ const envSchema = z.object({
   LLM_MAX_REPLANS: z.coerce.number().int().min(0).max(10).default(2),
   LLM_TIMEOUT_MS: positiveInt.default(60_000),
 });
+
+/** How to reach a Temporal that is not the local dev server: TLS (with a client certificate for mTLS), or an API key. */
+export interface TemporalSecurity {
+  tls: boolean;
+  /** PEM files: the client certificate and key (mTLS, as Temporal Cloud's certificate auth), and a CA to trust. */
+  clientCertPath?: string;
+  clientKeyPath?: string;
+  serverRootCaPath?: string;
+  serverName?: string;
+  /** Temporal Cloud API key; implies TLS. */
+  apiKey?: string;
+}
 
 export type Env = z.infer<typeof envSchema>;
 

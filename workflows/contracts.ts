@@ -212,3 +212,16 @@ export interface TransferStepAttempt {
 
 /** Search attributes of a conversation: find it by organization and server. */
 export const conversationSearchAttributes = (organizationId: string, serverId: string) => serverSearchAttributes(organizationId, serverId);
+
+/**
+ * The workflows as their clients see them: started by name with these signatures, so code that
+ * starts them (src/) never imports the workflows themselves. Each workflow is checked against its
+ * signature in workflows/index.ts.
+ */
+export interface WorkflowSignatures {
+  serverVerificationWorkflow: (input: VerifyServerInput) => Promise<void>;
+  serverHealthWorkflow: (input: ServerHealthInput) => Promise<void>;
+  serverRunQueueWorkflow: (input: RunQueueInput) => Promise<void>;
+  deploymentRunWorkflow: (run: QueuedRun) => Promise<RunResult>;
+  conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
+}

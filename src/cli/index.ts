@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Config } from '../config';
-import { SCOPES } from '../tokens/scopes';
+import { SCOPES } from '../domain/tokens/scopes';
 
 /**
  * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
@@ -30,7 +30,7 @@ async function databaseUri(config: Config): Promise<string> {
 }
 
 async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { connectDatabase }, { default: mongoose }] = await Promise.all([import('../config'), import('../database'), import('mongoose')]);
+  const [{ loadConfig }, { connectDatabase }, { default: mongoose }] = await Promise.all([import('../config'), import('../domain/database'), import('mongoose')]);
   await connectDatabase(await databaseUri(loadConfig()));
   try {
     return await fn();
@@ -41,7 +41,7 @@ async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
 
 /** The token commands' arguments, checked before anything connects: a bad one is a usage error. */
 async function tokenArguments(opts: { org: string; name?: string; scopes?: string; expiresIn?: string }) {
-  const [{ ORG_SLUG_PATTERN }, tokens] = await Promise.all([import('../organizations/model'), import('../tokens/service')]);
+  const [{ ORG_SLUG_PATTERN }, tokens] = await Promise.all([import('../domain/organizations/model'), import('../domain/tokens/service')]);
   if (!ORG_SLUG_PATTERN.test(opts.org)) throw usage(`Invalid organization "${opts.org}": lowercase letters, digits and dashes, at most 64 (e.g. acme-ops)`);
   if (opts.name !== undefined && !tokens.TOKEN_NAME_PATTERN.test(opts.name)) throw usage(`Invalid token name "${opts.name}": letters, digits, dot, dash and underscore, at most 64`);
   try {

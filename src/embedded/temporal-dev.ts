@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { devServerSearchAttributeFlags } from '../temporal/search-attributes';
+import { devServerSearchAttributeFlags } from '../domain/temporal/search-attributes';
 import { startService, type ManagedProcess } from './child-process';
 
 export interface EmbeddedTemporal {

@@ -13,7 +13,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openConnection } from '../../src/ssh/connect';
+import { openConnection } from '../../src/domain/ssh/connect';
 import { addVerifiedServer, bearer, eventually, type Bosun } from '../support/bosun';
 import { runBench } from './harness';
 import { sharedServices } from '../support/shared';

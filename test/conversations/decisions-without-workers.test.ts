@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
-import { ConversationModel } from '../../src/conversations/model';
-import { ServerModel } from '../../src/servers/model';
+import { ConversationModel } from '../../src/domain/conversations/model';
+import { ServerModel } from '../../src/domain/servers/model';
 import { bearer, startBosun, type Bosun } from '../support/bosun';
 
 // Found by fuzzing: an approval waited for a worker to take the decision, so with every worker down the request hung.

@@ -1,4 +1,4 @@
-import { LlmPlanner } from '../../src/planner/llm';
+import { LlmPlanner } from '../../src/domain/planner/llm';
 import { addVerifiedServer, conversationToEnd, startBosun, type Bosun } from '../support/bosun';
 import { LlmServer } from '../support/llm-server';
 

@@ -1,4 +1,4 @@
-import { CATALOGUE } from '../../src/planner/rules';
+import { CATALOGUE } from '../../src/domain/planner/rules';
 import { addVerifiedServer, conversationToEnd, startBosun, type Bosun } from '../support/bosun';
 
 type Step = { title: string; command: string; status: string; risk: string; execution_log: string };

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
-import { DeploymentModel, DeploymentRunModel } from '../../src/deployments/model';
-import { ServerModel } from '../../src/servers/model';
+import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
+import { ServerModel } from '../../src/domain/servers/model';
 import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 
 describe('a queued run whose wake never reached Temporal', () => {

@@ -1,5 +1,5 @@
-import { failOrphanedRuns } from '../../src/deployments/service';
-import { WorkflowGateway } from '../../src/temporal/client';
+import { failOrphanedRuns } from '../../src/api/deployments/service';
+import { WorkflowGateway } from '../../src/domain/temporal/client';
 import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 
 describe('a run whose workflow was terminated by hand in Temporal', () => {

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
-import { ConversationModel } from '../../src/conversations/model';
-import { ServerModel } from '../../src/servers/model';
+import { ConversationModel } from '../../src/domain/conversations/model';
+import { ServerModel } from '../../src/domain/servers/model';
 
 /** The ids schemathesis is given for read, change and trigger operations, so those reach real data. */
 export interface Seeded {

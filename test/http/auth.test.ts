@@ -1,4 +1,4 @@
-import { revokeToken } from '../../src/tokens/service';
+import { revokeToken } from '../../src/domain/tokens/service';
 import { bearer, startBosun, type Bosun } from '../support/bosun';
 
 describe('authentication and scopes on /api/v1', () => {
@@ -64,7 +64,7 @@ describe('authentication and scopes on /api/v1', () => {
 
   test('the token records when it was last used', async () => {
     const token = await bosun.token('users', ['read'], 'tracked');
-    const { listTokens } = await import('../../src/tokens/service');
+    const { listTokens } = await import('../../src/domain/tokens/service');
     expect((await listTokens('users'))[0]!.last_used_at).toBeNull();
     await bosun.api.get('/api/v1/servers').set(bearer(token));
     expect((await listTokens('users'))[0]!.last_used_at).toBeInstanceOf(Date);

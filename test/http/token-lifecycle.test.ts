@@ -1,7 +1,7 @@
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { runCli, externalServicesEnv } from '../support/processes';
 import { connectSocket } from '../support/socket';
-import { createToken, listTokens, revokeToken } from '../../src/tokens/service';
+import { createToken, listTokens, revokeToken } from '../../src/domain/tokens/service';
 
 describe('token lifecycle: expiry, revocation at once (HTTP and open sockets), last use', () => {
   let bosun: Bosun;

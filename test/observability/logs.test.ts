@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { LlmPlanner } from '../../src/planner/llm';
+import { LlmPlanner } from '../../src/domain/planner/llm';
 import { addVerifiedServer, bearer, conversationEnded, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
 import { LlmServer } from '../support/llm-server';
 import { connectSocket } from '../support/socket';

@@ -1,7 +1,7 @@
 import type { LlmConfig } from '../../src/config';
-import { LlmPlanner } from '../../src/planner/llm';
-import { DEFAULT_POLICY, judgeStep } from '../../src/planner/policy';
-import type { PlanContext, PlanOptions, ServerContext } from '../../src/planner/types';
+import { LlmPlanner } from '../../src/domain/planner/llm';
+import { DEFAULT_POLICY, judgeStep } from '../../src/domain/planner/policy';
+import type { PlanContext, PlanOptions, ServerContext } from '../../src/domain/planner/types';
 import { LlmServer } from '../support/llm-server';
 
 const KEY = 'sk-test-0123456789abcdef';

@@ -1,4 +1,4 @@
-import { assessCommand, DEFAULT_POLICY, judgeStep } from '../../src/planner/policy';
+import { assessCommand, DEFAULT_POLICY, judgeStep } from '../../src/domain/planner/policy';
 
 describe('the command policy', () => {
   const destructive = [

@@ -1,5 +1,5 @@
-import { CATALOGUE, RulesPlanner } from '../../src/planner/rules';
-import type { PlanContext, ServerContext } from '../../src/planner/types';
+import { CATALOGUE, RulesPlanner } from '../../src/domain/planner/rules';
+import type { PlanContext, ServerContext } from '../../src/domain/planner/types';
 
 const server = (os: string, username = 'deploy'): ServerContext => ({ title: os, username, os: { name: os, version: '1', kernel: '6.1' } });
 const debian = server('Debian GNU/Linux');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CATALOGUE, RulesPlanner } from '../../src/planner/rules';
-import type { PlanContext } from '../../src/planner/types';
+import { CATALOGUE, RulesPlanner } from '../../src/domain/planner/rules';
+import type { PlanContext } from '../../src/domain/planner/types';
 
 const context: PlanContext = { kind: 'server', server: { title: 'web-1', username: 'root', os: { name: 'Debian GNU/Linux', version: '12', kernel: '6.1' } } };
 const planner = new RulesPlanner();

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { createLogger } from '../../src/logger';
-import type { SshTarget } from '../../src/ssh/connect';
-import { SshError } from '../../src/ssh/errors';
-import { SshPool } from '../../src/ssh/pool';
+import type { SshTarget } from '../../src/domain/ssh/connect';
+import { SshError } from '../../src/domain/ssh/errors';
+import { SshPool } from '../../src/domain/ssh/pool';
 import { sharedServices } from '../support/shared';
 import { BROKEN_SHELL_ADDRESS } from '../support/sshd';
 

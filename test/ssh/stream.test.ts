@@ -1,6 +1,6 @@
 import type { NodeSSH } from 'node-ssh';
-import { openConnection } from '../../src/ssh/connect';
-import { capture, OutputLimitExceeded, streamBetween } from '../../src/ssh/stream';
+import { openConnection } from '../../src/domain/ssh/connect';
+import { capture, OutputLimitExceeded, streamBetween } from '../../src/domain/ssh/stream';
 import { sharedServices } from '../support/shared';
 
 /** Data streamed between two commands through this process, against a real sshd (two connections, as two servers). */

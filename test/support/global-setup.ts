@@ -6,7 +6,7 @@ import { startMongod } from '../../src/embedded/mongod';
 import { freePort } from '../../src/embedded/ports';
 import { startTemporalDevServer } from '../../src/embedded/temporal-dev';
 import { createLogger } from '../../src/logger';
-import { cachedWorkflowBundle } from '../../src/temporal/worker';
+import { cachedWorkflowBundle } from '../../src/worker/temporal-worker';
 import { Sshd } from './sshd';
 import { TEST_ENV_VAR, type SharedServices } from './shared';
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { activitySources, DuplicateActivityError } from '../../activities';
 import { createLogger } from '../../src/logger';
-import { RulesPlanner } from '../../src/planner/rules';
-import { SecretBox } from '../../src/secrets/secret-box';
-import { SshPool } from '../../src/ssh/pool';
-import { createWorker } from '../../src/temporal/worker';
+import { RulesPlanner } from '../../src/domain/planner/rules';
+import { SecretBox } from '../../src/domain/secrets/secret-box';
+import { SshPool } from '../../src/domain/ssh/pool';
+import { createWorker } from '../../src/worker/temporal-worker';
 import { sharedServices } from '../support/shared';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { mongo } from 'mongoose';
-import { batcher, insertEach } from '../../src/batch';
+import { batcher, insertEach } from '../../src/domain/batch';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { sharedServices } from '../support/shared';
 

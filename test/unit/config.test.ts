@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
-import { connectionOptions } from '../../src/temporal/connection';
+import { connectionOptions } from '../../src/domain/temporal/connection';
 
 describe('configuration from the environment', () => {
   test('defaults', () => {

@@ -1,4 +1,4 @@
-import { FingerprintParseError, humanSize, parseFingerprint } from '../../src/ssh/fingerprint';
+import { FingerprintParseError, humanSize, parseFingerprint } from '../../src/domain/ssh/fingerprint';
 
 describe('server fingerprint parsing', () => {
   const sample = [

@@ -1,5 +1,5 @@
 import type { ChangeStreamDocument } from 'mongodb';
-import { finishedBy } from '../../src/observability/outcomes';
+import { finishedBy } from '../../src/api/observability/outcomes';
 
 type Doc = { status: string; steps: Array<{ status: string; started_at?: Date | null; completed_at?: Date | null }> };
 const FINAL = ['success', 'failed', 'cancelled'];

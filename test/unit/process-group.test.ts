@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { inProcessGroup, processGroupLine } from '../../src/ssh/exec';
+import { inProcessGroup, processGroupLine } from '../../src/domain/ssh/exec';
 
 /**
  * The remote wrapper, run by a real local shell in both situations it meets: started as a process

@@ -2,7 +2,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { loadMasterKey, parseMasterKey, SecretBox } from '../../src/secrets/secret-box';
+import { loadMasterKey, parseMasterKey, SecretBox } from '../../src/domain/secrets/secret-box';
 
 describe('secrets at rest', () => {
   const box = new SecretBox(randomBytes(32));

@@ -4,7 +4,7 @@ import { ApplicationFailure, CancelledFailure, WorkflowFailedError, type Workflo
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
-import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/temporal/worker';
+import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
 import {
   conversationWorkflowId,
   deploymentRunWorkflowId,
@@ -16,11 +16,11 @@ import {
 import { createDeploymentActivities } from '../../activities/deployments';
 import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import mongoose, { Types } from 'mongoose';
-import { connectDatabase } from '../../src/database';
-import { DeploymentRunModel } from '../../src/deployments/model';
+import { connectDatabase } from '../../src/domain/database';
+import { DeploymentRunModel } from '../../src/domain/deployments/model';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
-import { SecretBox } from '../../src/secrets/secret-box';
-import { SshPool } from '../../src/ssh/pool';
+import { SecretBox } from '../../src/domain/secrets/secret-box';
+import { SshPool } from '../../src/domain/ssh/pool';
 import { eventually } from '../support/bosun';
 import { sharedServices } from '../support/shared';
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
-import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/temporal/worker';
+import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
 import { sharedServices } from '../support/shared';
 
 /**

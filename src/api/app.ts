@@ -1,0 +1,125 @@
+import express, { type RequestHandler } from 'express';
+import rateLimit, { ipKeyGenerator } from 'express-rate-limit';
+import helmet from 'helmet';
+import { authenticate, principalOf } from './http/auth';
+import { ApiError, errorHandler, routeNotFound } from './http/errors';
+import { refuseOtherMethods } from './http/methods';
+import type { Logger } from '../logger';
+import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDeps } from './observability/http';
+import { serverRoutes } from './servers/routes';
+import type { ServerService } from './servers/service';
+import { deploymentRoutes } from './deployments/routes';
+import type { DeploymentService } from './deployments/service';
+import { secretRoutes } from './secrets/routes';
+import { conversationRoutes } from './conversations/routes';
+import type { ConversationService } from './conversations/service';
+import { migrationPlanRoutes } from './migration-plans/routes';
+import type { MigrationPlanService } from './migration-plans/service';
+import { policyRoutes } from './organizations/routes';
+import { referenceRoutes } from './openapi/routes';
+import type { SecretBox } from '../domain/secrets/secret-box';
+
+export interface AppDeps {
+  log: Logger;
+  http: { bodyLimitBytes: number; rateLimitPerMinute: number };
+  servers: ServerService;
+  deployments: DeploymentService;
+  conversations: ConversationService;
+  migrationPlans: MigrationPlanService;
+  secretBox: SecretBox;
+  /** Metrics, readiness checks and the optional METRICS_TOKEN of /metrics. */
+  observability: Omit<ObservabilityDeps, 'log'>;
+}
+
+
+/** Requests that carry a body must say it is JSON; bodiless POSTs (such as /verify) need no header. */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is('application/json')) {
+    throw new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json"');
+  }
+  next();
+};
+
+/** Where a person (or a client) who opens Bosun's address goes next. */
+const HOME_LINKS = {
+  api: '/api/v1',
+  docs: '/docs',
+  openapi: '/api/v1/openapi.json',
+  health: '/healthz',
+  ready: '/readyz',
+  metrics: '/metrics',
+} as const;
+
+const home: RequestHandler = (_req, res) => {
+  const json = () => {
+    res.json({ name: 'Bosun', description: 'Runs work on your servers over SSH: the API reference is at /docs.', links: HOME_LINKS });
+  };
+  // JSON unless HTML is asked for (a browser): with no Accept header, the first listed wins.
+  res.format({
+    json,
+    html: () => {
+      res.type('html').send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Bosun</title></head><body>` +
+          `<h1>Bosun</h1><p>Runs work on your servers over SSH. This address serves its HTTP API; the API reference is at <a href="/docs">/docs</a>.</p><ul>` +
+          Object.entries(HOME_LINKS).map(([name, href]) => `<li>${name}: <a href="${href}">${href}</a></li>`).join('') +
+          `</ul></body></html>`,
+      );
+    },
+    default: json,
+  });
+};
+
+export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, observability }: AppDeps) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+
+  app.use(httpMetrics(observability.metrics));
+  app.use(requestLogging(log));
+  app.use(helmet());
+
+  // Every known path answers another method with 405 and Allow, outside the API as inside it.
+  app.use(refuseOtherMethods(observabilityRoutes({ ...observability, log })));
+  // The OpenAPI document and /docs, before the API's authentication.
+  app.use(refuseOtherMethods(referenceRoutes()));
+  app.use(refuseOtherMethods(express.Router().get('/', home)));
+
+  const limiter = (keyGenerator: (req: express.Request) => string, extra: Partial<Parameters<typeof rateLimit>[0]> = {}) =>
+    rateLimit({
+      windowMs: 60_000,
+      limit: http.rateLimitPerMinute,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      keyGenerator,
+      handler: (req, _res, next, options) => {
+        const refused = new ApiError('rate_limited', `Too many requests: at most ${options.limit} a minute; retry after the Retry-After delay`);
+        const resetTime = (req as express.Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+        if (resetTime) refused.retryAfterSeconds = Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
+        next(refused);
+      },
+      ...extra,
+    });
+
+  const api = express.Router();
+  // Failed authentications count per address, so guessing tokens (each a fresh "token") is bounded too.
+  // It sends no RateLimit headers: a response carries one set, the caller's token's (below).
+  api.use(limiter((req) => ipKeyGenerator(req.ip ?? ''), { standardHeaders: false, requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true }));
+  api.use(authenticate);
+  api.use(limiter((req) => principalOf(req).tokenId));
+  // Bodies are parsed only for authenticated callers.
+  api.use(requireJsonBody);
+  api.use(express.json({ limit: http.bodyLimitBytes, strict: true }));
+  // Each resource's known paths answer another method with 405 and Allow.
+  api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
+  api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
+  api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
+  api.use('/conversations', refuseOtherMethods(conversationRoutes(conversations)));
+  api.use('/migration-plans', refuseOtherMethods(migrationPlanRoutes(migrationPlans)));
+  api.use('/policy', refuseOtherMethods(policyRoutes()));
+
+  app.use('/api/v1', api);
+  app.use(routeNotFound);
+  app.use(errorHandler(log));
+  return app;
+}

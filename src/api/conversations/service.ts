@@ -1,0 +1,170 @@
+import { Types } from 'mongoose';
+import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
+import { parseId } from '../http/ids';
+import { findPage, type PageQuery } from '../http/pagination';
+import { MigrationPlanModel } from '../../domain/migration-plans/model';
+import { ServerModel } from '../../domain/servers/model';
+import type { WorkflowGateway } from '../../domain/temporal/client';
+import type { Principal } from '../../domain/tokens/service';
+import { ConversationModel, MAX_CONVERSATION_STEPS, FINAL_CONVERSATION_STATUSES, type Conversation, type ConversationStatus, type ConversationStep } from '../../domain/conversations/model';
+import type { StartConversationInput } from './schemas';
+import { toConversationListView, toConversationView } from './views';
+import { clip } from '../../domain/text';
+
+const ACTIVE: ConversationStatus[] = ['running', 'awaiting_approval'];
+
+/** How many conversations about a migration plan are still active (its deletion waits for them). */
+export const activeConversationsAbout = (organizationId: string, planId: Types.ObjectId) =>
+  ConversationModel.countDocuments({ organization_id: organizationId, chatable_type: 'migration_plan', chatable_id: planId, status: { $in: ACTIVE } });
+
+export function createConversationService({ workflows }: { workflows: WorkflowGateway }) {
+  async function find(organizationId: string, id: string) {
+    const conversation = await ConversationModel.findOne({ _id: parseId(id, 'Conversation'), organization_id: organizationId }).lean<Conversation>();
+    if (!conversation) throw notFound('Conversation');
+    return conversation;
+  }
+
+  /** Conversations as the API shows them, with their workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
+  const view = (c: Conversation) => ({ ...toConversationView(c), temporal_ui_url: workflows.conversationUiUrl(c._id.toString()) });
+  const listView = (c: Conversation) => ({ ...toConversationListView(c), temporal_ui_url: workflows.conversationUiUrl(c._id.toString()) });
+
+  /** The server a conversation works on, or for a migration plan its two servers. Another organization's looks like none. */
+  async function resolveChatable(organizationId: string, input: StartConversationInput) {
+    const id = new Types.ObjectId(input.chatable_id);
+    if (input.chatable_type === 'server') {
+      const server = await ServerModel.findOne({ _id: id, organization_id: organizationId }, { host_key_fingerprint: 1 }).lean();
+      if (!server) throw notFound('Server');
+      if (!server.host_key_fingerprint) throw new ApiError('conflict', 'The server has not been verified yet: its host key is unknown, so Bosun will not connect');
+      return { server_id: server._id, source_server_id: null };
+    }
+    const plan = await MigrationPlanModel.findOne({ _id: id, organization_id: organizationId }).lean();
+    if (!plan) throw notFound('Migration plan');
+    return { server_id: plan.target_server_id, source_server_id: plan.source_server_id };
+  }
+
+  const send = (conversation: Conversation, messageId: Types.ObjectId) =>
+    unlessTemporalUnreachable('start the conversation', async () => {
+      const server = await ServerModel.findById(conversation.server_id, { title: 1 }).lean();
+      const message = conversation.messages.find((m) => m._id.equals(messageId)) ?? conversation.messages[0];
+      const instruction = (message?.text ?? '').replace(/\s+/g, ' ');
+      await workflows.sendConversationMessage({
+        id: conversation._id.toString(),
+        organizationId: conversation.organization_id.toString(),
+        serverId: conversation.server_id.toString(),
+        messageId: messageId.toString(),
+        summary: `"${clip(instruction, 80)}" on ${server?.title ?? conversation.server_id.toString()}`,
+        details: [
+          `**Conversation** ${conversation._id.toString()} about a ${conversation.chatable_type.replace('_', ' ')} (${conversation.chatable_id.toString()})`,
+          `**Server** ${server?.title ?? ''} (${conversation.server_id.toString()})`,
+          `**Started by** API token: ${conversation.created_by}`,
+        ].join('\n\n'),
+      });
+    });
+
+  return {
+    list(organizationId: string, filter: { chatable_type?: string; chatable_id?: string }, page: PageQuery) {
+      return findPage(
+        ConversationModel,
+        {
+          organization_id: organizationId,
+          ...(filter.chatable_type ? { chatable_type: filter.chatable_type } : {}),
+          ...(filter.chatable_id ? { chatable_id: new Types.ObjectId(filter.chatable_id) } : {}),
+        },
+        page,
+        listView,
+      );
+    },
+
+    async get(organizationId: string, id: string) {
+      return view(await find(organizationId, id));
+    },
+
+    /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
+    async start(principal: Principal, input: StartConversationInput) {
+      const servers = await resolveChatable(principal.organizationId, input);
+      const messageId = new Types.ObjectId();
+      const created = await ConversationModel.create({
+        organization_id: principal.organizationId,
+        chatable_type: input.chatable_type,
+        chatable_id: new Types.ObjectId(input.chatable_id),
+        ...servers,
+        require_approval: input.require_approval,
+        created_by: principal.tokenName,
+        messages: [{ _id: messageId, text: input.message, sent_by: principal.tokenName, created_at: new Date() }],
+      });
+      const conversation = created.toObject() as Conversation;
+      try {
+        await send(conversation, messageId);
+      } catch (error) {
+        await ConversationModel.deleteOne({ _id: conversation._id });
+        throw error;
+      }
+      return { id: conversation._id.toString(), status: conversation.status, created_at: conversation.createdAt.toISOString() };
+    },
+
+    /** A follow-up instruction: planned and run after the current ones. A cancelled conversation takes none. */
+    async followUp(principal: Principal, id: string, text: string) {
+      const conversation = await find(principal.organizationId, id);
+      if (conversation.status === 'cancelled') throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
+      if (conversation.steps.length >= MAX_CONVERSATION_STEPS) {
+        throw new ApiError('conflict', `The conversation holds ${MAX_CONVERSATION_STEPS} steps, the most it may: start a new one`);
+      }
+      const messageId = new Types.ObjectId();
+      // Running again at once, so a client polling for the end does not stop at the previous one.
+      const pushed = await ConversationModel.updateOne(
+        { _id: conversation._id, status: { $ne: 'cancelled' } },
+        { $push: { messages: { _id: messageId, text, sent_by: principal.tokenName, created_at: new Date() } }, $set: { status: 'running', completed_at: null }, $inc: { seq: 1 } },
+      );
+      if (pushed.modifiedCount === 0) throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
+      try {
+        await send(conversation, messageId);
+      } catch (error) {
+        await ConversationModel.updateOne(
+          { _id: conversation._id, 'messages._id': messageId },
+          { $pull: { messages: { _id: messageId } }, $set: { status: conversation.status, completed_at: conversation.completed_at }, $inc: { seq: 1 } },
+        );
+        throw error;
+      }
+      return view(await find(principal.organizationId, id));
+    },
+
+    /** Approves or rejects a step that waits for a person. */
+    async decide(principal: Principal, id: string, stepId: string, approved: boolean) {
+      const conversation = await find(principal.organizationId, id);
+      const step = (conversation.steps as ConversationStep[]).find((s) => s._id.toString() === stepId.toLowerCase());
+      if (!step) throw notFound('Step');
+      if (!step.approval || step.approval.decision || step.status !== 'pending') {
+        throw new ApiError('conflict', step.approval?.decision ? `The step was already ${step.approval.decision}` : 'The step is not waiting for approval');
+      }
+      const delivered = await unlessTemporalUnreachable('pass on the decision', () =>
+        workflows.decideConversationStep(id, { stepId: step._id.toString(), approved, by: principal.tokenName }),
+      );
+      if (delivered === 'refused') throw new ApiError('conflict', 'The step already has a decision');
+      if (delivered === 'gone') throw new ApiError('conflict', 'The conversation is no longer running');
+      if (delivered === 'unanswered') {
+        throw new ApiError('service_unavailable', 'No worker took the decision in time (are the workers running?); it may still apply when one does: read the conversation before deciding again');
+      }
+      return view(await find(principal.organizationId, id));
+    },
+
+    /** Stops the running command; every step not finished fails as cancelled, and the conversation ends cancelled. */
+    async cancel(organizationId: string, id: string) {
+      const conversation = await find(organizationId, id);
+      if (FINAL_CONVERSATION_STATUSES.includes(conversation.status)) throw new ApiError('conflict', `The conversation has already ended (${conversation.status})`);
+      const found = await unlessTemporalUnreachable('cancel', () => workflows.cancelConversation(id));
+      // Its workflow is gone (terminated by hand, or Temporal's data was reset): close it here.
+      if (!found) {
+        const $set: Record<string, unknown> = { status: 'cancelled', error: 'Cancelled', completed_at: new Date() };
+        (conversation.steps as ConversationStep[]).forEach((step, index) => {
+          if (step.status === 'pending' || step.status === 'running') {
+            Object.assign($set, { [`steps.${index}.status`]: 'failed', [`steps.${index}.execution_success`]: false, [`steps.${index}.completed_at`]: new Date() });
+          }
+        });
+        await ConversationModel.updateOne({ _id: conversation._id, status: { $in: ACTIVE } }, { $set, $inc: { seq: 1 } });
+      }
+      return view(await find(organizationId, id));
+    },
+  };
+}
+
+export type ConversationService = ReturnType<typeof createConversationService>;

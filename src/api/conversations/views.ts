@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import type { Conversation, ConversationStep } from '../../domain/conversations/model';
+import { CHATABLE_TYPES, CONVERSATION_STATUSES, CONVERSATION_STEP_STATUSES } from '../../domain/conversations/model';
+import { iso, timestampSchema } from '../http/timestamps';
+import { RISKS } from '../../domain/planner/types';
+import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
+
+export const conversationListItemSchema = z
+  .object({
+    id: z.string(),
+    chatable_type: z.enum(CHATABLE_TYPES),
+    chatable_id: z.string(),
+    server_id: z.string().describe('The server, or for a migration plan its target server'),
+    status: z.enum(CONVERSATION_STATUSES),
+    created_at: timestampSchema,
+    temporal_ui_url: temporalUiUrlSchema,
+  })
+  .meta({ id: 'ConversationListItem' });
+
+export const conversationStepSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(CONVERSATION_STEP_STATUSES),
+    execution_success: z.boolean().nullable(),
+    execution_log: z.string().describe('Output as produced (head and tail kept), then failure details'),
+    created_at: timestampSchema,
+    title: z.string(),
+    command: z.string(),
+    target: z.enum(['server', 'source', 'target']),
+    server_id: z.string().nullable(),
+    transfer: z
+      .object({
+        kind: z.enum(['copy', 'pipe', 'compare']),
+        source_server_id: z.string().nullable(),
+        from: z.string().nullable(),
+        to: z.string().nullable(),
+        source_command: z.string().nullable(),
+        target_command: z.string().nullable(),
+      })
+      .nullable()
+      .describe('Set on a step that moves data between a migration plan’s servers'),
+    risk: z.enum(RISKS),
+    message_id: z.string(),
+    exit_code: z.number().int().nullable(),
+    approval: z
+      .object({ decision: z.enum(['approved', 'rejected']).nullable(), decided_by: z.string().nullable(), decided_at: timestampSchema.nullable() })
+      .nullable()
+      .describe('Set on a step that waits for (or got) a person’s decision'),
+    started_at: timestampSchema.nullable(),
+    completed_at: timestampSchema.nullable(),
+  })
+  .meta({ id: 'ConversationStep' });
+
+export const conversationSchema = conversationListItemSchema
+  .extend({
+    source_server_id: z.string().nullable(),
+    require_approval: z.boolean(),
+    created_by: z.string().describe('"API token: <token name>"'),
+    completed_at: timestampSchema.nullable(),
+    error: z.string().nullable(),
+    seq: z.number().int().describe('The sequence number of the latest change, as in live events'),
+    messages: z.array(z.object({ id: z.string(), text: z.string(), planned: z.boolean(), created_at: timestampSchema })),
+    steps: z.array(conversationStepSchema),
+  })
+  .meta({ id: 'Conversation' });
+
+/** What starting a conversation answers. */
+export const conversationStartedSchema = z
+  .object({ id: z.string(), status: z.enum(CONVERSATION_STATUSES), created_at: timestampSchema })
+  .meta({ id: 'ConversationStarted' });
+
+export const toConversationListView = (c: Conversation) => ({
+  id: c._id.toString(),
+  chatable_type: c.chatable_type,
+  chatable_id: c.chatable_id.toString(),
+  server_id: c.server_id.toString(),
+  status: c.status,
+  created_at: iso(c.createdAt),
+});
+
+/** A step as GET and the live events show it. */
+export const toStepView = (s: ConversationStep): z.infer<typeof conversationStepSchema> => ({
+  id: s._id.toString(),
+  status: s.status,
+  execution_success: s.execution_success ?? null,
+  execution_log: s.output ?? '',
+  created_at: s.created_at.toISOString(),
+  title: s.title,
+  command: s.command,
+  target: s.target,
+  server_id: s.server_id?.toString() ?? null,
+  transfer: s.transfer
+    ? { kind: s.transfer.kind, source_server_id: s.source_server_id?.toString() ?? null, from: s.transfer.from ?? null, to: s.transfer.to ?? null, source_command: s.transfer.source_command ?? null, target_command: s.transfer.target_command ?? null }
+    : null,
+  risk: s.risk,
+  message_id: s.message_id.toString(),
+  exit_code: s.exit_code ?? null,
+  approval: s.approval ? { decision: s.approval.decision ?? null, decided_by: s.approval.decided_by ?? null, decided_at: iso(s.approval.decided_at) } : null,
+  started_at: iso(s.started_at),
+  completed_at: iso(s.completed_at),
+});
+
+export const toConversationView = (c: Conversation) => ({
+  ...toConversationListView(c),
+  source_server_id: c.source_server_id?.toString() ?? null,
+  require_approval: c.require_approval ?? false,
+  created_by: `API token: ${c.created_by}`,
+  completed_at: iso(c.completed_at),
+  error: c.error ?? null,
+  seq: c.seq,
+  messages: c.messages.map((m) => ({ id: m._id.toString(), text: m.text, planned: m.planned, created_at: iso(m.created_at) })),
+  steps: (c.steps as ConversationStep[]).map(toStepView),
+});

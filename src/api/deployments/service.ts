@@ -1,0 +1,393 @@
+import { Types } from 'mongoose';
+import { batcher, insertEach, type BatchResult } from '../../domain/batch';
+import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
+import { parseId } from '../http/ids';
+import { findPage, type PageQuery } from '../http/pagination';
+import { ServerModel } from '../../domain/servers/model';
+import type { Logger } from '../../logger';
+import type { WorkflowGateway } from '../../domain/temporal/client';
+import type { Principal } from '../../domain/tokens/service';
+import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
+import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
+import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
+
+const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
+
+/**
+ * Ends a run that nothing will carry on (still in `from`): its final status, and every step that
+ * had not finished cancelled. False when the run was no longer in `from`.
+ */
+async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: Record<string, unknown> = {}) {
+  const result = await DeploymentRunModel.updateOne(
+    { _id: runId, status: from },
+    { $set: { ...extra, status: to, completed_at: new Date(), 'steps.$[open].status': 'cancelled' }, $inc: { seq: 1 } },
+    { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
+  );
+  return result.modifiedCount > 0;
+}
+
+/** At trigger time: the server is gone or has no pinned host key. */
+class ServerNotRunnable extends Error {}
+
+export const DEFAULT_MAX_ACTIVE_RUNS = 200;
+const ACTIVE_RUNS_RECOUNT_MS = 1000;
+
+/**
+ * An organization's runs queued or running, for its limit: counted in MongoDB at most once a second
+ * per process (concurrent triggers share the count), plus the triggers this process accepted since:
+ * an upper bound, so at the limit the runs are counted again rather than a trigger refused on a guess.
+ */
+function activeRunCounter(limit: number) {
+  const counts = new Map<string, { at: number; count: Promise<number>; since: number }>();
+  const recount = (organizationId: string) => {
+    const entry = {
+      at: Date.now(),
+      since: 0,
+      count: DeploymentRunModel.countDocuments({ organization_id: organizationId, status: { $in: ['queued', 'running'] } }).limit(limit).exec(),
+    };
+    entry.count.catch(() => counts.delete(organizationId));
+    counts.set(organizationId, entry);
+    return entry;
+  };
+  return {
+    async before(organizationId: string): Promise<number> {
+      let entry = counts.get(organizationId);
+      const stale = !entry || Date.now() - entry.at > ACTIVE_RUNS_RECOUNT_MS;
+      if (stale) entry = recount(organizationId);
+      const estimate = (await entry!.count) + entry!.since;
+      // A refusal rests on a count made for it, never on the estimate.
+      return estimate >= limit && !stale ? recount(organizationId).count : estimate;
+    },
+    accepted(organizationId: string): void {
+      const entry = counts.get(organizationId);
+      if (entry) entry.since += 1;
+    },
+  };
+}
+
+/*
+ * A trigger's database work, each step shared by the triggers that reach it at the same moment (see
+ * batcher): under a burst of triggers, one query or write serves many of them.
+ */
+
+/** Deployments looked up by id (the fields of `projection`, or all), null for those that do not exist. */
+const deploymentLookup = (projection?: Record<string, 1>) =>
+  batcher(async (ids: Types.ObjectId[]) => {
+    const found = await DeploymentModel.find({ _id: { $in: ids } }, projection).lean<Deployment[]>();
+    const byId = new Map(found.map((d) => [d._id.toString(), d]));
+    return ids.map((id) => byId.get(id.toString()) ?? null);
+  });
+
+const deploymentsById = deploymentLookup();
+const deploymentIds = deploymentLookup({ _id: 1 });
+const deploymentExists = async (id: Types.ObjectId) => (await deploymentIds(id)) !== null;
+
+/**
+ * A place in its server's queue for each trigger: the server's counter advanced once per server by
+ * the number of its triggers in the batch, which take the numbers in the order they were made. Only a
+ * verified server of the organization (its host key pinned) takes runs.
+ */
+const takeQueueSeq = batcher(async (items: { serverId: Types.ObjectId; organizationId: string }[]) => {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const key = `${item.organizationId}/${item.serverId.toString()}`;
+    groups.set(key, [...(groups.get(key) ?? []), index]);
+  });
+  const results: BatchResult<number>[] = new Array(items.length);
+  // One server's failure fails its own triggers only.
+  await Promise.all(
+    [...groups.values()].map(async (indexes) => {
+      const { serverId, organizationId } = items[indexes[0]!]!;
+      try {
+        const server = await ServerModel.findOneAndUpdate(
+          { _id: serverId, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
+          { $inc: { run_seq: indexes.length } },
+          { returnDocument: 'after', projection: { run_seq: 1 } },
+        ).lean();
+        indexes.forEach((index, k) => {
+          results[index] = server ? server.run_seq - indexes.length + 1 + k : new ServerNotRunnable();
+        });
+      } catch (error) {
+        for (const index of indexes) results[index] = error instanceof Error ? error : new Error(String(error));
+      }
+    }),
+  );
+  return results;
+});
+
+/** Inserts new runs; one refused (a duplicate idempotency key) fails alone, with its code. */
+const insertRuns = batcher((runs: Record<string, unknown>[]) => insertEach(DeploymentRunModel.collection, runs));
+
+/**
+ * A new queued run, as the schema would build it (every default, on the run and on each step), from
+ * defaults taken once from the schema itself rather than a mongoose document per trigger.
+ */
+const newRun = (() => {
+  const { _id, steps, ...runDefaults } = new DeploymentRunModel({ steps: [{ name: 'x', command: 'x' }] }).toObject();
+  const { name: _name, command: _command, ...stepDefaults } = steps[0]!;
+  return (fields: Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> & { steps: Deployment['steps'] }): DeploymentRun => {
+    const now = new Date();
+    return {
+      ...runDefaults,
+      _id: new Types.ObjectId(),
+      ...fields,
+      status: 'queued',
+      // The definition's fields only, as the schema would have kept them.
+      steps: fields.steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
+        ...stepDefaults,
+        name,
+        command,
+        timeout_seconds: timeout_seconds ?? null,
+        retries: retries ?? 0,
+        continue_on_error: continue_on_error ?? false,
+        status: 'pending',
+      })),
+      createdAt: now,
+      updatedAt: now,
+      __v: 0,
+    } as unknown as DeploymentRun;
+  };
+})();
+
+export function createDeploymentService({
+  workflows,
+  log,
+  maxActiveRuns = DEFAULT_MAX_ACTIVE_RUNS,
+}: {
+  workflows: WorkflowGateway;
+  log: Logger;
+  /** Runs an organization may have queued or running at once; a trigger beyond it is refused (429). */
+  maxActiveRuns?: number;
+}) {
+  const activeRuns = activeRunCounter(maxActiveRuns);
+
+  async function findDeployment(organizationId: string, id: string) {
+    const deployment = await deploymentsById(parseId(id, 'Deployment'));
+    if (!deployment || deployment.organization_id.toString() !== organizationId) throw notFound('Deployment');
+    return deployment;
+  }
+
+  async function findRun(organizationId: string, deploymentId: string, runId: string) {
+    const run = await DeploymentRunModel.findOne({
+      _id: parseId(runId, 'Run'),
+      deployment_id: parseId(deploymentId, 'Run'),
+      organization_id: organizationId,
+    }).lean<DeploymentRun>();
+    if (!run) throw notFound('Run');
+    return run;
+  }
+
+  /** A run as the API shows it, with its workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
+  const runView = (run: DeploymentRun) => ({ ...toRunView(run), temporal_ui_url: workflows.runUiUrl(run._id.toString()) });
+  const runListView = (run: DeploymentRun) => ({ ...toRunListView(run), temporal_ui_url: workflows.runUiUrl(run._id.toString()) });
+
+  /** The server must exist in the caller's organization; another organization's looks like none. */
+  async function checkServer(organizationId: string, serverId: string) {
+    const exists = await ServerModel.exists({ _id: new Types.ObjectId(serverId), organization_id: organizationId });
+    if (!exists) throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'server_id', message: 'No such server' }]);
+  }
+
+  const duplicateName = (name: string) => new ApiError('conflict', `A deployment named "${name}" already exists in this organization`);
+
+  return {
+    list(organizationId: string, page: PageQuery) {
+      return findPage(DeploymentModel, { organization_id: organizationId }, page, toDeploymentListView);
+    },
+
+    async get(organizationId: string, id: string) {
+      return toDeploymentView(await findDeployment(organizationId, id));
+    },
+
+    async create(organizationId: string, input: CreateDeploymentInput) {
+      await checkServer(organizationId, input.server_id);
+      try {
+        const created = await DeploymentModel.create({ ...input, organization_id: organizationId });
+        return toDeploymentView(created.toObject() as Deployment);
+      } catch (error) {
+        if (isDuplicate(error)) throw duplicateName(input.name);
+        throw error;
+      }
+    },
+
+    /** Changes apply to runs triggered afterwards; a run keeps the steps it was triggered with. */
+    async update(organizationId: string, id: string, input: UpdateDeploymentInput) {
+      const deployment = await findDeployment(organizationId, id);
+      if (input.server_id) await checkServer(organizationId, input.server_id);
+      try {
+        const updated = await DeploymentModel.findOneAndUpdate({ _id: deployment._id }, { $set: input }, { returnDocument: 'after' }).lean<Deployment>();
+        return toDeploymentView(updated!);
+      } catch (error) {
+        if (isDuplicate(error)) throw duplicateName(input.name!);
+        throw error;
+      }
+    },
+
+    /** Deletes the definition and its run history; refused while a run is queued or running. */
+    async remove(organizationId: string, id: string) {
+      const deployment = await findDeployment(organizationId, id);
+      if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: ['queued', 'running'] } })) {
+        throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
+      }
+      await DeploymentModel.deleteOne({ _id: deployment._id });
+      await DeploymentRunModel.deleteMany({ deployment_id: deployment._id });
+    },
+
+    /**
+     * Creates a queued run (a snapshot of the steps) and wakes the server's queue. The run's place in
+     * the queue is an atomic counter on the server, taken before the insert: a trigger that finished
+     * before another began always comes first; two that overlap may go either way, as either order
+     * is theirs. (A crash between the two writes only leaves a number unused.) With an idempotency
+     * key, a repeated trigger returns the run the first one created: its insert is refused by the
+     * unique index on (deployment, key), and the run found instead.
+     */
+    async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined) {
+      const [deployment, active] = await Promise.all([findDeployment(principal.organizationId, deploymentId), activeRuns.before(principal.organizationId)]);
+      const replay = async () => {
+        if (!idempotencyKey) return null;
+        const existing = await DeploymentRunModel.findOne({ deployment_id: deployment._id, idempotency_key: idempotencyKey }).lean<DeploymentRun>();
+        // Waking again is harmless, and heals a first attempt that died before its wake.
+        if (existing?.status === 'queued') await wake(existing);
+        return existing;
+      };
+      const wake = (run: DeploymentRun) =>
+        unlessTemporalUnreachable('queue the run', () => workflows.wakeQueue(run.server_id.toString(), principal.organizationId));
+      // Checked before the insert: triggers at the same moment may pass it by a few. A repeated
+      // trigger still gets its run.
+      if (active >= maxActiveRuns) {
+        const existing = await replay();
+        if (existing) return { run: existing, replayed: true };
+        throw tooMany(`The organization already has ${maxActiveRuns} runs queued or running (its limit, ORG_MAX_ACTIVE_RUNS): retry once some have finished`, 30);
+      }
+      let run: DeploymentRun;
+      try {
+        const queueSeq = await takeQueueSeq({ serverId: deployment.server_id, organizationId: principal.organizationId });
+        run = newRun({
+          organization_id: new Types.ObjectId(principal.organizationId),
+          deployment_id: deployment._id,
+          server_id: deployment.server_id,
+          triggered_by: principal.tokenName,
+          token_id: new Types.ObjectId(principal.tokenId),
+          idempotency_key: idempotencyKey ?? null,
+          queue_seq: queueSeq,
+          steps: deployment.steps,
+        });
+        await insertRuns(run);
+        // The deployment was deleted while this trigger ran: take the run back, as if it had come after.
+        if (!(await deploymentExists(deployment._id))) {
+          await DeploymentRunModel.deleteOne({ _id: run._id });
+          throw notFound('Deployment');
+        }
+      } catch (error) {
+        // The key was used before (or the server is no longer runnable, which a repeat need not care about).
+        if (isDuplicate(error) || error instanceof ServerNotRunnable) {
+          const existing = await replay();
+          if (existing) return { run: existing, replayed: true };
+        }
+        if (error instanceof ServerNotRunnable) {
+          const exists = await ServerModel.exists({ _id: deployment.server_id, organization_id: principal.organizationId });
+          throw new ApiError(
+            'conflict',
+            exists
+              ? 'The deployment’s server has not been verified yet: its host key is unknown, so Bosun will not connect'
+              : 'The deployment’s server no longer exists: point the deployment at another server',
+          );
+        }
+        throw error;
+      }
+      activeRuns.accepted(principal.organizationId);
+      // Temporal answering: the run is accepted now and its queue woken meanwhile (a wake that fails
+      // leaves it queued for the workers' sweep). Temporal in doubt: the wake must succeed first.
+      if (workflows.looksReachable()) {
+        const queued = run;
+        wake(queued).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not wake the run queue; the workers will'));
+        return { run, replayed: false };
+      }
+      try {
+        await wake(run);
+      } catch (error) {
+        // Not queued after all: take the run back unless a concurrent wake already started it.
+        await DeploymentRunModel.deleteOne({ _id: run._id, status: 'queued' });
+        throw error;
+      }
+      return { run, replayed: false };
+    },
+
+    async listRuns(organizationId: string, deploymentId: string, page: PageQuery) {
+      const deployment = await findDeployment(organizationId, deploymentId);
+      return findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: organizationId }, page, runListView);
+    },
+
+    async getRun(organizationId: string, deploymentId: string, runId: string) {
+      return runView(await findRun(organizationId, deploymentId, runId));
+    },
+
+    runUiUrl: (runId: string) => workflows.runUiUrl(runId),
+
+    /** Cancels a run: a queued one never starts; a running one has its command's process group killed. */
+    async cancelRun(organizationId: string, deploymentId: string, runId: string) {
+      const run = await findRun(organizationId, deploymentId, runId);
+      if (FINAL_RUN_STATUSES.includes(run.status)) throw new ApiError('conflict', `The run has already finished (${run.status})`);
+      // Still queued: it is simply never started (its queue skips runs that are not queued).
+      const dropped = await closeRun(run._id, 'queued', 'cancelled', { cancel_requested_at: new Date() });
+      if (!dropped) {
+        await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: new Date() } });
+        const found = await unlessTemporalUnreachable('cancel', () => workflows.cancelRunWorkflow(run._id.toString()));
+        // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
+        if (!found) await closeRun(run._id, 'running', 'cancelled');
+      }
+      return runView(await findRun(organizationId, deploymentId, runId));
+    },
+  };
+}
+
+export type DeploymentService = ReturnType<typeof createDeploymentService>;
+
+/**
+ * Runs marked running whose workflow has ended (terminated by hand in Temporal, or its data reset)
+ * are finished as failed, with the reason: nothing will ever run them again.
+ */
+export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<number> {
+  let count = 0;
+  for await (const run of DeploymentRunModel.find({ status: 'running' }, { _id: 1 }).lean().cursor()) {
+    if (await workflows.runWorkflowOpen(run._id.toString())) continue;
+    if (await closeRun(run._id, 'running', 'failed', { error: 'The run’s workflow ended without finishing it (terminated in Temporal?)' })) count += 1;
+  }
+  return count;
+}
+
+/**
+ * Wakes the queue of every server with queued runs: at a worker's start, after a crash between a
+ * trigger's commit and its wake. With `stalledForMs`, only servers whose oldest queued run has waited
+ * that long with nothing running (a wake that never arrived), so a busy queue gets no signals.
+ */
+export async function wakeQueuedRuns(workflows: WorkflowGateway, { stalledForMs }: { stalledForMs?: number } = {}): Promise<number> {
+  const match = stalledForMs === undefined ? { status: 'queued' } : { status: 'queued', createdAt: { $lt: new Date(Date.now() - stalledForMs) } };
+  let waiting = await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; organization_id: Types.ObjectId }>([
+    { $match: match },
+    { $group: { _id: '$server_id', organization_id: { $first: '$organization_id' } } },
+  ]);
+  if (stalledForMs !== undefined && waiting.length) {
+    const busy = await DeploymentRunModel.distinct('server_id', { status: 'running', server_id: { $in: waiting.map((w) => w._id) } });
+    const busyIds = new Set(busy.map(String));
+    waiting = waiting.filter((w) => !busyIds.has(w._id.toString()));
+  }
+  for (const server of waiting) await workflows.wakeQueue(server._id.toString(), server.organization_id.toString());
+  return waiting.length;
+}
+
+/** Every worker sweeps for runs whose wake was lost (the API could not reach Temporal after answering). */
+export function startQueueSweeper(workflows: WorkflowGateway, log: Logger, everyMs = 10_000): () => void {
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    wakeQueuedRuns(workflows, { stalledForMs: everyMs })
+      .then((woken) => woken && log.info({ woken }, 'woke run queues whose wake was lost'))
+      .catch((err) => log.warn({ err }, 'could not sweep the run queues'))
+      .finally(() => {
+        sweeping = false;
+      });
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

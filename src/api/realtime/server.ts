@@ -1,0 +1,159 @@
+import type { Server as HttpServer } from 'node:http';
+import { Server, type Socket } from 'socket.io';
+import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
+import { toRunView } from '../deployments/views';
+import type { Logger } from '../../logger';
+import { hasScope } from '../../domain/tokens/scopes';
+import { authenticateToken, type Principal } from '../../domain/tokens/service';
+import type { Ack, ClientToServerEvents, ServerToClientEvents } from './events';
+import { conversationRoom, conversationStepRoom, runRoom } from './events';
+import { relayConversationChanges } from './conversation-relay';
+import { relayRunChanges } from './relay';
+import { endAtExpiry, endIfRevokedMeanwhile, endRevokedSessions } from './sessions';
+import { ConversationModel, type Conversation } from '../../domain/conversations/model';
+import { toConversationView } from '../conversations/views';
+import type { Metrics } from '../observability/metrics';
+import { countConversationChange, countRunChange } from '../observability/outcomes';
+
+interface SocketData {
+  principal: Principal;
+}
+
+const notFound = { ok: false as const, error: { code: 'not_found', message: 'Run not found' } };
+const conversationNotFound = { ok: false as const, error: { code: 'not_found', message: 'Conversation not found' } };
+const OBJECT_ID = /^[0-9a-f]{24}$/i;
+/** Step ids one subscription may name. */
+export const MAX_STEP_SUBSCRIPTIONS = 100;
+/** Rooms one connection may be in (a run, a conversation, each step named): beyond, a subscription is refused. */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 500;
+/** Joining these rooms would take the socket past its subscriptions (socket.io also puts it in a room of its own id). */
+const beyondLimit = (socket: { rooms: Set<string> }, rooms: string[], limit: number) =>
+  socket.rooms.size - 1 + rooms.filter((room) => !socket.rooms.has(room)).length > limit;
+
+type BosunServerSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+
+/**
+ * How a subscription is answered: through the client's acknowledgement callback when it gave one;
+ * without one, the subscription still happens and a refusal arrives as a `subscription_error` event,
+ * so a client that asks no acknowledgement still gets its events, or is told why not.
+ */
+function answerer<T>(socket: BosunServerSocket, event: 'subscribe' | 'subscribe_conversation', request: unknown, ack: Ack<T> | undefined): Ack<T> {
+  if (typeof ack === 'function') return ack;
+  return (answer) => {
+    if (!answer.ok) socket.emit('subscription_error', { event, request, error: answer.error });
+  };
+}
+
+/**
+ * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
+ * (`auth: { token }`); a client subscribes to runs of its own organization only. The relays'
+ * change streams also feed the metrics of finished runs, conversations and steps.
+ */
+export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Metrics, { subscriptionsPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION } = {}) {
+  const tooManySubscriptions = {
+    ok: false as const,
+    error: { code: 'rate_limited', message: `At most ${subscriptionsPerConnection} subscriptions per connection: unsubscribe from some first` },
+  };
+  const io = new Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>(httpServer, {
+    serveClient: false,
+  });
+
+  io.use(async (socket, next) => {
+    const token = (socket.handshake.auth as { token?: unknown })?.token;
+    const principal = typeof token === 'string' ? await authenticateToken(token).catch(() => null) : null;
+    if (principal === 'expired') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'The token has expired' } }));
+    if (!principal || principal === 'unknown') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'Send a valid API token as auth.token' } }));
+    if (!hasScope(principal.scopes, 'read')) return next(Object.assign(new Error('forbidden'), { data: { code: 'forbidden', message: 'This token lacks the "read" scope' } }));
+    socket.data.principal = principal;
+    next();
+  });
+
+  io.on('connection', (socket) => {
+    endAtExpiry(socket);
+    void endIfRevokedMeanwhile(socket).catch((err) => log.warn({ err }, 'could not check the token of a new socket'));
+    const ownRun = (runId: string) =>
+      DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
+    socket.on('subscribe', async (request, acknowledge) => {
+      const ack = answerer(socket, 'subscribe', request, acknowledge);
+      try {
+        const runId = typeof request?.run_id === 'string' && OBJECT_ID.test(request.run_id) ? request.run_id : null;
+        // Check ownership before joining: not even for a moment may another organization's events reach this socket.
+        if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: socket.data.principal.organizationId }))) {
+          return ack(notFound);
+        }
+        if (beyondLimit(socket, [runRoom(runId)], subscriptionsPerConnection)) return ack(tooManySubscriptions);
+        // Join, then read: an event between the two carries a seq the snapshot already covers, so none is lost.
+        await socket.join(runRoom(runId));
+        const run = await ownRun(runId);
+        if (!run) return ack(notFound);
+        ack({ ok: true, data: { seq: run.seq, run: toRunView(run) } });
+      } catch (err) {
+        log.error({ err }, 'subscribe failed');
+        ack({ ok: false, error: { code: 'internal_error', message: 'Could not subscribe; try again' } });
+      }
+    });
+    socket.on('unsubscribe', async (request, ack) => {
+      if (typeof request?.run_id === 'string') await socket.leave(runRoom(request.run_id));
+      if (typeof ack === 'function') ack({ ok: true, data: null });
+    });
+
+    const ownConversation = (id: string) =>
+      ConversationModel.findOne({ _id: id, organization_id: socket.data.principal.organizationId }).lean<Conversation>();
+    socket.on('subscribe_conversation', async (request, acknowledge) => {
+      const ack = answerer(socket, 'subscribe_conversation', request, acknowledge);
+      try {
+        const id = typeof request?.conversation_id === 'string' && OBJECT_ID.test(request.conversation_id) ? request.conversation_id.toLowerCase() : null;
+        const stepIds = request?.step_ids;
+        if (stepIds !== undefined && (!Array.isArray(stepIds) || stepIds.length > MAX_STEP_SUBSCRIPTIONS || !stepIds.every((s) => typeof s === 'string' && OBJECT_ID.test(s)))) {
+          return ack({ ok: false, error: { code: 'validation_failed', message: `step_ids must be a list of at most ${MAX_STEP_SUBSCRIPTIONS} step ids` } });
+        }
+        // Ownership first (and of the steps too): another organization's events never reach this socket.
+        const existing = id ? await ownConversation(id) : null;
+        const known = new Set((existing?.steps ?? []).map((s) => s._id.toString()));
+        if (!existing || (stepIds && !stepIds.every((s) => known.has(s.toLowerCase())))) return ack(conversationNotFound);
+        const rooms = stepIds ? stepIds.map((s) => conversationStepRoom(s.toLowerCase())) : [conversationRoom(id!)];
+        if (beyondLimit(socket, rooms, subscriptionsPerConnection)) return ack(tooManySubscriptions);
+        await socket.join(rooms);
+        // Join, then read: an event between the two carries a seq the snapshot already covers.
+        const conversation = await ownConversation(id!);
+        if (!conversation) return ack(conversationNotFound);
+        ack({ ok: true, data: { seq: conversation.seq, conversation: toConversationView(conversation) } });
+      } catch (err) {
+        log.error({ err }, 'subscribe_conversation failed');
+        ack({ ok: false, error: { code: 'internal_error', message: 'Could not subscribe; try again' } });
+      }
+    });
+    socket.on('unsubscribe_conversation', async (request, ack) => {
+      const id = typeof request?.conversation_id === 'string' && OBJECT_ID.test(request.conversation_id) ? request.conversation_id.toLowerCase() : null;
+      if (id) {
+        await socket.leave(conversationRoom(id));
+        const conversation = await ConversationModel.findById(id, { 'steps._id': 1 }).lean();
+        for (const step of conversation?.steps ?? []) await socket.leave(conversationStepRoom(step._id.toString()));
+      }
+      if (typeof ack === 'function') ack({ ok: true, data: null });
+    });
+  });
+
+  const untrackClients = metrics.trackSocketClients(() => io.of('/').sockets.size);
+  const relay = relayRunChanges((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), log, countRunChange(metrics));
+  const conversations = relayConversationChanges(
+    {
+      step: (event) => io.to([conversationRoom(event.conversation_id), conversationStepRoom(event.step.id)]).emit('ConversationStepUpdated', event),
+      conversation: (event) => io.to(conversationRoom(event.conversation_id)).emit('ConversationUpdated', event),
+    },
+    log,
+    countConversationChange(metrics),
+  );
+  const sessions = endRevokedSessions(io, log);
+
+  return {
+    io,
+    async close() {
+      untrackClients();
+      await sessions.close();
+      await relay.close();
+      await conversations.close();
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import type { Server, Socket } from 'socket.io';
+import type { Logger } from '../../logger';
+import { ApiTokenModel } from '../../domain/tokens/model';
+import type { Principal } from '../../domain/tokens/service';
+import { watchWithResume } from './relay';
+
+// setTimeout fires at once beyond this (about 24.8 days): a later expiry is caught by a later connection's check.
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+type SessionSocket = Socket & { data: { principal: Principal } };
+
+function end(socket: Socket, reason: 'revoked' | 'expired') {
+  socket.emit('session_ended', { reason, message: reason === 'revoked' ? 'The token was revoked' : 'The token expired' });
+  socket.disconnect(true);
+}
+
+/**
+ * A new socket's token is checked once more: a revocation whose change event was handled while
+ * this socket was still connecting found no socket to end.
+ */
+export async function endIfRevokedMeanwhile(socket: SessionSocket): Promise<void> {
+  if (await ApiTokenModel.exists({ _id: socket.data.principal.tokenId, revoked_at: { $ne: null } })) end(socket, 'revoked');
+}
+
+/** A socket whose token expires is disconnected when it does. */
+export function endAtExpiry(socket: SessionSocket): void {
+  const expiresAt = socket.data.principal.expiresAt;
+  if (!expiresAt) return;
+  const delay = expiresAt.getTime() - Date.now();
+  if (delay > LONGEST_TIMER_MS) return;
+  const timer = setTimeout(() => end(socket, 'expired'), Math.max(0, delay));
+  socket.once('disconnect', () => clearTimeout(timer));
+}
+
+/**
+ * Revocation takes effect at once on open sockets too: every API process watches the tokens and
+ * disconnects its sockets of a token just revoked, wherever the revocation was made.
+ */
+export function endRevokedSessions(io: Server, log: Logger) {
+  return watchWithResume(
+    ApiTokenModel.collection,
+    [{ $match: { operationType: 'update', 'updateDescription.updatedFields.revoked_at': { $type: 'date' } } }],
+    (change) => {
+      if (!('documentKey' in change)) return;
+      const tokenId = String(change.documentKey._id);
+      for (const socket of io.of('/').sockets.values()) {
+        if ((socket as SessionSocket).data.principal?.tokenId === tokenId) end(socket, 'revoked');
+      }
+    },
+    log,
+    'token revocation',
+  );
+}

@@ -1,0 +1,121 @@
+import { Types } from 'mongoose';
+import { utils as ssh2Utils } from 'ssh2';
+import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
+import { parseId } from '../http/ids';
+import { findPage, type PageQuery } from '../http/pagination';
+import type { SecretBox } from '../../domain/secrets/secret-box';
+import type { WorkflowGateway } from '../../domain/temporal/client';
+import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
+import { ServerModel, type Server } from '../../domain/servers/model';
+import type { CreateServerInput } from './schemas';
+import { toDetailView, toListView } from './views';
+
+export interface ServerServiceDeps {
+  secretBox: SecretBox;
+  workflows: WorkflowGateway;
+}
+
+export const toRef = (s: Server) => ({
+  id: s._id.toString(),
+  organizationId: s.organization_id.toString(),
+  title: s.title,
+  host: s.host,
+});
+
+
+function checkPrivateKey(privateKey: string, passphrase: string | undefined) {
+  const parsed = ssh2Utils.parseKey(privateKey, passphrase);
+  if (!(parsed instanceof Error)) return;
+  const encrypted = /encrypted|passphrase/i.test(parsed.message);
+  throw new ApiError('validation_failed', 'The request body is invalid', [
+    encrypted
+      ? { path: 'passphrase', message: passphrase ? 'The passphrase does not decrypt private_key' : 'private_key is encrypted: send its passphrase' }
+      : { path: 'private_key', message: 'private_key is not a private key OpenSSH or PEM can read' },
+  ]);
+}
+
+export function createServerService({ secretBox, workflows }: ServerServiceDeps) {
+  async function find(organizationId: string, id: string) {
+    const server = await ServerModel.findOne({ _id: parseId(id, 'Server'), organization_id: organizationId }).lean<Server>();
+    if (!server) throw notFound('Server');
+    return server;
+  }
+
+  const startVerification = (server: Server, trustNewHostKey = false) =>
+    unlessTemporalUnreachable('schedule verification', () => workflows.startServerVerification(toRef(server), { trustNewHostKey }));
+
+  return {
+    list(organizationId: string, page: PageQuery) {
+      return findPage(ServerModel, { organization_id: organizationId }, page, toListView);
+    },
+
+    async get(organizationId: string, id: string) {
+      return toDetailView(await find(organizationId, id));
+    },
+
+    /** Stores the server with its credentials sealed, then starts verification; if that cannot start, nothing is kept. */
+    async create(organizationId: string, input: CreateServerInput) {
+      const { title, host, port, username, auth_method } = input;
+      let credentials: ServerCredentials;
+      if (input.auth_method === 'private_key') {
+        checkPrivateKey(input.private_key, input.passphrase);
+        credentials = { private_key: input.private_key, passphrase: input.passphrase };
+      } else {
+        credentials = { password: input.password };
+      }
+      const _id = new Types.ObjectId();
+      const doc = {
+        _id,
+        organization_id: new Types.ObjectId(organizationId),
+        title,
+        host,
+        port,
+        username,
+        auth_method,
+        credentials: sealCredentials(secretBox, _id.toString(), credentials),
+      };
+      try {
+        await ServerModel.create(doc);
+      } catch (error) {
+        if ((error as { code?: number }).code === 11000) {
+          throw new ApiError('conflict', `A server for ${username}@${host}:${port} already exists in this organization`);
+        }
+        throw error;
+      }
+      const server = await ServerModel.findById(_id).lean<Server>().orFail();
+      try {
+        await startVerification(server);
+      } catch (error) {
+        await ServerModel.deleteOne({ _id });
+        throw error;
+      }
+      return toDetailView(server);
+    },
+
+    /** Re-runs verification; with trustNewHostKey the key presented this time replaces the pinned one (after a reinstall). */
+    async reverify(organizationId: string, id: string, trustNewHostKey: boolean) {
+      const server = await find(organizationId, id);
+      await startVerification(server, trustNewHostKey);
+      return toDetailView(server);
+    },
+
+    /** Stops the server's workflows first, so a Temporal outage leaves the server in place (503), not half-deleted. */
+    async remove(organizationId: string, id: string) {
+      const server = await find(organizationId, id);
+      await unlessTemporalUnreachable('stop the server’s workflows', () => workflows.stopServerWorkflows(server._id.toString()));
+      await ServerModel.deleteOne({ _id: server._id });
+    },
+  };
+}
+
+export type ServerService = ReturnType<typeof createServerService>;
+
+/** Starts a health monitor for every watched server that lacks one (say, after Temporal's data was reset). */
+export async function repairHealthMonitors(workflows: WorkflowGateway): Promise<number> {
+  let count = 0;
+  for await (const server of ServerModel.find({ status: { $in: ['verified', 'offline'] } }).lean<Server>().cursor()) {
+    await workflows.ensureHealthMonitor(toRef(server));
+    count += 1;
+  }
+  return count;
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { ServerFingerprint } from '../../domain/ssh/fingerprint';
+import { iso, timestampSchema } from '../http/timestamps';
+import { AUTH_METHODS, SERVER_STATUSES, type Server } from '../../domain/servers/model';
+
+const fingerprintSchema = z
+  .object({
+    os: z.object({ name: z.string(), version: z.string(), kernel: z.string() }),
+    cpu_cores: z.number().int(),
+    ram: z.string().describe('Binary units, such as "23 GiB"'),
+    disk: z.string().describe('Size of /, binary units'),
+  })
+  .meta({ id: 'Fingerprint' }) satisfies z.ZodType<ServerFingerprint>;
+
+export const serverListItemSchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    host: z.string(),
+    port: z.number().int(),
+    username: z.string(),
+    auth_method: z.enum(AUTH_METHODS),
+    status: z.enum(SERVER_STATUSES),
+    last_error: z.string().nullable(),
+    created_at: timestampSchema,
+  })
+  .meta({ id: 'ServerListItem' });
+
+export const serverSchema = serverListItemSchema
+  .extend({
+    fingerprint: fingerprintSchema.nullable().describe('Null until the first verification succeeds'),
+    host_key_fingerprint: z.string().nullable().describe('The pinned host key, SHA-256 in OpenSSH notation'),
+    verified_at: timestampSchema.nullable(),
+    last_checked_at: timestampSchema.nullable(),
+    updated_at: timestampSchema,
+  })
+  .meta({ id: 'Server' });
+
+/** The list view: everything but the fingerprint, never a secret. */
+export const toListView = (s: Server): z.infer<typeof serverListItemSchema> => ({
+  id: s._id.toString(),
+  title: s.title,
+  host: s.host,
+  port: s.port,
+  username: s.username,
+  auth_method: s.auth_method,
+  status: s.status,
+  last_error: s.last_error ?? null,
+  created_at: s.createdAt.toISOString(),
+});
+
+/** The single-server view: the list view plus the fingerprint and verification details. */
+export const toDetailView = (s: Server): z.infer<typeof serverSchema> => ({
+  ...toListView(s),
+  fingerprint: (s.fingerprint as ServerFingerprint | null) ?? null,
+  host_key_fingerprint: s.host_key_fingerprint ?? null,
+  verified_at: iso(s.verified_at),
+  last_checked_at: iso(s.last_checked_at),
+  updated_at: s.updatedAt.toISOString(),
+});

@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import type { NodeSSH } from 'node-ssh';
+import type { Logger } from '../../logger';
+import { describeTarget, openConnection, type OpenedConnection, type SshTarget } from './connect';
+import { classifySshError, SshError, type SshErrorKind } from './errors';
+
+export interface SshPoolOptions {
+  connectTimeoutMs: number;
+  /** sshd's MaxSessions defaults to 10; stay under it. */
+  maxChannelsPerConnection: number;
+  idleTimeoutMs?: number;
+  log: Logger;
+  /** Told of every connection that could not be opened or broke (metrics). */
+  onConnectionFailure?: (kind: SshErrorKind) => void;
+}
+
+interface Entry {
+  key: string;
+  identity: string;
+  connection: Promise<OpenedConnection>;
+  active: number;
+  /** Callers waiting for a channel; resolved true with a slot, or false when the entry was retired. */
+  waiters: Array<(granted: boolean) => void>;
+  retired: boolean;
+  idleTimer?: NodeJS.Timeout;
+}
+
+/** What makes two targets the same connection: address, login, credentials and pinned host key. */
+const identityOf = (t: SshTarget) =>
+  createHash('sha256')
+    .update(JSON.stringify([t.host, t.port, t.username, t.privateKey, t.passphrase, t.password, t.hostKeyFingerprint]))
+    .digest('hex');
+
+/**
+ * One SSH connection per server, shared by every activity of a worker, with a bounded number of
+ * concurrent channels on each. A connection that fails or is replaced is retired: nobody new gets
+ * it, and it is closed once the commands running on it are done.
+ */
+export class SshPool {
+  private readonly entries = new Map<string, Entry>();
+  private closed = false;
+
+  constructor(private readonly options: SshPoolOptions) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Runs fn on the server's pooled connection; fn also learns the host key the server presented. */
+  async withConnection<T>(target: SshTarget, fn: (ssh: NodeSSH, hostKeyFingerprint: string) => Promise<T>): Promise<T> {
+    const entry = await this.acquire(target);
+    let ssh: NodeSSH | undefined;
+    try {
+      const opened = await entry.connection;
+      ssh = opened.ssh;
+      return await fn(opened.ssh, opened.hostKeyFingerprint);
+    } catch (error) {
+      // A transport failure poisons the connection; a command that failed on a live connection does not.
+      if (error instanceof SshError || !ssh?.isConnected()) this.retire(entry);
+      throw error;
+    } finally {
+      this.release(entry);
+    }
+  }
+
+  /** Connects afresh (not through the pool) and runs a no-op: can a new session log in and run a command now? */
+  async probe(target: SshTarget): Promise<void> {
+    const timeoutMs = this.options.connectTimeoutMs;
+    const { ssh } = await openConnection(target, timeoutMs).catch((error: unknown) => {
+      throw this.failed(error, target);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new SshError('timeout', `${describeTarget(target)} did not run a command within ${timeoutMs} ms`)), timeoutMs);
+      });
+      const result = await Promise.race([ssh.execCommand('true'), timeout]);
+      if (result.code !== 0) {
+        throw new SshError('transport', `${describeTarget(target)} accepted the login but could not run a command (exit ${result.code})`);
+      }
+    } catch (error) {
+      throw classifySshError(error, describeTarget(target));
+    } finally {
+      clearTimeout(timer);
+      ssh.dispose();
+    }
+  }
+
+  /** Stops handing out the server's current connection; commands running on it finish first. */
+  evict(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry) this.retire(entry);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(
+      entries.map(async (entry) => {
+        entry.retired = true;
+        clearTimeout(entry.idleTimer);
+        for (const wake of entry.waiters.splice(0)) wake(false);
+        (await entry.connection.catch(() => null))?.ssh.dispose();
+      }),
+    );
+  }
+
+  private entryFor(target: SshTarget): Entry {
+    if (this.closed) throw new SshError('transport', 'The SSH pool is shut down');
+    const identity = identityOf(target);
+    const existing = this.entries.get(target.key);
+    if (existing && existing.identity === identity) return existing;
+    if (existing) this.retire(existing);
+    const entry: Entry = {
+      key: target.key,
+      identity,
+      connection: openConnection(target, this.options.connectTimeoutMs),
+      active: 0,
+      waiters: [],
+      retired: false,
+    };
+    entry.connection.then(
+      ({ ssh }) => {
+        this.options.log.debug({ server: target.key, target: describeTarget(target) }, 'ssh connection opened');
+        ssh.connection?.on('close', () => this.retire(entry));
+        ssh.connection?.on('error', (err) => {
+          this.failed(err, target);
+          this.options.log.warn({ server: target.key, err: err.message }, 'ssh connection error');
+        });
+      },
+      // A failed connect must not linger for the next caller; this caller sees the error from withConnection.
+      (error) => {
+        this.failed(error, target);
+        this.retire(entry);
+      },
+    );
+    this.entries.set(target.key, entry);
+    return entry;
+  }
+
+  /** A channel slot on the server's live entry; a waiter whose entry is retired tries the newer one. */
+  private async acquire(target: SshTarget): Promise<Entry> {
+    for (;;) {
+      const entry = this.entryFor(target);
+      clearTimeout(entry.idleTimer);
+      if (entry.active < this.options.maxChannelsPerConnection) {
+        entry.active += 1;
+        return entry;
+      }
+      if (await new Promise<boolean>((resolve) => entry.waiters.push(resolve))) return entry;
+    }
+  }
+
+  private release(entry: Entry): void {
+    entry.active -= 1;
+    const next = entry.waiters.shift();
+    if (next) {
+      entry.active += 1;
+      next(true);
+      return;
+    }
+    if (entry.active > 0) return;
+    if (entry.retired) {
+      this.dispose(entry);
+      return;
+    }
+    entry.idleTimer = setTimeout(() => this.retire(entry), this.options.idleTimeoutMs ?? 60_000);
+    entry.idleTimer.unref();
+  }
+
+  private retire(entry: Entry): void {
+    if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+    if (entry.retired) return;
+    entry.retired = true;
+    this.options.log.debug({ server: entry.key, running: entry.active }, 'ssh connection retired');
+    clearTimeout(entry.idleTimer);
+    for (const wake of entry.waiters.splice(0)) wake(false);
+    if (entry.active === 0) this.dispose(entry);
+  }
+
+  private failed(error: unknown, target: SshTarget): SshError {
+    const sshError = classifySshError(error, describeTarget(target));
+    this.options.onConnectionFailure?.(sshError.kind);
+    return sshError;
+  }
+
+  private dispose(entry: Entry): void {
+    clearTimeout(entry.idleTimer);
+    entry.connection.then(({ ssh }) => ssh.dispose()).catch(() => undefined);
+  }
+}

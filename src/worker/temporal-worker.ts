@@ -1,0 +1,142 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { activitySources, mergeActivities, type ActivityDeps, type ActivitySource } from '../../activities';
+import type { Logger } from '../logger';
+import type { TemporalSecurity } from '../config';
+import { connectionOptions } from '../domain/temporal/connection';
+
+const WORKFLOWS_DIR = path.resolve(__dirname, '../../workflows');
+
+let runtimeInstalled = false;
+
+/** This process's own task queues, where long steps are followed after their hand-off: activities only, by design. */
+const handoffTaskQueues = new Set<string>();
+
+/**
+ * The SDK warns "No workflows registered" for any worker that polls no workflows, and has no option
+ * to say that is meant (a per-process queue is worker-specific on purpose; polling workflows there
+ * would cost a workflow thread and a sticky queue for nothing). That one message of the hand-off
+ * workers is logged at debug; every other warning, of theirs too, stays a warning.
+ */
+function expected(message: string, meta: Record<string, unknown> | undefined): boolean {
+  return message.startsWith('No workflows registered') && typeof meta?.taskQueue === 'string' && handoffTaskQueues.has(meta.taskQueue);
+}
+
+/**
+ * Routes the Temporal SDK's own logs (workers, activities) into Bosun's logger and, given
+ * `metricsAddress` (host:port), serves the SDK's Prometheus metrics there. Once per process, before
+ * any worker or native connection exists: later calls (tests start several workers in one process)
+ * change nothing and return false.
+ */
+export function installTemporalRuntime(log: Logger, metricsAddress?: string): boolean {
+  if (runtimeInstalled) return false;
+  runtimeInstalled = true;
+  const sdkLog = log.child({ component: 'temporal-sdk' });
+  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error',
+  };
+  // The SDK logs down to Bosun's own level (LOG_LEVEL), no further.
+  const sdkLevel = (Object.keys(levels) as LogLevel[]).find((level) => levels[level] === log.level) ?? 'ERROR';
+  Runtime.install({
+    // Bosun's main stops things in order (HTTP, worker, services); the SDK must not act on signals itself.
+    shutdownSignals: [],
+    logger: new DefaultLogger(sdkLevel, ({ level, message, meta }) => sdkLog[expected(message, meta) ? 'debug' : levels[level]](meta ?? {}, message)),
+    telemetryOptions: {
+      // Core's (Rust) own warnings go through the same logger rather than to the console as text.
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress } } } : {}),
+    },
+  });
+  return true;
+}
+
+/**
+ * Bundling the workflows with webpack takes seconds; the bundle is cached under BOSUN_HOME, keyed by
+ * the workflow sources and SDK version, so a warm start skips it.
+ */
+export async function cachedWorkflowBundle(cacheDir: string, log: Logger): Promise<{ codePath: string }> {
+  const hash = createHash('sha256');
+  hash.update(require('@temporalio/workflow/package.json').version as string);
+  for (const file of readdirSync(WORKFLOWS_DIR).sort()) hash.update(file).update(readFileSync(path.join(WORKFLOWS_DIR, file)));
+  const codePath = path.join(cacheDir, `workflow-bundle-${hash.digest('hex').slice(0, 16)}.js`);
+  if (!existsSync(codePath)) {
+    log.info('bundling workflows (first start after a change)');
+    const { code } = await bundleWorkflowCode({
+      // The sources in a checkout; the compiled JavaScript in an image that runs dist/.
+      workflowsPath: path.join(WORKFLOWS_DIR, existsSync(path.join(WORKFLOWS_DIR, 'index.ts')) ? 'index.ts' : 'index.js'),
+      logger: new DefaultLogger('WARN'),
+    });
+    mkdirSync(cacheDir, { recursive: true });
+    const partial = `${codePath}.${process.pid}.tmp`;
+    writeFileSync(partial, code);
+    renameSync(partial, codePath);
+  }
+  return { codePath };
+}
+
+export interface WorkerSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  cacheDir: string;
+  /** Where the Temporal SDK serves its Prometheus metrics (host:port); unset, it exports none. */
+  sdkMetricsAddress?: string;
+  security?: TemporalSecurity;
+}
+
+export interface BosunWorker {
+  run(): Promise<void>;
+  /** Stops both workers (a no-op for one already stopping). */
+  shutdown(): void;
+}
+
+/**
+ * The worker: workflows and activities on the shared task queue, plus this process's own task queue
+ * where long steps' commands, started here, are followed to the end (they live on this process's SSH
+ * channels). Stopping one stops both.
+ */
+export async function createWorker(settings: WorkerSettings, deps: Omit<ActivityDeps, 'handoffTaskQueue'>, extraSources: ActivitySource[] = []) {
+  const handoffTaskQueue = `${settings.taskQueue}-worker-${os.hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  handoffTaskQueues.add(handoffTaskQueue);
+  // Refused before anything connects: two files registering one activity name (DuplicateActivityError).
+  const activities = mergeActivities([...activitySources({ ...deps, handoffTaskQueue }), ...extraSources]);
+  installTemporalRuntime(deps.log, settings.sdkMetricsAddress);
+  const connection = await NativeConnection.connect({ address: settings.address, ...connectionOptions(settings.security) });
+  // Heartbeats carry cancellation back to a running step: at most a second late, not 80% of the heartbeat timeout.
+  const heartbeats = { maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second' } as const;
+  const shared = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
+    activities,
+    shutdownGraceTime: '10 seconds',
+    ...heartbeats,
+  });
+  const own = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: handoffTaskQueue,
+    activities: { awaitStep: activities.awaitStep },
+    shutdownGraceTime: '10 seconds',
+    ...heartbeats,
+  });
+  const worker: BosunWorker = {
+    async run() {
+      const runs = [shared.run(), own.run()];
+      // One stopping (a fatal error) stops the other; the first failure is reported.
+      runs.forEach((running) => running.then(
+        () => worker.shutdown(),
+        () => worker.shutdown(),
+      ));
+      await Promise.all(runs);
+    },
+    shutdown() {
+      for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+  };
+  return { worker, connection };
+}
