@@ -14,10 +14,12 @@ import { listenForScrapes } from './api/observability/listener';
 import { Metrics } from './api/observability/metrics';
 import { readinessChecks } from './api/observability/readiness';
 import { loadMasterKey, SecretBox } from './domain/secrets/secret-box';
-import { createDeploymentService, failOrphanedRuns, startQueueSweeper, wakeQueuedRuns } from './api/deployments/service';
+import { createDeploymentService } from './api/deployments/service';
 import { enableChangeStreamImages } from './api/realtime/relay';
 import { attachRealtime } from './api/realtime/server';
-import { createServerService, repairHealthMonitors } from './api/servers/service';
+import { createServerService } from './api/servers/service';
+import { reconcileAtStart } from './worker/reconcile';
+import { startQueueSweeper } from './worker/sweeps';
 import { SshPool } from './domain/ssh/pool';
 import { connectTemporal, WorkflowGateway } from './domain/temporal/client';
 import { ensureSearchAttributes } from './domain/temporal/search-attributes';
@@ -179,10 +181,7 @@ async function start(config: Config, role: Role, log: Logger) {
         exitCode = 1;
         process.kill(process.pid, 'SIGTERM');
       });
-      Promise.all([repairHealthMonitors(workflows), wakeQueuedRuns(workflows), failOrphanedRuns(workflows)]).then(
-        ([monitors, queues, orphans]) => log.info({ monitors, queues, orphans }, 'health monitors, run queues and orphaned runs checked'),
-        (err) => log.warn({ err }, 'could not check health monitors, run queues and orphaned runs'),
-      );
+      void reconcileAtStart(workflows, log);
       const stopSweeper = startQueueSweeper(workflows, log);
       shutdown.add(async () => stopSweeper());
       lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);

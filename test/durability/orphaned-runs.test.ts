@@ -1,4 +1,4 @@
-import { failOrphanedRuns } from '../../src/api/deployments/service';
+import { failOrphanedRuns } from '../../src/worker/reconcile';
 import { WorkflowGateway } from '../../src/domain/temporal/client';
 import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 

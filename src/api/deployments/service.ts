@@ -7,24 +7,12 @@ import { ServerModel } from '../../domain/servers/model';
 import type { Logger } from '../../logger';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
+import { closeRun } from '../../domain/deployments/runs';
 import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
 
 const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
-
-/**
- * Ends a run that nothing will carry on (still in `from`): its final status, and every step that
- * had not finished cancelled. False when the run was no longer in `from`.
- */
-async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: Record<string, unknown> = {}) {
-  const result = await DeploymentRunModel.updateOne(
-    { _id: runId, status: from },
-    { $set: { ...extra, status: to, completed_at: new Date(), 'steps.$[open].status': 'cancelled' }, $inc: { seq: 1 } },
-    { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
-  );
-  return result.modifiedCount > 0;
-}
 
 /** At trigger time: the server is gone or has no pinned host key. */
 class ServerNotRunnable extends Error {}
@@ -341,53 +329,3 @@ export function createDeploymentService({
 }
 
 export type DeploymentService = ReturnType<typeof createDeploymentService>;
-
-/**
- * Runs marked running whose workflow has ended (terminated by hand in Temporal, or its data reset)
- * are finished as failed, with the reason: nothing will ever run them again.
- */
-export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<number> {
-  let count = 0;
-  for await (const run of DeploymentRunModel.find({ status: 'running' }, { _id: 1 }).lean().cursor()) {
-    if (await workflows.runWorkflowOpen(run._id.toString())) continue;
-    if (await closeRun(run._id, 'running', 'failed', { error: 'The run’s workflow ended without finishing it (terminated in Temporal?)' })) count += 1;
-  }
-  return count;
-}
-
-/**
- * Wakes the queue of every server with queued runs: at a worker's start, after a crash between a
- * trigger's commit and its wake. With `stalledForMs`, only servers whose oldest queued run has waited
- * that long with nothing running (a wake that never arrived), so a busy queue gets no signals.
- */
-export async function wakeQueuedRuns(workflows: WorkflowGateway, { stalledForMs }: { stalledForMs?: number } = {}): Promise<number> {
-  const match = stalledForMs === undefined ? { status: 'queued' } : { status: 'queued', createdAt: { $lt: new Date(Date.now() - stalledForMs) } };
-  let waiting = await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; organization_id: Types.ObjectId }>([
-    { $match: match },
-    { $group: { _id: '$server_id', organization_id: { $first: '$organization_id' } } },
-  ]);
-  if (stalledForMs !== undefined && waiting.length) {
-    const busy = await DeploymentRunModel.distinct('server_id', { status: 'running', server_id: { $in: waiting.map((w) => w._id) } });
-    const busyIds = new Set(busy.map(String));
-    waiting = waiting.filter((w) => !busyIds.has(w._id.toString()));
-  }
-  for (const server of waiting) await workflows.wakeQueue(server._id.toString(), server.organization_id.toString());
-  return waiting.length;
-}
-
-/** Every worker sweeps for runs whose wake was lost (the API could not reach Temporal after answering). */
-export function startQueueSweeper(workflows: WorkflowGateway, log: Logger, everyMs = 10_000): () => void {
-  let sweeping = false;
-  const timer = setInterval(() => {
-    if (sweeping) return;
-    sweeping = true;
-    wakeQueuedRuns(workflows, { stalledForMs: everyMs })
-      .then((woken) => woken && log.info({ woken }, 'woke run queues whose wake was lost'))
-      .catch((err) => log.warn({ err }, 'could not sweep the run queues'))
-      .finally(() => {
-        sweeping = false;
-      });
-  }, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}

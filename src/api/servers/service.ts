@@ -6,7 +6,7 @@ import { findPage, type PageQuery } from '../http/pagination';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
-import { ServerModel, type Server } from '../../domain/servers/model';
+import { ServerModel, toRef, type Server } from '../../domain/servers/model';
 import type { CreateServerInput } from './schemas';
 import { toDetailView, toListView } from './views';
 
@@ -14,14 +14,6 @@ export interface ServerServiceDeps {
   secretBox: SecretBox;
   workflows: WorkflowGateway;
 }
-
-export const toRef = (s: Server) => ({
-  id: s._id.toString(),
-  organizationId: s.organization_id.toString(),
-  title: s.title,
-  host: s.host,
-});
-
 
 function checkPrivateKey(privateKey: string, passphrase: string | undefined) {
   const parsed = ssh2Utils.parseKey(privateKey, passphrase);
@@ -109,13 +101,3 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
 }
 
 export type ServerService = ReturnType<typeof createServerService>;
-
-/** Starts a health monitor for every watched server that lacks one (say, after Temporal's data was reset). */
-export async function repairHealthMonitors(workflows: WorkflowGateway): Promise<number> {
-  let count = 0;
-  for await (const server of ServerModel.find({ status: { $in: ['verified', 'offline'] } }).lean<Server>().cursor()) {
-    await workflows.ensureHealthMonitor(toRef(server));
-    count += 1;
-  }
-  return count;
-}

@@ -41,3 +41,11 @@ serverSchema.index({ organization_id: 1, host: 1, port: 1, username: 1 }, { uniq
 
 export type Server = InferSchemaType<typeof serverSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
 export const ServerModel = model('Server', serverSchema);
+
+/** What the Temporal client needs of a server to start its workflows. */
+export const toRef = (s: Server) => ({
+  id: s._id.toString(),
+  organizationId: s.organization_id.toString(),
+  title: s.title,
+  host: s.host,
+});
