@@ -1,4 +1,4 @@
-import { CappedOutput, Redactor } from '../src/domain/deployments/output';
+import { CappedOutput, Redactor } from '../src/domain/execution/output';
 import type { Logger } from '../src/logger';
 
 /** Progress (not results) is acknowledged once applied, without waiting for the journal: a step's fsyncs are its result's. */

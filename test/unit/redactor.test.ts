@@ -1,4 +1,4 @@
-import { CappedOutput, Redactor } from '../../src/domain/deployments/output';
+import { CappedOutput, Redactor } from '../../src/domain/execution/output';
 
 describe('redacting streamed output', () => {
   test('a secret split across chunks is caught; other text streams at once', () => {

@@ -1,5 +1,5 @@
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
-import { executionFields, lastChunkField } from '../deployments/execution-fields';
+import { executionFields, lastChunkField } from '../execution/fields';
 import { RISKS } from '../planner/types';
 
 export const CONVERSATION_STATUSES = ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled'] as const;

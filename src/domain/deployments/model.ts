@@ -1,5 +1,5 @@
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
-import { executionFields, lastChunkField } from './execution-fields';
+import { executionFields, lastChunkField } from '../execution/fields';
 
 export const RUN_STATUSES = ['queued', 'running', 'success', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
