@@ -2,6 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { posix } from 'node:path';
 import { Types } from 'mongoose';
 import { ConversationModel, MAX_CONVERSATION_STEPS, type Conversation, type ConversationStatus, type ConversationStep } from '../src/domain/conversations/model';
+import * as conversations from '../src/domain/conversations/store';
+import { stepField } from '../src/domain/execution/steps';
 import type { Logger } from '../src/logger';
 import { MigrationPlanModel } from '../src/domain/migration-plans/model';
 import { organizationPolicy } from '../src/domain/organizations/policy';
@@ -12,8 +14,6 @@ import { organizationSecretValues } from '../src/domain/secrets/model';
 import { clip } from '../src/domain/text';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { ServerModel } from '../src/domain/servers/model';
-import { loadSshTarget } from '../src/domain/servers/credentials';
-import { killProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import {
   DEFAULT_STEP_LIMIT_SECONDS,
@@ -24,8 +24,7 @@ import {
   type StepResult,
 } from '../workflows/contracts';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { follow, recordedResult, startStepExecution } from './step-execution';
-import { PROGRESS, stepField } from './step-log';
+import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands } from './step-execution';
 
 export interface ConversationActivityDeps {
   secretBox: SecretBox;
@@ -196,11 +195,8 @@ async function outcomeLine(conversation: Conversation, status: ConversationStatu
   return `${head} failed${where}: ${lastLine(step.output) || 'no exit code'}`;
 }
 
-const appendLog = (log: string | null | undefined, note: string) => `${log ?? ''}${log ? '\n' : ''}--- ${note} ---\n`;
-
 export function createConversationActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, planner }: ConversationActivityDeps) {
-  const headLimit = Math.floor(stepOutputLimitBytes / 4);
-  const executionSettings = { sshPool, log, headLimit, tailLimit: stepOutputLimitBytes - headLimit, outputFlushMs };
+  const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, outputFlushMs });
 
   async function load(conversationId: string) {
     const conversation = await ConversationModel.findById(conversationId).lean<Conversation>();
@@ -208,51 +204,25 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
     return conversation;
   }
 
-  async function killLeftover(serverId: Types.ObjectId | null | undefined, pgid: number) {
-    const loaded = serverId ? await loadSshTarget(serverId.toString(), secretBox).catch(() => null) : null;
-    if (!loaded) return;
-    await sshPool.withConnection(loaded.target, (ssh) => killProcessGroup(ssh, pgid, 1)).catch((err) =>
-      log.warn({ err: (err as Error).message, pgid }, 'could not stop a leftover command'),
-    );
-  }
-
   /**
    * Fails the steps still pending or running (of those `which` picks) as not run, saying why — a refused
    * step with its own reason; a command still running is stopped first.
    */
   async function closeSteps(conversation: Conversation, reason: string, which: (index: number) => boolean = () => true) {
-    const now = new Date();
-    const $set: Record<string, unknown> = {};
-    const open = (conversation.steps as ConversationStep[]).map((step, index) => ({ step, index })).filter(({ step, index }) => (step.status === 'pending' || step.status === 'running') && which(index));
-    await Promise.all(open.filter(({ step }) => step.status === 'running' && step.pgid).map(({ step }) => killLeftover(step.server_id, step.pgid!)));
-    for (const { step, index } of open) {
-      Object.assign($set, {
-        [stepField(index, 'status')]: 'failed',
-        [stepField(index, 'execution_success')]: false,
-        [stepField(index, 'output')]: step.refused ? `${step.refused}\n` : appendLog(step.output, reason.replace(/\.$/, '')),
-        [stepField(index, 'completed_at')]: now,
-        [stepField(index, 'pgid')]: null,
-      });
-    }
-    if (Object.keys($set).length) await ConversationModel.updateOne({ _id: conversation._id }, { $set, $inc: { seq: 1 } });
+    const running = (conversation.steps as ConversationStep[]).filter((step, index) => step.status === 'running' && step.pgid && which(index));
+    await Promise.all(running.map((step) => stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid!])));
+    await conversations.closeSteps(conversation, reason, which);
   }
 
   /** A step that stands for the instruction itself, failed with why it could not be planned. */
   async function failPlanning(conversation: Conversation, messageId: Types.ObjectId, reason: string, risk: Risk = 'read'): Promise<PlanOutcome> {
     const now = new Date();
-    await ConversationModel.updateOne(
-      { _id: conversation._id, messages: { $elemMatch: { _id: messageId, planned: false } } },
+    await conversations.storePlan(conversation._id, messageId, [
       {
-        $set: { 'messages.$.planned': true, status: 'running' },
-        $push: {
-          steps: {
-            message_id: messageId, title: 'Plan the instruction', command: '', target: conversation.chatable_type === 'server' ? 'server' : 'target',
-            server_id: null, risk, status: 'failed', execution_success: false, output: `${reason}\n`, created_at: now, completed_at: now,
-          },
-        },
-        $inc: { seq: 1 },
+        message_id: messageId, title: 'Plan the instruction', command: '', target: conversation.chatable_type === 'server' ? 'server' : 'target',
+        server_id: null, risk, status: 'failed', execution_success: false, output: `${reason}\n`, created_at: now, completed_at: now,
       },
-    );
+    ]);
     return { ok: false };
   }
 
@@ -282,11 +252,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
         return failPlanning(conversation, message._id, `This instruction needs ${result.steps.length} steps, more than the ${MAX_CONVERSATION_STEPS} a conversation may hold: start a new conversation.`);
       }
       const steps = stepsToStore(result.steps, conversation, message._id, planning.servers, planning.context, policy);
-      const stored = await ConversationModel.updateOne(
-        { _id: conversation._id, messages: { $elemMatch: { _id: message._id, planned: false } } },
-        { $set: { 'messages.$.planned': true, status: 'running' }, $push: { steps: { $each: steps } }, $inc: { seq: 1 } },
-      );
-      if (stored.modifiedCount === 0) {
+      if (!(await conversations.storePlan(conversation._id, message._id, steps))) {
         Object.assign(conversation, await load(conversationId));
         return plannedAlready();
       }
@@ -329,10 +295,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       const failed = steps[failedIndex]!;
       if (!result.ok || result.steps.length === 0) {
         const reason = result.ok ? 'it proposed nothing more' : result.reason;
-        await ConversationModel.updateOne(
-          { _id: conversation._id },
-          { $set: { [stepField(failedIndex, 'output')]: appendLog(failed.output, `asked for another way, the planner gave up: ${reason.trim()}`) }, $inc: { seq: 1 } },
-        );
+        await conversations.noteOnStep(conversation._id, failedIndex, failed.output, `asked for another way, the planner gave up: ${reason.trim()}`);
         return { ok: false };
       }
       if (steps.length + result.steps.length > MAX_CONVERSATION_STEPS) return { ok: false };
@@ -340,34 +303,17 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       // The rest of the failed plan will not run: replaced by the new steps.
       await closeSteps(conversation, `Not run: replaced by a new plan after "${failed.title}" failed`, (index) => index > failedIndex && steps[index]!.message_id.equals(message._id));
       const replacement = stepsToStore(result.steps, conversation, message._id, planning.servers, planning.context, policy, failed._id);
-      await ConversationModel.updateOne(
-        { _id: conversation._id, 'steps.replan_of': { $ne: failed._id } },
-        { $push: { steps: { $each: replacement } }, $inc: { seq: 1 } },
-      );
+      await conversations.storeReplacement(conversation._id, failed._id, replacement);
       return storedFor((await load(conversationId)).steps as ConversationStep[]);
     },
 
     async setConversationStatus({ conversationId, status }: { conversationId: string; status: ConversationStatus }): Promise<void> {
-      await ConversationModel.updateOne({ _id: conversationId }, { $set: { status }, $inc: { seq: 1 } });
+      await conversations.setStatus(conversationId, status);
     },
 
     /** A person's decision on a step; a rejected step fails as not run. */
     async recordDecision({ conversationId, index, approved, by }: StepDecision & { conversationId: string; index: number }): Promise<void> {
-      const now = new Date();
-      const $set: Record<string, unknown> = {
-        [stepField(index, 'approval.decision')]: approved ? 'approved' : 'rejected',
-        [stepField(index, 'approval.decided_by')]: `API token: ${by}`,
-        [stepField(index, 'approval.decided_at')]: now,
-      };
-      if (!approved) {
-        Object.assign($set, {
-          [stepField(index, 'status')]: 'failed',
-          [stepField(index, 'execution_success')]: false,
-          [stepField(index, 'output')]: `--- rejected by API token: ${by}; not run ---\n`,
-          [stepField(index, 'completed_at')]: now,
-        });
-      }
-      await ConversationModel.updateOne({ _id: conversationId }, { $set, $inc: { seq: 1 } });
+      await conversations.recordDecision(conversationId, index, { approved, by });
     },
 
     /**
@@ -385,13 +331,13 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       if (!step || step._id.toString() !== input.stepId) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no step ${input.stepId}`, 'StepNotFound');
       const recorded = recordedResult(step, 0);
       if (recorded) return recorded;
-      const execution = startStepExecution(executionSettings, {
+      const execution = startStepExecution(settings, {
         attempt: { runId: conversationId, serverId: input.serverId, organizationId: input.organizationId, index, exitAttempt: 0, finalExitAttempt: true },
         step: { ...step, retries: 0 },
         target,
         secrets: [...credentialSecrets(target), ...organizationSecrets],
         limitSeconds: DEFAULT_STEP_LIMIT_SECONDS,
-        store: (update, durable) => ConversationModel.updateOne({ _id: conversationId }, update, durable ? {} : PROGRESS).exec(),
+        steps: conversations.conversationSteps(conversationId),
         successStatus: 'completed',
         resultFields: (succeeded) => ({ [stepField(index, 'execution_success')]: succeeded }),
         failureNote: true,
@@ -404,20 +350,8 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       const conversation = await ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>();
       const step = conversation?.steps[0] as ConversationStep | undefined;
       if (!step) return;
-      if (step.pgid) await killLeftover(step.server_id, step.pgid);
-      await ConversationModel.updateOne(
-        { _id: conversationId },
-        {
-          $set: {
-            [stepField(index, 'status')]: 'failed',
-            [stepField(index, 'execution_success')]: false,
-            [stepField(index, 'output')]: appendLog(step.output, message),
-            [stepField(index, 'completed_at')]: new Date(),
-            [stepField(index, 'pgid')]: null,
-          },
-          $inc: { seq: 1 },
-        },
-      );
+      if (step.pgid) await stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid]);
+      await conversations.failStep(conversationId, index, step, message);
     },
 
     /** Every step still pending or running fails, with the reason (a refused step with its own). */
@@ -431,7 +365,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
      */
     async finishConversation({ conversationId, status, error, failedStep }: FinishConversation): Promise<string | null> {
       const line = error !== undefined ? error : status === 'completed' ? null : await outcomeLine(await load(conversationId), status, failedStep);
-      await ConversationModel.updateOne({ _id: conversationId }, { $set: { status, error: line, completed_at: new Date() }, $inc: { seq: 1 } });
+      await conversations.finish(conversationId, status, line);
       return line;
     },
   };

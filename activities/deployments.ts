@@ -1,16 +1,16 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
+import * as runs from '../src/domain/deployments/runs';
 import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/domain/secrets/model';
 import { ServerModel } from '../src/domain/servers/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
-import { killProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { cancellingWith, follow, recordedResult, startStepExecution, type StepExecution } from './step-execution';
-import { PROGRESS, StepLog, stepField } from './step-log';
+import { cancellingWith, executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecution } from './step-execution';
+import { StepLog } from './step-log';
 
 export interface DeploymentActivityDeps {
   secretBox: SecretBox;
@@ -29,8 +29,7 @@ const HELD_STEP_GRACE_MS = 5 * 60_000;
 const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${index}:${exitAttempt}`;
 
 export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue }: DeploymentActivityDeps) {
-  const headLimit = Math.floor(stepOutputLimitBytes / 4);
-  const executionSettings = { sshPool, log, headLimit, tailLimit: stepOutputLimitBytes - headLimit, outputFlushMs };
+  const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, outputFlushMs });
   /** Commands handed off by `startStep`, waiting for their `awaitStep`. */
   const heldSteps = new Map<string, StepExecution>();
 
@@ -38,15 +37,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
   async function killLeftovers(runId: string, pgids: number[]) {
     if (!pgids.length) return;
     const run = await DeploymentRunModel.findById(runId, { server_id: 1 }).lean();
-    const loaded = run ? await loadSshTarget(run.server_id.toString(), secretBox).catch(() => null) : null;
-    if (!loaded) return;
-    await Promise.all(
-      pgids.map((pgid) =>
-        sshPool.withConnection(loaded.target, (ssh) => killProcessGroup(ssh, pgid, 1)).catch((err) =>
-          log.warn({ err: (err as Error).message, runId, pgid }, 'could not stop a leftover command'),
-        ),
-      ),
-    );
+    await stopLeftoverCommands({ secretBox, sshPool, log }, run?.server_id, pgids, { runId });
   }
 
   /**
@@ -65,13 +56,13 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
     const recorded = recordedResult(step, input.exitAttempt);
     if (recorded) return recorded;
-    return startStepExecution(executionSettings, {
+    return startStepExecution(settings, {
       attempt: input,
       step,
       target,
       secrets: [...credentialSecrets(target), ...organizationSecrets],
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
-      store: (update, durable) => DeploymentRunModel.updateOne({ _id: runId }, update, durable ? {} : PROGRESS).exec(),
+      steps: runs.runSteps(runId),
     });
   }
 
@@ -82,21 +73,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      * runs again when its workflow task is retried): it carries on.
      */
     async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
-      const run =
-        (await DeploymentRunModel.findOneAndUpdate(
-          { _id: runId, status: 'queued' },
-          { $set: { status: 'running', started_at: new Date() }, $inc: { seq: 1 } },
-          { returnDocument: 'after' },
-        ).lean()) ?? (await DeploymentRunModel.findOne({ _id: runId, status: 'running' }).lean());
-      if (!run) return null;
-      await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_at: run.started_at, last_run_status: 'running' } });
-      return run.steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
-        name,
-        command,
-        timeout_seconds: timeout_seconds ?? null,
-        retries: retries ?? 0,
-        continue_on_error: continue_on_error ?? false,
-      }));
+      const run = await runs.beginRun(runId);
+      return run && runs.stepDefinitions(run.steps);
     },
 
     /** A run that beginRun found already ended (cancelled while queued, or closed by a sweep): how it ended. */
@@ -163,54 +141,30 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
         loadSshTarget(run.server_id.toString(), secretBox).catch(() => null),
         organizationSecretValues(run.organization_id.toString(), secretBox).catch(() => []),
       ]);
-      const store = (update: Record<string, unknown>) =>
-        DeploymentRunModel.updateOne({ _id: runId, [stepField(index, 'status')]: { $in: ['pending', 'running'] } }, update).exec();
+      const steps = runs.runSteps(runId);
       const secrets = [...(loaded ? credentialSecrets(loaded.target) : []), ...organizationSecrets];
-      const stepLog = new StepLog(store, index, step, { headLimit, tailLimit: stepOutputLimitBytes - headLimit }, secrets, log, { runId, index });
+      const stepLog = new StepLog(steps, index, step, settings, secrets, log, { runId, index });
       stepLog.note(`${step.output && !step.output.endsWith('\n') ? '\n' : ''}--- failed: ${message} ---\n`);
-      await store({
-        $set: { [stepField(index, 'status')]: 'failed', [stepField(index, 'completed_at')]: new Date(), [stepField(index, 'pgid')]: null, ...stepLog.finalFields() },
-        $inc: { seq: 1 },
-      });
+      await steps.failStep(index, stepLog.finalFields());
       log.warn({ runId, index, message }, 'step failed for good');
     },
 
     /** Steps from `from` on that have not run: skipped. */
     async skipSteps({ runId, from }: { runId: string; from: number }): Promise<void> {
-      const run = await DeploymentRunModel.findById(runId, { steps: 1 }).lean();
-      if (!run) return;
-      const $set: Record<string, string> = {};
-      run.steps.forEach((step, index) => {
-        if (index >= from && step.status === 'pending') $set[stepField(index, 'status')] = 'skipped';
-      });
-      if (Object.keys($set).length) await DeploymentRunModel.updateOne({ _id: runId }, { $set, $inc: { seq: 1 } });
+      await runs.skipSteps(runId, from);
     },
 
-    /** After a cancel: the running step and every pending one become cancelled. */
+    /** After a cancel: the running step's command is stopped, and it and every pending step become cancelled. */
     async cancelSteps({ runId }: { runId: string }): Promise<void> {
-      const run = await DeploymentRunModel.findById(runId, { 'steps.status': 1, 'steps.pgid': 1 }).lean();
+      const run = await DeploymentRunModel.findById(runId, { 'steps.pgid': 1 }).lean();
       if (!run) return;
       await killLeftovers(runId, run.steps.flatMap((step) => (step.pgid ? [step.pgid] : [])));
-      const now = new Date();
-      const $set: Record<string, unknown> = {};
-      run.steps.forEach((step, index) => {
-        if (step.status === 'pending' || step.status === 'running') {
-          $set[stepField(index, 'status')] = 'cancelled';
-          if (step.status === 'running') $set[stepField(index, 'completed_at')] = now;
-          $set[stepField(index, 'pgid')] = null;
-        }
-      });
-      if (Object.keys($set).length) await DeploymentRunModel.updateOne({ _id: runId }, { $set, $inc: { seq: 1 } });
+      await runs.cancelSteps(runId);
     },
 
+    /** Only a running run ends here: one the API already closed (its workflow was gone) keeps its status. */
     async finishRun({ runId, status, error }: { runId: string; status: RunStatus; error: string | null }): Promise<void> {
-      // Only a running run ends here: one the API already closed (its workflow was gone) keeps its status.
-      const run = await DeploymentRunModel.findOneAndUpdate(
-        { _id: runId, status: 'running' },
-        { $set: { status, error, completed_at: new Date() }, $inc: { seq: 1 } },
-        { returnDocument: 'after' },
-      ).lean();
-      if (run) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } });
+      await runs.finishRun(runId, status, error);
     },
 
     /** The server's next run: the queued one with the lowest place in the queue, or null. */

@@ -5,8 +5,11 @@ import { describeTarget } from '../src/domain/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES, type SshError } from '../src/domain/ssh/errors';
 import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
+import type { SecretBox } from '../src/domain/secrets/secret-box';
+import { loadSshTarget } from '../src/domain/servers/credentials';
 import type { StepAttempt, StepResult } from '../workflows/contracts';
-import { StepLog, stepField, type StepStore } from './step-log';
+import type { AttemptStart, StepTransitions } from '../src/domain/execution/steps';
+import { StepLog } from './step-log';
 
 /** The SSH side of a step failed (not the command, not the database). */
 class StepTransportError extends Error {
@@ -21,6 +24,33 @@ export interface ExecutionSettings {
   headLimit: number;
   tailLimit: number;
   outputFlushMs: number;
+}
+
+/** Per-step output kept for polling: a quarter of the limit from the start, the rest from the end. */
+export function executionSettings({ stepOutputLimitBytes, ...rest }: Omit<ExecutionSettings, 'headLimit' | 'tailLimit'> & { stepOutputLimitBytes: number }): ExecutionSettings {
+  const headLimit = Math.floor(stepOutputLimitBytes / 4);
+  return { ...rest, headLimit, tailLimit: stepOutputLimitBytes - headLimit };
+}
+
+/**
+ * Best effort: stops commands a step left running on its server (process groups `pgids`), when the
+ * step ends without its command's result (cancelled in a retry pause, given up, closed).
+ */
+export async function stopLeftoverCommands(
+  { secretBox, sshPool, log }: { secretBox: SecretBox; sshPool: SshPool; log: Logger },
+  serverId: { toString(): string } | null | undefined,
+  pgids: number[],
+  context: Record<string, unknown> = {},
+): Promise<void> {
+  const loaded = serverId && pgids.length ? await loadSshTarget(serverId.toString(), secretBox).catch(() => null) : null;
+  if (!loaded) return;
+  await Promise.all(
+    pgids.map((pgid) =>
+      sshPool.withConnection(loaded.target, (ssh) => killProcessGroup(ssh, pgid, 1)).catch((err) =>
+        log.warn({ err: (err as Error).message, ...context, pgid }, 'could not stop a leftover command'),
+      ),
+    ),
+  );
 }
 
 /**
@@ -74,7 +104,7 @@ export function startStepExecution(
     target,
     secrets,
     limitSeconds,
-    store,
+    steps,
     successStatus = 'success',
     resultFields = () => ({}),
     failureNote = false,
@@ -84,7 +114,8 @@ export function startStepExecution(
     target: SshTarget;
     secrets: string[];
     limitSeconds: number;
-    store: StepStore;
+    /** The step's document (a run, a conversation), written only through its transitions. */
+    steps: StepTransitions;
     successStatus?: string;
     /** More fields for the final write, which holds the result (one change, one event). */
     resultFields?: (succeeded: boolean) => Record<string, unknown>;
@@ -94,7 +125,7 @@ export function startStepExecution(
 ): StepExecution {
   const { sshPool, log } = settings;
   const { runId, index } = attempt;
-  const stepLog = new StepLog(store, index, step, settings, secrets, log, { runId, index });
+  const stepLog = new StepLog(steps, index, step, settings, secrets, log, { runId, index });
 
   // Started before and no result recorded: its worker died or its connection broke.
   if (step.started_exit_attempt === attempt.exitAttempt) {
@@ -104,23 +135,18 @@ export function startStepExecution(
   // The step's start: written with its command's process group id as soon as the wrapper reports it
   // (one write, not awaited: the command runs meanwhile), or after START_WRITE_MS without it, or
   // with the result if the command ends first.
-  const startSet = {
-    [stepField(index, 'status')]: 'running',
-    [stepField(index, 'started_at')]: step.started_at ?? new Date(),
-    [stepField(index, 'started_exit_attempt')]: attempt.exitAttempt,
-  };
-  const startInc = { [stepField(index, 'attempts')]: 1 };
+  const start: AttemptStart = { startedAt: step.started_at ?? new Date(), exitAttempt: attempt.exitAttempt };
   let startWritten = false;
-  const writeStart = (pgidField: Record<string, number>) => {
+  const writeStart = (pgid?: number) => {
     if (startWritten) {
-      if (Object.keys(pgidField).length) stepLog.write({ $set: pgidField }, false).catch(stepLog.warn('the process group'));
+      if (pgid !== undefined) stepLog.write((s) => s.recordProcessGroup(index, pgid)).catch(stepLog.warn('the process group'));
       return;
     }
     startWritten = true;
     clearTimeout(startTimer);
-    stepLog.write({ $set: { ...startSet, ...pgidField }, $inc: { ...startInc, seq: 1 } }, false).catch(stepLog.warn('the step start'));
+    stepLog.write((s) => s.startAttempt(index, { ...start, pgid })).catch(stepLog.warn('the step start'));
   };
-  const startTimer = setTimeout(() => writeStart({}), START_WRITE_MS);
+  const startTimer = setTimeout(() => writeStart(), START_WRITE_MS);
 
   let pgid: number | null = null;
   let stop: 'timeout' | 'cancel' | 'shutdown' | null = null;
@@ -154,13 +180,13 @@ export function startStepExecution(
           onOutput: (text) => stepLog.push(text),
           onProcessGroup: (id) => {
             pgid = id;
-            writeStart({ [stepField(index, 'pgid')]: id });
+            writeStart(id);
             if (stop) void killGroup();
           },
         }),
       );
     } catch (error) {
-      writeStart({});
+      writeStart();
       throw new StepTransportError(classifySshError(error, describeTarget(target)));
     }
     clearInterval(ticker);
@@ -170,7 +196,7 @@ export function startStepExecution(
     if (startInResult) {
       startWritten = true;
       clearTimeout(startTimer);
-    } else writeStart({});
+    } else writeStart();
     const succeeded = result.exitCode === 0 && stop === null;
     if (stop === 'timeout') stepLog.note(`\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`);
     if (stop === 'cancel') {
@@ -182,25 +208,23 @@ export function startStepExecution(
       stepLog.note("\n--- this Bosun worker is shutting down: the command's process group was killed; another worker runs it again ---\n");
       await stepLog.flush();
       // Killed: the next attempt has no group of this one's to stop (its id may be reused by then).
-      await stepLog.write({ $set: { [stepField(index, 'pgid')]: null } }, false).catch(stepLog.warn('the process group'));
+      await stepLog.write((s) => s.recordProcessGroup(index, null)).catch(stepLog.warn('the process group'));
       throw ApplicationFailure.create({ message: 'The worker shut down while the command ran', type: WORKER_SHUTDOWN_FAILURE, nonRetryable: false });
     }
     if (!succeeded && !attempt.finalExitAttempt) stepLog.note(`\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`);
     else if (!succeeded && failureNote && stop === null) stepLog.note(`\n--- failed: exit code ${result.exitCode ?? result.signal} ---\n`);
     const final = succeeded || attempt.finalExitAttempt;
     // The last output and the result in one write: one change, one event.
-    await stepLog.write({
-      $set: {
-        ...(startInResult ? startSet : {}),
-        [stepField(index, 'status')]: succeeded ? successStatus : final ? 'failed' : 'running',
-        [stepField(index, 'exit_code')]: result.exitCode,
-        [stepField(index, 'pgid')]: null,
-        [stepField(index, 'last_exit')]: { attempt: attempt.exitAttempt, exit_code: result.exitCode, timed_out: stop === 'timeout' },
-        ...(final ? { [stepField(index, 'completed_at')]: new Date(), ...resultFields(succeeded) } : {}),
-        ...stepLog.finalFields(),
-      },
-      $inc: { ...(startInResult ? startInc : {}), seq: 1 },
-    });
+    const outcome = {
+      status: succeeded ? successStatus : final ? 'failed' : 'running',
+      exitCode: result.exitCode,
+      timedOut: stop === 'timeout',
+      exitAttempt: attempt.exitAttempt,
+      final,
+      start: startInResult ? start : undefined,
+      fields: { ...(final ? resultFields(succeeded) : {}), ...stepLog.finalFields() },
+    };
+    await stepLog.write((s) => s.finishAttempt(index, outcome));
     return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
   };
 

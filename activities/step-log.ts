@@ -1,13 +1,6 @@
 import { CappedOutput, Redactor } from '../src/domain/execution/output';
+import { stepField, type OutputFields, type StepTransitions } from '../src/domain/execution/steps';
 import type { Logger } from '../src/logger';
-
-/** Progress (not results) is acknowledged once applied, without waiting for the journal: a step's fsyncs are its result's. */
-export const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
-
-/** Applies one update to the document holding the step (a run, a conversation); `durable` false for progress. */
-export type StepStore = (update: Record<string, unknown>, durable: boolean) => Promise<unknown>;
-
-export const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
 /**
  * A step's execution log as it is persisted: text redacted, capped (head and tail kept), written in
@@ -22,7 +15,7 @@ export class StepLog {
   private writes: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly store: StepStore,
+    private readonly steps: StepTransitions,
     private readonly index: number,
     step: { output?: string | null; streamed?: number | null },
     limits: { headLimit: number; tailLimit: number },
@@ -53,8 +46,9 @@ export class StepLog {
     this.pending += this.redactor.push(text) + this.redactor.flush();
   }
 
-  write(update: Record<string, unknown>, durable = true): Promise<unknown> {
-    const next = this.writes.then(() => this.store(update, durable));
+  /** Makes a transition of the step after the writes already asked for, in order. */
+  write(transition: (steps: StepTransitions) => Promise<unknown>): Promise<unknown> {
+    const next = this.writes.then(() => transition(this.steps));
     this.writes = next.catch(() => undefined);
     return next;
   }
@@ -66,11 +60,12 @@ export class StepLog {
   /** Writes what is pending (if anything) as one chunk. */
   flush(): Promise<unknown> {
     if (!this.pending) return this.writes;
-    return this.write({ $set: this.chunkFields(this.takePending()), $inc: { seq: 1 } }).catch(this.warn('step output'));
+    const output = this.chunkFields(this.takePending());
+    return this.write((steps) => steps.appendOutput(output)).catch(this.warn('step output'));
   }
 
   /** The pending output as fields of a final write (which also holds the result: one change, one event). */
-  finalFields(): Record<string, unknown> {
+  finalFields(): OutputFields {
     this.pending += this.redactor.flush();
     const chunk = this.takePending();
     return chunk ? this.chunkFields(chunk) : {};
@@ -82,7 +77,7 @@ export class StepLog {
     return chunk;
   }
 
-  private chunkFields(chunk: string) {
+  private chunkFields(chunk: string): OutputFields {
     this.output.append(chunk);
     const fields = {
       [stepField(this.index, 'output')]: this.output.toString(),

@@ -1,6 +1,7 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { NodeSSH } from 'node-ssh';
 import { ConversationModel, type Conversation, type ConversationStep } from '../src/domain/conversations/model';
+import { stepField } from '../src/domain/execution/steps';
 import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/domain/secrets/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
@@ -13,7 +14,8 @@ import type { StepResult, TransferStepAttempt } from '../workflows/contracts';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { recordedResult, WORKER_SHUTDOWN_FAILURE } from './step-execution';
-import { PROGRESS, StepLog, stepField } from './step-log';
+import { conversationSteps } from '../src/domain/conversations/store';
+import { StepLog } from './step-log';
 
 const PROGRESS_EVERY_MS = 2000;
 const COMPARE_OUTPUT_LIMIT = 16 * 1024 * 1024;
@@ -77,14 +79,10 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
       if (recorded) return recorded;
       const transfer = step.transfer;
 
-      const store = (update: Record<string, unknown>, durable: boolean) => ConversationModel.updateOne({ _id: conversationId }, update, durable ? {} : PROGRESS).exec();
       const secrets = [...credentialSecrets(sourceTarget), ...credentialSecrets(targetTarget), ...organizationSecrets];
-      const stepLog = new StepLog(store, index, step, limits, secrets, log, { conversationId, index });
+      const stepLog = new StepLog(conversationSteps(conversationId), index, step, limits, secrets, log, { conversationId, index });
       if (step.status === 'running') stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; ${transfer.kind === 'copy' ? 'resuming the copy' : 'starting again'} ---\n`);
-      await stepLog.write({
-        $set: { [stepField(index, 'status')]: 'running', [stepField(index, 'started_at')]: step.started_at ?? new Date() },
-        $inc: { [stepField(index, 'attempts')]: 1, seq: 1 },
-      }, false);
+      await stepLog.write((steps) => steps.startAttempt(index, { startedAt: step.started_at ?? new Date(), exitAttempt: 0 }));
 
       const ctx = Context.current();
       const aborted = ctx.cancellationSignal;
@@ -107,17 +105,15 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         // No progress line after the result.
         clearInterval(ticker);
         if (reason) stepLog.note(`\n--- failed: ${reason} ---\n`);
-        await stepLog.write({
-          $set: {
-            [stepField(index, 'status')]: succeeded ? 'completed' : 'failed',
-            [stepField(index, 'execution_success')]: succeeded,
-            [stepField(index, 'exit_code')]: succeeded ? 0 : 1,
-            [stepField(index, 'last_exit')]: { attempt: 0, exit_code: succeeded ? 0 : 1, timed_out: false },
-            [stepField(index, 'completed_at')]: new Date(),
-            ...stepLog.finalFields(),
-          },
-          $inc: { seq: 1 },
-        });
+        const result = {
+          status: succeeded ? 'completed' : 'failed',
+          exitCode: succeeded ? 0 : 1,
+          timedOut: false,
+          exitAttempt: 0,
+          final: true,
+          fields: { [stepField(index, 'execution_success')]: succeeded, ...stepLog.finalFields() },
+        };
+        await stepLog.write((steps) => steps.finishAttempt(index, result));
         return { status: succeeded ? 'success' : 'failed', exitCode: succeeded ? 0 : 1, timedOut: false } as const;
       };
 

@@ -6,16 +6,16 @@ import { MigrationPlanModel } from '../../domain/migration-plans/model';
 import { ServerModel } from '../../domain/servers/model';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
-import { ConversationModel, MAX_CONVERSATION_STEPS, FINAL_CONVERSATION_STATUSES, type Conversation, type ConversationStatus, type ConversationStep } from '../../domain/conversations/model';
+import * as conversations from '../../domain/conversations/store';
+import { ConversationModel, MAX_CONVERSATION_STEPS, FINAL_CONVERSATION_STATUSES, type Conversation, type ConversationStep } from '../../domain/conversations/model';
 import type { StartConversationInput } from './schemas';
 import { toConversationListView, toConversationView } from './views';
 import { clip } from '../../domain/text';
 
-const ACTIVE: ConversationStatus[] = ['running', 'awaiting_approval'];
 
 /** How many conversations about a migration plan are still active (its deletion waits for them). */
 export const activeConversationsAbout = (organizationId: string, planId: Types.ObjectId) =>
-  ConversationModel.countDocuments({ organization_id: organizationId, chatable_type: 'migration_plan', chatable_id: planId, status: { $in: ACTIVE } });
+  ConversationModel.countDocuments({ organization_id: organizationId, chatable_type: 'migration_plan', chatable_id: planId, status: { $in: conversations.ACTIVE_CONVERSATION_STATUSES } });
 
 export function createConversationService({ workflows }: { workflows: WorkflowGateway }) {
   async function find(organizationId: string, id: string) {
@@ -83,7 +83,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     async start(principal: Principal, input: StartConversationInput) {
       const servers = await resolveChatable(principal.organizationId, input);
       const messageId = new Types.ObjectId();
-      const created = await ConversationModel.create({
+      const conversation = await conversations.createConversation({
         organization_id: principal.organizationId,
         chatable_type: input.chatable_type,
         chatable_id: new Types.ObjectId(input.chatable_id),
@@ -92,11 +92,10 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         created_by: principal.tokenName,
         messages: [{ _id: messageId, text: input.message, sent_by: principal.tokenName, created_at: new Date() }],
       });
-      const conversation = created.toObject() as Conversation;
       try {
         await send(conversation, messageId);
       } catch (error) {
-        await ConversationModel.deleteOne({ _id: conversation._id });
+        await conversations.deleteConversation(conversation._id);
         throw error;
       }
       return { id: conversation._id.toString(), status: conversation.status, created_at: conversation.createdAt.toISOString() };
@@ -111,18 +110,12 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       }
       const messageId = new Types.ObjectId();
       // Running again at once, so a client polling for the end does not stop at the previous one.
-      const pushed = await ConversationModel.updateOne(
-        { _id: conversation._id, status: { $ne: 'cancelled' } },
-        { $push: { messages: { _id: messageId, text, sent_by: principal.tokenName, created_at: new Date() } }, $set: { status: 'running', completed_at: null }, $inc: { seq: 1 } },
-      );
-      if (pushed.modifiedCount === 0) throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
+      const pushed = await conversations.addMessage(conversation._id, { _id: messageId, text, sent_by: principal.tokenName });
+      if (!pushed) throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
       try {
         await send(conversation, messageId);
       } catch (error) {
-        await ConversationModel.updateOne(
-          { _id: conversation._id, 'messages._id': messageId },
-          { $pull: { messages: { _id: messageId } }, $set: { status: conversation.status, completed_at: conversation.completed_at }, $inc: { seq: 1 } },
-        );
+        await conversations.withdrawMessage(conversation._id, messageId, conversation);
         throw error;
       }
       return view(await find(principal.organizationId, id));
@@ -153,15 +146,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       if (FINAL_CONVERSATION_STATUSES.includes(conversation.status)) throw new ApiError('conflict', `The conversation has already ended (${conversation.status})`);
       const found = await unlessTemporalUnreachable('cancel', () => workflows.cancelConversation(id));
       // Its workflow is gone (terminated by hand, or Temporal's data was reset): close it here.
-      if (!found) {
-        const $set: Record<string, unknown> = { status: 'cancelled', error: 'Cancelled', completed_at: new Date() };
-        (conversation.steps as ConversationStep[]).forEach((step, index) => {
-          if (step.status === 'pending' || step.status === 'running') {
-            Object.assign($set, { [`steps.${index}.status`]: 'failed', [`steps.${index}.execution_success`]: false, [`steps.${index}.completed_at`]: new Date() });
-          }
-        });
-        await ConversationModel.updateOne({ _id: conversation._id, status: { $in: ACTIVE } }, { $set, $inc: { seq: 1 } });
-      }
+      if (!found) await conversations.cancelWithoutWorkflow(conversation);
       return view(await find(organizationId, id));
     },
   };

@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { batcher, insertEach, type BatchResult } from '../../domain/batch';
+import { batcher, type BatchResult } from '../../domain/batch';
 import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
@@ -7,7 +7,7 @@ import { ServerModel } from '../../domain/servers/model';
 import type { Logger } from '../../logger';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
-import { closeRun } from '../../domain/deployments/runs';
+import { closeRun, createRun, deleteRunsOf, requestCancel, withdrawQueuedRun } from '../../domain/deployments/runs';
 import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
@@ -103,40 +103,6 @@ const takeQueueSeq = batcher(async (items: { serverId: Types.ObjectId; organizat
   return results;
 });
 
-/** Inserts new runs; one refused (a duplicate idempotency key) fails alone, with its code. */
-const insertRuns = batcher((runs: Record<string, unknown>[]) => insertEach(DeploymentRunModel.collection, runs));
-
-/**
- * A new queued run, as the schema would build it (every default, on the run and on each step), from
- * defaults taken once from the schema itself rather than a mongoose document per trigger.
- */
-const newRun = (() => {
-  const { _id, steps, ...runDefaults } = new DeploymentRunModel({ steps: [{ name: 'x', command: 'x' }] }).toObject();
-  const { name: _name, command: _command, ...stepDefaults } = steps[0]!;
-  return (fields: Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> & { steps: Deployment['steps'] }): DeploymentRun => {
-    const now = new Date();
-    return {
-      ...runDefaults,
-      _id: new Types.ObjectId(),
-      ...fields,
-      status: 'queued',
-      // The definition's fields only, as the schema would have kept them.
-      steps: fields.steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
-        ...stepDefaults,
-        name,
-        command,
-        timeout_seconds: timeout_seconds ?? null,
-        retries: retries ?? 0,
-        continue_on_error: continue_on_error ?? false,
-        status: 'pending',
-      })),
-      createdAt: now,
-      updatedAt: now,
-      __v: 0,
-    } as unknown as DeploymentRun;
-  };
-})();
-
 export function createDeploymentService({
   workflows,
   log,
@@ -217,7 +183,7 @@ export function createDeploymentService({
         throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
       }
       await DeploymentModel.deleteOne({ _id: deployment._id });
-      await DeploymentRunModel.deleteMany({ deployment_id: deployment._id });
+      await deleteRunsOf(deployment._id);
     },
 
     /**
@@ -249,7 +215,7 @@ export function createDeploymentService({
       let run: DeploymentRun;
       try {
         const queueSeq = await takeQueueSeq({ serverId: deployment.server_id, organizationId: principal.organizationId });
-        run = newRun({
+        run = await createRun({
           organization_id: new Types.ObjectId(principal.organizationId),
           deployment_id: deployment._id,
           server_id: deployment.server_id,
@@ -259,10 +225,9 @@ export function createDeploymentService({
           queue_seq: queueSeq,
           steps: deployment.steps,
         });
-        await insertRuns(run);
         // The deployment was deleted while this trigger ran: take the run back, as if it had come after.
         if (!(await deploymentExists(deployment._id))) {
-          await DeploymentRunModel.deleteOne({ _id: run._id });
+          await withdrawQueuedRun(run._id);
           throw notFound('Deployment');
         }
       } catch (error) {
@@ -294,7 +259,7 @@ export function createDeploymentService({
         await wake(run);
       } catch (error) {
         // Not queued after all: take the run back unless a concurrent wake already started it.
-        await DeploymentRunModel.deleteOne({ _id: run._id, status: 'queued' });
+        await withdrawQueuedRun(run._id);
         throw error;
       }
       return { run, replayed: false };
@@ -318,7 +283,7 @@ export function createDeploymentService({
       // Still queued: it is simply never started (its queue skips runs that are not queued).
       const dropped = await closeRun(run._id, 'queued', 'cancelled', { cancel_requested_at: new Date() });
       if (!dropped) {
-        await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { cancel_requested_at: new Date() } });
+        await requestCancel(run._id);
         const found = await unlessTemporalUnreachable('cancel', () => workflows.cancelRunWorkflow(run._id.toString()));
         // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
         if (!found) await closeRun(run._id, 'running', 'cancelled');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { iso, timestampSchema } from '../http/timestamps';
 import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
 import { RUN_STATUSES, STEP_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
+import { stepDefinitions } from '../../domain/deployments/runs';
 
 export const deploymentListItemSchema = z
   .object({
@@ -83,13 +84,7 @@ export const toDeploymentListView = (d: Deployment): z.infer<typeof deploymentLi
 
 export const toDeploymentView = (d: Deployment): z.infer<typeof deploymentSchema> => ({
   ...toDeploymentListView(d),
-  steps: d.steps.map((s) => ({
-    name: s.name,
-    command: s.command,
-    timeout_seconds: s.timeout_seconds ?? null,
-    retries: s.retries ?? 0,
-    continue_on_error: s.continue_on_error ?? false,
-  })),
+  steps: stepDefinitions(d.steps),
   updated_at: d.updatedAt.toISOString(),
 });
 

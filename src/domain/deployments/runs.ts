@@ -1,15 +1,145 @@
-import type { Types } from 'mongoose';
-import { DeploymentRunModel } from './model';
+import { Types } from 'mongoose';
+import { batcher, insertEach } from '../batch';
+import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
+import { DeploymentModel, DeploymentRunModel, type Deployment, type DeploymentRun, type RunStatus, type StepStatus } from './model';
+
+/*
+ * The runs store: every write to a deployment run goes through these transitions (and a run's
+ * mark on its deployment, `last_run_*`, with them). Each checks the state it leaves and advances
+ * the run's event sequence once; API, activities and the worker's sweeps all call them.
+ */
+
+type StepDefinition = Deployment['steps'][number];
+
+/** A deployment's steps as runs copy them and the API shows them: every field the schema defaults, set. */
+export const stepDefinitions = (steps: readonly StepDefinition[]) =>
+  steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
+    name,
+    command,
+    timeout_seconds: timeout_seconds ?? null,
+    retries: retries ?? 0,
+    continue_on_error: continue_on_error ?? false,
+  }));
+
+/** Inserts runs; one refused (a duplicate idempotency key) fails alone, with its code. Triggers at the same moment share one insert. */
+const insertRuns = batcher((runs: Record<string, unknown>[]) => insertEach(DeploymentRunModel.collection, runs));
 
 /**
- * Ends a run that nothing will carry on (still in `from`): its final status, and every step that
- * had not finished cancelled. False when the run was no longer in `from`.
+ * A new queued run, as the schema would build it (every default, on the run and on each step), from
+ * defaults taken once from the schema itself rather than a mongoose document per trigger.
  */
-export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: Record<string, unknown> = {}) {
-  const result = await DeploymentRunModel.updateOne(
-    { _id: runId, status: from },
-    { $set: { ...extra, status: to, completed_at: new Date(), 'steps.$[open].status': 'cancelled' }, $inc: { seq: 1 } },
-    { arrayFilters: [{ 'open.status': { $in: ['pending', 'running'] } }] },
-  );
-  return result.modifiedCount > 0;
+const newRun = (() => {
+  const { _id, steps, ...runDefaults } = new DeploymentRunModel({ steps: [{ name: 'x', command: 'x' }] }).toObject();
+  const { name: _name, command: _command, ...stepDefaults } = steps[0]!;
+  return (fields: NewRun): DeploymentRun => {
+    const now = new Date();
+    return {
+      ...runDefaults,
+      _id: new Types.ObjectId(),
+      ...fields,
+      status: 'queued',
+      steps: stepDefinitions(fields.steps).map((definition) => ({ ...stepDefaults, ...definition, status: 'pending' })),
+      createdAt: now,
+      updatedAt: now,
+      __v: 0,
+    } as unknown as DeploymentRun;
+  };
+})();
+
+export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> & {
+  steps: readonly StepDefinition[];
+};
+
+/** A trigger's run, queued (a snapshot of the deployment's steps). Rejects with code 11000 when its idempotency key was used. */
+export async function createRun(fields: NewRun): Promise<DeploymentRun> {
+  const run = newRun(fields);
+  await insertRuns(run);
+  return run;
 }
+
+/** A queued run taken back (its trigger could not finish); one a queue already started stays. */
+export async function withdrawQueuedRun(runId: Types.ObjectId): Promise<void> {
+  await DeploymentRunModel.deleteOne({ _id: runId, status: 'queued' });
+}
+
+/** A deployment's run history, deleted with it. */
+export async function deleteRunsOf(deploymentId: Types.ObjectId): Promise<void> {
+  await DeploymentRunModel.deleteMany({ deployment_id: deploymentId });
+}
+
+/**
+ * queued → running; the run, or null when it has ended (cancelled while queued, closed by a sweep).
+ * A run already running is its workflow's own, begun before its worker died: it carries on.
+ */
+export async function beginRun(runId: string): Promise<DeploymentRun | null> {
+  const run =
+    (await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'queued' }, asChange({ $set: { status: 'running', started_at: new Date() } }), {
+      returnDocument: 'after',
+    }).lean<DeploymentRun>()) ?? (await DeploymentRunModel.findOne({ _id: runId, status: 'running' }).lean<DeploymentRun>());
+  if (run) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_at: run.started_at, last_run_status: 'running' } });
+  return run;
+}
+
+/** running → its final status. A run already closed (by the API, its workflow gone) keeps the status it was given. */
+export async function finishRun(runId: string, status: RunStatus, error: string | null): Promise<void> {
+  const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'running' }, asChange({ $set: { status, error, completed_at: new Date() } }), {
+    returnDocument: 'after',
+  }).lean();
+  if (run) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } });
+}
+
+/**
+ * Ends a run that nothing will carry on (still in `from`), its open steps closed as its workflow
+ * would have: a cancelled run's cancelled; a failed run's running step failed and the rest skipped.
+ * False when the run was no longer in `from`.
+ */
+export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: { error?: string; cancel_requested_at?: Date } = {}) {
+  const now = new Date();
+  const closed = await DeploymentRunModel.findOneAndUpdate(
+    { _id: runId, status: from },
+    asChange({
+      $set: {
+        ...extra,
+        status: to,
+        completed_at: now,
+        'steps.$[running].status': to,
+        'steps.$[running].completed_at': now,
+        'steps.$[running].pgid': null,
+        'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
+      },
+    }),
+    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1 } },
+  ).lean();
+  // A run that had begun is its deployment's last run (one closed while queued never was).
+  if (closed && from === 'running') await DeploymentModel.updateOne({ _id: closed.deployment_id }, { $set: { last_run_status: to } });
+  return closed !== null;
+}
+
+/** Bookkeeping: a person asked to cancel (the API shows the run's status, not this). */
+export async function requestCancel(runId: Types.ObjectId): Promise<void> {
+  await DeploymentRunModel.updateOne({ _id: runId }, { $set: { cancel_requested_at: new Date() } });
+}
+
+/** The writes of a run's steps as a command runs (see StepTransitions). */
+export const runSteps = (runId: string): StepTransitions => stepTransitions(DeploymentRunModel, runId);
+
+/** Steps in `statuses` (of those `which` picks) move to `to`; one change, or none when no step moved. */
+async function moveSteps(runId: string, statuses: StepStatus[], to: StepStatus, which: (index: number) => boolean, finished = false): Promise<void> {
+  const run = await DeploymentRunModel.findById(runId, { 'steps.status': 1 }).lean();
+  if (!run) return;
+  const now = new Date();
+  const $set: Record<string, unknown> = {};
+  run.steps.forEach((step, index) => {
+    if (!statuses.includes(step.status) || !which(index)) return;
+    $set[stepField(index, 'status')] = to;
+    if (step.status === 'running' && finished) $set[stepField(index, 'completed_at')] = now;
+    if (finished) $set[stepField(index, 'pgid')] = null;
+  });
+  if (Object.keys($set).length) await DeploymentRunModel.updateOne({ _id: runId }, asChange({ $set }));
+}
+
+/** Steps from `from` on that have not run: skipped. */
+export const skipSteps = (runId: string, from: number) => moveSteps(runId, ['pending'], 'skipped', (index) => index >= from);
+
+/** After a cancel: the running step and every pending one become cancelled. */
+export const cancelSteps = (runId: string) => moveSteps(runId, ['pending', 'running'], 'cancelled', () => true, true);

@@ -202,10 +202,17 @@ export class WorkflowGateway {
     }
   }
 
-  /** Cancels a running run's workflow; false when it does not exist (not started, or long gone). */
-  async cancelRunWorkflow(runId: string): Promise<boolean> {
+  /** Cancels a running run's workflow; false when it has ended (terminated by hand, say) or does not exist (not started, or long gone). */
+  cancelRunWorkflow(runId: string): Promise<boolean> {
+    return this.cancelIfRunning(deploymentRunWorkflowId(runId));
+  }
+
+  /** Requests a workflow's cancellation; false when it is no longer running (a closed workflow takes none) or never was. */
+  private async cancelIfRunning(workflowId: string): Promise<boolean> {
     try {
-      await this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).cancel();
+      const handle = this.client.workflow.getHandle(workflowId);
+      if ((await handle.describe()).status.name !== 'RUNNING') return false;
+      await handle.cancel();
       return true;
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return false;
@@ -266,15 +273,7 @@ export class WorkflowGateway {
   }
 
   /** Cancels a conversation's workflow (its running command is killed); false when none runs. */
-  async cancelConversation(conversationId: string): Promise<boolean> {
-    try {
-      const handle = this.client.workflow.getHandle(conversationWorkflowId(conversationId));
-      if ((await handle.describe()).status.name !== 'RUNNING') return false;
-      await handle.cancel();
-      return true;
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return false;
-      throw error;
-    }
+  cancelConversation(conversationId: string): Promise<boolean> {
+    return this.cancelIfRunning(conversationWorkflowId(conversationId));
   }
 }
