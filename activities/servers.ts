@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
 import { loadTargetOrFail } from './ssh-target';
-import { ServerModel } from '../src/domain/servers/model';
+import * as servers from '../src/domain/servers/store';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { describeTarget } from '../src/domain/ssh/connect';
 import { classifySshError, SSH_FAILURE_TYPES } from '../src/domain/ssh/errors';
@@ -37,23 +37,19 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
           hostKey,
         }));
         const fingerprint = parseFingerprint(output);
-        const now = new Date();
-        await ServerModel.updateOne(
-          { _id: serverId },
-          { $set: { status: 'verified', fingerprint, host_key_fingerprint: hostKey, verified_at: now, last_checked_at: now, last_error: null } },
-        );
+        await servers.markVerified(serverId, { fingerprint, hostKey });
         log.info({ server: serverId, attempt }, 'server verified');
       } catch (error) {
         if (error instanceof FingerprintParseError) throw ApplicationFailure.nonRetryable(error.message, 'FingerprintParseError');
         const sshError = classifySshError(error, describeTarget(target));
         const message = sshError.retryable ? `${sshError.message} (attempt ${attempt}, retrying)` : sshError.message;
-        await ServerModel.updateOne({ _id: serverId }, { $set: { last_error: message } });
+        await servers.noteVerificationError(serverId, message);
         throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
       }
     },
 
     async recordVerificationFailure({ serverId, message }: { serverId: string; message: string }): Promise<void> {
-      await ServerModel.updateOne({ _id: serverId }, { $set: { status: 'unverified', last_error: message } });
+      await servers.markUnverified(serverId, message);
     },
 
     /**
@@ -72,17 +68,16 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
       if (!loaded) return { outcome: 'gone', intervalSeconds: healthIntervalSeconds };
       const { target, status } = loaded;
       if (status === 'unverified' || !target.hostKeyFingerprint) return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
-      const unchanged = { _id: serverId, status, host_key_fingerprint: target.hostKeyFingerprint };
-      const now = new Date();
+      const seen = { status, hostKey: target.hostKeyFingerprint };
       try {
         await sshPool.probe(target);
-        await ServerModel.updateOne(unchanged, { $set: { status: 'verified', last_checked_at: now, last_error: null } });
+        await servers.recordHealth(serverId, seen, 'verified', null);
         return { outcome: 'verified', intervalSeconds: healthIntervalSeconds };
       } catch (error) {
         const sshError = classifySshError(error, describeTarget(target));
         // A changed host key is a trust problem, not an outage: stop treating the server as verified.
         const next = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
-        await ServerModel.updateOne(unchanged, { $set: { status: next, last_checked_at: now, last_error: sshError.message } });
+        await servers.recordHealth(serverId, seen, next, sshError.message);
         if (status !== next) log.warn({ server: serverId, status: next, reason: sshError.message }, 'server health changed');
         return { outcome: 'offline', intervalSeconds: healthIntervalSeconds };
       }

@@ -7,6 +7,7 @@ import { ServerModel } from '../../domain/servers/model';
 import type { Logger } from '../../logger';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
+import { takeRunQueuePlaces } from '../../domain/servers/store';
 import { closeRun, createRun, deleteRunsOf, requestCancel, withdrawQueuedRun } from '../../domain/deployments/runs';
 import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
@@ -87,13 +88,9 @@ const takeQueueSeq = batcher(async (items: { serverId: Types.ObjectId; organizat
     [...groups.values()].map(async (indexes) => {
       const { serverId, organizationId } = items[indexes[0]!]!;
       try {
-        const server = await ServerModel.findOneAndUpdate(
-          { _id: serverId, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
-          { $inc: { run_seq: indexes.length } },
-          { returnDocument: 'after', projection: { run_seq: 1 } },
-        ).lean();
+        const first = await takeRunQueuePlaces(serverId, organizationId, indexes.length);
         indexes.forEach((index, k) => {
-          results[index] = server ? server.run_seq - indexes.length + 1 + k : new ServerNotRunnable();
+          results[index] = first === null ? new ServerNotRunnable() : first + k;
         });
       } catch (error) {
         for (const index of indexes) results[index] = error instanceof Error ? error : new Error(String(error));

@@ -7,6 +7,7 @@ import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
 import { ServerModel, toRef, type Server } from '../../domain/servers/model';
+import * as servers from '../../domain/servers/store';
 import type { CreateServerInput } from './schemas';
 import { toDetailView, toListView } from './views';
 
@@ -67,7 +68,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
         credentials: sealCredentials(secretBox, _id.toString(), credentials),
       };
       try {
-        await ServerModel.create(doc);
+        await servers.createServer(doc);
       } catch (error) {
         if ((error as { code?: number }).code === 11000) {
           throw new ApiError('conflict', `A server for ${username}@${host}:${port} already exists in this organization`);
@@ -78,7 +79,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       try {
         await startVerification(server);
       } catch (error) {
-        await ServerModel.deleteOne({ _id });
+        await servers.deleteServer(_id);
         throw error;
       }
       return toDetailView(server);
@@ -95,7 +96,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     async remove(organizationId: string, id: string) {
       const server = await find(organizationId, id);
       await unlessTemporalUnreachable('stop the server’s workflows', () => workflows.stopServerWorkflows(server._id.toString()));
-      await ServerModel.deleteOne({ _id: server._id });
+      await servers.deleteServer(server._id);
     },
   };
 }

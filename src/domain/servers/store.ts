@@ -1,0 +1,58 @@
+import type { Types } from 'mongoose';
+import { ServerModel, type ServerStatus } from './model';
+
+/*
+ * The servers store: every write to a server document — its creation, its verification and health
+ * (status, pinned host key, last error), its run queue counter — goes through these transitions.
+ */
+
+type Id = string | Types.ObjectId;
+
+/** A new server (unverified); rejects with code 11000 when the organization has one for the same user@host:port. */
+export async function createServer(doc: Record<string, unknown> & { _id: Types.ObjectId }): Promise<void> {
+  await ServerModel.create(doc);
+}
+
+export async function deleteServer(id: Id): Promise<void> {
+  await ServerModel.deleteOne({ _id: id });
+}
+
+/** Verification succeeded: verified, with its fingerprint and the host key it presented pinned. */
+export async function markVerified(id: Id, { fingerprint, hostKey }: { fingerprint: unknown; hostKey: string }): Promise<void> {
+  const now = new Date();
+  await ServerModel.updateOne({ _id: id }, { $set: { status: 'verified', fingerprint, host_key_fingerprint: hostKey, verified_at: now, last_checked_at: now, last_error: null } });
+}
+
+/** A verification attempt failed (more may follow): why, with the status left as it is. */
+export async function noteVerificationError(id: Id, message: string): Promise<void> {
+  await ServerModel.updateOne({ _id: id }, { $set: { last_error: message } });
+}
+
+/** Verification gave up: unverified, saying why. */
+export async function markUnverified(id: Id, message: string): Promise<void> {
+  await ServerModel.updateOne({ _id: id }, { $set: { status: 'unverified', last_error: message } });
+}
+
+/**
+ * A health check's result, written only if nothing changed the server since the check began (a
+ * re-verification, a new pin): `seen` is the status and pinned key the check started from.
+ */
+export async function recordHealth(id: Id, seen: { status: ServerStatus; hostKey: string }, next: ServerStatus, error: string | null): Promise<void> {
+  await ServerModel.updateOne(
+    { _id: id, status: seen.status, host_key_fingerprint: seen.hostKey },
+    { $set: { status: next, last_checked_at: new Date(), last_error: error } },
+  );
+}
+
+/**
+ * `count` places in a verified server's run queue (its host key pinned), in the organization: the
+ * first of them, or null when the server is not there or not runnable.
+ */
+export async function takeRunQueuePlaces(id: Types.ObjectId, organizationId: string, count: number): Promise<number | null> {
+  const server = await ServerModel.findOneAndUpdate(
+    { _id: id, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
+    { $inc: { run_seq: count } },
+    { returnDocument: 'after', projection: { run_seq: 1 } },
+  ).lean();
+  return server ? server.run_seq - count + 1 : null;
+}
