@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { io, type Socket } from 'socket.io-client';
-import type { ClientToServerEvents, DeploymentRunUpdatedEvent, ServerToClientEvents } from '../api/realtime/events';
+import type { ClientToServerEvents, DeploymentRunUpdatedEvent, ServerToClientEvents } from '../domain/events';
 
 /** Exit codes for CI: 0 success, 1 failed/cancelled (or not done within --timeout), 2 usage or connection trouble. */
 export class DeployExit extends Error {

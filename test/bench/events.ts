@@ -9,7 +9,7 @@
 import os from 'node:os';
 import type { ChangeStreamUpdateDocument } from 'mongodb';
 import { ConversationModel } from '../../src/domain/conversations/model';
-import type { ConversationUpdatedEvent } from '../../src/api/realtime/events';
+import type { ConversationUpdatedEvent } from '../../src/domain/events';
 import { addVerifiedServer, bearer } from '../support/bosun';
 import { runBench } from './harness';
 import { connectSocket } from '../support/socket';

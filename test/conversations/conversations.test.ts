@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { addVerifiedServer, bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
 import { connectSocket, type BosunSocket } from '../support/socket';
-import type { ConversationStepUpdatedEvent } from '../../src/api/realtime/events';
+import type { ConversationStepUpdatedEvent } from '../../src/domain/events';
 
 type Step = { id: string; status: string; execution_success: boolean | null; execution_log: string; title: string; command: string; risk: string; approval: { decision: string | null } | null };
 type Conversation = { id: string; status: string; steps: Step[]; messages: Array<{ text: string; planned: boolean }> };

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../../src/api/realtime/events';
+import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../../src/domain/events';
 import { conversationEnded, eventually } from '../support/bosun';
 import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';

@@ -1,6 +1,6 @@
 import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { connectSocket, type BosunSocket } from '../support/socket';
-import type { DeploymentRunUpdatedEvent } from '../../src/api/realtime/events';
+import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
 
 const METRICS_TOKEN = 'scrape-surface-7c1e';
 const emitWithoutAck = (socket: BosunSocket, event: string, request: unknown) => (socket.emit as (event: string, request: unknown) => void)(event, request);

@@ -1,5 +1,5 @@
 import { io, type Socket } from 'socket.io-client';
-import type { ClientToServerEvents, DeploymentRunUpdatedEvent, ServerToClientEvents } from '../../src/api/realtime/events';
+import type { ClientToServerEvents, DeploymentRunUpdatedEvent, ServerToClientEvents } from '../../src/domain/events';
 
 export type BosunSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { toStepView } from '../../domain/conversations/events';
 import type { Conversation, ConversationStep } from '../../domain/conversations/model';
 import { CHATABLE_TYPES, CONVERSATION_STATUSES, CONVERSATION_STEP_STATUSES } from '../../domain/conversations/model';
-import { iso, timestampSchema } from '../http/timestamps';
+import { iso } from '../../domain/timestamps';
+import { timestampSchema } from '../http/timestamps';
 import { RISKS } from '../../domain/planner/types';
 import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
 
@@ -79,27 +81,6 @@ export const toConversationListView = (c: Conversation) => ({
 });
 
 /** A step as GET and the live events show it. */
-export const toStepView = (s: ConversationStep): z.infer<typeof conversationStepSchema> => ({
-  id: s._id.toString(),
-  status: s.status,
-  execution_success: s.execution_success ?? null,
-  execution_log: s.output ?? '',
-  created_at: s.created_at.toISOString(),
-  title: s.title,
-  command: s.command,
-  target: s.target,
-  server_id: s.server_id?.toString() ?? null,
-  transfer: s.transfer
-    ? { kind: s.transfer.kind, source_server_id: s.source_server_id?.toString() ?? null, from: s.transfer.from ?? null, to: s.transfer.to ?? null, source_command: s.transfer.source_command ?? null, target_command: s.transfer.target_command ?? null }
-    : null,
-  risk: s.risk,
-  message_id: s.message_id.toString(),
-  exit_code: s.exit_code ?? null,
-  approval: s.approval ? { decision: s.approval.decision ?? null, decided_by: s.approval.decided_by ?? null, decided_at: iso(s.approval.decided_at) } : null,
-  started_at: iso(s.started_at),
-  completed_at: iso(s.completed_at),
-});
-
 export const toConversationView = (c: Conversation) => ({
   ...toConversationListView(c),
   source_server_id: c.source_server_id?.toString() ?? null,

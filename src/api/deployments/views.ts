@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { iso, timestampSchema } from '../http/timestamps';
+import { iso } from '../../domain/timestamps';
+import { timestampSchema } from '../http/timestamps';
 import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
 import { RUN_STATUSES, STEP_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { stepDefinitions } from '../../domain/deployments/runs';

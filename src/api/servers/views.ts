@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ServerFingerprint } from '../../domain/ssh/fingerprint';
-import { iso, timestampSchema } from '../http/timestamps';
+import { iso } from '../../domain/timestamps';
+import { timestampSchema } from '../http/timestamps';
 import { AUTH_METHODS, SERVER_STATUSES, type Server } from '../../domain/servers/model';
 
 const fingerprintSchema = z

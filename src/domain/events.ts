@@ -39,6 +39,15 @@ export interface ConversationStepState {
   command: string;
   target: string;
   server_id: string | null;
+  /** Set on a step that moves data between a migration plan's servers. */
+  transfer: {
+    kind: string;
+    source_server_id: string | null;
+    from: string | null;
+    to: string | null;
+    source_command: string | null;
+    target_command: string | null;
+  } | null;
   risk: string;
   message_id: string;
   exit_code: number | null;

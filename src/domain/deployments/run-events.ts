@@ -1,0 +1,59 @@
+import type { ChangeStreamDocument } from 'mongodb';
+import type { DeploymentRunUpdatedEvent } from '../events';
+import { iso } from '../timestamps';
+import type { DeploymentRun } from './model';
+
+/*
+ * How a change of a run (made by the transitions in runs.ts) becomes a DeploymentRunUpdated event:
+ * what the relay asks the change stream for, and the event it makes of each change.
+ */
+
+/** A change as the relay receives it: the post-image without outputs, and the names of the fields it set. */
+type RelayedChange = ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] };
+
+/** The event of one change; null for bookkeeping writes that do not advance the run's sequence. */
+export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | null {
+  if (change.operationType !== 'insert' && change.operationType !== 'update' && change.operationType !== 'replace') return null;
+  const doc = change.fullDocument;
+  if (!doc) return null;
+  const updated = change.operationType === 'update' ? (change.changedKeys ?? []) : ['seq', 'last_chunk'];
+  if (!updated.includes('seq')) return null;
+  const chunk = updated.includes('last_chunk') ? doc.last_chunk : null;
+  return {
+    run_id: doc._id.toString(),
+    deployment_id: doc.deployment_id.toString(),
+    seq: doc.seq,
+    status: doc.status,
+    started_at: iso(doc.started_at),
+    completed_at: iso(doc.completed_at),
+    error: doc.error ?? null,
+    steps: doc.steps.map((s) => ({
+      name: s.name,
+      status: s.status,
+      exit_code: s.exit_code ?? null,
+      attempts: s.attempts ?? 0,
+      started_at: iso(s.started_at),
+      completed_at: iso(s.completed_at),
+    })),
+    output:
+      chunk && typeof chunk.step === 'number'
+        ? { step: chunk.step, step_name: doc.steps[chunk.step]?.name ?? '', offset: chunk.offset ?? 0, data: chunk.data ?? '' }
+        : null,
+  };
+}
+
+const RUN_EVENT_FIELDS = Object.fromEntries(
+  [
+    'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk'].map((f) => `fullDocument.${f}`),
+    ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),
+  ].map((field) => [field, 1]),
+);
+
+/**
+ * After `changedKeys` is added: only changes that advance the run's sequence (every change of a
+ * status or of output does; bookkeeping writes such as a command's process group id are not sent to
+ * the API at all), and of the post-image only what an event shows: never outputs (events carry each
+ * change's appended chunk), nor commands, nor the execution bookkeeping of every step.
+ */
+export const RUN_EVENT_PIPELINE = [{ $match: { $or: [{ operationType: { $ne: 'update' } }, { changedKeys: 'seq' }] } }, { $project: RUN_EVENT_FIELDS }];
