@@ -1,7 +1,7 @@
 import type { NodeSSH } from 'node-ssh';
 import { humanSize } from '../src/domain/ssh/fingerprint';
 import { capture, commandFailure as failure, streamBetween } from '../src/domain/ssh/stream';
-import { shellQuote as q } from '../src/domain/planner/shell';
+import { shellQuote as q } from '../src/domain/shell';
 
 /** One entry of a directory tree; names are kept as latin1 strings so any byte sequence survives the round trip. */
 interface Entry {

@@ -1,6 +1,6 @@
 import { asUser, packageListCommand, privileged } from './os-family';
 import { NAME, PATH, trimSentenceEnd } from './phrases';
-import { shellQuote as q } from './shell';
+import { shellQuote as q } from '../shell';
 import { transferCommand } from './transfer';
 import type { PlannedStep, Risk, ServerContext } from './types';
 

@@ -1,4 +1,4 @@
-import { shellQuote } from './shell';
+import { shellQuote } from '../shell';
 import type { OsFamily, ServerContext } from './types';
 
 /** The package and service tooling a server's OS name implies. */

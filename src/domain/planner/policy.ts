@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { shellQuote, tokenize, type ShellToken } from './shell';
+import { shellQuote, tokenize, type ShellToken } from '../shell';
 import { higherRisk, riskRank, type Risk, type Transfer } from './types';
 
 /** An organization's rules for what conversations may run; stored on the organization. */

@@ -1,7 +1,7 @@
 import { logsHaveTimes, packageCommand, privileged, serviceCommand, serviceLogCommand } from './os-family';
 import { MIGRATION_INTENTS } from './migration-intents';
 import { NAME, PATH, trimSentenceEnd } from './phrases';
-import { shellQuote as q } from './shell';
+import { shellQuote as q } from '../shell';
 import type { PlanContext, PlannedStep, Planner, PlanResult, Risk, ServerContext, StepTarget } from './types';
 
 const SERVICE_WORDS = new Set(['service', 'the', 'it', 'its', 'server', 'machine', 'system', 'all', 'a', 'an', 'please', 'them', 'that', 'this', 'status', 'logs', 'log']);

@@ -1,4 +1,4 @@
-import { shellQuote as q } from './shell';
+import { shellQuote as q } from '../shell';
 import type { Transfer } from './types';
 
 /**

@@ -1,9 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
-
-/** POSIX single-quoting: the command reaches the remote shell byte for byte. */
-export const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+import { shellQuote } from '../shell';
 
 /** POSIX double-quoting, for a script inside a single-quoted one. */
 const doubleQuote = (text: string) => `"${text.replace(/[\\"$`]/g, (c) => `\\${c}`)}"`;
