@@ -1,30 +1,19 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import { posix } from 'node:path';
 import { Types } from 'mongoose';
 import { ConversationModel, MAX_CONVERSATION_STEPS, type Conversation, type ConversationStatus, type ConversationStep } from '../src/domain/conversations/model';
 import * as conversations from '../src/domain/conversations/store';
 import { stepField } from '../src/domain/execution/steps';
 import type { Logger } from '../src/logger';
-import { MigrationPlanModel } from '../src/domain/migration-plans/model';
 import { organizationPolicy } from '../src/domain/organizations/policy';
-import { judgeStep, POLICY_REFUSAL, type CommandPolicy } from '../src/domain/planner/policy';
-import { transferCommand } from '../src/domain/planner/transfer';
-import type { PlanContext, PlannedStep, Planner, PlanResult, Risk, ServerContext, StepReport, StepTarget } from '../src/domain/planner/types';
+import type { Planner, Risk, StepReport, StepTarget } from '../src/domain/planner/types';
 import { organizationSecretValues } from '../src/domain/secrets/model';
-import { clip } from '../src/domain/text';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
-import { ServerModel } from '../src/domain/servers/model';
 import type { SshPool } from '../src/domain/ssh/pool';
-import {
-  DEFAULT_STEP_LIMIT_SECONDS,
-  type ConversationStepAttempt,
-  type PlannedStepRef,
-  type PlanOutcome,
-  type StepDecision,
-  type StepResult,
-} from '../workflows/contracts';
+import { DEFAULT_STEP_LIMIT_SECONDS, type ConversationStepAttempt, type PlanOutcome, type StepDecision, type StepResult } from '../workflows/contracts';
+import { failure } from '../workflows/failure-types';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands } from './step-execution';
+import { LOG_TAIL_FOR_PLANNER, planContext, plannerCall, refOf, refusalUnder, stepsToStore } from './conversation-planning';
+import { outcomeLine, type FinishConversation } from './conversation-outcome';
 
 export interface ConversationActivityDeps {
   secretBox: SecretBox;
@@ -35,172 +24,12 @@ export interface ConversationActivityDeps {
   planner: Planner;
 }
 
-async function serverContext(serverId: Types.ObjectId | null | undefined): Promise<ServerContext | null> {
-  const server = serverId ? await ServerModel.findById(serverId, { title: 1, username: 1, fingerprint: 1 }).lean() : null;
-  if (!server) return null;
-  const os = server.fingerprint?.os;
-  return { title: server.title, username: server.username, os: os ? { name: os.name ?? null, version: os.version ?? null, kernel: os.kernel ?? null } : null };
-}
-
-/**
- * What the planner is told (the server, or the plan and both its servers) and which server each step
- * target means; a string says what is missing.
- */
-async function planContext(conversation: Conversation): Promise<{ context: PlanContext; servers: Partial<Record<StepTarget, Types.ObjectId>> } | string> {
-  if (conversation.chatable_type === 'server') {
-    const server = await serverContext(conversation.server_id);
-    return server ? { context: { kind: 'server', server }, servers: { server: conversation.server_id } } : 'The conversation’s server was deleted.';
-  }
-  const plan = await MigrationPlanModel.findById(conversation.chatable_id).lean();
-  if (!plan) return 'The migration plan was deleted.';
-  const [source, target] = await Promise.all([serverContext(plan.source_server_id), serverContext(plan.target_server_id)]);
-  if (!source || !target) return `The migration plan’s ${source ? 'target' : 'source'} server was deleted.`;
-  return {
-    context: { kind: 'migration_plan', title: plan.title, notes: plan.notes ?? '', source, target },
-    servers: { source: plan.source_server_id, target: plan.target_server_id },
-  };
-}
-
-const refOf = (step: ConversationStep, index: number): PlannedStepRef => ({
-  stepId: step._id.toString(),
-  index,
-  title: step.title,
-  serverId: step.server_id?.toString() ?? '',
-  refused: !!step.refused,
-  needsApproval: !!step.approval && !step.approval.decision,
-  sourceServerId: step.transfer ? (step.source_server_id?.toString() ?? '') : null,
-});
-
-/**
- * Asks the planner, heartbeating meanwhile (an LLM may take minutes). A planner that cannot work as
- * configured (bad key, unknown model) fails the instruction; anything else is retried.
- */
-async function plannerCall(call: () => Promise<PlanResult>): Promise<PlanResult> {
-  const ctx = Context.current();
-  const ticker = setInterval(() => ctx.heartbeat(), PLANNING_HEARTBEAT_MS);
-  try {
-    return await call();
-  } catch (error) {
-    if ((error as Error).name === 'LlmConfigurationError') return { ok: false, reason: (error as Error).message };
-    throw error;
-  } finally {
-    clearInterval(ticker);
-  }
-}
-
-const PLANNING_HEARTBEAT_MS = 5000;
-
-const LOG_TAIL_FOR_PLANNER = 2000;
-
-/** Why a transfer cannot be run as planned, or null. */
-function transferProblem(step: PlannedStep, context: PlanContext): string | null {
-  const transfer = step.transfer;
-  if (!transfer) return null;
-  if (context.kind !== 'migration_plan') return 'A transfer between servers needs a migration plan.';
-  if (transfer.kind === 'copy') {
-    if (!transfer.from.startsWith('/') || !transfer.to.startsWith('/')) return 'A copy needs absolute directory paths on both servers.';
-    // "/tmp/..", "/." and "//" are / too.
-    if ([transfer.from, transfer.to].some((p) => posix.normalize(p).replace(/\/+$/, '') === '')) return 'Copying from or onto / is refused: name a directory.';
-    return null;
-  }
-  return transfer.source_command.trim() && transfer.target_command.trim() ? null : 'A transfer needs a command on each server.';
-}
-
-/** A planner may check its steps against the organization's policy (and transfer rules) before answering. */
-const refusalUnder = (policy: CommandPolicy, conversation: Conversation) => (step: PlannedStep) => {
-  const verdict = judgeStep(step, policy, conversation.require_approval ?? false);
-  return verdict.allowed ? null : verdict.reason;
-};
-
-/**
- * Planned steps as stored: pending, each judged by the policy (refused, or waiting for approval),
- * placed on its server (a transfer also on the plan's source).
- */
-function stepsToStore(
-  planned: PlannedStep[],
-  conversation: Conversation,
-  messageId: Types.ObjectId,
-  servers: Partial<Record<StepTarget, Types.ObjectId>>,
-  context: PlanContext,
-  policy: CommandPolicy,
-  replanOf: Types.ObjectId | null = null,
-) {
-  const now = new Date();
-  return planned.map((step) => {
-    const verdict = judgeStep(step, policy, conversation.require_approval ?? false);
-    const problem = transferProblem(step, context);
-    const refused = problem ?? (verdict.allowed ? null : verdict.reason);
-    return {
-      _id: new Types.ObjectId(),
-      message_id: messageId,
-      title: step.title,
-      // A transfer's line is Bosun's own, showing what really runs on each side.
-      command: step.transfer ? transferCommand(step.transfer) : step.command,
-      target: step.transfer ? 'target' : step.target,
-      server_id: servers[step.transfer ? 'target' : step.target] ?? null,
-      transfer: step.transfer ?? null,
-      source_server_id: step.transfer ? (servers.source ?? null) : null,
-      replan_of: replanOf,
-      risk: verdict.risk,
-      status: 'pending',
-      approval: !refused && verdict.allowed && verdict.needsApproval ? { decision: null } : null,
-      refused,
-      created_at: now,
-    };
-  });
-}
-
-interface FinishConversation {
-  conversationId: string;
-  status: ConversationStatus;
-  /** Given: stored as is (null for none). Left out: worked out from the steps. */
-  error?: string | null;
-  /** The index of the step that ended the last instruction (failed, refused or rejected). */
-  failedStep?: number;
-}
-
-/** The last line a step's log ends with: a note such as "--- rejected by …; not run ---", or output. */
-function lastLine(output: string | null | undefined): string {
-  const lines = (output ?? '').split('\n').map((line) => line.trim()).filter(Boolean);
-  return (lines.at(-1) ?? '').replace(/^---\s*/, '').replace(/\s*---$/, '');
-}
-
-/**
- * One line saying why a conversation's last instruction failed or was cancelled: the step that ended
- * it (its title, position, server and exit code, or the reason it was refused, rejected or could not
- * reach its server), or the instruction the planner could not plan.
- */
-async function outcomeLine(conversation: Conversation, status: ConversationStatus, failedStep: number | undefined): Promise<string> {
-  const steps = conversation.steps as ConversationStep[];
-  const step = failedStep === undefined ? undefined : steps[failedStep];
-  const message = conversation.messages.at(-1);
-  if (!step) {
-    const planning = [...steps].reverse().find((s) => s.title === 'Plan the instruction' && s.command === '' && (!message || s.message_id.equals(message._id)));
-    // The reason's first line says what happened (not understood, refused as destructive, planner unreachable).
-    if (planning) return `Could not plan "${clip(message?.text ?? '', 60)}": ${(planning.output ?? '').split('\n').find((line) => line.trim())?.trim() ?? ''}`;
-    return status === 'cancelled' ? 'Cancelled' : 'The instruction failed';
-  }
-  const siblings = steps.filter((s) => s.message_id.equals(step.message_id));
-  const position = `(${siblings.indexOf(step) + 1}/${siblings.length})`;
-  const server = step.server_id ? await ServerModel.findById(step.server_id, { title: 1 }).lean() : null;
-  const where = step.server_id ? ` on ${server?.title ?? step.server_id.toString()}` : '';
-  const head = `Step "${step.title}" ${position}`;
-  if (step.refused) {
-    const why = step.refused.split('\n')[0]!;
-    return why.startsWith(POLICY_REFUSAL) ? `${head} was refused by the organization's command policy: ${why.slice(POLICY_REFUSAL.length)}` : `${head} was refused: ${why}`;
-  }
-  if (step.approval?.decision === 'rejected') return `${head} was rejected by ${step.approval.decided_by ?? 'a person'}`;
-  if (step.last_exit?.timed_out) return `${head} failed${where}: timed out`;
-  if (step.exit_code !== null && step.exit_code !== undefined) return `${head} failed${where}: exit code ${step.exit_code}`;
-  return `${head} failed${where}: ${lastLine(step.output) || 'no exit code'}`;
-}
-
 export function createConversationActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, planner }: ConversationActivityDeps) {
   const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, outputFlushMs });
 
   async function load(conversationId: string) {
     const conversation = await ConversationModel.findById(conversationId).lean<Conversation>();
-    if (!conversation) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} does not exist`, 'ConversationNotFound');
+    if (!conversation) throw failure('ConversationNotFound', `Conversation ${conversationId} does not exist`);
     return conversation;
   }
 
@@ -235,7 +64,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
     async planMessage({ conversationId, messageId }: { conversationId: string; messageId: string }): Promise<PlanOutcome> {
       const conversation = await load(conversationId);
       const message = conversation.messages.find((m) => m._id.toString() === messageId);
-      if (!message) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no message ${messageId}`, 'MessageNotFound');
+      if (!message) throw failure('MessageNotFound', `Conversation ${conversationId} has no message ${messageId}`);
       const plannedAlready = () => {
         const steps = (conversation.steps as ConversationStep[]).map((step, index) => ({ step, index })).filter(({ step }) => step.message_id.equals(message._id));
         if (steps.some(({ step }) => step.title === 'Plan the instruction' && step.command === '')) return { ok: false } as const;
@@ -277,7 +106,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       const steps = conversation.steps as ConversationStep[];
       const failedIndex = steps.findIndex((s) => s._id.toString() === failedStepId);
       const message = conversation.messages.find((m) => m._id.toString() === messageId);
-      if (failedIndex < 0 || !message) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no step ${failedStepId}`, 'StepNotFound');
+      if (failedIndex < 0 || !message) throw failure('StepNotFound', `Conversation ${conversationId} has no step ${failedStepId}`);
       const storedFor = (all: ConversationStep[]): PlanOutcome => ({
         ok: true,
         steps: all.map((step, index) => ({ step, index })).filter(({ step }) => step.replan_of?.toString() === failedStepId).map(({ step, index }) => refOf(step, index)),
@@ -328,7 +157,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
         organizationSecretValues(input.organizationId, secretBox),
       ]);
       const step = conversation?.steps[0] as ConversationStep | undefined;
-      if (!step || step._id.toString() !== input.stepId) throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no step ${input.stepId}`, 'StepNotFound');
+      if (!step || step._id.toString() !== input.stepId) throw failure('StepNotFound', `Conversation ${conversationId} has no step ${input.stepId}`);
       const recorded = recordedResult(step, 0);
       if (recorded) return recorded;
       const execution = startStepExecution(settings, {
