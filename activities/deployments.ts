@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
 import * as runs from '../src/domain/deployments/runs';
 import type { Logger } from '../src/logger';
@@ -8,6 +7,7 @@ import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
 import type { SshPool } from '../src/domain/ssh/pool';
 import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
+import { failure } from '../workflows/failure-types';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { cancellingWith, executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecution } from './step-execution';
 import { StepLog } from './step-log';
@@ -53,7 +53,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       organizationSecretValues(input.organizationId, secretBox),
     ]);
     const step = run?.steps[0];
-    if (!run || !step) throw ApplicationFailure.nonRetryable(`Run ${runId} has no step ${index}`, 'RunNotFound');
+    if (!run || !step) throw failure('RunNotFound', `Run ${runId} has no step ${index}`);
     const recorded = recordedResult(step, input.exitAttempt);
     if (recorded) return recorded;
     return startStepExecution(settings, {
@@ -122,7 +122,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     async awaitStep(input: StepAttempt): Promise<StepResult> {
       const key = heldStepKey(input);
       const execution = heldSteps.get(key);
-      if (!execution) throw ApplicationFailure.nonRetryable('This worker no longer holds the command', 'StepNotHeld');
+      if (!execution) throw failure('StepNotHeld', 'This worker no longer holds the command');
       heldSteps.delete(key);
       return follow(execution);
     },

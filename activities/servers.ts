@@ -1,14 +1,15 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
 import { loadTargetOrFail } from './ssh-target';
 import * as servers from '../src/domain/servers/store';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { describeTarget } from '../src/domain/ssh/connect';
-import { classifySshError, SSH_FAILURE_TYPES } from '../src/domain/ssh/errors';
+import { classifySshError } from '../src/domain/ssh/errors';
 import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '../src/domain/ssh/fingerprint';
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { HealthCheckResult } from '../workflows/contracts';
+import { failure } from '../workflows/failure-types';
 
 export interface ServerActivityDeps {
   secretBox: SecretBox;
@@ -26,7 +27,7 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
      */
     async verifyServer({ serverId, trustNewHostKey = false }: { serverId: string; trustNewHostKey?: boolean }): Promise<void> {
       const loaded = await loadTargetOrFail(serverId, secretBox);
-      if (!loaded) throw ApplicationFailure.nonRetryable(`Server ${serverId} no longer exists`, 'ServerNotFound');
+      if (!loaded) throw failure('ServerNotFound', `Server ${serverId} no longer exists`);
       const target = { ...loaded.target, hostKeyFingerprint: trustNewHostKey ? null : loaded.target.hostKeyFingerprint };
       const { attempt } = Context.current().info;
       // A fresh session: verification proves the credentials work now. Commands on the old one finish first.
@@ -40,11 +41,11 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
         await servers.markVerified(serverId, { fingerprint, hostKey });
         log.info({ server: serverId, attempt }, 'server verified');
       } catch (error) {
-        if (error instanceof FingerprintParseError) throw ApplicationFailure.nonRetryable(error.message, 'FingerprintParseError');
+        if (error instanceof FingerprintParseError) throw failure('FingerprintParseError', error.message);
         const sshError = classifySshError(error, describeTarget(target));
         const message = sshError.retryable ? `${sshError.message} (attempt ${attempt}, retrying)` : sshError.message;
         await servers.noteVerificationError(serverId, message);
-        throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
+        throw sshError.toFailure();
       }
     },
 

@@ -1,14 +1,14 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
 import type { SshTarget } from '../src/domain/ssh/connect';
+import { failure } from '../workflows/failure-types';
 
 /** A server's connection details for an activity; credentials this worker cannot decrypt are a failure no retry fixes. */
 export async function loadTargetOrFail(serverId: string, box: SecretBox) {
   try {
     return await loadSshTarget(serverId, box);
   } catch (error) {
-    if (error instanceof CredentialsUnreadableError) throw ApplicationFailure.nonRetryable(error.message, 'CredentialsUnreadable');
+    if (error instanceof CredentialsUnreadableError) throw failure('CredentialsUnreadable', error.message);
     throw error;
   }
 }
@@ -16,9 +16,9 @@ export async function loadTargetOrFail(serverId: string, box: SecretBox) {
 /** A server a step may run on: it exists and its host key is pinned; anything else no retry fixes. */
 export async function loadVerifiedTarget(serverId: string, box: SecretBox): Promise<SshTarget> {
   const loaded = await loadTargetOrFail(serverId, box);
-  if (!loaded) throw ApplicationFailure.nonRetryable('The server was deleted', 'ServerNotFound');
+  if (!loaded) throw failure('ServerNotFound', 'The server was deleted');
   if (!loaded.target.hostKeyFingerprint) {
-    throw ApplicationFailure.nonRetryable('The server has no verified host key: verify it first', 'ServerNotVerified');
+    throw failure('ServerNotVerified', 'The server has no verified host key: verify it first');
   }
   return loaded.target;
 }

@@ -1,13 +1,14 @@
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import type { SshTarget } from '../src/domain/ssh/connect';
 import { describeTarget } from '../src/domain/ssh/connect';
-import { classifySshError, SSH_FAILURE_TYPES, type SshError } from '../src/domain/ssh/errors';
+import { classifySshError, type SshError } from '../src/domain/ssh/errors';
 import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
 import type { StepAttempt, StepResult } from '../workflows/contracts';
+import { failure } from '../workflows/failure-types';
 import type { AttemptStart, StepTransitions } from '../src/domain/execution/steps';
 import { StepLog } from './step-log';
 
@@ -209,7 +210,7 @@ export function startStepExecution(
       await stepLog.flush();
       // Killed: the next attempt has no group of this one's to stop (its id may be reused by then).
       await stepLog.write((s) => s.recordProcessGroup(index, null)).catch(stepLog.warn('the process group'));
-      throw ApplicationFailure.create({ message: 'The worker shut down while the command ran', type: WORKER_SHUTDOWN_FAILURE, nonRetryable: false });
+      throw failure('WorkerShutdown', 'The worker shut down while the command ran');
     }
     if (!succeeded && !attempt.finalExitAttempt) stepLog.note(`\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`);
     else if (!succeeded && failureNote && stop === null) stepLog.note(`\n--- failed: exit code ${result.exitCode ?? result.signal} ---\n`);
@@ -235,7 +236,7 @@ export function startStepExecution(
       const sshError = error.sshError;
       stepLog.note(`\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`);
       await stepLog.flush();
-      throw ApplicationFailure.create({ message: sshError.message, type: SSH_FAILURE_TYPES[sshError.kind], nonRetryable: !sshError.retryable });
+      throw sshError.toFailure();
     })
     .finally(() => {
       clearInterval(ticker);
@@ -262,9 +263,6 @@ export function startStepExecution(
 
 /** How long a step's start waits to be written together with its command's process group id. */
 const START_WRITE_MS = 250;
-
-/** The failure of a step stopped because its worker shut down: retryable, on another worker. */
-export const WORKER_SHUTDOWN_FAILURE = 'WorkerShutdown';
 
 /**
  * While `body` runs, cancelling the current activity kills the execution's command: a cancellation

@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import type { NodeSSH } from 'node-ssh';
 import { ConversationModel, type Conversation, type ConversationStep } from '../src/domain/conversations/model';
 import { stepField } from '../src/domain/execution/steps';
@@ -6,14 +6,15 @@ import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/domain/secrets/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { describeTarget, type SshTarget } from '../src/domain/ssh/connect';
-import { classifySshError, SSH_FAILURE_TYPES, SshError } from '../src/domain/ssh/errors';
+import { classifySshError, SshError } from '../src/domain/ssh/errors';
 import { humanSize } from '../src/domain/ssh/fingerprint';
 import type { SshPool } from '../src/domain/ssh/pool';
 import { capture, commandFailure, OutputLimitExceeded, streamBetween, type ChannelExit } from '../src/domain/ssh/stream';
 import type { StepResult, TransferStepAttempt } from '../workflows/contracts';
+import { failure } from '../workflows/failure-types';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { recordedResult, WORKER_SHUTDOWN_FAILURE } from './step-execution';
+import { recordedResult } from './step-execution';
 import { conversationSteps } from '../src/domain/conversations/store';
 import { StepLog } from './step-log';
 
@@ -73,7 +74,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
       ]);
       const step = conversation?.steps[0] as ConversationStep | undefined;
       if (!step?.transfer || step._id.toString() !== input.stepId) {
-        throw ApplicationFailure.nonRetryable(`Conversation ${conversationId} has no transfer step ${input.stepId}`, 'StepNotFound');
+        throw failure('StepNotFound', `Conversation ${conversationId} has no transfer step ${input.stepId}`);
       }
       const recorded = recordedResult(step, 0);
       if (recorded) return recorded;
@@ -169,7 +170,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         if (aborted.aborted && ctx.cancellationDetails?.workerShutdown) {
           stepLog.note('\n--- this Bosun worker is shutting down: the transfer was stopped; another worker takes it over ---\n');
           await stepLog.flush();
-          throw ApplicationFailure.create({ message: 'The worker shut down during the transfer', type: WORKER_SHUTDOWN_FAILURE, nonRetryable: false });
+          throw failure('WorkerShutdown', 'The worker shut down during the transfer');
         }
         if (aborted.aborted) {
           stepLog.note('\n--- cancelled: the transfer was stopped ---\n');
@@ -180,7 +181,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         if (!(error instanceof SshError)) throw error;
         stepLog.note(`\n--- ${error.message}${error.retryable ? '; retrying' : ''} ---\n`);
         await stepLog.flush();
-        throw ApplicationFailure.create({ message: error.message, type: SSH_FAILURE_TYPES[error.kind], nonRetryable: !error.retryable });
+        throw error.toFailure();
       } finally {
         clearInterval(ticker);
       }

@@ -13,16 +13,6 @@ export const SEARCH_ATTRIBUTES = {
   deployment: keyword('BosunDeployment'),
 } as const;
 
-/** Temporal failure types that no retry can fix (see src/ssh/errors.ts for the SSH ones). */
-export const NON_RETRYABLE_FAILURES = [
-  'SshAuthenticationFailed',
-  'SshHostKeyMismatch',
-  'SshKeyInvalid',
-  'ServerNotFound',
-  'FingerprintParseError',
-  'CredentialsUnreadable',
-];
-
 export interface VerifyServerInput {
   serverId: string;
   organizationId: string;
@@ -78,11 +68,6 @@ export interface RunResult {
   steps: number;
   duration_seconds: number;
 }
-
-/** The failure type of a run that ended `failed`: its workflow fails with it, not retried. */
-export const RUN_FAILED = 'DeploymentRunFailed';
-/** The failure type of a conversation that ended `failed`. */
-export const CONVERSATION_FAILED = 'ConversationFailed';
 
 /** What a failed step's failure carries, beside its one-line message. */
 export interface StepFailureDetails {

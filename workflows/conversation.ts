@@ -1,7 +1,6 @@
 import {
   ActivityCancellationType,
   allHandlersFinished,
-  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   condition,
@@ -21,16 +20,15 @@ import type { LegacyConversationActivities } from '../activities/index';
 import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';
 import type { TransferActivities } from '../activities/transfers';
 import {
-  CONVERSATION_FAILED,
   CONVERSATION_MESSAGE_SIGNAL,
   DEFAULT_STEP_LIMIT_SECONDS,
-  NON_RETRYABLE_FAILURES,
   STEP_DECISION_UPDATE,
   type ConversationInput,
   type ConversationResult,
   type PlannedStepRef,
   type StepDecision,
 } from './contracts';
+import { failure, NON_RETRYABLE_FAILURES } from './failure-types';
 import { endsAsItsOutcome, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 
 export const messageSignal = defineSignal<[{ messageId: string }]>(CONVERSATION_MESSAGE_SIGNAL);
@@ -212,7 +210,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (outcome.status === 'failed') {
         setCurrentDetails(`failed: ${error}`);
         if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
-        throw ApplicationFailure.create({ type: CONVERSATION_FAILED, message: error ?? 'The instruction failed', nonRetryable: true, details: [{ step: outcome.step ?? null }] });
+        throw failure('ConversationFailed', error ?? 'The instruction failed', { details: [{ step: outcome.step ?? null }] });
       }
       setCurrentDetails(`completed: ${instructions} instruction(s), ${stepsRun} step(s) run`);
       return { status: 'completed', instructions, steps_run: stepsRun };

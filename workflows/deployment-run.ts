@@ -15,8 +15,6 @@ import type { DeploymentActivities } from '../activities/deployments';
 import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';
 import {
   DEFAULT_STEP_LIMIT_SECONDS,
-  NON_RETRYABLE_FAILURES,
-  RUN_FAILED,
   serverLabel,
   STEP_HANDOFF_AFTER_MS,
   type QueuedRun,
@@ -26,6 +24,7 @@ import {
   type StepAttempt,
   type StepResult,
 } from './contracts';
+import { failure as failureOf, NON_RETRYABLE_FAILURES, rerunsElsewhere } from './failure-types';
 import { endsAsItsOutcome, firstLine, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 
 // Short database work: local activities, run by the worker that runs the workflow, with no task round trip.
@@ -105,7 +104,7 @@ function lostWithItsWorker(error: unknown): boolean {
   const cause = error.cause;
   if (cause instanceof TimeoutFailure) return true;
   // StepNotHeld (this worker restarted), a lost connection, a database error: anything a rerun can fix.
-  return cause instanceof ApplicationFailure && !NON_RETRYABLE_FAILURES.includes(cause.type ?? '');
+  return cause instanceof ApplicationFailure && rerunsElsewhere(cause.type);
 }
 
 /** Why a step failed, in one line a person reads in the API, the CLI and the Temporal UI. */
@@ -139,7 +138,7 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> 
     // Closed before this workflow began (cancelled while queued, or by a sweep): end as the run did.
     const ended = await bookkeeping.endedRun({ runId: run.runId });
     setCurrentDetails(`nothing ran: the run was already ${ended?.status ?? 'gone'}`);
-    if (ended?.status === 'failed') throw ApplicationFailure.create({ message: ended.error ?? 'The run failed before it began', type: RUN_FAILED, nonRetryable: true });
+    if (ended?.status === 'failed') throw failureOf('DeploymentRunFailed', ended.error ?? 'The run failed before it began');
     if (ended?.status === 'success') return { status: 'success', steps: 0, duration_seconds: 0 };
     if (!CancellationScope.current().consideredCancelled) {
       // Temporal shows Cancelled only for a cancel that was requested: request it.
@@ -199,7 +198,7 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> 
   if (failed) {
     setCurrentDetails(`failed: ${failed.message}`);
     if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
-    throw ApplicationFailure.create({ message: failed.message, type: RUN_FAILED, nonRetryable: true, details: [failed.details] });
+    throw failureOf('DeploymentRunFailed', failed.message, { details: [failed.details] });
   }
   setCurrentDetails(`succeeded: ${steps.length} steps on ${server} in ${secondsSince(startedAt)} s`);
   return { status: 'success', steps: steps.length, duration_seconds: secondsSince(startedAt) };

@@ -1,13 +1,13 @@
 import {
   ActivityFailure,
-  ApplicationFailure,
   isCancellation,
   ParentClosePolicy,
   proxyActivities,
   startChild,
 } from '@temporalio/workflow';
 import type { ServerActivities } from '../activities/servers';
-import { NON_RETRYABLE_FAILURES, serverHealthWorkflowId, serverSearchAttributes, type VerifyServerInput } from './contracts';
+import { serverHealthWorkflowId, serverSearchAttributes, type VerifyServerInput } from './contracts';
+import { failure, NON_RETRYABLE_FAILURES } from './failure-types';
 import { serverHealthWorkflow } from './server-health';
 
 const { recordVerificationFailure } = proxyActivities<ServerActivities>({
@@ -34,7 +34,7 @@ export async function serverVerificationWorkflow(input: VerifyServerInput): Prom
     const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
     const message = cause instanceof Error ? cause.message : String(cause);
     await recordVerificationFailure({ serverId: input.serverId, message });
-    throw ApplicationFailure.create({ message: `Verification failed: ${message}`, type: 'VerificationFailed', nonRetryable: true, cause: error as Error });
+    throw failure('VerificationFailed', `Verification failed: ${message}`, { cause: error as Error });
   }
 
   try {

@@ -1,19 +1,13 @@
+import { failure, failureType, type FailureType } from '../../../workflows/failure-types';
+
 /**
  * What went wrong talking to a server, sorted by what a retry can do about it:
  * transport and timeout failures may pass; bad credentials, a bad key or a changed host key will not.
  */
 export type SshErrorKind = 'transport' | 'timeout' | 'authentication' | 'host_key_mismatch' | 'key_invalid';
 
-const RETRYABLE: Record<SshErrorKind, boolean> = {
-  transport: true,
-  timeout: true,
-  authentication: false,
-  host_key_mismatch: false,
-  key_invalid: false,
-};
-
-/** Temporal failure types, listed as non-retryable where the kind cannot be fixed by retrying. */
-export const SSH_FAILURE_TYPES: Record<SshErrorKind, string> = {
+/** Each kind's Temporal failure type; whether a retry can fix it is the failure types' table's (workflows/failure-types.ts). */
+export const SSH_FAILURE_TYPES: Record<SshErrorKind, FailureType> = {
   transport: 'SshTransportError',
   timeout: 'SshTimeout',
   authentication: 'SshAuthenticationFailed',
@@ -32,7 +26,12 @@ export class SshError extends Error {
   }
 
   get retryable(): boolean {
-    return RETRYABLE[this.kind];
+    return failureType(SSH_FAILURE_TYPES[this.kind])!.retryable;
+  }
+
+  /** This error as an activity's failure: its kind's type, retried or not as the table says. */
+  toFailure() {
+    return failure(SSH_FAILURE_TYPES[this.kind], this.message);
   }
 }
 
