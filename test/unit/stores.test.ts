@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import mongoose, { Types } from 'mongoose';
+import { connectDatabase } from '../../src/domain/database';
+import { ConversationModel } from '../../src/domain/conversations/model';
+import * as conversations from '../../src/domain/conversations/store';
+import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
+import * as runs from '../../src/domain/deployments/runs';
+import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { sharedServices } from '../support/shared';
+
+/*
+ * The stores' promise, checked on the real MongoDB: a transition leaves only the state it expects
+ * (a finished step is never started or finished again, an ended run never ends twice), and every
+ * transition that changes what a client sees advances `seq` by exactly one.
+ */
+
+beforeAll(() => connectDatabase(embeddedMongoUri(sharedServices().mongoPort, `bosun_test_stores_${randomBytes(4).toString('hex')}`)));
+afterAll(async () => {
+  await mongoose.connection.dropDatabase();
+  await mongoose.disconnect();
+});
+
+async function queuedRun(steps = [{ name: 'one', command: 'true' }, { name: 'two', command: 'true' }]) {
+  const deployment = await DeploymentModel.create({ organization_id: new Types.ObjectId(), server_id: new Types.ObjectId(), name: `d-${randomBytes(3).toString('hex')}`, steps });
+  return runs.createRun({
+    organization_id: deployment.organization_id,
+    deployment_id: deployment._id,
+    server_id: deployment.server_id,
+    triggered_by: 'ci',
+    token_id: new Types.ObjectId(),
+    idempotency_key: null,
+    queue_seq: 1,
+    steps,
+  });
+}
+
+const read = async (id: Types.ObjectId) => (await DeploymentRunModel.findById(id).lean())!;
+const attempt = (status: string, exitCode: number, final = true) => ({ status, exitCode, timedOut: false, exitAttempt: 0, final, fields: {} });
+
+describe('the runs store', () => {
+  test('each transition advances seq by one; a finished step is never started or finished again', async () => {
+    const run = await queuedRun();
+    const id = run._id.toString();
+    expect((await read(run._id)).seq).toBe(0);
+
+    expect(await runs.beginRun(id)).not.toBeNull();
+    expect(await read(run._id)).toMatchObject({ status: 'running', seq: 1 });
+    const steps = runs.runSteps(id);
+    await steps.startAttempt(0, { startedAt: new Date(), exitAttempt: 0 });
+    await steps.appendOutput({ 'steps.0.output': 'hello\n' });
+    await steps.finishAttempt(0, attempt('success', 0));
+    let now = await read(run._id);
+    expect(now.seq).toBe(4);
+    expect(now.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 1, output: 'hello\n' });
+
+    // Started, finished or failed again: nothing moves, and no event is made.
+    await steps.startAttempt(0, { startedAt: new Date(), exitAttempt: 1 });
+    await steps.finishAttempt(0, attempt('failed', 3));
+    await steps.failStep(0, {});
+    now = await read(run._id);
+    expect(now.seq).toBe(4);
+    expect(now.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 1 });
+
+    await runs.skipSteps(id, 1);
+    expect(await read(run._id)).toMatchObject({ seq: 5, steps: [{ status: 'success' }, { status: 'skipped' }] });
+    await runs.finishRun(id, 'success', null);
+    expect(await read(run._id)).toMatchObject({ status: 'success', seq: 6 });
+    expect((await DeploymentModel.findById(run.deployment_id).lean())!.last_run_status).toBe('success');
+
+    // An ended run does not end again, nor is it closed by anyone else.
+    await runs.finishRun(id, 'failed', 'late');
+    expect(await runs.closeRun(run._id, 'running', 'failed', { error: 'orphan' })).toBe(false);
+    expect(await read(run._id)).toMatchObject({ status: 'success', error: null, seq: 6 });
+  });
+
+  test('a run closed without its workflow: its open steps closed as the workflow would have, in one change', async () => {
+    const failed = await queuedRun();
+    await runs.beginRun(failed._id.toString());
+    await runs.runSteps(failed._id.toString()).startAttempt(0, { startedAt: new Date(), exitAttempt: 0, pgid: 4242 });
+    expect(await runs.closeRun(failed._id, 'running', 'failed', { error: 'gone' })).toBe(true);
+    expect(await read(failed._id)).toMatchObject({ status: 'failed', error: 'gone', seq: 3, steps: [{ status: 'failed', pgid: null }, { status: 'skipped' }] });
+
+    const cancelled = await queuedRun();
+    expect(await runs.closeRun(cancelled._id, 'queued', 'cancelled')).toBe(true);
+    expect(await read(cancelled._id)).toMatchObject({ status: 'cancelled', seq: 1, steps: [{ status: 'cancelled' }, { status: 'cancelled' }] });
+    // Never begun: no longer queued, so a queue that reaches it skips it.
+    expect(await runs.beginRun(cancelled._id.toString())).toBeNull();
+  });
+});
+
+describe('the conversations store', () => {
+  test('an ended conversation does not end or change status again', async () => {
+    const created = await conversations.createConversation({
+      organization_id: new Types.ObjectId(),
+      chatable_type: 'server',
+      chatable_id: new Types.ObjectId(),
+      server_id: new Types.ObjectId(),
+      created_by: 'ci',
+      messages: [{ _id: new Types.ObjectId(), text: 'uptime', sent_by: 'ci', created_at: new Date() }],
+    });
+    const seq = async () => (await ConversationModel.findById(created._id).lean())!.seq;
+    expect(await conversations.finish(created._id, 'completed', null)).toBe(true);
+    expect(await seq()).toBe(1);
+    expect(await conversations.finish(created._id, 'failed', 'late')).toBe(false);
+    await conversations.setStatus(created._id, 'awaiting_approval');
+    expect(await ConversationModel.findById(created._id).lean()).toMatchObject({ status: 'completed', error: null, seq: 1 });
+  });
+});
