@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import { batcher, insertEach } from '../batch';
 import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
-import { DeploymentModel, DeploymentRunModel, type Deployment, type DeploymentRun, type RunStatus, type StepStatus } from './model';
+import { DeploymentModel, DeploymentRunModel, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 
 /*
  * The runs store: every write to a deployment run goes through these transitions (and a run's
@@ -9,7 +9,8 @@ import { DeploymentModel, DeploymentRunModel, type Deployment, type DeploymentRu
  * the run's event sequence once; API, activities and the worker's sweeps all call them.
  */
 
-type StepDefinition = Deployment['steps'][number];
+/** A step as a deployment defines it (the optional fields may be unset in older documents). */
+type StepDefinition = { name: string; command: string; timeout_seconds?: number | null; retries?: number | null; continue_on_error?: boolean | null };
 
 /** A deployment's steps as runs copy them and the API shows them: every field the schema defaults, set. */
 export const stepDefinitions = (steps: readonly StepDefinition[]) =>
