@@ -1,5 +1,4 @@
 import { Types } from 'mongoose';
-import { batcher, type BatchResult } from '../../domain/batch';
 import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
@@ -7,98 +6,13 @@ import { ServerModel } from '../../domain/servers/model';
 import type { Logger } from '../../logger';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
-import { takeRunQueuePlaces } from '../../domain/servers/store';
 import { closeRun, createRun, deleteRunsOf, requestCancel, withdrawQueuedRun } from '../../domain/deployments/runs';
 import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
+import { DEFAULT_MAX_ACTIVE_RUNS, ServerNotRunnable, triggerAdmission } from './admission';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
 
 const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
-
-/** At trigger time: the server is gone or has no pinned host key. */
-class ServerNotRunnable extends Error {}
-
-export const DEFAULT_MAX_ACTIVE_RUNS = 200;
-const ACTIVE_RUNS_RECOUNT_MS = 1000;
-
-/**
- * An organization's runs queued or running, for its limit: counted in MongoDB at most once a second
- * per process (concurrent triggers share the count), plus the triggers this process accepted since:
- * an upper bound, so at the limit the runs are counted again rather than a trigger refused on a guess.
- */
-function activeRunCounter(limit: number) {
-  const counts = new Map<string, { at: number; count: Promise<number>; since: number }>();
-  const recount = (organizationId: string) => {
-    const entry = {
-      at: Date.now(),
-      since: 0,
-      count: DeploymentRunModel.countDocuments({ organization_id: organizationId, status: { $in: ['queued', 'running'] } }).limit(limit).exec(),
-    };
-    entry.count.catch(() => counts.delete(organizationId));
-    counts.set(organizationId, entry);
-    return entry;
-  };
-  return {
-    async before(organizationId: string): Promise<number> {
-      let entry = counts.get(organizationId);
-      const stale = !entry || Date.now() - entry.at > ACTIVE_RUNS_RECOUNT_MS;
-      if (stale) entry = recount(organizationId);
-      const estimate = (await entry!.count) + entry!.since;
-      // A refusal rests on a count made for it, never on the estimate.
-      return estimate >= limit && !stale ? recount(organizationId).count : estimate;
-    },
-    accepted(organizationId: string): void {
-      const entry = counts.get(organizationId);
-      if (entry) entry.since += 1;
-    },
-  };
-}
-
-/*
- * A trigger's database work, each step shared by the triggers that reach it at the same moment (see
- * batcher): under a burst of triggers, one query or write serves many of them.
- */
-
-/** Deployments looked up by id (the fields of `projection`, or all), null for those that do not exist. */
-const deploymentLookup = (projection?: Record<string, 1>) =>
-  batcher(async (ids: Types.ObjectId[]) => {
-    const found = await DeploymentModel.find({ _id: { $in: ids } }, projection).lean<Deployment[]>();
-    const byId = new Map(found.map((d) => [d._id.toString(), d]));
-    return ids.map((id) => byId.get(id.toString()) ?? null);
-  });
-
-const deploymentsById = deploymentLookup();
-const deploymentIds = deploymentLookup({ _id: 1 });
-const deploymentExists = async (id: Types.ObjectId) => (await deploymentIds(id)) !== null;
-
-/**
- * A place in its server's queue for each trigger: the server's counter advanced once per server by
- * the number of its triggers in the batch, which take the numbers in the order they were made. Only a
- * verified server of the organization (its host key pinned) takes runs.
- */
-const takeQueueSeq = batcher(async (items: { serverId: Types.ObjectId; organizationId: string }[]) => {
-  const groups = new Map<string, number[]>();
-  items.forEach((item, index) => {
-    const key = `${item.organizationId}/${item.serverId.toString()}`;
-    groups.set(key, [...(groups.get(key) ?? []), index]);
-  });
-  const results: BatchResult<number>[] = new Array(items.length);
-  // One server's failure fails its own triggers only.
-  await Promise.all(
-    [...groups.values()].map(async (indexes) => {
-      const { serverId, organizationId } = items[indexes[0]!]!;
-      try {
-        const first = await takeRunQueuePlaces(serverId, organizationId, indexes.length);
-        indexes.forEach((index, k) => {
-          results[index] = first === null ? new ServerNotRunnable() : first + k;
-        });
-      } catch (error) {
-        for (const index of indexes) results[index] = error instanceof Error ? error : new Error(String(error));
-      }
-    }),
-  );
-  return results;
-});
 
 export function createDeploymentService({
   workflows,
@@ -110,7 +24,7 @@ export function createDeploymentService({
   /** Runs an organization may have queued or running at once; a trigger beyond it is refused (429). */
   maxActiveRuns?: number;
 }) {
-  const activeRuns = activeRunCounter(maxActiveRuns);
+  const { activeRuns, deploymentsById, deploymentExists, takeQueueSeq } = triggerAdmission(maxActiveRuns);
 
   async function findDeployment(organizationId: string, id: string) {
     const deployment = await deploymentsById(parseId(id, 'Deployment'));
