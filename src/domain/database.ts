@@ -11,3 +11,6 @@ export async function connectDatabase(uri: string): Promise<typeof mongoose> {
   await Promise.all(mongoose.modelNames().map((name) => mongoose.model(name).init()));
   return mongoose;
 }
+
+/** A write refused by a unique index (MongoDB's duplicate key error). */
+export const isDuplicateKey = (error: unknown) => (error as { code?: number } | null)?.code === 11000;

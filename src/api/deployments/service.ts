@@ -11,8 +11,7 @@ import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deploymen
 import { DEFAULT_MAX_ACTIVE_RUNS, ServerNotRunnable, triggerAdmission } from './admission';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView, toRunListView, toRunView } from './views';
-
-const isDuplicate = (error: unknown) => (error as { code?: number }).code === 11000;
+import { isDuplicateKey } from '../../domain/database';
 
 export function createDeploymentService({
   workflows,
@@ -69,7 +68,7 @@ export function createDeploymentService({
         const created = await DeploymentModel.create({ ...input, organization_id: organizationId });
         return toDeploymentView(created.toObject() as Deployment);
       } catch (error) {
-        if (isDuplicate(error)) throw duplicateName(input.name);
+        if (isDuplicateKey(error)) throw duplicateName(input.name);
         throw error;
       }
     },
@@ -82,7 +81,7 @@ export function createDeploymentService({
         const updated = await DeploymentModel.findOneAndUpdate({ _id: deployment._id }, { $set: input }, { returnDocument: 'after' }).lean<Deployment>();
         return toDeploymentView(updated!);
       } catch (error) {
-        if (isDuplicate(error)) throw duplicateName(input.name!);
+        if (isDuplicateKey(error)) throw duplicateName(input.name!);
         throw error;
       }
     },
@@ -143,7 +142,7 @@ export function createDeploymentService({
         }
       } catch (error) {
         // The key was used before (or the server is no longer runnable, which a repeat need not care about).
-        if (isDuplicate(error) || error instanceof ServerNotRunnable) {
+        if (isDuplicateKey(error) || error instanceof ServerNotRunnable) {
           const existing = await replay();
           if (existing) return { run: existing, replayed: true };
         }

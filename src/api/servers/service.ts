@@ -10,6 +10,7 @@ import { ServerModel, toRef, type Server } from '../../domain/servers/model';
 import * as servers from '../../domain/servers/store';
 import type { CreateServerInput } from './schemas';
 import { toDetailView, toListView } from './views';
+import { isDuplicateKey } from '../../domain/database';
 
 export interface ServerServiceDeps {
   secretBox: SecretBox;
@@ -70,7 +71,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       try {
         await servers.createServer(doc);
       } catch (error) {
-        if ((error as { code?: number }).code === 11000) {
+        if (isDuplicateKey(error)) {
           throw new ApiError('conflict', `A server for ${username}@${host}:${port} already exists in this organization`);
         }
         throw error;

@@ -3,6 +3,7 @@ import { batcher } from '../batch';
 import { ensureOrganization, OrganizationModel } from '../organizations/model';
 import { ApiTokenModel } from './model';
 import { isScope, SCOPES, type Scope } from './scopes';
+import { isDuplicateKey } from '../database';
 
 const TOKEN_PREFIX = 'bsn_';
 export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -53,7 +54,7 @@ export async function createToken(input: { org: string; name: string; scopes: Sc
     });
     return { token: plaintext, id: doc._id.toString(), organization: organization.slug, name: doc.name, scopes: doc.scopes, expires_at: doc.expires_at };
   } catch (error) {
-    if ((error as { code?: number }).code === 11000) {
+    if (isDuplicateKey(error)) {
       throw new TokenError(`Organization "${input.org}" already has an active token named "${input.name}"`);
     }
     throw error;
