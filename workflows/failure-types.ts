@@ -165,6 +165,9 @@ const byName = new Map<string, FailureTypeInfo>(FAILURE_TYPES.map((entry) => [en
 /** The table's entry for a failure's type; undefined for a type Bosun does not raise (a database error, a bug). */
 export const failureType = (name: string | undefined | null): FailureTypeInfo | undefined => (name ? byName.get(name) : undefined);
 
+/** Whether another attempt of the same activity may fix a failure of this type. */
+export const isRetryable = (type: FailureType): boolean => byName.get(type)!.retryable;
+
 /** Failure types an activity raises that no retry fixes, for activities' retry policies (`nonRetryableErrorTypes`). */
 export const NON_RETRYABLE_FAILURES: string[] = FAILURE_TYPES.filter((entry) => entry.raisedBy === 'activity' && !entry.retryable).map((entry) => entry.name);
 
@@ -173,5 +176,5 @@ export const rerunsElsewhere = (name: string | undefined | null): boolean => fai
 
 /** A failure of a type from the table, retryable or not as the table says. */
 export function failure(type: FailureType, message: string, options: { details?: unknown[]; cause?: Error } = {}): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: !byName.get(type)!.retryable, ...options });
+  return ApplicationFailure.create({ type, message, nonRetryable: !isRetryable(type), ...options });
 }

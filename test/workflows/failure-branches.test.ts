@@ -147,6 +147,33 @@ describe('deploymentRunWorkflow', () => {
     });
   });
 
+  test('a handed-off step whose follower lost it (StepNotHeld, not retryable) runs again elsewhere; one no worker can fix (SshHostKeyMismatch) fails the step', async () => {
+    const followed = async (why: ApplicationFailure, body: (handle: WorkflowHandle, calls: Call[]) => Promise<void>) => {
+      const input = run();
+      let ownQueue = '';
+      const mocks = {
+        ...bookkeeping,
+        beginRun: async () => [twoSteps[0]!],
+        // Handed off to this worker's own task queue, where awaitStep then fails.
+        startStep: async () => ({ handedOff: ownQueue }),
+        awaitStep: async () => { throw why; },
+        runStep: async (): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false }),
+      };
+      await withWorker(mocks, async (taskQueue, calls) => {
+        ownQueue = taskQueue;
+        await body(await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] }), calls);
+      });
+    };
+    await followed(ApplicationFailure.nonRetryable('This worker no longer holds the command', 'StepNotHeld'), async (handle, calls) => {
+      await expect(handle.result()).resolves.toMatchObject({ status: 'success', steps: 1 });
+      expect(names(calls)).toEqual(['beginRun', 'startStep', 'awaitStep', 'runStep', 'finishRun']);
+    });
+    await followed(ApplicationFailure.nonRetryable('Host key mismatch for 127.0.0.1:22', 'SshHostKeyMismatch'), async (handle, calls) => {
+      await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'DeploymentRunFailed', message: 'Step "migrate" (1/1) failed on web-1: Host key mismatch for 127.0.0.1:22' } });
+      expect(names(calls)).toEqual(['beginRun', 'startStep', 'awaitStep', 'failRunStep', 'skipSteps', 'finishRun']);
+    });
+  });
+
   test('cancelled while running: the running step is cancelled, the run closed cancelled, a Cancelled workflow', async () => {
     const input = run();
     let queue = '';

@@ -1,4 +1,4 @@
-import { failure, failureType, type FailureType } from '../../../workflows/failure-types';
+import { failure, isRetryable, type FailureType } from '../../../workflows/failure-types';
 
 /**
  * What went wrong talking to a server, sorted by what a retry can do about it:
@@ -26,7 +26,7 @@ export class SshError extends Error {
   }
 
   get retryable(): boolean {
-    return failureType(SSH_FAILURE_TYPES[this.kind])!.retryable;
+    return isRetryable(SSH_FAILURE_TYPES[this.kind]);
   }
 
   /** This error as an activity's failure: its kind's type, retried or not as the table says. */
