@@ -1,29 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import mongoose from 'mongoose';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { mongo } from 'mongoose';
 import pino from 'pino';
 import type { DestinationStream } from 'pino';
 import supertest from 'supertest';
-import { createApp } from '../../src/api/app';
-import { connectDatabase } from '../../src/domain/database';
+import { compose, type Composed } from '../../src/compose';
+import { loadConfig, type Config } from '../../src/config';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger } from '../../src/logger';
-import { Metrics } from '../../src/api/observability/metrics';
-import { readinessChecks } from '../../src/api/observability/readiness';
-import { SecretBox } from '../../src/domain/secrets/secret-box';
-import { createDeploymentService } from '../../src/api/deployments/service';
-import { startQueueSweeper } from '../../src/worker/sweeps';
-import { activeConversationsAbout, createConversationService } from '../../src/api/conversations/service';
-import { createMigrationPlanService } from '../../src/api/migration-plans/service';
-import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { Planner } from '../../src/domain/planner/types';
-import { enableChangeStreamImages } from '../../src/api/realtime/relay';
-import { attachRealtime } from '../../src/api/realtime/server';
-import { createServerService } from '../../src/api/servers/service';
-import { SshPool } from '../../src/domain/ssh/pool';
-import { connectTemporal, WorkflowGateway } from '../../src/domain/temporal/client';
-import { createWorker } from '../../src/worker/temporal-worker';
 import type { Scope } from '../../src/domain/tokens/scopes';
 import { createToken } from '../../src/domain/tokens/service';
 import { sharedServices } from './shared';
@@ -56,69 +42,68 @@ export interface BosunOptions {
   metricsToken?: string;
 }
 
+const key = () => randomBytes(32).toString('base64');
+
+/** The configuration a test's Bosun runs with: Bosun's own parsing of these variables, as in production. */
+function testConfig(options: BosunOptions, env: Record<string, string | undefined>): Readonly<Config> {
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    BOSUN_HOME: path.join(tmpdir(), 'bosun-test-home'),
+    SERVER_HEALTH_INTERVAL_SECONDS: String(options.healthIntervalSeconds ?? 60),
+    SSH_VERIFY_MAX_ATTEMPTS: String(options.verifyMaxAttempts ?? 3),
+    SSH_CONNECT_TIMEOUT_MS: '5000',
+    RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 10_000),
+    BODY_LIMIT_BYTES: String(options.bodyLimitBytes ?? 1024 * 1024),
+    STEP_OUTPUT_LIMIT_BYTES: String(options.stepOutputLimitBytes ?? 128 * 1024),
+    ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
+    ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),
+    ...(options.metricsToken ? { METRICS_TOKEN: options.metricsToken } : {}),
+    ...env,
+  });
+  // Any free port (PORT cannot say 0).
+  return { ...config, http: { ...config.http, port: 0, portExplicit: true } };
+}
+
 /**
- * A whole Bosun (HTTP app and worker) inside the test process, on the shared mongod and Temporal,
- * with a database and task queue of its own so test files never see each other's data.
+ * A whole Bosun inside the test process, built by the same compose() as `npm start`, on the shared
+ * mongod and Temporal, with a database and task queue of its own so test files never see each
+ * other's data.
  */
 export async function startBosun(options: BosunOptions = {}) {
   const services = sharedServices();
   const id = randomBytes(4).toString('hex');
-  const database = `bosun_test_${id}`;
-  const mongoUri = embeddedMongoUri(services.mongoPort, database);
-  await connectDatabase(mongoUri);
+  const mongoUri = embeddedMongoUri(services.mongoPort, `bosun_test_${id}`);
   const log = options.logTo
     ? createLogger(options.logLevel ?? 'trace', 'bosun', options.logTo)
     : process.env.TEST_LOG_LEVEL
       ? createLogger(process.env.TEST_LOG_LEVEL)
       : createLogger('debug', 'bosun', pino.destination({ dest: services.logFile, append: true, sync: true }));
-  const metrics = new Metrics();
-  const secretBox = new SecretBox(randomBytes(32));
-  const taskQueue = `bosun-test-${id}`;
-  const temporal = await connectTemporal({ address: services.temporalAddress, namespace: 'default', taskQueue });
-  const workflows = new WorkflowGateway(temporal, taskQueue, {
-    verifyMaxAttempts: options.verifyMaxAttempts ?? 3,
-    healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
-  }, options.temporalUiUrl);
-  const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 8, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
-  metrics.trackSshPool(sshPool);
-  const started = options.worker === false ? null : await createWorker(
-    { address: services.temporalAddress, namespace: 'default', taskQueue, cacheDir: services.cacheDir },
-    {
-      secretBox: options.workerMasterKey ? new SecretBox(options.workerMasterKey) : secretBox,
-      sshPool,
-      log,
-      healthIntervalSeconds: options.healthIntervalSeconds ?? 60,
-      stepOutputLimitBytes: options.stepOutputLimitBytes ?? 128 * 1024,
-      planner: options.planner ?? new RulesPlanner(),
-    },
-  );
-  const running = started?.worker.run();
-  const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs ?? 10_000);
-  const app = createApp({
-    log,
-    http: { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, rateLimitPerMinute: options.rateLimitPerMinute ?? 10_000 },
-    servers: createServerService({ secretBox, workflows }),
-    deployments: createDeploymentService({ workflows, log, maxActiveRuns: options.maxActiveRuns }),
-    conversations: createConversationService({ workflows }),
-    migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
-    secretBox,
-    observability: { metrics, readiness: readinessChecks(workflows), metricsToken: options.metricsToken },
-  });
-
-  await enableChangeStreamImages();
-  const httpServer = await new Promise<Server>((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
-  const realtime = attachRealtime(httpServer, log, metrics, { subscriptionsPerConnection: options.subscriptionsPerConnection });
-  const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
+  const env = {
+    MONGODB_URI: mongoUri,
+    TEMPORAL_ADDRESS: services.temporalAddress,
+    TEMPORAL_TASK_QUEUE: `bosun-test-${id}`,
+    BOSUN_CACHE_DIR: services.cacheDir,
+    BOSUN_SECRET_KEY: key(),
+  };
+  const at = { mongoUri, temporalAddress: services.temporalAddress };
+  const tuning = { planner: options.planner, queueSweepMs: options.queueSweepMs ?? 10_000, subscriptionsPerConnection: options.subscriptionsPerConnection };
+  // One process with both roles, as `npm start` runs; or the API alone (no worker running), or the
+  // API and a worker with another master key (a misconfigured worker).
+  const roles: Composed[] = [];
+  if (options.worker === false) roles.push(await compose(testConfig(options, env), 'api', at, log, tuning));
+  else if (options.workerMasterKey) {
+    roles.push(await compose(testConfig(options, env), 'api', at, log, tuning));
+    roles.push(await compose(testConfig(options, { ...env, BOSUN_SECRET_KEY: options.workerMasterKey.toString('base64'), WORKER_METRICS_PORT: '0' }), 'worker', at, log, tuning));
+  } else roles.push(await compose(testConfig(options, env), 'all', at, log, tuning));
+  const api = roles[0]!;
 
   return {
-    api: supertest(httpServer),
+    api: supertest(api.httpServer!),
     /** The Express app itself, for tests that look at its routes. */
-    app,
+    app: api.app!,
     /** Where the HTTP API and Socket.IO listen, for clients other than supertest. */
-    url,
-    temporal,
+    url: api.url!,
+    temporal: api.temporal,
     sshd: services.sshd,
     services,
     mongoUri,
@@ -127,15 +112,13 @@ export async function startBosun(options: BosunOptions = {}) {
       return (await createToken({ org, name, scopes })).token;
     },
     async stop() {
-      stopSweeper();
-      await realtime.close();
-      started?.worker.shutdown();
-      await running;
-      await sshPool.close();
-      await started?.connection.close();
-      await temporal.connection.close();
-      await mongoose.connection.dropDatabase();
-      await mongoose.disconnect();
+      for (const role of [...roles].reverse()) await role.stop();
+      const client = new mongo.MongoClient(mongoUri);
+      try {
+        await client.db().dropDatabase();
+      } finally {
+        await client.close();
+      }
     },
   };
 }

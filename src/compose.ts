@@ -1,0 +1,181 @@
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import mongoose from 'mongoose';
+import { createApp } from './api/app';
+import { activeConversationsAbout, createConversationService } from './api/conversations/service';
+import { createDeploymentService } from './api/deployments/service';
+import { createMigrationPlanService } from './api/migration-plans/service';
+import { listenForScrapes } from './api/observability/listener';
+import { Metrics } from './api/observability/metrics';
+import { readinessChecks } from './api/observability/readiness';
+import { enableChangeStreamImages } from './api/realtime/relay';
+import { attachRealtime } from './api/realtime/server';
+import { createServerService } from './api/servers/service';
+import type { Config } from './config';
+import { connectDatabase } from './domain/database';
+import { createPlanner, describePlanner } from './domain/planner';
+import type { Planner } from './domain/planner/types';
+import { loadMasterKey, SecretBox } from './domain/secrets/secret-box';
+import { SshPool } from './domain/ssh/pool';
+import { connectTemporal, WorkflowGateway } from './domain/temporal/client';
+import { ensureSearchAttributes } from './domain/temporal/search-attributes';
+import { freePort } from './embedded/ports';
+import type { Logger } from './logger';
+import { reconcileAtStart } from './worker/reconcile';
+import { startQueueSweeper } from './worker/sweeps';
+import { createWorker } from './worker/temporal-worker';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Services {
+  mongoUri: string;
+  temporalAddress: string;
+  /** The embedded dev server's Web UI: plain gRPC on loopback, search attributes registered at its start. */
+  embeddedTemporalUiUrl?: string;
+}
+
+export interface ComposeOptions {
+  /** The planner conversations use; from the configuration unless given. */
+  planner?: Planner;
+  /** How often a worker looks for queued runs whose wake was lost. */
+  queueSweepMs?: number;
+  /** Socket.IO subscriptions one connection may hold. */
+  subscriptionsPerConnection?: number;
+  /** Called when the worker stops with an error (after it is logged). */
+  onWorkerFailure?: (err: unknown) => void;
+}
+
+export interface Composed {
+  /** The API's address (roles all and api). */
+  url?: string;
+  httpServer?: HttpServer;
+  app?: ReturnType<typeof createApp>;
+  temporal: Client;
+  workflows: WorkflowGateway;
+  /** The banner's lines for what this role serves. */
+  lines: string[];
+  /** Stops everything this role started, newest first; once, however many times it is asked. */
+  stop(): Promise<void>;
+}
+
+function listen(app: ReturnType<typeof createApp>, host: string, port: number): Promise<HttpServer> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+/**
+ * Builds one role of Bosun from its configuration, on MongoDB and Temporal at `services`: the API
+ * (HTTP and Socket.IO), the worker (Temporal worker, start-up reconcile, sweeps), or both. `src/main.ts`
+ * and the tests' harness both build Bosun here, so the tests run the Bosun production runs.
+ */
+export async function compose(config: Readonly<Config>, role: Role, services: Services, log: Logger, options: ComposeOptions = {}): Promise<Composed> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => log.error({ err }, 'error during shutdown'));
+    })());
+  const embedded = services.embeddedTemporalUiUrl !== undefined;
+  try {
+    await connectDatabase(services.mongoUri);
+    cleanups.push(() => mongoose.disconnect());
+    const { key, source: keySource } = loadMasterKey(config.secretKey, config.home);
+    if (!config.secretKey && config.mongo.uri) {
+      log.warn({ keyFile: keySource }, 'BOSUN_SECRET_KEY is unset: secrets are sealed with the key file under BOSUN_HOME');
+    }
+    const secretBox = new SecretBox(key);
+    const security = embedded ? undefined : config.temporal.security;
+    const temporal = await connectTemporal(
+      { address: services.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, security },
+      embedded ? 0 : 60_000,
+    );
+    cleanups.push(() => temporal.connection.close());
+    const workflows = new WorkflowGateway(temporal, config.temporal.taskQueue, config.servers, config.temporal.uiUrl ?? services.embeddedTemporalUiUrl);
+    // The Temporal SDK (a worker's) serves its metrics on loopback; Bosun's /metrics appends them.
+    const sdkMetricsAddress = role === 'api' ? undefined : `127.0.0.1:${await freePort(0)}`;
+    const metrics = new Metrics({ temporalSdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics` });
+    const observability = { metrics, readiness: readinessChecks(workflows), metricsToken: config.metrics.token };
+    const composed: Composed = { temporal, workflows, lines: [], stop };
+
+    if (role !== 'api') {
+      if (!embedded) {
+        // Temporal Cloud does not let a worker register them: they are added once in the namespace's settings.
+        await ensureSearchAttributes(temporal, config.temporal.namespace).catch((err: Error) =>
+          log.warn({ err: err.message }, 'could not register search attributes BosunOrganization, BosunServer, BosunDeployment (Keyword): add them to the namespace, or runs cannot start'),
+        );
+      }
+      const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
+      metrics.trackSshPool(sshPool);
+      const { worker, connection } = await createWorker(
+        { address: services.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, cacheDir: config.cacheDir, sdkMetricsAddress, security },
+        {
+          secretBox,
+          sshPool,
+          log,
+          healthIntervalSeconds: config.servers.healthIntervalSeconds,
+          stepOutputLimitBytes: config.deployments.stepOutputLimitBytes,
+          transferMaxBytesPerSecond: config.transfers.maxBytesPerSecond,
+          planner: options.planner ?? createPlanner(config.planner),
+        },
+      );
+      const running = worker.run();
+      cleanups.push(async () => {
+        worker.shutdown();
+        try {
+          await running;
+        } finally {
+          await sshPool.close();
+          await connection.close();
+        }
+      });
+      running.catch((err) => {
+        log.fatal({ err }, 'worker stopped');
+        options.onWorkerFailure?.(err);
+      });
+      void reconcileAtStart(workflows, log);
+      const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs);
+      cleanups.push(async () => stopSweeper());
+      composed.lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
+      composed.lines.push(`  planner     ${options.planner ? options.planner.name : describePlanner(config.planner)}`);
+      log.info({ address: sdkMetricsAddress }, 'Temporal SDK metrics served (appended to /metrics)');
+    }
+
+    // The API serves every metric of `npm start` on its own /metrics; a lone worker needs a listener.
+    if (role === 'worker' && config.metrics.workerPort !== 0) {
+      const { workerPort, workerPortExplicit } = config.metrics;
+      const port = workerPortExplicit ? workerPort : await freePort(workerPort, config.http.host);
+      const scrapes = await listenForScrapes({ ...observability, log }, config.http.host, port);
+      cleanups.push(() => new Promise((resolve) => scrapes.close(resolve)));
+      composed.lines.push(`  metrics     http://${config.http.host}:${port}/metrics`);
+    }
+
+    if (role !== 'worker') {
+      const app = createApp({
+        log,
+        http: config.http,
+        servers: createServerService({ secretBox, workflows }),
+        deployments: createDeploymentService({ workflows, log, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization }),
+        conversations: createConversationService({ workflows }),
+        migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
+        secretBox,
+        observability,
+      });
+      const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
+      await enableChangeStreamImages();
+      const httpServer = await listen(app, config.http.host, port);
+      // Closing Socket.IO closes the HTTP server too.
+      const realtime = attachRealtime(httpServer, log, metrics, { subscriptionsPerConnection: options.subscriptionsPerConnection });
+      cleanups.push(() => realtime.close());
+      const base = `http://${config.http.host}:${(httpServer.address() as AddressInfo).port}`;
+      Object.assign(composed, { app, httpServer, url: base });
+      composed.lines.unshift(`  API         ${base}/api/v1`, `  API docs    ${base}/docs`, `  metrics     ${base}/metrics`);
+    }
+    return composed;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
