@@ -1,0 +1,108 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/*
+ * The direction of dependencies (docs/development.md): entry points → compose → api | worker →
+ * domain; activities use the domain; workflows use only their own files, Temporal's workflow API
+ * and activity types. Checked on the imports as written, so a change that breaks it fails here.
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+interface Import {
+  from: string;
+  /** The imported file, relative to the repository (null for a package). */
+  to: string | null;
+  spec: string;
+  typeOnly: boolean;
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir)).flatMap((name) => {
+    const rel = path.join(dir, name);
+    if (statSync(path.join(ROOT, rel)).isDirectory()) return sources(rel);
+    return /\.ts$/.test(name) && !name.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+function resolve(from: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null;
+  const base = path.join(path.dirname(from), spec);
+  for (const candidate of [`${base}.ts`, path.join(base, 'index.ts'), base]) {
+    try {
+      if (statSync(path.join(ROOT, candidate)).isFile()) return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return base;
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const found: Import[] = [];
+  for (const m of text.matchAll(/^\s*(import|export)(\s+type)?\b[^;]*?\sfrom\s+'([^']+)'|^\s*import\s+'([^']+)'|\b(?:import|require)\(\s*'([^']+)'\s*\)/gms)) {
+    const spec = m[3] ?? m[4] ?? m[5]!;
+    found.push({ from: file, to: resolve(file, spec), spec, typeOnly: Boolean(m[2]) });
+  }
+  return found;
+}
+
+const ALL = [...sources('src'), ...sources('activities'), ...sources('workflows')];
+const IMPORTS = ALL.flatMap(importsOf);
+
+const under = (dir: string) => (file: string | null) => file !== null && (file === dir || file.startsWith(`${dir}/`));
+
+/** Imports from files under `from` of files under any of `forbidden`, as "from → to" lines. */
+function crossings(from: string, forbidden: string[]): string[] {
+  return IMPORTS.filter((i) => under(from)(i.from) && forbidden.some((f) => under(f)(i.to))).map((i) => `${i.from} → ${i.to}`);
+}
+
+const ENTRY = ['src/main.ts', 'src/compose.ts', 'src/cli', 'src/embedded'];
+
+describe('the layout: dependencies point one way', () => {
+  test('the shared domain uses neither process, the activities nor the entry points', () => {
+    expect(crossings('src/domain', ['src/api', 'src/worker', 'activities', ...ENTRY])).toEqual([]);
+  });
+
+  test('the API does not use the worker side, nor the worker the API', () => {
+    expect(crossings('src/api', ['src/worker', 'activities', ...ENTRY])).toEqual([]);
+    expect(crossings('src/worker', ['src/api', ...ENTRY])).toEqual([]);
+  });
+
+  test('activities use the shared domain only', () => {
+    expect(crossings('activities', ['src/api', 'src/worker', ...ENTRY])).toEqual([]);
+  });
+
+  test('workflows use Temporal’s workflow API, their own files, and activity types only', () => {
+    const allowed = (i: Import) =>
+      i.spec.startsWith('@temporalio/workflow') || i.spec.startsWith('@temporalio/common') || under('workflows')(i.to) || (i.typeOnly && under('activities')(i.to));
+    expect(IMPORTS.filter((i) => under('workflows')(i.from) && !allowed(i)).map((i) => `${i.from} → ${i.spec}`)).toEqual([]);
+  });
+
+  test('no two files import each other, directly or through others', () => {
+    const graph = new Map<string, string[]>();
+    for (const i of IMPORTS) if (!i.typeOnly && i.to && ALL.includes(i.to)) graph.set(i.from, [...(graph.get(i.from) ?? []), i.to]);
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, trail: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        cycles.push([...trail.slice(trail.indexOf(file)), file].join(' → '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) visit(next, [...trail, file]);
+      state.set(file, 'done');
+    };
+    for (const file of ALL) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+
+  test('the check sees what it checks: a file of each kind has the imports it is known to have', () => {
+    const of = (file: string) => IMPORTS.filter((i) => i.from === file).map((i) => i.to ?? i.spec);
+    expect(of('src/compose.ts')).toEqual(expect.arrayContaining(['src/api/app.ts', 'src/worker/temporal-worker.ts', 'src/domain/database.ts']));
+    expect(of('workflows/deployment-run.ts')).toEqual(expect.arrayContaining(['@temporalio/workflow', 'activities/deployments.ts', 'workflows/contracts.ts']));
+    expect(IMPORTS.find((i) => i.from === 'workflows/deployment-run.ts' && i.to === 'activities/deployments.ts')?.typeOnly).toBe(true);
+  });
+});
