@@ -1,4 +1,4 @@
-import { addVerifiedServer, bearer, startBosun, type Bosun } from '../support/bosun';
+import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 
 describe('when the API cannot reach Temporal', () => {
   let bosun: Bosun;
@@ -14,6 +14,8 @@ describe('when the API cannot reach Temporal', () => {
     })).body.data.id;
     // The API's client only: the worker keeps its own connection.
     await bosun.temporal.connection.close();
+    // Bosun has noticed (as its readiness endpoint says): from now on a trigger waits for its wake.
+    await eventually(async () => (await bosun.api.get('/readyz')).status, (status) => status === 503);
   });
   afterAll(() => bosun.stop());
 

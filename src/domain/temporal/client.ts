@@ -57,12 +57,19 @@ const serverWorkflowMetadata = (what: string, server: ServerRef) => ({
   staticDetails: `**Server** ${server.title} (${server.id}), ${server.host}`,
 });
 
+/** How often triggers have Temporal's frontend checked in the background, and how long a check may take. */
+const REACHABILITY_CHECK_MS = 1000;
+
 /** The only way HTTP code reaches Temporal: business ids, search attributes and conflict policies live here. */
 export class WorkflowGateway {
   private readonly inFlightWakes = new Map<string, Promise<void>>();
   private readonly waitingWakes = new Map<string, Promise<void>>();
   /** Set when a wake could not reach Temporal, cleared by the next that did. */
   private lastWakeFailed = false;
+  /** What the latest check of Temporal's frontend found, and when it was asked. */
+  private frontendAnswered = true;
+  private lastCheckAt = 0;
+  private checking = false;
 
   constructor(
     private readonly client: Client,
@@ -75,7 +82,14 @@ export class WorkflowGateway {
   /** Asks Temporal's frontend for its system info: does it answer within timeoutMs? Throws when not. */
   async checkReachable(timeoutMs: number): Promise<void> {
     const { connection } = this.client;
-    await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+    this.lastCheckAt = Date.now();
+    try {
+      await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+      this.frontendAnswered = true;
+    } catch (error) {
+      this.frontendAnswered = false;
+      throw error;
+    }
   }
 
   /** The Web UI page of a deployment run's workflow, or undefined without TEMPORAL_UI_URL. */
@@ -180,16 +194,21 @@ export class WorkflowGateway {
   }
 
   /**
-   * Does Temporal look reachable right now? False when the client's connection is failing or shut
-   * down, or the latest wake failed: then a trigger waits for its wake (and answers 503 if it fails)
-   * instead of answering first. Read from the gRPC channel's state: no network call.
+   * Does Temporal look reachable right now? False when the latest check of its frontend failed (by the
+   * readiness endpoint, or the one this asks for in the background at most once a second while
+   * triggers come) or the latest wake failed: then a trigger waits for its wake (and answers 503 if
+   * it fails) instead of answering first. Never waits for the network itself.
    */
   looksReachable(): boolean {
-    if (this.lastWakeFailed) return false;
-    const channel = (this.client.connection as unknown as { client?: { getChannel?: () => { getConnectivityState(connect: boolean): number } } }).client?.getChannel?.();
-    // grpc-js ConnectivityState: 3 = TRANSIENT_FAILURE, 4 = SHUTDOWN.
-    const state = channel?.getConnectivityState(false);
-    return state !== 3 && state !== 4;
+    if (!this.checking && Date.now() - this.lastCheckAt >= REACHABILITY_CHECK_MS) {
+      this.checking = true;
+      this.checkReachable(REACHABILITY_CHECK_MS)
+        .catch(() => undefined)
+        .finally(() => {
+          this.checking = false;
+        });
+    }
+    return this.frontendAnswered && !this.lastWakeFailed;
   }
 
   /** Is the run's workflow still open? False when it ended (or never existed). */
