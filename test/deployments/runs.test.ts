@@ -1,33 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { addVerifiedServer, bearer, eventually, runEnded, runToEnd, startBosun, type Bosun } from '../support/bosun';
-
-type Step = { name: string; command: string; timeout_seconds?: number; retries?: number; continue_on_error?: boolean };
+import { bearer, runEnded, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken, type StepDefinition, type User } from '../support/client';
 
 describe('running deployments over SSH', () => {
   let bosun: Bosun;
   let token: string;
+  let ci: User;
   let serverId: string;
   const unique = () => randomBytes(4).toString('hex');
 
   beforeAll(async () => {
     bosun = await startBosun({ stepOutputLimitBytes: 4096 });
     token = await bosun.token('runs', ['admin'], 'ci-pipeline');
-    serverId = await addVerifiedServer(bosun, token);
+    ci = userWithToken(bosun, token);
+    serverId = await ci.addServer();
   });
   afterAll(() => bosun.stop());
 
-  const define = async (steps: Step[], server = serverId) => {
-    const res = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: `d-${unique()}`, server_id: server, steps });
-    expect(res.status).toBe(201);
-    return res.body.data.id as string;
-  };
-  const getRun = async (deploymentId: string, runId: string) =>
-    (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}`).set(bearer(token))).body.data;
+  const define = async (steps: StepDefinition[], server = serverId) => (await ci.defineDeployment(server, steps)).id as string;
   /** Asks the server itself whether a process matching the pattern still runs. */
   const stillRunning = async (pattern: string) => {
     // "[s]leep" matches "sleep" but not this check's own command line.
     const check = await define([{ name: 'ps', command: `pgrep -f '[${pattern[0]}]${pattern.slice(1)}' >/dev/null && echo alive || echo gone` }]);
-    return (await runToEnd(bosun, token, check)).steps[0].output.trim() === 'alive';
+    return (await ci.runToEnd(check)).steps[0].output.trim() === 'alive';
   };
 
   test('trigger answers 202 queued at once; the run succeeds with each step’s output, exit code and times', async () => {
@@ -39,7 +34,7 @@ describe('running deployments over SSH', () => {
     const trigger = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token));
     expect(trigger.status).toBe(202);
     expect(trigger.body).toEqual({ run_id: expect.any(String), status: 'queued', message: expect.stringContaining(`/runs/${trigger.body.run_id}`) });
-    const run = await eventually(() => getRun(id, trigger.body.run_id), (r) => r.status === 'success' || r.status === 'failed');
+    const run = await ci.waitForRun(id, trigger.body.run_id, (r) => r.status === 'success' || r.status === 'failed');
     expect(run).toMatchObject({ id: trigger.body.run_id, status: 'success', triggered_by: 'API token: ci-pipeline', error: null });
     expect(run.steps.map((s: { output: string }) => s.output)).toEqual(['hello\n', 'one\ntwo\nthree\n', `${bosun.sshd.username}\n`]);
     expect(run.steps.every((s: { status: string; exit_code: number }) => s.status === 'success' && s.exit_code === 0)).toBe(true);
@@ -56,7 +51,7 @@ describe('running deployments over SSH', () => {
       { name: 'hard', command: 'exit 7' },
       { name: 'never', command: 'echo should-not-run' },
     ]);
-    const run = await runToEnd(bosun, token, id);
+    const run = await ci.runToEnd(id);
     expect(run.status).toBe('failed');
     expect(run.steps.map((s: { status: string; exit_code: number | null }) => [s.status, s.exit_code])).toEqual([
       ['success', 0], ['failed', 3], ['failed', 7], ['skipped', null],
@@ -67,7 +62,7 @@ describe('running deployments over SSH', () => {
   test('a step with retries runs again after a non-zero exit, and says so in its output', async () => {
     const marker = `/tmp/bosun-retry-${unique()}`;
     const id = await define([{ name: 'flaky', command: `if [ -f ${marker} ]; then echo second; else touch ${marker}; echo first; exit 1; fi`, retries: 2 }]);
-    const run = await runToEnd(bosun, token, id);
+    const run = await ci.runToEnd(id);
     expect(run.status).toBe('success');
     expect(run.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 2 });
     expect(run.steps[0].output).toMatch(/^first\n[\s\S]*exit code 1; retrying[\s\S]*retry 1 of 2[\s\S]*second\n$/);
@@ -77,7 +72,7 @@ describe('running deployments over SSH', () => {
     const tag = `31.${Math.floor(Math.random() * 1e6)}`;
     const id = await define([{ name: 'slow', command: `sh -c 'sleep ${tag}' & sleep ${tag}; echo never`, timeout_seconds: 1 }]);
     const started = Date.now();
-    const run = await runToEnd(bosun, token, id);
+    const run = await ci.runToEnd(id);
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(run.status).toBe('failed');
     expect(run.steps[0].output).toMatch(/timed out after 1 s/);
@@ -89,10 +84,10 @@ describe('running deployments over SSH', () => {
     const tag = `61.${Math.floor(Math.random() * 1e6)}`;
     const id = await define([{ name: 'long', command: `echo begun; sleep ${tag}` }, { name: 'after', command: 'echo after' }]);
     const trigger = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token));
-    await eventually(() => getRun(id, trigger.body.run_id), (r) => r.steps[0].output.includes('begun'));
+    await ci.waitForRun(id, trigger.body.run_id, (r) => r.steps[0].output.includes('begun'));
     const cancel = await bosun.api.post(`/api/v1/deployments/${id}/runs/${trigger.body.run_id}/cancel`).set(bearer(token));
     expect(cancel.status).toBe(202);
-    const run = await eventually(() => getRun(id, trigger.body.run_id), (r) => r.status === 'cancelled', 20_000);
+    const run = await ci.waitForRun(id, trigger.body.run_id, (r) => r.status === 'cancelled', 20_000);
     expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['cancelled', 'cancelled']);
     expect(run.steps[0].output).toMatch(/cancelled: the command's process group was killed/);
     expect(await stillRunning(`sleep ${tag}`)).toBe(false);
@@ -104,14 +99,14 @@ describe('running deployments over SSH', () => {
     const id = await define([{ name: 'a', command: 'sleep 0.2' }, { name: 'b', command: 'echo b' }]);
     const runIds: string[] = [];
     for (let i = 0; i < 6; i += 1) {
-      const runId = (await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token))).body.run_id;
+      const runId = (await ci.trigger(id)).run_id;
       if (i > 0) await new Promise((r) => setTimeout(r, 40 * i));
       const cancel = await bosun.api.post(`/api/v1/deployments/${id}/runs/${runId}/cancel`).set(bearer(token));
       expect([202, 409]).toContain(cancel.status);
       runIds.push(runId);
     }
     for (const runId of runIds) {
-      const run = await eventually(() => getRun(id, runId), runEnded, 30_000);
+      const run = await ci.waitForRun(id, runId, runEnded, 30_000);
       expect(run.steps.filter((s: { status: string }) => s.status === 'pending' || s.status === 'running')).toEqual([]);
     }
     expect((await bosun.api.delete(`/api/v1/deployments/${id}`).set(bearer(token))).status).toBe(204);
@@ -126,7 +121,7 @@ describe('running deployments over SSH', () => {
     expect(second.status).toBe(202);
     expect(second.body.run_id).toBe(first.body.run_id);
     expect(second.headers['idempotent-replayed']).toBe('true');
-    await eventually(() => getRun(id, first.body.run_id), (r) => r.status === 'success');
+    await ci.waitForRun(id, first.body.run_id, (r) => r.status === 'success');
     const runs = await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token));
     expect(runs.body.meta.total).toBe(1);
     const bad = await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token)).set('Idempotency-Key', 'has space');
@@ -149,7 +144,7 @@ describe('running deployments over SSH', () => {
     // A first use of a key is never reported as a replay, even when it shared a batch with duplicates.
     expect(results.slice(6).map((r) => r.headers['idempotent-replayed'])).toEqual([undefined, undefined]);
     expect(new Set(results.map((r) => r.body.run_id)).size).toBe(3);
-    for (const r of results) await eventually(() => getRun(id, r.body.run_id), (run) => run.status === 'success', 30_000);
+    for (const r of results) await ci.waitForRun(id, r.body.run_id, (run) => run.status === 'success', 30_000);
     const runs = await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token));
     expect(runs.body.meta.total).toBe(3);
   });
@@ -157,8 +152,8 @@ describe('running deployments over SSH', () => {
   test('runs on one server execute one at a time, in trigger order', async () => {
     const id = await define([{ name: 'window', command: 'date +%s%N; sleep 0.4; date +%s%N' }]);
     const runIds: string[] = [];
-    for (let i = 0; i < 3; i += 1) runIds.push((await bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token))).body.run_id);
-    const runs = await Promise.all(runIds.map((runId) => eventually(() => getRun(id, runId), (r) => r.status === 'success', 30_000)));
+    for (let i = 0; i < 3; i += 1) runIds.push((await ci.trigger(id)).run_id);
+    const runs = await Promise.all(runIds.map((runId) => ci.waitForRun(id, runId, (r) => r.status === 'success', 30_000)));
     const windows = runs.map((r) => r.steps[0].output.trim().split('\n').map((n: string) => BigInt(n)));
     for (let i = 1; i < windows.length; i += 1) expect(windows[i]![0] >= windows[i - 1]![1]).toBe(true);
     const list = await bosun.api.get(`/api/v1/deployments/${id}/runs`).set(bearer(token));
@@ -168,23 +163,23 @@ describe('running deployments over SSH', () => {
   test('a queued run that is cancelled never starts, and the queue moves on to the next', async () => {
     const slow = await define([{ name: 'hold', command: 'sleep 1.5' }]);
     const quick = await define([{ name: 'mark', command: 'echo ran' }]);
-    const first = (await bosun.api.post(`/api/v1/deployments/${slow}/run`).set(bearer(token))).body.run_id;
-    const doomed = (await bosun.api.post(`/api/v1/deployments/${quick}/run`).set(bearer(token))).body.run_id;
-    const last = (await bosun.api.post(`/api/v1/deployments/${quick}/run`).set(bearer(token))).body.run_id;
-    expect((await getRun(quick, doomed)).status).toBe('queued');
+    const first = (await ci.trigger(slow)).run_id;
+    const doomed = (await ci.trigger(quick)).run_id;
+    const last = (await ci.trigger(quick)).run_id;
+    expect((await ci.getRun(quick, doomed)).status).toBe('queued');
     const cancel = await bosun.api.post(`/api/v1/deployments/${quick}/runs/${doomed}/cancel`).set(bearer(token));
     expect(cancel.status).toBe(202);
     expect(cancel.body.data).toMatchObject({ status: 'cancelled', started_at: null, steps: [{ status: 'cancelled', output: '' }] });
-    expect((await eventually(() => getRun(quick, last), (r) => r.status === 'success')).steps[0].output).toBe('ran\n');
-    expect((await getRun(slow, first)).status).toBe('success');
-    expect(await getRun(quick, doomed)).toMatchObject({ status: 'cancelled', started_at: null });
+    expect((await ci.waitForRun(quick, last, (r) => r.status === 'success')).steps[0].output).toBe('ran\n');
+    expect((await ci.getRun(slow, first)).status).toBe('success');
+    expect(await ci.getRun(quick, doomed)).toMatchObject({ status: 'cancelled', started_at: null });
   });
 
   test('a burst of concurrent triggers on one server still runs one at a time, every run once', async () => {
     const id = await define([{ name: 'window', command: 'date +%s%N; sleep 0.1; date +%s%N' }]);
     const triggers = await Promise.all(Array.from({ length: 8 }, () => bosun.api.post(`/api/v1/deployments/${id}/run`).set(bearer(token))));
     expect(triggers.every((t) => t.status === 202)).toBe(true);
-    const runs = await Promise.all(triggers.map((t) => eventually(() => getRun(id, t.body.run_id), (r) => r.status === 'success', 30_000)));
+    const runs = await Promise.all(triggers.map((t) => ci.waitForRun(id, t.body.run_id, (r) => r.status === 'success', 30_000)));
     const windows = runs
       .map((r) => r.steps[0].output.trim().split('\n').map((n: string) => BigInt(n)) as [bigint, bigint])
       .sort((x, y) => (x[0] < y[0] ? -1 : 1));
@@ -192,10 +187,10 @@ describe('running deployments over SSH', () => {
   });
 
   test('runs on different servers proceed in parallel', async () => {
-    const other = await addVerifiedServer(bosun, token, '127.0.0.2');
+    const other = await ci.addServer('127.0.0.2');
     const a = await define([{ name: 'a', command: 'date +%s%N; sleep 1; date +%s%N' }]);
     const b = await define([{ name: 'b', command: 'date +%s%N; sleep 1; date +%s%N' }], other);
-    const [ra, rb] = await Promise.all([runToEnd(bosun, token, a), runToEnd(bosun, token, b)]);
+    const [ra, rb] = await Promise.all([ci.runToEnd(a), ci.runToEnd(b)]);
     const [aStart, aEnd] = ra.steps[0].output.trim().split('\n').map(BigInt);
     const [bStart, bEnd] = rb.steps[0].output.trim().split('\n').map(BigInt);
     expect(aStart < bEnd && bStart < aEnd).toBe(true);
@@ -203,7 +198,7 @@ describe('running deployments over SSH', () => {
 
   test('output over the limit keeps its head and tail and marks the cut', async () => {
     const id = await define([{ name: 'chatty', command: 'seq 1 20000' }]);
-    const run = await runToEnd(bosun, token, id);
+    const run = await ci.runToEnd(id);
     const output: string = run.steps[0].output;
     expect(output.startsWith('1\n2\n3\n')).toBe(true);
     expect(output.endsWith('19999\n20000\n')).toBe(true);
@@ -212,7 +207,7 @@ describe('running deployments over SSH', () => {
   });
 
   test('server credentials and organization secrets never appear in output, even split across chunks', async () => {
-    const pwServer = await addVerifiedServer(bosun, token, '127.0.0.3', 'password');
+    const pwServer = await ci.addServer('127.0.0.3', 'password');
     const secret = `tok-${unique()}-${unique()}`;
     expect((await bosun.api.put('/api/v1/secrets/DEPLOY_TOKEN').set(bearer(token)).send({ value: secret })).status).toBe(200);
     const listed = await bosun.api.get('/api/v1/secrets').set(bearer(token));
@@ -226,7 +221,7 @@ describe('running deployments over SSH', () => {
       ],
       pwServer,
     );
-    const run = await runToEnd(bosun, token, id);
+    const run = await ci.runToEnd(id);
     expect(run.steps[0].output).toBe('password is [redacted]\n');
     expect(run.steps[1].output).toBe('[redacted]\ndone\n');
     // The definition's own command is the user's text; what the server printed is what must be clean.

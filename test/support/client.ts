@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
+import { addVerifiedServer, bearer, conversationEnded, eventually, runEnded, type Bosun } from './bosun';
+import { connectSocket, watchRun, type BosunSocket } from './socket';
+
+/*
+ * The test client: what a user of Bosun does, one call each, through the public API, so a test reads
+ * as the story it tells. Every call fails with the response's status and body when the answer is not
+ * the one the story expects; the raw requests stay available as `bosun.api` for tests about HTTP.
+ */
+
+export interface StepDefinition {
+  name: string;
+  command: string;
+  timeout_seconds?: number;
+  retries?: number;
+  continue_on_error?: boolean;
+}
+
+// The API's JSON, as the tests read it.
+type Json = any;
+
+function expectStatus(res: { status: number; body: Json }, status: number, what: string): Json {
+  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A user of an organization, with an admin token unless another is given. */
+export async function asUser(bosun: Bosun, org: string, token?: string) {
+  return userWithToken(bosun, token ?? (await bosun.token(org)));
+}
+
+export function userWithToken(bosun: Bosun, token: string) {
+  const auth = bearer(token);
+  const runPath = (deploymentId: string, runId: string) => `/api/v1/deployments/${deploymentId}/runs/${runId}`;
+  const sockets: BosunSocket[] = [];
+
+  const user = {
+    token,
+
+    /** Adds a server on the tests' sshd (a loopback address of its own) and waits until it is verified; its id. */
+    addServer: (host = '127.0.0.1', auth_method: 'private_key' | 'password' = 'private_key') => addVerifiedServer(bosun, token, host, auth_method),
+
+    /** Defines a deployment of `steps` on a server; the deployment as the API shows it. */
+    async defineDeployment(serverId: string, steps: StepDefinition[], name = `d-${randomBytes(4).toString('hex')}`): Promise<Json> {
+      return expectStatus(await bosun.api.post('/api/v1/deployments').set(auth).send({ name, server_id: serverId, steps }), 201, 'define a deployment').data;
+    },
+
+    /** Triggers a run, as CI does; the trigger's answer (`run_id`, `status`, `message`). */
+    async trigger(deploymentId: string, idempotencyKey?: string): Promise<Json> {
+      const req = bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(auth);
+      return expectStatus(await (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req), 202, 'trigger');
+    },
+
+    async getRun(deploymentId: string, runId: string): Promise<Json> {
+      return expectStatus(await bosun.api.get(runPath(deploymentId, runId)).set(auth), 200, 'read the run').data;
+    },
+
+    async getDeployment(deploymentId: string): Promise<Json> {
+      return expectStatus(await bosun.api.get(`/api/v1/deployments/${deploymentId}`).set(auth), 200, 'read the deployment').data;
+    },
+
+    /** Polls a run until `done` (by default: until it ended), as CI does; the run as last read. */
+    waitForRun: (deploymentId: string, runId: string, done: (run: Json) => boolean = runEnded, timeoutMs = 60_000) =>
+      eventually(() => user.getRun(deploymentId, runId), done, timeoutMs),
+
+    /** Triggers a run and polls it to its end. */
+    async runToEnd(deploymentId: string, timeoutMs = 60_000): Promise<Json> {
+      return user.waitForRun(deploymentId, (await user.trigger(deploymentId)).run_id, runEnded, timeoutMs);
+    },
+
+    async cancelRun(deploymentId: string, runId: string): Promise<Json> {
+      return expectStatus(await bosun.api.post(`${runPath(deploymentId, runId)}/cancel`).set(auth), 202, 'cancel the run').data;
+    },
+
+    /** Asks about a server in plain English; the conversation as started. */
+    async startConversation(serverId: string, message: string, extra: Json = {}): Promise<Json> {
+      const body = { chatable_type: 'server', chatable_id: serverId, message, ...extra };
+      return expectStatus(await bosun.api.post('/api/v1/conversations').set(auth).send(body), 201, 'start a conversation').data;
+    },
+
+    async getConversation(id: string): Promise<Json> {
+      return expectStatus(await bosun.api.get(`/api/v1/conversations/${id}`).set(auth), 200, 'read the conversation').data;
+    },
+
+    /** Polls a conversation until `done` (by default: until it ended). */
+    waitForConversation: (id: string, done: (conversation: Json) => boolean = conversationEnded, timeoutMs = 60_000) =>
+      eventually(() => user.getConversation(id), done, timeoutMs),
+
+    async cancelConversation(id: string): Promise<Json> {
+      return expectStatus(await bosun.api.post(`/api/v1/conversations/${id}/cancel`).set(auth), 202, 'cancel the conversation').data;
+    },
+
+    /**
+     * Watches a run live over Socket.IO, as a client should (the subscription's snapshot, then every
+     * later event in order); `until` waits for an event that satisfies a predicate.
+     */
+    async subscribe(runId: string) {
+      const socket = await connectSocket(bosun.url, token);
+      sockets.push(socket);
+      const watched = await watchRun(socket, runId);
+      return {
+        ...watched,
+        socket,
+        until: (done: (event: DeploymentRunUpdatedEvent) => boolean, timeoutMs = 60_000) =>
+          eventually(async () => watched.events.find(done) ?? null, (event) => event !== null, timeoutMs) as Promise<DeploymentRunUpdatedEvent>,
+      };
+    },
+
+    /** Closes the sockets this user opened. */
+    close() {
+      for (const socket of sockets.splice(0)) socket.close();
+    },
+  };
+  return user;
+}
+
+export type User = ReturnType<typeof userWithToken>;
