@@ -1,29 +1,27 @@
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { startBosun, type Bosun } from '../support/bosun';
+import { asUser, type User } from '../support/client';
 import { connectSocket, watchRun, type BosunSocket } from '../support/socket';
 
 describe('live run progress over Socket.IO', () => {
   let bosun: Bosun;
-  let token: string;
+  let alice: User;
+  let serverId: string;
   let deploymentId: string;
   const sockets: BosunSocket[] = [];
 
   beforeAll(async () => {
     bosun = await startBosun();
-    token = await bosun.token('live');
-    const serverId = await addVerifiedServer(bosun, token);
-    const created = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
-      name: 'ticker',
-      server_id: serverId,
-      steps: [
-        { name: 'wait', command: 'sleep 0.5' },
-        { name: 'tick', command: 'for i in 1 2 3 4 5; do echo tick-$i; sleep 0.25; done' },
-        { name: 'done', command: 'echo finished' },
-      ],
-    });
-    deploymentId = created.body.data.id;
+    alice = await asUser(bosun, 'live');
+    serverId = await alice.addServer();
+    deploymentId = (await alice.defineDeployment(serverId, [
+      { name: 'wait', command: 'sleep 0.5' },
+      { name: 'tick', command: 'for i in 1 2 3 4 5; do echo tick-$i; sleep 0.25; done' },
+      { name: 'done', command: 'echo finished' },
+    ])).id;
   });
   afterAll(async () => {
     sockets.forEach((s) => s.close());
+    alice.close();
     await bosun.stop();
   });
 
@@ -39,11 +37,9 @@ describe('live run progress over Socket.IO', () => {
   });
 
   test('a subscriber sees every change in order with no gaps, output as it is produced, the same as GET', async () => {
-    const socket = await connect(token);
-    const trigger = await bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(bearer(token));
-    const runId = trigger.body.run_id as string;
-    const watch = await watchRun(socket, runId);
-    await eventually(async () => watch.events.at(-1)?.status, (s) => s === 'success', 30_000);
+    const { run_id: runId } = await alice.trigger(deploymentId);
+    const watch = await alice.subscribe(runId);
+    await watch.until((e) => e.status === 'success', 30_000);
 
     const seqs = watch.events.map((e) => e.seq);
     expect(seqs).toEqual(seqs.map((_, i) => watch.snapshotSeq + 1 + i));
@@ -55,7 +51,7 @@ describe('live run progress over Socket.IO', () => {
     expect(watch.events.findIndex((e) => e.output?.data.includes('tick-1'))).toBeLessThan(tickDone);
 
     // Snapshot output plus the streamed chunks rebuild exactly what GET returns.
-    const run = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}`).set(bearer(token))).body.data;
+    const run = await alice.getRun(deploymentId, runId);
     run.steps.forEach((step: { output: string }, index: number) => {
       const streamed = watch.snapshot.steps[index]!.output + watch.events.filter((e) => e.output?.step === index).map((e) => e.output!.data).join('');
       expect(streamed).toBe(step.output);
@@ -66,28 +62,22 @@ describe('live run progress over Socket.IO', () => {
   });
 
   test('another organization’s run cannot be subscribed to, not even for a moment, however often it tries', async () => {
-    const trigger = await bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(bearer(token));
+    const { run_id: runId } = await alice.trigger(deploymentId);
     const stranger = await connect(await bosun.token('live-stranger'));
     let leaked = 0;
     stranger.on('DeploymentRunUpdated', () => (leaked += 1));
     await expect(watchRun(stranger, 'not-an-id')).rejects.toMatchObject({ code: 'not_found' });
-    const read = async () => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data.status;
-    while ((await read()) !== 'success') {
-      const answer = await stranger.emitWithAck('subscribe', { run_id: trigger.body.run_id });
+    while ((await alice.getRun(deploymentId, runId)).status !== 'success') {
+      const answer = await stranger.emitWithAck('subscribe', { run_id: runId });
       expect(answer).toMatchObject({ ok: false, error: { code: 'not_found' } });
     }
     expect(leaked).toBe(0);
   });
 
   test('identical consecutive chunks each arrive, with offsets that add up', async () => {
-    const socket = await connect(token);
-    const serverId = (await bosun.api.get(`/api/v1/deployments/${deploymentId}`).set(bearer(token))).body.data.server_id;
-    const repeat = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
-      name: 'repeat', server_id: serverId, steps: [{ name: 'same', command: 'for i in 1 2 3 4 5; do echo same; sleep 0.3; done' }],
-    });
-    const runId = (await bosun.api.post(`/api/v1/deployments/${repeat.body.data.id}/run`).set(bearer(token))).body.run_id;
-    const watch = await watchRun(socket, runId);
-    await eventually(async () => watch.events.at(-1)?.status, (s) => s === 'success', 30_000);
+    const repeat = await alice.defineDeployment(serverId, [{ name: 'same', command: 'for i in 1 2 3 4 5; do echo same; sleep 0.3; done' }]);
+    const watch = await alice.subscribe((await alice.trigger(repeat.id)).run_id);
+    await watch.until((e) => e.status === 'success', 30_000);
     const chunks = watch.events.filter((e) => e.output).map((e) => e.output!);
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     let offset = watch.snapshot.steps[0]!.output.length;
