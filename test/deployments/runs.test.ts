@@ -187,7 +187,7 @@ describe('running deployments over SSH', () => {
   });
 
   test('runs on different servers proceed in parallel', async () => {
-    const other = await ci.addServer('127.0.0.2');
+    const other = await ci.addServer({ host: '127.0.0.2' });
     const a = await define([{ name: 'a', command: 'date +%s%N; sleep 1; date +%s%N' }]);
     const b = await define([{ name: 'b', command: 'date +%s%N; sleep 1; date +%s%N' }], other);
     const [ra, rb] = await Promise.all([ci.runToEnd(a), ci.runToEnd(b)]);
@@ -207,7 +207,7 @@ describe('running deployments over SSH', () => {
   });
 
   test('server credentials and organization secrets never appear in output, even split across chunks', async () => {
-    const pwServer = await ci.addServer('127.0.0.3', 'password');
+    const pwServer = await ci.addServer({ host: '127.0.0.3', auth_method: 'password' });
     const secret = `tok-${unique()}-${unique()}`;
     expect((await bosun.api.put('/api/v1/secrets/DEPLOY_TOKEN').set(bearer(token)).send({ value: secret })).status).toBe(200);
     const listed = await bosun.api.get('/api/v1/secrets').set(bearer(token));

@@ -1,6 +1,6 @@
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken, type User } from '../support/client';
+import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { asUser, type User } from '../support/client';
 import { Sshd } from '../support/sshd';
 
 type Step = { name: string; status: string; output: string; completed_at: string | null; exit_code: number | null };
@@ -12,21 +12,14 @@ type Step = { name: string; status: string; output: string; completed_at: string
 describe('a server that vanishes while a step runs', () => {
   let bosun: Bosun;
   let sshd: Sshd;
-  let token: string;
   let ops: User;
   let serverId: string;
 
   beforeAll(async () => {
     bosun = await startBosun({ healthIntervalSeconds: 3600 });
     sshd = await Sshd.startPrivate();
-    token = await bosun.token('vanishing');
-    ops = userWithToken(bosun, token);
-    const { port, username, privateKey } = sshd.info;
-    const created = await bosun.api.post('/api/v1/servers').set(bearer(token)).send({
-      title: 'doomed-host', host: '127.0.0.1', port, username, auth_method: 'private_key', private_key: privateKey,
-    });
-    serverId = created.body.data.id as string;
-    await eventually(async () => (await bosun.api.get(`/api/v1/servers/${serverId}`).set(bearer(token))).body.data.status, (s) => s === 'verified');
+    ops = await asUser(bosun, 'vanishing');
+    serverId = await ops.addServer({ title: 'doomed-host', sshd: sshd.info });
   });
   afterAll(async () => {
     ops?.close();

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
-import { addVerifiedServer, bearer, conversationEnded, eventually, runEnded, type Bosun } from './bosun';
+import { bearer, conversationEnded, eventually, runEnded, type Bosun } from './bosun';
 import { connectSocket, watchRun, type BosunSocket } from './socket';
+import type { SshdInfo } from './sshd';
 
 /*
  * The test client: what a user of Bosun does, one call each, through the public API, so a test reads
@@ -15,6 +16,14 @@ export interface StepDefinition {
   timeout_seconds?: number;
   retries?: number;
   continue_on_error?: boolean;
+}
+
+export interface AddServer {
+  host?: string;
+  auth_method?: 'private_key' | 'password';
+  title?: string;
+  /** A private sshd of the test's own (to stop or re-key it); the shared one otherwise. */
+  sshd?: SshdInfo;
 }
 
 // The API's JSON, as the tests read it.
@@ -38,8 +47,18 @@ export function userWithToken(bosun: Bosun, token: string) {
   const user = {
     token,
 
-    /** Adds a server on the tests' sshd (a loopback address of its own) and waits until it is verified; its id. */
-    addServer: (host = '127.0.0.1', auth_method: 'private_key' | 'password' = 'private_key') => addVerifiedServer(bosun, token, host, auth_method),
+    /**
+     * Adds a server — on the tests' shared sshd unless another is given, at a loopback address of its
+     * own — and waits until it is verified; its id.
+     */
+    async addServer({ host = '127.0.0.1', auth_method = 'private_key', title = `srv-${host}`, sshd = bosun.sshd }: AddServer = {}): Promise<string> {
+      const { port, username, privateKey, password } = sshd;
+      const credentials = auth_method === 'private_key' ? { auth_method, private_key: privateKey } : { auth_method, password };
+      const created = expectStatus(await bosun.api.post('/api/v1/servers').set(auth).send({ title, host, port, username, ...credentials }), 201, 'add a server');
+      const id = created.data.id as string;
+      await eventually(async () => (await bosun.api.get(`/api/v1/servers/${id}`).set(auth)).body.data.status, (status) => status === 'verified');
+      return id;
+    },
 
     /** Defines a deployment of `steps` on a server; the deployment as the API shows it. */
     async defineDeployment(serverId: string, steps: StepDefinition[], name = `d-${randomBytes(4).toString('hex')}`): Promise<Json> {
