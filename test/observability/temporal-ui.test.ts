@@ -1,6 +1,7 @@
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
-import { addVerifiedServer, bearer, conversationEnded, eventually, runEnded, startBosun, type Bosun } from '../support/bosun';
+import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken, type StepDefinition, type User } from '../support/client';
 
 type Run = { id: string; status: string; error: string | null; steps: Array<{ status: string }> };
 
@@ -12,29 +13,22 @@ type Run = { id: string; status: string; error: string | null; steps: Array<{ st
 describe('the Temporal UI tells the truth about runs and conversations', () => {
   let bosun: Bosun;
   let token: string;
+  let watcher: User;
   let serverId: string;
 
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('watchers', ['admin'], 'release-bot');
-    serverId = await addVerifiedServer(bosun, token, '127.0.0.3');
+    watcher = userWithToken(bosun, token);
+    serverId = await watcher.addServer({ host: '127.0.0.3' });
   });
   afterAll(async () => {
     await bosun.stop();
   });
 
-  const define = async (name: string, steps: Array<Record<string, unknown>>) => {
-    const res = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name, server_id: serverId, steps });
-    expect(res.status).toBe(201);
-    return res.body.data.id as string;
-  };
-  const trigger = async (deploymentId: string) => {
-    const res = await bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(bearer(token));
-    expect(res.status).toBe(202);
-    return res.body.run_id as string;
-  };
-  const readRun = async (deploymentId: string, runId: string) => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}`).set(bearer(token))).body.data as Run;
-  const finalRun = (deploymentId: string, runId: string) => eventually(() => readRun(deploymentId, runId), runEnded, 60_000);
+  const define = async (name: string, steps: StepDefinition[]) => (await watcher.defineDeployment(serverId, steps, name)).id as string;
+  const trigger = async (deploymentId: string) => (await watcher.trigger(deploymentId)).run_id as string;
+  const finalRun = (deploymentId: string, runId: string): Promise<Run> => watcher.waitForRun(deploymentId, runId);
   const closed = (handle: WorkflowHandle) => eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING', 30_000);
   /** The summaries the UI shows beside the history's events (activities and local-activity markers). */
   const eventSummaries = async (handle: WorkflowHandle) => {
@@ -87,7 +81,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
   test('a running run says which step it is on; a cancelled run is a Cancelled workflow', async () => {
     const deploymentId = await define('long-job', [{ name: 'warm-up', command: 'echo ok' }, { name: 'soak', command: 'echo soaking; sleep 60' }]);
     const runId = await trigger(deploymentId);
-    await eventually(() => readRun(deploymentId, runId), (r) => r.steps[1]?.status === 'running');
+    await watcher.waitForRun(deploymentId, runId, (r) => r.steps[1]?.status === 'running');
     const handle = bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId));
     const metadata = await eventually(
       () => handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata'),
@@ -95,7 +89,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     );
     expect(metadata.currentDetails).toBe('step 2/2 soak running on srv-127.0.0.3');
 
-    expect((await bosun.api.post(`/api/v1/deployments/${deploymentId}/runs/${runId}/cancel`).set(bearer(token))).status).toBe(202);
+    await watcher.cancelRun(deploymentId, runId);
     const run = await finalRun(deploymentId, runId);
     expect(run.status).toBe('cancelled');
     expect(run.error).toBeNull();
@@ -121,13 +115,8 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
 
   describe('conversations', () => {
     type Conversation = { id: string; status: string; error: string | null; steps: Array<{ id: string; status: string }> };
-    const start = async (message: string) => {
-      const res = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: serverId, message });
-      expect(res.status).toBe(201);
-      return res.body.data.id as string;
-    };
-    const read = async (id: string) => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(token))).body.data as Conversation;
-    const until = (id: string, done: (c: Conversation) => boolean) => eventually(() => read(id), done, 60_000);
+    const start = async (message: string) => (await watcher.startConversation(serverId, message)).id as string;
+    const until = (id: string, done: (c: Conversation) => boolean): Promise<Conversation> => watcher.waitForConversation(id, done);
     const ended = conversationEnded;
     const handleOf = (id: string) => bosun.temporal.workflow.getHandle(conversationWorkflowId(id));
 
