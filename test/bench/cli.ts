@@ -13,7 +13,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { REPO } from '../support/processes';
-import { addVerifiedServer, bearer } from '../support/bosun';
+import { bearer } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { runBench } from './harness';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
@@ -39,7 +40,7 @@ const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 
 runBench({}, async (bosun) => {
   const token = await bosun.token('bench-cli');
-  const serverId = await addVerifiedServer(bosun, token);
+  const serverId = await userWithToken(bosun, token).addServer();
   const created = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: 'one-second', server_id: serverId, steps: [{ name: 'sleep', command: 'sleep 1' }] });
   const env = { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token };
 

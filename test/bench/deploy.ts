@@ -14,7 +14,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openConnection } from '../../src/domain/ssh/connect';
-import { addVerifiedServer, bearer, eventually, type Bosun } from '../support/bosun';
+import { bearer, eventually, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { runBench } from './harness';
 import { sharedServices } from '../support/shared';
 import { LOOPBACK_ADDRESSES } from '../support/sshd';
@@ -125,7 +126,7 @@ function ansible(): number | null {
 runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
   const token = await bosun.token('bench');
   const servers: string[] = [];
-  for (const address of LOOPBACK_ADDRESSES.slice(0, 10)) servers.push(await addVerifiedServer(bosun, token, address));
+  for (const address of LOOPBACK_ADDRESSES.slice(0, 10)) servers.push(await userWithToken(bosun, token).addServer({ host: address }));
 
   const a = await baselineExec();
   const nStep = await bosunRun(bosun, token, servers[0]!, N, 'n-steps');

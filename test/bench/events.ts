@@ -10,7 +10,8 @@ import os from 'node:os';
 import type { ChangeStreamUpdateDocument } from 'mongodb';
 import { ConversationModel } from '../../src/domain/conversations/model';
 import type { ConversationUpdatedEvent } from '../../src/domain/events';
-import { addVerifiedServer, bearer } from '../support/bosun';
+import { bearer } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { runBench } from './harness';
 import { connectSocket } from '../support/socket';
 
@@ -21,7 +22,7 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 
 runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
   const token = await bosun.token('bench');
-  const serverId = await addVerifiedServer(bosun, token);
+  const serverId = await userWithToken(bosun, token).addServer();
 
   // (conversation id, seq) → the write's wallTime, and when this process's own stream saw it.
   const written = new Map<string, { wallTime: number; seenAt: number }>();

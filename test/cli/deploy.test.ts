@@ -1,4 +1,5 @@
-import { addVerifiedServer, bearer, startBosun, type Bosun } from '../support/bosun';
+import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { runCli } from '../support/processes';
 
 describe('bosun deploy, as a CI job runs it', () => {
@@ -10,7 +11,7 @@ describe('bosun deploy, as a CI job runs it', () => {
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('ci', ['read', 'deployments:run', 'deployments:write']);
-    serverId = await addVerifiedServer(bosun, await bosun.token('ci'));
+    serverId = await userWithToken(bosun, await bosun.token('ci')).addServer();
     env = { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token };
   });
   afterAll(() => bosun.stop());

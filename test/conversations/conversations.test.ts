@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { addVerifiedServer, bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { ConversationStepUpdatedEvent } from '../../src/domain/events';
 
@@ -16,7 +17,7 @@ describe('conversations: plain-English instructions run on a server', () => {
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('chat', ['admin'], 'ops-person');
-    serverId = await addVerifiedServer(bosun, token);
+    serverId = await userWithToken(bosun, token).addServer();
   });
   afterAll(async () => {
     sockets.forEach((s) => s.close());
@@ -190,8 +191,8 @@ describe('migration plans', () => {
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('movers');
-    source = await addVerifiedServer(bosun, token, '127.0.0.2');
-    target = await addVerifiedServer(bosun, token, '127.0.0.3');
+    source = await userWithToken(bosun, token).addServer({ host: '127.0.0.2' });
+    target = await userWithToken(bosun, token).addServer({ host: '127.0.0.3' });
   });
   afterAll(() => bosun.stop());
 

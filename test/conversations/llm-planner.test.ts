@@ -1,5 +1,6 @@
 import { LlmPlanner } from '../../src/domain/planner/llm';
-import { addVerifiedServer, conversationToEnd, startBosun, type Bosun } from '../support/bosun';
+import { startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { LlmServer } from '../support/llm-server';
 
 type Step = { status: string; execution_log: string; title: string; command: string };
@@ -18,14 +19,14 @@ describe('conversations planned by an LLM (a local OpenAI-compatible endpoint)',
     llm = await LlmServer.start();
     bosun = await startBosun({ planner: new LlmPlanner({ baseUrl: llm.baseUrl, apiKey: 'sk-e2e-secret-key-1234', model: 'ops-model', maxAttempts: 2, maxReplans: 1, timeoutMs: 5000 }) });
     token = await bosun.token('llm-users');
-    serverId = await addVerifiedServer(bosun, token);
+    serverId = await userWithToken(bosun, token).addServer();
   });
   afterAll(async () => {
     await bosun.stop();
     await llm.close();
   });
 
-  const converse = (message: string) => conversationToEnd<Conversation>(bosun, token, { chatable_id: serverId, message });
+  const converse = (message: string) => userWithToken(bosun, token).converse<Conversation>(serverId, message);
 
   test('the model’s steps run on the server', async () => {
     llm.reply(plan({ title: 'Who am I', command: 'id -un' }, { title: 'Say hello', command: 'echo hello from the plan' }));

@@ -1,5 +1,6 @@
 import { CATALOGUE } from '../../src/domain/planner/rules';
-import { addVerifiedServer, conversationToEnd, startBosun, type Bosun } from '../support/bosun';
+import { startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 
 type Step = { title: string; command: string; status: string; risk: string; execution_log: string };
 type Conversation = { id: string; status: string; error: string | null; steps: Step[] };
@@ -13,11 +14,11 @@ describe('conversations show what the planner did with an instruction', () => {
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('honest-planner');
-    serverId = await addVerifiedServer(bosun, token, '127.0.0.6');
+    serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.6' });
   });
   afterAll(() => bosun.stop());
 
-  const say = (message: string) => conversationToEnd<Conversation>(bosun, token, { chatable_id: serverId, message });
+  const say = (message: string) => userWithToken(bosun, token).converse<Conversation>(serverId, message);
 
   test('"the top 5 processes by memory" shows five processes', async () => {
     const done = await say('show the top 5 processes by memory');

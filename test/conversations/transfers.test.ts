@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { addVerifiedServer, bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { connectSocket } from '../support/socket';
 import { sharedFolder, treeDigest } from '../support/trees';
 
@@ -20,8 +21,8 @@ describe('migration plans move data between their servers through the worker', (
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('movers');
-    source = await addVerifiedServer(bosun, token, '127.0.0.2');
-    target = await addVerifiedServer(bosun, token, '127.0.0.3');
+    source = await userWithToken(bosun, token).addServer({ host: '127.0.0.2' });
+    target = await userWithToken(bosun, token).addServer({ host: '127.0.0.3' });
     const plan = await bosun.api.post('/api/v1/migration-plans').set(bearer(token)).send({ title: 'app to new box', source_server_id: source, target_server_id: target });
     planId = plan.body.data.id;
   });

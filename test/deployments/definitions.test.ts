@@ -1,4 +1,5 @@
-import { addVerifiedServer, bearer, startBosun, type Bosun } from '../support/bosun';
+import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 
 describe('deployment definitions', () => {
   let bosun: Bosun;
@@ -8,7 +9,7 @@ describe('deployment definitions', () => {
   beforeAll(async () => {
     bosun = await startBosun();
     admin = await bosun.token('defs');
-    serverId = await addVerifiedServer(bosun, admin);
+    serverId = await userWithToken(bosun, admin).addServer();
   });
   afterAll(() => bosun.stop());
 

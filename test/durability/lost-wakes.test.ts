@@ -1,7 +1,8 @@
 import { Types } from 'mongoose';
 import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
 import { ServerModel } from '../../src/domain/servers/model';
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 
 describe('a queued run whose wake never reached Temporal', () => {
   let bosun: Bosun;
@@ -13,7 +14,7 @@ describe('a queued run whose wake never reached Temporal', () => {
   afterAll(() => bosun.stop());
 
   test('is started by the workers’ sweep', async () => {
-    const serverId = await addVerifiedServer(bosun, token);
+    const serverId = await userWithToken(bosun, token).addServer();
     const id = (await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
       name: 'lost', server_id: serverId, steps: [{ name: 'hello', command: 'echo swept' }],
     })).body.data.id;

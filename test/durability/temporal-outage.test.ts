@@ -1,4 +1,5 @@
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 
 describe('when the API cannot reach Temporal', () => {
   let bosun: Bosun;
@@ -8,7 +9,7 @@ describe('when the API cannot reach Temporal', () => {
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('outage');
-    const serverId = await addVerifiedServer(bosun, token);
+    const serverId = await userWithToken(bosun, token).addServer();
     deploymentId = (await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
       name: 'unreachable', server_id: serverId, steps: [{ name: 'a', command: 'true' }],
     })).body.data.id;

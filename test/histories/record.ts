@@ -15,7 +15,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
 import { sharedServices } from '../support/shared';
@@ -142,7 +143,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
   },
 
   async 'conversation-migration-copy'(ctx) {
-    const target = await addVerifiedServer(ctx.bosun, ctx.token, '127.0.0.4');
+    const target = await userWithToken(ctx.bosun, ctx.token).addServer({ host: '127.0.0.4' });
     const plan = await ctx.api('post', '/api/v1/migration-plans', { title: 'app to new box', source_server_id: ctx.serverId, target_server_id: target });
     const work = sharedFolder('bosun-history-copy-');
     const from = path.join(work, 'www');
@@ -160,7 +161,7 @@ async function main() {
   const bosun = await startBosun({ planner: new ReplanningRules() });
   try {
     const token = await bosun.token('histories');
-    const serverId = await addVerifiedServer(bosun, token, '127.0.0.3');
+    const serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.3' });
     const api: Context['api'] = async (method, url, body) => {
       const res = await bosun.api[method](url).set(bearer(token)).send(body);
       if (res.status >= 400) throw new Error(`${method.toUpperCase()} ${url}: ${res.status} ${JSON.stringify(res.body)}`);

@@ -1,4 +1,5 @@
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { connectSocket } from '../support/socket';
 
 describe('limits: runs per organization, subscriptions per connection, steps per deployment', () => {
@@ -9,7 +10,7 @@ describe('limits: runs per organization, subscriptions per connection, steps per
   beforeAll(async () => {
     bosun = await startBosun({ maxActiveRuns: 2, subscriptionsPerConnection: 2 });
     token = await bosun.token('limited');
-    const serverId = await addVerifiedServer(bosun, token, '127.0.0.13');
+    const serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.13' });
     deploymentId = (await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: 'slow', server_id: serverId, steps: [{ name: 'wait', command: 'sleep 30' }] })).body.data.id;
   });
   afterAll(() => bosun.stop());

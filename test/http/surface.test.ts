@@ -1,4 +1,5 @@
-import { addVerifiedServer, bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
 
@@ -112,7 +113,7 @@ describe('the HTTP and Socket.IO surface', () => {
   });
 
   test('Socket.IO: a run subscription without an acknowledgement still subscribes; a refused one is told why', async () => {
-    const serverId = await addVerifiedServer(bosun, token, '127.0.0.5');
+    const serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.5' });
     // The step prints until it is cancelled: a subscription made at any moment sees some of it.
     const deployment = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: 'no-ack', server_id: serverId, steps: [{ name: 'tick', command: 'while :; do echo tick; sleep 0.2; done' }] });
     const trigger = await bosun.api.post(`/api/v1/deployments/${deployment.body.data.id}/run`).set(bearer(token));
@@ -140,7 +141,7 @@ describe('the HTTP and Socket.IO surface', () => {
   });
 
   test('Socket.IO: a conversation subscription without an acknowledgement still subscribes', async () => {
-    const serverId = await addVerifiedServer(bosun, token, '127.0.0.6');
+    const serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.6' });
     const created = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: serverId, message: 'show the hostname' });
     const id = created.body.data.id as string;
     const status = async () => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(token))).body.data.status as string;

@@ -1,4 +1,5 @@
-import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { registeredRoutes } from '../support/openapi';
 import { connectSocket } from '../support/socket';
 
@@ -83,11 +84,11 @@ describe('tenant isolation, route by route', () => {
     bosun = await startBosun();
     owner = await bosun.token('owners');
     stranger = await bosun.token('strangers');
-    const server = await addVerifiedServer(bosun, owner, '127.0.0.11');
-    const other = await addVerifiedServer(bosun, owner, '127.0.0.12');
+    const server = await userWithToken(bosun, owner).addServer({ host: '127.0.0.11' });
+    const other = await userWithToken(bosun, owner).addServer({ host: '127.0.0.12' });
     await call(owner, 'put', '/policy', { allow_destructive: false, require_approval_for: ['read', 'change', 'destructive'] });
     const deployment = (await call(owner, 'post', '/deployments', { name: 'web', server_id: server, steps: [{ name: 'hello', command: 'echo hello' }] })).body.data.id;
-    const run = await runToEnd(bosun, owner, deployment);
+    const run = await userWithToken(bosun, owner).runToEnd(deployment);
     await call(owner, 'put', '/secrets/db_password', { value: 'owners-secret-value' });
     const plan = (await call(owner, 'post', '/migration-plans', { title: 'move', source_server_id: server, target_server_id: other })).body.data.id;
     // Every step waits for approval: the conversation stays open, with a step to approve or reject.
@@ -150,7 +151,7 @@ describe('tenant isolation, route by route', () => {
         expect(await socket.emitWithAck('subscribe_conversation', request)).toMatchObject({ ok: false, error: { code: 'not_found' } });
       }
       // The owner's run and conversation change meanwhile: nothing of it reaches the stranger.
-      await runToEnd(bosun, owner, ids.deployment);
+      await userWithToken(bosun, owner).runToEnd(ids.deployment);
       await call(owner, 'post', `/conversations/${ids.conversation}/steps/${ids.step}/reject`);
       await eventually(async () => (await call(owner, 'get', `/conversations/${ids.conversation}`)).body.data.status, (s) => s === 'cancelled');
       await new Promise((r) => setTimeout(r, 500));

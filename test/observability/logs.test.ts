@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { LlmPlanner } from '../../src/domain/planner/llm';
-import { addVerifiedServer, bearer, conversationEnded, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { LlmServer } from '../support/llm-server';
 import { connectSocket } from '../support/socket';
 
@@ -55,8 +56,8 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
 
   test('a whole working session at trace level leaves no secret in the logs', async () => {
     const token = await bosun.token('leaky', ['admin'], 'admin-token');
-    const keyServer = await addVerifiedServer(bosun, token, '127.0.0.1', 'private_key');
-    const passwordServer = await addVerifiedServer(bosun, token, '127.0.0.2', 'password');
+    const keyServer = await userWithToken(bosun, token).addServer({ host: '127.0.0.1' });
+    const passwordServer = await userWithToken(bosun, token).addServer({ host: '127.0.0.2', auth_method: 'password' });
     expect((await bosun.api.put('/api/v1/secrets/DB_PASSWORD').set(bearer(token)).send({ value: SECRET_VALUE })).status).toBe(200);
 
     // A refused body carrying credentials, and a failed authentication with a guessed token.
@@ -68,7 +69,7 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
       const deployment = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
         name: `print-${serverId}`, server_id: serverId, steps: [{ name: 'print', command: PRINT_SECRET }, { name: 'fail', command: `${PRINT_SECRET} >&2; exit 4` }],
       });
-      const run = await runToEnd(bosun, token, deployment.body.data.id);
+      const run = await userWithToken(bosun, token).runToEnd(deployment.body.data.id);
       expect(run.status).toBe('failed');
       expect(run.steps[0].output).toBe('[redacted]\n');
     }

@@ -1,5 +1,6 @@
 import { freePort } from '../../src/embedded/ports';
-import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { parseMetrics, valueOf, type Sample } from '../support/metrics';
 import { connectSocket, type BosunSocket } from '../support/socket';
 
@@ -14,7 +15,7 @@ describe('watching Bosun: /metrics, /readyz and links to the Temporal UI', () =>
   beforeAll(async () => {
     bosun = await startBosun({ temporalUiUrl: UI });
     token = await bosun.token('watchers');
-    serverId = await addVerifiedServer(bosun, token);
+    serverId = await userWithToken(bosun, token).addServer();
   });
   afterAll(async () => {
     sockets.forEach((s) => s.close());
@@ -76,7 +77,7 @@ describe('watching Bosun: /metrics, /readyz and links to the Temporal UI', () =>
     expect(run.temporal_ui_url).toBe(`${UI}/namespaces/default/workflows/deployment-run-${run.id}`);
     const list = await bosun.api.get(`/api/v1/deployments/${ok}/runs`).set(bearer(token));
     expect(list.body.data[0].temporal_ui_url).toBe(run.temporal_ui_url);
-    expect((await runToEnd(bosun, token, bad)).status).toBe('failed');
+    expect((await userWithToken(bosun, token).runToEnd(bad)).status).toBe('failed');
 
     await until('bosun_runs_finished_total', { status: 'success' }, 1);
     await until('bosun_runs_finished_total', { status: 'failed' }, 1);

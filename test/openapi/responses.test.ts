@@ -1,4 +1,5 @@
-import { addVerifiedServer, bearer, eventually, runToEnd, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
 import { responseChecker } from '../support/openapi';
 
 /** Real answers of every kind, each checked against the document's response for its route and status. */
@@ -11,7 +12,7 @@ describe('responses match the OpenAPI document', () => {
   beforeAll(async () => {
     bosun = await startBosun({ verifyMaxAttempts: 1 });
     admin = await bosun.token('openapi-responses');
-    serverId = await addVerifiedServer(bosun, admin);
+    serverId = await userWithToken(bosun, admin).addServer();
     expectDocumented = responseChecker((await bosun.api.get('/api/v1/openapi.json')).body);
   });
   afterAll(() => bosun.stop());
@@ -51,7 +52,7 @@ describe('responses match the OpenAPI document', () => {
     const trigger = await api.post(`/api/v1/deployments/${id}/run`);
     expect(trigger.status).toBe(202);
     expect(trigger.body).toMatchObject({ run_id: expect.any(String), status: 'queued' });
-    const run = await runToEnd(bosun, admin, id);
+    const run = await userWithToken(bosun, admin).runToEnd(id);
     expect(run.status).toBe('success');
     const read = await api.get(`/api/v1/deployments/${id}/runs/${trigger.body.run_id}`);
     expect(read.body.data.steps[0].output).toContain('hello');

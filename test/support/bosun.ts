@@ -142,36 +142,3 @@ export async function eventually<T>(check: () => Promise<T>, done: (value: T) =>
   }
   return last;
 }
-
-/** Adds a server on the shared sshd (a distinct loopback address per server) and waits until it is verified. */
-export async function addVerifiedServer(bosun: Bosun, token: string, host = '127.0.0.1', auth: 'private_key' | 'password' = 'private_key') {
-  const { port, username, privateKey, password } = bosun.sshd;
-  const credentials = auth === 'private_key' ? { auth_method: auth, private_key: privateKey } : { auth_method: auth, password };
-  const created = await bosun.api.post('/api/v1/servers').set(bearer(token)).send({ title: `srv-${host}`, host, port, username, ...credentials });
-  if (created.status !== 201) throw new Error(`could not add server: ${JSON.stringify(created.body)}`);
-  const id = created.body.data.id as string;
-  await eventually(async () => (await bosun.api.get(`/api/v1/servers/${id}`).set(bearer(token))).body.data.status, (s) => s === 'verified');
-  return id;
-}
-
-/** Triggers a deployment and polls the run until it reaches a final status. */
-export async function runToEnd(bosun: Bosun, token: string, deploymentId: string, timeoutMs = 60_000) {
-  const trigger = await bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(bearer(token));
-  if (trigger.status !== 202) throw new Error(`trigger failed: ${JSON.stringify(trigger.body)}`);
-  return eventually(
-    async () => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data,
-    runEnded,
-    timeoutMs,
-  );
-}
-
-/** Starts a conversation (a server's by default) and polls it until it reaches a final status. */
-export async function conversationToEnd<C = Record<string, unknown>>(bosun: Bosun, token: string, body: { chatable_id: string; message: string; chatable_type?: string }, timeoutMs = 60_000) {
-  const started = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', ...body });
-  if (started.status !== 201) throw new Error(`could not start the conversation: ${JSON.stringify(started.body)}`);
-  return eventually(
-    async () => (await bosun.api.get(`/api/v1/conversations/${started.body.data.id}`).set(bearer(token))).body.data as C & { status: string },
-    conversationEnded,
-    timeoutMs,
-  );
-}

@@ -106,6 +106,11 @@ export function userWithToken(bosun: Bosun, token: string) {
     waitForConversation: (id: string, done: (conversation: Json) => boolean = conversationEnded, timeoutMs = 60_000) =>
       eventually(() => user.getConversation(id), done, timeoutMs),
 
+    /** Asks about a server and waits for the conversation to end; the conversation as it ended. */
+    async converse<C = Json>(serverId: string, message: string, extra: Json = {}, timeoutMs = 60_000): Promise<C> {
+      return user.waitForConversation((await user.startConversation(serverId, message, extra)).id, conversationEnded, timeoutMs);
+    },
+
     async cancelConversation(id: string): Promise<Json> {
       return expectStatus(await bosun.api.post(`/api/v1/conversations/${id}/cancel`).set(auth), 202, 'cancel the conversation').data;
     },
