@@ -61,7 +61,7 @@ export class StepLog {
   flush(): Promise<unknown> {
     if (!this.pending) return this.writes;
     const output = this.chunkFields(this.takePending());
-    return this.write((steps) => steps.appendOutput(output)).catch(this.warn('step output'));
+    return this.write((steps) => steps.appendOutput(this.index, output)).catch(this.warn('step output'));
   }
 
   /** The pending output as fields of a final write (which also holds the result: one change, one event). */

@@ -47,7 +47,7 @@ describe('the runs store', () => {
     expect(await read(run._id)).toMatchObject({ status: 'running', seq: 1 });
     const steps = runs.runSteps(id);
     await steps.startAttempt(0, { startedAt: new Date(), exitAttempt: 0 });
-    await steps.appendOutput({ 'steps.0.output': 'hello\n' });
+    await steps.appendOutput(0, { 'steps.0.output': 'hello\n' });
     await steps.finishAttempt(0, attempt('success', 0));
     let now = await read(run._id);
     expect(now.seq).toBe(4);
@@ -57,9 +57,11 @@ describe('the runs store', () => {
     await steps.startAttempt(0, { startedAt: new Date(), exitAttempt: 1 });
     await steps.finishAttempt(0, attempt('failed', 3));
     await steps.failStep(0, {});
+    // Nor does late output overwrite the log it finished with.
+    await steps.appendOutput(0, { 'steps.0.output': 'late\n' });
     now = await read(run._id);
     expect(now.seq).toBe(4);
-    expect(now.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 1 });
+    expect(now.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 1, output: 'hello\n' });
 
     await runs.skipSteps(id, 1);
     expect(await read(run._id)).toMatchObject({ seq: 5, steps: [{ status: 'success' }, { status: 'skipped' }] });

@@ -28,8 +28,11 @@ export type OutputFields = Record<string, unknown>;
  * again: such a transition leaves it as it is.
  */
 export interface StepTransitions {
-  /** A chunk of output (progress: not journaled before it is acknowledged). */
-  appendOutput(output: OutputFields): Promise<unknown>;
+  /**
+   * A chunk of output (progress: not journaled before it is acknowledged). Only an open step takes
+   * it: a step closed by someone else (a cancel without its workflow) keeps the log it was closed with.
+   */
+  appendOutput(index: number, output: OutputFields): Promise<unknown>;
   /** An exit attempt starts: the step is running; `pgid` when the command's process group is known already. */
   startAttempt(index: number, start: AttemptStart): Promise<unknown>;
   /** Bookkeeping, not a change a client sees: the running command's process group (null once it is gone). */
@@ -70,7 +73,7 @@ const startFields = (index: number, start: AttemptStart) => ({
 export function stepTransitions(model: Model<any>, id: string | Types.ObjectId): StepTransitions {
   const update = (filter: Record<string, unknown>, change: Update, options = {}) => model.updateOne({ _id: id, ...filter }, change, options).exec();
   return {
-    appendOutput: (output) => update({}, asChange({ $set: output }), PROGRESS),
+    appendOutput: (index, output) => update(stepIsOpen(index), asChange({ $set: output }), PROGRESS),
 
     startAttempt: (index, start) =>
       update(stepIsOpen(index), asChange({ $set: startFields(index, start), $inc: { [stepField(index, 'attempts')]: 1 } }), PROGRESS),
