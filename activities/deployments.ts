@@ -6,7 +6,16 @@ import { ServerModel } from '../src/domain/servers/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
 import type { SshPool } from '../src/domain/ssh/pool';
-import { DEFAULT_STEP_LIMIT_SECONDS, type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
+import { Types } from 'mongoose';
+import { openParameters, parameterEnvironment, secretParameterValues } from '../src/domain/deployments/parameters';
+import { takeRunQueuePlaces } from '../src/domain/servers/store';
+import {
+  DEFAULT_STEP_LIMIT_SECONDS,
+  fleetTargetWorkflowId,
+  type FleetPlan,
+  type FleetTarget,
+  type TargetQueued,
+  type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
 import { failure } from '../workflows/failure-types';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { cancellingWith, executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecution } from './step-execution';
@@ -22,13 +31,15 @@ export interface DeploymentActivityDeps {
   outputFlushMs?: number;
   /** This worker's own task queue, where a long step's command is followed after its hand-off. */
   handoffTaskQueue: string;
+  /** Wakes a server's run queue (starting it when idle): a fleet target that took its place there. */
+  wakeQueue: (serverId: string, organizationId: string) => Promise<void>;
 }
 
 /** How long a handed-off command that finished stays claimable by `awaitStep`. */
 const HELD_STEP_GRACE_MS = 5 * 60_000;
 const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${index}:${exitAttempt}`;
 
-export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue }: DeploymentActivityDeps) {
+export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue }: DeploymentActivityDeps) {
   const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, outputFlushMs });
   /** Commands handed off by `startStep`, waiting for their `awaitStep`. */
   const heldSteps = new Map<string, StepExecution>();
@@ -56,11 +67,13 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     if (!run || !step) throw failure('RunNotFound', `Run ${runId} has no step ${index}`);
     const recorded = recordedResult(step, input.exitAttempt);
     if (recorded) return recorded;
+    const parameters = openParameters(run, secretBox);
     return startStepExecution(settings, {
       attempt: input,
       step,
       target,
-      secrets: [...credentialSecrets(target), ...organizationSecrets],
+      environment: parameterEnvironment(parameters),
+      secrets: [...credentialSecrets(target), ...organizationSecrets, ...secretParameterValues(parameters)],
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
       steps: runs.runSteps(runId),
     });
@@ -74,7 +87,58 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      */
     async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
       const run = await runs.beginRun(runId);
-      return run && runs.stepDefinitions(run.steps);
+      // A retry's run skips the steps that succeeded before (marked only then: older histories replay the same).
+      return run && runs.stepDefinitions(run.steps).map((step, index) => (index < (run.start_step ?? 0) ? { ...step, skip: true } : step));
+    },
+
+    /** A fleet run: queued → running, and what its workflow needs to run its batches; null when it has ended (cancelled while queued). */
+    async beginFleet({ runId }: { runId: string }): Promise<FleetPlan | null> {
+      const run = await runs.beginRun(runId);
+      if (!run?.fleet) return null;
+      return { total: run.fleet.total, batches: run.fleet.batches, maxFailures: run.fleet.max_failures };
+    },
+
+    /** A batch's targets still waiting to start (a target closed meanwhile, by a cancel, is not). */
+    async batchTargets({ runId, batch }: { runId: string; batch: number }): Promise<FleetTarget[]> {
+      const targets = await DeploymentRunModel.find({ parent_run_id: runId, batch, status: 'queued' }, { server_id: 1, server_title: 1 }).sort({ _id: 1 }).lean();
+      return targets.map((t) => ({ runId: t._id.toString(), serverId: t.server_id!.toString(), serverTitle: t.server_title ?? t.server_id!.toString() }));
+    },
+
+    /**
+     * A target whose batch starts takes its place in its server's queue and wakes it. A server that
+     * is gone or was never verified (its host key unknown) cannot take it: the target fails, unrun.
+     * Taken once: a repeated call (the workflow task retried) finds it placed.
+     */
+    async queueTarget({ runId, serverId, organizationId }: { runId: string; serverId: string; organizationId: string }): Promise<TargetQueued> {
+      const target = await DeploymentRunModel.findById(runId, { status: 1, queue_seq: 1 }).lean();
+      if (!target) throw failure('RunNotFound', `Target run ${runId} does not exist`);
+      if (target.status === 'queued' && target.queue_seq === null) {
+        const place = await takeRunQueuePlaces(new Types.ObjectId(serverId), organizationId, 1);
+        if (place === null) {
+          const exists = await ServerModel.exists({ _id: serverId, organization_id: organizationId });
+          const why = exists ? 'the server has not been verified: its host key is unknown, so Bosun will not connect' : 'the server no longer exists';
+          await runs.failTarget(runId, `Not run: ${why}`);
+          return { failed: `Not run: ${why}` };
+        }
+        await runs.enqueueTarget(runId, place);
+      }
+      await wakeQueue(serverId, organizationId);
+      return { queued: true };
+    },
+
+    /** A fleet run's targets still waiting for their batch (from `fromBatch` on): skipped (too many failures) or cancelled. */
+    async closeWaitingTargets({ runId, to, fromBatch }: { runId: string; to: 'skipped' | 'cancelled'; fromBatch: number }): Promise<number> {
+      return runs.closeWaitingTargets(runId, to, fromBatch);
+    },
+
+    /** A queued run (a target before its turn) that will never start: cancelled. */
+    async cancelQueuedRun({ runId }: { runId: string }): Promise<void> {
+      await runs.closeRun(new Types.ObjectId(runId), 'queued', 'cancelled');
+    },
+
+    /** A queued target whose workflow is gone when its turn comes: failed, so its fleet run and queue move on. */
+    async failQueuedTarget({ runId, error }: { runId: string; error: string }): Promise<void> {
+      await runs.closeRun(new Types.ObjectId(runId), 'queued', 'failed', { error });
     },
 
     /** A run that beginRun found already ended (cancelled while queued, or closed by a sweep): how it ended. */
@@ -133,16 +197,16 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      * Only a step still pending or running moves: a finished step keeps its result.
      */
     async failRunStep({ runId, index, message }: { runId: string; index: number; message: string }): Promise<void> {
-      const run = await DeploymentRunModel.findById(runId, { server_id: 1, organization_id: 1, steps: { $slice: [index, 1] } }).lean();
+      const run = await DeploymentRunModel.findById(runId, { server_id: 1, organization_id: 1, parameters: 1, steps: { $slice: [index, 1] } }).lean();
       const step = run?.steps[0];
       if (!run || !step) return;
       if (step.pgid) await killLeftovers(runId, [step.pgid]);
       const [loaded, organizationSecrets] = await Promise.all([
-        loadSshTarget(run.server_id.toString(), secretBox).catch(() => null),
+        loadSshTarget(String(run.server_id), secretBox).catch(() => null),
         organizationSecretValues(run.organization_id.toString(), secretBox).catch(() => []),
       ]);
       const steps = runs.runSteps(runId);
-      const secrets = [...(loaded ? credentialSecrets(loaded.target) : []), ...organizationSecrets];
+      const secrets = [...(loaded ? credentialSecrets(loaded.target) : []), ...organizationSecrets, ...secretParameterValues(openParameters(run, secretBox))];
       const stepLog = new StepLog(steps, index, step, settings, secrets, log, { runId, index });
       stepLog.note(`${step.output && !step.output.endsWith('\n') ? '\n' : ''}--- failed: ${message} ---\n`);
       await steps.failStep(index, stepLog.finalFields());
@@ -169,7 +233,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
     /** The server's next run: the queued one with the lowest place in the queue, or null. */
     async nextQueuedRun({ serverId }: { serverId: string }): Promise<QueuedRun | null> {
-      const run = await DeploymentRunModel.findOne({ server_id: serverId, status: 'queued' }, { steps: 0 }).sort({ queue_seq: 1 }).lean();
+      // A fleet target waiting for its batch has no place yet.
+      const run = await DeploymentRunModel.findOne({ server_id: serverId, status: 'queued', queue_seq: { $ne: null } }, { steps: 0, parameters: 0 }).sort({ queue_seq: 1 }).lean();
       if (!run) return null;
       const [deployment, server] = await Promise.all([
         DeploymentModel.findById(run.deployment_id, { name: 1 }).lean(),
@@ -183,6 +248,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
         deploymentName: deployment?.name ?? '(deleted)',
         triggeredBy: `API token: ${run.triggered_by}`,
         serverTitle: server?.title ?? serverId,
+        ...(run.parent_run_id ? { fleetTargetWorkflowId: fleetTargetWorkflowId(run.parent_run_id.toString(), serverId) } : {}),
       };
     },
   };

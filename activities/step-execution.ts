@@ -103,6 +103,7 @@ export function startStepExecution(
     attempt,
     step,
     target,
+    environment,
     secrets,
     limitSeconds,
     steps,
@@ -113,6 +114,8 @@ export function startStepExecution(
     attempt: StepAttempt;
     step: ExecutableStep;
     target: SshTarget;
+    /** Exported to the command (a deployment's parameters). */
+    environment?: Record<string, string>;
     secrets: string[];
     limitSeconds: number;
     /** The step's document (a run, a conversation), written only through its transitions. */
@@ -178,6 +181,7 @@ export function startStepExecution(
       }
       result = await sshPool.withConnection(target, (ssh) =>
         runInProcessGroup(ssh, step.command, {
+          environment,
           onOutput: (text) => stepLog.push(text),
           onProcessGroup: (id) => {
             pgid = id;

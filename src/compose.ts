@@ -119,6 +119,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
           stepOutputLimitBytes: config.deployments.stepOutputLimitBytes,
           transferMaxBytesPerSecond: config.transfers.maxBytesPerSecond,
           planner: options.planner ?? createPlanner(config.planner),
+          wakeQueue: (serverId, organizationId) => workflows.wakeQueue(serverId, organizationId),
         },
       );
       const running = worker.run();
@@ -157,7 +158,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         log,
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
-        deployments: createDeploymentService({ workflows, log, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization }),
+        deployments: createDeploymentService({ workflows, log, secretBox, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization }),
         conversations: createConversationService({ workflows }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,

@@ -60,7 +60,69 @@ export interface QueuedRun {
   triggeredBy: string;
   /** The server's title, for the names a person reads in the Temporal UI (absent in runs queued before it existed). */
   serverTitle?: string;
+  /** A fleet run's target: its workflow (a child of the fleet run's) waits for its turn, which the queue signals. */
+  fleetTargetWorkflowId?: string;
 }
+
+/**
+ * Fleet runs: one workflow per run (`deployment-run-<run id>`), starting one child per target, batch
+ * by batch; each target waits for its turn in its server's queue, like a one-server run.
+ */
+export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deployment-run-${runId}-${serverId}`;
+/** Queue → target: "your turn on this server". */
+export const TURN_SIGNAL = 'turn';
+/** Target → queue: "done with this server" (the target's run id). */
+export const RELEASED_SIGNAL = 'released';
+
+/** At most this many targets run at once: a batch's children are one workflow history's. */
+export const MAX_BATCH_SIZE = 1000;
+
+export interface FleetRunInput {
+  runId: string;
+  organizationId: string;
+  deploymentId: string;
+  deploymentName: string;
+  triggeredBy: string;
+  /** Carried over a continue-as-new: where the run is. */
+  progress?: FleetProgress;
+}
+
+export interface FleetPlan {
+  total: number;
+  batches: number;
+  maxFailures: number;
+}
+
+export interface FleetProgress {
+  plan: FleetPlan;
+  nextBatch: number;
+  failed: number;
+  firstFailure: string | null;
+}
+
+/** A target as the fleet run starts it. */
+export interface FleetTarget {
+  runId: string;
+  serverId: string;
+  serverTitle: string;
+}
+
+export type TargetRunInput = QueuedRun & { fleetRunId: string; batch: number };
+
+/** A target's turn: queued in its server's queue, or failed without running (its server gone or never verified). */
+export type TargetQueued = { queued: true } | { failed: string };
+
+export interface FleetResult {
+  status: 'success';
+  targets: number;
+  duration_seconds: number;
+}
+
+/** The summary and details the Temporal UI shows for a fleet run's workflow. */
+export const fleetWorkflowMetadata = (run: FleetRunInput, targets: number) => ({
+  staticSummary: `${run.deploymentName} on ${targets} servers`,
+  staticDetails: [`**Deployment** ${run.deploymentName} (${run.deploymentId})`, `**Targets** ${targets}`, `**Triggered by** ${run.triggeredBy}`, `**Run** ${run.runId}`].join('\n\n'),
+});
 
 /** What a run's workflow completes with when the run succeeded (a failed run fails its workflow; a cancelled one is cancelled). */
 export interface RunResult {
@@ -102,6 +164,8 @@ export interface RunStepDefinition {
   timeout_seconds: number | null;
   retries: number;
   continue_on_error: boolean;
+  /** Not run: it succeeded in the run this one retries (absent before retries existed). */
+  skip?: boolean;
 }
 
 /** A step without timeout_seconds is still stopped after a day: nothing runs unwatched forever. */
@@ -208,5 +272,7 @@ export interface WorkflowSignatures {
   serverHealthWorkflow: (input: ServerHealthInput) => Promise<void>;
   serverRunQueueWorkflow: (input: RunQueueInput) => Promise<void>;
   deploymentRunWorkflow: (run: QueuedRun) => Promise<RunResult>;
+  deploymentFleetWorkflow: (run: FleetRunInput) => Promise<FleetResult>;
+  deploymentTargetWorkflow: (target: TargetRunInput) => Promise<RunResult>;
   conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
 }

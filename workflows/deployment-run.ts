@@ -129,6 +129,11 @@ const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) 
  * the first failed step, its server and exit code when the run failed, and is cancelled when it was.
  */
 export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> {
+  return executeRun(run);
+}
+
+/** A run's steps on its server, from its begin to its end (a one-server run's, or a fleet target's). */
+export async function executeRun(run: QueuedRun): Promise<RunResult> {
   const startedAt = Date.now();
   const server = serverLabel(run);
   // Not cancellable: once the run is marked running, the cancel must go through the cleanup below.
@@ -159,6 +164,8 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> 
     if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled before the first step');
     for (let index = 0; index < steps.length; index += 1) {
       const step = steps[index]!;
+      // Succeeded in the run this one retries.
+      if (step.skip) continue;
       setCurrentDetails(`step ${index + 1}/${steps.length} ${step.name} running on ${server}`);
       let result: StepResult;
       try {

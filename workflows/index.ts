@@ -1,11 +1,28 @@
 import type { WorkflowSignatures } from './contracts';
 import { conversationWorkflow } from './conversation';
+import { deploymentFleetWorkflow, deploymentTargetWorkflow } from './deployment-fleet';
 import { deploymentRunWorkflow } from './deployment-run';
 import { serverHealthWorkflow } from './server-health';
 import { serverRunQueueWorkflow } from './server-run-queue';
 import { serverVerificationWorkflow } from './server-verification';
 
-export { serverVerificationWorkflow, serverHealthWorkflow, serverRunQueueWorkflow, deploymentRunWorkflow, conversationWorkflow };
+export {
+  serverVerificationWorkflow,
+  serverHealthWorkflow,
+  serverRunQueueWorkflow,
+  deploymentRunWorkflow,
+  deploymentFleetWorkflow,
+  deploymentTargetWorkflow,
+  conversationWorkflow,
+};
 
 // The signatures src/ starts them with (it never imports this folder's code): checked here.
-void ({ serverVerificationWorkflow, serverHealthWorkflow, serverRunQueueWorkflow, deploymentRunWorkflow, conversationWorkflow } satisfies WorkflowSignatures);
+void ({
+  serverVerificationWorkflow,
+  serverHealthWorkflow,
+  serverRunQueueWorkflow,
+  deploymentRunWorkflow,
+  deploymentFleetWorkflow,
+  deploymentTargetWorkflow,
+  conversationWorkflow,
+} satisfies WorkflowSignatures);

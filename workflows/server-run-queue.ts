@@ -3,6 +3,7 @@ import {
   condition,
   continueAsNew,
   defineSignal,
+  getExternalWorkflowHandle,
   ParentClosePolicy,
   proxyLocalActivities,
   setCurrentDetails,
@@ -12,13 +13,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployments';
-import { deploymentRunWorkflowId, runSearchAttributes, runWorkflowMetadata, WAKE_QUEUE_SIGNAL, type RunQueueInput } from './contracts';
+import { deploymentRunWorkflowId, RELEASED_SIGNAL, runSearchAttributes, runWorkflowMetadata, TURN_SIGNAL, WAKE_QUEUE_SIGNAL, type QueuedRun, type RunQueueInput } from './contracts';
 import { deploymentRunWorkflow } from './deployment-run';
 
 export const wakeSignal = defineSignal(WAKE_QUEUE_SIGNAL);
+export const releasedSignal = defineSignal<[string]>(RELEASED_SIGNAL);
 
 // One database read: a local activity, with no task round trip.
-const { nextQueuedRun } = proxyLocalActivities<DeploymentActivities>({
+const { nextQueuedRun, endedRun, failQueuedTarget } = proxyLocalActivities<DeploymentActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
   localRetryThreshold: '100 milliseconds',
@@ -34,6 +36,10 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
   setHandler(wakeSignal, () => {
     woken = true;
   });
+  const released = new Set<string>();
+  setHandler(releasedSignal, (runId) => {
+    released.add(runId);
+  });
 
   for (;;) {
     woken = false;
@@ -44,6 +50,10 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
       if (woken || (await condition(() => woken, '10 minutes'))) continue;
       await condition(allHandlersFinished);
       if (!woken) return;
+      continue;
+    }
+    if (run.fleetTargetWorkflowId) {
+      await giveTurn(run, released);
       continue;
     }
     let child;
@@ -74,4 +84,26 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
       await continueAsNew<typeof serverRunQueueWorkflow>(input);
     }
   }
+}
+
+/**
+ * A fleet run's target: its workflow (a child of its fleet run's) is told it is its turn, and the
+ * queue waits until it gives the turn back, or its run has ended (checked each minute: a target
+ * whose workflow was terminated never gives it back).
+ */
+async function giveTurn(run: QueuedRun, released: Set<string>): Promise<void> {
+  setCurrentDetails(`running ${run.deploymentName} (target run ${run.runId} of a fleet run, triggered by ${run.triggeredBy})`);
+  try {
+    await getExternalWorkflowHandle(run.fleetTargetWorkflowId!).signal(TURN_SIGNAL);
+  } catch {
+    // Its workflow is gone: nothing will run it.
+    await failQueuedTarget({ runId: run.runId, error: 'The target’s workflow ended before its turn (terminated in Temporal?)' });
+    return;
+  }
+  while (!released.has(run.runId)) {
+    if (await condition(() => released.has(run.runId), '1 minute')) break;
+    const ended = await endedRun({ runId: run.runId });
+    if (!ended || !['queued', 'running'].includes(ended.status)) break;
+  }
+  released.delete(run.runId);
 }

@@ -9,13 +9,38 @@ export class DeployExit extends Error {
   }
 }
 
+interface StepView {
+  name: string;
+  status: string;
+  output: string;
+  exit_code: number | null;
+  attempts?: number;
+}
+
+interface TargetView {
+  server_id: string;
+  title: string;
+  host: string | null;
+  batch: number;
+  status: string;
+  error: string | null;
+  seq: number;
+  started_at: string | null;
+  completed_at: string | null;
+  steps: Array<Omit<StepView, 'output'>>;
+}
+
 interface RunView {
   id: string;
   status: string;
   duration_seconds: number | null;
   /** A failed run's one line: which step failed, where and why. */
   error?: string | null;
-  steps: Array<{ name: string; status: string; output: string; exit_code: number | null; attempts?: number }>;
+  /** A fleet run's resolved strategy; null for a one-server run. */
+  strategy?: { batch_size: number; max_failures: number; batches: number } | null;
+  steps: StepView[];
+  targets?: TargetView[];
+  summary?: Record<string, number>;
 }
 
 const OBJECT_ID = /^[0-9a-f]{24}$/i;
@@ -25,12 +50,17 @@ const LAST_LINES = 20;
 const FINAL = new Set(['success', 'failed', 'cancelled']);
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-async function request(base: string, token: string, method: string, path: string, headers: Record<string, string> = {}) {
+async function request(base: string, token: string, method: string, path: string, headers: Record<string, string> = {}, payload?: unknown) {
   let lastError: unknown;
   // Connection errors and 5xx are retried (with the same idempotency key, so never a second run).
   for (let attempt = 1; attempt <= 4; attempt += 1) {
     try {
-      const res = await fetch(`${base}/api/v1${path}`, { method, headers: { Authorization: `Bearer ${token}`, ...headers }, signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${base}/api/v1${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, ...(payload === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+        body: payload === undefined ? undefined : JSON.stringify(payload),
+        signal: AbortSignal.timeout(30_000),
+      });
       const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
       if (res.status < 500) return { status: res.status, body };
       lastError = new Error(`HTTP ${res.status}: ${JSON.stringify(body)}`);
@@ -49,36 +79,58 @@ const errorMessage = (body: Record<string, unknown>) => (body.error as { message
  * stream, snapshots and polls the whole (possibly capped) output.
  */
 class OutputPrinter {
-  private printed = new Map<number, number>();
-  private announced = new Map<number, string>();
+  private printed = new Map<string, number>();
+  private announced = new Map<string, string>();
+  /** A fleet run's output, line by line, each prefixed with its server: the part of a line still to come. */
+  private partial = new Map<string, string>();
 
-  step(index: number, name: string, status: string) {
-    if (this.announced.get(index) === status) return;
-    this.announced.set(index, status);
-    if (status !== 'pending') say(`==> ${name}: ${status}`);
+  /** `server`: a fleet run's target (its title), or '' for a one-server run. */
+  step(server: string, index: number, name: string, status: string) {
+    const key = `${server}/${index}`;
+    if (this.announced.get(key) === status) return;
+    this.announced.set(key, status);
+    if (status !== 'pending') say(`${server ? `[${server}] ` : ''}==> ${name}: ${status}`);
   }
 
   /** A live chunk: prints what lies past what was printed; false if there is a hole before it. */
-  chunk(index: number, offset: number, data: string): boolean {
-    const done = this.printed.get(index) ?? 0;
+  chunk(server: string, index: number, offset: number, data: string): boolean {
+    const done = this.printed.get(`${server}/${index}`) ?? 0;
     if (offset > done) return false;
     const fresh = data.slice(done - offset);
-    if (fresh) this.write(index, fresh);
+    if (fresh) this.write(server, index, fresh);
     return true;
   }
 
-  /** A whole run: prints the part of each step's output not yet shown. */
+  /** A whole one-server run: prints the part of each step's output not yet shown. */
   catchUp(run: RunView) {
+    if (run.targets && run.strategy) {
+      // A fleet run: its targets' statuses (their output is read per target, at the end for failed ones).
+      for (const target of run.targets) target.steps.forEach((step, index) => this.step(target.title, index, step.name, step.status));
+      return;
+    }
     run.steps.forEach((step, index) => {
-      const done = this.printed.get(index) ?? 0;
-      if (step.output.length > done) this.write(index, step.output.slice(done));
-      this.step(index, step.name, step.status);
+      const done = this.printed.get(`/${index}`) ?? 0;
+      if (step.output.length > done) this.write('', index, step.output.slice(done));
+      this.step('', index, step.name, step.status);
     });
   }
 
-  private write(index: number, data: string) {
-    process.stdout.write(data);
-    this.printed.set(index, (this.printed.get(index) ?? 0) + data.length);
+  /** What is left of a fleet run's lines. */
+  flush() {
+    for (const [server, rest] of this.partial) if (rest) process.stdout.write(`[${server}] ${rest}\n`);
+    this.partial.clear();
+  }
+
+  private write(server: string, index: number, data: string) {
+    const key = `${server}/${index}`;
+    this.printed.set(key, (this.printed.get(key) ?? 0) + data.length);
+    if (!server) {
+      process.stdout.write(data);
+      return;
+    }
+    const lines = ((this.partial.get(server) ?? '') + data).split('\n');
+    this.partial.set(server, lines.pop()!);
+    for (const line of lines) process.stdout.write(`[${server}] ${line}\n`);
   }
 }
 
@@ -123,7 +175,41 @@ function reportFailure(run: RunView) {
   say(`Error: ${run.error ?? (telling.length ? `step "${telling[0]!.name}" ${telling[0]!.status}` : 'the run failed before any step ran')}`);
 }
 
-export async function deploy(deployment: string, options: { wait?: boolean; timeout?: number; idempotencyKey?: string }): Promise<never> {
+/** A fleet run's end: one line per server, then each failed target's error and last lines (the first few). */
+async function reportFleet(run: RunView, readTarget: (serverId: string) => Promise<{ steps: StepView[] } | null>) {
+  const targets = run.targets ?? [];
+  const width = Math.max(6, ...targets.map((t) => t.title.length));
+  say('');
+  say(`${'SERVER'.padEnd(width)}  BATCH  STATUS     STEPS OK  ERROR`);
+  for (const t of targets) {
+    const ok = t.steps.filter((s) => s.status === 'success').length;
+    say(`${t.title.padEnd(width)}  ${String(t.batch).padEnd(5)}  ${t.status.padEnd(9)}  ${`${ok}/${t.steps.length}`.padEnd(8)}  ${t.error ?? ''}`);
+  }
+  const s = run.summary ?? {};
+  say(`${s.total ?? targets.length} targets: ${['success', 'failed', 'skipped', 'cancelled', 'running', 'queued'].filter((k) => s[k]).map((k) => `${s[k]} ${k}`).join(', ')}`);
+  const failed = targets.filter((t) => t.status === 'failed').slice(0, 5);
+  for (const t of failed) {
+    const detail = await readTarget(t.server_id);
+    const step = detail?.steps.find((x) => x.status === 'failed');
+    if (!step) continue;
+    say(`==> [${t.title}] ${step.name}: failed${step.exit_code === null ? '' : ` with exit code ${step.exit_code}`}; ${step.output ? 'its last lines:' : 'no output'}`);
+    for (const line of step.output.replace(/\n$/, '').split('\n').slice(-LAST_LINES)) if (step.output) say(`    ${line}`);
+  }
+  if (run.error) say(`Error: ${run.error}`);
+}
+
+/** `--param name=value` options as a trigger's parameters. */
+export function parseParams(pairs: string[]): Record<string, string> {
+  const parameters: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new DeployExit(2, `--param takes name=value (got "${pair}")`);
+    parameters[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return parameters;
+}
+
+export async function deploy(deployment: string, options: { wait?: boolean; timeout?: number; idempotencyKey?: string; params?: string[] }): Promise<never> {
   const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
   const token = process.env.BOSUN_TOKEN;
   if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
@@ -131,7 +217,8 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
   const key = options.idempotencyKey ?? `bosun-cli-${randomUUID()}`;
   if (!options.idempotencyKey) say(`Idempotency-Key: ${key} (rerun with --idempotency-key ${key} to retry without a second run)`);
 
-  const trigger = await request(base, token, 'POST', `/deployments/${encodeURIComponent(deploymentId)}/run`, { 'Idempotency-Key': key });
+  const parameters = parseParams(options.params ?? []);
+  const trigger = await request(base, token, 'POST', `/deployments/${encodeURIComponent(deploymentId)}/run`, { 'Idempotency-Key': key }, { parameters });
   if (trigger.status !== 202) throw new DeployExit(2, `Could not trigger: ${errorMessage(trigger.body)}`);
   const runId = trigger.body.run_id as string;
   process.stdout.write(options.wait ? '' : `${runId}\n`);
@@ -151,6 +238,7 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
     let socket: Socket<ServerToClientEvents, ClientToServerEvents> | undefined;
     let live = false;
     let lastSeq = -1;
+    const targetSeqs = new Map<string, number>();
     let settled = false;
     const finish = (result: RunView | DeployExit) => {
       if (settled) return;
@@ -181,6 +269,7 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
           if (!answer.ok) return finish(new DeployExit(2, answer.error.message));
           const run = answer.data.run as RunView;
           lastSeq = answer.data.seq;
+          for (const t of run.targets ?? []) targetSeqs.set(t.server_id, t.seq);
           live = true;
           printer.catchUp(run);
           if (FINAL.has(run.status)) finish(run);
@@ -191,21 +280,39 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
       live = false;
     });
     socket.on('DeploymentRunUpdated', (event: DeploymentRunUpdatedEvent) => {
-      if (!live || event.seq <= lastSeq) return;
+      if (!live) return;
+      if (event.target) {
+        // A fleet run's target: its own sequence, its own output.
+        const { target } = event;
+        const last = targetSeqs.get(target.server_id) ?? 0;
+        if (target.seq <= last) return;
+        targetSeqs.set(target.server_id, target.seq);
+        if (event.output) printer.chunk(target.title, event.output.step, event.output.offset, event.output.data);
+        target.steps.forEach((s, i) => printer.step(target.title, i, s.name, s.status));
+        if (target.seq !== last + 1) void resync();
+        return;
+      }
+      if (event.seq === null || event.seq <= lastSeq) return;
       const gap = event.seq !== lastSeq + 1;
       lastSeq = event.seq;
       // A missed event, or a chunk past what was printed: the run itself has it all.
-      if (gap || (event.output && !printer.chunk(event.output.step, event.output.offset, event.output.data))) {
+      if (gap || (event.output && !printer.chunk('', event.output.step, event.output.offset, event.output.data))) {
         void resync();
         return;
       }
-      event.steps.forEach((s, i) => printer.step(i, s.name, s.status));
-      if (FINAL.has(event.status)) void resync();
+      event.steps.forEach((s, i) => printer.step('', i, s.name, s.status));
+      if (event.status && FINAL.has(event.status)) void resync();
     });
     socket.on('connect_error', (error) => say(`(live updates unavailable: ${error.message}; polling)`));
   });
 
-  if (final.status === 'failed') reportFailure(final);
+  printer.flush();
+  if (final.strategy) {
+    await reportFleet(final, async (serverId) => {
+      const res = await request(base, token, 'GET', `${runPath}/targets/${serverId}`);
+      return res.status === 200 ? (res.body.data as { steps: StepView[] }) : null;
+    });
+  } else if (final.status === 'failed') reportFailure(final);
   say(`Run ${runId}: ${final.status}${final.duration_seconds === null ? '' : ` in ${final.duration_seconds} s`}`);
   throw new DeployExit(final.status === 'success' ? 0 : 1, '');
 }

@@ -116,10 +116,11 @@ export function buildProgram(): Command {
       return n;
     })
     .option('--idempotency-key <key>', 'reuse the key printed by an earlier attempt: the same run, never a second one')
-    .action(async (deployment: string, opts: { wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
+    .option('--param <name=value>', 'a parameter of the deployment (repeat for more); the steps see it as $BOSUN_PARAM_<NAME>', (v: string, all: string[] = []) => [...all, v])
+    .action(async (deployment: string, opts: { wait?: boolean; timeout?: number; idempotencyKey?: string; param?: string[] }) => {
       const { deploy, DeployExit } = await import('./deploy');
       try {
-        await deploy(deployment, opts);
+        await deploy(deployment, { ...opts, params: opts.param });
       } catch (error) {
         if (error instanceof DeployExit) throw new CliError(error.message, error.code);
         throw error;

@@ -10,22 +10,44 @@ export interface RunStepState {
 }
 
 /** One persisted change of a run: its state after the change, and the output the change appended. */
+/**
+ * A change of a run, or of one target of a fleet run. For a run's own change `target` is null and the
+ * run's fields are set; for a target's change `target` says which and how it is now, and the run's
+ * own fields are null (its status changes come in events of their own).
+ */
 export interface DeploymentRunUpdatedEvent {
   run_id: string;
   deployment_id: string;
-  /** Per run, +1 for every change; a client that sees a gap re-reads the run over HTTP. */
-  seq: number;
-  status: string;
+  /** Per run, +1 for every change of the run itself; a client that sees a gap re-reads the run over HTTP. Null in a target's event. */
+  seq: number | null;
+  status: string | null;
   started_at: string | null;
   completed_at: string | null;
   /** A failed run's one line: which step failed, where and why (as GET shows it); null otherwise. */
   error: string | null;
+  /** A one-server run's steps; empty in a fleet run's events (its targets' events have theirs). */
   steps: RunStepState[];
+  /** The target that changed (a fleet run's), as the run's `targets` show it, with its own `seq` (+1 per change of that target). */
+  target: RunTargetState | null;
   /**
    * Output appended by this change, already redacted. `offset` counts the characters the step had
    * streamed before it, so a client that already printed past it can skip what it has seen.
+   * `server_id` names the server it came from.
    */
-  output: { step: number; step_name: string; offset: number; data: string } | null;
+  output: { server_id: string | null; step: number; step_name: string; offset: number; data: string } | null;
+}
+
+export interface RunTargetState {
+  server_id: string;
+  title: string;
+  host: string | null;
+  batch: number;
+  status: string;
+  started_at: string | null;
+  completed_at: string | null;
+  error: string | null;
+  seq: number;
+  steps: RunStepState[];
 }
 
 /** A step of a conversation as GET /api/v1/conversations/{id} shows it. */

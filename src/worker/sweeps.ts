@@ -1,6 +1,6 @@
 import type { WorkflowGateway } from '../domain/temporal/client';
 import type { Logger } from '../logger';
-import { wakeQueuedRuns } from './reconcile';
+import { startQueuedFleetRuns, wakeQueuedRuns } from './reconcile';
 
 /** Every worker sweeps for runs whose wake was lost (the API could not reach Temporal after answering). */
 export function startQueueSweeper(workflows: WorkflowGateway, log: Logger, everyMs = 10_000): () => void {
@@ -8,8 +8,8 @@ export function startQueueSweeper(workflows: WorkflowGateway, log: Logger, every
   const timer = setInterval(() => {
     if (sweeping) return;
     sweeping = true;
-    wakeQueuedRuns(workflows, { stalledForMs: everyMs })
-      .then((woken) => woken && log.info({ woken }, 'woke run queues whose wake was lost'))
+    Promise.all([wakeQueuedRuns(workflows, { stalledForMs: everyMs }), startQueuedFleetRuns(workflows, { stalledForMs: everyMs })])
+      .then(([woken, started]) => (woken || started) && log.info({ woken, started }, 'woke run queues, and started fleet runs, whose wake was lost'))
       .catch((err) => log.warn({ err }, 'could not sweep the run queues'))
       .finally(() => {
         sweeping = false;

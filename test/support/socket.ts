@@ -24,13 +24,14 @@ export async function watchRun(socket: BosunSocket, runId: string) {
   const events: DeploymentRunUpdatedEvent[] = [];
   let snapshotSeq: number | null = null;
   socket.on('DeploymentRunUpdated', (event) => {
-    if (event.run_id !== runId) return;
+    // The run's own changes (a fleet run's targets have their own sequences: see watchFleetRun).
+    if (event.run_id !== runId || event.seq === null) return;
     if (snapshotSeq === null) early.push(event);
     else if (event.seq > snapshotSeq) events.push(event);
   });
   const answer = await socket.emitWithAck('subscribe', { run_id: runId });
   if (!answer.ok) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
   snapshotSeq = answer.data.seq;
-  events.push(...early.filter((e) => e.seq > answer.data.seq));
+  events.push(...early.filter((e) => e.seq! > answer.data.seq));
   return { snapshot: answer.data.run as { steps: Array<{ output: string }> }, snapshotSeq, events };
 }

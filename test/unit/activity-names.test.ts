@@ -15,7 +15,7 @@ import { sharedServices } from '../support/shared';
 describe('activity names', () => {
   const log = createLogger('silent');
   const sshPool = new SshPool({ connectTimeoutMs: 1000, maxChannelsPerConnection: 1, log });
-  const deps = { secretBox: new SecretBox(randomBytes(32)), sshPool, log, stepOutputLimitBytes: 1024, planner: new RulesPlanner(), healthIntervalSeconds: 60 };
+  const deps = { secretBox: new SecretBox(randomBytes(32)), sshPool, log, stepOutputLimitBytes: 1024, planner: new RulesPlanner(), healthIntervalSeconds: 60, wakeQueue: async () => undefined };
   const settings = () => ({ address: sharedServices().temporalAddress, namespace: 'default', taskQueue: `names-${randomBytes(3).toString('hex')}`, cacheDir: sharedServices().cacheDir });
   afterAll(() => sshPool.close());
 

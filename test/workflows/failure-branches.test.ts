@@ -379,7 +379,7 @@ describe('activities in a mock activity context', () => {
     await connectDatabase(embeddedMongoUri(sharedServices().mongoPort, `bosun_test_failstep_${randomBytes(4).toString('hex')}`));
     const sshPool = new SshPool({ connectTimeoutMs: 1000, maxChannelsPerConnection: 1, log });
     try {
-      const activities = createDeploymentActivities({ secretBox: new SecretBox(randomBytes(32)), sshPool, log, stepOutputLimitBytes: 4096, handoffTaskQueue: 'q' });
+      const activities = createDeploymentActivities({ secretBox: new SecretBox(randomBytes(32)), sshPool, log, stepOutputLimitBytes: 4096, handoffTaskQueue: 'q', wakeQueue: async () => undefined });
       const run = await DeploymentRunModel.create({
         organization_id: new Types.ObjectId(), deployment_id: new Types.ObjectId(), server_id: new Types.ObjectId(), status: 'running',
         triggered_by: 'ci', token_id: new Types.ObjectId(), queue_seq: 1,

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { principalOf, requireScope } from '../http/auth';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { createDeploymentSchema, idempotencyKeySchema, updateDeploymentSchema } from './schemas';
+import { createDeploymentSchema, idempotencyKeySchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import type { DeploymentService } from './service';
 
 export function deploymentRoutes(deployments: DeploymentService): Router {
@@ -32,11 +32,12 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
     res.status(204).end();
   });
 
-  router.post('/:id/run', requireScope('deployments:run'), async (req, res) => {
+  const idempotencyKey = (req: Parameters<typeof principalOf>[0]) => {
     const header = req.get('Idempotency-Key');
-    const key = header === undefined ? undefined : validate(idempotencyKeySchema, header, 'Idempotency-Key header');
-    const id = param(req.params.id);
-    const { run, replayed } = await deployments.trigger(principalOf(req), id, key);
+    return header === undefined ? undefined : validate(idempotencyKeySchema, header, 'Idempotency-Key header');
+  };
+  /** A trigger's or a retry's answer: 202, where to poll, and whether an Idempotency-Key replayed it. */
+  const accepted = (req: Parameters<typeof principalOf>[0], res: import('express').Response, id: string, { run, replayed }: Awaited<ReturnType<DeploymentService['trigger']>>) => {
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     res
       .status(202)
@@ -47,6 +48,24 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
         message: `Run ${replayed ? 'already ' : ''}${run.status === 'queued' ? 'queued' : run.status}. Poll GET ${req.baseUrl}/${id}/runs/${run._id.toString()} for its status and output.`,
         temporal_ui_url: deployments.runUiUrl(run._id.toString()),
       });
+  };
+  // The body is optional while the deployment requires no parameter.
+  const triggerBody = (req: Parameters<typeof principalOf>[0]) => validate(triggerSchema, req.body ?? {});
+
+  router.post('/:id/run', requireScope('deployments:run'), async (req, res) => {
+    const key = idempotencyKey(req);
+    const id = param(req.params.id);
+    accepted(req, res, id, await deployments.trigger(principalOf(req), id, key, triggerBody(req)));
+  });
+
+  router.post('/:id/plan', requireScope('read'), async (req, res) => {
+    res.json({ data: await deployments.plan(org(req), param(req.params.id), triggerBody(req)) });
+  });
+
+  router.post('/:id/runs/:runId/retry', requireScope('deployments:run'), async (req, res) => {
+    const key = idempotencyKey(req);
+    const id = param(req.params.id);
+    accepted(req, res, id, await deployments.retry(principalOf(req), id, param(req.params.runId), key));
   });
 
   router.get('/:id/runs', requireScope('read'), async (req, res) => {
@@ -55,6 +74,10 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
 
   router.get('/:id/runs/:runId', requireScope('read'), async (req, res) => {
     res.json({ data: await deployments.getRun(org(req), param(req.params.id), param(req.params.runId)) });
+  });
+
+  router.get('/:id/runs/:runId/targets/:serverId', requireScope('read'), async (req, res) => {
+    res.json({ data: await deployments.getTarget(org(req), param(req.params.id), param(req.params.runId), param(req.params.serverId)) });
   });
 
   router.post('/:id/runs/:runId/cancel', requireScope('deployments:run'), async (req, res) => {

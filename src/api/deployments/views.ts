@@ -2,14 +2,22 @@ import { z } from 'zod';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
 import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
-import { RUN_STATUSES, STEP_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
+import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { stepDefinitions } from '../../domain/deployments/runs';
+import { maskedParameters } from '../../domain/deployments/parameters';
+
+const countOrPercent = z.union([z.number().int(), z.string()]);
+const strategyView = z.object({ batch_size: countOrPercent.nullable(), max_failures: countOrPercent.nullable() });
 
 export const deploymentListItemSchema = z
   .object({
     id: z.string(),
     name: z.string(),
-    server_id: z.string(),
+    server_id: z.string().nullable().describe('The one server it runs on; null when it has `targets`'),
+    targets: z
+      .object({ server_ids: z.array(z.string()), tags: z.array(z.string()) })
+      .nullable()
+      .describe('The servers listed and the servers having all the tags, resolved at each trigger; null for a one-server deployment'),
     last_run_at: timestampSchema.nullable(),
     last_run_status: z.enum(RUN_STATUSES).nullable(),
     created_at: timestampSchema,
@@ -27,16 +35,74 @@ export const deploymentSchema = deploymentListItemSchema
         continue_on_error: z.boolean(),
       }),
     ),
+    strategy: strategyView.nullable().describe('How many targets run at once and how many may fail (null: all at once, none)'),
+    parameters: z.array(
+      z.object({
+        name: z.string(),
+        description: z.string().nullable(),
+        default: z.string().nullable(),
+        required: z.boolean(),
+        secret: z.boolean(),
+        pattern: z.string().nullable(),
+      }),
+    ),
     updated_at: timestampSchema,
   })
   .meta({ id: 'Deployment' });
+
+const stepStateSchema = z.object({
+  name: z.string(),
+  status: z.enum(STEP_STATUSES),
+  exit_code: z.number().int().nullable(),
+  attempts: z.number().int(),
+  started_at: timestampSchema.nullable(),
+  completed_at: timestampSchema.nullable(),
+});
+
+export const runTargetSchema = z
+  .object({
+    server_id: z.string(),
+    title: z.string(),
+    host: z.string().nullable(),
+    batch: z.number().int(),
+    status: z.enum(TARGET_STATUSES),
+    started_at: timestampSchema.nullable(),
+    completed_at: timestampSchema.nullable(),
+    error: z.string().nullable(),
+    seq: z.number().int().describe('The sequence number of the target’s latest change, as in its live events'),
+    steps: z.array(stepStateSchema),
+  })
+  .meta({ id: 'RunTarget', description: 'One server of a run; its steps without output (GET …/targets/{server_id} has it)' });
+
+export const runTargetDetailSchema = runTargetSchema
+  .extend({ steps: z.array(stepStateSchema.extend({ command: z.string(), output: z.string() })) })
+  .meta({ id: 'RunTargetDetail' });
+
+export const runSummarySchema = z
+  .object({
+    total: z.number().int(),
+    success: z.number().int(),
+    failed: z.number().int(),
+    running: z.number().int(),
+    queued: z.number().int(),
+    skipped: z.number().int(),
+    cancelled: z.number().int(),
+  })
+  .meta({ id: 'RunSummary', description: 'How many targets are in each status' });
 
 export const runSchema = z
   .object({
     id: z.string(),
     deployment_id: z.string(),
-    server_id: z.string(),
+    server_id: z.string().nullable().describe('The server of a one-server run; null for a fleet run (see targets)'),
     status: z.enum(RUN_STATUSES),
+    retry_of: z.string().nullable().describe('The run this one retries'),
+    parameters: z.record(z.string(), z.string()).describe('The parameters it runs with; secret ones as ********'),
+    strategy: z
+      .object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int() })
+      .nullable()
+      .describe('A fleet run’s strategy, resolved against its targets; null for a one-server run'),
+    summary: runSummarySchema,
     triggered_by: z.string().describe('"API token: <token name>"'),
     created_at: timestampSchema,
     started_at: timestampSchema.nullable(),
@@ -55,14 +121,16 @@ export const runSchema = z
         started_at: timestampSchema.nullable(),
         completed_at: timestampSchema.nullable(),
       }),
-    ),
+    ).describe('A one-server run’s steps, with output; empty for a fleet run (its targets have them)'),
+    targets: z.array(runTargetSchema).describe('Every server of the run (one for a one-server run), in batch order'),
     temporal_ui_url: temporalUiUrlSchema,
   })
   .meta({ id: 'Run' });
 
 export const runListItemSchema = runSchema
+  .omit({ targets: true })
   .extend({ steps: z.array(z.object({ name: z.string(), status: z.enum(STEP_STATUSES), exit_code: z.number().int().nullable() })) })
-  .meta({ id: 'RunListItem', description: 'A run without step output (read the run for that)' });
+  .meta({ id: 'RunListItem', description: 'A run without step output nor targets (read the run for those); its summary counts the targets' });
 
 /** The trigger's answer, not wrapped in `data`. */
 export const runTriggeredSchema = z
@@ -77,7 +145,8 @@ export const runTriggeredSchema = z
 export const toDeploymentListView = (d: Deployment): z.infer<typeof deploymentListItemSchema> => ({
   id: d._id.toString(),
   name: d.name,
-  server_id: d.server_id.toString(),
+  server_id: d.server_id?.toString() ?? null,
+  targets: d.targets ? { server_ids: (d.targets.server_ids ?? []).map(String), tags: [...(d.targets.tags ?? [])] } : null,
   last_run_at: iso(d.last_run_at),
   last_run_status: d.last_run_status ?? null,
   created_at: d.createdAt.toISOString(),
@@ -86,20 +155,76 @@ export const toDeploymentListView = (d: Deployment): z.infer<typeof deploymentLi
 export const toDeploymentView = (d: Deployment): z.infer<typeof deploymentSchema> => ({
   ...toDeploymentListView(d),
   steps: stepDefinitions(d.steps),
+  strategy: d.strategy ? { batch_size: (d.strategy.batch_size as unknown as number | string | null) ?? null, max_failures: (d.strategy.max_failures as unknown as number | string | null) ?? null } : null,
+  parameters: (d.parameters ?? []).map((p) => ({
+    name: p.name,
+    description: p.description ?? null,
+    default: p.default ?? null,
+    required: !!p.required,
+    secret: !!p.secret,
+    pattern: p.pattern ?? null,
+  })),
   updated_at: d.updatedAt.toISOString(),
+});
+
+
+type Summary = z.infer<typeof runSummarySchema>;
+type TargetStatusCounts = Record<string, number>;
+
+/** The summary of a run's targets, from how many are in each status. */
+export function toSummary(counts: TargetStatusCounts): Summary {
+  const n = (status: string) => counts[status] ?? 0;
+  const summary = { success: n('success'), failed: n('failed'), running: n('running'), queued: n('queued'), skipped: n('skipped'), cancelled: n('cancelled') };
+  return { total: Object.values(summary).reduce((a, b) => a + b, 0), ...summary };
+}
+
+/** A run's counts: its targets' for a fleet run, its own for a one-server run (one target). */
+export const runCounts = (r: DeploymentRun, targetCounts?: TargetStatusCounts): TargetStatusCounts => (r.fleet ? (targetCounts ?? {}) : { [r.status]: 1 });
+
+const stepState = (s: DeploymentRun['steps'][number]) => ({
+  name: s.name,
+  status: s.status,
+  exit_code: s.exit_code ?? null,
+  attempts: s.attempts ?? 0,
+  started_at: iso(s.started_at),
+  completed_at: iso(s.completed_at),
+});
+
+/** A target as a run lists it (a one-server run is its own one target): steps without output. */
+export const toTargetView = (t: DeploymentRun, server?: { title: string; host: string } | null): z.infer<typeof runTargetSchema> => ({
+  server_id: String(t.server_id),
+  title: t.server_title ?? server?.title ?? String(t.server_id),
+  host: t.server_host ?? server?.host ?? null,
+  batch: t.batch ?? 1,
+  status: t.status,
+  started_at: iso(t.started_at),
+  completed_at: iso(t.completed_at),
+  error: t.error ?? null,
+  seq: t.seq,
+  steps: t.steps.map(stepState),
+});
+
+/** One target with its steps' commands and output. */
+export const toTargetDetailView = (t: DeploymentRun, server?: { title: string; host: string } | null): z.infer<typeof runTargetDetailSchema> => ({
+  ...toTargetView(t, server),
+  steps: t.steps.map((s) => ({ ...stepState(s), command: s.command, output: s.output ?? '' })),
 });
 
 /** Whole seconds between start and end, or so far while running; null before it starts. */
 const durationSeconds = (r: Pick<DeploymentRun, 'started_at' | 'completed_at'>, now = Date.now()) =>
   r.started_at ? Math.round(((r.completed_at?.getTime() ?? now) - r.started_at.getTime()) / 1000) : null;
 
-/** The run as the API and live events show it; `withOutput` false leaves each step's output out. */
-export function toRunView(r: DeploymentRun, withOutput = true) {
+/** The run's own fields, as every view of it shows them. */
+function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
   return {
     id: r._id.toString(),
     deployment_id: r.deployment_id.toString(),
-    server_id: r.server_id.toString(),
-    status: r.status,
+    server_id: r.server_id?.toString() ?? null,
+    status: r.status as (typeof RUN_STATUSES)[number],
+    retry_of: r.retry_of?.toString() ?? null,
+    parameters: maskedParameters(r.parameters),
+    strategy: r.fleet ? { batch_size: r.fleet.batch_size, max_failures: r.fleet.max_failures, batches: r.fleet.batches } : null,
+    summary: toSummary(counts),
     triggered_by: `API token: ${r.triggered_by}`,
     created_at: iso(r.createdAt),
     started_at: iso(r.started_at),
@@ -108,21 +233,36 @@ export function toRunView(r: DeploymentRun, withOutput = true) {
     error: r.error ?? null,
     /** The sequence number of the latest change, as in live events. */
     seq: r.seq,
-    steps: r.steps.map((s) => ({
-      name: s.name,
-      command: s.command,
-      status: s.status,
-      ...(withOutput ? { output: s.output ?? '' } : {}),
-      exit_code: s.exit_code ?? null,
-      attempts: s.attempts ?? 0,
-      started_at: iso(s.started_at),
-      completed_at: iso(s.completed_at),
-    })),
   };
 }
 
-/** The run list: no step output (read one run for that). */
-export const toRunListView = (r: DeploymentRun) => {
-  const { steps, ...rest } = toRunView(r, false);
-  return { ...rest, steps: steps.map(({ name, status, exit_code }) => ({ name, status, exit_code })) };
-};
+/**
+ * The run as the API shows it: a one-server run's steps with output, and every run's targets (a
+ * one-server run's is the run itself, on `server`).
+ */
+export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], server?: { title: string; host: string } | null) {
+  const counts: TargetStatusCounts = {};
+  for (const t of targets) counts[t.status] = (counts[t.status] ?? 0) + 1;
+  return {
+    ...runFields(r, runCounts(r, counts)),
+    steps: r.fleet
+      ? []
+      : r.steps.map((s) => ({
+          name: s.name,
+          command: s.command,
+          status: s.status,
+          output: s.output ?? '',
+          exit_code: s.exit_code ?? null,
+          attempts: s.attempts ?? 0,
+          started_at: iso(s.started_at),
+          completed_at: iso(s.completed_at),
+        })),
+    targets: r.fleet ? targets.map((t) => toTargetView(t)) : [toTargetView(r, server)],
+  };
+}
+
+/** The run list: no step output nor targets, the targets counted (`targetCounts` for a fleet run). */
+export const toRunListView = (r: DeploymentRun, targetCounts?: TargetStatusCounts) => ({
+  ...runFields(r, runCounts(r, targetCounts)),
+  steps: r.fleet ? [] : r.steps.map(({ name, status, exit_code }) => ({ name, status, exit_code: exit_code ?? null })),
+});

@@ -5,6 +5,9 @@ export const RUN_STATUSES = ['queued', 'running', 'success', 'failed', 'cancelle
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['success', 'failed', 'cancelled'];
 export const STEP_STATUSES = ['pending', 'running', 'success', 'failed', 'skipped', 'cancelled'] as const;
+/** A fleet run's target: a run's statuses, or skipped (its batch never started, or a retry found nothing left to do). */
+export const TARGET_STATUSES = [...RUN_STATUSES, 'skipped'] as const;
+export type TargetStatus = (typeof TARGET_STATUSES)[number];
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
 const stepDefinitionSchema = new Schema(
@@ -18,10 +21,38 @@ const stepDefinitionSchema = new Schema(
   { _id: false },
 );
 
+const parameterDefinitionSchema = new Schema(
+  {
+    name: { type: String, required: true },
+    description: { type: String, default: null },
+    default: { type: String, default: null },
+    required: { type: Boolean, default: false },
+    secret: { type: Boolean, default: false },
+    pattern: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+/** `batch_size` / `max_failures`: a count, or a percentage of the targets as a string ("25%"); null: the default. */
+const strategySchema = new Schema(
+  {
+    batch_size: { type: Schema.Types.Mixed, default: null },
+    max_failures: { type: Schema.Types.Mixed, default: null },
+  },
+  { _id: false },
+);
+
 const deploymentSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
-    server_id: { type: Schema.Types.ObjectId, ref: 'Server', required: true, index: true },
+    // One server (a one-server run), or `targets` (a fleet run): exactly one of the two is set.
+    server_id: { type: Schema.Types.ObjectId, ref: 'Server', default: null, index: true },
+    targets: {
+      type: new Schema({ server_ids: { type: [Schema.Types.ObjectId], default: [] }, tags: { type: [String], default: [] } }, { _id: false }),
+      default: null,
+    },
+    strategy: { type: strategySchema, default: null },
+    parameters: { type: [parameterDefinitionSchema], default: [] },
     name: { type: String, required: true },
     steps: { type: [stepDefinitionSchema], required: true },
     last_run_at: { type: Date, default: null },
@@ -47,17 +78,59 @@ const runStepSchema = new Schema(
   { _id: false },
 );
 
+/** A parameter a run was triggered with: a secret one's value only sealed (AES-GCM), never in clear. */
+const runParameterSchema = new Schema(
+  {
+    name: { type: String, required: true },
+    secret: { type: Boolean, default: false },
+    value: { type: String, default: null },
+    sealed: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+/** A fleet run's strategy, resolved against its targets when it was triggered. */
+const fleetSchema = new Schema(
+  {
+    total: { type: Number, required: true },
+    batches: { type: Number, required: true },
+    batch_size: { type: Number, required: true },
+    max_failures: { type: Number, required: true },
+    strategy: { type: strategySchema, default: null },
+  },
+  { _id: false },
+);
+
+/*
+ * One collection, three kinds of document:
+ * - a one-server run: `server_id` set, its `steps` run by its own workflow from the server's queue;
+ * - a fleet run: `fleet` set, `server_id` null, steps as defined (never run themselves);
+ * - a fleet run's target: `parent_run_id` set, one server, its `steps` run like a one-server run's.
+ * The API lists and addresses runs only (`parent_run_id` null); a target is read through its run.
+ */
 const deploymentRunSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
     deployment_id: { type: Schema.Types.ObjectId, ref: 'Deployment', required: true },
-    server_id: { type: Schema.Types.ObjectId, ref: 'Server', required: true },
-    status: { type: String, enum: RUN_STATUSES, required: true, default: 'queued' },
+    server_id: { type: Schema.Types.ObjectId, ref: 'Server', default: null },
+    status: { type: String, enum: TARGET_STATUSES, required: true, default: 'queued' },
     triggered_by: { type: String, required: true },
     token_id: { type: Schema.Types.ObjectId, required: true },
     idempotency_key: { type: String, default: null },
-    // Place in the server's queue: runs of a server execute in this order, one at a time.
-    queue_seq: { type: Number, required: true },
+    // What the run was triggered with, digested (the Idempotency-Key covers them), and the parameters themselves.
+    request_digest: { type: String, default: null },
+    parameters: { type: [runParameterSchema], default: [] },
+    retry_of: { type: Schema.Types.ObjectId, default: null },
+    // Steps before this one succeeded in the run retried: this run skips them.
+    start_step: { type: Number, default: 0 },
+    fleet: { type: fleetSchema, default: null },
+    parent_run_id: { type: Schema.Types.ObjectId, default: null },
+    batch: { type: Number, default: null },
+    server_title: { type: String, default: null },
+    server_host: { type: String, default: null },
+    // Place in the server's queue: runs of a server execute in this order, one at a time. A fleet
+    // run has none; its target takes one when its batch starts.
+    queue_seq: { type: Number, default: null },
     steps: { type: [runStepSchema], required: true },
     started_at: { type: Date, default: null },
     completed_at: { type: Date, default: null },
@@ -70,6 +143,8 @@ const deploymentRunSchema = new Schema(
   { timestamps: true },
 );
 deploymentRunSchema.index({ deployment_id: 1, createdAt: -1, _id: -1 });
+// A fleet run's targets, batch by batch.
+deploymentRunSchema.index({ parent_run_id: 1, batch: 1 }, { partialFilterExpression: { parent_run_id: { $type: 'objectId' } } });
 deploymentRunSchema.index({ server_id: 1, status: 1, queue_seq: 1 });
 // The organization's runs still to finish, counted against its limit at each trigger.
 deploymentRunSchema.index({ organization_id: 1, status: 1 });

@@ -19,6 +19,44 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
   const updated = change.operationType === 'update' ? (change.changedKeys ?? []) : ['seq', 'last_chunk'];
   if (!updated.includes('seq')) return null;
   const chunk = updated.includes('last_chunk') ? doc.last_chunk : null;
+  const steps = doc.steps.map((s) => ({
+    name: s.name,
+    status: s.status,
+    exit_code: s.exit_code ?? null,
+    attempts: s.attempts ?? 0,
+    started_at: iso(s.started_at),
+    completed_at: iso(s.completed_at),
+  }));
+  const output =
+    chunk && typeof chunk.step === 'number'
+      ? { server_id: doc.server_id ? doc.server_id.toString() : null, step: chunk.step, step_name: doc.steps[chunk.step]?.name ?? '', offset: chunk.offset ?? 0, data: chunk.data ?? '' }
+      : null;
+  if (doc.parent_run_id) {
+    // A fleet run's target: the event is its run's, naming the target.
+    return {
+      run_id: doc.parent_run_id.toString(),
+      deployment_id: doc.deployment_id.toString(),
+      seq: null,
+      status: null,
+      started_at: null,
+      completed_at: null,
+      error: null,
+      steps: [],
+      target: {
+        server_id: String(doc.server_id),
+        title: doc.server_title ?? String(doc.server_id),
+        host: doc.server_host ?? null,
+        batch: doc.batch ?? 1,
+        status: doc.status,
+        started_at: iso(doc.started_at),
+        completed_at: iso(doc.completed_at),
+        error: doc.error ?? null,
+        seq: doc.seq,
+        steps,
+      },
+      output,
+    };
+  }
   return {
     run_id: doc._id.toString(),
     deployment_id: doc.deployment_id.toString(),
@@ -27,25 +65,18 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
     started_at: iso(doc.started_at),
     completed_at: iso(doc.completed_at),
     error: doc.error ?? null,
-    steps: doc.steps.map((s) => ({
-      name: s.name,
-      status: s.status,
-      exit_code: s.exit_code ?? null,
-      attempts: s.attempts ?? 0,
-      started_at: iso(s.started_at),
-      completed_at: iso(s.completed_at),
-    })),
-    output:
-      chunk && typeof chunk.step === 'number'
-        ? { step: chunk.step, step_name: doc.steps[chunk.step]?.name ?? '', offset: chunk.offset ?? 0, data: chunk.data ?? '' }
-        : null,
+    steps: doc.fleet ? [] : steps,
+    target: null,
+    output,
   };
 }
 
 const RUN_EVENT_FIELDS = Object.fromEntries(
   [
     'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
-    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk'].map((f) => `fullDocument.${f}`),
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch'].map(
+      (f) => `fullDocument.${f}`,
+    ),
     ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),
   ].map((field) => [field, 1]),
 );

@@ -1,6 +1,7 @@
 import { Types } from 'mongoose';
 import { batcher, insertEach } from '../batch';
 import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
+import type { StoredParameter } from './parameters';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 
 /*
@@ -39,7 +40,8 @@ const newRun = (() => {
       _id: new Types.ObjectId(),
       ...fields,
       status: 'queued',
-      steps: stepDefinitions(fields.steps).map((definition) => ({ ...stepDefaults, ...definition, status: 'pending' })),
+      // A retry's run skips the steps that succeeded before.
+      steps: stepDefinitions(fields.steps).map((definition, index) => ({ ...stepDefaults, ...definition, status: index < (fields.start_step ?? 0) ? 'skipped' : 'pending' })),
       createdAt: now,
       updatedAt: now,
       __v: 0,
@@ -47,9 +49,46 @@ const newRun = (() => {
   };
 })();
 
-export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> & {
-  steps: readonly StepDefinition[];
-};
+export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> &
+  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host'>> & {
+    steps: readonly StepDefinition[];
+    parameters?: readonly StoredParameter[];
+    fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown } | null;
+  };
+
+/** A fleet run's target as its trigger creates it: queued, waiting for its batch (no place in its server's queue yet). */
+export type NewTarget = Pick<NewRun, 'server_id' | 'batch' | 'server_title' | 'server_host' | 'start_step'>;
+
+const TARGET_INSERT_CHUNK = 1000;
+
+/**
+ * A fleet run and its targets, queued. The run first (its idempotency key may refuse it, code
+ * 11000), then its targets; if they cannot all be stored, the run is taken back.
+ */
+export async function createFleetRun(fields: NewRun, targets: NewTarget[]): Promise<DeploymentRun> {
+  const run = await createRun(fields);
+  try {
+    for (let from = 0; from < targets.length; from += TARGET_INSERT_CHUNK) {
+      const chunk = targets.slice(from, from + TARGET_INSERT_CHUNK).map((target) =>
+        newRun({
+          ...fields,
+          ...target,
+          idempotency_key: null,
+          request_digest: null,
+          fleet: null,
+          retry_of: null,
+          queue_seq: null,
+          parent_run_id: run._id,
+        }),
+      );
+      await DeploymentRunModel.collection.insertMany(chunk as never[], { ordered: false });
+    }
+  } catch (error) {
+    await DeploymentRunModel.deleteMany({ $or: [{ _id: run._id }, { parent_run_id: run._id }] });
+    throw error;
+  }
+  return run;
+}
 
 /** A trigger's run, queued (a snapshot of the deployment's steps). Rejects with code 11000 when its idempotency key was used. */
 export async function createRun(fields: NewRun): Promise<DeploymentRun> {
@@ -77,7 +116,8 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
     (await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'queued' }, asChange({ $set: { status: 'running', started_at: new Date() } }), {
       returnDocument: 'after',
     }).lean<DeploymentRun>()) ?? (await DeploymentRunModel.findOne({ _id: runId, status: 'running' }).lean<DeploymentRun>());
-  if (run) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_at: run.started_at, last_run_status: 'running' } });
+  // A target is not its deployment's run: its fleet run is.
+  if (run && !run.parent_run_id) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_at: run.started_at, last_run_status: 'running' } });
   return run;
 }
 
@@ -86,7 +126,7 @@ export async function finishRun(runId: string, status: RunStatus, error: string 
   const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'running' }, asChange({ $set: { status, error, completed_at: new Date() } }), {
     returnDocument: 'after',
   }).lean();
-  if (run) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } });
+  if (run && !run.parent_run_id) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } });
 }
 
 /**
@@ -109,11 +149,59 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running'
         'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
       },
     }),
-    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1 } },
+    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1 } },
   ).lean();
+  if (!closed) return false;
   // A run that had begun is its deployment's last run (one closed while queued never was).
-  if (closed && from === 'running') await DeploymentModel.updateOne({ _id: closed.deployment_id }, { $set: { last_run_status: to } });
-  return closed !== null;
+  if (from === 'running' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id }, { $set: { last_run_status: to } });
+  // A fleet run's targets close with it: those waiting as it ends, those running as a run would.
+  if (closed.fleet) {
+    await closeWaitingTargets(runId, to === 'cancelled' ? 'cancelled' : 'skipped');
+    for await (const target of DeploymentRunModel.find({ parent_run_id: runId, status: { $in: ['queued', 'running'] } }, { status: 1 }).lean().cursor()) {
+      await closeRun(target._id, target.status as 'queued' | 'running', to, extra.error ? { error: extra.error } : {});
+    }
+  }
+  return true;
+}
+
+/** Targets of a fleet run still waiting for their batch (no place in a queue): skipped, or cancelled. One change each. */
+export async function closeWaitingTargets(runId: Types.ObjectId | string, to: 'skipped' | 'cancelled', fromBatch = 0): Promise<number> {
+  const closed = await DeploymentRunModel.updateMany(
+    { parent_run_id: runId, status: 'queued', queue_seq: null, batch: { $gte: fromBatch } },
+    asChange({ $set: { status: to, completed_at: new Date(), 'steps.$[open].status': to } }),
+    { arrayFilters: [{ 'open.status': 'pending' }] },
+  );
+  return closed.modifiedCount;
+}
+
+/** A target whose batch started takes its place in its server's queue (bookkeeping: its status stays queued). */
+export async function enqueueTarget(targetId: string, queueSeq: number): Promise<boolean> {
+  const placed = await DeploymentRunModel.updateOne({ _id: targetId, status: 'queued', queue_seq: null }, { $set: { queue_seq: queueSeq } });
+  return placed.modifiedCount > 0;
+}
+
+/** A target that cannot run (its server gone, or never verified): failed, with why, without a step run. */
+export async function failTarget(targetId: string, error: string): Promise<void> {
+  await DeploymentRunModel.updateOne(
+    { _id: targetId, status: 'queued' },
+    asChange({ $set: { status: 'failed', error, completed_at: new Date(), 'steps.$[open].status': 'skipped' } }),
+    { arrayFilters: [{ 'open.status': 'pending' }] },
+  );
+}
+
+/** How many of each fleet run's targets are in each status. */
+export async function targetCounts(runIds: Types.ObjectId[]): Promise<Map<string, Record<string, number>>> {
+  const counts = new Map<string, Record<string, number>>();
+  if (!runIds.length) return counts;
+  const rows = await DeploymentRunModel.aggregate<{ _id: { run: Types.ObjectId; status: string }; n: number }>([
+    { $match: { parent_run_id: { $in: runIds } } },
+    { $group: { _id: { run: '$parent_run_id', status: '$status' }, n: { $sum: 1 } } },
+  ]);
+  for (const row of rows) {
+    const key = row._id.run.toString();
+    counts.set(key, { ...counts.get(key), [row._id.status]: row.n });
+  }
+  return counts;
 }
 
 /** Bookkeeping: a person asked to cancel (the API shows the run's status, not this). */

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -23,6 +23,11 @@ export class SecretBox {
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
     return [VERSION, iv.toString('base64'), tag.toString('base64'), body.toString('base64')].join(':');
+  }
+
+  /** A keyed digest (HMAC-SHA256) of `text` for `purpose`: equal texts compare equal, and nobody without the key can guess them from it. */
+  digest(text: string, purpose: string): string {
+    return createHmac('sha256', this.key).update(`${purpose}\0${text}`).digest('base64url');
   }
 
   decrypt(sealed: string, associatedData: string): string {

@@ -6,6 +6,9 @@ import { shellQuote } from '../shell';
 /** POSIX double-quoting, for a script inside a single-quoted one. */
 const doubleQuote = (text: string) => `"${text.replace(/[\\"$`]/g, (c) => `\\${c}`)}"`;
 
+/** A name a remote environment variable may have (and a wrapper may write unquoted). */
+export const ENVIRONMENT_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
 /**
  * The remote wrapper: the command and everything it starts share one process group we can kill;
  * its id is reported first on stderr, then the command is evaluated in that same shell with no
@@ -13,13 +16,21 @@ const doubleQuote = (text: string) => `"${text.replace(/[\\"$`]/g, (c) => `\\${c
  * OpenSSH starts the login shell as a session (and process group) leader and `exec sh` keeps its
  * pid, so the shell usually leads its group already, which /proc says (field 5 of its stat): then
  * no new session is needed. Otherwise (another SSH server, no /proc) `setsid` makes one.
+ *
+ * `environment` is exported to the command. Its values travel as positional arguments, quoted once
+ * for the remote shell, and are only ever expanded inside double quotes: never parsed as code, so
+ * `$(…)`, quotes or newlines in a value stay text (sshd's AcceptEnv would refuse them anyway).
  */
-export const inProcessGroup = (command: string, { mergeStderr }: { mergeStderr: boolean }) => {
-  const run = `__bosun_command=$1; shift; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
+export const inProcessGroup = (command: string, { mergeStderr, environment = {} }: { mergeStderr: boolean; environment?: Record<string, string> }) => {
+  const names = Object.keys(environment);
+  for (const name of names) if (!ENVIRONMENT_NAME.test(name)) throw new Error(`Not an environment variable name: ${name}`);
+  const exports = names.map((name, index) => `export ${name}="\${${index + 1}}"; `).join('');
+  const run = `__bosun_command=$1; shift; ${exports}set --; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
   const script =
     `__bosun_group=; { read -r _ _ _ _ __bosun_group _ < /proc/$$/stat; } 2>/dev/null; ` +
-    `if [ "$__bosun_group" != "$$" ]; then exec setsid -w sh -c ${doubleQuote(run)} bosun-step "$1"; fi; ${run}`;
-  return `exec sh -c ${shellQuote(script)} bosun-step ${shellQuote(command)}`;
+    `if [ "$__bosun_group" != "$$" ]; then exec setsid -w sh -c ${doubleQuote(run)} bosun-step "$@"; fi; ${run}`;
+  const args = [command, ...names.map((name) => environment[name]!)].map(shellQuote).join(' ');
+  return `exec sh -c ${shellQuote(script)} bosun-step ${args}`;
 };
 
 const PGID_LINE = /(?:^|\n)bosun-pgid:(\d+)\n/;
@@ -38,6 +49,8 @@ export interface RemoteResult {
 }
 
 export interface RemoteCommandOptions {
+  /** Exported to the command (names ENVIRONMENT_NAME). */
+  environment?: Record<string, string>;
   onOutput: (text: string) => void;
   onProcessGroup: (pgid: number) => void;
 }
@@ -51,7 +64,7 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
   const connection = ssh.connection;
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
   return new Promise((resolve, reject) => {
-    connection.exec(inProcessGroup(command, { mergeStderr: true }), (error, channel) => {
+    connection.exec(inProcessGroup(command, { mergeStderr: true, environment: options.environment }), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start the command: ${error.message}`));
       const stdout = new StringDecoder('utf8');
       let stderrText = '';

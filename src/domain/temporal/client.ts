@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import {
   CONVERSATION_MESSAGE_SIGNAL,
   conversationSearchAttributes,
@@ -6,6 +6,9 @@ import {
   STEP_DECISION_UPDATE,
   type StepDecision,
   deploymentRunWorkflowId,
+  fleetWorkflowMetadata,
+  SEARCH_ATTRIBUTES,
+  type FleetRunInput,
   serverHealthWorkflowId,
   serverRunQueueWorkflowId,
   WAKE_QUEUE_SIGNAL,
@@ -211,14 +214,51 @@ export class WorkflowGateway {
     return this.frontendAnswered && !this.lastWakeFailed;
   }
 
-  /** Is the run's workflow still open? False when it ended (or never existed). */
-  async runWorkflowOpen(runId: string): Promise<boolean> {
+  /**
+   * Starts a fleet run's workflow (`deployment-run-<run id>`), or finds it started: the trigger, and
+   * the workers' sweep after a start that was lost, may both ask.
+   */
+  async startFleetRun(run: FleetRunInput, targets: number): Promise<void> {
+    await this.client.workflow
+      .start<WorkflowSignatures['deploymentFleetWorkflow']>('deploymentFleetWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: deploymentRunWorkflowId(run.runId),
+        args: [run],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        // One run, one workflow: a finished one is never started again.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [
+          { key: SEARCH_ATTRIBUTES.organization, value: run.organizationId },
+          { key: SEARCH_ATTRIBUTES.deployment, value: run.deploymentId },
+        ],
+        memo: { deployment: run.deploymentName, triggered_by: run.triggeredBy },
+        ...fleetWorkflowMetadata(run, targets),
+      })
+      .then(
+        () => {
+          this.lastWakeFailed = false;
+        },
+        (error: unknown) => {
+          if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+          this.lastWakeFailed = true;
+          throw error;
+        },
+      );
+  }
+
+  /** Is this workflow (a run's, or a fleet target's) still open? False when it ended (or never existed). */
+  async workflowOpen(workflowId: string): Promise<boolean> {
     try {
-      return (await this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).describe()).status.name === 'RUNNING';
+      return (await this.client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return false;
       throw error;
     }
+  }
+
+  /** Is the run's workflow still open? False when it ended (or never existed). */
+  runWorkflowOpen(runId: string): Promise<boolean> {
+    return this.workflowOpen(deploymentRunWorkflowId(runId));
   }
 
   /** Cancels a running run's workflow; false when it has ended (terminated by hand, say) or does not exist (not started, or long gone). */
