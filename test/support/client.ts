@@ -71,6 +71,33 @@ export function userWithToken(bosun: Bosun, token: string) {
       return expectStatus(await (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req), 202, 'trigger');
     },
 
+    /** Defines a deployment from a whole definition (`targets`, `strategy`, `parameters`…); the deployment as the API shows it. */
+    async define(definition: Json): Promise<Json> {
+      const body = { name: `d-${randomBytes(4).toString('hex')}`, ...definition };
+      return expectStatus(await bosun.api.post('/api/v1/deployments').set(auth).send(body), 201, 'define a deployment').data;
+    },
+
+    /** Triggers a run with a body (its parameters); the trigger's answer. */
+    async triggerWith(deploymentId: string, body: Json, idempotencyKey?: string): Promise<Json> {
+      const req = bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(auth);
+      return expectStatus(await (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req).send(body), 202, 'trigger');
+    },
+
+    /** What a trigger with this body would do. */
+    async plan(deploymentId: string, body: Json = {}): Promise<Json> {
+      return expectStatus(await bosun.api.post(`/api/v1/deployments/${deploymentId}/plan`).set(auth).send(body), 200, 'plan').data;
+    },
+
+    /** Retries what did not succeed in a run; the answer (`run_id`…). */
+    async retry(deploymentId: string, runId: string): Promise<Json> {
+      return expectStatus(await bosun.api.post(`${runPath(deploymentId, runId)}/retry`).set(auth), 202, 'retry');
+    },
+
+    /** One server of a run, with its steps' output. */
+    async getTarget(deploymentId: string, runId: string, serverId: string): Promise<Json> {
+      return expectStatus(await bosun.api.get(`${runPath(deploymentId, runId)}/targets/${serverId}`).set(auth), 200, 'read the target').data;
+    },
+
     async getRun(deploymentId: string, runId: string): Promise<Json> {
       return expectStatus(await bosun.api.get(runPath(deploymentId, runId)).set(auth), 200, 'read the run').data;
     },

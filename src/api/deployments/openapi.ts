@@ -1,12 +1,21 @@
 import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
-import { createDeploymentSchema, idempotencyKeySchema, updateDeploymentSchema } from './schemas';
-import { deploymentListItemSchema, deploymentSchema, runListItemSchema, runSchema, runTriggeredSchema } from './views';
+import { createDeploymentSchema, idempotencyKeySchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { deploymentListItemSchema, deploymentSchema, planSchema, runListItemSchema, runSchema, runTargetDetailSchema, runTriggeredSchema } from './views';
 
 const tag = 'Deployments';
 const id = { id: idParam('deployment') };
 const runIds = { ...id, runId: idParam('run') };
+const idempotencyHeader = { 'Idempotency-Key': { schema: idempotencyKeySchema, description: 'Makes retries safe: the same key returns the same run' } };
+const runAccepted = {
+  description: 'Queued (or, for a repeated Idempotency-Key, the run it created)',
+  body: runTriggeredSchema,
+  headers: {
+    ...locationHeader('run'),
+    'Idempotent-Replayed': { schema: z.literal('true'), description: 'Present when the Idempotency-Key was seen before' },
+  },
+};
 
 export const deploymentOperations: Operation[] = [
   {
@@ -20,7 +29,9 @@ export const deploymentOperations: Operation[] = [
   {
     method: 'post', path: '/api/v1/deployments', operationId: 'createDeployment', tag, scope: 'deployments:write',
     summary: 'Define a deployment',
-    description: 'A named list of shell steps on a server of your organization (`server_id` of another organization: 422). Names are unique in the organization (409).',
+    description:
+      'A named list of shell steps on one server (`server_id`) or on many (`targets`: servers listed and servers having all the tags, resolved at each trigger), ' +
+      'with an optional `strategy` (batch_size, max_failures) and `parameters`. A server of another organization: 422. Names are unique in the organization (409).',
     body: { schema: createDeploymentSchema, required: true },
     responses: { 201: { description: 'Defined', body: dataOf(deploymentSchema), headers: locationHeader('deployment') } },
     errors: ['conflict', 'validation_failed'],
@@ -35,7 +46,7 @@ export const deploymentOperations: Operation[] = [
   {
     method: 'patch', path: '/api/v1/deployments/:id', operationId: 'updateDeployment', tag, scope: 'deployments:write',
     summary: 'Change a deployment',
-    description: 'Any of `name`, `server_id`, `steps`; runs already triggered keep their steps.',
+    description: 'Any of `name`, `server_id` or `targets` (one replaces the other), `strategy`, `parameters`, `steps`; runs already triggered keep their steps.',
     params: id,
     body: { schema: updateDeploymentSchema, required: true },
     responses: { 200: { description: 'The deployment as changed', body: dataOf(deploymentSchema) } },
@@ -56,18 +67,19 @@ export const deploymentOperations: Operation[] = [
       'Answers at once with the queued run, not wrapped in `data`; poll the run (or watch it over Socket.IO). ' +
       'A repeated trigger with the same `Idempotency-Key` returns the same run. A deployment whose server was deleted or never verified answers 409.',
     params: id,
-    headers: { 'Idempotency-Key': { schema: idempotencyKeySchema, description: 'Makes retries safe: the same key returns the same run' } },
-    responses: {
-      202: {
-        description: 'Queued (or, for a repeated Idempotency-Key, the run it created)',
-        body: runTriggeredSchema,
-        headers: {
-          ...locationHeader('run'),
-          'Idempotent-Replayed': { schema: z.literal('true'), description: 'Present when the Idempotency-Key was seen before' },
-        },
-      },
-    },
+    headers: idempotencyHeader,
+    body: { schema: triggerSchema, required: false },
+    responses: { 202: runAccepted },
     errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/plan', operationId: 'planDeployment', tag, scope: 'read',
+    summary: 'What a trigger would run (a dry run)',
+    description: 'Same body as a trigger. The resolved targets in their batches, the steps each would run and the environment it would get (secret parameters masked), and warnings (targets offline, unverified, or busy). Runs nothing, stores nothing.',
+    params: id,
+    body: { schema: triggerSchema, required: false },
+    responses: { 200: { description: 'The plan', body: dataOf(planSchema) } },
+    errors: ['not_found', 'validation_failed'],
   },
   {
     method: 'get', path: '/api/v1/deployments/:id/runs', operationId: 'listRuns', tag, scope: 'read',
@@ -84,6 +96,24 @@ export const deploymentOperations: Operation[] = [
     params: runIds,
     responses: { 200: { description: 'The run', body: dataOf(runSchema) } },
     errors: ['not_found'],
+  },
+  {
+    method: 'get', path: '/api/v1/deployments/:id/runs/:runId/targets/:serverId', operationId: 'getRunTarget', tag, scope: 'read',
+    summary: 'Read one server of a run, with each step’s output',
+    params: { ...runIds, serverId: idParam('server') },
+    responses: { 200: { description: 'The target', body: dataOf(runTargetDetailSchema) } },
+    errors: ['not_found'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/runs/:runId/retry', operationId: 'retryRun', tag, scope: 'deployments:run',
+    summary: 'Retry what did not succeed',
+    description:
+      'A new run (`retry_of`) over the targets of a finished run that did not succeed, each from its first step that did not succeed, with the same steps and parameters. ' +
+      'A run still going, or one that succeeded: 409.',
+    params: runIds,
+    headers: idempotencyHeader,
+    responses: { 202: runAccepted },
+    errors: ['not_found', 'conflict', 'service_unavailable'],
   },
   {
     method: 'post', path: '/api/v1/deployments/:id/runs/:runId/cancel', operationId: 'cancelRun', tag, scope: 'deployments:run',

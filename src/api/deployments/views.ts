@@ -266,3 +266,15 @@ export const toRunListView = (r: DeploymentRun, targetCounts?: TargetStatusCount
   ...runFields(r, runCounts(r, targetCounts)),
   steps: r.fleet ? [] : r.steps.map(({ name, status, exit_code }) => ({ name, status, exit_code: exit_code ?? null })),
 });
+
+/** A dry run's answer. */
+export const planSchema = z
+  .object({
+    deployment_id: z.string(),
+    strategy: z.object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int() }),
+    targets: z.array(z.object({ server_id: z.string(), title: z.string(), host: z.string(), status: z.string(), batch: z.number().int() })),
+    steps: deploymentSchema.shape.steps,
+    environment: z.record(z.string(), z.string()).describe('What each step would see: BOSUN_PARAM_<NAME>, secret values as ********'),
+    warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy']), message: z.string() })),
+  })
+  .meta({ id: 'DeploymentPlan' });

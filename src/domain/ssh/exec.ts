@@ -24,8 +24,8 @@ export const ENVIRONMENT_NAME = /^[A-Z_][A-Z0-9_]*$/;
 export const inProcessGroup = (command: string, { mergeStderr, environment = {} }: { mergeStderr: boolean; environment?: Record<string, string> }) => {
   const names = Object.keys(environment);
   for (const name of names) if (!ENVIRONMENT_NAME.test(name)) throw new Error(`Not an environment variable name: ${name}`);
-  const exports = names.map((name, index) => `export ${name}="\${${index + 1}}"; `).join('');
-  const run = `__bosun_command=$1; shift; ${exports}set --; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
+  const exported = names.map((name, index) => `export ${name}="\${${index + 1}}"; `).join('');
+  const run = `__bosun_command=$1; shift; ${exported}set --; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
   const script =
     `__bosun_group=; { read -r _ _ _ _ __bosun_group _ < /proc/$$/stat; } 2>/dev/null; ` +
     `if [ "$__bosun_group" != "$$" ]; then exec setsid -w sh -c ${doubleQuote(run)} bosun-step "$@"; fi; ${run}`;
