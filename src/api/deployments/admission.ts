@@ -25,7 +25,8 @@ function activeRunCounter(limit: number) {
     const entry = {
       at: Date.now(),
       since: 0,
-      count: DeploymentRunModel.countDocuments({ organization_id: organizationId, status: { $in: ['queued', 'running'] } }).limit(limit).exec(),
+      // Runs, not a fleet run's targets: a fleet run counts once.
+      count: DeploymentRunModel.countDocuments({ organization_id: organizationId, status: { $in: ['queued', 'running'] }, parent_run_id: null }).limit(limit).exec(),
     };
     entry.count.catch(() => counts.delete(organizationId));
     counts.set(organizationId, entry);

@@ -147,7 +147,7 @@ deploymentRunSchema.index({ deployment_id: 1, createdAt: -1, _id: -1 });
 deploymentRunSchema.index({ parent_run_id: 1, batch: 1 }, { partialFilterExpression: { parent_run_id: { $type: 'objectId' } } });
 deploymentRunSchema.index({ server_id: 1, status: 1, queue_seq: 1 });
 // The organization's runs still to finish, counted against its limit at each trigger.
-deploymentRunSchema.index({ organization_id: 1, status: 1 });
+deploymentRunSchema.index({ organization_id: 1, status: 1, parent_run_id: 1 });
 deploymentRunSchema.index(
   { deployment_id: 1, idempotency_key: 1 },
   { unique: true, partialFilterExpression: { idempotency_key: { $type: 'string' } } },

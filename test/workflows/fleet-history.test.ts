@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import type { WorkflowFailedError } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createLogger } from '../../src/logger';
+import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
+import { deploymentRunWorkflowId, MAX_BATCH_SIZE, TURN_SIGNAL, type FleetRunInput, type FleetTarget } from '../../workflows/contracts';
+import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
+import { sharedServices } from '../support/shared';
+
+/*
+ * A fleet run of 10,000 targets, on the Temporal dev server the tests run, with mocked activities
+ * (targets have no step, and most fail before their turn: what is measured is the fleet workflow's
+ * own history, which holds the same events for a target however it ends). Its history must
+ * stay bounded: the workflow continues as new between batches, so no execution holds more than a
+ * few batches' worth of events, far from Temporal's limits (51,200 events; a warning at 10,240).
+ */
+
+const TARGETS = Number(process.env.FLEET_HISTORY_TARGETS ?? 10_000);
+const BOUND = 10_240;
+
+let env: TestWorkflowEnvironment;
+const log = createLogger('silent');
+
+beforeAll(async () => {
+  installTemporalRuntime(log);
+  env = await TestWorkflowEnvironment.createFromExistingServer({ address: sharedServices().temporalAddress, namespace: 'default' });
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+test(`a fleet run of ${TARGETS} targets goes through every batch, each target once, its history bounded by continuing as new`, async () => {
+  const taskQueue = `fleet-history-${randomBytes(4).toString('hex')}`;
+  const runId = randomBytes(12).toString('hex');
+  const batches = Math.ceil(TARGETS / MAX_BATCH_SIZE);
+  const started = new Set<string>();
+  const finished: string[] = [];
+  let fleetStatus: string | null = null;
+  const activities = {
+    ...createWorkflowOutcomeActivities(),
+    beginFleet: async () => ({ total: TARGETS, batches, maxFailures: TARGETS }),
+    batchTargets: async ({ batch }: { batch: number }): Promise<FleetTarget[]> =>
+      Array.from({ length: Math.min(MAX_BATCH_SIZE, TARGETS - (batch - 1) * MAX_BATCH_SIZE) }, (_, i) => {
+        const n = (batch - 1) * MAX_BATCH_SIZE + i;
+        return { runId: `target-${n}`, serverId: `server-${n}`, serverTitle: `web-${n}` };
+      }),
+    // One target in a hundred waits for its turn (the activity signals its own workflow, as the queue
+    // would) and runs; the others find their server gone and fail at once: a target as cheap as can be.
+    queueTarget: async ({ runId: target }: { runId: string }) => {
+      started.add(target);
+      if (Number(target.split('-')[1]) % 100) return { failed: 'Not run: the server no longer exists' };
+      const { workflowId } = Context.current().info.workflowExecution;
+      await Context.current().client.workflow.getHandle(workflowId).signal(TURN_SIGNAL);
+      return { queued: true };
+    },
+    beginRun: async () => [],
+    endedRun: async () => null,
+    finishRun: async ({ runId: id, status }: { runId: string; status: string }) => {
+      if (id === runId) fleetStatus = status;
+      else finished.push(id);
+    },
+    closeWaitingTargets: async () => 0,
+    cancelQueuedRun: async () => undefined,
+    skipSteps: async () => undefined,
+    cancelSteps: async () => undefined,
+    failRunStep: async () => undefined,
+  };
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle: await cachedWorkflowBundle(sharedServices().cacheDir, log),
+    activities,
+    maxConcurrentWorkflowTaskExecutions: 200,
+    maxConcurrentLocalActivityExecutions: 400,
+  });
+  const input: FleetRunInput = { runId, organizationId: 'org', deploymentId: 'dep', deploymentName: 'release', triggeredBy: 'API token: ci' };
+  await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(runId), args: [input] });
+    const failure = await handle.result().catch((error: WorkflowFailedError) => error);
+    expect((failure as WorkflowFailedError).cause?.message).toMatch(new RegExp(`^${TARGETS - TARGETS / 100} of ${TARGETS} targets failed \\(${TARGETS} allowed: every batch ran\\)`));
+  });
+
+  expect(fleetStatus).toBe('failed');
+  expect(started.size).toBe(TARGETS);
+  // The targets that ran, each once.
+  expect(finished).toHaveLength(TARGETS / 100);
+  expect(new Set(finished).size).toBe(TARGETS / 100);
+  // Every execution of the fleet workflow (one per continue-as-new) kept its history short.
+  const executions: number[] = [];
+  for await (const execution of env.client.workflow.list({ query: `WorkflowId = '${deploymentRunWorkflowId(runId)}'` })) executions.push(execution.historyLength);
+  expect(executions.length).toBeGreaterThanOrEqual(Math.min(batches, 2));
+  expect(Math.max(...executions)).toBeLessThan(BOUND);
+}, 900_000);
