@@ -2,8 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startBosun, type Bosun } from '../support/bosun';
+import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
+import { connectSocket } from '../support/socket';
+import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
 
 /*
  * Fleet runs on the real stack: six "servers" are one test sshd on six loopback addresses
@@ -136,6 +138,51 @@ describe('a fleet run', () => {
       }
     };
     expect(left()).toBe('');
+  });
+});
+
+describe('watching a fleet run', () => {
+  test('live events name the target that changed, with its own sequence, and output chunks name their server; Temporal shows one workflow with a child per target', async () => {
+    const deployment = await ops.define({ targets: { server_ids: servers.slice(0, 3) }, steps: [{ name: "hello", command: `${HERE}; sleep 1; echo "hello from $here"` }] });
+    const socket = await connectSocket(bosun.url, ops.token);
+    const events: DeploymentRunUpdatedEvent[] = [];
+    socket.on('DeploymentRunUpdated', (event) => events.push(event));
+    try {
+      const { run_id: runId } = await ops.trigger(deployment.id);
+      const answer = await socket.emitWithAck('subscribe', { run_id: runId });
+      expect(answer.ok).toBe(true);
+      const run = await ops.waitForRun(deployment.id, runId);
+      expect(run.status).toBe('success');
+      await eventually(async () => events.some((e) => e.target === null && e.status === 'success'), Boolean);
+
+      for (const [i, server] of servers.slice(0, 3).entries()) {
+        const mine = events.filter((e) => e.target?.server_id === server);
+        expect(mine.length).toBeGreaterThan(0);
+        for (const e of mine) expect(e).toMatchObject({ run_id: runId, seq: null, steps: [], target: { title: `web-${i + 1}`, host: ADDRESSES[i] } });
+        // Each target's own sequence, without gaps from what the subscription saw.
+        const seqs = mine.map((e) => e.target!.seq);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+        expect(mine.at(-1)!.target!.status).toBe('success');
+        const output = mine.flatMap((e) => (e.output ? [e.output] : []));
+        expect(output.map((o) => o.data).join('')).toBe(`hello from ${ADDRESSES[i]}\n`);
+        for (const o of output) expect(o).toMatchObject({ server_id: server, step: 0, step_name: 'hello' });
+      }
+      // The run's own changes keep the run's sequence.
+      const own = events.filter((e) => e.target === null);
+      expect(own.map((e) => e.seq)).toEqual(own.map((_, i) => own[0]!.seq! + i));
+
+      // In Temporal: deployment-run-<run id>, and a child per target named after its server.
+      const parent = await bosun.temporal.workflow.getHandle(`deployment-run-${runId}`).describe();
+      expect(parent.type).toBe('deploymentFleetWorkflow');
+      expect(parent.status.name).toBe('COMPLETED');
+      const child = await bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[0]}`).describe();
+      expect(child.type).toBe('deploymentTargetWorkflow');
+      expect(child.parentExecution?.workflowId).toBe(`deployment-run-${runId}`);
+      expect(child.status.name).toBe('COMPLETED');
+      expect((await child.staticSummary?.())).toBe(`${deployment.name} on web-1 (batch 1)`);
+    } finally {
+      socket.close();
+    }
   });
 });
 

@@ -51,7 +51,7 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
     queueTarget: async ({ runId: target }: { runId: string }) => {
       started.add(target);
       if (Number(target.split('-')[1]) % 100) return { failed: 'Not run: the server no longer exists' };
-      const { workflowId } = Context.current().info.workflowExecution;
+      const { workflowId } = Context.current().info.workflowExecution!;
       await Context.current().client.workflow.getHandle(workflowId).signal(TURN_SIGNAL);
       return { queued: true };
     },
