@@ -48,6 +48,7 @@ const OBJECT_ID = /^[0-9a-f]{24}$/i;
 const LAST_LINES = 20;
 
 const FINAL = new Set(['success', 'failed', 'cancelled']);
+const FINAL_TARGET = new Set([...FINAL, 'skipped']);
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 async function request(base: string, token: string, method: string, path: string, headers: Record<string, string> = {}, payload?: unknown) {
@@ -72,7 +73,13 @@ async function request(base: string, token: string, method: string, path: string
   throw new DeployExit(2, `Cannot reach Bosun at ${base}: ${(lastError as Error).message}`);
 }
 
-const errorMessage = (body: Record<string, unknown>) => (body.error as { message?: string } | undefined)?.message ?? JSON.stringify(body);
+/** The error's message, and what each of its details says (a parameter missing, say). */
+const errorMessage = (body: Record<string, unknown>) => {
+  const error = body.error as { message?: string; details?: Array<{ path?: string; message?: string }> } | undefined;
+  if (!error?.message) return JSON.stringify(body);
+  const details = (error.details ?? []).map((d) => `${d.path ? `${d.path}: ` : ''}${d.message ?? ''}`);
+  return details.length ? `${error.message} (${details.join('; ')})` : error.message;
+};
 
 /**
  * Prints each step's output once, however it arrives: live chunks carry their offset in the step's
@@ -101,17 +108,38 @@ class OutputPrinter {
     return true;
   }
 
-  /** A whole one-server run: prints the part of each step's output not yet shown. */
-  catchUp(run: RunView) {
+  /**
+   * A whole run: prints the part of each step's output not yet shown. A fleet run's targets are
+   * listed without output: each finished one is read once (`readTarget`) for what was missed live.
+   */
+  async catchUp(run: RunView, readTarget?: (serverId: string) => Promise<{ steps: StepView[] } | null>) {
     if (run.targets && run.strategy) {
-      // A fleet run: its targets' statuses (their output is read per target, at the end for failed ones).
-      for (const target of run.targets) target.steps.forEach((step, index) => this.step(target.title, index, step.name, step.status));
+      for (const target of run.targets) await this.target(target, readTarget);
       return;
     }
-    run.steps.forEach((step, index) => {
-      const done = this.printed.get(`/${index}`) ?? 0;
-      if (step.output.length > done) this.write('', index, step.output.slice(done));
-      this.step('', index, step.name, step.status);
+    this.steps('', run.steps);
+  }
+
+  /** A fleet run's target as a snapshot or an event shows it: its steps' statuses, and once it has finished, all its output. */
+  async target(target: Pick<TargetView, 'server_id' | 'title' | 'status' | 'steps'>, readTarget?: (serverId: string) => Promise<{ steps: StepView[] } | null>) {
+    if (FINAL_TARGET.has(target.status) && readTarget && !this.finishedTargets.has(target.server_id)) {
+      this.finishedTargets.add(target.server_id);
+      const detail = await readTarget(target.server_id);
+      if (detail) {
+        this.steps(target.title, detail.steps);
+        return;
+      }
+    }
+    target.steps.forEach((step, index) => this.step(target.title, index, step.name, step.status));
+  }
+
+  private readonly finishedTargets = new Set<string>();
+
+  private steps(server: string, steps: StepView[]) {
+    steps.forEach((step, index) => {
+      const done = this.printed.get(`${server}/${index}`) ?? 0;
+      if (step.output.length > done) this.write(server, index, step.output.slice(done));
+      this.step(server, index, step.name, step.status);
     });
   }
 
@@ -231,6 +259,10 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
     if (res.status !== 200) throw new DeployExit(2, `Could not read the run: ${errorMessage(res.body)}`);
     return res.body.data as RunView;
   };
+  const readTarget = async (serverId: string) => {
+    const res = await request(base, token, 'GET', `${runPath}/targets/${serverId}`);
+    return res.status === 200 ? (res.body.data as { steps: StepView[] }) : null;
+  };
   const printer = new OutputPrinter();
   const deadline = options.timeout ? Date.now() + options.timeout * 1000 : Infinity;
 
@@ -250,8 +282,8 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
     };
     const resync = () =>
       read()
-        .then((run) => {
-          printer.catchUp(run);
+        .then(async (run) => {
+          await printer.catchUp(run, readTarget);
           if (FINAL.has(run.status)) finish(run);
         })
         .catch((error: unknown) => finish(error instanceof DeployExit ? error : new DeployExit(2, String(error))));
@@ -271,8 +303,7 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
           lastSeq = answer.data.seq;
           for (const t of run.targets ?? []) targetSeqs.set(t.server_id, t.seq);
           live = true;
-          printer.catchUp(run);
-          if (FINAL.has(run.status)) finish(run);
+          void printer.catchUp(run, readTarget).then(() => FINAL.has(run.status) && finish(run));
         })
         .catch(() => undefined);
     });
@@ -288,7 +319,7 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
         if (target.seq <= last) return;
         targetSeqs.set(target.server_id, target.seq);
         if (event.output) printer.chunk(target.title, event.output.step, event.output.offset, event.output.data);
-        target.steps.forEach((s, i) => printer.step(target.title, i, s.name, s.status));
+        void printer.target(target, readTarget);
         if (target.seq !== last + 1) void resync();
         return;
       }
@@ -308,10 +339,9 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
 
   printer.flush();
   if (final.strategy) {
-    await reportFleet(final, async (serverId) => {
-      const res = await request(base, token, 'GET', `${runPath}/targets/${serverId}`);
-      return res.status === 200 ? (res.body.data as { steps: StepView[] }) : null;
-    });
+    await printer.catchUp(final, readTarget);
+    printer.flush();
+    await reportFleet(final, readTarget);
   } else if (final.status === 'failed') reportFailure(final);
   say(`Run ${runId}: ${final.status}${final.duration_seconds === null ? '' : ` in ${final.duration_seconds} s`}`);
   throw new DeployExit(final.status === 'success' ? 0 : 1, '');

@@ -99,4 +99,39 @@ describe('bosun deploy, as a CI job runs it', () => {
     const badTimeout = await runCli(['deploy', 'x', '--wait', '--timeout', 'soon'], env);
     expect(badTimeout.code).toBe(2);
   }, 60_000);
+
+  test('a fleet run with --param: each server’s progress and output prefixed with its name, a per-server table, exit 1 when a target failed', async () => {
+    const ops = userWithToken(bosun, await bosun.token('ci'));
+    const servers = [];
+    for (const [i, host] of ['127.0.0.2', '127.0.0.3', '127.0.0.4'].entries()) servers.push(await ops.addServer({ host, title: `app-${i + 1}` }));
+    const here = 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3)';
+    const created = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
+      name: 'cli-fleet',
+      targets: { server_ids: servers },
+      strategy: { batch_size: 1, max_failures: 2 },
+      parameters: [{ name: 'version', required: true }],
+      steps: [{ name: 'show', command: `${here}; echo "v$BOSUN_PARAM_VERSION on $here"; [ "$here" != 127.0.0.3 ]` }],
+    });
+    expect(created.status).toBe(201);
+
+    const result = await runCli(['deploy', 'cli-fleet', '--param', 'version=1.4.2', '--wait'], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('[app-1] v1.4.2 on 127.0.0.2\n');
+    expect(result.stdout).toContain('[app-2] v1.4.2 on 127.0.0.3\n');
+    expect(result.stdout).toContain('[app-3] v1.4.2 on 127.0.0.4\n');
+    expect(result.stderr).toMatch(/\[app-2\] ==> show: failed/);
+    expect(result.stderr).toMatch(/SERVER\s+BATCH\s+STATUS\s+STEPS OK\s+ERROR\n/);
+    expect(result.stderr).toMatch(/app-1\s+1\s+success\s+1\/1\s*\n/);
+    expect(result.stderr).toMatch(/app-2\s+2\s+failed\s+0\/1\s+Step "show" \(1\/1\) failed on app-2: exit code 1\n/);
+    expect(result.stderr).toMatch(/app-3\s+3\s+success\s+1\/1\s*\n/);
+    expect(result.stderr).toContain('3 targets: 2 success, 1 failed');
+    expect(result.stderr).toMatch(/Error: 1 of 3 targets failed/);
+
+    const missing = await runCli(['deploy', 'cli-fleet', '--wait'], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('The parameters are invalid (parameters.version: Required: the deployment declares no default)');
+    const malformed = await runCli(['deploy', 'cli-fleet', '--param', 'version'], env);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('--param takes name=value');
+  }, 90_000);
 });
