@@ -100,6 +100,30 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     await save('deployment-cancelled', handle);
   },
 
+  async 'deployment-fleet'(ctx) {
+    const user = userWithToken(ctx.bosun, ctx.token);
+    const servers = [ctx.serverId, await user.addServer({ host: '127.0.0.5' }), await user.addServer({ host: '127.0.0.6' })];
+    // Batches of one; the second target fails, so the third batch is skipped.
+    const created = await ctx.api('post', '/api/v1/deployments', {
+      name: 'fleet',
+      targets: { server_ids: servers },
+      strategy: { batch_size: 1 },
+      parameters: [{ name: 'version', required: true }],
+      steps: [
+        { name: 'show', command: 'echo "v$BOSUN_PARAM_VERSION"' },
+        { name: 'check', command: 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3); [ "$here" != 127.0.0.5 ]' },
+      ],
+    });
+    const deploymentId = created.body.data.id as string;
+    const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`, { parameters: { version: '1.4.2' } })).body.run_id!;
+    await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${deploymentId}/runs/${runId}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await save('deployment-fleet-failed', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
+    await save('deployment-target-success', ctx.bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[0]}`));
+    await save('deployment-target-failed', ctx.bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[1]}`));
+    // The queue that gave the failed target its turn: still open.
+    await save('server-run-queue-turns', ctx.bosun.temporal.workflow.getHandle(`server-run-queue-${servers[1]}`), { open: true });
+  },
+
   async 'conversation-approval-and-replan'(ctx) {
     await ctx.api('put', '/api/v1/policy', { allow_destructive: false, require_approval_for: ['read'] });
     try {
