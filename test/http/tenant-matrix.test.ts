@@ -29,6 +29,9 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/deployments/:id/runs': (i) => ({ path: `/deployments/${i.deployment}/runs` }),
   'GET /api/v1/deployments/:id/runs/:runId': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}` }),
   'POST /api/v1/deployments/:id/runs/:runId/cancel': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/cancel` }),
+  'POST /api/v1/deployments/:id/runs/:runId/retry': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/retry` }),
+  'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/targets/${i.server}` }),
+  'POST /api/v1/deployments/:id/plan': (i) => ({ path: `/deployments/${i.deployment}/plan` }),
   'DELETE /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}` }),
   'GET /api/v1/conversations/:id': (i) => ({ path: `/conversations/${i.conversation}` }),
   'POST /api/v1/conversations/:id/messages': (i) => ({ path: `/conversations/${i.conversation}/messages`, body: { message: 'uptime' } }),
@@ -131,7 +134,8 @@ describe('tenant isolation, route by route', () => {
 
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {
     const reader = await bosun.token('owners', ['read']);
-    const writes = Object.entries(MATRIX).filter(([route]) => !route.startsWith('GET '));
+    // A plan is a POST that writes nothing: the read scope may ask for it.
+    const writes = Object.entries(MATRIX).filter(([route]) => !route.startsWith('GET ') && route !== 'POST /api/v1/deployments/:id/plan');
     for (const [route, fill] of writes) {
       const { path, body } = fill(ids);
       const res = await call(reader, route.split(' ')[0]!.toLowerCase() as Method, path, body);
