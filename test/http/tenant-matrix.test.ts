@@ -21,6 +21,7 @@ interface Ids {
 const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}` }),
   'POST /api/v1/servers/:id/verify': (i) => ({ path: `/servers/${i.server}/verify` }),
+  'PATCH /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}`, body: { title: 'taken-over', tags: ['mine'] } }),
   'DELETE /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}` }),
   'GET /api/v1/deployments/:id': (i) => ({ path: `/deployments/${i.deployment}` }),
   'PATCH /api/v1/deployments/:id': (i) => ({ path: `/deployments/${i.deployment}`, body: { name: 'taken-over' } }),

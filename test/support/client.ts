@@ -24,6 +24,7 @@ export interface AddServer {
   title?: string;
   /** A private sshd of the test's own (to stop or re-key it); the shared one otherwise. */
   sshd?: SshdInfo;
+  tags?: string[];
 }
 
 // The API's JSON, as the tests read it.
@@ -51,13 +52,27 @@ export function userWithToken(bosun: Bosun, token: string) {
      * Adds a server — on the tests' shared sshd unless another is given, at a loopback address of its
      * own — and waits until it is verified; its id.
      */
-    async addServer({ host = '127.0.0.1', auth_method = 'private_key', title = `srv-${host}`, sshd = bosun.sshd }: AddServer = {}): Promise<string> {
+    async addServer({ host = '127.0.0.1', auth_method = 'private_key', title = `srv-${host}`, sshd = bosun.sshd, tags }: AddServer = {}): Promise<string> {
       const { port, username, privateKey, password } = sshd;
       const credentials = auth_method === 'private_key' ? { auth_method, private_key: privateKey } : { auth_method, password };
-      const created = expectStatus(await bosun.api.post('/api/v1/servers').set(auth).send({ title, host, port, username, ...credentials }), 201, 'add a server');
+      const created = expectStatus(await bosun.api.post('/api/v1/servers').set(auth).send({ title, host, port, username, ...credentials, ...(tags ? { tags } : {}) }), 201, 'add a server');
       const id = created.data.id as string;
       await eventually(async () => (await bosun.api.get(`/api/v1/servers/${id}`).set(auth)).body.data.status, (status) => status === 'verified');
       return id;
+    },
+
+    async getServer(serverId: string): Promise<Json> {
+      return expectStatus(await bosun.api.get(`/api/v1/servers/${serverId}`).set(auth), 200, 'read the server').data;
+    },
+
+    /** Renames or re-tags a server; the server as changed. */
+    async patchServer(serverId: string, body: Json): Promise<Json> {
+      return expectStatus(await bosun.api.patch(`/api/v1/servers/${serverId}`).set(auth).send(body), 200, 'change the server').data;
+    },
+
+    /** The organization's servers matching a query string (`tag=web&status=verified`), one page. */
+    async listServers(query = ''): Promise<Json> {
+      return expectStatus(await bosun.api.get(`/api/v1/servers${query ? `?${query}` : ''}`).set(auth), 200, 'list the servers');
     },
 
     /** Defines a deployment of `steps` on a server; the deployment as the API shows it. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { objectIdSchema as objectId } from '../http/ids';
+import { tagSchema } from '../servers/schemas';
 import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME } from '../../domain/deployments/parameters';
 
 export const MAX_STEPS = 100;
@@ -19,12 +20,6 @@ const name = z
   .min(1, 'name is required')
   .max(120);
 
-
-/** A server's tag, as servers carry them. */
-export const tagSchema = z
-  .string()
-  .max(63, 'a tag has at most 63 characters')
-  .regex(/^[a-z0-9][a-z0-9._:-]*$/, 'a tag is lowercase letters, digits and . _ : - (starting with a letter or digit)');
 
 export const MAX_TARGET_SERVERS = 10_000;
 

@@ -1,6 +1,7 @@
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
-import { createServerSchema, verifyServerSchema } from './schemas';
+import { z } from 'zod';
+import { createServerSchema, serverListFilterSchema, tagSchema, updateServerSchema, verifyServerSchema } from './schemas';
 import { serverListItemSchema, serverSchema } from './views';
 
 const tag = 'Servers';
@@ -10,8 +11,13 @@ export const serverOperations: Operation[] = [
   {
     method: 'get', path: '/api/v1/servers', operationId: 'listServers', tag, scope: 'read',
     summary: 'List servers',
-    description: 'Newest first, 12 per page by default. A page past the end is empty, with the same `meta`.',
-    query: pageQuerySchema,
+    description:
+      'Newest first, 12 per page by default. A page past the end is empty, with the same `meta`. ' +
+      '`tag` (repeatable: `?tag=web&tag=eu`) keeps the servers having all the tags; `status` those in that status.',
+    query: pageQuerySchema.extend({
+      tag: z.array(tagSchema).optional().describe('A tag the servers must have (repeat for more: all must match)'),
+      status: serverListFilterSchema.shape.status,
+    }),
     responses: { 200: { description: 'One page of servers', body: pageOf(serverListItemSchema) } },
     errors: ['validation_failed'],
   },
@@ -32,6 +38,15 @@ export const serverOperations: Operation[] = [
     params: id,
     responses: { 200: { description: 'The server', body: dataOf(serverSchema) } },
     errors: ['not_found'],
+  },
+  {
+    method: 'patch', path: '/api/v1/servers/:id', operationId: 'updateServer', tag, scope: 'servers:write',
+    summary: 'Rename or re-tag a server',
+    description: '`title` and/or `tags` (replacing the tags it had). Its tags decide which deployments’ next runs include it.',
+    params: id,
+    body: { schema: updateServerSchema, required: true },
+    responses: { 200: { description: 'The server as changed', body: dataOf(serverSchema) } },
+    errors: ['not_found', 'validation_failed'],
   },
   {
     method: 'post', path: '/api/v1/servers/:id/verify', operationId: 'verifyServer', tag, scope: 'servers:write',

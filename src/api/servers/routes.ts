@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { principalOf, requireScope } from '../http/auth';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { createServerSchema, verifyServerSchema } from './schemas';
+import { createServerSchema, serverListFilterSchema, updateServerSchema, verifyServerSchema } from './schemas';
 import type { ServerService } from './service';
 
 export function serverRoutes(servers: ServerService): Router {
@@ -10,7 +10,8 @@ export function serverRoutes(servers: ServerService): Router {
 
   router.get('/', requireScope('read'), async (req, res) => {
     const page = validate(pageQuerySchema, req.query, 'query');
-    res.json(await servers.list(principalOf(req).organizationId, page));
+    const filter = validate(serverListFilterSchema, req.query, 'query');
+    res.json(await servers.list(principalOf(req).organizationId, page, filter));
   });
 
   router.get('/:id', requireScope('read'), async (req, res) => {
@@ -21,6 +22,10 @@ export function serverRoutes(servers: ServerService): Router {
     const input = validate(createServerSchema, req.body);
     const server = await servers.create(principalOf(req).organizationId, input);
     res.status(201).location(`${req.baseUrl}/${server.id}`).json({ data: server });
+  });
+
+  router.patch('/:id', requireScope('servers:write'), async (req, res) => {
+    res.json({ data: await servers.update(principalOf(req).organizationId, req.params.id as string, validate(updateServerSchema, req.body)) });
   });
 
   router.post('/:id/verify', requireScope('servers:write'), async (req, res) => {

@@ -1,10 +1,28 @@
 import { z } from 'zod';
+import { SERVER_STATUSES } from '../../domain/servers/model';
 
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 const isIp = (value: string) => z.ipv4().safeParse(value).success || z.ipv6().safeParse(value).success;
 
+/** A server's tag: what a deployment's targets select servers by. */
+export const tagSchema = z
+  .string()
+  .max(63, 'a tag has at most 63 characters')
+  .regex(/^[a-z0-9][a-z0-9._:-]*$/, 'a tag is lowercase letters, digits and . _ : - (starting with a letter or digit)');
+
+export const MAX_TAGS = 20;
+
+/** Up to 20 tags; repeats dropped, first order kept. */
+const tagsSchema = z
+  .array(tagSchema)
+  .max(MAX_TAGS, `at most ${MAX_TAGS} tags`)
+  .transform((tags) => [...new Set(tags)]);
+
+const title = z.string().trim().min(1, 'title is required').max(120);
+
 const common = {
-  title: z.string().trim().min(1, 'title is required').max(120),
+  title,
+  tags: tagsSchema.default([]),
   host: z
     .string()
     .trim()
@@ -37,6 +55,21 @@ export const createServerSchema = z.discriminatedUnion(
 );
 
 export type CreateServerInput = z.infer<typeof createServerSchema>;
+
+export const updateServerSchema = z
+  .strictObject({ title: title.optional(), tags: tagsSchema.optional() })
+  .refine((v) => v.title !== undefined || v.tags !== undefined, 'send at least one of title, tags');
+
+export type UpdateServerInput = z.infer<typeof updateServerSchema>;
+
+/** `GET /servers?tag=web&tag=eu&status=verified`: servers having all the tags, in that status. */
+export const serverListFilterSchema = z.object({
+  tag: z
+    .union([tagSchema, z.array(tagSchema).max(MAX_TAGS, `at most ${MAX_TAGS} tags`)])
+    .optional()
+    .transform((t) => (t === undefined ? [] : Array.isArray(t) ? t : [t])),
+  status: z.enum(SERVER_STATUSES, { error: `status is one of ${SERVER_STATUSES.join(', ')}` }).optional(),
+});
 
 export const verifyServerSchema = z.strictObject({
   trust_new_host_key: z.boolean().default(false),

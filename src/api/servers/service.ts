@@ -8,7 +8,10 @@ import type { WorkflowGateway } from '../../domain/temporal/client';
 import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
 import { ServerModel, toRef, type Server } from '../../domain/servers/model';
 import * as servers from '../../domain/servers/store';
-import type { CreateServerInput } from './schemas';
+import type { CreateServerInput, UpdateServerInput, serverListFilterSchema } from './schemas';
+import type { z } from 'zod';
+
+type ServerListFilter = z.infer<typeof serverListFilterSchema>;
 import { toDetailView, toListView } from './views';
 import { isDuplicateKey } from '../../domain/database';
 
@@ -39,8 +42,17 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     unlessTemporalUnreachable('schedule verification', () => workflows.startServerVerification(toRef(server), { trustNewHostKey }));
 
   return {
-    list(organizationId: string, page: PageQuery) {
-      return findPage(ServerModel, { organization_id: organizationId }, page, toListView);
+    /** The organization's servers, those having all of `tags` and in `status` when given. */
+    list(organizationId: string, page: PageQuery, { tag, status }: ServerListFilter = { tag: [] }) {
+      const filter = { organization_id: organizationId, ...(tag.length ? { tags: { $all: tag } } : {}), ...(status ? { status } : {}) };
+      return findPage(ServerModel, filter, page, toListView);
+    },
+
+    /** Renames or re-tags a server (its tags decide which deployments' next runs include it). */
+    async update(organizationId: string, id: string, input: UpdateServerInput) {
+      const updated = await servers.updateServerDetails(parseId(id, 'Server'), organizationId, input);
+      if (!updated) throw notFound('Server');
+      return toDetailView(updated);
     },
 
     async get(organizationId: string, id: string) {
@@ -49,7 +61,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
 
     /** Stores the server with its credentials sealed, then starts verification; if that cannot start, nothing is kept. */
     async create(organizationId: string, input: CreateServerInput) {
-      const { title, host, port, username, auth_method } = input;
+      const { title, tags, host, port, username, auth_method } = input;
       let credentials: ServerCredentials;
       if (input.auth_method === 'private_key') {
         checkPrivateKey(input.private_key, input.passphrase);
@@ -62,6 +74,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
         _id,
         organization_id: new Types.ObjectId(organizationId),
         title,
+        tags,
         host,
         port,
         username,

@@ -17,6 +17,7 @@ export const serverListItemSchema = z
   .object({
     id: z.string(),
     title: z.string(),
+    tags: z.array(z.string()).describe('What deployments’ targets select it by'),
     host: z.string(),
     port: z.number().int(),
     username: z.string(),
@@ -41,6 +42,7 @@ export const serverSchema = serverListItemSchema
 export const toListView = (s: Server): z.infer<typeof serverListItemSchema> => ({
   id: s._id.toString(),
   title: s.title,
+  tags: [...(s.tags ?? [])],
   host: s.host,
   port: s.port,
   username: s.username,

@@ -18,6 +18,8 @@ const serverSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
     title: { type: String, required: true },
+    // Lowercase words a deployment's targets select servers by (all of its tags).
+    tags: { type: [String], default: [] },
     host: { type: String, required: true },
     port: { type: Number, required: true },
     username: { type: String, required: true },
@@ -38,6 +40,7 @@ const serverSchema = new Schema(
 
 serverSchema.index({ organization_id: 1, createdAt: -1, _id: -1 });
 serverSchema.index({ organization_id: 1, host: 1, port: 1, username: 1 }, { unique: true });
+serverSchema.index({ organization_id: 1, tags: 1 });
 
 export type Server = InferSchemaType<typeof serverSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
 export const ServerModel = model('Server', serverSchema);

@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import { ServerModel, type ServerStatus } from './model';
+import { ServerModel, type Server, type ServerStatus } from './model';
 
 /*
  * The servers store: every write to a server document — its creation, its verification and health
@@ -11,6 +11,11 @@ type Id = string | Types.ObjectId;
 /** A new server (unverified); rejects with code 11000 when the organization has one for the same user@host:port. */
 export async function createServer(doc: Record<string, unknown> & { _id: Types.ObjectId }): Promise<void> {
   await ServerModel.create(doc);
+}
+
+/** A person renamed or re-tagged it: the server as it is now, or null when it is not the organization's. */
+export async function updateServerDetails(id: Id, organizationId: string, details: { title?: string; tags?: string[] }) {
+  return ServerModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set: details }, { returnDocument: 'after' }).lean<Server>();
 }
 
 export async function deleteServer(id: Id): Promise<void> {
