@@ -141,6 +141,27 @@ describe('a fleet run', () => {
   });
 });
 
+describe('a target whose server cannot take it', () => {
+  test('a server never verified counts as a failed target, unrun, and the plan warns of it', async () => {
+    // Nothing listens there: its verification never succeeds.
+    const created = await bosun.api
+      .post('/api/v1/servers')
+      .set('Authorization', `Bearer ${ops.token}`)
+      .send({ title: 'never-verified', host: '127.0.0.200', port: 1, username: 'deploy', auth_method: 'password', password: 'pw' });
+    const unverified = created.body.data.id as string;
+    const deployment = await ops.define({ targets: { server_ids: [servers[0], unverified] }, strategy: { max_failures: 1 }, steps: [{ name: 'hi', command: 'echo hi' }] });
+    const plan = await ops.plan(deployment.id);
+    expect(plan.warnings).toEqual([expect.objectContaining({ server_id: unverified, code: 'unverified' })]);
+
+    const run = await ops.waitForRun(deployment.id, (await ops.trigger(deployment.id)).run_id);
+    expect(run.status).toBe('failed');
+    expect(statuses(run)).toEqual({ 'web-1': 'success', 'never-verified': 'failed' });
+    const target = run.targets.find((t: { server_id: string }) => t.server_id === unverified);
+    expect(target).toMatchObject({ error: 'Not run: the server has not been verified: its host key is unknown, so Bosun will not connect', steps: [{ status: 'skipped', attempts: 0 }] });
+    expect(run.error).toMatch(/^1 of 2 targets failed \(1 allowed: every batch ran\); first: Not run: the server has not been verified/);
+  });
+});
+
 describe('watching a fleet run', () => {
   test('live events name the target that changed, with its own sequence, and output chunks name their server; Temporal shows one workflow with a child per target', async () => {
     const deployment = await ops.define({ targets: { server_ids: servers.slice(0, 3) }, steps: [{ name: "hello", command: `${HERE}; sleep 1; echo "hello from $here"` }] });
