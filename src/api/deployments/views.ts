@@ -5,6 +5,7 @@ import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
 import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { stepDefinitions } from '../../domain/deployments/runs';
 import { maskedParameters } from '../../domain/deployments/parameters';
+import { toStepState } from '../../domain/deployments/run-events';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
 const strategyView = z.object({ batch_size: countOrPercent.nullable(), max_failures: countOrPercent.nullable() });
@@ -181,14 +182,7 @@ export function toSummary(counts: TargetStatusCounts): Summary {
 /** A run's counts: its targets' for a fleet run, its own for a one-server run (one target). */
 export const runCounts = (r: DeploymentRun, targetCounts?: TargetStatusCounts): TargetStatusCounts => (r.fleet ? (targetCounts ?? {}) : { [r.status]: 1 });
 
-const stepState = (s: DeploymentRun['steps'][number]) => ({
-  name: s.name,
-  status: s.status,
-  exit_code: s.exit_code ?? null,
-  attempts: s.attempts ?? 0,
-  started_at: iso(s.started_at),
-  completed_at: iso(s.completed_at),
-});
+const stepState = toStepState;
 
 /** A target as a run lists it (a one-server run is its own one target): steps without output. */
 export const toTargetView = (t: DeploymentRun, server?: { title: string; host: string } | null): z.infer<typeof runTargetSchema> => ({

@@ -1,5 +1,5 @@
 import type { ChangeStreamDocument } from 'mongodb';
-import type { DeploymentRunUpdatedEvent } from '../events';
+import type { DeploymentRunUpdatedEvent, RunStepState } from '../events';
 import { iso } from '../timestamps';
 import type { DeploymentRun } from './model';
 
@@ -7,6 +7,16 @@ import type { DeploymentRun } from './model';
  * How a change of a run (made by the transitions in runs.ts) becomes a DeploymentRunUpdated event:
  * what the relay asks the change stream for, and the event it makes of each change.
  */
+
+/** A step's state, as events and the run's targets show it (no command, no output). */
+export const toStepState = (s: DeploymentRun['steps'][number]) => ({
+  name: s.name,
+  status: s.status,
+  exit_code: s.exit_code ?? null,
+  attempts: s.attempts ?? 0,
+  started_at: iso(s.started_at),
+  completed_at: iso(s.completed_at),
+}) satisfies RunStepState;
 
 /** A change as the relay receives it: the post-image without outputs, and the names of the fields it set. */
 type RelayedChange = ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] };
@@ -19,14 +29,7 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
   const updated = change.operationType === 'update' ? (change.changedKeys ?? []) : ['seq', 'last_chunk'];
   if (!updated.includes('seq')) return null;
   const chunk = updated.includes('last_chunk') ? doc.last_chunk : null;
-  const steps = doc.steps.map((s) => ({
-    name: s.name,
-    status: s.status,
-    exit_code: s.exit_code ?? null,
-    attempts: s.attempts ?? 0,
-    started_at: iso(s.started_at),
-    completed_at: iso(s.completed_at),
-  }));
+  const steps = doc.steps.map(toStepState);
   const output =
     chunk && typeof chunk.step === 'number'
       ? { server_id: doc.server_id ? doc.server_id.toString() : null, step: chunk.step, step_name: doc.steps[chunk.step]?.name ?? '', offset: chunk.offset ?? 0, data: chunk.data ?? '' }
