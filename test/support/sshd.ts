@@ -62,11 +62,11 @@ const keygen = (file: string) => {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'bosun-test', '-f', file]);
 };
 
-function waitForPort(port: number, timeoutMs: number): Promise<void> {
+function waitForPort(port: number, timeoutMs: number, host = '127.0.0.1'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = () => {
-      const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      const socket = net.connect({ host, port }, () => {
         socket.destroy();
         resolve();
       });
@@ -89,7 +89,7 @@ export class Sshd {
     this.info = info;
   }
 
-  static async start(dir: string, port: number): Promise<Sshd> {
+  static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES): Promise<Sshd> {
     mkdirSync(dir, { recursive: true });
     // sshd reads authorized_keys as the login user, who must be able to traverse to it.
     chmodSync(dir, 0o755);
@@ -105,7 +105,7 @@ export class Sshd {
       [
         `Port ${port}`,
         // Several loopback addresses, so one sshd can stand for several distinct servers.
-        ...LOOPBACK_ADDRESSES.map((address) => `ListenAddress ${address}`),
+        ...addresses.map((address) => `ListenAddress ${address}`),
         `HostKey ${path.join(dir, 'host_ed25519')}`,
         `PidFile ${path.join(dir, 'sshd.pid')}`,
         `AuthorizedKeysFile ${authorizedKeys}`,
@@ -124,7 +124,8 @@ export class Sshd {
       ].join('\n') + '\n',
     );
     const sshd = new Sshd({
-      host: '127.0.0.1',
+      // Where it answers: 127.0.0.1 unless it listens elsewhere only.
+      host: addresses.includes('127.0.0.1') ? '127.0.0.1' : addresses[0]!,
       port,
       username,
       password: TEST_PASSWORD,
@@ -135,15 +136,15 @@ export class Sshd {
     return sshd;
   }
 
-  /** An sshd of a test's own, in a fresh temporary folder on a free port: for tests that stop or re-key it. */
-  static async startPrivate(): Promise<Sshd> {
+  /** An sshd of a test's own, in a fresh temporary folder on a free port: for tests that stop or re-key it (or a bench's many addresses). */
+  static async startPrivate(addresses?: readonly string[]): Promise<Sshd> {
     const port = await new Promise<number>((resolve) => {
       const probe = net.createServer().listen(0, '127.0.0.1', () => {
         const { port: free } = probe.address() as net.AddressInfo;
         probe.close(() => resolve(free));
       });
     });
-    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port);
+    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses);
   }
 
   /** Starts (or restarts) the daemon with the same keys and port. */
@@ -153,7 +154,7 @@ export class Sshd {
     child.stderr?.on('data', (chunk) => (stderr += chunk));
     this.child = child;
     await Promise.race([
-      waitForPort(this.info.port, 10_000),
+      waitForPort(this.info.port, 10_000, this.info.host),
       new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`sshd exited (${code}): ${stderr}`)))),
     ]);
   }

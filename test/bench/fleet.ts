@@ -1,0 +1,183 @@
+/**
+ * npm run bench:fleet — one deployment across a fleet, side by side in one run:
+ *   Bosun: 100 targets (100 loopback addresses, 127.0.1.1–127.0.1.100, served by private sshds),
+ *          5 quick steps each, batch_size 20 (then 100), trigger → final status seen by polling;
+ *   Ansible: the same 5 `command` tasks on the same hosts, forks 20, serial 20, pipelining and
+ *          ControlPersist (ansible-core installed into .bosun/cache/ansible-venv when missing).
+ * Each side runs once to warm up (SSH connections, control sockets), then is measured. It reports
+ * the wall times and their ratio, failures, steps run more than once, and this process's peak RSS
+ * (the worker runs in it) over its RSS before the runs. Exits 1 if a target failed or a step ran twice.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bearer, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
+import { Sshd } from '../support/sshd';
+import { runBench } from './harness';
+
+const TARGETS = Number(process.env.BENCH_TARGETS ?? 100);
+const ADDRESSES = Array.from({ length: TARGETS }, (_, i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
+const COMMANDS = ['true', 'echo step2', 'hostname', 'date', 'echo done'];
+const POLL_MS = 100;
+const REPO = path.resolve(__dirname, '../..');
+
+/** ansible-playbook: on the PATH, or in a venv of Bosun's cache (installed from PyPI the first time); null if it cannot be had. */
+function ansiblePlaybook(): string | null {
+  if (spawnSync('ansible-playbook', ['--version']).status === 0) return 'ansible-playbook';
+  const venv = path.join(REPO, '.bosun/cache/ansible-venv');
+  const bin = path.join(venv, 'bin/ansible-playbook');
+  if (!existsSync(bin)) {
+    console.error('installing ansible-core into .bosun/cache/ansible-venv …');
+    const made = spawnSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+    const installed = made.status === 0 && spawnSync(path.join(venv, 'bin/pip'), ['install', '-q', 'ansible-core'], { stdio: 'inherit' }).status === 0;
+    if (!installed) return null;
+  }
+  return spawnSync(bin, ['--version']).status === 0 ? bin : null;
+}
+
+/** sshd listens on at most 16 addresses: one daemon per 15 of them. */
+const PER_SSHD = 15;
+const sshdOf = (daemons: Sshd[], index: number) => daemons[Math.floor(index / PER_SSHD)]!;
+
+/** The same five commands on the same hosts with Ansible: a warm-up run, then the measured one (ms). */
+function ansible(daemons: Sshd[]): number | null {
+  const playbook = ansiblePlaybook();
+  if (!playbook) return null;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-bench-fleet-ansible-'));
+  const hosts = ADDRESSES.map((address, i) => {
+    const { port, username, privateKey } = sshdOf(daemons, i).info;
+    const key = path.join(dir, `key-${port}`);
+    writeFileSync(key, privateKey, { mode: 0o600 });
+    return `${address} ansible_port=${port} ansible_user=${username} ansible_ssh_private_key_file=${key}`;
+  });
+  writeFileSync(path.join(dir, 'inventory'), `[fleet]\n${hosts.join('\n')}\n`);
+  writeFileSync(
+    path.join(dir, 'ansible.cfg'),
+    `[defaults]\nforks = 20\nhost_key_checking = False\ngathering = explicit\ninterpreter_python = /usr/bin/python3\n` +
+      `[ssh_connection]\npipelining = True\nssh_args = -o ControlMaster=auto -o ControlPersist=120s -o ControlPath=${dir}/cp-%%h-%%p-%%r -o UserKnownHostsFile=/dev/null\n`,
+  );
+  const tasks = COMMANDS.map((command, i) => `    - name: step ${i + 1}\n      command: "${command}"\n`).join('');
+  writeFileSync(path.join(dir, 'play.yml'), `- hosts: fleet\n  serial: 20\n  gather_facts: false\n  tasks:\n${tasks}`);
+  const run = () =>
+    execFileSync(playbook, ['-i', 'inventory', 'play.yml'], { cwd: dir, env: { ...process.env, ANSIBLE_CONFIG: path.join(dir, 'ansible.cfg') }, stdio: 'pipe', maxBuffer: 64 * 1024 * 1024 });
+  try {
+    run();
+    const t0 = performance.now();
+    run();
+    return performance.now() - t0;
+  } finally {
+    ADDRESSES.forEach((a, i) => {
+      const { port, username } = sshdOf(daemons, i).info;
+      spawnSync('ssh', ['-O', 'exit', '-o', `ControlPath=${dir}/cp-${a}-${port}-${username}`, a], { stdio: 'ignore' });
+    });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** CPU seconds used so far by each kind of process on the machine (this process, temporal, mongod, sshd and its sessions, the rest). */
+function cpuByProcess(): Record<string, number> {
+  const tick = 100; // USER_HZ
+  const totals: Record<string, number> = {};
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / tick;
+      const kind = Number(pid) === process.pid ? 'bosun (this process)' : ['temporal', 'mongod'].includes(name) ? name : name === 'sshd' || name === 'sh' || name === 'bash' ? 'sshd + step shells' : 'other';
+      totals[kind] = (totals[kind] ?? 0) + seconds;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return totals;
+}
+
+const cpuSince = (before: Record<string, number>) => {
+  const after = cpuByProcess();
+  // Processes that ended meanwhile (step shells) are not counted: a lower bound for them.
+  return Object.entries(after)
+    .map(([kind, s]) => [kind, s - (before[kind] ?? 0)] as const)
+    .filter(([, s]) => s > 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, s]) => `${kind} ${s.toFixed(1)} s`)
+    .join(', ');
+};
+
+interface FleetResult {
+  ms: number;
+  status: string;
+  failed: number;
+  /** Steps that ran more than once (attempts > 1), or not exactly once. */
+  twice: number;
+  peakRss: number;
+}
+
+async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Promise<FleetResult> {
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+  try {
+    const t0 = performance.now();
+    const trigger = await bosun.api.post(`/api/v1/deployments/${deploymentId}/run`).set(bearer(token));
+    if (trigger.status !== 202) throw new Error(`trigger answered ${trigger.status} ${JSON.stringify(trigger.body)}`);
+    // Polled as CI would: the run list's summary (the run view lists every target: read once, at the end).
+    for (;;) {
+      const listed = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs?per_page=1`).set(bearer(token))).body.data[0];
+      if (listed.id === trigger.body.run_id && ['success', 'failed', 'cancelled'].includes(listed.status)) {
+        const ms = performance.now() - t0;
+        const run = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data;
+        const steps = run.targets.flatMap((t: { steps: Array<{ attempts: number; status: string }> }) => t.steps);
+        return {
+          ms,
+          status: run.status,
+          failed: run.summary.total - run.summary.success,
+          twice: steps.filter((s: { attempts: number; status: string }) => s.attempts !== 1 || s.status !== 'success').length,
+          peakRss,
+        };
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
+  const daemons: Sshd[] = [];
+  for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD)));
+  try {
+    const token = await bosun.token('bench-fleet');
+    const user = userWithToken(bosun, token);
+    const servers: string[] = [];
+    // Added ten at a time (each is verified over SSH by a workflow of its own).
+    for (let i = 0; i < ADDRESSES.length; i += 10) {
+      servers.push(...(await Promise.all(ADDRESSES.slice(i, i + 10).map((host, k) => user.addServer({ host, title: `fleet-${i + k + 1}`, sshd: sshdOf(daemons, i + k).info })))));
+    }
+    const define = async (batchSize: number) =>
+      (await user.define({ targets: { server_ids: servers }, strategy: { batch_size: batchSize }, steps: COMMANDS.map((command, i) => ({ name: `step${i + 1}`, command })) })).id as string;
+    const batch20 = await define(20);
+    const batch100 = await define(100);
+
+    const rssBefore = process.memoryUsage().rss;
+    await fleetRun(bosun, token, batch20); // warm: SSH pool, workflow cache
+    const cpu20 = cpuByProcess();
+    const b20 = await fleetRun(bosun, token, batch20);
+    const cpuOf20 = cpuSince(cpu20);
+    const b100 = await fleetRun(bosun, token, batch100);
+    const c = process.env.BENCH_ANSIBLE === '0' ? null : ansible(daemons);
+
+    const s = (x: number) => `${(x / 1000).toFixed(1)} s`;
+    const mib = (x: number) => `${(x / 1024 / 1024).toFixed(0)} MiB`;
+    console.log(`bench:fleet — ${TARGETS} targets (loopback addresses on ${daemons.length} sshd), ${COMMANDS.length} steps each, ${os.cpus().length} cores`);
+    console.log(`Bosun, batch_size 20      wall ${s(b20.ms)}   ${b20.status}   failed targets ${b20.failed}   steps not run exactly once ${b20.twice}`);
+    console.log(`   CPU during it: ${cpuOf20}`);
+    console.log(`Bosun, batch_size 100     wall ${s(b100.ms)}   ${b100.status}   failed targets ${b100.failed}   steps not run exactly once ${b100.twice}`);
+    console.log(c === null ? 'Ansible: could not be installed: skipped' : `Ansible, forks 20, serial 20, pipelining + ControlPersist   wall ${s(c)}   Ansible / Bosun (batch 20) = ${(c / b20.ms).toFixed(1)}×`);
+    console.log(`peak RSS of the process running the API and the worker: ${mib(Math.max(b20.peakRss, b100.peakRss))} (${mib(rssBefore)} before the runs)`);
+    if (b20.failed || b100.failed || b20.twice || b100.twice) throw new Error('a target failed or a step did not run exactly once');
+  } finally {
+    await Promise.all(daemons.map((d) => d.stop()));
+  }
+});
