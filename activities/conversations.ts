@@ -35,12 +35,13 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
 
   /**
    * Fails the steps still pending or running (of those `which` picks) as not run, saying why — a refused
-   * step with its own reason; a command still running is stopped first.
+   * step with its own reason; a command still running is stopped once its step is closed.
    */
   async function closeSteps(conversation: Conversation, reason: string, which: (index: number) => boolean = () => true) {
     const running = (conversation.steps as ConversationStep[]).filter((step, index) => step.status === 'running' && step.pgid && which(index));
-    await Promise.all(running.map((step) => stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid!])));
+    // Closed first: a command killed before would end as its own failure in the execution still holding it.
     await conversations.closeSteps(conversation, reason, which);
+    await Promise.all(running.map((step) => stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid!])));
   }
 
   /** A step that stands for the instruction itself, failed with why it could not be planned. */
@@ -179,8 +180,8 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       const conversation = await ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>();
       const step = conversation?.steps[0] as ConversationStep | undefined;
       if (!step) return;
-      if (step.pgid) await stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid]);
       await conversations.failStep(conversationId, index, step, message);
+      if (step.pgid) await stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid]);
     },
 
     /** Every step still pending or running fails, with the reason (a refused step with its own). */

@@ -200,7 +200,6 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       const run = await DeploymentRunModel.findById(runId, { server_id: 1, organization_id: 1, parameters: 1, steps: { $slice: [index, 1] } }).lean();
       const step = run?.steps[0];
       if (!run || !step) return;
-      if (step.pgid) await killLeftovers(runId, [step.pgid]);
       const [loaded, organizationSecrets] = await Promise.all([
         loadSshTarget(String(run.server_id), secretBox).catch(() => null),
         organizationSecretValues(run.organization_id.toString(), secretBox).catch(() => []),
@@ -210,6 +209,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       const stepLog = new StepLog(steps, index, step, settings, secrets, log, { runId, index });
       stepLog.note(`${step.output && !step.output.endsWith('\n') ? '\n' : ''}--- failed: ${message} ---\n`);
       await steps.failStep(index, stepLog.finalFields());
+      // Stopped once failed: a command killed before would record its own exit over this failure.
+      if (step.pgid) await killLeftovers(runId, [step.pgid]);
       log.warn({ runId, index, message }, 'step failed for good');
     },
 
@@ -218,12 +219,13 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       await runs.skipSteps(runId, from);
     },
 
-    /** After a cancel: the running step's command is stopped, and it and every pending step become cancelled. */
+    /** After a cancel: the running step and every pending one become cancelled, and its command is stopped. */
     async cancelSteps({ runId }: { runId: string }): Promise<void> {
       const run = await DeploymentRunModel.findById(runId, { 'steps.pgid': 1 }).lean();
       if (!run) return;
-      await killLeftovers(runId, run.steps.flatMap((step) => (step.pgid ? [step.pgid] : [])));
+      // Closed first: a command killed before would end as a failure in the execution still holding it.
       await runs.cancelSteps(runId);
+      await killLeftovers(runId, run.steps.flatMap((step) => (step.pgid ? [step.pgid] : [])));
     },
 
     /** Only a running run ends here: one the API already closed (its workflow was gone) keeps its status. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
@@ -21,6 +22,9 @@ import { DeploymentRunModel } from '../../src/domain/deployments/model';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { SecretBox } from '../../src/domain/secrets/secret-box';
 import { SshPool } from '../../src/domain/ssh/pool';
+import { openConnection } from '../../src/domain/ssh/connect';
+import { ServerModel } from '../../src/domain/servers/model';
+import { sealCredentials } from '../../src/domain/servers/credentials';
 import { eventually } from '../support/bosun';
 import { sharedServices } from '../support/shared';
 
@@ -373,6 +377,54 @@ describe('activities in a mock activity context', () => {
     const history = await victim.fetchHistory();
     expect(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes)).toBe(true);
     await victim.terminate('test over');
+  });
+
+  test('cancelSteps while a handed-off command that nobody follows still runs: the step ends cancelled, the command killed, its late exit dropped', async () => {
+    await connectDatabase(embeddedMongoUri(sharedServices().mongoPort, `bosun_test_cancelheld_${randomBytes(4).toString('hex')}`));
+    const sshPool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 4, log });
+    const marker = `sleep 39.${randomBytes(2).readUInt16BE(0)}`;
+    try {
+      const box = new SecretBox(randomBytes(32));
+      const activities = createDeploymentActivities({ secretBox: box, sshPool, log, stepOutputLimitBytes: 4096, outputFlushMs: 50, handoffTaskQueue: 'held-here', wakeQueue: async () => undefined });
+      const { sshd } = sharedServices();
+      const serverId = new Types.ObjectId();
+      const { ssh, hostKeyFingerprint } = await openConnection({ key: 'probe', host: sshd.host, port: sshd.port, username: sshd.username, privateKey: sshd.privateKey, hostKeyFingerprint: null }, 5000);
+      ssh.dispose();
+      await ServerModel.create({
+        _id: serverId, organization_id: new Types.ObjectId(), title: 'held', host: sshd.host, port: sshd.port, username: sshd.username, auth_method: 'private_key',
+        status: 'verified', host_key_fingerprint: hostKeyFingerprint, credentials: sealCredentials(box, serverId.toString(), { private_key: sshd.privateKey }),
+      });
+      const run = await DeploymentRunModel.create({
+        organization_id: new Types.ObjectId(), deployment_id: new Types.ObjectId(), server_id: serverId, status: 'running',
+        triggered_by: 'ci', token_id: new Types.ObjectId(), queue_seq: 1,
+        steps: [{ name: 'long', command: `echo started; ${marker}`, status: 'pending' }, { name: 'after', command: 'true', status: 'pending' }],
+      });
+      const runId = run._id.toString();
+      const attempt = { runId, serverId: serverId.toString(), organizationId: run.organization_id.toString(), index: 0, exitAttempt: 0, finalExitAttempt: true };
+      // The command outlives its first activity: it is held on this worker for an awaitStep that never comes
+      // (the workflow was cancelled between the two).
+      expect(await new MockActivityEnvironment().run(activities.startStep, { ...attempt, handoffAfterMs: 300 })).toEqual({ handedOff: 'held-here' });
+      await eventually(async () => (await DeploymentRunModel.findById(runId).lean())!.steps[0]!.pgid, (pgid) => typeof pgid === 'number');
+      await new MockActivityEnvironment().run(activities.cancelSteps, { runId });
+      const left = () => {
+        try {
+          return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim();
+        } catch {
+          return '';
+        }
+      };
+      await eventually(async () => left(), (pids) => pids === '');
+      // The killed command's exit reached its execution, which must not overwrite the cancel.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const after = (await DeploymentRunModel.findById(runId).lean())!;
+      expect(after.steps.map((step) => step.status)).toEqual(['cancelled', 'cancelled']);
+      expect(after.steps[0]).toMatchObject({ pgid: null, exit_code: null });
+      expect(after.steps[0]!.output).toContain('started');
+    } finally {
+      await sshPool.close();
+      await mongoose.connection.dropDatabase();
+      await mongoose.disconnect();
+    }
   });
 
   test('failRunStep closes a step left running: failed, completed, its failure noted; a finished step keeps its result', async () => {
