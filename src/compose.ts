@@ -154,6 +154,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
     }
 
     if (role !== 'worker') {
+      const sessions = { idleSeconds: config.console.sessionIdleSeconds, maxSeconds: config.console.sessionMaxSeconds };
       const app = createApp({
         log,
         http: config.http,
@@ -162,13 +163,14 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         conversations: createConversationService({ workflows }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
+        sessions,
         observability,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
       await enableChangeStreamImages();
       const httpServer = await listen(app, config.http.host, port);
       // Closing Socket.IO closes the HTTP server too.
-      const realtime = attachRealtime(httpServer, log, metrics, { subscriptionsPerConnection: options.subscriptionsPerConnection });
+      const realtime = attachRealtime(httpServer, log, metrics, sessions, { subscriptionsPerConnection: options.subscriptionsPerConnection });
       cleanups.push(() => realtime.close());
       const base = `http://${config.http.host}:${(httpServer.address() as AddressInfo).port}`;
       Object.assign(composed, { app, httpServer, url: base });

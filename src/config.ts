@@ -48,6 +48,8 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   ORG_MAX_ACTIVE_RUNS: positiveInt.default(200),
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
+  SESSION_IDLE_SECONDS: positiveInt.default(30 * 60),
+  SESSION_MAX_SECONDS: positiveInt.default(12 * 3600),
 
   LLM_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   LLM_API_KEY: optionalString,
@@ -114,6 +116,8 @@ export interface Config {
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
   /** Without llm, conversations use the built-in rules planner. */
   planner: { llm?: LlmConfig };
+  /** The web console's sign-in sessions: ended after idleSeconds without a request, and maxSeconds after sign-in. */
+  console: { sessionIdleSeconds: number; sessionMaxSeconds: number };
 }
 
 export class ConfigError extends Error {
@@ -166,6 +170,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
+    console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS },
     planner: {
       llm:
         e.LLM_BASE_URL && e.LLM_MODEL

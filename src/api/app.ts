@@ -17,6 +17,8 @@ import { migrationPlanRoutes } from './migration-plans/routes';
 import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
 import { referenceRoutes } from './openapi/routes';
+import { sessionRoutes } from './session/routes';
+import type { SessionLifetime } from '../domain/sessions/store';
 import type { SecretBox } from '../domain/secrets/secret-box';
 
 export interface AppDeps {
@@ -27,6 +29,8 @@ export interface AppDeps {
   conversations: ConversationService;
   migrationPlans: MigrationPlanService;
   secretBox: SecretBox;
+  /** How long a console sign-in lasts. */
+  sessions: SessionLifetime;
   /** Metrics, readiness checks and the optional METRICS_TOKEN of /metrics. */
   observability: Omit<ObservabilityDeps, 'log'>;
 }
@@ -70,7 +74,7 @@ const home: RequestHandler = (_req, res) => {
   });
 };
 
-export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, sessions, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -105,7 +109,9 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   // Failed authentications count per address, so guessing tokens (each a fresh "token") is bounded too.
   // It sends no RateLimit headers: a response carries one set, the caller's token's (below).
   api.use(limiter((req) => ipKeyGenerator(req.ip ?? ''), { standardHeaders: false, requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true }));
-  api.use(authenticate);
+  // Sign-in takes a token in its body; signing out and reading the session authenticate by cookie.
+  api.use('/session', refuseOtherMethods(sessionRoutes(sessions)));
+  api.use(authenticate(sessions));
   api.use(limiter((req) => principalOf(req).tokenId));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);

@@ -40,7 +40,13 @@ describe('the OpenAPI document and the reference page', () => {
     for (const [p, item] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(item as Record<string, { security: Array<Record<string, string[]>>; responses: Record<string, unknown>; requestBody?: unknown }>)) {
         if (!p.startsWith('/api/v1/') || p === '/api/v1/openapi.json') continue;
-        expect([method, p, op.security]).toEqual([method, p, [{ bearerAuth: [expect.any(String)] }]]);
+        if (p === '/api/v1/session') {
+          // Sign-in takes the token in its body; the session itself is then the credential.
+          expect([method, p, op.security]).toEqual([method, p, method === 'post' ? [] : [{ consoleSession: [] }]]);
+          expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(['401'])]);
+          continue;
+        }
+        expect([method, p, op.security]).toEqual([method, p, [{ bearerAuth: [expect.any(String)] }, { consoleSession: [] }]]);
         expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(['401', '403', '429'])]);
         if (op.requestBody) expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(['400', '413', '415'])]);
         if (/\{\w*[iI]d\}/.test(p)) expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(['404'])]);

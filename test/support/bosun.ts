@@ -40,6 +40,9 @@ export interface BosunOptions {
   /** TEMPORAL_UI_URL: runs and conversations then link to their workflows. */
   temporalUiUrl?: string;
   metricsToken?: string;
+  /** SESSION_IDLE_SECONDS and SESSION_MAX_SECONDS of the console's sign-ins. */
+  sessionIdleSeconds?: number;
+  sessionMaxSeconds?: number;
 }
 
 const key = () => randomBytes(32).toString('base64');
@@ -58,6 +61,8 @@ function testConfig(options: BosunOptions, env: Record<string, string | undefine
     ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
     ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),
     ...(options.metricsToken ? { METRICS_TOKEN: options.metricsToken } : {}),
+    ...(options.sessionIdleSeconds ? { SESSION_IDLE_SECONDS: String(options.sessionIdleSeconds) } : {}),
+    ...(options.sessionMaxSeconds ? { SESSION_MAX_SECONDS: String(options.sessionMaxSeconds) } : {}),
     ...env,
   });
   // Any free port (PORT cannot say 0).

@@ -107,8 +107,8 @@ function operationObject(collector: SchemaCollector, op: Operation) {
     summary: op.summary,
     description: `${op.description ?? ''}${scopeNote}`.trim(),
     tags: [op.tag],
-    // OpenAPI 3.1 lets a non-OAuth scheme list the roles it needs: here, the token's scope.
-    security: op.scope ? [{ bearerAuth: [op.scope] }] : (op.security ?? []),
+    // OpenAPI 3.1 lets a non-OAuth scheme list the roles it needs: here, the token's scope. Or the console's session, with its token's scopes.
+    security: op.scope ? [{ bearerAuth: [op.scope] }, { consoleSession: [] }] : (op.security ?? []),
     ...(op.params || op.query || op.headers ? { parameters: parameters(collector, op) } : {}),
     ...(op.body ? { requestBody: { required: op.body.required, content: { 'application/json': { schema: collector.convert(op.body.schema, 'input') } } } } : {}),
     responses,
@@ -144,6 +144,7 @@ export function buildOpenApiDocument(operations: Operation[], info: DocumentInfo
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API token (`bsn_…`): `bosun tokens create`, or the one `npm start` prints on the first start' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when it is set' },
+        consoleSession: { type: 'apiKey', in: 'cookie', name: 'bosun_session', description: 'The console’s session (POST /api/v1/session); every API route takes it instead of a bearer token, writes with `X-CSRF-Token`' },
       },
     },
   };

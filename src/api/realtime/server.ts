@@ -4,12 +4,14 @@ import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments
 import { toRunView } from '../deployments/views';
 import type { Logger } from '../../logger';
 import { hasScope } from '../../domain/tokens/scopes';
-import { authenticateToken, type Principal } from '../../domain/tokens/service';
+import { authenticateToken, type Principal, type Rejection } from '../../domain/tokens/service';
+import { cookieValue, SESSION_COOKIE, sessionPrincipal } from '../http/auth';
+import type { SessionLifetime } from '../../domain/sessions/store';
 import type { Ack, ClientToServerEvents, ServerToClientEvents } from '../../domain/events';
 import { conversationRoom, conversationStepRoom, runRoom } from '../../domain/events';
 import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
-import { endAtExpiry, endIfRevokedMeanwhile, endRevokedSessions } from './sessions';
+import { endAtExpiry, endIfRevokedMeanwhile, endRevokedSessions, endSignedOutSessions } from './sessions';
 import { ConversationModel, type Conversation } from '../../domain/conversations/model';
 import { toConversationView } from '../conversations/views';
 import type { Metrics } from '../observability/metrics';
@@ -17,6 +19,18 @@ import { countConversationChange, countRunChange } from '../observability/outcom
 
 interface SocketData {
   principal: Principal;
+  /** The console session the socket was opened with (none for a bearer token's). */
+  sessionId?: string;
+}
+
+/** The handshake's Origin, when a browser sent one, names the host it was sent to. */
+function sameOrigin(headers: { origin?: string; host?: string }): boolean {
+  if (!headers.origin) return true;
+  try {
+    return new URL(headers.origin).host === headers.host;
+  } catch {
+    return false;
+  }
 }
 
 const notFound = { ok: false as const, error: { code: 'not_found', message: 'Run not found' } };
@@ -46,10 +60,16 @@ function answerer<T>(socket: BosunServerSocket, event: 'subscribe' | 'subscribe_
 
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
- * (`auth: { token }`); a client subscribes to runs of its own organization only. The relays'
+ * (`auth: { token }`), or a console page's session cookie; a client subscribes to runs of its own organization only. The relays'
  * change streams also feed the metrics of finished runs, conversations and steps.
  */
-export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Metrics, { subscriptionsPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION } = {}) {
+export function attachRealtime(
+  httpServer: HttpServer,
+  log: Logger,
+  metrics: Metrics,
+  sessions: SessionLifetime,
+  { subscriptionsPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION } = {},
+) {
   const tooManySubscriptions = {
     ok: false as const,
     error: { code: 'rate_limited', message: `At most ${subscriptionsPerConnection} subscriptions per connection: unsubscribe from some first` },
@@ -60,8 +80,17 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
 
   io.use(async (socket, next) => {
     const token = (socket.handshake.auth as { token?: unknown })?.token;
-    const principal = typeof token === 'string' ? await authenticateToken(token).catch(() => null) : null;
+    const secret = token === undefined ? cookieValue(socket.handshake.headers.cookie, SESSION_COOKIE) : undefined;
+    let principal: Principal | Rejection | 'ended' | null = null;
+    if (secret) {
+      // A page's socket: only from the page's own origin (the cookie would not come from another site, but say so).
+      if (!sameOrigin(socket.handshake.headers)) return next(Object.assign(new Error('forbidden'), { data: { code: 'forbidden', message: 'A console socket must come from the console’s own origin' } }));
+      const found = await sessionPrincipal(secret, sessions).catch(() => null);
+      if (found && typeof found === 'object') socket.data.sessionId = found.session._id.toString();
+      principal = found && typeof found === 'object' ? found.principal : found;
+    } else if (typeof token === 'string') principal = await authenticateToken(token).catch(() => null);
     if (principal === 'expired') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'The token has expired' } }));
+    if (principal === 'ended') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'The console session has ended: sign in again' } }));
     if (!principal || principal === 'unknown') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'Send a valid API token as auth.token' } }));
     if (!hasScope(principal.scopes, 'read')) return next(Object.assign(new Error('forbidden'), { data: { code: 'forbidden', message: 'This token lacks the "read" scope' } }));
     socket.data.principal = principal;
@@ -144,13 +173,15 @@ export function attachRealtime(httpServer: HttpServer, log: Logger, metrics: Met
     log,
     countConversationChange(metrics),
   );
-  const sessions = endRevokedSessions(io, log);
+  const revocations = endRevokedSessions(io, log);
+  const signOuts = endSignedOutSessions(io, log);
 
   return {
     io,
     async close() {
       untrackClients();
-      await sessions.close();
+      await revocations.close();
+      await signOuts.close();
       await relay.close();
       await conversations.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));

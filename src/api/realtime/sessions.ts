@@ -1,16 +1,19 @@
 import type { Server, Socket } from 'socket.io';
 import type { Logger } from '../../logger';
 import { ApiTokenModel } from '../../domain/tokens/model';
+import { ConsoleSessionModel } from '../../domain/sessions/model';
 import type { Principal } from '../../domain/tokens/service';
 import { watchWithResume } from './relay';
 
 // setTimeout fires at once beyond this (about 24.8 days): a later expiry is caught by a later connection's check.
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-type SessionSocket = Socket & { data: { principal: Principal } };
+type SessionSocket = Socket & { data: { principal: Principal; sessionId?: string } };
 
-function end(socket: Socket, reason: 'revoked' | 'expired') {
-  socket.emit('session_ended', { reason, message: reason === 'revoked' ? 'The token was revoked' : 'The token expired' });
+const MESSAGES = { revoked: 'The token was revoked', expired: 'The token expired', signed_out: 'The console session was signed out' } as const;
+
+function end(socket: Socket, reason: keyof typeof MESSAGES) {
+  socket.emit('session_ended', { reason, message: MESSAGES[reason] });
   socket.disconnect(true);
 }
 
@@ -49,5 +52,22 @@ export function endRevokedSessions(io: Server, log: Logger) {
     },
     log,
     'token revocation',
+  );
+}
+
+/** Signing out of the console ends the sockets of that session at once, on every API process. */
+export function endSignedOutSessions(io: Server, log: Logger) {
+  return watchWithResume(
+    ConsoleSessionModel.collection,
+    [{ $match: { operationType: 'delete' } }],
+    (change) => {
+      if (!('documentKey' in change)) return;
+      const sessionId = String(change.documentKey._id);
+      for (const socket of io.of('/').sockets.values()) {
+        if ((socket as SessionSocket).data.sessionId === sessionId) end(socket, 'signed_out');
+      }
+    },
+    log,
+    'console sign-out',
   );
 }

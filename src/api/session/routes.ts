@@ -1,0 +1,56 @@
+import express, { Router, type Request, type Response } from 'express';
+import { authenticateToken } from '../../domain/tokens/service';
+import { OrganizationModel } from '../../domain/organizations/model';
+import { closeSession, csrfTokenOf, openSession, type SessionLifetime } from '../../domain/sessions/store';
+import type { ConsoleSession } from '../../domain/sessions/model';
+import type { Principal } from '../../domain/tokens/service';
+import { authenticate, principalOf, SESSION_COOKIE } from '../http/auth';
+import { ApiError } from '../http/errors';
+import { validate } from '../http/validation';
+import { signInSchema, type SessionView } from './schemas';
+
+async function sessionView(principal: Principal, session: ConsoleSession, secret: string, lifetime: SessionLifetime): Promise<SessionView> {
+  const organization = await OrganizationModel.findById(principal.organizationId, { slug: 1 }).lean();
+  return {
+    organization: organization?.slug ?? '',
+    token_name: principal.tokenName,
+    scopes: principal.scopes,
+    csrf_token: csrfTokenOf(secret),
+    idle_seconds: lifetime.idleSeconds,
+    expires_at: session.expires_at.toISOString(),
+  };
+}
+
+const cookieOptions = (req: Request) => ({ httpOnly: true, sameSite: 'strict' as const, secure: req.secure, path: '/' });
+
+/**
+ * The console's sign-in: an API token is exchanged for a session held in an HttpOnly, SameSite=Strict
+ * cookie (Secure over TLS). The session acts with its token's organization and scopes.
+ */
+export function sessionRoutes(lifetime: SessionLifetime): Router {
+  const router = Router();
+  const authenticated = authenticate(lifetime);
+  router.post('/', express.json({ limit: '4kb', strict: true }), async (req: Request, res: Response) => {
+    if (!req.is('application/json')) throw new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json"');
+    const { token } = validate(signInSchema, req.body);
+    const principal = await authenticateToken(token);
+    if (principal === 'expired') throw new ApiError('unauthorized', 'The token has expired: create a new one (bosun tokens create)');
+    if (principal === 'unknown') throw new ApiError('unauthorized', 'The token is unknown or has been revoked');
+    const { secret, session } = await openSession(principal.tokenId, principal.organizationId, lifetime, principal.expiresAt);
+    res.cookie(SESSION_COOKIE, secret, { ...cookieOptions(req), expires: session.expires_at });
+    res.status(201).json({ data: await sessionView(principal, session, secret, lifetime) });
+  });
+  router.get('/', authenticated, async (req, res) => {
+    const held = req.consoleSession;
+    if (!held) throw new ApiError('not_found', 'No console session: this request was authenticated by a bearer token');
+    res.json({ data: await sessionView(principalOf(req), held.session, held.secret, lifetime) });
+  });
+  router.delete('/', authenticated, async (req, res) => {
+    const held = req.consoleSession;
+    if (!held) throw new ApiError('not_found', 'No console session: this request was authenticated by a bearer token');
+    await closeSession(held.secret);
+    res.clearCookie(SESSION_COOKIE, cookieOptions(req));
+    res.status(204).end();
+  });
+  return router;
+}

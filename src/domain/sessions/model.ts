@@ -1,0 +1,19 @@
+import { Schema, Types, model, type InferSchemaType } from 'mongoose';
+
+/**
+ * A console sign-in: the browser holds a random secret in an HttpOnly cookie; only its SHA-256 is
+ * stored. The session acts with its token's organization and scopes, checked again on every request.
+ */
+const consoleSessionSchema = new Schema({
+  secret_hash: { type: String, required: true, unique: true },
+  token_id: { type: Schema.Types.ObjectId, ref: 'ApiToken', required: true, index: true },
+  organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
+  created_at: { type: Date, required: true },
+  last_seen_at: { type: Date, required: true },
+  // The absolute end; MongoDB removes the document a while after it (the TTL index).
+  expires_at: { type: Date, required: true },
+});
+consoleSessionSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
+
+export type ConsoleSession = InferSchemaType<typeof consoleSessionSchema> & { _id: Types.ObjectId };
+export const ConsoleSessionModel = model('ConsoleSession', consoleSessionSchema);
