@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import mongoose from 'mongoose';
 import { createApp } from './api/app';
+import { consoleBundle } from './console/bundle';
 import { activeConversationsAbout, createConversationService } from './api/conversations/service';
 import { createDeploymentService } from './api/deployments/service';
 import { createMigrationPlanService } from './api/migration-plans/service';
@@ -155,6 +156,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
 
     if (role !== 'worker') {
       const sessions = { idleSeconds: config.console.sessionIdleSeconds, maxSeconds: config.console.sessionMaxSeconds };
+      const bundle = await consoleBundle(config.cacheDir, log);
       const app = createApp({
         log,
         http: config.http,
@@ -164,6 +166,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
         sessions,
+        console: bundle,
         observability,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
@@ -174,7 +177,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       cleanups.push(() => realtime.close());
       const base = `http://${config.http.host}:${(httpServer.address() as AddressInfo).port}`;
       Object.assign(composed, { app, httpServer, url: base });
-      composed.lines.unshift(`  API         ${base}/api/v1`, `  API docs    ${base}/docs`, `  metrics     ${base}/metrics`);
+      composed.lines.unshift(`  console     ${base}/`, `  API         ${base}/api/v1`, `  API docs    ${base}/docs`, `  metrics     ${base}/metrics`);
     }
     return composed;
   } catch (error) {

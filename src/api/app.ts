@@ -18,6 +18,8 @@ import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
 import { referenceRoutes } from './openapi/routes';
 import { sessionRoutes } from './session/routes';
+import { consolePage, consoleRoutes } from './console/routes';
+import type { ConsoleBundle } from '../console/bundle';
 import type { SessionLifetime } from '../domain/sessions/store';
 import type { SecretBox } from '../domain/secrets/secret-box';
 
@@ -31,6 +33,8 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** How long a console sign-in lasts. */
   sessions: SessionLifetime;
+  /** The web console's built front end, served at / and its pages. */
+  console: ConsoleBundle;
   /** Metrics, readiness checks and the optional METRICS_TOKEN of /metrics. */
   observability: Omit<ObservabilityDeps, 'log'>;
 }
@@ -47,6 +51,7 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
 
 /** Where a person (or a client) who opens Bosun's address goes next. */
 const HOME_LINKS = {
+  console: '/',
   api: '/api/v1',
   docs: '/docs',
   openapi: '/api/v1/openapi.json',
@@ -55,26 +60,15 @@ const HOME_LINKS = {
   metrics: '/metrics',
 } as const;
 
-const home: RequestHandler = (_req, res) => {
-  const json = () => {
-    res.json({ name: 'Bosun', description: 'Runs work on your servers over SSH: the API reference is at /docs.', links: HOME_LINKS });
+/** `/`: the console for a browser; the API's links for a JSON client (with no Accept header, JSON). */
+const home =
+  (page: RequestHandler): RequestHandler =>
+  (req, res, next) => {
+    const json = () => res.json({ name: 'Bosun', description: 'Runs work on your servers over SSH: the web console is at / in a browser, the API reference at /docs.', links: HOME_LINKS });
+    res.format({ json, html: () => page(req, res, next), default: json });
   };
-  // JSON unless HTML is asked for (a browser): with no Accept header, the first listed wins.
-  res.format({
-    json,
-    html: () => {
-      res.type('html').send(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Bosun</title></head><body>` +
-          `<h1>Bosun</h1><p>Runs work on your servers over SSH. This address serves its HTTP API; the API reference is at <a href="/docs">/docs</a>.</p><ul>` +
-          Object.entries(HOME_LINKS).map(([name, href]) => `<li>${name}: <a href="${href}">${href}</a></li>`).join('') +
-          `</ul></body></html>`,
-      );
-    },
-    default: json,
-  });
-};
 
-export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, sessions, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, sessions, console: bundle, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -87,7 +81,8 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   app.use(refuseOtherMethods(observabilityRoutes({ ...observability, log })));
   // The OpenAPI document and /docs, before the API's authentication.
   app.use(refuseOtherMethods(referenceRoutes()));
-  app.use(refuseOtherMethods(express.Router().get('/', home)));
+  app.use(refuseOtherMethods(express.Router().get('/', home(consolePage(bundle)))));
+  app.use(refuseOtherMethods(consoleRoutes(bundle)));
 
   const limiter = (keyGenerator: (req: express.Request) => string, extra: Partial<Parameters<typeof rateLimit>[0]> = {}) =>
     rateLimit({

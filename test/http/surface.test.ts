@@ -112,6 +112,27 @@ describe('the HTTP and Socket.IO surface', () => {
     expect(html.text).toContain('<a href="/docs">/docs</a>');
   });
 
+  test('the console: every page URL answers the same page under a strict Content-Security-Policy; its bundle is served, cached for good', async () => {
+    const page = await bosun.api.get('/deployments/0123456789abcdef01234567/runs/0123456789abcdef01234567').set('Accept', 'text/html');
+    expect(page.status).toBe(200);
+    const csp = page.headers['content-security-policy'];
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(page.headers['cache-control']).toBe('no-store');
+    // No inline script: the page only loads its bundle.
+    expect(page.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const script = /src="(\/console\/app-[0-9a-f]{16}\.js)"/.exec(page.text)![1]!;
+    const style = /href="(\/console\/app-[0-9a-f]{16}\.css)"/.exec(page.text)![1]!;
+    const js = await bosun.api.get(script);
+    expect([js.status, js.headers['content-type']]).toEqual([200, expect.stringMatching(/javascript/)]);
+    expect(js.headers['cache-control']).toMatch(/immutable/);
+    expect((await bosun.api.get(style)).status).toBe(200);
+    expect((await bosun.api.get('/console/nothing-here.js')).status).toBe(404);
+    expect((await bosun.api.get('/servers').set('Accept', 'text/html')).text).toBe(page.text);
+  });
+
   test('Socket.IO: a run subscription without an acknowledgement still subscribes; a refused one is told why', async () => {
     const serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.5' });
     // The step prints until it is cancelled: a subscription made at any moment sees some of it.

@@ -61,6 +61,10 @@ export function userWithToken(bosun: Bosun, token: string) {
       return id;
     },
 
+    async listDeployments(): Promise<Json> {
+      return expectStatus(await bosun.api.get('/api/v1/deployments?per_page=100').set(auth), 200, 'list deployments').data;
+    },
+
     async getServer(serverId: string): Promise<Json> {
       return expectStatus(await bosun.api.get(`/api/v1/servers/${serverId}`).set(auth), 200, 'read the server').data;
     },

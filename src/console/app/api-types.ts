@@ -1,0 +1,27 @@
+/**
+ * The API's shapes, as its own zod schemas define them (the same ones the OpenAPI document is built
+ * from): the console never restates a field by hand. Type-only imports: nothing of the server is bundled.
+ */
+import type { z } from 'zod';
+import type { serverListItemSchema, serverSchema } from '../../api/servers/views';
+import type { deploymentListItemSchema, deploymentSchema, runListItemSchema, runSchema, runTargetDetailSchema, planSchema } from '../../api/deployments/views';
+import type { SessionView } from '../../api/session/schemas';
+
+export type { SessionView };
+export type { DeploymentRunUpdatedEvent, RunTargetState, ServerToClientEvents, ClientToServerEvents } from '../../domain/events';
+export type ServerListItem = z.infer<typeof serverListItemSchema>;
+export type Server = z.infer<typeof serverSchema>;
+export type DeploymentListItem = z.infer<typeof deploymentListItemSchema>;
+export type Deployment = z.infer<typeof deploymentSchema>;
+export type Run = z.infer<typeof runSchema>;
+export type RunListItem = z.infer<typeof runListItemSchema>;
+export type RunTargetDetail = z.infer<typeof runTargetDetailSchema>;
+export type Plan = z.infer<typeof planSchema>;
+
+export interface Page<T> {
+  data: T[];
+  meta: { current_page: number; per_page: number; total: number; last_page: number };
+}
+
+/** Statuses that never change again. */
+export const FINISHED = new Set(['success', 'failed', 'cancelled', 'skipped']);

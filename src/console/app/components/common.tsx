@@ -1,0 +1,89 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiProblem } from '../api';
+
+/** A status as text with its colour: never colour alone. */
+export function Status({ value }: { value: string | null | undefined }) {
+  const text = value ?? '—';
+  return <span class={`status status-${text}`}>{text}</span>;
+}
+
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const problem = error instanceof ApiProblem ? error : null;
+  return (
+    <div class="error-note" role="alert">
+      <strong>{problem ? `${problem.status} ${problem.code}` : 'Error'}</strong>: {(error as Error).message}
+      {problem?.details.length ? (
+        <ul>
+          {problem.details.map((d) => (
+            <li key={d.path}>
+              <code>{d.path}</code>: {d.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+export function When({ at }: { at: string | null | undefined }) {
+  if (!at) return <span class="muted">—</span>;
+  const date = new Date(at);
+  return (
+    <time dateTime={at} title={date.toISOString()}>
+      {date.toLocaleString()}
+    </time>
+  );
+}
+
+export const seconds = (s: number | null | undefined) => (s === null || s === undefined ? '—' : s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`);
+
+/**
+ * Loads something and keeps it fresh: again when `deps` change, every `pollMs` while `poll` says so,
+ * and when the tab comes back into view.
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], { pollMs = 0, poll }: { pollMs?: number; poll?: (data: T) => boolean } = {}) {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const latest = useRef(0);
+  const reload = useCallback(async () => {
+    const call = ++latest.current;
+    try {
+      const data = await load();
+      if (call === latest.current) setState({ data, loading: false });
+    } catch (error) {
+      if (call === latest.current) setState((previous) => ({ ...previous, error, loading: false }));
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, deps);
+  useEffect(() => {
+    setState({ loading: true });
+    void reload();
+    const onVisible = () => document.visibilityState === 'visible' && void reload();
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      latest.current += 1;
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, [reload]);
+  const data = state.data;
+  const polling = pollMs > 0 && data !== undefined && !!poll?.(data);
+  useEffect(() => {
+    if (!polling) return;
+    const timer = setInterval(() => void reload(), pollMs);
+    return () => clearInterval(timer);
+  }, [polling, reload, pollMs]);
+  return { ...state, reload };
+}
+
+export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  return (
+    <section class="panel" aria-label={title}>
+      <header class="panel-head">
+        <h2>{title}</h2>
+        {actions ? <div class="actions">{actions}</div> : null}
+      </header>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,118 @@
+import './styles.css';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, whenSignedOut } from './api';
+import type { SessionView } from './api-types';
+import { closeSocket, pageSocket, whenSessionEnded } from './live';
+import { match, navigate, useLocation } from './router';
+import { session } from './session';
+import { Deployment } from './pages/deployment';
+import { Deployments } from './pages/deployments';
+import { Run, Target } from './pages/run';
+import { Server } from './pages/server';
+import { Servers } from './pages/servers';
+import { SignIn } from './pages/sign-in';
+
+let notice: string | null = null;
+
+/** The session is over: back to sign-in, saying why, and coming back here afterwards. */
+function signedOut(message: string) {
+  if (!session.get() && location.pathname === '/sign-in') return;
+  closeSocket();
+  session.set(null);
+  notice = message;
+  const here = location.pathname + location.search + location.hash;
+  navigate(here.startsWith('/sign-in') ? '/sign-in' : `/sign-in?next=${encodeURIComponent(here)}`, { replace: true });
+}
+whenSignedOut(signedOut);
+whenSessionEnded(signedOut);
+
+function Header({ current }: { current: SessionView }) {
+  const signOut = async () => {
+    try {
+      await api('DELETE', '/api/v1/session');
+    } finally {
+      closeSocket();
+      session.set(null);
+      notice = 'Signed out.';
+      navigate('/sign-in', { replace: true });
+    }
+  };
+  const here = location.pathname;
+  const link = (href: string, label: string, active: boolean) => (
+    <a href={href} aria-current={active ? 'page' : undefined}>
+      {label}
+    </a>
+  );
+  return (
+    <header class="top">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <span class="brand">Bosun</span>
+      <nav aria-label="Main">
+        {link('/servers', 'Servers', here === '/' || here.startsWith('/servers'))}
+        {link('/deployments', 'Deployments', here.startsWith('/deployments'))}
+      </nav>
+      <span class="who">
+        {current.organization} · {current.token_name}
+      </span>
+      <button type="button" onClick={() => void signOut()}>
+        Sign out
+      </button>
+    </header>
+  );
+}
+
+function App() {
+  const { pathname } = useLocation();
+  const [current, setCurrent] = useState<SessionView | null>(session.get());
+  const [checked, setChecked] = useState(false);
+  useEffect(() => session.subscribe(setCurrent), []);
+  useEffect(() => {
+    // A reloaded page asks for its session (the cookie is sent by the browser, unseen by this code).
+    api<{ data: SessionView }>('GET', '/api/v1/session')
+      .then(({ data }) => session.set(data))
+      .catch(() => undefined)
+      .finally(() => setChecked(true));
+  }, []);
+  useEffect(() => {
+    if (current) pageSocket();
+  }, [current]);
+  useEffect(() => {
+    // One address per page: `/` is the servers' list.
+    if (pathname === '/') navigate('/servers', { replace: true });
+  }, [pathname]);
+  const route = match(pathname);
+  useEffect(() => {
+    if (checked && !current && route.name !== 'sign-in') signedOut('Sign in to continue.');
+  }, [checked, current, route.name]);
+  useEffect(() => {
+    document.title = `${route.name === 'sign-in' ? 'Sign in' : route.name.replace(/^./, (c) => c.toUpperCase())} · Bosun`;
+  }, [route.name]);
+
+  if (!checked) return <p class="muted">Loading…</p>;
+  if (route.name === 'sign-in' || !current) return <SignIn notice={notice} />;
+  const p = route.params;
+  return (
+    <>
+      <Header current={current} />
+      {route.name === 'servers' ? <Servers /> : null}
+      {route.name === 'server' ? <Server serverId={p.serverId!} /> : null}
+      {route.name === 'deployments' ? <Deployments /> : null}
+      {route.name === 'deployment' ? <Deployment deploymentId={p.deploymentId!} /> : null}
+      {route.name === 'run' ? <Run deploymentId={p.deploymentId!} runId={p.runId!} /> : null}
+      {route.name === 'target' ? <Target deploymentId={p.deploymentId!} runId={p.runId!} serverId={p.serverId!} /> : null}
+      {route.name === 'not-found' ? (
+        <main id="main">
+          <h1>Not found</h1>
+          <p>
+            No page at <code>{pathname}</code>. <a href="/servers">Servers</a>
+          </p>
+        </main>
+      ) : null}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

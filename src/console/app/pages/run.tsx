@@ -1,0 +1,158 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, get } from '../api';
+import { FINISHED, type Run as RunView, type RunTargetDetail } from '../api-types';
+import { ErrorNote, Section, seconds, Status, useLoad, When } from '../components/common';
+import { LogView } from '../components/log-view';
+import { watchRun } from '../live';
+import { session } from '../session';
+
+type Step = { name: string; status: string; exit_code: number | null; attempts: number; started_at: string | null; completed_at: string | null; output?: string; command?: string };
+
+function Steps({ steps }: { steps: Step[] }) {
+  return (
+    <ol class="run-steps">
+      {steps.map((step, index) => (
+        <li key={index} class="run-step">
+          <h3>
+            <span class="step-no">{index + 1}</span> {step.name} <Status value={step.status} />
+            <span class="muted small">
+              {step.exit_code !== null ? ` exit ${step.exit_code}` : ''}
+              {step.attempts > 1 ? ` · ${step.attempts} attempts` : ''}
+            </span>
+          </h3>
+          {step.command ? <code class="command">{step.command}</code> : null}
+          {step.output !== undefined && (step.status !== 'pending' || step.output) ? <LogView output={step.output} anchor={String(index + 1)} label={`Output of ${step.name}`} /> : null}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** A run as it happens: live over the page's socket, re-read on any doubt. */
+export function Run({ deploymentId, runId }: { deploymentId: string; runId: string }) {
+  const [run, setRun] = useState<RunView | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => watchRun(deploymentId, runId, setRun, setError), [deploymentId, runId]);
+
+  const cancel = async () => {
+    setError(null);
+    try {
+      await api('POST', `/api/v1/deployments/${deploymentId}/runs/${runId}/cancel`);
+    } catch (problem) {
+      setError(problem);
+    }
+  };
+
+  if (!run) return <main id="main">{error ? <ErrorNote error={error} /> : <p class="muted">Loading…</p>}</main>;
+  const fleet = run.strategy !== null;
+  const parameters = Object.entries(run.parameters);
+  return (
+    <main id="main">
+      <p class="crumbs">
+        <a href="/deployments">Deployments</a> / <a href={`/deployments/${deploymentId}`}>deployment</a> /
+      </p>
+      <h1>
+        Run {run.id.slice(-8)} <Status value={run.status} />
+      </h1>
+      <ErrorNote error={error} />
+      {run.error ? (
+        <p class="error-note" role="alert">
+          {run.error}
+        </p>
+      ) : null}
+      <Section
+        title="Run"
+        actions={
+          <>
+            {!FINISHED.has(run.status) && session.can('deployments:run') ? (
+              <button type="button" class="danger" onClick={() => void cancel()}>
+                Cancel the run
+              </button>
+            ) : null}
+            {run.temporal_ui_url ? (
+              <a class="button" href={run.temporal_ui_url} target="_blank" rel="noreferrer">
+                Open in Temporal
+              </a>
+            ) : null}
+          </>
+        }
+      >
+        <dl class="facts">
+          <dt>Triggered by</dt>
+          <dd>{run.triggered_by}</dd>
+          <dt>Started</dt>
+          <dd>
+            <When at={run.started_at} />
+          </dd>
+          <dt>Duration</dt>
+          <dd>{seconds(run.started_at && run.completed_at ? Math.round((Date.parse(run.completed_at) - Date.parse(run.started_at)) / 1000) : run.duration_seconds)}</dd>
+          {run.retry_of ? (
+            <>
+              <dt>Retry of</dt>
+              <dd>
+                <a href={`/deployments/${deploymentId}/runs/${run.retry_of}`}>{run.retry_of.slice(-8)}</a>
+              </dd>
+            </>
+          ) : null}
+          <dt>Parameters</dt>
+          <dd>
+            {parameters.length
+              ? parameters.map(([k, v]) => (
+                  <code class="env">
+                    {k}={v}
+                  </code>
+                ))
+              : 'none'}
+          </dd>
+        </dl>
+      </Section>
+      {fleet ? (
+        <Section title={`Targets: ${run.summary.success} of ${run.summary.total} succeeded`}>
+          <ul class="target-grid">
+            {run.targets.map((t) => (
+              <li key={t.server_id} class={`target target-${t.status}`}>
+                <a href={`/deployments/${deploymentId}/runs/${runId}/targets/${t.server_id}`}>
+                  <strong>{t.title}</strong>
+                  <span class="muted small">batch {t.batch}</span>
+                  <Status value={t.status} />
+                </a>
+              </li>
+            ))}
+          </ul>
+        </Section>
+      ) : (
+        <Section title="Steps">
+          <Steps steps={run.steps} />
+        </Section>
+      )}
+    </main>
+  );
+}
+
+/** One server of a fleet run, with each step's output. */
+export function Target({ deploymentId, runId, serverId }: { deploymentId: string; runId: string; serverId: string }) {
+  const target = useLoad(() => get<RunTargetDetail>(`/api/v1/deployments/${deploymentId}/runs/${runId}/targets/${serverId}`), [deploymentId, runId, serverId], {
+    pollMs: 1000,
+    poll: (t) => !FINISHED.has(t.status),
+  });
+  const t = target.data;
+  if (!t) return <main id="main">{target.error ? <ErrorNote error={target.error} /> : <p class="muted">Loading…</p>}</main>;
+  return (
+    <main id="main">
+      <p class="crumbs">
+        <a href={`/deployments/${deploymentId}/runs/${runId}`}>Run {runId.slice(-8)}</a> /
+      </p>
+      <h1>
+        {t.title} <Status value={t.status} />
+      </h1>
+      {t.error ? (
+        <p class="error-note" role="alert">
+          {t.error}
+        </p>
+      ) : null}
+      <Section title={`Batch ${t.batch} · ${t.host ?? ''}`}>
+        <Steps steps={t.steps} />
+      </Section>
+    </main>
+  );
+}

@@ -1,0 +1,110 @@
+import { useState } from 'preact/hooks';
+import { api, get } from '../api';
+import type { Server as ServerView } from '../api-types';
+import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
+import { session } from '../session';
+
+/** One server: its fingerprint, its pinned host key, and what to do when the key changed. */
+export function Server({ serverId }: { serverId: string }) {
+  const server = useLoad(() => get<ServerView>(`/api/v1/servers/${serverId}`), [serverId], {
+    pollMs: 2000,
+    poll: (s) => s.status === 'unverified' && !s.last_error,
+  });
+  const [error, setError] = useState<unknown>(null);
+  const [confirmTrust, setConfirmTrust] = useState(false);
+  const s = server.data;
+  const keyChanged = !!s?.last_error && /host key/i.test(s.last_error);
+
+  const verify = async (trustNewHostKey: boolean) => {
+    setError(null);
+    try {
+      await api('POST', `/api/v1/servers/${serverId}/verify`, trustNewHostKey ? { trust_new_host_key: true } : {});
+      setConfirmTrust(false);
+      await server.reload();
+    } catch (problem) {
+      setError(problem);
+    }
+  };
+
+  if (!s) return <main id="main">{server.error ? <ErrorNote error={server.error} /> : <p class="muted">Loading…</p>}</main>;
+  return (
+    <main id="main">
+      <p class="crumbs">
+        <a href="/servers">Servers</a> /
+      </p>
+      <h1>
+        {s.title} <Status value={s.status} />
+      </h1>
+      <ErrorNote error={error} />
+      {s.last_error ? (
+        <p class="error-note" role="alert">
+          Last check: {s.last_error}
+        </p>
+      ) : null}
+      <Section
+        title="Server"
+        actions={
+          session.can('servers:write') ? (
+            <button type="button" onClick={() => void verify(false)}>
+              Verify again
+            </button>
+          ) : null
+        }
+      >
+        <dl class="facts">
+          <dt>Address</dt>
+          <dd>
+            <code>
+              {s.username}@{s.host}:{s.port}
+            </code>
+          </dd>
+          <dt>Authentication</dt>
+          <dd>{s.auth_method === 'private_key' ? 'private key (stored encrypted, never shown)' : 'password (stored encrypted, never shown)'}</dd>
+          <dt>Tags</dt>
+          <dd>{s.tags.length ? s.tags.map((tag) => <span class="tag">{tag}</span>) : <span class="muted">none</span>}</dd>
+          <dt>Host key</dt>
+          <dd>
+            <code>{s.host_key_fingerprint ?? 'not pinned yet'}</code>
+          </dd>
+          <dt>System</dt>
+          <dd>
+            {s.fingerprint
+              ? `${s.fingerprint.os?.name ?? ''} ${s.fingerprint.os?.version ?? ''}, kernel ${s.fingerprint.os?.kernel ?? '?'}, ${s.fingerprint.cpu_cores ?? '?'} cores, ${s.fingerprint.ram ?? '?'} RAM, ${s.fingerprint.disk ?? '?'} disk`
+              : 'unknown until verified'}
+          </dd>
+          <dt>Verified</dt>
+          <dd>
+            <When at={s.verified_at} />
+          </dd>
+          <dt>Last check</dt>
+          <dd>
+            <When at={s.last_checked_at} />
+          </dd>
+        </dl>
+      </Section>
+      {keyChanged && session.can('servers:write') ? (
+        <Section title="The host key changed">
+          <p>
+            The server answered with a different host key than the one pinned (<code>{s.host_key_fingerprint}</code>). That is expected after a
+            reinstall or a key rotation — and is also what a machine impersonating this server would look like. Bosun runs nothing on it until
+            you decide.
+          </p>
+          {confirmTrust ? (
+            <p>
+              <button type="button" class="danger" onClick={() => void verify(true)}>
+                Yes, trust the key it presents now
+              </button>{' '}
+              <button type="button" onClick={() => setConfirmTrust(false)}>
+                Cancel
+              </button>
+            </p>
+          ) : (
+            <button type="button" onClick={() => setConfirmTrust(true)}>
+              Trust the new host key…
+            </button>
+          )}
+        </Section>
+      ) : null}
+    </main>
+  );
+}

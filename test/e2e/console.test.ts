@@ -1,0 +1,183 @@
+/// <reference lib="dom" />
+import type { Browser, Page } from 'playwright-core';
+import { startBosun, type Bosun } from '../support/bosun';
+import { asUser, type User } from '../support/client';
+import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
+import { createToken, revokeToken } from '../../src/domain/tokens/service';
+
+/**
+ * The web console in Debian's Chromium, against the whole stack: what a person does and sees. Every
+ * page is checked with axe-core and photographed at 1400×900 into test-output/screenshots/.
+ */
+describe('the web console in a real browser', () => {
+  let bosun: Bosun;
+  let browser: Browser;
+  let ops: User;
+  let page: Page;
+
+  beforeAll(async () => {
+    bosun = await startBosun();
+    ops = await asUser(bosun, 'console-e2e');
+    browser = await launchBrowser();
+    page = await newPage(browser);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    ops?.close();
+    await bosun?.stop();
+  });
+
+  const expectAccessible = async (p: Page) => expect(await accessibilityViolations(p)).toEqual([]);
+  const signIn = async (p: Page, token: string) => {
+    await p.getByLabel('API token').fill(token);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('button', { name: 'Sign out' }).waitFor();
+  };
+
+  test('signing in: the token is exchanged for an HttpOnly cookie, and nothing of it is left in the page', async () => {
+    await page.goto(`${bosun.url}/`);
+    await page.waitForURL(/\/sign-in/);
+    await expectAccessible(page);
+    await screenshot(page, 'sign-in');
+    await page.getByLabel('API token').fill('bsn_wrongwrongwrongwrongwrongwrongwrongwrong');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The token is unknown or has been revoked' }).waitFor();
+
+    await signIn(page, ops.token);
+    await page.waitForURL(`${bosun.url}/servers`);
+    const stored = await page.evaluate(() => ({ cookie: document.cookie, local: JSON.stringify(localStorage), session: JSON.stringify(sessionStorage) }));
+    expect(stored).toEqual({ cookie: '', local: '{}', session: '{}' });
+    const cookies = await page.context().cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([['bosun_session', true, 'Strict']]);
+    expect(JSON.stringify(cookies)).not.toContain(ops.token);
+  });
+
+  test('adding a server with a pasted key: it appears, verifies before one’s eyes, and its page shows the pinned host key', async () => {
+    await page.goto(`${bosun.url}/servers`);
+    await page.getByRole('button', { name: 'Add a server' }).click();
+    const { sshd } = bosun;
+    await page.getByLabel('Title').fill('web-1');
+    await page.getByLabel('Host').fill(sshd.host);
+    await page.getByLabel('Port').fill(String(sshd.port));
+    await page.getByLabel('User').fill(sshd.username);
+    await page.getByLabel('Tags', { exact: true }).last().fill('web eu');
+    await page.getByRole('textbox', { name: /Private key/ }).fill(sshd.privateKey);
+    await page.getByRole('button', { name: 'Add and verify' }).click();
+    const row = page.locator('tr[data-server="web-1"]');
+    await row.waitFor();
+    await row.getByText('verified', { exact: true }).waitFor({ timeout: 30_000 });
+    // The key went to the API and nowhere the page keeps.
+    expect(await page.content()).not.toContain(sshd.privateKey.split('\n')[1]!);
+    await expectAccessible(page);
+    await screenshot(page, 'servers');
+
+    await row.getByRole('link', { name: 'web-1' }).click();
+    await page.getByRole('heading', { name: /web-1/ }).waitFor();
+    const pinned = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'web-1')!;
+    const detail = await ops.getServer(pinned.id);
+    await page.getByText(detail.host_key_fingerprint).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'server');
+  });
+
+  test('running a deployment from its page: the log streams live, then a deep link to a line scrolls to it and highlights it', async () => {
+    const serverId = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'web-1')!.id;
+    const deployment = await ops.define({
+      name: 'release-web',
+      server_id: serverId,
+      parameters: [{ name: 'version', required: true, pattern: '[0-9.]+' }],
+      steps: [
+        { name: 'announce', command: 'echo "deploying $BOSUN_PARAM_VERSION"' },
+        { name: 'roll', command: 'for i in $(seq 1 12); do echo "line-$i"; sleep 0.4; done' },
+      ],
+    });
+    await page.goto(`${bosun.url}/deployments`);
+    await page.getByRole('link', { name: 'release-web' }).click();
+    await page.getByLabel(/version/).fill('1.4.2');
+    await page.getByRole('button', { name: 'Preview the plan' }).click();
+    await page.getByText('BOSUN_PARAM_VERSION=1.4.2').waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'deployment');
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await page.waitForURL(/\/runs\/[0-9a-f]{24}$/);
+    const runId = page.url().split('/').pop()!;
+
+    // Live: a line shows while the run still runs.
+    const log = page.getByRole('log', { name: 'Output of roll' });
+    await log.getByText('line-3', { exact: true }).waitFor({ timeout: 20_000 });
+    expect((await ops.getRun(deployment.id, runId)).status).toBe('running');
+    await screenshot(page, 'run-live');
+    await page.locator('h1').getByText('success').waitFor({ timeout: 30_000 });
+    await log.getByText('line-12', { exact: true }).waitFor();
+    expect(await page.getByRole('log', { name: 'Output of announce' }).innerText()).toContain('deploying 1.4.2');
+    await expectAccessible(page);
+    await screenshot(page, 'run');
+
+    const linked = await newPage(browser);
+    await linked.context().addCookies(await page.context().cookies());
+    await linked.goto(`${bosun.url}/deployments/${deployment.id}/runs/${runId}#L2-7`);
+    const line = linked.locator('#L2-7');
+    await line.waitFor();
+    expect(await line.getAttribute('class')).toContain('log-line-target');
+    expect(await line.innerText()).toContain('line-7');
+    await expectAccessible(linked);
+    await screenshot(linked, 'run-deep-link');
+    expect(problemsOf(linked)).toEqual([]);
+    await linked.close();
+  });
+
+  test('cancelling a running run from its page stops it, as the API then says too', async () => {
+    const serverId = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'web-1')!.id;
+    const deployment = await ops.define({ name: 'long-one', server_id: serverId, steps: [{ name: 'wait', command: 'echo waiting; sleep 60' }] });
+    await page.goto(`${bosun.url}/deployments/${deployment.id}`);
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await page.getByRole('log', { name: 'Output of wait' }).getByText('waiting').waitFor({ timeout: 20_000 });
+    await page.getByRole('button', { name: 'Cancel the run' }).click();
+    await page.locator('h1').getByText('cancelled').waitFor({ timeout: 30_000 });
+    const runId = page.url().split('/').pop()!;
+    expect((await ops.getRun(deployment.id, runId)).status).toBe('cancelled');
+    await expect(page.getByRole('button', { name: 'Cancel the run' }).count()).resolves.toBe(0);
+  });
+
+  test('everything is reachable by keyboard: from the top of a deployment’s page, Tab reaches its Run button', async () => {
+    const deployment = (await ops.listDeployments()).find((d: { name: string }) => d.name === 'long-one')!;
+    await page.goto(`${bosun.url}/deployments/${deployment.id}`);
+    await page.getByRole('button', { name: 'Run now' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    let reached = false;
+    for (let i = 0; i < 30 && !reached; i += 1) {
+      await page.keyboard.press('Tab');
+      reached = (await page.evaluate(() => document.activeElement?.textContent)) === 'Run now';
+    }
+    expect(reached).toBe(true);
+  });
+
+  test('signing out: back to sign-in, and the console’s pages are closed until one signs in again', async () => {
+    await page.goto(`${bosun.url}/servers`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
+    await page.getByText('Signed out.').waitFor();
+    await page.goto(`${bosun.url}/servers`);
+    await page.waitForURL(/\/sign-in\?next=%2Fservers/);
+    expect(problemsOf(page)).toEqual([]);
+  });
+
+  test('revoking the token of an open page sends it to sign-in, saying why, and back where it was afterwards', async () => {
+    const { token } = await createToken({ org: 'console-e2e', name: 'soon-revoked', scopes: ['read'] });
+    const viewer = await newPage(browser);
+    await viewer.goto(`${bosun.url}/deployments`);
+    await signIn(viewer, token);
+    await viewer.getByRole('link', { name: 'release-web' }).click();
+    await viewer.getByRole('heading', { name: 'release-web' }).waitFor();
+    // A read-only token is not offered what it cannot do.
+    expect(await viewer.getByRole('button', { name: 'Run now' }).count()).toBe(0);
+    const at = viewer.url();
+    await revokeToken('console-e2e', 'soon-revoked');
+    await viewer.waitForURL(/\/sign-in\?next=/, { timeout: 10_000 });
+    await viewer.getByText('The token was revoked').waitFor();
+    await signIn(viewer, ops.token);
+    expect(viewer.url()).toBe(at);
+    await viewer.close();
+  });
+});
