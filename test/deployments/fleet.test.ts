@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { processesMatching } from '../support/processes';
 import { asUser, type User } from '../support/client';
 import { connectSocket } from '../support/socket';
 import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
@@ -130,14 +131,7 @@ describe('a fleet run', () => {
     expect(run.summary).toMatchObject({ total: 6, cancelled: 6 });
     expect(run.targets.slice(0, 3).map((t: { steps: Array<{ status: string }> }) => t.steps[0]!.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
     // No command is left on the "servers".
-    const left = () => {
-      try {
-        return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim();
-      } catch {
-        return '';
-      }
-    };
-    expect(left()).toBe('');
+    expect(processesMatching(marker)).toBe('');
   });
 });
 

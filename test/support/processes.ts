@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync } from 'node:fs';
 import net from 'node:net';
@@ -11,6 +11,15 @@ import { sharedServices } from './shared';
 export const REPO = path.resolve(__dirname, '../..');
 
 /** Whether anything accepts TCP connections on this loopback port. */
+/** The pids of processes on this machine (the tests' "servers") whose command line matches `pattern`; '' when none. */
+export function processesMatching(pattern: string): string {
+  try {
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
 export const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port }, () => {

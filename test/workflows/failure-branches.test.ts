@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
@@ -27,6 +26,7 @@ import { ServerModel } from '../../src/domain/servers/model';
 import { sealCredentials } from '../../src/domain/servers/credentials';
 import { eventually } from '../support/bosun';
 import { sharedServices } from '../support/shared';
+import { processesMatching } from '../support/processes';
 
 /**
  * The failure branches of every workflow, with mocked activities, on the Temporal dev server the
@@ -406,14 +406,7 @@ describe('activities in a mock activity context', () => {
       expect(await new MockActivityEnvironment().run(activities.startStep, { ...attempt, handoffAfterMs: 300 })).toEqual({ handedOff: 'held-here' });
       await eventually(async () => (await DeploymentRunModel.findById(runId).lean())!.steps[0]!.pgid, (pgid) => typeof pgid === 'number');
       await new MockActivityEnvironment().run(activities.cancelSteps, { runId });
-      const left = () => {
-        try {
-          return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim();
-        } catch {
-          return '';
-        }
-      };
-      await eventually(async () => left(), (pids) => pids === '');
+      await eventually(async () => processesMatching(marker), (pids) => pids === '');
       // The killed command's exit reached its execution, which must not overwrite the cancel.
       await new Promise((resolve) => setTimeout(resolve, 500));
       const after = (await DeploymentRunModel.findById(runId).lean())!;

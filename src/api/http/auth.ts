@@ -39,7 +39,8 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
-function refusal(rejection: Rejection, what: 'token' | 'session'): ApiError {
+/** Why a token (or a session's token) no longer acts, as a 401. */
+export function refusal(rejection: Rejection, what: 'token' | 'session'): ApiError {
   if (rejection === 'expired') return new ApiError('unauthorized', what === 'token' ? 'The token has expired: create a new one (bosun tokens create)' : "The session's token has expired: sign in with another");
   return new ApiError('unauthorized', what === 'token' ? 'The token is unknown or has been revoked' : "The session's token has been revoked: sign in with another");
 }

@@ -4,7 +4,7 @@ import { OrganizationModel } from '../../domain/organizations/model';
 import { closeSession, csrfTokenOf, openSession, type SessionLifetime } from '../../domain/sessions/store';
 import type { ConsoleSession } from '../../domain/sessions/model';
 import type { Principal } from '../../domain/tokens/service';
-import { authenticate, principalOf, SESSION_COOKIE } from '../http/auth';
+import { authenticate, principalOf, refusal, SESSION_COOKIE } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { validate } from '../http/validation';
 import { signInSchema, type SessionView } from './schemas';
@@ -34,8 +34,7 @@ export function sessionRoutes(lifetime: SessionLifetime): Router {
     if (!req.is('application/json')) throw new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json"');
     const { token } = validate(signInSchema, req.body);
     const principal = await authenticateToken(token);
-    if (principal === 'expired') throw new ApiError('unauthorized', 'The token has expired: create a new one (bosun tokens create)');
-    if (principal === 'unknown') throw new ApiError('unauthorized', 'The token is unknown or has been revoked');
+    if (typeof principal === 'string') throw refusal(principal, 'token');
     const { secret, session } = await openSession(principal.tokenId, principal.organizationId, lifetime, principal.expiresAt);
     res.cookie(SESSION_COOKIE, secret, { ...cookieOptions(req), expires: session.expires_at });
     res.status(201).json({ data: await sessionView(principal, session, secret, lifetime) });

@@ -59,7 +59,3 @@ export async function closeSession(secret: string): Promise<boolean> {
   const closed = await ConsoleSessionModel.deleteOne({ secret_hash: hashOf(secret) });
   return closed.deletedCount > 0;
 }
-
-/** When the session ends if the person does nothing more. */
-export const idleEndOf = (session: Pick<ConsoleSession, 'last_seen_at' | 'expires_at'>, lifetime: SessionLifetime) =>
-  new Date(Math.min(session.expires_at.getTime(), Date.now() + lifetime.idleSeconds * 1000));

@@ -116,16 +116,16 @@ export async function authenticateToken(plaintext: string): Promise<Principal | 
     return stored.length === presented.length && timingSafeEqual(stored, presented);
   });
   if (!token) return 'unknown';
-  return principalOf(token);
+  return principalOfToken(token);
 }
 
 /** The principal of a token known by id (a console session's), or why it no longer acts. */
 export async function authenticateTokenId(tokenId: string): Promise<Principal | Rejection> {
   const token = await ApiTokenModel.findOne({ _id: tokenId, revoked_at: null }).lean();
-  return token ? principalOf(token) : 'unknown';
+  return token ? principalOfToken(token) : 'unknown';
 }
 
-async function principalOf(token: ApiToken): Promise<Principal | Rejection> {
+async function principalOfToken(token: ApiToken): Promise<Principal | Rejection> {
   const now = new Date();
   if (token.expires_at && token.expires_at <= now) return 'expired';
   if (!token.last_used_at || now.getTime() - token.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {

@@ -54,7 +54,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], { pollMs = 0
     } catch (error) {
       if (call === latest.current) setState((previous) => ({ ...previous, error, loading: false }));
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   useEffect(() => {
     setState({ loading: true });

@@ -6,7 +6,8 @@ import { LogView } from '../components/log-view';
 import { watchRun } from '../live';
 import { session } from '../session';
 
-type Step = { name: string; status: string; exit_code: number | null; attempts: number; started_at: string | null; completed_at: string | null; output?: string; command?: string };
+/** A step with its output: a one-server run's, or a fleet target's. */
+type Step = RunView['steps'][number] | RunTargetDetail['steps'][number];
 
 function Steps({ steps }: { steps: Step[] }) {
   return (
@@ -20,8 +21,8 @@ function Steps({ steps }: { steps: Step[] }) {
               {step.attempts > 1 ? ` · ${step.attempts} attempts` : ''}
             </span>
           </h3>
-          {step.command ? <code class="command">{step.command}</code> : null}
-          {step.output !== undefined && (step.status !== 'pending' || step.output) ? <LogView output={step.output} anchor={String(index + 1)} label={`Output of ${step.name}`} /> : null}
+          <code class="command">{step.command}</code>
+          {step.status !== 'pending' || step.output ? <LogView output={step.output} anchor={String(index + 1)} label={`Output of ${step.name}`} /> : null}
         </li>
       ))}
     </ol>
