@@ -186,8 +186,11 @@ describe('watching a fleet run', () => {
       const own = events.filter((e) => e.target === null);
       expect(own.map((e) => e.seq)).toEqual(own.map((_, i) => own[0]!.seq! + i));
 
-      // In Temporal: deployment-run-<run id>, and a child per target named after its server.
-      const parent = await bosun.temporal.workflow.getHandle(`deployment-run-${runId}`).describe();
+      // In Temporal: deployment-run-<run id>, and a child per target named after its server. The run's
+      // document is marked success by the workflow's last activity, a moment before the workflow completes.
+      const handle = bosun.temporal.workflow.getHandle(`deployment-run-${runId}`);
+      expect(await handle.result()).toMatchObject({ status: 'success', targets: 3 });
+      const parent = await handle.describe();
       expect(parent.type).toBe('deploymentFleetWorkflow');
       expect(parent.status.name).toBe('COMPLETED');
       const child = await bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[0]}`).describe();
