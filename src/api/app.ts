@@ -11,6 +11,7 @@ import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
 import type { DeploymentService } from './deployments/service';
 import { secretRoutes } from './secrets/routes';
+import { tokenRoutes } from './tokens/routes';
 import { conversationRoutes } from './conversations/routes';
 import type { ConversationService } from './conversations/service';
 import { migrationPlanRoutes } from './migration-plans/routes';
@@ -115,6 +116,7 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
   api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
+  api.use('/tokens', refuseOtherMethods(tokenRoutes()));
   api.use('/conversations', refuseOtherMethods(conversationRoutes(conversations)));
   api.use('/migration-plans', refuseOtherMethods(migrationPlanRoutes(migrationPlans)));
   api.use('/policy', refuseOtherMethods(policyRoutes()));

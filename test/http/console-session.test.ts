@@ -110,6 +110,9 @@ describe('console sessions', () => {
     const { token } = await createToken({ org: 'console-e', name: 'idle', scopes: ['read'] });
     const idle = cookieOf(await signIn(token));
     const busy = cookieOf(await signIn(token));
+    // The idle session's page socket is told it expired (not that someone signed out).
+    const idleSocket = await pageSocket(idle);
+    const idleEnded = new Promise<{ reason: string; message: string }>((resolve) => idleSocket.once('session_ended', resolve));
     const started = Date.now();
     // Busy: a request every second keeps it alive past the idle time...
     while (Date.now() - started < 4_500) {
@@ -118,6 +121,7 @@ describe('console sessions', () => {
     }
     // ...while the idle one has ended.
     expect((await servers(idle)).status).toBe(401);
+    expect(await idleEnded).toEqual({ reason: 'expired', message: 'The console session expired' });
     while (Date.now() - started < 6_500) {
       await servers(busy);
       await new Promise((r) => setTimeout(r, 1000));

@@ -12,6 +12,7 @@ interface Ids {
   step: string;
   plan: string;
   secret: string;
+  token: string;
 }
 
 /**
@@ -20,6 +21,8 @@ interface Ids {
  */
 const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}` }),
+  'GET /api/v1/servers/:id/activity': (i) => ({ path: `/servers/${i.server}/activity` }),
+  'DELETE /api/v1/tokens/:id': (i) => ({ path: `/tokens/${i.token}` }),
   'POST /api/v1/servers/:id/verify': (i) => ({ path: `/servers/${i.server}/verify` }),
   'PATCH /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}`, body: { title: 'taken-over', tags: ['mine'] } }),
   'DELETE /api/v1/servers/:id': (i) => ({ path: `/servers/${i.server}` }),
@@ -50,9 +53,11 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/conversations': () => ({ path: '/conversations' }),
   'GET /api/v1/migration-plans': () => ({ path: '/migration-plans' }),
   'GET /api/v1/secrets': () => ({ path: '/secrets' }),
+  'GET /api/v1/tokens': () => ({ path: '/tokens' }),
   // Per organization by design: a stranger's writes land in its own organization.
   'POST /api/v1/servers': () => ({ path: '/servers', body: { title: 'theirs', host: '127.0.0.1', port: 1, username: 'x', auth_method: 'password', password: 'p' } }),
   'PUT /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}`, body: { value: 'the strangers-own value' } }),
+  'POST /api/v1/tokens': () => ({ path: '/tokens', body: { name: 'theirs', scopes: ['read'] } }),
   'GET /api/v1/policy': () => ({ path: '/policy' }),
   'PUT /api/v1/policy': () => ({ path: '/policy', body: { allow_destructive: true, require_approval_for: [] } }),
   'GET /api/v1/openapi.json': () => ({ path: '/openapi.json' }),
@@ -69,6 +74,8 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/secrets': 200,
   'POST /api/v1/servers': 201,
   'PUT /api/v1/secrets/:name': 200,
+  'GET /api/v1/tokens': 200,
+  'POST /api/v1/tokens': 201,
   'GET /api/v1/policy': 200,
   'PUT /api/v1/policy': 200,
   'GET /api/v1/openapi.json': 200,
@@ -98,7 +105,8 @@ describe('tenant isolation, route by route', () => {
     // Every step waits for approval: the conversation stays open, with a step to approve or reject.
     const conversation = (await call(owner, 'post', '/conversations', { chatable_type: 'server', chatable_id: server, message: 'show uptime' })).body.data.id;
     const waiting = await eventually(async () => (await call(owner, 'get', `/conversations/${conversation}`)).body.data, (c) => c.status === 'awaiting_approval');
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, secret: 'db_password' };
+    const token = (await call(owner, 'get', '/tokens')).body.data[0].id;
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, secret: 'db_password', token };
   });
   afterAll(() => bosun.stop());
 
@@ -132,6 +140,7 @@ describe('tenant isolation, route by route', () => {
     expect((await call(owner, 'get', `/servers/${ids.server}`)).status).toBe(200);
     expect((await call(owner, 'get', '/secrets')).body.data).toEqual([expect.objectContaining({ name: 'db_password' })]);
     expect((await call(owner, 'get', '/policy')).body.data.require_approval_for).toEqual(['read', 'change', 'destructive']);
+    expect((await call(owner, 'get', '/tokens')).body.data.map((t: { id: string; revoked_at: string | null }) => [t.id, t.revoked_at])).toEqual([[ids.token, null]]);
   });
 
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {

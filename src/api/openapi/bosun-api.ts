@@ -6,6 +6,7 @@ import { migrationPlanOperations } from '../migration-plans/openapi';
 import { observabilityOperations } from '../observability/openapi';
 import { policyOperations } from '../organizations/openapi';
 import { secretOperations } from '../secrets/openapi';
+import { tokenOperations } from '../tokens/openapi';
 import { serverOperations } from '../servers/openapi';
 import { sessionOperations } from '../session/openapi';
 import { buildOpenApiDocument } from './document';
@@ -26,6 +27,7 @@ export const bosunOperations: Operation[] = [
   ...serverOperations,
   ...deploymentOperations,
   ...secretOperations,
+  ...tokenOperations,
   ...conversationOperations,
   ...migrationPlanOperations,
   ...policyOperations,

@@ -34,13 +34,15 @@ export function watchWithResume<T extends Document>(
   onChange: (change: ChangeStreamDocument<T> & { changedKeys?: string[] }) => void,
   log: Logger,
   what: string,
+  // 'required' fails on an update whose document is gone by the time the change is read: say 'default' when that is expected.
+  fullDocument: 'required' | 'default' = 'required',
 ): { close(): Promise<void> } {
   let stream: ChangeStream<T> | undefined;
   let resumeAfter: ResumeToken | undefined;
   let closed = false;
   const open = () => {
     if (closed) return;
-    stream = collection.watch<T>(pipeline, { fullDocument: 'required', ...(resumeAfter ? { resumeAfter } : {}) });
+    stream = collection.watch<T>(pipeline, { fullDocument, ...(resumeAfter ? { resumeAfter } : {}) });
     stream.on('change', (change) => {
       resumeAfter = change._id;
       onChange(change);

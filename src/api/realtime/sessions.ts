@@ -12,8 +12,8 @@ type SessionSocket = Socket & { data: { principal: Principal; sessionId?: string
 
 const MESSAGES = { revoked: 'The token was revoked', expired: 'The token expired', signed_out: 'The console session was signed out' } as const;
 
-function end(socket: Socket, reason: keyof typeof MESSAGES) {
-  socket.emit('session_ended', { reason, message: MESSAGES[reason] });
+function end(socket: Socket, reason: keyof typeof MESSAGES, message: string = MESSAGES[reason]) {
+  socket.emit('session_ended', { reason, message });
   socket.disconnect(true);
 }
 
@@ -55,19 +55,33 @@ export function endRevokedSessions(io: Server, log: Logger) {
   );
 }
 
-/** Signing out of the console ends the sockets of that session at once, on every API process. */
+/**
+ * A console session's end ends its sockets at once, on every API process: signed out (marked just
+ * before it is removed), or removed without that mark (idle too long, or past its absolute end).
+ */
 export function endSignedOutSessions(io: Server, log: Logger) {
   return watchWithResume(
     ConsoleSessionModel.collection,
-    [{ $match: { operationType: 'delete' } }],
+    [
+      {
+        $match: {
+          $or: [{ operationType: 'delete' }, { operationType: 'update', 'updateDescription.updatedFields.signed_out_at': { $type: 'date' } }],
+        },
+      },
+    ],
     (change) => {
       if (!('documentKey' in change)) return;
       const sessionId = String(change.documentKey._id);
+      const signedOut = change.operationType === 'update';
       for (const socket of io.of('/').sockets.values()) {
-        if ((socket as SessionSocket).data.sessionId === sessionId) end(socket, 'signed_out');
+        if ((socket as SessionSocket).data.sessionId !== sessionId) continue;
+        if (signedOut) end(socket, 'signed_out');
+        else end(socket, 'expired', 'The console session expired');
       }
     },
     log,
-    'console sign-out',
+    'console session end',
+    // A signed-out session is removed right after it is marked: the mark alone says why.
+    'default',
   );
 }

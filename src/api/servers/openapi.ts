@@ -3,6 +3,7 @@ import { dataOf, idParam, locationHeader, type Operation } from '../openapi/oper
 import { z } from 'zod';
 import { createServerSchema, serverListFilterSchema, tagSchema, updateServerSchema, verifyServerSchema } from './schemas';
 import { serverListItemSchema, serverSchema } from './views';
+import { activityItemSchema, activityQuerySchema } from './activity';
 
 const tag = 'Servers';
 const id = { id: idParam('server') };
@@ -31,6 +32,17 @@ export const serverOperations: Operation[] = [
     body: { schema: createServerSchema, required: true },
     responses: { 201: { description: 'Added, `unverified`', body: dataOf(serverSchema), headers: locationHeader('server') } },
     errors: ['conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'get', path: '/api/v1/servers/:id/activity', operationId: 'getServerActivity', tag, scope: 'read',
+    summary: 'The latest runs and conversations that touched a server',
+    description:
+      'Newest first: its one-server runs, the fleet runs it was a target of (with its own status there), and its conversations ' +
+      '(also those of migration plans it is the source of). `limit`: 1 to 100, default 20.',
+    params: id,
+    query: activityQuerySchema,
+    responses: { 200: { description: 'The server’s activity', body: dataOf(z.array(activityItemSchema)) } },
+    errors: ['not_found', 'validation_failed'],
   },
   {
     method: 'get', path: '/api/v1/servers/:id', operationId: 'getServer', tag, scope: 'read',

@@ -4,6 +4,7 @@ import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { createServerSchema, serverListFilterSchema, updateServerSchema, verifyServerSchema } from './schemas';
 import type { ServerService } from './service';
+import { activityQuerySchema } from './activity';
 
 export function serverRoutes(servers: ServerService): Router {
   const router = Router();
@@ -16,6 +17,11 @@ export function serverRoutes(servers: ServerService): Router {
 
   router.get('/:id', requireScope('read'), async (req, res) => {
     res.json({ data: await servers.get(principalOf(req).organizationId, req.params.id as string) });
+  });
+
+  router.get('/:id/activity', requireScope('read'), async (req, res) => {
+    const { limit } = validate(activityQuerySchema, req.query, 'query');
+    res.json({ data: await servers.activity(principalOf(req).organizationId, req.params.id as string, limit) });
   });
 
   router.post('/', requireScope('servers:write'), async (req, res) => {

@@ -14,6 +14,7 @@ import type { z } from 'zod';
 type ServerListFilter = z.infer<typeof serverListFilterSchema>;
 import { toDetailView, toListView } from './views';
 import { isDuplicateKey } from '../../domain/database';
+import { serverActivity } from './activity';
 
 export interface ServerServiceDeps {
   secretBox: SecretBox;
@@ -57,6 +58,12 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
 
     async get(organizationId: string, id: string) {
       return toDetailView(await find(organizationId, id));
+    },
+
+    /** The latest runs and conversations that touched the server. */
+    async activity(organizationId: string, id: string, limit: number) {
+      const server = await find(organizationId, id);
+      return serverActivity(organizationId, server._id.toString(), limit);
     },
 
     /** Stores the server with its credentials sealed, then starts verification; if that cannot start, nothing is kept. */

@@ -86,6 +86,9 @@ const conversationSchema = new Schema(
 );
 conversationSchema.index({ organization_id: 1, createdAt: -1, _id: -1 });
 conversationSchema.index({ organization_id: 1, chatable_type: 1, chatable_id: 1, createdAt: -1 });
+// A server's latest conversations, as the server or as a migration's source (its page's activity).
+conversationSchema.index({ server_id: 1, createdAt: -1 });
+conversationSchema.index({ source_server_id: 1, createdAt: -1 }, { partialFilterExpression: { source_server_id: { $type: 'objectId' } } });
 
 export type Conversation = InferSchemaType<typeof conversationSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
 export type ConversationStep = Conversation['steps'][number] & { _id: Types.ObjectId };

@@ -146,6 +146,8 @@ deploymentRunSchema.index({ deployment_id: 1, createdAt: -1, _id: -1 });
 // A fleet run's targets, batch by batch.
 deploymentRunSchema.index({ parent_run_id: 1, batch: 1 }, { partialFilterExpression: { parent_run_id: { $type: 'objectId' } } });
 deploymentRunSchema.index({ server_id: 1, status: 1, queue_seq: 1 });
+// A server's latest runs (its page's activity).
+deploymentRunSchema.index({ server_id: 1, createdAt: -1, _id: -1 }, { partialFilterExpression: { server_id: { $type: 'objectId' } } });
 // The organization's runs still to finish, counted against its limit at each trigger.
 deploymentRunSchema.index({ organization_id: 1, status: 1, parent_run_id: 1 });
 deploymentRunSchema.index(

@@ -12,6 +12,8 @@ const consoleSessionSchema = new Schema({
   last_seen_at: { type: Date, required: true },
   // The absolute end; MongoDB removes the document a while after it (the TTL index).
   expires_at: { type: Date, required: true },
+  // Set by sign-out just before the document goes: its sockets are told why (a delete alone is an expiry).
+  signed_out_at: { type: Date, default: null },
 });
 consoleSessionSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 

@@ -56,6 +56,8 @@ export async function findSession(secret: string, lifetime: SessionLifetime): Pr
 
 /** Sign-out: the session ends for every page using it. */
 export async function closeSession(secret: string): Promise<boolean> {
-  const closed = await ConsoleSessionModel.deleteOne({ secret_hash: hashOf(secret) });
-  return closed.deletedCount > 0;
+  const marked = await ConsoleSessionModel.findOneAndUpdate({ secret_hash: hashOf(secret) }, { $set: { signed_out_at: new Date() } }, { projection: { _id: 1 } }).lean();
+  if (!marked) return false;
+  await ConsoleSessionModel.deleteOne({ _id: marked._id });
+  return true;
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { batcher } from '../batch';
 import { ensureOrganization, OrganizationModel } from '../organizations/model';
 import { ApiTokenModel, type ApiToken } from './model';
+import type { Types } from 'mongoose';
 import { isScope, SCOPES, type Scope } from './scopes';
 import { isDuplicateKey } from '../database';
 
@@ -41,6 +42,11 @@ export async function createToken(input: { org: string; name: string; scopes: Sc
     throw new TokenError(`Invalid token name "${input.name}": letters, digits, dot, dash and underscore, at most 64`);
   }
   const organization = await ensureOrganization(input.org);
+  return createTokenIn(organization, input);
+}
+
+/** A new token of an existing organization (its name already checked); the plaintext is in the answer only. */
+export async function createTokenIn(organization: { _id: Types.ObjectId; slug: string }, input: { name: string; scopes: Scope[]; expiresInSeconds?: number }) {
   const plaintext = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   try {
     const doc = await ApiTokenModel.create({
@@ -52,28 +58,37 @@ export async function createToken(input: { org: string; name: string; scopes: Sc
       scopes: input.scopes,
       expires_at: input.expiresInSeconds ? new Date(Date.now() + input.expiresInSeconds * 1000) : null,
     });
-    return { token: plaintext, id: doc._id.toString(), organization: organization.slug, name: doc.name, scopes: doc.scopes, expires_at: doc.expires_at };
+    return { ...toTokenListing(doc.toObject()), token: plaintext, organization: organization.slug };
   } catch (error) {
     if (isDuplicateKey(error)) {
-      throw new TokenError(`Organization "${input.org}" already has an active token named "${input.name}"`);
+      throw new TokenError(`Organization "${organization.slug}" already has an active token named "${input.name}"`);
     }
     throw error;
   }
 }
 
+/** A token as its organization's administrators see it: never its value or hash. */
+export const toTokenListing = (t: ApiToken) => ({
+  id: t._id.toString(),
+  name: t.name,
+  prefix: t.prefix,
+  scopes: t.scopes,
+  created_at: t.createdAt,
+  last_used_at: t.last_used_at ?? null,
+  expires_at: t.expires_at ?? null,
+  revoked_at: t.revoked_at ?? null,
+});
+
+/** An organization's tokens, revoked ones included, oldest first. */
+export async function tokensOf(organizationId: Types.ObjectId | string) {
+  const tokens = await ApiTokenModel.find({ organization_id: organizationId }).sort({ createdAt: 1, _id: 1 }).lean();
+  return tokens.map(toTokenListing);
+}
+
 export async function listTokens(org: string) {
   const organization = await OrganizationModel.findOne({ slug: org });
   if (!organization) throw new TokenError(`No organization "${org}"`);
-  const tokens = await ApiTokenModel.find({ organization_id: organization._id }).sort({ createdAt: 1 });
-  return tokens.map((t) => ({
-    name: t.name,
-    prefix: t.prefix,
-    scopes: t.scopes,
-    created_at: t.createdAt,
-    last_used_at: t.last_used_at,
-    expires_at: t.expires_at,
-    revoked_at: t.revoked_at,
-  }));
+  return tokensOf(organization._id);
 }
 
 export async function revokeToken(org: string, name: string) {
@@ -84,6 +99,21 @@ export async function revokeToken(org: string, name: string) {
     { $set: { revoked_at: new Date() }, $unset: { active_name: 1 } },
   );
   if (result.modifiedCount === 0) throw new TokenError(`Organization "${org}" has no active token named "${name}"`);
+}
+
+/**
+ * Revokes one of an organization's tokens by id: the token, or null when the organization has no such
+ * token. Revoking a revoked token changes nothing and answers it as it is.
+ */
+export async function revokeTokenById(organizationId: string, tokenId: string) {
+  const revoked = await ApiTokenModel.findOneAndUpdate(
+    { _id: tokenId, organization_id: organizationId, revoked_at: null },
+    { $set: { revoked_at: new Date() }, $unset: { active_name: 1 } },
+    { returnDocument: 'after' },
+  ).lean();
+  if (revoked) return toTokenListing(revoked);
+  const existing = await ApiTokenModel.findOne({ _id: tokenId, organization_id: organizationId }).lean();
+  return existing ? toTokenListing(existing) : null;
 }
 
 export interface Principal {
