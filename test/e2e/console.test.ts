@@ -1,9 +1,12 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { startBosun, type Bosun } from '../support/bosun';
+import { bearer, startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
 import { createToken, revokeToken } from '../../src/domain/tokens/service';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { sharedFolder } from '../support/trees';
 
 /**
  * The web console in Debian's Chromium, against the whole stack: what a person does and sees. Every
@@ -16,7 +19,8 @@ describe('the web console in a real browser', () => {
   let page: Page;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    // Transfers capped at 2 MiB/s: a 6 MiB copy lasts long enough to watch its progress.
+    bosun = await startBosun({ transferMaxBytesPerSecond: 2 * 1024 * 1024 });
     ops = await asUser(bosun, 'console-e2e');
     browser = await launchBrowser();
     page = await newPage(browser);
@@ -151,6 +155,117 @@ describe('the web console in a real browser', () => {
       reached = (await page.evaluate(() => document.activeElement?.textContent)) === 'Run now';
     }
     expect(reached).toBe(true);
+  });
+
+  test('the command policy page: an administrator makes "change" steps wait for a person', async () => {
+    await page.goto(`${bosun.url}/policy`);
+    const form = page.getByRole('form', { name: 'Command policy' });
+    await form.getByLabel('change').check();
+    await form.getByLabel(/may run at all/).check();
+    await page.getByRole('button', { name: 'Save the policy' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    const policy = (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data;
+    expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']) });
+    await expectAccessible(page);
+    await screenshot(page, 'policy');
+  });
+
+  test('a migration: a risky copy waits in the thread, is approved in the page (recording who), shows its progress, then a follow-up runs', async () => {
+    const work = sharedFolder('bosun-e2e-move-');
+    const from = path.join(work, 'www');
+    mkdirSync(from);
+    writeFileSync(path.join(from, 'index.html'), '<h1>shop</h1>\n');
+    writeFileSync(path.join(from, 'catalogue.bin'), Buffer.alloc(6 * 1024 * 1024, 3));
+    const to = path.join(work, 'srv');
+    await ops.addServer({ host: '127.0.0.3', title: 'new-1' });
+
+    await page.goto(`${bosun.url}/migration-plans`);
+    await page.getByRole('button', { name: 'New migration plan' }).click();
+    await page.getByLabel('Title').fill('move the shop');
+    await page.getByLabel('From (source)').selectOption({ label: 'web-1' });
+    await page.getByLabel('To (target)').selectOption({ label: 'new-1' });
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'move the shop' }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'migration-plan');
+
+    await page.getByLabel('Instruction').fill(`copy ${from} to ${to}`);
+    await page.getByRole('button', { name: 'Plan and run' }).click();
+    await page.waitForURL(/\/conversations\/[0-9a-f]{24}$/);
+    const conversationId = page.url().split('/').pop()!;
+    const decide = page.getByRole('group', { name: 'Decide on step 1' });
+    await decide.waitFor({ timeout: 30_000 });
+    await page.locator('h1').getByText('awaiting_approval').waitFor();
+    await page.locator('.risk-change').first().waitFor();
+    // Nothing ran before the decision.
+    expect(existsSync(to)).toBe(false);
+    await expectAccessible(page);
+    await screenshot(page, 'conversation-waiting');
+
+    await decide.getByRole('button', { name: 'Approve and run' }).click();
+    // The transfer's progress shows while it runs, then the step completes.
+    await page.getByRole('progressbar', { name: 'Transfer of step 1' }).waitFor({ timeout: 20_000 });
+    await page.locator('h1').getByText('completed').waitFor({ timeout: 60_000 });
+    const conversation = (await bosun.api.get(`/api/v1/conversations/${conversationId}`).set(bearer(ops.token))).body.data;
+    expect(conversation.steps[0]).toMatchObject({ status: 'completed', risk: 'change', approval: { decision: 'approved', decided_by: expect.stringMatching(/^API token: /) } });
+    await page.getByText(`by ${conversation.steps[0].approval.decided_by}`).waitFor();
+    expect(readFileSync(path.join(to, 'index.html'), 'utf8')).toBe('<h1>shop</h1>\n');
+
+    await page.getByLabel('Next instruction').fill('show the hostname on both servers');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('region', { name: '“show the hostname on both servers”' }).waitFor();
+    await page.locator('h1').getByText('completed').waitFor({ timeout: 60_000 });
+    await page.getByRole('region', { name: '“show the hostname on both servers”' }).locator('.status-completed').first().waitFor({ timeout: 30_000 });
+    await expectAccessible(page);
+    await screenshot(page, 'conversation');
+
+    await page.goto(`${bosun.url}/conversations`);
+    await page.getByRole('link', { name: conversationId.slice(-8) }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'conversations');
+  });
+
+  test('a server’s page lists what ran on it lately: runs and conversations, each a link', async () => {
+    const web = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'web-1')!;
+    await page.goto(`${bosun.url}/servers/${web.id}`);
+    const activity = page.getByRole('region', { name: 'Recent activity' });
+    await activity.getByRole('link', { name: 'release-web' }).waitFor();
+    await activity.getByRole('link', { name: /^copy / }).waitFor();
+    expect(await activity.getByText('migration (source)').count()).toBe(1);
+    await expectAccessible(page);
+    await screenshot(page, 'server-activity');
+    await activity.getByRole('link', { name: 'long-one' }).click();
+    await page.locator('h1').getByText('cancelled').waitFor();
+  });
+
+  test('the tokens page: a new token is shown once with a copy button, works, and is revoked from its row', async () => {
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: bosun.url });
+    await page.goto(`${bosun.url}/tokens`);
+    await page.getByLabel('Name').fill('ci-e2e');
+    await page.getByLabel('deployments:run').check();
+    await page.getByRole('button', { name: 'Create the token' }).click();
+    const shown = page.getByLabel('The new token');
+    await shown.waitFor();
+    const token = await shown.innerText();
+    expect(token).toMatch(/^bsn_/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+    await expectAccessible(page);
+    await screenshot(page, 'tokens');
+    expect((await bosun.api.get('/api/v1/servers').set(bearer(token))).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.content()).not.toContain(token);
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).toBe('{}{}');
+
+    const row = page.locator('tr[data-token="ci-e2e"]');
+    await row.getByText('read, deployments:run').waitFor();
+    await row.getByRole('button', { name: 'Revoke ci-e2e' }).click();
+    await row.getByRole('button', { name: 'Yes, revoke ci-e2e' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await bosun.api.get('/api/v1/servers').set(bearer(token))).status).toBe(401);
+    await page.getByLabel('Show revoked').check();
+    await page.locator('tr[data-token="ci-e2e"]').getByText('revoked').waitFor();
   });
 
   test('signing out: back to sign-in, and the console’s pages are closed until one signs in again', async () => {

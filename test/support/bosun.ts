@@ -41,6 +41,8 @@ export interface BosunOptions {
   temporalUiUrl?: string;
   metricsToken?: string;
   /** SESSION_IDLE_SECONDS and SESSION_MAX_SECONDS of the console's sign-ins. */
+  /** Caps each migration transfer (bytes per second): long enough to watch its progress. */
+  transferMaxBytesPerSecond?: number;
   sessionIdleSeconds?: number;
   sessionMaxSeconds?: number;
 }
@@ -61,6 +63,7 @@ function testConfig(options: BosunOptions, env: Record<string, string | undefine
     ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
     ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),
     ...(options.metricsToken ? { METRICS_TOKEN: options.metricsToken } : {}),
+    ...(options.transferMaxBytesPerSecond ? { TRANSFER_MAX_BYTES_PER_SECOND: String(options.transferMaxBytesPerSecond) } : {}),
     ...(options.sessionIdleSeconds ? { SESSION_IDLE_SECONDS: String(options.sessionIdleSeconds) } : {}),
     ...(options.sessionMaxSeconds ? { SESSION_MAX_SECONDS: String(options.sessionMaxSeconds) } : {}),
     ...env,

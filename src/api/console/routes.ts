@@ -28,6 +28,12 @@ export const CONSOLE_PATHS = [
   '/deployments/:id',
   '/deployments/:id/runs/:runId',
   '/deployments/:id/runs/:runId/targets/:serverId',
+  '/conversations',
+  '/conversations/:id',
+  '/migration-plans',
+  '/migration-plans/:id',
+  '/tokens',
+  '/policy',
 ];
 
 /** The console's page, for a browser (JSON clients asking `/` get the API's links instead: see app.ts). */

@@ -6,9 +6,21 @@ import type { z } from 'zod';
 import type { serverListItemSchema, serverSchema } from '../../api/servers/views';
 import type { deploymentListItemSchema, deploymentSchema, runListItemSchema, runSchema, runTargetDetailSchema, planSchema } from '../../api/deployments/views';
 import type { SessionView } from '../../api/session/schemas';
+import type { conversationListItemSchema, conversationSchema } from '../../api/conversations/views';
+import type { migrationPlanListItemSchema, migrationPlanSchema } from '../../api/migration-plans/views';
+import type { tokenSchema, createdTokenSchema } from '../../api/tokens/views';
+import type { activityItemSchema } from '../../api/servers/activity';
+import type { policyViewSchema } from '../../domain/organizations/policy';
 
 export type { SessionView };
-export type { DeploymentRunUpdatedEvent, RunTargetState, ServerToClientEvents, ClientToServerEvents } from '../../domain/events';
+export type {
+  DeploymentRunUpdatedEvent,
+  RunTargetState,
+  ServerToClientEvents,
+  ClientToServerEvents,
+  ConversationStepUpdatedEvent,
+  ConversationUpdatedEvent,
+} from '../../domain/events';
 export type ServerListItem = z.infer<typeof serverListItemSchema>;
 export type Server = z.infer<typeof serverSchema>;
 export type DeploymentListItem = z.infer<typeof deploymentListItemSchema>;
@@ -17,6 +29,15 @@ export type Run = z.infer<typeof runSchema>;
 export type RunListItem = z.infer<typeof runListItemSchema>;
 export type RunTargetDetail = z.infer<typeof runTargetDetailSchema>;
 export type Plan = z.infer<typeof planSchema>;
+export type ConversationListItem = z.infer<typeof conversationListItemSchema>;
+export type Conversation = z.infer<typeof conversationSchema>;
+export type ConversationStep = Conversation['steps'][number];
+export type MigrationPlanListItem = z.infer<typeof migrationPlanListItemSchema>;
+export type MigrationPlan = z.infer<typeof migrationPlanSchema>;
+export type Token = z.infer<typeof tokenSchema>;
+export type CreatedToken = z.infer<typeof createdTokenSchema>;
+export type ServerActivity = z.infer<typeof activityItemSchema>;
+export type Policy = z.infer<typeof policyViewSchema>;
 
 export interface Page<T> {
   data: T[];
@@ -24,4 +45,4 @@ export interface Page<T> {
 }
 
 /** Statuses that never change again. */
-export const FINISHED = new Set(['success', 'failed', 'cancelled', 'skipped']);
+export const FINISHED = new Set(['success', 'failed', 'cancelled', 'skipped', 'completed']);

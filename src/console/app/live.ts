@@ -1,6 +1,14 @@
 import { io, type Socket } from 'socket.io-client';
 import { get } from './api';
-import type { ClientToServerEvents, DeploymentRunUpdatedEvent, Run, ServerToClientEvents } from './api-types';
+import type {
+  ClientToServerEvents,
+  Conversation,
+  ConversationStepUpdatedEvent,
+  ConversationUpdatedEvent,
+  DeploymentRunUpdatedEvent,
+  Run,
+  ServerToClientEvents,
+} from './api-types';
 
 type PageSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
@@ -113,5 +121,79 @@ export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) 
     s.off('connect', subscribe);
     document.removeEventListener('visibilitychange', onVisible);
     if (s.connected) s.emit('unsubscribe', { run_id: runId });
+  };
+}
+
+/**
+ * A conversation kept current, like a run: its snapshot, then its events. A step event carries the
+ * step whole; one change may touch several steps (they share a `seq`). A gap in `seq`, a step not
+ * yet known (a follow-up's plan), a reconnect or the tab coming back: the conversation is read again.
+ */
+export function watchConversation(conversationId: string, onConversation: (conversation: Conversation) => void, onError: (error: Error) => void): () => void {
+  const s = pageSocket();
+  let conversation: Conversation | null = null;
+  let stopped = false;
+  let reading: Promise<void> | null = null;
+
+  const show = (next: Conversation) => {
+    conversation = next;
+    onConversation(next);
+  };
+  const reread = () => {
+    reading ??= get<Conversation>(`/api/v1/conversations/${conversationId}`)
+      .then((fresh) => {
+        if (!stopped) show(fresh);
+      })
+      .catch(onError)
+      .finally(() => {
+        reading = null;
+      });
+  };
+  const subscribe = () => {
+    s.emit('subscribe_conversation', { conversation_id: conversationId }, (answer) => {
+      if (stopped) return;
+      if (!answer.ok) return onError(new Error(answer.error.message));
+      show(answer.data.conversation as Conversation);
+    });
+  };
+  /** Whether an event continues what is shown: the same change (same seq) or the next one. */
+  const follows = (seq: number) => {
+    if (!conversation || seq < conversation.seq) return false;
+    if (seq > conversation.seq + 1) {
+      reread();
+      return false;
+    }
+    return true;
+  };
+  const onStep = (event: ConversationStepUpdatedEvent) => {
+    if (stopped || event.conversation_id !== conversationId || !follows(event.seq)) return;
+    const current = conversation!;
+    if (!current.steps.some((step) => step.id === event.step.id)) return reread();
+    show({
+      ...current,
+      seq: event.seq,
+      status: event.conversation_status as Conversation['status'],
+      steps: current.steps.map((step) => (step.id === event.step.id ? (event.step as Conversation['steps'][number]) : step)),
+    });
+  };
+  const onUpdated = (event: ConversationUpdatedEvent) => {
+    if (stopped || event.conversation_id !== conversationId || !follows(event.seq)) return;
+    show({ ...conversation!, seq: event.seq, status: event.status as Conversation['status'], completed_at: event.completed_at, error: event.error });
+  };
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') reread();
+  };
+  s.on('ConversationStepUpdated', onStep);
+  s.on('ConversationUpdated', onUpdated);
+  s.on('connect', subscribe);
+  document.addEventListener('visibilitychange', onVisible);
+  if (s.connected) subscribe();
+  return () => {
+    stopped = true;
+    s.off('ConversationStepUpdated', onStep);
+    s.off('ConversationUpdated', onUpdated);
+    s.off('connect', subscribe);
+    document.removeEventListener('visibilitychange', onVisible);
+    if (s.connected) s.emit('unsubscribe_conversation', { conversation_id: conversationId });
   };
 }

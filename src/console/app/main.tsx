@@ -12,6 +12,9 @@ import { Run, Target } from './pages/run';
 import { Server } from './pages/server';
 import { Servers } from './pages/servers';
 import { SignIn } from './pages/sign-in';
+import { Conversation, Conversations } from './pages/conversations';
+import { MigrationPlan, MigrationPlans } from './pages/migration-plans';
+import { Policy, Tokens } from './pages/admin';
 
 let notice: string | null = null;
 
@@ -53,6 +56,10 @@ function Header({ current }: { current: SessionView }) {
       <nav aria-label="Main">
         {link('/servers', 'Servers', here === '/' || here.startsWith('/servers'))}
         {link('/deployments', 'Deployments', here.startsWith('/deployments'))}
+        {link('/conversations', 'Conversations', here.startsWith('/conversations'))}
+        {link('/migration-plans', 'Migrations', here.startsWith('/migration-plans'))}
+        {session.can('admin') ? link('/tokens', 'Tokens', here.startsWith('/tokens')) : null}
+        {link('/policy', 'Policy', here.startsWith('/policy'))}
       </nav>
       <span class="who">
         {current.organization} · {current.token_name}
@@ -103,6 +110,12 @@ function App() {
       {route.name === 'deployment' ? <Deployment deploymentId={p.deploymentId!} /> : null}
       {route.name === 'run' ? <Run deploymentId={p.deploymentId!} runId={p.runId!} /> : null}
       {route.name === 'target' ? <Target deploymentId={p.deploymentId!} runId={p.runId!} serverId={p.serverId!} /> : null}
+      {route.name === 'conversations' ? <Conversations /> : null}
+      {route.name === 'conversation' ? <Conversation conversationId={p.conversationId!} /> : null}
+      {route.name === 'migration plans' ? <MigrationPlans /> : null}
+      {route.name === 'migration plan' ? <MigrationPlan planId={p.planId!} /> : null}
+      {route.name === 'tokens' ? <Tokens /> : null}
+      {route.name === 'policy' ? <Policy /> : null}
       {route.name === 'not-found' ? (
         <main id="main">
           <h1>Not found</h1>

@@ -14,6 +14,12 @@ const PATTERNS: Array<[name: string, pattern: RegExp, keys: string[]]> = [
   ['deployment', /^\/deployments\/([0-9a-f]{24})$/, ['deploymentId']],
   ['run', /^\/deployments\/([0-9a-f]{24})\/runs\/([0-9a-f]{24})$/, ['deploymentId', 'runId']],
   ['target', /^\/deployments\/([0-9a-f]{24})\/runs\/([0-9a-f]{24})\/targets\/([0-9a-f]{24})$/, ['deploymentId', 'runId', 'serverId']],
+  ['conversations', /^\/conversations$/, []],
+  ['conversation', /^\/conversations\/([0-9a-f]{24})$/, ['conversationId']],
+  ['migration plans', /^\/migration-plans$/, []],
+  ['migration plan', /^\/migration-plans\/([0-9a-f]{24})$/, ['planId']],
+  ['tokens', /^\/tokens$/, []],
+  ['policy', /^\/policy$/, []],
 ];
 
 export function match(pathname: string): Route {

@@ -31,7 +31,7 @@ export function LogView({ output, anchor, label }: { output: string; anchor: str
   return (
     <div class="log">
       <div class="log-bar">
-        <span class="muted">{lines.length} lines</span>
+        <span class="muted">{lines.length === 1 ? '1 line' : `${lines.length} lines`}</span>
         <label>
           <input type="checkbox" checked={follow} onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} /> Follow
         </label>

@@ -1,8 +1,53 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api';
-import type { Server as ServerView } from '../api-types';
+import { FINISHED, type Server as ServerView, type ServerActivity } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
 import { session } from '../session';
+import { StartConversation } from './conversations';
+
+/** What touched the server lately: runs (its part of fleet runs too) and conversations. */
+function Activity({ serverId }: { serverId: string }) {
+  const activity = useLoad(() => get<ServerActivity[]>(`/api/v1/servers/${serverId}/activity?limit=20`), [serverId], {
+    pollMs: 3000,
+    poll: (items) => items.some((a) => !FINISHED.has(a.status)),
+  });
+  const href = (a: ServerActivity) =>
+    a.kind === 'conversation' ? `/conversations/${a.id}` : `/deployments/${a.deployment_id}/runs/${a.id}${a.fleet ? `/targets/${serverId}` : ''}`;
+  return (
+    <Section title="Recent activity">
+      <ErrorNote error={activity.error} />
+      <table>
+        <thead>
+          <tr>
+            <th>What</th>
+            <th>Status</th>
+            <th>By</th>
+            <th>When</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(activity.data ?? []).map((a) => (
+            <tr key={`${a.kind}-${a.id}`}>
+              <td>
+                <span class="muted small">{a.kind === 'run' ? (a.fleet ? 'fleet run' : 'run') : a.role === 'source' ? 'migration (source)' : 'conversation'}</span>{' '}
+                <a href={href(a)}>{a.title}</a>
+                {a.error ? <div class="muted small">{a.error}</div> : null}
+              </td>
+              <td>
+                <Status value={a.status} />
+              </td>
+              <td>{a.by}</td>
+              <td>
+                <When at={a.created_at} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {activity.data?.length === 0 ? <p class="muted">Nothing has run on this server yet.</p> : null}
+    </Section>
+  );
+}
 
 /** One server: its fingerprint, its pinned host key, and what to do when the key changed. */
 export function Server({ serverId }: { serverId: string }) {
@@ -105,6 +150,8 @@ export function Server({ serverId }: { serverId: string }) {
           )}
         </Section>
       ) : null}
+      {s.status === 'verified' ? <StartConversation chatable={{ type: 'server', id: s.id }} /> : null}
+      <Activity serverId={serverId} />
     </main>
   );
 }
