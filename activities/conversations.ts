@@ -20,12 +20,14 @@ export interface ConversationActivityDeps {
   sshPool: SshPool;
   log: Logger;
   stepOutputLimitBytes: number;
+  /** How much of a step's output its whole log keeps (default 64 MiB). */
+  stepLogLimitBytes?: number;
   outputFlushMs?: number;
   planner: Planner;
 }
 
-export function createConversationActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, planner }: ConversationActivityDeps) {
-  const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, outputFlushMs });
+export function createConversationActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, planner }: ConversationActivityDeps) {
+  const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
 
   async function load(conversationId: string) {
     const conversation = await ConversationModel.findById(conversationId).lean<Conversation>();

@@ -27,6 +27,8 @@ export interface DeploymentActivityDeps {
   log: Logger;
   /** Per-step output kept for polling: a quarter from the start, the rest from the end. */
   stepOutputLimitBytes: number;
+  /** How much of a step's output its whole log keeps (default 64 MiB). */
+  stepLogLimitBytes?: number;
   /** How often streamed output is persisted (and so relayed live). */
   outputFlushMs?: number;
   /** This worker's own task queue, where a long step's command is followed after its hand-off. */
@@ -39,8 +41,8 @@ export interface DeploymentActivityDeps {
 const HELD_STEP_GRACE_MS = 5 * 60_000;
 const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${index}:${exitAttempt}`;
 
-export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue }: DeploymentActivityDeps) {
-  const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, outputFlushMs });
+export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue }: DeploymentActivityDeps) {
+  const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
   /** Commands handed off by `startStep`, waiting for their `awaitStep`. */
   const heldSteps = new Map<string, StepExecution>();
 

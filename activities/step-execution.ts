@@ -1,3 +1,4 @@
+import { DEFAULT_STEP_LOG_LIMIT_BYTES } from '../src/domain/execution/step-logs';
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import type { SshTarget } from '../src/domain/ssh/connect';
@@ -24,13 +25,19 @@ export interface ExecutionSettings {
   log: Logger;
   headLimit: number;
   tailLimit: number;
+  /** How much of a step's output its whole log keeps. */
+  logLimitBytes: number;
   outputFlushMs: number;
 }
 
 /** Per-step output kept for polling: a quarter of the limit from the start, the rest from the end. */
-export function executionSettings({ stepOutputLimitBytes, ...rest }: Omit<ExecutionSettings, 'headLimit' | 'tailLimit'> & { stepOutputLimitBytes: number }): ExecutionSettings {
+export function executionSettings({
+  stepOutputLimitBytes,
+  stepLogLimitBytes = DEFAULT_STEP_LOG_LIMIT_BYTES,
+  ...rest
+}: Omit<ExecutionSettings, 'headLimit' | 'tailLimit' | 'logLimitBytes'> & { stepOutputLimitBytes: number; stepLogLimitBytes?: number }): ExecutionSettings {
   const headLimit = Math.floor(stepOutputLimitBytes / 4);
-  return { ...rest, headLimit, tailLimit: stepOutputLimitBytes - headLimit };
+  return { ...rest, headLimit, tailLimit: stepOutputLimitBytes - headLimit, logLimitBytes: stepLogLimitBytes };
 }
 
 /**

@@ -13,12 +13,17 @@ export class StepLog {
   private pending = '';
   private streamed: number;
   private writes: Promise<unknown> = Promise.resolve();
+  /** Chunks for the whole log, written before the step's own next write (so what the step shows, the log has). */
+  private logChunks: Array<{ offset: number; data: string }> = [];
+  /** Bytes of output the whole log has taken so far (it stops at `logLimit`). */
+  private logged: number;
+  private readonly logLimit: number;
 
   constructor(
     private readonly steps: StepTransitions,
     private readonly index: number,
     step: { output?: string | null; streamed?: number | null },
-    limits: { headLimit: number; tailLimit: number },
+    limits: { headLimit: number; tailLimit: number; logLimitBytes: number },
     secrets: string[],
     private readonly log: Logger,
     private readonly logContext: Record<string, unknown>,
@@ -26,6 +31,8 @@ export class StepLog {
     this.redactor = new Redactor(secrets);
     this.output = new CappedOutput(limits.headLimit, limits.tailLimit, step.output ?? '');
     this.streamed = step.streamed ?? 0;
+    this.logLimit = limits.logLimitBytes;
+    this.logged = Math.min(this.output.bytes, this.logLimit);
   }
 
   get bytes(): number {
@@ -48,7 +55,12 @@ export class StepLog {
 
   /** Makes a transition of the step after the writes already asked for, in order. */
   write(transition: (steps: StepTransitions) => Promise<unknown>): Promise<unknown> {
-    const next = this.writes.then(() => transition(this.steps));
+    const next = this.writes.then(async () => {
+      const chunks = this.logChunks.splice(0);
+      // The whole log is best effort: a failed write of it never holds up the step.
+      for (const { offset, data } of chunks) await this.steps.appendLog(this.index, offset, data).catch(this.warn('the step’s whole log'));
+      return transition(this.steps);
+    });
     this.writes = next.catch(() => undefined);
     return next;
   }
@@ -78,6 +90,7 @@ export class StepLog {
   }
 
   private chunkFields(chunk: string): OutputFields {
+    this.keepInLog(chunk);
     this.output.append(chunk);
     const fields = {
       [stepField(this.index, 'output')]: this.output.toString(),
@@ -88,5 +101,20 @@ export class StepLog {
     };
     this.streamed += chunk.length;
     return fields;
+  }
+
+  /** Queues a chunk for the whole log, up to its limit (then one line says where it stopped). */
+  private keepInLog(chunk: string) {
+    if (this.logged >= this.logLimit) return;
+    const bytes = Buffer.byteLength(chunk, 'utf8');
+    let kept = chunk;
+    if (this.logged + bytes > this.logLimit) {
+      const room = this.logLimit - this.logged;
+      kept = Buffer.from(chunk, 'utf8').subarray(0, room).toString('utf8').replace(/\uFFFD$/, '');
+      kept += `\n… [the whole log stops here: the step wrote more than ${Math.round(this.logLimit / 1048576)} MiB (STEP_LOG_LIMIT_BYTES); its output goes on, see its tail in the step’s output] …\n`;
+    }
+    this.logged += Math.min(bytes, this.logLimit - this.logged);
+    if (this.logged >= this.logLimit) this.logged = this.logLimit;
+    this.logChunks.push({ offset: this.streamed, data: kept });
   }
 }

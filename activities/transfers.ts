@@ -14,7 +14,7 @@ import type { StepResult, TransferStepAttempt } from '../workflows/contracts';
 import { failure } from '../workflows/failure-types';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { recordedResult } from './step-execution';
+import { executionSettings, recordedResult } from './step-execution';
 import { conversationSteps } from '../src/domain/conversations/store';
 import { StepLog } from './step-log';
 
@@ -27,6 +27,8 @@ export interface TransferActivityDeps {
   sshPool: SshPool;
   log: Logger;
   stepOutputLimitBytes: number;
+  /** How much of a step's output its whole log keeps (default 64 MiB). */
+  stepLogLimitBytes?: number;
   outputFlushMs?: number;
   /** Per transfer; 0 for no limit. */
   transferMaxBytesPerSecond?: number;
@@ -55,9 +57,9 @@ const listing = (title: string, lines: string[]) =>
  * Steps that move data between a migration plan's two servers, streamed through this worker (the
  * servers need not reach each other, and neither gets the other's credentials).
  */
-export function createTransferActivities({ secretBox, sshPool, log, stepOutputLimitBytes, outputFlushMs = 200, transferMaxBytesPerSecond = 0 }: TransferActivityDeps) {
-  const headLimit = Math.floor(stepOutputLimitBytes / 4);
-  const limits = { headLimit, tailLimit: stepOutputLimitBytes - headLimit };
+export function createTransferActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, transferMaxBytesPerSecond = 0 }: TransferActivityDeps) {
+  const { headLimit, tailLimit, logLimitBytes } = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
+  const limits = { headLimit, tailLimit, logLimitBytes };
 
   return {
     /**

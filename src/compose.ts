@@ -15,6 +15,7 @@ import { attachRealtime } from './api/realtime/server';
 import { createServerService } from './api/servers/service';
 import type { Config } from './config';
 import { connectDatabase } from './domain/database';
+import { ensureStepLogRetention } from './domain/execution/step-logs';
 import { createPlanner, describePlanner } from './domain/planner';
 import type { Planner } from './domain/planner/types';
 import { loadMasterKey, SecretBox } from './domain/secrets/secret-box';
@@ -83,6 +84,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
   try {
     await connectDatabase(services.mongoUri);
     cleanups.push(() => mongoose.disconnect());
+    await ensureStepLogRetention(config.stepLogs.retentionDays).catch((err: Error) => log.warn({ err: err.message }, 'could not set the retention of steps’ whole logs'));
     const { key, source: keySource } = loadMasterKey(config.secretKey, config.home);
     if (!config.secretKey && config.mongo.uri) {
       log.warn({ keyFile: keySource }, 'BOSUN_SECRET_KEY is unset: secrets are sealed with the key file under BOSUN_HOME');
@@ -118,6 +120,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
           log,
           healthIntervalSeconds: config.servers.healthIntervalSeconds,
           stepOutputLimitBytes: config.deployments.stepOutputLimitBytes,
+          stepLogLimitBytes: config.stepLogs.limitBytes,
           transferMaxBytesPerSecond: config.transfers.maxBytesPerSecond,
           planner: options.planner ?? createPlanner(config.planner),
           wakeQueue: (serverId, organizationId) => workflows.wakeQueue(serverId, organizationId),

@@ -43,6 +43,8 @@ const envSchema = z.object({
   SSH_VERIFY_MAX_ATTEMPTS: positiveInt.max(100).default(6),
 
   STEP_OUTPUT_LIMIT_BYTES: positiveInt.min(1024).default(128 * 1024),
+  STEP_LOG_LIMIT_BYTES: positiveInt.min(1024).default(64 * 1024 * 1024),
+  STEP_LOG_RETENTION_DAYS: z.coerce.number().positive().default(30),
   // 0: as fast as the servers and the worker allow.
   TRANSFER_MAX_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(0),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
@@ -111,6 +113,8 @@ export interface Config {
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
   deployments: { stepOutputLimitBytes: number; maxActiveRunsPerOrganization: number };
+  /** Steps' whole logs: how much of each step's output is kept, and for how long. */
+  stepLogs: { limitBytes: number; retentionDays: number };
   /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
   transfers: { maxBytesPerSecond: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
@@ -168,6 +172,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },
+    stepLogs: { limitBytes: e.STEP_LOG_LIMIT_BYTES, retentionDays: e.STEP_LOG_RETENTION_DAYS },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
     console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS },

@@ -43,6 +43,8 @@ export interface BosunOptions {
   /** SESSION_IDLE_SECONDS and SESSION_MAX_SECONDS of the console's sign-ins. */
   /** Caps each migration transfer (bytes per second): long enough to watch its progress. */
   transferMaxBytesPerSecond?: number;
+  /** STEP_LOG_LIMIT_BYTES: how much of a step's output its whole log keeps. */
+  stepLogLimitBytes?: number;
   sessionIdleSeconds?: number;
   sessionMaxSeconds?: number;
 }
@@ -63,6 +65,7 @@ function testConfig(options: BosunOptions, env: Record<string, string | undefine
     ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
     ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),
     ...(options.metricsToken ? { METRICS_TOKEN: options.metricsToken } : {}),
+    ...(options.stepLogLimitBytes ? { STEP_LOG_LIMIT_BYTES: String(options.stepLogLimitBytes) } : {}),
     ...(options.transferMaxBytesPerSecond ? { TRANSFER_MAX_BYTES_PER_SECOND: String(options.transferMaxBytesPerSecond) } : {}),
     ...(options.sessionIdleSeconds ? { SESSION_IDLE_SECONDS: String(options.sessionIdleSeconds) } : {}),
     ...(options.sessionMaxSeconds ? { SESSION_MAX_SECONDS: String(options.sessionMaxSeconds) } : {}),

@@ -1,3 +1,4 @@
+import { stepLogOperation } from '../logs/openapi';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { conversationListQuerySchema, followUpSchema, startConversationSchema } from './schemas';
@@ -19,6 +20,7 @@ const decision = (action: 'approve' | 'reject'): Operation => ({
 });
 
 export const conversationOperations: Operation[] = [
+  stepLogOperation('/api/v1/conversations/:id/steps/:stepId/log', 'getConversationStepLog', tag, { ...id, stepId: idParam('step') }),
   {
     method: 'post', path: '/api/v1/conversations', operationId: 'startConversation', tag, scope: 'conversations:write',
     summary: 'Start a conversation',

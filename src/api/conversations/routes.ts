@@ -1,3 +1,4 @@
+import { sendStepLog } from '../logs/step-log';
 import { Router } from 'express';
 import { principalOf, requireScope } from '../http/auth';
 import { pageQuerySchema } from '../http/pagination';
@@ -22,6 +23,10 @@ export function conversationRoutes(conversations: ConversationService): Router {
 
   router.get('/:id', requireScope('read'), async (req, res) => {
     res.json({ data: await conversations.get(principalOf(req).organizationId, id(req)) });
+  });
+
+  router.get('/:id/steps/:stepId/log', requireScope('read'), async (req, res) => {
+    await sendStepLog(req, res, await conversations.stepLogOf(principalOf(req).organizationId, id(req), id(req, 'stepId')));
   });
 
   router.post('/:id/messages', requireScope('conversations:write'), async (req, res) => {

@@ -1,3 +1,4 @@
+import { stepLogLocation } from '../logs/step-log';
 import { Types } from 'mongoose';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
@@ -77,6 +78,14 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
 
     async get(organizationId: string, id: string) {
       return view(await find(organizationId, id));
+    },
+
+    /** Where the whole log of one of its steps is. */
+    async stepLogOf(organizationId: string, id: string, stepId: string) {
+      const conversation = await find(organizationId, id);
+      const index = (conversation.steps as ConversationStep[]).findIndex((step) => step._id.toString() === stepId.toLowerCase());
+      if (index === -1) throw notFound('Step');
+      return stepLogLocation(conversation, index + 1, `${conversation._id}`);
     },
 
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */

@@ -1,3 +1,4 @@
+import { stepLogOperation, stepNumberParam } from '../logs/openapi';
 import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
@@ -104,6 +105,8 @@ export const deploymentOperations: Operation[] = [
     responses: { 200: { description: 'The target', body: dataOf(runTargetDetailSchema) } },
     errors: ['not_found'],
   },
+  stepLogOperation('/api/v1/deployments/:id/runs/:runId/steps/:step/log', 'getRunStepLog', tag, { ...runIds, step: stepNumberParam }),
+  stepLogOperation('/api/v1/deployments/:id/runs/:runId/targets/:serverId/steps/:step/log', 'getRunTargetStepLog', tag, { ...runIds, serverId: idParam('server'), step: stepNumberParam }),
   {
     method: 'post', path: '/api/v1/deployments/:id/runs/:runId/retry', operationId: 'retryRun', tag, scope: 'deployments:run',
     summary: 'Retry what did not succeed',

@@ -1,3 +1,4 @@
+import { sendStepLog, stepNumberSchema } from '../logs/step-log';
 import { Router } from 'express';
 import { principalOf, requireScope } from '../http/auth';
 import { pageQuerySchema } from '../http/pagination';
@@ -78,6 +79,16 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
 
   router.get('/:id/runs/:runId/targets/:serverId', requireScope('read'), async (req, res) => {
     res.json({ data: await deployments.getTarget(org(req), param(req.params.id), param(req.params.runId), param(req.params.serverId)) });
+  });
+
+  router.get('/:id/runs/:runId/steps/:step/log', requireScope('read'), async (req, res) => {
+    const step = validate(stepNumberSchema, req.params.step, 'path');
+    await sendStepLog(req, res, await deployments.stepLogOf(org(req), param(req.params.id), param(req.params.runId), null, step));
+  });
+
+  router.get('/:id/runs/:runId/targets/:serverId/steps/:step/log', requireScope('read'), async (req, res) => {
+    const step = validate(stepNumberSchema, req.params.step, 'path');
+    await sendStepLog(req, res, await deployments.stepLogOf(org(req), param(req.params.id), param(req.params.runId), param(req.params.serverId), step));
   });
 
   router.post('/:id/runs/:runId/cancel', requireScope('deployments:run'), async (req, res) => {

@@ -1,3 +1,4 @@
+import { stepLogLocation } from '../logs/step-log';
 import { Types } from 'mongoose';
 import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
@@ -378,6 +379,25 @@ export function createDeploymentService({
 
     async getRun(organizationId: string, deploymentId: string, runId: string) {
       return runView(await findRun(organizationId, deploymentId, runId));
+    },
+
+    /**
+     * Where the whole log of a step of a run is (1-based `stepNumber`): the run's own step, or with
+     * `serverId` a target's (a one-server run's only target is the run).
+     */
+    async stepLogOf(organizationId: string, deploymentId: string, runId: string, serverId: string | null, stepNumber: number) {
+      const run = await findRun(organizationId, deploymentId, runId);
+      let holder: DeploymentRun | null = run;
+      if (serverId !== null) {
+        const server = parseId(serverId, 'Target');
+        holder = !run.fleet
+          ? String(run.server_id) === server.toString()
+            ? run
+            : null
+          : await DeploymentRunModel.findOne({ parent_run_id: run._id, server_id: server }).lean<DeploymentRun>();
+        if (!holder) throw notFound('Target');
+      } else if (run.fleet) throw notFound('Step (a fleet run’s steps run on its targets: …/targets/{server_id}/steps/{n}/log)');
+      return stepLogLocation(holder, stepNumber, `${run._id}-${serverId ?? run.server_id}`);
     },
 
     /** One server of a run, with its steps' commands and output. */

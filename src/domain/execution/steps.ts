@@ -1,4 +1,5 @@
 import type { Model, Types } from 'mongoose';
+import { appendStepLog } from './step-logs';
 
 /** A MongoDB update: `$set`, `$inc`, `$push`, … */
 export type Update = Record<string, unknown> & { $set?: Record<string, unknown>; $inc?: Record<string, number> };
@@ -33,6 +34,8 @@ export interface StepTransitions {
    * it: a step closed by someone else (a cancel without its workflow) keeps the log it was closed with.
    */
   appendOutput(index: number, output: OutputFields): Promise<unknown>;
+  /** The same output into the step's whole log (src/domain/execution/step-logs.ts), at its offset in the step's stream: written first, idempotent. */
+  appendLog(index: number, offset: number, data: string): Promise<unknown>;
   /** An exit attempt starts: the step is running; `pgid` when the command's process group is known already. */
   startAttempt(index: number, start: AttemptStart): Promise<unknown>;
   /** Bookkeeping, not a change a client sees: the running command's process group (null once it is gone). */
@@ -74,6 +77,8 @@ export function stepTransitions(model: Model<any>, id: string | Types.ObjectId):
   const update = (filter: Record<string, unknown>, change: Update, options = {}) => model.updateOne({ _id: id, ...filter }, change, options).exec();
   return {
     appendOutput: (index, output) => update(stepIsOpen(index), asChange({ $set: output }), PROGRESS),
+
+    appendLog: (index, offset, data) => appendStepLog(id, index, offset, data),
 
     startAttempt: (index, start) =>
       update(stepIsOpen(index), asChange({ $set: startFields(index, start), $inc: { [stepField(index, 'attempts')]: 1 } }), PROGRESS),
