@@ -10,6 +10,9 @@ import type {
   ServerToClientEvents,
 } from './api-types';
 
+/** How much output a step has streamed, as the last event said (the page reads the text from the step's whole log). */
+export type Streamed = { streamed?: number };
+
 type PageSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
 let socket: PageSocket | null = null;
@@ -85,17 +88,12 @@ export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) 
     }
     if (event.seq === null || event.seq <= run.seq) return;
     if (event.seq !== run.seq + 1) return reread();
+    // The step's output itself is read from its whole log (components/whole-log.tsx): here only how far it went.
     const steps = run.steps.map((step, index) => {
       const state = event.steps[index];
-      let output = step.output;
-      if (event.output && event.output.step === index) {
-        const { offset, data } = event.output;
-        if (offset > output.length) return null;
-        output = output + data.slice(output.length - offset);
-      }
-      return { ...step, ...(state ?? {}), output } as Run['steps'][number];
+      const streamed = event.output && event.output.step === index ? event.output.offset + event.output.data.length : (step as Streamed).streamed;
+      return { ...step, ...(state ?? {}), streamed } as Run['steps'][number];
     });
-    if (steps.includes(null)) return reread();
     run = {
       ...run,
       seq: event.seq,
@@ -103,7 +101,7 @@ export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) 
       started_at: event.started_at ?? run.started_at,
       completed_at: event.completed_at ?? run.completed_at,
       error: event.error,
-      steps: steps as Run['steps'],
+      steps,
     };
     onRun(run);
   };
@@ -173,7 +171,11 @@ export function watchConversation(conversationId: string, onConversation: (conve
       ...current,
       seq: event.seq,
       status: event.conversation_status as Conversation['status'],
-      steps: current.steps.map((step) => (step.id === event.step.id ? (event.step as Conversation['steps'][number]) : step)),
+      steps: current.steps.map((step) =>
+        step.id === event.step.id
+          ? ({ ...event.step, streamed: event.chunk ? event.chunk.offset + event.chunk.data.length : (step as Streamed).streamed } as Conversation['steps'][number])
+          : step,
+      ),
     });
   };
   const onUpdated = (event: ConversationUpdatedEvent) => {

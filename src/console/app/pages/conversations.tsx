@@ -2,8 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { Conversation as ConversationView, ConversationListItem, ConversationStep, MigrationPlanListItem, Page, ServerListItem } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
-import { LogView } from '../components/log-view';
-import { watchConversation } from '../live';
+import { WholeLog } from '../components/whole-log';
+import { watchConversation, type Streamed } from '../live';
 import { navigate } from '../router';
 import { session } from '../session';
 
@@ -194,7 +194,15 @@ function Step({ step, number, conversation, onChanged }: { step: ConversationSte
           <progress max={100} value={progress.percent} aria-label={`Transfer of step ${number}`} /> <span class="small">{progress.text}</span>
         </div>
       ) : null}
-      {step.status !== 'pending' || step.execution_log ? <LogView output={step.execution_log} anchor={String(number)} label={`Output of ${step.title}`} /> : null}
+      {step.status !== 'pending' || step.execution_log ? (
+        <WholeLog
+          path={`/api/v1/conversations/${conversation.id}/steps/${step.id}/log`}
+          anchor={String(number)}
+          label={`Output of ${step.title}`}
+          version={`${step.status}:${(step as Streamed).streamed ?? step.execution_log.length}`}
+          live={step.status === 'running'}
+        />
+      ) : null}
     </li>
   );
 }

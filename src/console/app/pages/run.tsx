@@ -2,14 +2,14 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { FINISHED, type Run as RunView, type RunTargetDetail } from '../api-types';
 import { ErrorNote, Section, seconds, Status, useLoad, When } from '../components/common';
-import { LogView } from '../components/log-view';
-import { watchRun } from '../live';
+import { WholeLog } from '../components/whole-log';
+import { watchRun, type Streamed } from '../live';
 import { session } from '../session';
 
 /** A step with its output: a one-server run's, or a fleet target's. */
 type Step = RunView['steps'][number] | RunTargetDetail['steps'][number];
 
-function Steps({ steps }: { steps: Step[] }) {
+function Steps({ steps, logPath }: { steps: Step[]; logPath: string }) {
   return (
     <ol class="run-steps">
       {steps.map((step, index) => (
@@ -22,7 +22,15 @@ function Steps({ steps }: { steps: Step[] }) {
             </span>
           </h3>
           <code class="command">{step.command}</code>
-          {step.status !== 'pending' || step.output ? <LogView output={step.output} anchor={String(index + 1)} label={`Output of ${step.name}`} /> : null}
+          {step.status !== 'pending' || step.output ? (
+            <WholeLog
+              path={`${logPath}/steps/${index + 1}/log`}
+              anchor={String(index + 1)}
+              label={`Output of ${step.name}`}
+              version={`${step.status}:${(step as Streamed).streamed ?? step.output.length}:${step.attempts}`}
+              live={!FINISHED.has(step.status)}
+            />
+          ) : null}
         </li>
       ))}
     </ol>
@@ -123,7 +131,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
         </Section>
       ) : (
         <Section title="Steps">
-          <Steps steps={run.steps} />
+          <Steps steps={run.steps} logPath={`/api/v1/deployments/${deploymentId}/runs/${runId}`} />
         </Section>
       )}
     </main>
@@ -152,7 +160,7 @@ export function Target({ deploymentId, runId, serverId }: { deploymentId: string
         </p>
       ) : null}
       <Section title={`Batch ${t.batch} · ${t.host ?? ''}`}>
-        <Steps steps={t.steps} />
+        <Steps steps={t.steps} logPath={`/api/v1/deployments/${deploymentId}/runs/${runId}/targets/${serverId}`} />
       </Section>
     </main>
   );
