@@ -113,8 +113,7 @@ export class StepLog {
       kept = Buffer.from(chunk, 'utf8').subarray(0, room).toString('utf8').replace(/\uFFFD$/, '');
       kept += `\n… [the whole log stops here: the step wrote more than ${Math.round(this.logLimit / 1048576)} MiB (STEP_LOG_LIMIT_BYTES); its output goes on, see its tail in the step’s output] …\n`;
     }
-    this.logged += Math.min(bytes, this.logLimit - this.logged);
-    if (this.logged >= this.logLimit) this.logged = this.logLimit;
+    this.logged = Math.min(this.logLimit, this.logged + bytes);
     this.logChunks.push({ offset: this.streamed, data: kept });
   }
 }

@@ -58,8 +58,7 @@ const listing = (title: string, lines: string[]) =>
  * servers need not reach each other, and neither gets the other's credentials).
  */
 export function createTransferActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, transferMaxBytesPerSecond = 0 }: TransferActivityDeps) {
-  const { headLimit, tailLimit, logLimitBytes } = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
-  const limits = { headLimit, tailLimit, logLimitBytes };
+  const limits = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
 
   return {
     /**

@@ -67,6 +67,18 @@ export function createDeploymentService({
     return run;
   }
 
+  /** One server's part of a run: a fleet run's target document, or a one-server run itself (its only target). */
+  async function findTarget(run: DeploymentRun, serverId: string): Promise<DeploymentRun> {
+    const server = parseId(serverId, 'Target');
+    const target = !run.fleet
+      ? String(run.server_id) === server.toString()
+        ? run
+        : null
+      : await DeploymentRunModel.findOne({ parent_run_id: run._id, server_id: server }).lean<DeploymentRun>();
+    if (!target) throw notFound('Target');
+    return target;
+  }
+
   /** A fleet run's targets, without their steps' output, in batch order. */
   const targetsOf = (run: DeploymentRun) =>
     run.fleet
@@ -387,30 +399,16 @@ export function createDeploymentService({
      */
     async stepLogOf(organizationId: string, deploymentId: string, runId: string, serverId: string | null, stepNumber: number) {
       const run = await findRun(organizationId, deploymentId, runId);
-      let holder: DeploymentRun | null = run;
-      if (serverId !== null) {
-        const server = parseId(serverId, 'Target');
-        holder = !run.fleet
-          ? String(run.server_id) === server.toString()
-            ? run
-            : null
-          : await DeploymentRunModel.findOne({ parent_run_id: run._id, server_id: server }).lean<DeploymentRun>();
-        if (!holder) throw notFound('Target');
-      } else if (run.fleet) throw notFound('Step (a fleet run’s steps run on its targets: …/targets/{server_id}/steps/{n}/log)');
+      if (serverId === null && run.fleet) throw notFound('Step (a fleet run’s steps run on its targets: …/targets/{server_id}/steps/{n}/log)');
+      const holder = serverId === null ? run : await findTarget(run, serverId);
       return stepLogLocation(holder, stepNumber, `${run._id}-${serverId ?? run.server_id}`);
     },
 
     /** One server of a run, with its steps' commands and output. */
     async getTarget(organizationId: string, deploymentId: string, runId: string, serverId: string) {
       const run = await findRun(organizationId, deploymentId, runId);
-      const server = parseId(serverId, 'Target');
-      if (!run.fleet) {
-        if (String(run.server_id) !== server.toString()) throw notFound('Target');
-        return toTargetDetailView(run, await serverOf(run));
-      }
-      const target = await DeploymentRunModel.findOne({ parent_run_id: run._id, server_id: server }).lean<DeploymentRun>();
-      if (!target) throw notFound('Target');
-      return toTargetDetailView(target);
+      const target = await findTarget(run, serverId);
+      return target === run ? toTargetDetailView(run, await serverOf(run)) : toTargetDetailView(target);
     },
 
     runUiUrl: (runId: string) => workflows.runUiUrl(runId),

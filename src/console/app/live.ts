@@ -41,161 +41,173 @@ export function closeSocket() {
   socket = null;
 }
 
+/** What a watcher's event handlers work with: the value shown, how to show a new one, how to read it again. */
+interface Shown<T> {
+  current: T;
+  show(next: T): void;
+  reread(): void;
+}
+
+type Handlers<T> = { [E in keyof ServerToClientEvents]?: (shown: Shown<T>, ...args: Parameters<ServerToClientEvents[E]>) => void };
+
 /**
- * A run kept current: its snapshot, then its events applied in order. A gap in `seq`, an output
- * chunk that does not follow what is shown, a reconnect, or the tab coming back into view: the run
- * is read again, so what the page shows is never behind what is stored.
+ * Something kept current over the page's socket: its snapshot when subscribed (again on every
+ * reconnect), then its events as `handlers` apply them; read again over HTTP when a handler doubts
+ * (a gap in `seq`…) or the tab comes back into view, so what the page shows is never behind what is stored.
  */
-export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) => void, onError: (error: Error) => void): () => void {
+function keepCurrent<T>(
+  {
+    read,
+    subscribe,
+    unsubscribe,
+    handlers,
+  }: {
+    read: () => Promise<T>;
+    subscribe: (socket: PageSocket, snapshot: (value: T) => void, fail: (error: Error) => void) => void;
+    unsubscribe: (socket: PageSocket) => void;
+    handlers: Handlers<T>;
+  },
+  onValue: (value: T) => void,
+  onError: (error: Error) => void,
+): () => void {
   const s = pageSocket();
-  let run: Run | null = null;
+  let current: T | null = null;
   let stopped = false;
   let reading: Promise<void> | null = null;
 
+  const show = (next: T) => {
+    if (stopped) return;
+    current = next;
+    onValue(next);
+  };
   const reread = () => {
-    reading ??= get<Run>(`/api/v1/deployments/${deploymentId}/runs/${runId}`)
-      .then((fresh) => {
-        if (stopped) return;
-        run = fresh;
-        onRun(fresh);
-      })
+    reading ??= read()
+      .then(show)
       .catch(onError)
       .finally(() => {
         reading = null;
       });
   };
-
-  const subscribe = () => {
-    s.emit('subscribe', { run_id: runId }, (answer) => {
-      if (stopped) return;
-      if (!answer.ok) return onError(new Error(answer.error.message));
-      run = answer.data.run as Run;
-      onRun(run);
-    });
-  };
-
-  const onEvent = (event: DeploymentRunUpdatedEvent) => {
-    if (stopped || event.run_id !== runId || !run) return;
-    if (event.target) {
-      const changed = event.target;
-      const targets = run.targets.map((t) => (t.server_id === changed.server_id && changed.seq > t.seq ? ({ ...t, ...changed } as Run['targets'][number]) : t));
-      // The summary counts the targets: counted again from them.
-      const summary = { total: targets.length, success: 0, failed: 0, running: 0, queued: 0, skipped: 0, cancelled: 0 };
-      for (const t of targets) summary[t.status] += 1;
-      run = { ...run, targets, summary };
-      onRun(run);
-      return;
-    }
-    if (event.seq === null || event.seq <= run.seq) return;
-    if (event.seq !== run.seq + 1) return reread();
-    // The step's output itself is read from its whole log (components/whole-log.tsx): here only how far it went.
-    const steps = run.steps.map((step, index) => {
-      const state = event.steps[index];
-      const streamed = event.output && event.output.step === index ? event.output.offset + event.output.data.length : (step as Streamed).streamed;
-      return { ...step, ...(state ?? {}), streamed } as Run['steps'][number];
-    });
-    run = {
-      ...run,
-      seq: event.seq,
-      status: (event.status ?? run.status) as Run['status'],
-      started_at: event.started_at ?? run.started_at,
-      completed_at: event.completed_at ?? run.completed_at,
-      error: event.error,
-      steps,
+  const onConnect = () => subscribe(s, show, (error) => !stopped && onError(error));
+  const listeners = Object.entries(handlers).map(([event, handle]) => {
+    const listener = (...args: unknown[]) => {
+      if (stopped || current === null) return;
+      (handle as (shown: Shown<T>, ...rest: unknown[]) => void)({ current, show, reread }, ...args);
     };
-    onRun(run);
-  };
-
+    s.on(event as keyof ServerToClientEvents, listener as never);
+    return [event, listener] as const;
+  });
   const onVisible = () => {
     if (document.visibilityState === 'visible') reread();
   };
-  s.on('DeploymentRunUpdated', onEvent);
-  s.on('connect', subscribe);
+  s.on('connect', onConnect);
   document.addEventListener('visibilitychange', onVisible);
-  if (s.connected) subscribe();
+  if (s.connected) onConnect();
   return () => {
     stopped = true;
-    s.off('DeploymentRunUpdated', onEvent);
-    s.off('connect', subscribe);
+    for (const [event, listener] of listeners) s.off(event as keyof ServerToClientEvents, listener as never);
+    s.off('connect', onConnect);
     document.removeEventListener('visibilitychange', onVisible);
-    if (s.connected) s.emit('unsubscribe', { run_id: runId });
+    if (s.connected) unsubscribe(s);
   };
 }
 
 /**
- * A conversation kept current, like a run: its snapshot, then its events. A step event carries the
- * step whole; one change may touch several steps (they share a `seq`). A gap in `seq`, a step not
- * yet known (a follow-up's plan), a reconnect or the tab coming back: the conversation is read again.
+ * A run kept current: its snapshot, then its events applied in order; read again on a gap in `seq`.
+ * A fleet run's target events update its grid (each target has its own `seq`).
+ */
+export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) => void, onError: (error: Error) => void): () => void {
+  return keepCurrent<Run>(
+    {
+      read: () => get<Run>(`/api/v1/deployments/${deploymentId}/runs/${runId}`),
+      subscribe: (s, snapshot, fail) =>
+        s.emit('subscribe', { run_id: runId }, (answer) => (answer.ok ? snapshot(answer.data.run as Run) : fail(new Error(answer.error.message)))),
+      unsubscribe: (s) => s.emit('unsubscribe', { run_id: runId }),
+      handlers: {
+        DeploymentRunUpdated: ({ current: run, show, reread }, event: DeploymentRunUpdatedEvent) => {
+          if (event.run_id !== runId) return;
+          if (event.target) {
+            const changed = event.target;
+            const targets = run.targets.map((t) => (t.server_id === changed.server_id && changed.seq > t.seq ? ({ ...t, ...changed } as Run['targets'][number]) : t));
+            // The summary counts the targets: counted again from them.
+            const summary = { total: targets.length, success: 0, failed: 0, running: 0, queued: 0, skipped: 0, cancelled: 0 };
+            for (const t of targets) summary[t.status] += 1;
+            return show({ ...run, targets, summary });
+          }
+          if (event.seq === null || event.seq <= run.seq) return;
+          if (event.seq !== run.seq + 1) return reread();
+          // The step's output itself is read from its whole log (components/whole-log.tsx): here only how far it went.
+          const steps = run.steps.map((step, index) => {
+            const state = event.steps[index];
+            const streamed = event.output && event.output.step === index ? event.output.offset + event.output.data.length : (step as Streamed).streamed;
+            return { ...step, ...(state ?? {}), streamed } as Run['steps'][number];
+          });
+          show({
+            ...run,
+            seq: event.seq,
+            status: (event.status ?? run.status) as Run['status'],
+            started_at: event.started_at ?? run.started_at,
+            completed_at: event.completed_at ?? run.completed_at,
+            error: event.error,
+            steps,
+          });
+        },
+      },
+    },
+    onRun,
+    onError,
+  );
+}
+
+/**
+ * Whether an event of a conversation continues what is shown: the same change (one change may touch
+ * several steps: they share a `seq`) or the next one. A gap: read again.
+ */
+function follows({ current, reread }: Shown<Conversation>, seq: number) {
+  if (seq < current.seq) return false;
+  if (seq > current.seq + 1) {
+    reread();
+    return false;
+  }
+  return true;
+}
+
+/**
+ * A conversation kept current, like a run. A step event carries the step whole; a step not yet known
+ * (a follow-up's plan) makes it read again.
  */
 export function watchConversation(conversationId: string, onConversation: (conversation: Conversation) => void, onError: (error: Error) => void): () => void {
-  const s = pageSocket();
-  let conversation: Conversation | null = null;
-  let stopped = false;
-  let reading: Promise<void> | null = null;
-
-  const show = (next: Conversation) => {
-    conversation = next;
-    onConversation(next);
-  };
-  const reread = () => {
-    reading ??= get<Conversation>(`/api/v1/conversations/${conversationId}`)
-      .then((fresh) => {
-        if (!stopped) show(fresh);
-      })
-      .catch(onError)
-      .finally(() => {
-        reading = null;
-      });
-  };
-  const subscribe = () => {
-    s.emit('subscribe_conversation', { conversation_id: conversationId }, (answer) => {
-      if (stopped) return;
-      if (!answer.ok) return onError(new Error(answer.error.message));
-      show(answer.data.conversation as Conversation);
-    });
-  };
-  /** Whether an event continues what is shown: the same change (same seq) or the next one. */
-  const follows = (seq: number) => {
-    if (!conversation || seq < conversation.seq) return false;
-    if (seq > conversation.seq + 1) {
-      reread();
-      return false;
-    }
-    return true;
-  };
-  const onStep = (event: ConversationStepUpdatedEvent) => {
-    if (stopped || event.conversation_id !== conversationId || !follows(event.seq)) return;
-    const current = conversation!;
-    if (!current.steps.some((step) => step.id === event.step.id)) return reread();
-    show({
-      ...current,
-      seq: event.seq,
-      status: event.conversation_status as Conversation['status'],
-      steps: current.steps.map((step) =>
-        step.id === event.step.id
-          ? ({ ...event.step, streamed: event.chunk ? event.chunk.offset + event.chunk.data.length : (step as Streamed).streamed } as Conversation['steps'][number])
-          : step,
-      ),
-    });
-  };
-  const onUpdated = (event: ConversationUpdatedEvent) => {
-    if (stopped || event.conversation_id !== conversationId || !follows(event.seq)) return;
-    show({ ...conversation!, seq: event.seq, status: event.status as Conversation['status'], completed_at: event.completed_at, error: event.error });
-  };
-  const onVisible = () => {
-    if (document.visibilityState === 'visible') reread();
-  };
-  s.on('ConversationStepUpdated', onStep);
-  s.on('ConversationUpdated', onUpdated);
-  s.on('connect', subscribe);
-  document.addEventListener('visibilitychange', onVisible);
-  if (s.connected) subscribe();
-  return () => {
-    stopped = true;
-    s.off('ConversationStepUpdated', onStep);
-    s.off('ConversationUpdated', onUpdated);
-    s.off('connect', subscribe);
-    document.removeEventListener('visibilitychange', onVisible);
-    if (s.connected) s.emit('unsubscribe_conversation', { conversation_id: conversationId });
-  };
+  return keepCurrent<Conversation>(
+    {
+      read: () => get<Conversation>(`/api/v1/conversations/${conversationId}`),
+      subscribe: (s, snapshot, fail) =>
+        s.emit('subscribe_conversation', { conversation_id: conversationId }, (answer) =>
+          answer.ok ? snapshot(answer.data.conversation as Conversation) : fail(new Error(answer.error.message)),
+        ),
+      unsubscribe: (s) => s.emit('unsubscribe_conversation', { conversation_id: conversationId }),
+      handlers: {
+        ConversationStepUpdated: (shown, event: ConversationStepUpdatedEvent) => {
+          if (event.conversation_id !== conversationId || !follows(shown, event.seq)) return;
+          const { current, show, reread } = shown;
+          if (!current.steps.some((step) => step.id === event.step.id)) return reread();
+          show({
+            ...current,
+            seq: event.seq,
+            status: event.conversation_status as Conversation['status'],
+            steps: current.steps.map((step) =>
+              step.id === event.step.id
+                ? ({ ...event.step, streamed: event.chunk ? event.chunk.offset + event.chunk.data.length : (step as Streamed).streamed } as Conversation['steps'][number])
+                : step,
+            ),
+          });
+        },
+        ConversationUpdated: (shown, event: ConversationUpdatedEvent) => {
+          if (event.conversation_id !== conversationId || !follows(shown, event.seq)) return;
+          shown.show({ ...shown.current, seq: event.seq, status: event.status as Conversation['status'], completed_at: event.completed_at, error: event.error });
+        },
+      },
+    },
+    onConversation,
+    onError,
+  );
 }

@@ -79,21 +79,31 @@ interface ChunkMeta {
   line: number;
 }
 
-/** A step's log as stored: its chunks' places, without their text. `streamed` bounds a finished step's (a retried write's leftovers past it are not its). */
-async function chunksOf(ownerId: string, step: number, streamed: number | null): Promise<{ chunks: ChunkMeta[]; lines: number; length: number }> {
-  const found = await StepLogChunkModel.find(
-    { owner_id: ownerId, step, ...(streamed !== null ? { offset: { $lt: streamed } } : {}) },
-    { offset: 1, length: 1, newlines: 1, ends_line: 1 },
-  )
+/**
+ * A step's chunks in stream order, with the fields asked for. `streamed` bounds a finished step's (a
+ * retried write's leftovers past it are not its); a chunk that overlaps the one before (a retry's,
+ * written at an offset already covered) is skipped.
+ */
+async function* chunksInOrder<Fields extends Record<string, 1>>(ownerId: string, step: number, streamed: number | null, fields: Fields) {
+  const cursor = StepLogChunkModel.find({ owner_id: ownerId, step, ...(streamed !== null ? { offset: { $lt: streamed } } : {}) }, { offset: 1, length: 1, ...fields })
     .sort({ offset: 1 })
-    .lean();
+    .lean()
+    .cursor();
+  let covered = 0;
+  for await (const chunk of cursor) {
+    if (chunk.offset < covered) continue;
+    covered = chunk.offset + chunk.length;
+    yield chunk;
+  }
+}
+
+/** A step's log as stored: its chunks' places, without their text. */
+async function chunksOf(ownerId: string, step: number, streamed: number | null): Promise<{ chunks: ChunkMeta[]; lines: number; length: number }> {
   let line = 1;
   let length = 0;
   let endsWithNewline = true;
   const chunks: ChunkMeta[] = [];
-  for (const chunk of found) {
-    // A chunk that overlaps the one before (a retry's, written at an offset already covered) is skipped.
-    if (chunk.offset < length) continue;
+  for await (const chunk of chunksInOrder(ownerId, step, streamed, { newlines: 1, ends_line: 1 })) {
     chunks.push({ _id: chunk._id, offset: chunk.offset, length: chunk.length, newlines: chunk.newlines, line });
     line += chunk.newlines;
     length = chunk.offset + chunk.length;
@@ -137,16 +147,7 @@ export async function readStepLogLines(ownerId: string, step: number, streamed: 
 
 /** The whole log, chunk by chunk in order (a raw download). */
 export async function* streamStepLog(ownerId: string, step: number, streamed: number | null): AsyncGenerator<string> {
-  let covered = 0;
-  const cursor = StepLogChunkModel.find({ owner_id: ownerId, step, ...(streamed !== null ? { offset: { $lt: streamed } } : {}) }, { offset: 1, length: 1, data: 1 })
-    .sort({ offset: 1 })
-    .lean()
-    .cursor();
-  for await (const chunk of cursor) {
-    if (chunk.offset < covered) continue;
-    covered = chunk.offset + chunk.length;
-    yield chunk.data;
-  }
+  for await (const chunk of chunksInOrder(ownerId, step, streamed, { data: 1 })) yield chunk.data;
 }
 
 export interface LogMatch {
