@@ -9,12 +9,14 @@ import type { SshPool } from '../src/domain/ssh/pool';
 import { Types } from 'mongoose';
 import { openParameters, parameterEnvironment, secretParameterValues } from '../src/domain/deployments/parameters';
 import { takeRunQueuePlaces } from '../src/domain/servers/store';
+import { runsWaitingOn, takeTurn, takeTurnIfFirst } from '../src/domain/deployments/turns';
 import {
   DEFAULT_STEP_LIMIT_SECONDS,
   fleetTargetWorkflowId,
   type FleetPlan,
   type FleetTarget,
   type TargetQueued,
+  type TargetTurn,
   type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
 import { failure } from '../workflows/failure-types';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
@@ -81,6 +83,27 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     });
   }
 
+  /**
+   * A target's place in its server's queue, taken once (a repeated call, its workflow task retried,
+   * finds it placed); null when it is no longer queued. A server that is gone or was never verified
+   * (its host key unknown) cannot take it: the target fails, unrun.
+   */
+  async function placeTarget({ runId, serverId, organizationId }: { runId: string; serverId: string; organizationId: string }): Promise<{ place: number | null } | { failed: string }> {
+    const target = await DeploymentRunModel.findById(runId, { status: 1, queue_seq: 1 }).lean();
+    if (!target) throw failure('RunNotFound', `Target run ${runId} does not exist`);
+    if (target.status !== 'queued') return { place: null };
+    if (target.queue_seq != null) return { place: target.queue_seq };
+    const place = await takeRunQueuePlaces(new Types.ObjectId(serverId), organizationId, 1);
+    if (place === null) {
+      const exists = await ServerModel.exists({ _id: serverId, organization_id: organizationId });
+      const why = exists ? 'the server has not been verified: its host key is unknown, so Bosun will not connect' : 'the server no longer exists';
+      await runs.failTarget(runId, `Not run: ${why}`);
+      return { failed: `Not run: ${why}` };
+    }
+    await runs.enqueueTarget(runId, place);
+    return { place };
+  }
+
   return {
     /**
      * queued → running; returns the steps, or null when the run has ended (cancelled while queued).
@@ -107,24 +130,27 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     },
 
     /**
-     * A target whose batch starts takes its place in its server's queue and wakes it. A server that
-     * is gone or was never verified (its host key unknown) cannot take it: the target fails, unrun.
-     * Taken once: a repeated call (the workflow task retried) finds it placed.
+     * A target whose batch starts takes its place in its server's queue and wakes it (how targets
+     * began before turns were kept in the database: their workflows still call it).
      */
-    async queueTarget({ runId, serverId, organizationId }: { runId: string; serverId: string; organizationId: string }): Promise<TargetQueued> {
-      const target = await DeploymentRunModel.findById(runId, { status: 1, queue_seq: 1 }).lean();
-      if (!target) throw failure('RunNotFound', `Target run ${runId} does not exist`);
-      if (target.status === 'queued' && target.queue_seq === null) {
-        const place = await takeRunQueuePlaces(new Types.ObjectId(serverId), organizationId, 1);
-        if (place === null) {
-          const exists = await ServerModel.exists({ _id: serverId, organization_id: organizationId });
-          const why = exists ? 'the server has not been verified: its host key is unknown, so Bosun will not connect' : 'the server no longer exists';
-          await runs.failTarget(runId, `Not run: ${why}`);
-          return { failed: `Not run: ${why}` };
-        }
-        await runs.enqueueTarget(runId, place);
-      }
-      await wakeQueue(serverId, organizationId);
+    async queueTarget(input: { runId: string; serverId: string; organizationId: string }): Promise<TargetQueued> {
+      const placed = await placeTarget(input);
+      if ('failed' in placed) return placed;
+      await wakeQueue(input.serverId, input.organizationId);
+      return { queued: true };
+    },
+
+    /**
+     * A target whose batch starts takes its place in its server's queue, and the server's turn with
+     * it when nothing is ahead of it there (no run queued before it, none running): it runs at once,
+     * without the queue. Otherwise the queue is woken and gives the target its turn in order.
+     */
+    async takeTargetTurn(input: { runId: string; serverId: string; organizationId: string }): Promise<TargetTurn> {
+      const placed = await placeTarget(input);
+      if ('failed' in placed) return placed;
+      // Begun already (this workflow's task retried) or ended: the run's own begin finds which.
+      if (placed.place === null || (await takeTurnIfFirst(input.serverId, input.runId, placed.place))) return { turn: true };
+      await wakeQueue(input.serverId, input.organizationId);
       return { queued: true };
     },
 
@@ -232,14 +258,20 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
     /** Only a running run ends here: one the API already closed (its workflow was gone) keeps its status. */
     async finishRun({ runId, status, error }: { runId: string; status: RunStatus; error: string | null }): Promise<void> {
-      await runs.finishRun(runId, status, error);
+      const ended = await runs.finishRun(runId, status, error);
+      // A fleet target may have taken its turn without the queue: runs queued meanwhile wait for it to wake.
+      if (ended?.fleetTarget && ended.serverId && (await runsWaitingOn(ended.serverId))) await wakeQueue(ended.serverId.toString(), ended.organizationId.toString());
     },
 
-    /** The server's next run: the queued one with the lowest place in the queue, or null. */
+    /**
+     * The server's next run, its turn taken: the queued one with the lowest place in the queue. Null
+     * when none is queued, or when another run holds the turn (a fleet target that took it itself
+     * wakes the queue when it ends).
+     */
     async nextQueuedRun({ serverId }: { serverId: string }): Promise<QueuedRun | null> {
       // A fleet target waiting for its batch has no place yet.
       const run = await DeploymentRunModel.findOne({ server_id: serverId, status: 'queued', queue_seq: { $ne: null } }, { steps: 0, parameters: 0 }).sort({ queue_seq: 1 }).lean();
-      if (!run) return null;
+      if (!run || (await takeTurn(serverId, run._id)) !== 'taken') return null;
       const [deployment, server] = await Promise.all([
         DeploymentModel.findById(run.deployment_id, { name: 1 }).lean(),
         ServerModel.findById(serverId, { title: 1 }).lean(),

@@ -71,6 +71,8 @@ export interface QueuedRun {
 export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deployment-run-${runId}-${serverId}`;
 /** Queue → target: "your turn on this server". */
 export const TURN_SIGNAL = 'turn';
+/** The patch after which a target takes its server's turn itself (kept in the database) when nothing is ahead of it. */
+export const TURNS_IN_DATABASE = 'turns-in-database';
 /** Target → queue: "done with this server" (the target's run id). */
 export const RELEASED_SIGNAL = 'released';
 
@@ -111,6 +113,8 @@ export type TargetRunInput = QueuedRun & { fleetRunId: string; batch: number };
 
 /** A target's turn: queued in its server's queue, or failed without running (its server gone or never verified). */
 export type TargetQueued = { queued: true } | { failed: string };
+/** A target's turn: taken at once (nothing ahead of it on its server), queued, or failed without running. */
+export type TargetTurn = { turn: true } | TargetQueued;
 
 export interface FleetResult {
   status: 'success';

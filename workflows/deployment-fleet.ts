@@ -9,6 +9,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -22,6 +23,7 @@ import {
   runSearchAttributes,
   serverRunQueueWorkflowId,
   TURN_SIGNAL,
+  TURNS_IN_DATABASE,
   type FleetProgress,
   type FleetResult,
   type FleetRunInput,
@@ -155,11 +157,14 @@ function runTarget(run: FleetRunInput, target: FleetTarget, batch: number): Prom
 }
 
 /**
- * One target of a fleet run: takes a place in its server's queue, waits for the queue to give it
- * its turn (runs on one server never interleave, whichever deployment they come from), runs the
- * steps as a one-server run does, and gives the turn back.
+ * One target of a fleet run: takes a place in its server's queue, and the server's turn with it when
+ * nothing is ahead of it there; otherwise waits for the queue to give it its turn (runs on one server
+ * never interleave, whichever deployment they come from). Runs the steps as a one-server run does;
+ * the run's end gives the turn back, and a turn the queue gave is signalled back to it too.
  */
 export async function deploymentTargetWorkflow(target: TargetRunInput): Promise<RunResult> {
+  // Targets started before turns were kept in the database wait for the queue's, always.
+  const turnsInDatabase = patched(TURNS_IN_DATABASE);
   let turn = false;
   setHandler(turnSignal, () => {
     turn = true;
@@ -172,15 +177,16 @@ export async function deploymentTargetWorkflow(target: TargetRunInput): Promise<
         .catch(() => undefined),
     );
   try {
-    const queued = await CancellationScope.nonCancellable(() =>
-      bookkeeping.queueTarget({ runId: target.runId, serverId: target.serverId, organizationId: target.organizationId }),
-    );
+    const place = { runId: target.runId, serverId: target.serverId, organizationId: target.organizationId };
+    const queued = await CancellationScope.nonCancellable(() => (turnsInDatabase ? bookkeeping.takeTargetTurn(place) : bookkeeping.queueTarget(place)));
     if ('failed' in queued) {
       setCurrentDetails(`not run: ${queued.failed}`);
       throw failureOf('DeploymentRunFailed', queued.failed);
     }
-    setCurrentDetails(`waiting for its turn on ${target.serverTitle}`);
-    await condition(() => turn);
+    if (!('turn' in queued)) {
+      setCurrentDetails(`waiting for its turn on ${target.serverTitle}`);
+      await condition(() => turn);
+    }
   } catch (error) {
     if (!isCancellation(error)) throw error;
     // Cancelled before its turn: it never runs (the queue skips a target that is no longer queued).
@@ -191,6 +197,7 @@ export async function deploymentTargetWorkflow(target: TargetRunInput): Promise<
   try {
     return await executeRun(target);
   } finally {
-    await giveBack();
+    // The queue that gave a turn waits for it back; a turn taken without it was given back by the run's end.
+    if (turn) await giveBack();
   }
 }

@@ -135,6 +135,42 @@ describe('a fleet run', () => {
   });
 });
 
+describe('a server shared by fleet runs and one-server runs', () => {
+  test('runs there one at a time: a target with nothing ahead runs at once, what comes after waits its turn', async () => {
+    const window = [{ name: 'window', command: 'date +%s%N; sleep 0.6; date +%s%N' }];
+    const single = await ops.define({ server_id: servers[0], steps: window });
+    const fleet = await ops.define({ targets: { server_ids: [servers[0], servers[1]] }, steps: window });
+    const onShared = (run: { targets: Array<{ server_id: string; status: string }> }) => run.targets.find((t) => t.server_id === servers[0])!;
+    const done = (r: { status: string }) => ['success', 'failed', 'cancelled'].includes(r.status);
+
+    // Nothing ahead of it on web-1: its target runs at once. What is triggered meanwhile waits behind it.
+    const first = (await ops.trigger(fleet.id)).run_id;
+    await ops.waitForRun(fleet.id, first, (r) => onShared(r).status === 'running');
+    const second = (await ops.trigger(single.id)).run_id;
+    const third = (await ops.trigger(fleet.id)).run_id;
+    const fourth = (await ops.trigger(single.id)).run_id;
+
+    const [a, b, c, d] = await Promise.all([
+      ops.waitForRun(fleet.id, first, done, 30_000),
+      ops.waitForRun(single.id, second, done, 30_000),
+      ops.waitForRun(fleet.id, third, done, 30_000),
+      ops.waitForRun(single.id, fourth, done, 30_000),
+    ]);
+    expect([a, b, c, d].map((r) => r.status)).toEqual(['success', 'success', 'success', 'success']);
+    const windowOf = (step: { output: string }) => step.output.trim().split('\n').map((n) => BigInt(n));
+    const targetWindow = async (runId: string, serverId: string) => windowOf((await ops.getTarget(fleet.id, runId, serverId)).steps[0]);
+    const sharedWindows = [await targetWindow(first, servers[0]!), windowOf(b.steps[0]), await targetWindow(third, servers[0]!), windowOf(d.steps[0])];
+    // One at a time; the first two in trigger order (a target takes its place when its batch starts:
+    // the third and fourth may go either way).
+    const ordered = [...sharedWindows].sort((x, y) => (x[0]! < y[0]! ? -1 : 1));
+    for (let i = 1; i < ordered.length; i += 1) expect(ordered[i]![0]! >= ordered[i - 1]![1]!).toBe(true);
+    expect(ordered.slice(0, 2)).toEqual(sharedWindows.slice(0, 2));
+    // The other server's target did not wait for web-1's runs.
+    const elsewhere = await targetWindow(third, servers[1]!);
+    expect(elsewhere[0]! < sharedWindows[2]![0]!).toBe(true);
+  });
+});
+
 describe('a target whose server cannot take it', () => {
   test('a server never verified counts as a failed target, unrun, and the plan warns of it', async () => {
     // Nothing listens there: its verification never succeeds.

@@ -115,13 +115,18 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
       ],
     });
     const deploymentId = created.body.data.id as string;
+    // A one-server run holds the first server: its target waits for the queue to give it its turn;
+    // the second target, with nothing ahead of it, takes its turn itself.
+    const hold = (await ctx.api('post', '/api/v1/deployments', { name: 'hold', server_id: servers[0], steps: [{ name: 'hold', command: 'sleep 2' }] })).body.data.id as string;
+    const held = (await ctx.api('post', `/api/v1/deployments/${hold}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${hold}/runs/${held}`)).body.data.status as string, (s) => s === 'running', 30_000);
     const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`, { parameters: { version: '1.4.2' } })).body.run_id!;
     await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${deploymentId}/runs/${runId}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
     await save('deployment-fleet-failed', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
-    await save('deployment-target-success', ctx.bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[0]}`));
+    await save('deployment-target-queued-success', ctx.bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[0]}`));
     await save('deployment-target-failed', ctx.bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[1]}`));
-    // The queue that gave the failed target its turn: still open.
-    await save('server-run-queue-turns', ctx.bosun.temporal.workflow.getHandle(`server-run-queue-${servers[1]}`), { open: true });
+    // The queue that ran the one-server run, then gave the first target its turn: still open.
+    await save('server-run-queue-turns', ctx.bosun.temporal.workflow.getHandle(`server-run-queue-${servers[0]}`), { open: true });
   },
 
   async 'conversation-approval-and-replan'(ctx) {

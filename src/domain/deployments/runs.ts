@@ -1,5 +1,6 @@
 import { Types } from 'mongoose';
 import { batcher, insertEach } from '../batch';
+import { releaseTurn } from '../servers/store';
 import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
 import type { StoredParameter } from './parameters';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun, type RunStatus, type StepStatus } from './model';
@@ -121,12 +122,22 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
   return run;
 }
 
-/** running → its final status. A run already closed (by the API, its workflow gone) keeps the status it was given. */
-export async function finishRun(runId: string, status: RunStatus, error: string | null): Promise<void> {
+/**
+ * running → its final status, its server's turn given back. A run already closed (by the API, its
+ * workflow gone) keeps the status it was given. The ended run's server and whether it is a fleet
+ * target, or null when it had already ended.
+ */
+export async function finishRun(runId: string, status: RunStatus, error: string | null): Promise<{ serverId: Types.ObjectId | null; organizationId: Types.ObjectId; fleetTarget: boolean } | null> {
   const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'running' }, asChange({ $set: { status, error, completed_at: new Date() } }), {
     returnDocument: 'after',
+    projection: { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1 },
   }).lean();
-  if (run && !run.parent_run_id) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } });
+  if (!run) return null;
+  await Promise.all([
+    run.parent_run_id ? null : DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } }),
+    run.server_id ? releaseTurn(run.server_id, run._id) : null,
+  ]);
+  return { serverId: run.server_id ?? null, organizationId: run.organization_id, fleetTarget: !!run.parent_run_id };
 }
 
 /**
@@ -149,9 +160,10 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running'
         'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
       },
     }),
-    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1 } },
+    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1, server_id: 1 } },
   ).lean();
   if (!closed) return false;
+  if (closed.server_id) await releaseTurn(closed.server_id, closed._id);
   // A run that had begun is its deployment's last run (one closed while queued never was).
   if (from === 'running' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id }, { $set: { last_run_status: to } });
   // A fleet run's targets close with it: those waiting as it ends, those running as a run would.

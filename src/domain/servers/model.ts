@@ -34,6 +34,8 @@ const serverSchema = new Schema(
     last_checked_at: { type: Date, default: null },
     // Hands out each deployment run's place in this server's queue, in trigger order.
     run_seq: { type: Number, default: 0 },
+    // The run whose turn it is on this server (runs on one server never interleave); null when none.
+    turn_run_id: { type: Schema.Types.ObjectId, default: null },
   },
   { timestamps: true },
 );

@@ -61,3 +61,27 @@ export async function takeRunQueuePlaces(id: Types.ObjectId, organizationId: str
   ).lean();
   return server ? server.run_seq - count + 1 : null;
 }
+
+/*
+ * A server's turn: the one run allowed to run there now. Runs take it before their first step and
+ * it is given back when they end; these three writes and reads are its only ones. They leave the
+ * server's `updatedAt` alone: a turn is not a change a person made.
+ */
+
+/** The turn, for `runId`: taken when free, already its own, or held by `staleHolder` (a run that has ended). */
+export async function claimTurn(id: Id, runId: Types.ObjectId, staleHolder?: Types.ObjectId): Promise<boolean> {
+  const holders = staleHolder ? [null, runId, staleHolder] : [null, runId];
+  const claimed = await ServerModel.updateOne({ _id: id, turn_run_id: { $in: holders } }, { $set: { turn_run_id: runId } }, { timestamps: false });
+  return claimed.matchedCount > 0;
+}
+
+/** The run holding the server's turn (null: nobody), or undefined when the server is gone. */
+export async function turnHolder(id: Id): Promise<Types.ObjectId | null | undefined> {
+  const server = await ServerModel.findById(id, { turn_run_id: 1 }).lean();
+  return server ? (server.turn_run_id ?? null) : undefined;
+}
+
+/** `runId` ended: its turn (if it held it) is free again. */
+export async function releaseTurn(id: Id, runId: Types.ObjectId): Promise<void> {
+  await ServerModel.updateOne({ _id: id, turn_run_id: runId }, { $set: { turn_run_id: null } }, { timestamps: false });
+}

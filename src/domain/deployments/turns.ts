@@ -1,0 +1,44 @@
+import { Types } from 'mongoose';
+import { claimTurn, turnHolder } from '../servers/store';
+import { DeploymentRunModel } from './model';
+
+/*
+ * Whose turn it is on a server. Runs on one server never interleave: a run takes the server's turn
+ * (kept on the server document) before its first step, and its end gives it back (runs.ts). The
+ * server's queue workflow hands turns out in queue order; a fleet target with nothing ahead of it
+ * takes its turn itself, without the queue.
+ */
+
+const asId = (id: string | Types.ObjectId) => (typeof id === 'string' ? new Types.ObjectId(id) : id);
+
+/**
+ * The server's turn for `runId`: taken when free or already its own (a retried call), or when the
+ * run holding it has ended (its end could not give it back: a crash between the two writes).
+ */
+export async function takeTurn(serverId: string | Types.ObjectId, runId: string | Types.ObjectId): Promise<'taken' | 'busy'> {
+  const run = asId(runId);
+  if (await claimTurn(serverId, run)) return 'taken';
+  const holder = await turnHolder(serverId);
+  if (!holder) return holder === null && (await claimTurn(serverId, run)) ? 'taken' : 'busy';
+  if (await DeploymentRunModel.exists({ _id: holder, status: { $in: ['queued', 'running'] } })) return 'busy';
+  return (await claimTurn(serverId, run, holder)) ? 'taken' : 'busy';
+}
+
+/**
+ * A fleet target placed at `place` in its server's queue takes the turn itself when nothing is
+ * ahead of it there: no run queued before it, and none running (one begun before turns were kept
+ * holds none).
+ */
+export async function takeTurnIfFirst(serverId: string, runId: string, place: number): Promise<boolean> {
+  const ahead = await DeploymentRunModel.exists({
+    server_id: serverId,
+    _id: { $ne: runId },
+    $or: [{ status: 'running' }, { status: 'queued', queue_seq: { $ne: null, $lt: place } }],
+  });
+  return !ahead && (await takeTurn(serverId, runId)) === 'taken';
+}
+
+/** Whether runs wait in the server's queue (placed, not begun). */
+export async function runsWaitingOn(serverId: string | Types.ObjectId): Promise<boolean> {
+  return !!(await DeploymentRunModel.exists({ server_id: serverId, status: 'queued', queue_seq: { $ne: null } }));
+}
