@@ -1,7 +1,7 @@
 import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
 import * as runs from '../src/domain/deployments/runs';
 import type { Logger } from '../src/logger';
-import { organizationSecretValues } from '../src/domain/secrets/model';
+import { openSecrets, organizationSecretValues } from '../src/domain/secrets/model';
 import { ServerModel } from '../src/domain/servers/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
@@ -19,7 +19,7 @@ import {
   type TargetTurn,
   type QueuedRun, type RunStepDefinition, type StepAttempt, type StepOutcome, type StepResult } from '../workflows/contracts';
 import { failure } from '../workflows/failure-types';
-import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
+import { credentialSecrets, verifiedTargetOf } from './ssh-target';
 import { cancellingWith, executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecution } from './step-execution';
 import { StepLog } from './step-log';
 
@@ -61,14 +61,12 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
    */
   async function startExecution(input: StepAttempt): Promise<StepResult | StepExecution> {
     const { runId, index } = input;
-    const [run, target, organizationSecrets] = await Promise.all([
-      // Just this step: the others' output can be megabytes.
-      DeploymentRunModel.findById(runId, { steps: { $slice: [index, 1] } }).lean(),
-      loadVerifiedTarget(input.serverId, secretBox),
-      organizationSecretValues(input.organizationId, secretBox),
-    ]);
-    const step = run?.steps[0];
-    if (!run || !step) throw failure('RunNotFound', `Run ${runId} has no step ${index}`);
+    const found = await runs.stepToRun(runId, index);
+    const step = found?.run.steps[0];
+    if (!found || !step) throw failure('RunNotFound', `Run ${runId} has no step ${index}`);
+    const { run } = found;
+    const target = await verifiedTargetOf(found.server, secretBox);
+    const organizationSecrets = openSecrets(found.secrets, input.organizationId, secretBox);
     const recorded = recordedResult(step, input.exitAttempt);
     if (recorded) return recorded;
     const parameters = openParameters(run, secretBox);

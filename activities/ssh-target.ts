@@ -1,12 +1,16 @@
 import type { SecretBox } from '../src/domain/secrets/secret-box';
-import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
+import { CredentialsUnreadableError, loadSshTarget, sshTargetOf, type StoredServer } from '../src/domain/servers/credentials';
 import type { SshTarget } from '../src/domain/ssh/connect';
 import { failure } from '../workflows/failure-types';
 
 /** A server's connection details for an activity; credentials this worker cannot decrypt are a failure no retry fixes. */
 export async function loadTargetOrFail(serverId: string, box: SecretBox) {
+  return unsealedOrFail(() => loadSshTarget(serverId, box));
+}
+
+async function unsealedOrFail<T>(open: () => T | Promise<T>): Promise<T> {
   try {
-    return await loadSshTarget(serverId, box);
+    return await open();
   } catch (error) {
     if (error instanceof CredentialsUnreadableError) throw failure('CredentialsUnreadable', error.message);
     throw error;
@@ -15,7 +19,15 @@ export async function loadTargetOrFail(serverId: string, box: SecretBox) {
 
 /** A server a step may run on: it exists and its host key is pinned; anything else no retry fixes. */
 export async function loadVerifiedTarget(serverId: string, box: SecretBox): Promise<SshTarget> {
-  const loaded = await loadTargetOrFail(serverId, box);
+  return verified(await loadTargetOrFail(serverId, box));
+}
+
+/** `loadVerifiedTarget` for a server document already read (null: it is gone), with its sealed credentials. */
+export async function verifiedTargetOf(server: StoredServer | null, box: SecretBox): Promise<SshTarget> {
+  return verified(server && (await unsealedOrFail(() => sshTargetOf(server, box))));
+}
+
+function verified(loaded: { target: SshTarget } | null): SshTarget {
   if (!loaded) throw failure('ServerNotFound', 'The server was deleted');
   if (!loaded.target.hostKeyFingerprint) {
     throw failure('ServerNotVerified', 'The server has no verified host key: verify it first');

@@ -1,5 +1,8 @@
 import { Types } from 'mongoose';
 import { batcher, insertEach } from '../batch';
+import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/model';
+import type { StoredServer } from '../servers/credentials';
+import { ServerModel } from '../servers/model';
 import { releaseTurn } from '../servers/store';
 import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
 import type { StoredParameter } from './parameters';
@@ -219,6 +222,33 @@ export async function targetCounts(runIds: Types.ObjectId[]): Promise<Map<string
 /** Bookkeeping: a person asked to cancel (the API shows the run's status, not this). */
 export async function requestCancel(runId: Types.ObjectId): Promise<void> {
   await DeploymentRunModel.updateOne({ _id: runId }, { $set: { cancel_requested_at: new Date() } });
+}
+
+/**
+ * What running one step of a run needs, in one round trip: the run with just that step (the others'
+ * output can be megabytes), its server with the sealed credentials (null when deleted), and its
+ * organization's sealed secrets. Null when the run does not exist.
+ */
+export async function stepToRun(runId: string, index: number) {
+  const [found] = await DeploymentRunModel.aggregate<{
+    run: Pick<DeploymentRun, '_id' | 'organization_id' | 'server_id' | 'parameters' | 'steps'>;
+    server: StoredServer[];
+    secrets: Array<Pick<OrganizationSecret, 'name' | 'value'>>;
+  }>([
+    { $match: { _id: new Types.ObjectId(runId) } },
+    { $project: { run: { _id: '$_id', organization_id: '$organization_id', server_id: '$server_id', parameters: '$parameters', steps: { $slice: ['$steps', index, 1] } } } },
+    { $lookup: { from: ServerModel.collection.collectionName, localField: 'run.server_id', foreignField: '_id', as: 'server' } },
+    {
+      $lookup: {
+        from: OrganizationSecretModel.collection.collectionName,
+        localField: 'run.organization_id',
+        foreignField: 'organization_id',
+        as: 'secrets',
+        pipeline: [{ $project: { name: 1, value: 1 } }],
+      },
+    },
+  ]);
+  return found ? { run: found.run, server: found.server[0] ?? null, secrets: found.secrets } : null;
 }
 
 /** The writes of a run's steps as a command runs (see StepTransitions). */

@@ -19,6 +19,9 @@ export const secretAssociatedData = (organizationId: string, name: string) => `s
 
 /** Every secret value of an organization, decrypted, for redaction. */
 export async function organizationSecretValues(organizationId: string, box: SecretBox): Promise<string[]> {
-  const secrets = await OrganizationSecretModel.find({ organization_id: organizationId }).select('+value').lean();
-  return secrets.map((s) => box.decrypt(s.value, secretAssociatedData(organizationId, s.name)));
+  return openSecrets(await OrganizationSecretModel.find({ organization_id: organizationId }).select('+value').lean(), organizationId, box);
 }
+
+/** The values of an organization's secret documents (read with their sealed values), decrypted. */
+export const openSecrets = (secrets: ReadonlyArray<Pick<OrganizationSecret, 'name' | 'value'>>, organizationId: string, box: SecretBox): string[] =>
+  secrets.map((s) => box.decrypt(s.value, secretAssociatedData(organizationId, s.name)));

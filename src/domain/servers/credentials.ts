@@ -1,6 +1,9 @@
 import type { SecretBox } from '../secrets/secret-box';
 import type { SshTarget } from '../ssh/connect';
-import { ServerModel, type ServerStatus } from './model';
+import { ServerModel, type Server, type ServerStatus } from './model';
+
+/** A server document as stored, its sealed credentials included. */
+export type StoredServer = Pick<Server, '_id' | 'credentials' | 'status' | 'host' | 'port' | 'username' | 'host_key_fingerprint'>;
 
 export interface ServerCredentials {
   private_key?: string;
@@ -21,7 +24,12 @@ export const sealCredentials = (box: SecretBox, serverId: string, credentials: S
 /** A server's decrypted connection details and current status, for activities only; null when the server is gone. */
 export async function loadSshTarget(serverId: string, box: SecretBox): Promise<{ target: SshTarget; status: ServerStatus } | null> {
   const server = await ServerModel.findById(serverId).select('+credentials').lean();
-  if (!server) return null;
+  return server && sshTargetOf(server, box);
+}
+
+/** The connection details of a server document read with its sealed credentials. */
+export function sshTargetOf(server: StoredServer, box: SecretBox): { target: SshTarget; status: ServerStatus } {
+  const serverId = server._id.toString();
   let credentials: ServerCredentials;
   try {
     credentials = JSON.parse(box.decrypt(server.credentials, associatedData(serverId))) as ServerCredentials;
