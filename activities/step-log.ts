@@ -18,6 +18,12 @@ export class StepLog {
   /** Bytes of output the whole log has taken so far (it stops at `logLimit`). */
   private logged: number;
   private readonly logLimit: number;
+  /**
+   * While the step's own output holds all of it (nothing cut, within the whole log's limit), that
+   * is its whole log: no chunk is written. The text since offset `from`, kept for the first chunk
+   * once it outgrows that; null from then on.
+   */
+  private inline: { from: number; text: string } | null;
 
   constructor(
     private readonly steps: StepTransitions,
@@ -33,6 +39,8 @@ export class StepLog {
     this.streamed = step.streamed ?? 0;
     this.logLimit = limits.logLimitBytes;
     this.logged = Math.min(this.output.bytes, this.logLimit);
+    // An earlier attempt's output that is still whole was not chunked either: it goes with the first chunk.
+    this.inline = this.output.whole && this.output.bytes <= this.logLimit ? { from: this.streamed - (step.output ?? '').length, text: step.output ?? '' } : null;
   }
 
   get bytes(): number {
@@ -90,8 +98,18 @@ export class StepLog {
   }
 
   private chunkFields(chunk: string): OutputFields {
-    this.keepInLog(chunk);
     this.output.append(chunk);
+    if (this.inline && this.output.whole && this.output.bytes <= this.logLimit) this.inline.text += chunk;
+    else {
+      const earlier = this.inline;
+      this.inline = null;
+      // The first chunk: everything before it too (the step's output no longer holds all of it).
+      if (earlier) {
+        this.logChunks.push({ offset: earlier.from, data: earlier.text });
+        this.logged = Buffer.byteLength(earlier.text, 'utf8');
+      }
+      this.keepInLog(chunk);
+    }
     const fields = {
       [stepField(this.index, 'output')]: this.output.toString(),
       [stepField(this.index, 'output_bytes')]: this.output.bytes,

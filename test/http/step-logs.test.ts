@@ -9,6 +9,7 @@ describe('steps’ whole logs over HTTP', () => {
   let runId: string;
   const LINES = 30_000;
   const LIMIT = 1024 * 1024;
+  const GROWN = `/tmp/bosun-step-log-grown-${process.pid}-${Date.now()}`;
 
   beforeAll(async () => {
     bosun = await startBosun({ stepLogLimitBytes: LIMIT });
@@ -18,6 +19,8 @@ describe('steps’ whole logs over HTTP', () => {
     const deployment = await ops.defineDeployment(server, [
       { name: 'chatty', command: `seq 1 ${LINES} | sed 's/^/line-/'; echo "password is hunter2-very-secret"; printf 'no newline at the end'` },
       { name: 'flood', command: 'yes 0123456789abcdef | head -c 3000000' },
+      // Small at first (its run holds all of it), then far more, in a second attempt.
+      { name: 'grows', command: `test -e ${GROWN} || { touch ${GROWN}; echo small-first; exit 1; }; echo second-attempt; sleep 0.5; seq 1 20000 | sed 's/^/more-/'`, retries: 1 },
     ]);
     deploymentId = deployment.id;
     const run = await ops.runToEnd(deploymentId);
@@ -73,13 +76,23 @@ describe('steps’ whole logs over HTTP', () => {
     expect(raw.startsWith('0123456789abcdef\n0123456789abcdef\n')).toBe(true);
   });
 
+  test('a log that outgrows what its run holds still starts at its first line, earlier attempts included', async () => {
+    const raw = (await log(3, '?format=raw')).text;
+    expect(raw.startsWith('small-first\n')).toBe(true);
+    expect(raw).toContain('retry 1 of 1');
+    expect(raw).toContain('second-attempt\nmore-1\nmore-2\n');
+    expect(raw.endsWith('more-20000\n')).toBe(true);
+    expect((await log(3, '?from=1&limit=1')).body.data.lines).toEqual(['small-first']);
+    expect((await ops.getRun(deploymentId, runId)).steps[2].output).toContain('bytes of output omitted');
+  });
+
   test('bad requests are refused in the usual envelope; unknown steps are not found', async () => {
     for (const query of ['?from=0', '?limit=100000', '?format=pdf', '?q=', '?other=1']) {
       const res = await log(1, query);
       expect([query, res.status, res.body.error.code]).toEqual([query, 422, 'validation_failed']);
     }
     expect((await log(0)).status).toBe(422);
-    expect((await log(3)).status).toBe(404);
+    expect((await log(4)).status).toBe(404);
     const stranger = await bosun.token('logs-strangers', ['read']);
     expect((await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${runId}/steps/1/log`).set(bearer(stranger))).status).toBe(404);
   });

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { Types } from 'mongoose';
-import { readStepLogLines, searchStepLog, streamStepLog } from '../../domain/execution/step-logs';
+import { readStepLogLines, searchStepLog, streamStepLog, type StepLogSource } from '../../domain/execution/step-logs';
 import { notFound } from '../http/errors';
 import { validate } from '../http/validation';
 
@@ -39,12 +39,8 @@ export const stepLogMatchesSchema = z
   })
   .meta({ id: 'StepLogMatches' });
 
-export interface StepLogLocation {
-  ownerId: string;
-  index: number;
+export interface StepLogLocation extends StepLogSource {
   number: number;
-  /** Bounds a finished step's log (null while it runs). */
-  streamed: number | null;
   complete: boolean;
   filename: string;
 }
@@ -56,29 +52,37 @@ interface StepHolder {
 
 /** The step `number` (1-based) of a run, target or conversation, or 404. */
 export function stepLogLocation(holder: StepHolder, number: number, name: string): StepLogLocation {
-  const step = holder.steps[number - 1] as { status?: string; streamed?: number | null } | undefined;
+  const step = holder.steps[number - 1] as { status?: string; streamed?: number | null; output?: string | null } | undefined;
   if (!step) throw notFound('Step');
   const complete = !['pending', 'running'].includes(step.status ?? 'pending');
-  return { ownerId: holder._id.toString(), index: number - 1, number, streamed: complete ? (step.streamed ?? 0) : null, complete, filename: `${name}-step-${number}.log` };
+  return {
+    ownerId: holder._id.toString(),
+    step: number - 1,
+    number,
+    streamed: complete ? (step.streamed ?? 0) : null,
+    output: step.output ?? '',
+    complete,
+    filename: `${name}-step-${number}.log`,
+  };
 }
 
 /** Answers a step's whole log: lines by range (or the tail), a search, or the raw text. */
 export async function sendStepLog(req: Request, res: Response, location: StepLogLocation) {
   const query = validate(stepLogQuerySchema, req.query, 'query');
-  const { ownerId, index, streamed, complete, number } = location;
+  const { complete, number } = location;
   if (query.format === 'raw') {
     res.status(200).type('text/plain; charset=utf-8').set('Content-Disposition', `attachment; filename="${location.filename}"`);
-    for await (const data of streamStepLog(ownerId, index, streamed)) {
+    for await (const data of streamStepLog(location)) {
       if (!res.write(data)) await new Promise((resolve) => res.once('drain', resolve));
     }
     res.end();
     return;
   }
   if (query.q !== undefined) {
-    const found = await searchStepLog(ownerId, index, streamed, query.q, MAX_LOG_MATCHES);
+    const found = await searchStepLog(location, query.q, MAX_LOG_MATCHES);
     res.json({ data: { step: number, query: query.q, ...found, complete } });
     return;
   }
-  const lines = await readStepLogLines(ownerId, index, streamed, query.from ?? null, query.limit);
+  const lines = await readStepLogLines(location, query.from ?? null, query.limit);
   res.json({ data: { step: number, ...lines, complete } });
 }

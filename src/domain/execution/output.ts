@@ -101,6 +101,11 @@ export class CappedOutput {
     return this.total;
   }
 
+  /** Nothing was cut: `toString()` is all of it. */
+  get whole(): boolean {
+    return this.omitted === 0;
+  }
+
   toString(): string {
     // The cut may have left the tail starting inside a character: drop those bytes too.
     let skip = 0;

@@ -71,40 +71,68 @@ export async function ensureStepLogRetention(days: number): Promise<void> {
 }
 
 interface ChunkMeta {
-  _id: Types.ObjectId;
+  _id: Types.ObjectId | null;
   offset: number;
   length: number;
   newlines: number;
   /** The number of the line this chunk's first character belongs to. */
   line: number;
+  /** The text of a chunk that is the step's own output. */
+  data?: string;
+}
+
+/** Where a step's whole log is: its chunks, or (none written) the step's own output, which then holds all of it. */
+export interface StepLogSource {
+  ownerId: string;
+  step: number;
+  /** Bounds a finished step's log (null while it runs). */
+  streamed: number | null;
+  /** The step's output as its document holds it. */
+  output: string;
+}
+
+interface Chunk {
+  _id: Types.ObjectId | null;
+  offset: number;
+  length: number;
+  newlines: number;
+  ends_line: boolean;
+  data?: string;
 }
 
 /**
- * A step's chunks in stream order, with the fields asked for. `streamed` bounds a finished step's (a
- * retried write's leftovers past it are not its); a chunk that overlaps the one before (a retry's,
- * written at an offset already covered) is skipped.
+ * A step's chunks in stream order. `streamed` bounds a finished step's (a retried write's leftovers
+ * past it are not its); a chunk that overlaps the one before (a retry's, written at an offset
+ * already covered) is skipped. A step whose output never outgrew its document has no chunk: its
+ * output is the one chunk.
  */
-async function* chunksInOrder<Fields extends Record<string, 1>>(ownerId: string, step: number, streamed: number | null, fields: Fields) {
-  const cursor = StepLogChunkModel.find({ owner_id: ownerId, step, ...(streamed !== null ? { offset: { $lt: streamed } } : {}) }, { offset: 1, length: 1, ...fields })
+async function* chunksInOrder({ ownerId, step, streamed, output }: StepLogSource, withText: boolean): AsyncGenerator<Chunk> {
+  const cursor = StepLogChunkModel.find(
+    { owner_id: ownerId, step, ...(streamed !== null ? { offset: { $lt: streamed } } : {}) },
+    { offset: 1, length: 1, newlines: 1, ends_line: 1, ...(withText ? { data: 1 } : {}) },
+  )
     .sort({ offset: 1 })
     .lean()
     .cursor();
   let covered = 0;
+  let any = false;
   for await (const chunk of cursor) {
+    any = true;
     if (chunk.offset < covered) continue;
     covered = chunk.offset + chunk.length;
     yield chunk;
   }
+  if (!any && output) yield { _id: null, offset: 0, length: output.length, newlines: countNewlines(output), ends_line: output.endsWith('\n'), data: output };
 }
 
-/** A step's log as stored: its chunks' places, without their text. */
-async function chunksOf(ownerId: string, step: number, streamed: number | null): Promise<{ chunks: ChunkMeta[]; lines: number; length: number }> {
+/** A step's log as stored: its chunks' places (their text only when it is not in a chunk document). */
+async function chunksOf(source: StepLogSource): Promise<{ chunks: ChunkMeta[]; lines: number; length: number }> {
   let line = 1;
   let length = 0;
   let endsWithNewline = true;
   const chunks: ChunkMeta[] = [];
-  for await (const chunk of chunksInOrder(ownerId, step, streamed, { newlines: 1, ends_line: 1 })) {
-    chunks.push({ _id: chunk._id, offset: chunk.offset, length: chunk.length, newlines: chunk.newlines, line });
+  for await (const chunk of chunksInOrder(source, false)) {
+    chunks.push({ _id: chunk._id, offset: chunk.offset, length: chunk.length, newlines: chunk.newlines, line, data: chunk.data });
     line += chunk.newlines;
     length = chunk.offset + chunk.length;
     endsWithNewline = chunk.ends_line;
@@ -127,8 +155,8 @@ export interface LogLines {
  * Lines `from`..`from + count - 1` of a step's log (1-based); with `from` null, the last `count`
  * lines. Only the chunks holding them are read.
  */
-export async function readStepLogLines(ownerId: string, step: number, streamed: number | null, from: number | null, count: number): Promise<LogLines> {
-  const { chunks, lines: total, length } = await chunksOf(ownerId, step, streamed);
+export async function readStepLogLines(source: StepLogSource, from: number | null, count: number): Promise<LogLines> {
+  const { chunks, lines: total, length } = await chunksOf(source);
   const first = Math.max(1, from ?? total - count + 1);
   const last = Math.min(total, first + count - 1);
   if (total === 0 || first > total) return { first_line: first, lines: [], total_lines: total, total_length: length };
@@ -137,17 +165,18 @@ export async function readStepLogLines(ownerId: string, step: number, streamed: 
   const start = first === 1 ? 0 : endsAtOrAfter(first);
   const found = endsAtOrAfter(last + 1);
   const end = found === -1 ? chunks.length - 1 : found;
-  const ids = chunks.slice(start, end + 1).map((c) => c._id);
-  const texts = new Map((await StepLogChunkModel.find({ _id: { $in: ids } }, { data: 1 }).lean()).map((c) => [c._id.toString(), c.data]));
-  const text = ids.map((id) => texts.get(id.toString()) ?? '').join('');
+  const wanted = chunks.slice(start, end + 1);
+  const ids = wanted.flatMap((c) => (c._id ? [c._id] : []));
+  const texts = new Map(ids.length ? (await StepLogChunkModel.find({ _id: { $in: ids } }, { data: 1 }).lean()).map((c) => [c._id.toString(), c.data]) : []);
+  const text = wanted.map((c) => c.data ?? texts.get(String(c._id)) ?? '').join('');
   const split = text.split('\n');
   const base = chunks[start]!.line;
   return { first_line: first, lines: split.slice(first - base, last - base + 1), total_lines: total, total_length: length };
 }
 
 /** The whole log, chunk by chunk in order (a raw download). */
-export async function* streamStepLog(ownerId: string, step: number, streamed: number | null): AsyncGenerator<string> {
-  for await (const chunk of chunksInOrder(ownerId, step, streamed, { data: 1 })) yield chunk.data;
+export async function* streamStepLog(source: StepLogSource): AsyncGenerator<string> {
+  for await (const chunk of chunksInOrder(source, true)) yield chunk.data ?? '';
 }
 
 export interface LogMatch {
@@ -156,12 +185,12 @@ export interface LogMatch {
 }
 
 /** Lines containing `query` (case-insensitive), first to last, at most `limit`; `more` when there were others. */
-export async function searchStepLog(ownerId: string, step: number, streamed: number | null, query: string, limit: number): Promise<{ matches: LogMatch[]; more: boolean }> {
+export async function searchStepLog(source: StepLogSource, query: string, limit: number): Promise<{ matches: LogMatch[]; more: boolean }> {
   const needle = query.toLowerCase();
   const matches: LogMatch[] = [];
   let line = 1;
   let carry = '';
-  for await (const data of streamStepLog(ownerId, step, streamed)) {
+  for await (const data of streamStepLog(source)) {
     const parts = (carry + data).split('\n');
     carry = parts.pop()!;
     for (const text of parts) {
