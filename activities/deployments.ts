@@ -8,7 +8,7 @@ import { loadSshTarget } from '../src/domain/servers/credentials';
 import type { SshPool } from '../src/domain/ssh/pool';
 import { Types } from 'mongoose';
 import { openParameters, parameterEnvironment, secretParameterValues } from '../src/domain/deployments/parameters';
-import { takeRunQueuePlaces } from '../src/domain/servers/store';
+import { takePlaceAndTurn, takeRunQueuePlaces } from '../src/domain/servers/store';
 import { runsWaitingOn, takeTurn, takeTurnIfFirst } from '../src/domain/deployments/turns';
 import {
   DEFAULT_STEP_LIMIT_SECONDS,
@@ -83,23 +83,28 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
   /**
    * A target's place in its server's queue, taken once (a repeated call, its workflow task retried,
-   * finds it placed); null when it is no longer queued. A server that is gone or was never verified
-   * (its host key unknown) cannot take it: the target fails, unrun.
+   * finds it placed), and with `withTurn` the server's turn too when nobody holds it; place null
+   * when it is no longer queued. A server that is gone or was never verified (its host key unknown)
+   * cannot take it: the target fails, unrun.
    */
-  async function placeTarget({ runId, serverId, organizationId }: { runId: string; serverId: string; organizationId: string }): Promise<{ place: number | null } | { failed: string }> {
+  async function placeTarget(
+    { runId, serverId, organizationId }: { runId: string; serverId: string; organizationId: string },
+    withTurn: boolean,
+  ): Promise<{ place: number | null; turn: boolean } | { failed: string }> {
     const target = await DeploymentRunModel.findById(runId, { status: 1, queue_seq: 1 }).lean();
     if (!target) throw failure('RunNotFound', `Target run ${runId} does not exist`);
-    if (target.status !== 'queued') return { place: null };
-    if (target.queue_seq != null) return { place: target.queue_seq };
-    const place = await takeRunQueuePlaces(new Types.ObjectId(serverId), organizationId, 1);
-    if (place === null) {
+    if (target.status !== 'queued') return { place: null, turn: false };
+    if (target.queue_seq != null) return { place: target.queue_seq, turn: false };
+    const server = new Types.ObjectId(serverId);
+    const taken = withTurn ? await takePlaceAndTurn(server, organizationId, target._id) : await takeRunQueuePlaces(server, organizationId, 1).then((place) => place && { place, turn: false });
+    if (!taken) {
       const exists = await ServerModel.exists({ _id: serverId, organization_id: organizationId });
       const why = exists ? 'the server has not been verified: its host key is unknown, so Bosun will not connect' : 'the server no longer exists';
       await runs.failTarget(runId, `Not run: ${why}`);
       return { failed: `Not run: ${why}` };
     }
-    await runs.enqueueTarget(runId, place);
-    return { place };
+    await runs.enqueueTarget(runId, taken.place);
+    return taken;
   }
 
   return {
@@ -132,7 +137,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      * began before turns were kept in the database: their workflows still call it).
      */
     async queueTarget(input: { runId: string; serverId: string; organizationId: string }): Promise<TargetQueued> {
-      const placed = await placeTarget(input);
+      const placed = await placeTarget(input, false);
       if ('failed' in placed) return placed;
       await wakeQueue(input.serverId, input.organizationId);
       return { queued: true };
@@ -144,10 +149,11 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      * without the queue. Otherwise the queue is woken and gives the target its turn in order.
      */
     async takeTargetTurn(input: { runId: string; serverId: string; organizationId: string }): Promise<TargetTurn> {
-      const placed = await placeTarget(input);
+      const placed = await placeTarget(input, true);
       if ('failed' in placed) return placed;
       // Begun already (this workflow's task retried) or ended: the run's own begin finds which.
-      if (placed.place === null || (await takeTurnIfFirst(input.serverId, input.runId, placed.place))) return { turn: true };
+      if (placed.place === null) return { turn: true };
+      if (await takeTurnIfFirst(input.serverId, input.runId, { place: placed.place, turn: placed.turn })) return { turn: true };
       await wakeQueue(input.serverId, input.organizationId);
       return { queued: true };
     },
@@ -257,8 +263,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     /** Only a running run ends here: one the API already closed (its workflow was gone) keeps its status. */
     async finishRun({ runId, status, error }: { runId: string; status: RunStatus; error: string | null }): Promise<void> {
       const ended = await runs.finishRun(runId, status, error);
-      // A fleet target may have taken its turn without the queue: runs queued meanwhile wait for it to wake.
-      if (ended?.fleetTarget && ended.serverId && (await runsWaitingOn(ended.serverId))) await wakeQueue(ended.serverId.toString(), ended.organizationId.toString());
+      // A fleet target may have taken its turn without the queue: runs placed after it wait for it to wake.
+      if (ended?.fleetTarget && ended.placedAfter && (await runsWaitingOn(ended.serverId!))) await wakeQueue(ended.serverId!.toString(), ended.organizationId.toString());
     },
 
     /**

@@ -127,20 +127,21 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
 
 /**
  * running → its final status, its server's turn given back. A run already closed (by the API, its
- * workflow gone) keeps the status it was given. The ended run's server and whether it is a fleet
- * target, or null when it had already ended.
+ * workflow gone) keeps the status it was given. The ended run's server, whether it is a fleet
+ * target, and whether runs took places in the server's queue after its own while it held the turn
+ * (they may be waiting); null when it had already ended.
  */
-export async function finishRun(runId: string, status: RunStatus, error: string | null): Promise<{ serverId: Types.ObjectId | null; organizationId: Types.ObjectId; fleetTarget: boolean } | null> {
+export async function finishRun(runId: string, status: RunStatus, error: string | null) {
   const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'running' }, asChange({ $set: { status, error, completed_at: new Date() } }), {
     returnDocument: 'after',
-    projection: { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1 },
+    projection: { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1 },
   }).lean();
   if (!run) return null;
-  await Promise.all([
+  const [, lastPlace] = await Promise.all([
     run.parent_run_id ? null : DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } }),
     run.server_id ? releaseTurn(run.server_id, run._id) : null,
   ]);
-  return { serverId: run.server_id ?? null, organizationId: run.organization_id, fleetTarget: !!run.parent_run_id };
+  return { serverId: run.server_id ?? null, organizationId: run.organization_id, fleetTarget: !!run.parent_run_id, placedAfter: lastPlace !== null && lastPlace > (run.queue_seq ?? 0) };
 }
 
 /**

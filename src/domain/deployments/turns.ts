@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { claimTurn, turnHolder } from '../servers/store';
+import { claimTurn, releaseTurn, turnHolder } from '../servers/store';
 import { DeploymentRunModel } from './model';
 
 /*
@@ -25,17 +25,21 @@ export async function takeTurn(serverId: string | Types.ObjectId, runId: string 
 }
 
 /**
- * A fleet target placed at `place` in its server's queue takes the turn itself when nothing is
- * ahead of it there: no run queued before it, and none running (one begun before turns were kept
- * holds none).
+ * A fleet target placed at `place` in its server's queue (`turn`: it took the turn with its place)
+ * keeps or takes the turn itself when nothing is ahead of it there: no run queued before it, and
+ * none running (one begun before turns were kept holds none). Something ahead: a turn taken goes back.
  */
-export async function takeTurnIfFirst(serverId: string, runId: string, place: number): Promise<boolean> {
+export async function takeTurnIfFirst(serverId: string, runId: string, { place, turn }: { place: number; turn: boolean }): Promise<boolean> {
   const ahead = await DeploymentRunModel.exists({
     server_id: serverId,
     _id: { $ne: runId },
     $or: [{ status: 'running' }, { status: 'queued', queue_seq: { $ne: null, $lt: place } }],
   });
-  return !ahead && (await takeTurn(serverId, runId)) === 'taken';
+  if (ahead) {
+    if (turn) await releaseTurn(serverId, asId(runId));
+    return false;
+  }
+  return turn || (await takeTurn(serverId, runId)) === 'taken';
 }
 
 /** Whether runs wait in the server's queue (placed, not begun). */

@@ -81,7 +81,21 @@ export async function turnHolder(id: Id): Promise<Types.ObjectId | null | undefi
   return server ? (server.turn_run_id ?? null) : undefined;
 }
 
-/** `runId` ended: its turn (if it held it) is free again. */
-export async function releaseTurn(id: Id, runId: Types.ObjectId): Promise<void> {
-  await ServerModel.updateOne({ _id: id, turn_run_id: runId }, { $set: { turn_run_id: null } }, { timestamps: false });
+/**
+ * A place in a verified server's run queue for `runId`, and the server's turn with it if nobody
+ * holds it: null when the server is not there or not runnable.
+ */
+export async function takePlaceAndTurn(id: Types.ObjectId, organizationId: string, runId: Types.ObjectId): Promise<{ place: number; turn: boolean } | null> {
+  const server = await ServerModel.findOneAndUpdate(
+    { _id: id, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
+    [{ $set: { run_seq: { $add: ['$run_seq', 1] }, turn_run_id: { $ifNull: ['$turn_run_id', runId] } } }],
+    { returnDocument: 'after', projection: { run_seq: 1, turn_run_id: 1 }, timestamps: false, updatePipeline: true },
+  ).lean();
+  return server ? { place: server.run_seq, turn: runId.equals(server.turn_run_id ?? undefined) } : null;
+}
+
+/** `runId` ended: its turn is free again. The server's last place taken when it held the turn, else null. */
+export async function releaseTurn(id: Id, runId: Types.ObjectId): Promise<number | null> {
+  const server = await ServerModel.findOneAndUpdate({ _id: id, turn_run_id: runId }, { $set: { turn_run_id: null } }, { projection: { run_seq: 1 }, timestamps: false }).lean();
+  return server?.run_seq ?? null;
 }
