@@ -143,21 +143,18 @@ export function startStepExecution(
     stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; running the command again ---\n`);
   } else if (attempt.exitAttempt > 0) stepLog.note(`\n--- retry ${attempt.exitAttempt} of ${step.retries} ---\n`);
 
-  // The step's start: written with its command's process group id as soon as the wrapper reports it
-  // (one write, not awaited: the command runs meanwhile), or after START_WRITE_MS without it, or
-  // with the result if the command ends first.
+  // The step's start: written with its command's process group id shortly after the wrapper reports
+  // it (one write, not awaited: the command runs meanwhile), or after START_WRITE_MS without it, or
+  // with the result if the command ends first (a quick command's start and end are one write).
   const start: AttemptStart = { startedAt: step.started_at ?? new Date(), exitAttempt: attempt.exitAttempt };
   let startWritten = false;
-  const writeStart = (pgid?: number) => {
-    if (startWritten) {
-      if (pgid !== undefined) stepLog.write((s) => s.recordProcessGroup(index, pgid)).catch(stepLog.warn('the process group'));
-      return;
-    }
+  const writeStart = () => {
+    if (startWritten) return;
     startWritten = true;
     clearTimeout(startTimer);
-    stepLog.write((s) => s.startAttempt(index, { ...start, pgid })).catch(stepLog.warn('the step start'));
+    stepLog.write((s) => s.startAttempt(index, { ...start, pgid: pgid ?? undefined })).catch(stepLog.warn('the step start'));
   };
-  const startTimer = setTimeout(() => writeStart(), START_WRITE_MS);
+  let startTimer = setTimeout(writeStart, START_WRITE_MS);
 
   let pgid: number | null = null;
   let stop: 'timeout' | 'cancel' | 'shutdown' | null = null;
@@ -192,7 +189,11 @@ export function startStepExecution(
           onOutput: (text) => stepLog.push(text),
           onProcessGroup: (id) => {
             pgid = id;
-            writeStart(id);
+            if (startWritten) stepLog.write((s) => s.recordProcessGroup(index, id)).catch(stepLog.warn('the process group'));
+            else {
+              clearTimeout(startTimer);
+              startTimer = setTimeout(writeStart, PROCESS_GROUP_WRITE_MS);
+            }
             if (stop) void killGroup();
           },
         }),
@@ -274,6 +275,12 @@ export function startStepExecution(
 
 /** How long a step's start waits to be written together with its command's process group id. */
 const START_WRITE_MS = 250;
+/**
+ * How long a step's start waits after its process group id is known, for the command to end: a
+ * quick command's start is written with its result. Past this, the id is on record, so a rerun after
+ * a crash stops the old command first.
+ */
+const PROCESS_GROUP_WRITE_MS = 40;
 
 /**
  * While `body` runs, cancelling the current activity kills the execution's command: a cancellation
