@@ -107,17 +107,20 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     return taken;
   }
 
+  /** queued → running; the steps to run (null: the run has ended). */
+  async function beginRun(runId: string): Promise<RunStepDefinition[] | null> {
+    const run = await runs.beginRun(runId);
+    // A retry's run skips the steps that succeeded before (marked only then: older histories replay the same).
+    return run && runs.stepDefinitions(run.steps).map((step, index) => (index < (run.start_step ?? 0) ? { ...step, skip: true } : step));
+  }
+
   return {
     /**
      * queued → running; returns the steps, or null when the run has ended (cancelled while queued).
      * A run already running is this workflow's own, begun before its worker died (a local activity
      * runs again when its workflow task is retried): it carries on.
      */
-    async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
-      const run = await runs.beginRun(runId);
-      // A retry's run skips the steps that succeeded before (marked only then: older histories replay the same).
-      return run && runs.stepDefinitions(run.steps).map((step, index) => (index < (run.start_step ?? 0) ? { ...step, skip: true } : step));
-    },
+    beginRun: ({ runId }: { runId: string }) => beginRun(runId),
 
     /** A fleet run: queued → running, and what its workflow needs to run its batches; null when it has ended (cancelled while queued). */
     async beginFleet({ runId }: { runId: string }): Promise<FleetPlan | null> {
@@ -145,15 +148,16 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
     /**
      * A target whose batch starts takes its place in its server's queue, and the server's turn with
-     * it when nothing is ahead of it there (no run queued before it, none running): it runs at once,
-     * without the queue. Otherwise the queue is woken and gives the target its turn in order.
+     * it when nothing is ahead of it there (no run queued before it, none running): it begins at
+     * once (its steps returned), without the queue. Otherwise the queue is woken and gives the target
+     * its turn in order.
      */
     async takeTargetTurn(input: { runId: string; serverId: string; organizationId: string }): Promise<TargetTurn> {
       const placed = await placeTarget(input, true);
       if ('failed' in placed) return placed;
       // Begun already (this workflow's task retried) or ended: the run's own begin finds which.
       if (placed.place === null) return { turn: true };
-      if (await takeTurnIfFirst(input.serverId, input.runId, { place: placed.place, turn: placed.turn })) return { turn: true };
+      if (await takeTurnIfFirst(input.serverId, input.runId, { place: placed.place, turn: placed.turn })) return { turn: true, steps: await beginRun(input.runId) };
       await wakeQueue(input.serverId, input.organizationId);
       return { queued: true };
     },

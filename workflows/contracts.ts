@@ -113,8 +113,11 @@ export type TargetRunInput = QueuedRun & { fleetRunId: string; batch: number };
 
 /** A target's turn: queued in its server's queue, or failed without running (its server gone or never verified). */
 export type TargetQueued = { queued: true } | { failed: string };
-/** A target's turn: taken at once (nothing ahead of it on its server), queued, or failed without running. */
-export type TargetTurn = { turn: true } | TargetQueued;
+/**
+ * A target's turn: taken at once (nothing ahead of it on its server; `steps`: begun with it, null when
+ * the run had ended), queued, or failed without running.
+ */
+export type TargetTurn = { turn: true; steps?: RunStepDefinition[] | null } | TargetQueued;
 
 export interface FleetResult {
   status: 'success';

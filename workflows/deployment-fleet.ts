@@ -29,6 +29,7 @@ import {
   type FleetRunInput,
   type FleetTarget,
   type RunResult,
+  type RunStepDefinition,
   type TargetRunInput,
 } from './contracts';
 import { executeRun } from './deployment-run';
@@ -166,6 +167,8 @@ export async function deploymentTargetWorkflow(target: TargetRunInput): Promise<
   // Targets started before turns were kept in the database wait for the queue's, always.
   const turnsInDatabase = patched(TURNS_IN_DATABASE);
   let turn = false;
+  // Begun with its turn (taken without the queue): the steps to run.
+  let begun: RunStepDefinition[] | null | undefined;
   setHandler(turnSignal, () => {
     turn = true;
   });
@@ -183,7 +186,8 @@ export async function deploymentTargetWorkflow(target: TargetRunInput): Promise<
       setCurrentDetails(`not run: ${queued.failed}`);
       throw failureOf('DeploymentRunFailed', queued.failed);
     }
-    if (!('turn' in queued)) {
+    if ('turn' in queued) begun = queued.steps;
+    else {
       setCurrentDetails(`waiting for its turn on ${target.serverTitle}`);
       await condition(() => turn);
     }
@@ -195,7 +199,7 @@ export async function deploymentTargetWorkflow(target: TargetRunInput): Promise<
     throw error;
   }
   try {
-    return await executeRun(target);
+    return await executeRun(target, begun);
   } finally {
     // The queue that gave a turn waits for it back; a turn taken without it was given back by the run's end.
     if (turn) await giveBack();

@@ -132,12 +132,15 @@ export async function deploymentRunWorkflow(run: QueuedRun): Promise<RunResult> 
   return executeRun(run);
 }
 
-/** A run's steps on its server, from its begin to its end (a one-server run's, or a fleet target's). */
-export async function executeRun(run: QueuedRun): Promise<RunResult> {
+/**
+ * A run's steps on its server, from its begin to its end (a one-server run's, or a fleet target's);
+ * `begun`: the steps of a run its caller began already (null when it had ended).
+ */
+export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | null): Promise<RunResult> {
   const startedAt = Date.now();
   const server = serverLabel(run);
   // Not cancellable: once the run is marked running, the cancel must go through the cleanup below.
-  const steps = await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
+  const steps = begun !== undefined ? begun : await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
   if (!steps) {
     if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     // Closed before this workflow began (cancelled while queued, or by a sweep): end as the run did.
