@@ -1,4 +1,4 @@
-import { DeploymentModel, DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
+import { DeploymentModel, DeploymentRunModel, type DeploymentRun, type RunStatus } from '../src/domain/deployments/model';
 import * as runs from '../src/domain/deployments/runs';
 import type { Logger } from '../src/logger';
 import { openSecrets, organizationSecretValues } from '../src/domain/secrets/model';
@@ -8,8 +8,8 @@ import { loadSshTarget } from '../src/domain/servers/credentials';
 import type { SshPool } from '../src/domain/ssh/pool';
 import { Types } from 'mongoose';
 import { openParameters, parameterEnvironment, secretParameterValues } from '../src/domain/deployments/parameters';
-import { takePlaceAndTurn, takeRunQueuePlaces } from '../src/domain/servers/store';
-import { runsWaitingOn, takeTurn, takeTurnIfFirst } from '../src/domain/deployments/turns';
+import { releaseTurn, takePlaceAndTurn, takeRunQueuePlaces } from '../src/domain/servers/store';
+import { runsAhead, runsWaitingOn, takeTurn, takeTurnIfFirst } from '../src/domain/deployments/turns';
 import {
   DEFAULT_STEP_LIMIT_SECONDS,
   fleetTargetWorkflowId,
@@ -41,6 +41,9 @@ export interface DeploymentActivityDeps {
 
 /** How long a handed-off command that finished stays claimable by `awaitStep`. */
 const HELD_STEP_GRACE_MS = 5 * 60_000;
+/** A fleet target and its server: what it needs to take its place in the server's queue. */
+type TargetPlace = { runId: string; serverId: string; organizationId: string };
+
 const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${index}:${exitAttempt}`;
 
 export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue }: DeploymentActivityDeps) {
@@ -56,8 +59,17 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
   }
 
   /**
+   * After a run's final write: a fleet target that took its server's turn itself wakes the server's
+   * queue when runs took places there after its own and wait.
+   */
+  async function wakeWaiting(ended: Awaited<ReturnType<typeof runs.runEnded>> | null) {
+    if (ended?.fleetTarget && ended.placedAfter && (await runsWaitingOn(ended.serverId!))) await wakeQueue(ended.serverId!.toString(), ended.organizationId.toString());
+  }
+
+  /**
    * Starts a step's command, or returns the result of this attempt when it already finished (its
-   * worker died before reporting): a finished command never runs twice.
+   * worker died before reporting): a finished command never runs twice. The run's last step
+   * (`endsRun`) ends the run with its success, in its result's write.
    */
   async function startExecution(input: StepAttempt): Promise<StepResult | StepExecution> {
     const { runId, index } = input;
@@ -67,8 +79,14 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     const { run } = found;
     const target = await verifiedTargetOf(found.server, secretBox);
     const organizationSecrets = openSecrets(found.secrets, input.organizationId, secretBox);
+    const afterEnd = async () => wakeWaiting(await runs.runEnded(run, 'success'));
     const recorded = recordedResult(step, input.exitAttempt);
-    if (recorded) return recorded;
+    if (recorded) {
+      // Its result's write ended the run, and what follows may not have happened (its worker died): again.
+      if (!input.endsRun || recorded.status !== 'success' || run.status !== 'success') return recorded;
+      await afterEnd();
+      return { ...recorded, endedRun: true };
+    }
     const parameters = openParameters(run, secretBox);
     return startStepExecution(settings, {
       attempt: input,
@@ -78,40 +96,60 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       secrets: [...credentialSecrets(target), ...organizationSecrets, ...secretParameterValues(parameters)],
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
       steps: runs.runSteps(runId),
+      successEnds: input.endsRun ? { fields: () => runs.endFields('success'), after: afterEnd } : undefined,
     });
+  }
+
+  /** A server that cannot take a target (gone, or never verified: its host key unknown): the target fails, unrun (false: it is not queued). */
+  async function failUnplaceable({ runId, serverId, organizationId }: TargetPlace): Promise<{ failed: string } | null> {
+    const exists = await ServerModel.exists({ _id: serverId, organization_id: organizationId });
+    const why = `Not run: ${exists ? 'the server has not been verified: its host key is unknown, so Bosun will not connect' : 'the server no longer exists'}`;
+    return (await runs.failTarget(runId, why)) ? { failed: why } : null;
   }
 
   /**
    * A target's place in its server's queue, taken once (a repeated call, its workflow task retried,
-   * finds it placed), and with `withTurn` the server's turn too when nobody holds it; place null
-   * when it is no longer queued. A server that is gone or was never verified (its host key unknown)
-   * cannot take it: the target fails, unrun.
+   * finds it placed); place null when it is no longer queued.
    */
-  async function placeTarget(
-    { runId, serverId, organizationId }: { runId: string; serverId: string; organizationId: string },
-    withTurn: boolean,
-  ): Promise<{ place: number | null; turn: boolean } | { failed: string }> {
+  async function placeTarget({ runId, serverId, organizationId }: TargetPlace): Promise<{ place: number | null } | { failed: string }> {
     const target = await DeploymentRunModel.findById(runId, { status: 1, queue_seq: 1 }).lean();
     if (!target) throw failure('RunNotFound', `Target run ${runId} does not exist`);
-    if (target.status !== 'queued') return { place: null, turn: false };
-    if (target.queue_seq != null) return { place: target.queue_seq, turn: false };
-    const server = new Types.ObjectId(serverId);
-    const taken = withTurn ? await takePlaceAndTurn(server, organizationId, target._id) : await takeRunQueuePlaces(server, organizationId, 1).then((place) => place && { place, turn: false });
-    if (!taken) {
-      const exists = await ServerModel.exists({ _id: serverId, organization_id: organizationId });
-      const why = exists ? 'the server has not been verified: its host key is unknown, so Bosun will not connect' : 'the server no longer exists';
-      await runs.failTarget(runId, `Not run: ${why}`);
-      return { failed: `Not run: ${why}` };
-    }
-    await runs.enqueueTarget(runId, taken.place);
-    return taken;
+    if (target.status !== 'queued') return { place: null };
+    if (target.queue_seq != null) return { place: target.queue_seq };
+    const place = await takeRunQueuePlaces(new Types.ObjectId(serverId), organizationId, 1);
+    if (place === null) return (await failUnplaceable({ runId, serverId, organizationId })) ?? { place: null };
+    await runs.enqueueTarget(runId, place);
+    return { place };
   }
+
+  /**
+   * A target that found it had a place already, or no longer queued (`takeTargetTurn` repeated after
+   * its workflow task was retried, or the target closed meanwhile): carries on from where it is.
+   * `tookTurn`: the server's turn is this target's now.
+   */
+  async function resumeTarget({ runId, serverId, organizationId }: TargetPlace, tookTurn: boolean): Promise<TargetTurn> {
+    const target = await DeploymentRunModel.findById(runId, { status: 1, queue_seq: 1 }).lean();
+    // Begun before: the run's own begin carries on.
+    if (target?.status === 'running') return { turn: true };
+    if (target?.status !== 'queued' || target.queue_seq == null) {
+      if (tookTurn) await releaseTurn(serverId, new Types.ObjectId(runId));
+      if (!target) throw failure('RunNotFound', `Target run ${runId} does not exist`);
+      // Ended: the run's begin finds how.
+      return { turn: true };
+    }
+    if (await takeTurnIfFirst(serverId, runId, { place: target.queue_seq, turn: tookTurn })) return { turn: true, steps: await beginRun(runId) };
+    await wakeQueue(serverId, organizationId);
+    return { queued: true };
+  }
+
+  /** A run's steps to run: a retry's run skips the steps that succeeded before (marked only then: older histories replay the same). */
+  const stepsToRun = (run: Pick<DeploymentRun, 'steps' | 'start_step'>): RunStepDefinition[] =>
+    runs.stepDefinitions(run.steps).map((step, index) => (index < (run.start_step ?? 0) ? { ...step, skip: true } : step));
 
   /** queued → running; the steps to run (null: the run has ended). */
   async function beginRun(runId: string): Promise<RunStepDefinition[] | null> {
     const run = await runs.beginRun(runId);
-    // A retry's run skips the steps that succeeded before (marked only then: older histories replay the same).
-    return run && runs.stepDefinitions(run.steps).map((step, index) => (index < (run.start_step ?? 0) ? { ...step, skip: true } : step));
+    return run && stepsToRun(run);
   }
 
   return {
@@ -139,8 +177,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      * A target whose batch starts takes its place in its server's queue and wakes it (how targets
      * began before turns were kept in the database: their workflows still call it).
      */
-    async queueTarget(input: { runId: string; serverId: string; organizationId: string }): Promise<TargetQueued> {
-      const placed = await placeTarget(input, false);
+    async queueTarget(input: TargetPlace): Promise<TargetQueued> {
+      const placed = await placeTarget(input);
       if ('failed' in placed) return placed;
       await wakeQueue(input.serverId, input.organizationId);
       return { queued: true };
@@ -149,17 +187,22 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     /**
      * A target whose batch starts takes its place in its server's queue, and the server's turn with
      * it when nothing is ahead of it there (no run queued before it, none running): it begins at
-     * once (its steps returned), without the queue. Otherwise the queue is woken and gives the target
-     * its turn in order.
+     * once (its steps returned), without the queue, its place and its begin one write. Otherwise the
+     * queue is woken and gives the target its turn in order.
      */
-    async takeTargetTurn(input: { runId: string; serverId: string; organizationId: string }): Promise<TargetTurn> {
-      const placed = await placeTarget(input, true);
-      if ('failed' in placed) return placed;
-      // Begun already (this workflow's task retried) or ended: the run's own begin finds which.
-      if (placed.place === null) return { turn: true };
-      if (await takeTurnIfFirst(input.serverId, input.runId, { place: placed.place, turn: placed.turn })) return { turn: true, steps: await beginRun(input.runId) };
-      await wakeQueue(input.serverId, input.organizationId);
-      return { queued: true };
+    async takeTargetTurn(input: TargetPlace): Promise<TargetTurn> {
+      const { runId, serverId, organizationId } = input;
+      const taken = await takePlaceAndTurn(new Types.ObjectId(serverId), organizationId, new Types.ObjectId(runId));
+      if (!taken) return (await failUnplaceable(input)) ?? resumeTarget(input, false);
+      if (taken.turn && !(await runsAhead(serverId, runId, taken.place))) {
+        const begun = await runs.beginTarget(runId, taken.place);
+        if (begun) return { turn: true, steps: stepsToRun(begun) };
+      } else if (await runs.enqueueTarget(runId, taken.place)) {
+        if (taken.turn) await releaseTurn(serverId, new Types.ObjectId(runId));
+        await wakeQueue(serverId, organizationId);
+        return { queued: true };
+      }
+      return resumeTarget(input, taken.turn);
     },
 
     /** A fleet run's targets still waiting for their batch (from `fromBatch` on): skipped (too many failures) or cancelled. */
@@ -266,9 +309,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
     /** Only a running run ends here: one the API already closed (its workflow was gone) keeps its status. */
     async finishRun({ runId, status, error }: { runId: string; status: RunStatus; error: string | null }): Promise<void> {
-      const ended = await runs.finishRun(runId, status, error);
-      // A fleet target may have taken its turn without the queue: runs placed after it wait for it to wake.
-      if (ended?.fleetTarget && ended.placedAfter && (await runsWaitingOn(ended.serverId!))) await wakeQueue(ended.serverId!.toString(), ended.organizationId.toString());
+      await wakeWaiting(await runs.finishRun(runId, status, error));
     },
 
     /**

@@ -116,6 +116,7 @@ export function startStepExecution(
     steps,
     successStatus = 'success',
     resultFields = () => ({}),
+    successEnds,
     failureNote = false,
   }: {
     attempt: StepAttempt;
@@ -130,6 +131,11 @@ export function startStepExecution(
     successStatus?: string;
     /** More fields for the final write, which holds the result (one change, one event). */
     resultFields?: (succeeded: boolean) => Record<string, unknown>;
+    /**
+     * What the step's success ends with it, in its result's write (a run's last step ends the run):
+     * the fields that write sets too, and what follows once it is written (`endedRun` in the result).
+     */
+    successEnds?: { fields: () => Record<string, unknown>; after: () => Promise<void> };
     /** End a failed step's output with the exit code (a conversation's execution log holds the failure details). */
     failureNote?: boolean;
   },
@@ -227,6 +233,7 @@ export function startStepExecution(
     if (!succeeded && !attempt.finalExitAttempt) stepLog.note(`\n--- exit code ${result.exitCode ?? result.signal}; retrying ---\n`);
     else if (!succeeded && failureNote && stop === null) stepLog.note(`\n--- failed: exit code ${result.exitCode ?? result.signal} ---\n`);
     const final = succeeded || attempt.finalExitAttempt;
+    const ends = succeeded ? successEnds : undefined;
     // The last output and the result in one write: one change, one event.
     const outcome = {
       status: succeeded ? successStatus : final ? 'failed' : 'running',
@@ -235,10 +242,13 @@ export function startStepExecution(
       exitAttempt: attempt.exitAttempt,
       final,
       start: startInResult ? start : undefined,
-      fields: { ...(final ? resultFields(succeeded) : {}), ...stepLog.finalFields() },
+      fields: { ...(final ? resultFields(succeeded) : {}), ...ends?.fields(), ...stepLog.finalFields() },
     };
-    await stepLog.write((s) => s.finishAttempt(index, outcome));
-    return { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
+    const written = await stepLog.write((s) => s.finishAttempt(index, outcome));
+    const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
+    if (!ends || !written) return stepResult;
+    await ends.after();
+    return { ...stepResult, endedRun: true };
   };
 
   const result = run()

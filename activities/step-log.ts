@@ -62,7 +62,7 @@ export class StepLog {
   }
 
   /** Makes a transition of the step after the writes already asked for, in order. */
-  write(transition: (steps: StepTransitions) => Promise<unknown>): Promise<unknown> {
+  write<T>(transition: (steps: StepTransitions) => Promise<T>): Promise<T> {
     const next = this.writes.then(async () => {
       const chunks = this.logChunks.splice(0);
       // The whole log is best effort: a failed write of it never holds up the step.

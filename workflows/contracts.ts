@@ -73,6 +73,8 @@ export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deplo
 export const TURN_SIGNAL = 'turn';
 /** The patch after which a target takes its server's turn itself (kept in the database) when nothing is ahead of it. */
 export const TURNS_IN_DATABASE = 'turns-in-database';
+/** Patch id: a fleet run reads its next batch's targets while the current batch runs. */
+export const BATCHES_READ_AHEAD = 'batches-read-ahead';
 /** Target → queue: "done with this server" (the target's run id). */
 export const RELEASED_SIGNAL = 'released';
 
@@ -187,12 +189,16 @@ export interface StepAttempt {
   /** Which exit-code retry this is (0 for the first run of the command). */
   exitAttempt: number;
   finalExitAttempt: boolean;
+  /** The run's last step, nothing failed before it: its success ends the run (success) in the same write. */
+  endsRun?: boolean;
 }
 
 export interface StepResult {
   status: 'success' | 'failed';
   exitCode: number | null;
   timedOut: boolean;
+  /** The step's success ended its run too (`endsRun`): the run needs no `finishRun`. */
+  endedRun?: boolean;
 }
 
 /** A step's first activity either finishes it or hands its still-running command to the task queue named here. */

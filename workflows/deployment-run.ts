@@ -163,6 +163,8 @@ export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | n
       details: { step: step.name, index, server, exit_code: exitCode },
     };
   };
+  // The last step's success ended the run with it (one write): no finishRun.
+  let endedByLastStep = false;
   try {
     if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled before the first step');
     for (let index = 0; index < steps.length; index += 1) {
@@ -170,11 +172,14 @@ export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | n
       // Succeeded in the run this one retries.
       if (step.skip) continue;
       setCurrentDetails(`step ${index + 1}/${steps.length} ${step.name} running on ${server}`);
+      const endsRun = index === steps.length - 1 && failure === null;
       let result: StepResult;
       try {
         let attempt = 0;
         do {
-          result = await runStepAttempt(step, { runId: run.runId, serverId: run.serverId, organizationId: run.organizationId, index, exitAttempt: attempt, finalExitAttempt: attempt === step.retries });
+          const attemptInput: StepAttempt = { runId: run.runId, serverId: run.serverId, organizationId: run.organizationId, index, exitAttempt: attempt, finalExitAttempt: attempt === step.retries };
+          result = await runStepAttempt(step, endsRun ? { ...attemptInput, endsRun } : attemptInput);
+          endedByLastStep = result.endedRun === true;
           attempt += 1;
         } while (result.status === 'failed' && attempt <= step.retries);
       } catch (stepError) {
@@ -204,7 +209,7 @@ export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | n
     throw runError;
   }
   const failed = failure as { message: string; details: StepFailureDetails } | null;
-  await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: failed ? 'failed' : 'success', error: failed?.message ?? null }));
+  if (!endedByLastStep) await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: failed ? 'failed' : 'success', error: failed?.message ?? null }));
   if (failed) {
     setCurrentDetails(`failed: ${failed.message}`);
     if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;

@@ -59,6 +59,11 @@ describe('live run progress over Socket.IO', () => {
     expect(run.steps[1].output).toBe('tick-1\ntick-2\ntick-3\ntick-4\ntick-5\n');
     const statuses = watch.events.map((e) => e.steps[1]!.status);
     expect(statuses).toEqual(expect.arrayContaining(['running', 'success']));
+
+    // The run ends with its last step's result, in one change: no event shows every step done while the run still runs.
+    const lastDone = watch.events.findIndex((e) => e.steps[2]!.status === 'success');
+    expect(watch.events[lastDone]).toMatchObject({ status: 'success', output: { step_name: 'done', data: 'finished\n' } });
+    expect(lastDone).toBe(watch.events.length - 1);
   });
 
   test('another organization’s run cannot be subscribed to, not even for a moment, however often it tries', async () => {

@@ -20,8 +20,12 @@ afterAll(async () => {
   await mongoose.disconnect();
 });
 
-async function queuedRun(steps = [{ name: 'one', command: 'true' }, { name: 'two', command: 'true' }]) {
-  const deployment = await DeploymentModel.create({ organization_id: new Types.ObjectId(), server_id: new Types.ObjectId(), name: `d-${randomBytes(3).toString('hex')}`, steps });
+const twoSteps = [{ name: 'one', command: 'true' }, { name: 'two', command: 'true' }];
+const newDeployment = (steps = twoSteps) =>
+  DeploymentModel.create({ organization_id: new Types.ObjectId(), server_id: new Types.ObjectId(), name: `d-${randomBytes(3).toString('hex')}`, steps });
+
+async function queuedRun(steps = twoSteps, deployment?: Awaited<ReturnType<typeof newDeployment>>) {
+  deployment ??= await newDeployment(steps);
   return runs.createRun({
     organization_id: deployment.organization_id,
     deployment_id: deployment._id,
@@ -73,6 +77,38 @@ describe('the runs store', () => {
     await runs.finishRun(id, 'failed', 'late');
     expect(await runs.closeRun(run._id, 'running', 'failed', { error: 'orphan' })).toBe(false);
     expect(await read(run._id)).toMatchObject({ status: 'success', error: null, seq: 6 });
+  });
+
+  test("a run's last step ends the run with its own result: one write, one change", async () => {
+    const run = await queuedRun();
+    const id = run._id.toString();
+    await runs.beginRun(id);
+    const steps = runs.runSteps(id);
+    await steps.finishAttempt(0, { ...attempt('success', 0), start: { startedAt: new Date(), exitAttempt: 0 } });
+    expect(await read(run._id)).toMatchObject({ status: 'running', seq: 2 });
+    expect(await steps.finishAttempt(1, { ...attempt('success', 0), start: { startedAt: new Date(), exitAttempt: 0 }, fields: runs.endFields('success') })).toBe(true);
+    const ended = await read(run._id);
+    expect(ended).toMatchObject({ status: 'success', error: null, seq: 3, steps: [{ status: 'success' }, { status: 'success' }] });
+    expect(ended.completed_at).toBeInstanceOf(Date);
+    // Ended: nothing finishes it again.
+    expect(await runs.finishRun(id, 'failed', 'late')).toBeNull();
+    expect(await steps.finishAttempt(1, attempt('failed', 1))).toBe(false);
+  });
+
+  test("a run's end marks its deployment only while it is the deployment's last run", async () => {
+    const deployment = await newDeployment();
+    const first = await queuedRun(twoSteps, deployment);
+    const second = await queuedRun(twoSteps, deployment);
+    const mark = async () => (await DeploymentModel.findById(deployment._id).lean())!.last_run_status;
+    await runs.beginRun(first._id.toString());
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await runs.beginRun(second._id.toString());
+    expect(await mark()).toBe('running');
+    // The first ends while the second runs: the deployment's last run is still running.
+    await runs.finishRun(first._id.toString(), 'failed', 'exit code 1');
+    expect(await mark()).toBe('running');
+    await runs.finishRun(second._id.toString(), 'success', null);
+    expect(await mark()).toBe('success');
   });
 
   test('a run closed without its workflow: its open steps closed as the workflow would have, in one change', async () => {

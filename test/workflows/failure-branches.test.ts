@@ -120,6 +120,36 @@ describe('deploymentRunWorkflow', () => {
     );
   });
 
+  test("the last step's success ends the run in its own write: no finishRun; after a failure it does not, and finishRun fails the run", async () => {
+    const succeeding = run();
+    await withWorker(
+      { ...bookkeeping, startStep: async ({ endsRun }: { endsRun?: boolean }): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false, ...(endsRun ? { endedRun: true } : {}) }) },
+      async (taskQueue, calls) => {
+        const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(succeeding.runId), args: [succeeding] });
+        await expect(handle.result()).resolves.toMatchObject({ status: 'success', steps: 2 });
+        expect(names(calls)).toEqual(['beginRun', 'startStep', 'startStep']);
+        expect(calls.map(([, input]) => (input as { endsRun?: boolean }).endsRun)).toEqual([undefined, undefined, true]);
+      },
+    );
+
+    const failing = run();
+    const steps = [{ ...twoSteps[0]!, continue_on_error: true }, twoSteps[1]!];
+    await withWorker(
+      {
+        ...bookkeeping,
+        beginRun: async () => steps,
+        startStep: async ({ index }: { index: number }): Promise<StepResult> => (index === 0 ? { status: 'failed', exitCode: 1, timedOut: false } : { status: 'success', exitCode: 0, timedOut: false }),
+      },
+      async (taskQueue, calls) => {
+        const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(failing.runId), args: [failing] });
+        await expect(handle.result()).rejects.toMatchObject({ cause: { message: 'Step "migrate" (1/2) failed on web-1: exit code 1' } });
+        expect(names(calls)).toEqual(['beginRun', 'startStep', 'startStep', 'finishRun']);
+        expect((calls[2]![1] as { endsRun?: boolean }).endsRun).toBeUndefined();
+        expect(calls.at(-1)![1]).toMatchObject({ status: 'failed' });
+      },
+    );
+  });
+
   test('a step that exits non-zero after its retries: Failed, with the exit code', async () => {
     const input = run();
     const steps = [{ ...twoSteps[0]!, retries: 2 }, twoSteps[1]!];

@@ -125,20 +125,34 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
   return run;
 }
 
+/** The fields a run's end sets: its status, error and time. The run's last step can set them with its own result (one write). */
+export const endFields = (status: RunStatus, error: string | null = null) => ({ status, error, completed_at: new Date() });
+
+/** What a run's end needs of it after its final write (`runEnded`). */
+export type EndedRun = Pick<DeploymentRun, '_id' | 'deployment_id' | 'parent_run_id' | 'server_id' | 'organization_id' | 'queue_seq' | 'started_at'>;
+export const ENDED_RUN_FIELDS = { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1, started_at: 1 } as const;
+
 /**
  * running → its final status, its server's turn given back. A run already closed (by the API, its
- * workflow gone) keeps the status it was given. The ended run's server, whether it is a fleet
- * target, and whether runs took places in the server's queue after its own while it held the turn
- * (they may be waiting); null when it had already ended.
+ * workflow gone) keeps the status it was given: null.
  */
 export async function finishRun(runId: string, status: RunStatus, error: string | null) {
-  const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'running' }, asChange({ $set: { status, error, completed_at: new Date() } }), {
+  const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'running' }, asChange({ $set: endFields(status, error) }), {
     returnDocument: 'after',
-    projection: { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1 },
+    projection: ENDED_RUN_FIELDS,
   }).lean();
-  if (!run) return null;
+  return run ? runEnded(run, status) : null;
+}
+
+/**
+ * After a run's final write (its `endFields`): its deployment's mark (while this run is its last)
+ * and its server's turn given back. Repeating it is harmless. The ended run's server, whether it
+ * is a fleet target, and whether runs took places in the server's queue after its own while it
+ * held the turn (they may be waiting).
+ */
+export async function runEnded(run: EndedRun, status: RunStatus) {
   const [, lastPlace] = await Promise.all([
-    run.parent_run_id ? null : DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_status: status } }),
+    run.parent_run_id ? null : DeploymentModel.updateOne({ _id: run.deployment_id, last_run_at: run.started_at }, { $set: { last_run_status: status } }),
     run.server_id ? releaseTurn(run.server_id, run._id) : null,
   ]);
   return { serverId: run.server_id ?? null, organizationId: run.organization_id, fleetTarget: !!run.parent_run_id, placedAfter: lastPlace !== null && lastPlace > (run.queue_seq ?? 0) };
@@ -164,12 +178,12 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running'
         'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
       },
     }),
-    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1, server_id: 1 } },
+    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1, server_id: 1, started_at: 1 } },
   ).lean();
   if (!closed) return false;
   if (closed.server_id) await releaseTurn(closed.server_id, closed._id);
-  // A run that had begun is its deployment's last run (one closed while queued never was).
-  if (from === 'running' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id }, { $set: { last_run_status: to } });
+  // A run that had begun may be its deployment's last run (one closed while queued never was).
+  if (from === 'running' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id, last_run_at: closed.started_at }, { $set: { last_run_status: to } });
   // A fleet run's targets close with it: those waiting as it ends, those running as a run would.
   if (closed.fleet) {
     await closeWaitingTargets(runId, to === 'cancelled' ? 'cancelled' : 'skipped');
@@ -190,19 +204,33 @@ export async function closeWaitingTargets(runId: Types.ObjectId | string, to: 's
   return closed.modifiedCount;
 }
 
-/** A target whose batch started takes its place in its server's queue (bookkeeping: its status stays queued). */
+/** A target whose batch started takes its place in its server's queue (bookkeeping: its status stays queued); false when it had one, or is not queued. */
 export async function enqueueTarget(targetId: string, queueSeq: number): Promise<boolean> {
   const placed = await DeploymentRunModel.updateOne({ _id: targetId, status: 'queued', queue_seq: null }, { $set: { queue_seq: queueSeq } });
   return placed.modifiedCount > 0;
 }
 
-/** A target that cannot run (its server gone, or never verified): failed, with why, without a step run. */
-export async function failTarget(targetId: string, error: string): Promise<void> {
-  await DeploymentRunModel.updateOne(
+/**
+ * A target whose batch started, placed in its server's queue and begun at once (it holds the
+ * server's turn, nothing ahead of it): queued → running in one write. Null when it had a place
+ * already, or is not queued.
+ */
+export async function beginTarget(targetId: string, queueSeq: number): Promise<DeploymentRun | null> {
+  return DeploymentRunModel.findOneAndUpdate(
+    { _id: targetId, status: 'queued', queue_seq: null },
+    asChange({ $set: { queue_seq: queueSeq, status: 'running', started_at: new Date() } }),
+    { returnDocument: 'after', projection: { steps: 1, start_step: 1 } },
+  ).lean<DeploymentRun>();
+}
+
+/** A target that cannot run (its server gone, or never verified): failed, with why, without a step run. False when it was not queued. */
+export async function failTarget(targetId: string, error: string): Promise<boolean> {
+  const failed = await DeploymentRunModel.updateOne(
     { _id: targetId, status: 'queued' },
     asChange({ $set: { status: 'failed', error, completed_at: new Date(), 'steps.$[open].status': 'skipped' } }),
     { arrayFilters: [{ 'open.status': 'pending' }] },
   );
+  return failed.modifiedCount > 0;
 }
 
 /** How many of each fleet run's targets are in each status. */
@@ -232,12 +260,19 @@ export async function requestCancel(runId: Types.ObjectId): Promise<void> {
  */
 export async function stepToRun(runId: string, index: number) {
   const [found] = await DeploymentRunModel.aggregate<{
-    run: Pick<DeploymentRun, '_id' | 'organization_id' | 'server_id' | 'parameters' | 'steps'>;
+    run: Pick<DeploymentRun, 'status' | 'parameters' | 'steps'> & EndedRun;
     server: StoredServer[];
     secrets: Array<Pick<OrganizationSecret, 'name' | 'value'>>;
   }>([
     { $match: { _id: new Types.ObjectId(runId) } },
-    { $project: { run: { _id: '$_id', organization_id: '$organization_id', server_id: '$server_id', parameters: '$parameters', steps: { $slice: ['$steps', index, 1] } } } },
+    {
+      $project: {
+        run: {
+          ...Object.fromEntries(['_id', 'status', 'parameters', ...Object.keys(ENDED_RUN_FIELDS)].map((field) => [field, `$${field}`])),
+          steps: { $slice: ['$steps', index, 1] },
+        },
+      },
+    },
     { $lookup: { from: ServerModel.collection.collectionName, localField: 'run.server_id', foreignField: '_id', as: 'server' } },
     {
       $lookup: {

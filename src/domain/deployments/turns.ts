@@ -30,16 +30,21 @@ export async function takeTurn(serverId: string | Types.ObjectId, runId: string 
  * none running (one begun before turns were kept holds none). Something ahead: a turn taken goes back.
  */
 export async function takeTurnIfFirst(serverId: string, runId: string, { place, turn }: { place: number; turn: boolean }): Promise<boolean> {
+  if (await runsAhead(serverId, runId, place)) {
+    if (turn) await releaseTurn(serverId, asId(runId));
+    return false;
+  }
+  return turn || (await takeTurn(serverId, runId)) === 'taken';
+}
+
+/** Whether a run is ahead of `runId` (at `place`) on the server: running, or queued at an earlier place. */
+export async function runsAhead(serverId: string, runId: string, place: number): Promise<boolean> {
   const ahead = await DeploymentRunModel.exists({
     server_id: serverId,
     _id: { $ne: runId },
     $or: [{ status: 'running' }, { status: 'queued', queue_seq: { $ne: null, $lt: place } }],
   });
-  if (ahead) {
-    if (turn) await releaseTurn(serverId, asId(runId));
-    return false;
-  }
-  return turn || (await takeTurn(serverId, runId)) === 'taken';
+  return !!ahead;
 }
 
 /** Whether runs wait in the server's queue (placed, not begun). */

@@ -40,8 +40,11 @@ export interface StepTransitions {
   startAttempt(index: number, start: AttemptStart): Promise<unknown>;
   /** Bookkeeping, not a change a client sees: the running command's process group (null once it is gone). */
   recordProcessGroup(index: number, pgid: number | null): Promise<unknown>;
-  /** An exit attempt's result, the last output with it (one change, one event); `start` when its start was never written. */
-  finishAttempt(index: number, result: AttemptResult): Promise<unknown>;
+  /**
+   * An exit attempt's result, the last output with it (one change, one event); `start` when its
+   * start was never written. False when the step was no longer open (closed by someone else).
+   */
+  finishAttempt(index: number, result: AttemptResult): Promise<boolean>;
   /** The step fails without a result of its command (the server unreachable, a person's rejection…): `fields` say how. */
   failStep(index: number, fields: Record<string, unknown>): Promise<unknown>;
 }
@@ -100,7 +103,7 @@ export function stepTransitions(model: Model<any>, id: string | Types.ObjectId):
           },
           ...(result.start ? { $inc: { [stepField(index, 'attempts')]: 1 } } : {}),
         }),
-      ),
+      ).then((written) => written.matchedCount > 0),
 
     failStep: (index, fields) =>
       update(
