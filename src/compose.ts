@@ -113,7 +113,15 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
       metrics.trackSshPool(sshPool);
       const { worker, connection } = await createWorker(
-        { address: services.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue, cacheDir: config.cacheDir, sdkMetricsAddress, security },
+        {
+          address: services.temporalAddress,
+          namespace: config.temporal.namespace,
+          taskQueue: config.temporal.taskQueue,
+          cacheDir: config.cacheDir,
+          sdkMetricsAddress,
+          security,
+          maxConcurrentSteps: config.worker.maxConcurrentSteps,
+        },
         {
           secretBox,
           sshPool,

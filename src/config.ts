@@ -36,6 +36,7 @@ const envSchema = z.object({
   // 0: a worker process serves no metrics.
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   METRICS_TOKEN: optionalString,
+  WORKER_MAX_CONCURRENT_STEPS: positiveInt.min(2).max(10000).default(200),
 
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
@@ -109,6 +110,8 @@ export interface Config {
     /** The Web UI, for `temporal_ui_url` links; `npm start` uses the dev server's when unset. */
     uiUrl?: string;
   };
+  /** maxConcurrentSteps: how many steps one worker process runs at once. */
+  worker: { maxConcurrentSteps: number };
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
@@ -169,6 +172,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       },
       uiUrl: e.TEMPORAL_UI_URL,
     },
+    worker: { maxConcurrentSteps: e.WORKER_MAX_CONCURRENT_STEPS },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },

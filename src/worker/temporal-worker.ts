@@ -85,7 +85,24 @@ export interface WorkerSettings {
   /** Where the Temporal SDK serves its Prometheus metrics (host:port); unset, it exports none. */
   sdkMetricsAddress?: string;
   security?: TemporalSecurity;
+  /** How many steps this worker runs at once (WORKER_MAX_CONCURRENT_STEPS). */
+  maxConcurrentSteps: number;
 }
+
+/**
+ * The worker's concurrency, from how many steps it may run at once. A quick step is a local
+ * activity, and its run's workflow task stays open while its steps run one after another: each
+ * running run (a fleet target, a one-server run) holds a workflow task slot and a local activity
+ * slot. A fleet batch's targets arrive together as new workflows, on the shared (non-sticky) queue:
+ * it is polled as much as the sticky one (the SDK's default gives it a fifth of the pollers).
+ */
+export const workerConcurrency = (steps: number) => ({
+  maxConcurrentWorkflowTaskExecutions: steps,
+  maxConcurrentLocalActivityExecutions: steps,
+  maxConcurrentActivityTaskExecutions: steps,
+  maxConcurrentWorkflowTaskPolls: Math.max(2, Math.min(20, Math.floor(steps / 10))),
+  nonStickyToStickyPollRatio: 0.5,
+});
 
 export interface BosunWorker {
   run(): Promise<void>;
@@ -114,6 +131,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
     activities,
     shutdownGraceTime: '10 seconds',
+    ...workerConcurrency(settings.maxConcurrentSteps),
     ...heartbeats,
   });
   const own = await Worker.create({
@@ -122,6 +140,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     taskQueue: handoffTaskQueue,
     activities: { awaitStep: activities.awaitStep },
     shutdownGraceTime: '10 seconds',
+    maxConcurrentActivityTaskExecutions: settings.maxConcurrentSteps,
     ...heartbeats,
   });
   const worker: BosunWorker = {

@@ -16,7 +16,7 @@ describe('activity names', () => {
   const log = createLogger('silent');
   const sshPool = new SshPool({ connectTimeoutMs: 1000, maxChannelsPerConnection: 1, log });
   const deps = { secretBox: new SecretBox(randomBytes(32)), sshPool, log, stepOutputLimitBytes: 1024, planner: new RulesPlanner(), healthIntervalSeconds: 60, wakeQueue: async () => undefined };
-  const settings = () => ({ address: sharedServices().temporalAddress, namespace: 'default', taskQueue: `names-${randomBytes(3).toString('hex')}`, cacheDir: sharedServices().cacheDir });
+  const settings = () => ({ address: sharedServices().temporalAddress, namespace: 'default', taskQueue: `names-${randomBytes(3).toString('hex')}`, cacheDir: sharedServices().cacheDir, maxConcurrentSteps: 10 });
   afterAll(() => sshPool.close());
 
   test('no two files of activities/ register the same name', () => {

@@ -215,12 +215,14 @@ export async function enqueueTarget(targetId: string, queueSeq: number): Promise
  * server's turn, nothing ahead of it): queued → running in one write. Null when it had a place
  * already, or is not queued.
  */
-export async function beginTarget(targetId: string, queueSeq: number): Promise<DeploymentRun | null> {
-  return DeploymentRunModel.findOneAndUpdate(
-    { _id: targetId, status: 'queued', queue_seq: null },
-    asChange({ $set: { queue_seq: queueSeq, status: 'running', started_at: new Date() } }),
+export async function beginTarget(targetId: string, queueSeq: number): Promise<Pick<DeploymentRun, 'steps' | 'start_step'> | null> {
+  // The driver's own: one per fleet target, every value typed already.
+  const now = new Date();
+  return DeploymentRunModel.collection.findOneAndUpdate(
+    { _id: new Types.ObjectId(targetId), status: 'queued', queue_seq: null },
+    asChange({ $set: { queue_seq: queueSeq, status: 'running', started_at: now, updatedAt: now } }),
     { returnDocument: 'after', projection: { steps: 1, start_step: 1 } },
-  ).lean<DeploymentRun>();
+  ) as Promise<Pick<DeploymentRun, 'steps' | 'start_step'> | null>;
 }
 
 /** A target that cannot run (its server gone, or never verified): failed, with why, without a step run. False when it was not queued. */

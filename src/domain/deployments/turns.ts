@@ -39,12 +39,12 @@ export async function takeTurnIfFirst(serverId: string, runId: string, { place, 
 
 /** Whether a run is ahead of `runId` (at `place`) on the server: running, or queued at an earlier place. */
 export async function runsAhead(serverId: string, runId: string, place: number): Promise<boolean> {
-  const ahead = await DeploymentRunModel.exists({
-    server_id: serverId,
-    _id: { $ne: runId },
-    $or: [{ status: 'running' }, { status: 'queued', queue_seq: { $ne: null, $lt: place } }],
-  });
-  return !!ahead;
+  // The driver's own: one per fleet target.
+  const ahead = await DeploymentRunModel.collection.findOne(
+    { server_id: asId(serverId), _id: { $ne: asId(runId) }, $or: [{ status: 'running' }, { status: 'queued', queue_seq: { $ne: null, $lt: place } }] },
+    { projection: { _id: 1 } },
+  );
+  return ahead !== null;
 }
 
 /** Whether runs wait in the server's queue (placed, not begun). */
