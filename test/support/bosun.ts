@@ -30,6 +30,8 @@ export interface BosunOptions {
   planner?: Planner;
   /** false: no worker, as while every worker is down (workflows start; nothing runs them). */
   worker?: boolean;
+  /** WORKER_MAX_CONCURRENT_STEPS: how many steps the worker runs at once. */
+  maxConcurrentSteps?: number;
   /** Runs an organization may have queued or running (ORG_MAX_ACTIVE_RUNS). */
   maxActiveRuns?: number;
   /** Socket.IO subscriptions one connection may hold. */
@@ -63,6 +65,7 @@ function testConfig(options: BosunOptions, env: Record<string, string | undefine
     BODY_LIMIT_BYTES: String(options.bodyLimitBytes ?? 1024 * 1024),
     STEP_OUTPUT_LIMIT_BYTES: String(options.stepOutputLimitBytes ?? 128 * 1024),
     ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
+    ...(options.maxConcurrentSteps ? { WORKER_MAX_CONCURRENT_STEPS: String(options.maxConcurrentSteps) } : {}),
     ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),
     ...(options.metricsToken ? { METRICS_TOKEN: options.metricsToken } : {}),
     ...(options.stepLogLimitBytes ? { STEP_LOG_LIMIT_BYTES: String(options.stepLogLimitBytes) } : {}),
