@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveBinary } from '../../src/embedded/binaries';
@@ -14,7 +14,13 @@ import { TEST_ENV_VAR, type SharedServices } from './shared';
 export default async function globalSetup(): Promise<void> {
   const log = createLogger('warn', 'test-setup');
   const cacheDir = path.resolve(process.env.BOSUN_CACHE_DIR ?? '.bosun/cache');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-test-'));
+  // Every temporary file of the run (the tests', their Bosun processes', the services') goes under one
+  // directory, removed at the end: CI runs on the same machine again and again. Traversable by the
+  // unprivileged test login, whose steps write into folders the tests share with it.
+  const runDir = mkdtempSync(path.join(os.tmpdir(), 'bosun-run-'));
+  chmodSync(runDir, 0o755);
+  process.env.TMPDIR = runDir;
+  const dir = mkdtempSync(path.join(runDir, 'bosun-test-'));
   const [mongodBinary, temporalBinary] = await Promise.all([
     resolveBinary('mongod', { explicitPath: process.env.MONGOD_PATH, cacheDir, log }),
     resolveBinary('temporal', { explicitPath: process.env.TEMPORAL_CLI_PATH, cacheDir, log }),
@@ -41,5 +47,5 @@ export default async function globalSetup(): Promise<void> {
   };
   writeFileSync(path.join(dir, 'shared.json'), JSON.stringify(shared));
   process.env[TEST_ENV_VAR] = path.join(dir, 'shared.json');
-  Object.assign(globalThis, { __bosunServices: { mongo, temporal, sshd, dir } });
+  Object.assign(globalThis, { __bosunServices: { mongo, temporal, sshd, dir, runDir } });
 }
