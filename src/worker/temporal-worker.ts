@@ -92,15 +92,15 @@ export interface WorkerSettings {
 /**
  * The worker's concurrency, from how many steps it may run at once. A quick step is a local
  * activity, and its run's workflow task stays open while its steps run one after another: each
- * running run (a fleet target, a one-server run) holds a workflow task slot and a local activity
- * slot. A fleet batch's targets arrive together as new workflows, on the shared (non-sticky) queue:
- * it is polled as much as the sticky one (the SDK's default gives it a fifth of the pollers).
+ * running run (a fleet target, a one-server run) holds a workflow-task slot and a local-activity slot.
+ * A long step, handed off after STEP_HANDOFF_AFTER_MS, frees them: the activity that follows its
+ * command is not limited here (it must start within seconds, or the command would run again). A fleet
+ * batch's targets arrive together as new workflows, on the shared (non-sticky) queue: it gets half
+ * the workflow pollers (the SDK's default gives it a fifth).
  */
 export const workerConcurrency = (steps: number) => ({
   maxConcurrentWorkflowTaskExecutions: steps,
   maxConcurrentLocalActivityExecutions: steps,
-  maxConcurrentActivityTaskExecutions: steps,
-  maxConcurrentWorkflowTaskPolls: Math.max(2, Math.min(20, Math.floor(steps / 10))),
   nonStickyToStickyPollRatio: 0.5,
 });
 
@@ -140,7 +140,6 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     taskQueue: handoffTaskQueue,
     activities: { awaitStep: activities.awaitStep },
     shutdownGraceTime: '10 seconds',
-    maxConcurrentActivityTaskExecutions: settings.maxConcurrentSteps,
     ...heartbeats,
   });
   const worker: BosunWorker = {

@@ -104,6 +104,9 @@ describe('the runs store', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     await runs.beginRun(second._id.toString());
     expect(await mark()).toBe('running');
+    // The first's begin repeated (its activity retried): the mark stays the second's.
+    await runs.beginRun(first._id.toString());
+    expect((await DeploymentModel.findById(deployment._id).lean())!.last_run_at).toEqual((await read(second._id)).started_at);
     // The first ends while the second runs: the deployment's last run is still running.
     await runs.finishRun(first._id.toString(), 'failed', 'exit code 1');
     expect(await mark()).toBe('running');

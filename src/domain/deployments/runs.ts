@@ -121,7 +121,13 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
       returnDocument: 'after',
     }).lean<DeploymentRun>()) ?? (await DeploymentRunModel.findOne({ _id: runId, status: 'running' }).lean<DeploymentRun>());
   // A target is not its deployment's run: its fleet run is.
-  if (run && !run.parent_run_id) await DeploymentModel.updateOne({ _id: run.deployment_id }, { $set: { last_run_at: run.started_at, last_run_status: 'running' } });
+  // Only forward in time: a repeated begin of an older run (its activity retried) leaves a later run's mark.
+  if (run && !run.parent_run_id) {
+    await DeploymentModel.updateOne(
+      { _id: run.deployment_id, $or: [{ last_run_at: null }, { last_run_at: { $lte: run.started_at } }] },
+      { $set: { last_run_at: run.started_at, last_run_status: 'running' } },
+    );
+  }
   return run;
 }
 
