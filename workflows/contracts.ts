@@ -73,8 +73,6 @@ export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deplo
 export const TURN_SIGNAL = 'turn';
 /** The patch after which a target takes its server's turn itself (kept in the database) when nothing is ahead of it. */
 export const TURNS_IN_DATABASE = 'turns-in-database';
-/** Patch id: a fleet run reads its next batch's targets while the current batch runs. */
-export const BATCHES_READ_AHEAD = 'batches-read-ahead';
 /** Target → queue: "done with this server" (the target's run id). */
 export const RELEASED_SIGNAL = 'released';
 

@@ -1,4 +1,5 @@
 import { Types } from 'mongoose';
+import { asObjectId } from '../ids';
 import { claimTurn, releaseTurn, turnHolder } from '../servers/store';
 import { DeploymentRunModel } from './model';
 
@@ -9,14 +10,13 @@ import { DeploymentRunModel } from './model';
  * takes its turn itself, without the queue.
  */
 
-const asId = (id: string | Types.ObjectId) => (typeof id === 'string' ? new Types.ObjectId(id) : id);
 
 /**
  * The server's turn for `runId`: taken when free or already its own (a retried call), or when the
  * run holding it has ended (its end could not give it back: a crash between the two writes).
  */
 export async function takeTurn(serverId: string | Types.ObjectId, runId: string | Types.ObjectId): Promise<'taken' | 'busy'> {
-  const run = asId(runId);
+  const run = asObjectId(runId);
   if (await claimTurn(serverId, run)) return 'taken';
   const holder = await turnHolder(serverId);
   if (!holder) return holder === null && (await claimTurn(serverId, run)) ? 'taken' : 'busy';
@@ -31,7 +31,7 @@ export async function takeTurn(serverId: string | Types.ObjectId, runId: string 
  */
 export async function takeTurnIfFirst(serverId: string, runId: string, { place, turn }: { place: number; turn: boolean }): Promise<boolean> {
   if (await runsAhead(serverId, runId, place)) {
-    if (turn) await releaseTurn(serverId, asId(runId));
+    if (turn) await releaseTurn(serverId, asObjectId(runId));
     return false;
   }
   return turn || (await takeTurn(serverId, runId)) === 'taken';
@@ -41,7 +41,7 @@ export async function takeTurnIfFirst(serverId: string, runId: string, { place, 
 export async function runsAhead(serverId: string, runId: string, place: number): Promise<boolean> {
   // The driver's own: one per fleet target.
   const ahead = await DeploymentRunModel.collection.findOne(
-    { server_id: asId(serverId), _id: { $ne: asId(runId) }, $or: [{ status: 'running' }, { status: 'queued', queue_seq: { $ne: null, $lt: place } }] },
+    { server_id: asObjectId(serverId), _id: { $ne: asObjectId(runId) }, $or: [{ status: 'running' }, { status: 'queued', queue_seq: { $ne: null, $lt: place } }] },
     { projection: { _id: 1 } },
   );
   return ahead !== null;

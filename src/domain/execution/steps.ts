@@ -1,4 +1,5 @@
-import mongoose, { type Model, type Types } from 'mongoose';
+import type { Model, Types } from 'mongoose';
+import { asObjectId } from '../ids';
 import { appendStepLog } from './step-logs';
 
 /** A MongoDB update: `$set`, `$inc`, `$push`, … */
@@ -77,7 +78,7 @@ const startFields = (index: number, start: AttemptStart) => ({
 
 // Runs and conversations are different models with the same step fields.
 export function stepTransitions(model: Model<any>, id: string | Types.ObjectId): StepTransitions {
-  const _id = typeof id === 'string' ? new mongoose.Types.ObjectId(id) : id;
+  const _id = asObjectId(id);
   // The driver's own update: these writes come with every step of every run, and every value in them
   // has its schema type already, so mongoose's casting of each path would only cost CPU. It sets
   // `updatedAt` as mongoose would.

@@ -1,4 +1,5 @@
-import { Types } from 'mongoose';
+import type { Types } from 'mongoose';
+import { asObjectId } from '../ids';
 import { ServerModel, type Server, type ServerStatus } from './model';
 
 /*
@@ -7,7 +8,6 @@ import { ServerModel, type Server, type ServerStatus } from './model';
  */
 
 type Id = string | Types.ObjectId;
-const objectId = (id: Id) => (typeof id === 'string' ? new Types.ObjectId(id) : id);
 
 /** A new server (unverified); rejects with code 11000 when the organization has one for the same user@host:port. */
 export async function createServer(doc: Record<string, unknown> & { _id: Types.ObjectId }): Promise<void> {
@@ -87,9 +87,9 @@ export async function turnHolder(id: Id): Promise<Types.ObjectId | null | undefi
  * holds it: null when the server is not there or not runnable.
  */
 export async function takePlaceAndTurn(id: Types.ObjectId, organizationId: string, runId: Types.ObjectId): Promise<{ place: number; turn: boolean } | null> {
-  // The driver's own (as the turn's other writes): one per fleet target, every value typed already.
+  // The driver's own (as releaseTurn): one per fleet target, every value typed already.
   const server = await ServerModel.collection.findOneAndUpdate(
-    { _id: id, organization_id: objectId(organizationId), host_key_fingerprint: { $type: 'string' } },
+    { _id: id, organization_id: asObjectId(organizationId), host_key_fingerprint: { $type: 'string' } },
     [{ $set: { run_seq: { $add: ['$run_seq', 1] }, turn_run_id: { $ifNull: ['$turn_run_id', runId] } } }],
     { returnDocument: 'after', projection: { run_seq: 1, turn_run_id: 1 } },
   );
@@ -98,6 +98,6 @@ export async function takePlaceAndTurn(id: Types.ObjectId, organizationId: strin
 
 /** `runId` ended: its turn is free again. The server's last place taken when it held the turn, else null. */
 export async function releaseTurn(id: Id, runId: Types.ObjectId): Promise<number | null> {
-  const server = await ServerModel.collection.findOneAndUpdate({ _id: objectId(id), turn_run_id: runId }, { $set: { turn_run_id: null } }, { projection: { run_seq: 1 } });
+  const server = await ServerModel.collection.findOneAndUpdate({ _id: asObjectId(id), turn_run_id: runId }, { $set: { turn_run_id: null } }, { projection: { run_seq: 1 } });
   return (server?.run_seq as number | undefined) ?? null;
 }
