@@ -7,7 +7,7 @@ import { judgeStep, type CommandPolicy } from '../src/domain/planner/policy';
 import { transferCommand } from '../src/domain/planner/transfer';
 import type { PlanContext, PlannedStep, PlanResult, ServerContext, StepTarget } from '../src/domain/planner/types';
 import { ServerModel } from '../src/domain/servers/model';
-import type { PlannedStepRef } from '../workflows/contracts';
+import type { PlannedStepRef } from '../src/domain/contracts/conversations';
 
 /* What planning an instruction needs around the planner: its context, the policy's judgement, and the steps as stored. */
 

@@ -8,8 +8,9 @@ import type { Planner, Risk, StepReport, StepTarget } from '../src/domain/planne
 import { organizationSecretValues } from '../src/domain/secrets/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import type { SshPool } from '../src/domain/ssh/pool';
-import { DEFAULT_STEP_LIMIT_SECONDS, type ConversationStepAttempt, type PlanOutcome, type StepDecision, type StepResult } from '../workflows/contracts';
-import { failure } from '../workflows/failure-types';
+import { DEFAULT_STEP_LIMIT_SECONDS, type StepResult } from '../src/domain/contracts/runs';
+import { type ConversationStepAttempt, type PlanOutcome, type StepDecision } from '../src/domain/contracts/conversations';
+import { failure } from '../src/domain/contracts/failure-types';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands } from './step-execution';
 import { LOG_TAIL_FOR_PLANNER, planContext, plannerCall, refOf, refusalUnder, stepsToStore } from './conversation-planning';

@@ -1,5 +1,7 @@
 import { createConversationActivities, type ConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
+import { createRunBookkeepingActivities } from './run-bookkeeping';
+import { createRunQueueActivities } from './run-queue';
 import { createServerActivities, type ServerActivityDeps } from './servers';
 import { createTransferActivities, type TransferActivityDeps } from './transfers';
 import { createWorkflowOutcomeActivities } from './workflow-outcome';
@@ -43,6 +45,8 @@ export function activitySources(deps: ActivityDeps) {
   const conversations = createConversationActivities(deps);
   return [
     { file: 'activities/servers.ts', activities: createServerActivities(deps) },
+    { file: 'activities/run-queue.ts', activities: createRunQueueActivities(deps) },
+    { file: 'activities/run-bookkeeping.ts', activities: createRunBookkeepingActivities(deps) },
     { file: 'activities/deployments.ts', activities: createDeploymentActivities(deps) },
     { file: 'activities/conversations.ts', activities: conversations },
     { file: 'activities/transfers.ts', activities: createTransferActivities(deps) },

@@ -8,8 +8,8 @@ import { describeTarget } from '../src/domain/ssh/connect';
 import { classifySshError } from '../src/domain/ssh/errors';
 import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '../src/domain/ssh/fingerprint';
 import type { SshPool } from '../src/domain/ssh/pool';
-import type { HealthCheckResult } from '../workflows/contracts';
-import { failure } from '../workflows/failure-types';
+import type { HealthCheckResult } from '../src/domain/contracts/servers';
+import { failure } from '../src/domain/contracts/failure-types';
 
 export interface ServerActivityDeps {
   secretBox: SecretBox;

@@ -1,7 +1,7 @@
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { CredentialsUnreadableError, loadSshTarget, sshTargetOf, type StoredServer } from '../src/domain/servers/credentials';
 import type { SshTarget } from '../src/domain/ssh/connect';
-import { failure } from '../workflows/failure-types';
+import { failure } from '../src/domain/contracts/failure-types';
 
 /** A server's connection details for an activity; credentials this worker cannot decrypt are a failure no retry fixes. */
 export async function loadTargetOrFail(serverId: string, box: SecretBox) {

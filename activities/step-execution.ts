@@ -8,8 +8,8 @@ import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
-import type { StepAttempt, StepResult } from '../workflows/contracts';
-import { failure } from '../workflows/failure-types';
+import type { StepAttempt, StepResult } from '../src/domain/contracts/runs';
+import { failure } from '../src/domain/contracts/failure-types';
 import type { AttemptStart, StepTransitions } from '../src/domain/execution/steps';
 import { StepLog } from './step-log';
 

@@ -131,7 +131,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
           stepLogLimitBytes: config.stepLogs.limitBytes,
           transferMaxBytesPerSecond: config.transfers.maxBytesPerSecond,
           planner: options.planner ?? createPlanner(config.planner),
-          wakeQueue: (serverId, organizationId) => workflows.wakeQueue(serverId, organizationId),
+          wakeQueue: (serverId, organizationId, runId) => workflows.queues.wake(serverId, organizationId, runId),
         },
       );
       const running = worker.run();

@@ -8,27 +8,21 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { isPatched, PATCHES } from './patches';
 import type { ConversationActivities } from '../activities/conversations';
 import type { LegacyConversationActivities } from '../activities/index';
 import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';
 import type { TransferActivities } from '../activities/transfers';
-import {
-  CONVERSATION_MESSAGE_SIGNAL,
-  DEFAULT_STEP_LIMIT_SECONDS,
-  STEP_DECISION_UPDATE,
-  type ConversationInput,
-  type ConversationResult,
-  type PlannedStepRef,
-  type StepDecision,
-} from './contracts';
-import { failure, NON_RETRYABLE_FAILURES } from './failure-types';
+import { CONVERSATION_MESSAGE_SIGNAL, STEP_DECISION_UPDATE } from '../src/domain/contracts/workflow-ids';
+import { DEFAULT_STEP_LIMIT_SECONDS } from '../src/domain/contracts/runs';
+import { type ConversationInput, type ConversationResult, type PlannedStepRef, type StepDecision } from '../src/domain/contracts/conversations';
+import { failure, NON_RETRYABLE_FAILURES } from '../src/domain/contracts/failure-types';
 import { endsAsItsOutcome, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 
 export const messageSignal = defineSignal<[{ messageId: string }]>(CONVERSATION_MESSAGE_SIGNAL);
@@ -79,7 +73,7 @@ type MessageOutcome = { status: 'completed' } | { status: 'failed' | 'rejected';
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationResult> {
   const { conversationId, organizationId } = input;
   // Decided once, at the start: a history recorded before the rename keeps the names it was recorded with.
-  const store = patched('unique-activity-names')
+  const store = isPatched(PATCHES.uniqueActivityNames)
     ? { setStatus: bookkeeping.setConversationStatus, failStep: bookkeeping.failConversationStep, finish: bookkeeping.finishConversation }
     : { setStatus: legacyBookkeeping.setStatus, failStep: legacyBookkeeping.failStep, finish: legacyBookkeeping.finish };
   let instructions = 0;
@@ -165,7 +159,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       stepsRun += 1;
       if (!succeeded) {
         // A planner that can re-plan is asked for another way, a bounded number of times.
-        if (patched('replan-after-failure')) {
+        if (isPatched(PATCHES.replanAfterFailure)) {
           const next = await replan(messageId, step.stepId, replans + 1);
           if (next.ok) return runSteps(messageId, next.steps, replans + 1);
         }

@@ -1,49 +1,11 @@
-import {
-  CancellationScope,
-  CancelledFailure,
-  ChildWorkflowFailure,
-  condition,
-  continueAsNew,
-  defineSignal,
-  executeChild,
-  getExternalWorkflowHandle,
-  isCancellation,
-  ParentClosePolicy,
-  patched,
-  proxyLocalActivities,
-  setCurrentDetails,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { DeploymentActivities } from '../activities/deployments';
-import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';
-import {
-  fleetTargetWorkflowId,
-  RELEASED_SIGNAL,
-  runSearchAttributes,
-  serverRunQueueWorkflowId,
-  TURN_SIGNAL,
-  TURNS_IN_DATABASE,
-  type FleetProgress,
-  type FleetResult,
-  type FleetRunInput,
-  type FleetTarget,
-  type RunResult,
-  type RunStepDefinition,
-  type TargetRunInput,
-} from './contracts';
-import { executeRun } from './deployment-run';
-import { failure as failureOf } from './failure-types';
+import { CancellationScope, CancelledFailure, ChildWorkflowFailure, continueAsNew, executeChild, isCancellation, ParentClosePolicy, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import { failure as failureOf } from '../src/domain/contracts/failure-types';
+import type { FleetProgress, FleetResult, FleetRunInput, FleetTarget, RunResult, TargetRunInput } from '../src/domain/contracts/runs';
+import { runSearchAttributes } from '../src/domain/contracts/search-attributes';
+import { fleetTargetWorkflowId } from '../src/domain/contracts/workflow-ids';
+import { deploymentTargetWorkflow } from './deployment-target';
 import { firstLine } from './failures';
-
-const bookkeeping = proxyLocalActivities<DeploymentActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
-  localRetryThreshold: '100 milliseconds',
-});
-const outcome = proxyLocalActivities<WorkflowOutcomeActivities>({ startToCloseTimeout: '30 seconds' });
-
-export const turnSignal = defineSignal(TURN_SIGNAL);
+import { bookkeeping, endAsRecorded } from './run-activities';
 
 /**
  * A fleet execution's history grows by about four events per target it runs; between batches, past
@@ -71,24 +33,15 @@ function targetFailureLine(target: FleetTarget, error: unknown): string {
  * failed and the first failure, is cancelled when the run was.
  */
 export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<FleetResult> {
-  const startedAt = Date.now();
   let progress: FleetProgress | null = run.progress ?? null;
   if (!progress) {
     const plan = await CancellationScope.nonCancellable(() => bookkeeping.beginFleet({ runId: run.runId }));
-    if (!plan) {
-      const ended = await bookkeeping.endedRun({ runId: run.runId });
-      setCurrentDetails(`nothing ran: the run was already ${ended?.status ?? 'gone'}`);
-      if (ended?.status === 'failed') throw failureOf('DeploymentRunFailed', ended.error ?? 'The run failed before it began');
-      if (ended?.status === 'success') return { status: 'success', targets: 0, duration_seconds: 0 };
-      if (!CancellationScope.current().consideredCancelled) {
-        await outcome.cancelOwnWorkflow();
-        await CancellationScope.current().cancelRequested;
-      }
-      throw new CancelledFailure('Cancelled while queued');
-    }
-    progress = { plan, nextBatch: 1, failed: 0, firstFailure: null };
+    if (!plan) return endAsRecorded(run.runId, { status: 'success', targets: 0, duration_seconds: 0 });
+    progress = { plan, nextBatch: 1, failed: 0, firstFailure: null, startedAt: Date.now() };
   }
   const { plan } = progress;
+  // The run's start, carried over a continue-as-new (histories of before it was carried count from this workflow's).
+  const startedAt = progress.startedAt ?? Date.now();
   let { failed, firstFailure } = progress;
   const tooManyFailures = () => failed > plan.maxFailures;
   try {
@@ -109,7 +62,7 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
       });
       const more = batch < plan.batches;
       if (more && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUING)) {
-        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch + 1, failed, firstFailure } });
+        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch + 1, failed, firstFailure, startedAt } });
       }
     }
   } catch (error) {
@@ -157,51 +110,3 @@ function runTarget(run: FleetRunInput, target: FleetTarget, batch: number): Prom
   });
 }
 
-/**
- * One target of a fleet run: takes a place in its server's queue, and the server's turn with it when
- * nothing is ahead of it there; otherwise waits for the queue to give it its turn (runs on one server
- * never interleave, whichever deployment they come from). Runs the steps as a one-server run does;
- * the run's end gives the turn back, and a turn the queue gave is signalled back to it too.
- */
-export async function deploymentTargetWorkflow(target: TargetRunInput): Promise<RunResult> {
-  // Targets started before turns were kept in the database wait for the queue's, always.
-  const turnsInDatabase = patched(TURNS_IN_DATABASE);
-  let turn = false;
-  // Begun with its turn (taken without the queue): the steps to run.
-  let begun: RunStepDefinition[] | null | undefined;
-  setHandler(turnSignal, () => {
-    turn = true;
-  });
-  const giveBack = () =>
-    CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(serverRunQueueWorkflowId(target.serverId))
-        .signal<[string]>(RELEASED_SIGNAL, target.runId)
-        // The queue is gone (terminated): it reads the target's status when it comes back.
-        .catch(() => undefined),
-    );
-  try {
-    const place = { runId: target.runId, serverId: target.serverId, organizationId: target.organizationId };
-    const queued = await CancellationScope.nonCancellable(() => (turnsInDatabase ? bookkeeping.takeTargetTurn(place) : bookkeeping.queueTarget(place)));
-    if ('failed' in queued) {
-      setCurrentDetails(`not run: ${queued.failed}`);
-      throw failureOf('DeploymentRunFailed', queued.failed);
-    }
-    if ('turn' in queued) begun = queued.steps;
-    else {
-      setCurrentDetails(`waiting for its turn on ${target.serverTitle}`);
-      await condition(() => turn);
-    }
-  } catch (error) {
-    if (!isCancellation(error)) throw error;
-    // Cancelled before its turn: it never runs (the queue skips a target that is no longer queued).
-    await CancellationScope.nonCancellable(() => bookkeeping.cancelQueuedRun({ runId: target.runId }));
-    if (turn) await giveBack();
-    throw error;
-  }
-  try {
-    return await executeRun(target, begun);
-  } finally {
-    // The queue that gave a turn waits for it back; a turn taken without it was given back by the run's end.
-    if (turn) await giveBack();
-  }
-}

@@ -1,4 +1,5 @@
-import { ActivityFailure, patched } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/workflow';
+import { isPatched, PATCHES } from './patches';
 
 /** The message of a failure: its cause's, for an activity's (the activity's own says only that it failed). */
 export const messageOf = (error: unknown) => {
@@ -14,7 +15,7 @@ export const firstLine = (message: string) => message.split('\n').find((line) =>
  * before that (Bosun 0895c8d and older) completed whatever happened: replayed — a query on a closed
  * one, a worker picking up an open one — they still must. Asked at each end, never earlier.
  */
-export const endsAsItsOutcome = () => patched('honest-workflow-outcome');
+export const endsAsItsOutcome = () => isPatched(PATCHES.honestWorkflowOutcome);
 
 /** What a workflow recorded before endsAsItsOutcome returned: nothing. */
 export const RECORDED_WITHOUT_RESULT = undefined as never;

@@ -1,6 +1,7 @@
-import type { WorkflowSignatures } from './contracts';
+import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import { conversationWorkflow } from './conversation';
-import { deploymentFleetWorkflow, deploymentTargetWorkflow } from './deployment-fleet';
+import { deploymentFleetWorkflow } from './deployment-fleet';
+import { deploymentTargetWorkflow } from './deployment-target';
 import { deploymentRunWorkflow } from './deployment-run';
 import { serverHealthWorkflow } from './server-health';
 import { serverRunQueueWorkflow } from './server-run-queue';

@@ -1,6 +1,6 @@
 import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { ServerActivities } from '../activities/servers';
-import type { ServerHealthInput } from './contracts';
+import type { ServerHealthInput } from '../src/domain/contracts/servers';
 
 // Each check adds about a dozen history events; start afresh long before Temporal's limits.
 const CHECKS_PER_RUN = 200;

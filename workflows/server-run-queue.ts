@@ -4,32 +4,38 @@ import {
   continueAsNew,
   defineSignal,
   getExternalWorkflowHandle,
+  isCancellation,
   ParentClosePolicy,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DeploymentActivities } from '../activities/deployments';
-import { deploymentRunWorkflowId, RELEASED_SIGNAL, runSearchAttributes, runWorkflowMetadata, TURN_SIGNAL, WAKE_QUEUE_SIGNAL, type QueuedRun, type RunQueueInput } from './contracts';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { runWorkflowMetadata, type NextRun, type QueuedRun, type QueueWake, type RunQueueInput } from '../src/domain/contracts/runs';
+import { runSearchAttributes } from '../src/domain/contracts/search-attributes';
+import { deploymentRunWorkflowId, RELEASED_SIGNAL, TURN_SIGNAL, WAKE_QUEUE_SIGNAL } from '../src/domain/contracts/workflow-ids';
 import { deploymentRunWorkflow } from './deployment-run';
+import { isPatched, PATCHES } from './patches';
+import { bookkeeping } from './run-activities';
 
-export const wakeSignal = defineSignal(WAKE_QUEUE_SIGNAL);
+/** "Runs wait for their turn": the runs that asked (the queue reads them all from the database in order; wakes may coalesce). */
+export const wakeSignal = defineSignal<[QueueWake?]>(WAKE_QUEUE_SIGNAL);
 export const releasedSignal = defineSignal<[string]>(RELEASED_SIGNAL);
 
-// One database read: a local activity, with no task round trip.
-const { nextQueuedRun, endedRun, failQueuedTarget } = proxyLocalActivities<DeploymentActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
-  localRetryThreshold: '100 milliseconds',
-});
+/** How long an idle queue waits for a wake before it ends (the next wake starts it again). */
+const IDLE_FOR = '10 minutes';
+/** How often the queue checks on a run it gave the turn to that has not given it back. */
+const HOLDER_CHECK = '1 minute';
+
+const { nextQueuedRun, endedRun, failQueuedRun } = bookkeeping;
 
 /**
- * The runs of one server, one at a time, in trigger order: each time, the queued run with the lowest
- * place in the queue (a per-server counter taken at trigger time). Triggers wake it; it ends when
- * idle, and the next wake starts it again.
+ * A server's run queue: gives the server's turn to the runs waiting for it, one at a time, in the
+ * order of their places (taken at trigger time, or when a fleet target's batch starts). A run with
+ * nothing ahead of it takes the turn without the queue; one that must wait wakes the queue, naming
+ * itself. The queue ends when idle, and the next wake starts it again.
  */
 export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void> {
   let woken = false;
@@ -45,40 +51,18 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
     woken = false;
     const run = await nextQueuedRun({ serverId: input.serverId });
     if (!run) {
-      setCurrentDetails('idle: no run queued');
-      // Nothing queued: wait for a trigger. A wake that arrived during the read makes us read again.
-      if (woken || (await condition(() => woken, '10 minutes'))) continue;
+      setCurrentDetails('idle: no run waiting for its turn');
+      // Nothing waiting: wait for a wake. A wake that arrived during the read makes us read again.
+      if (woken || (await condition(() => woken, IDLE_FOR))) continue;
       await condition(allHandlersFinished);
       if (!woken) return;
       continue;
     }
-    if (run.fleetTargetWorkflowId) {
-      await giveTurn(run, released);
+    if (isPatched(PATCHES.runsTakeTheirTurns)) await handTurn(run, released);
+    else if (run.fleetTargetWorkflowId) {
+      await waitForRelease({ ...run, workflowId: run.fleetTargetWorkflowId, fleetTarget: true }, released, true);
       continue;
-    }
-    let child;
-    try {
-      child = await startChild(deploymentRunWorkflow, {
-        workflowId: deploymentRunWorkflowId(run.runId),
-        args: [run],
-        typedSearchAttributes: runSearchAttributes(run),
-        memo: { deployment: run.deploymentName, triggered_by: run.triggeredBy },
-        ...runWorkflowMetadata(run),
-        // If this queue is ever terminated, its running deployment is cancelled cleanly, not cut off.
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      });
-    } catch {
-      // Its workflow already runs (left by an earlier queue): let it finish rather than spin.
-      setCurrentDetails(`waiting: the workflow of run ${run.runId} (${run.deploymentName}) is already running`);
-      await sleep('5 seconds');
-      continue;
-    }
-    setCurrentDetails(`running ${run.deploymentName} (run ${run.runId}, triggered by ${run.triggeredBy})`);
-    try {
-      await child.result();
-    } catch {
-      // A failed or cancelled run is an ordinary outcome, recorded by the run itself: the queue moves on.
-    }
+    } else if (!(await recordedStartChild(run))) continue;
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof serverRunQueueWorkflow>(input);
@@ -87,23 +71,108 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
 }
 
 /**
- * A fleet run's target: its workflow (a child of its fleet run's) is told it is its turn, and the
- * queue waits until it gives the turn back, or its run has ended (checked each minute: a target
- * whose workflow was terminated never gives it back).
+ * Gives the turn to the next run: tells its workflow, and waits until the run gives it back. A
+ * one-server run without a workflow (queued before runs took their turns, or its trigger's start
+ * was lost) is started here, its turn given. A run whose workflow ended before its turn (terminated
+ * in Temporal) fails, so the queue moves on.
  */
-async function giveTurn(run: QueuedRun, released: Set<string>): Promise<void> {
-  setCurrentDetails(`running ${run.deploymentName} (target run ${run.runId} of a fleet run, triggered by ${run.triggeredBy})`);
+async function handTurn(run: NextRun, released: Set<string>): Promise<void> {
+  setCurrentDetails(`turn given to ${run.deploymentName} (run ${run.runId}, triggered by ${run.triggeredBy})`);
+  if (await tellTurn(run.workflowId)) return waitForRelease(run, released);
+  if (!run.fleetTarget) {
+    const child = await startRunChild(run);
+    if (child) {
+      // A failed or cancelled run is an ordinary outcome, recorded by the run itself: the queue moves on.
+      await child.result().catch(() => undefined);
+      return;
+    }
+    // Its workflow was started meanwhile (its trigger's start, arriving late): tell it.
+    if (await tellTurn(run.workflowId)) return waitForRelease(run, released);
+  }
+  await failQueuedRun({ runId: run.runId, error: 'The run’s workflow ended before its turn came (terminated in Temporal?)' });
+}
+
+/** "Your turn", to a run's workflow; false when it does not run (never started, or ended). */
+async function tellTurn(workflowId: string): Promise<boolean> {
   try {
-    await getExternalWorkflowHandle(run.fleetTargetWorkflowId!).signal(TURN_SIGNAL);
-  } catch {
-    // Its workflow is gone: nothing will run it.
-    await failQueuedTarget({ runId: run.runId, error: 'The target’s workflow ended before its turn (terminated in Temporal?)' });
-    return;
+    await getExternalWorkflowHandle(workflowId).signal(TURN_SIGNAL);
+    return true;
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    return false;
+  }
+}
+
+/** A one-server run's workflow, started as this queue's child with its turn given; null when one exists or existed. */
+async function startRunChild(run: NextRun) {
+  const given: QueuedRun = {
+    runId: run.runId,
+    organizationId: run.organizationId,
+    deploymentId: run.deploymentId,
+    serverId: run.serverId,
+    deploymentName: run.deploymentName,
+    triggeredBy: run.triggeredBy,
+    serverTitle: run.serverTitle,
+  };
+  try {
+    return await startChild(deploymentRunWorkflow, {
+      workflowId: deploymentRunWorkflowId(run.runId),
+      args: [given],
+      typedSearchAttributes: runSearchAttributes(given),
+      memo: { deployment: run.deploymentName, triggered_by: run.triggeredBy },
+      ...runWorkflowMetadata(given),
+      // One run, one workflow: a finished one is never started again.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      // If this queue is ever terminated, its running deployment is cancelled cleanly, not cut off.
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return null;
+    throw error;
+  }
+}
+
+/**
+ * Waits until the run given the turn gives it back, or its run has ended (checked each minute: a run
+ * whose workflow was terminated never gives it back). `signalled`: told already (by the old branch).
+ */
+async function waitForRelease(run: NextRun, released: Set<string>, recorded = false): Promise<void> {
+  if (recorded) {
+    setCurrentDetails(`running ${run.deploymentName} (target run ${run.runId} of a fleet run, triggered by ${run.triggeredBy})`);
+    try {
+      await getExternalWorkflowHandle(run.workflowId).signal(TURN_SIGNAL);
+    } catch {
+      await bookkeeping.failQueuedTarget({ runId: run.runId, error: 'The target’s workflow ended before its turn (terminated in Temporal?)' });
+      return;
+    }
   }
   while (!released.has(run.runId)) {
-    if (await condition(() => released.has(run.runId), '1 minute')) break;
+    if (await condition(() => released.has(run.runId), HOLDER_CHECK)) break;
     const ended = await endedRun({ runId: run.runId });
     if (!ended || !['queued', 'running'].includes(ended.status)) break;
   }
   released.delete(run.runId);
+}
+
+/** How queues started a one-server run before runs took their turns (PATCHES.runsTakeTheirTurns), as their histories replay; false: not started. */
+async function recordedStartChild(run: QueuedRun): Promise<boolean> {
+  let child;
+  try {
+    child = await startChild(deploymentRunWorkflow, {
+      workflowId: deploymentRunWorkflowId(run.runId),
+      args: [run],
+      typedSearchAttributes: runSearchAttributes(run),
+      memo: { deployment: run.deploymentName, triggered_by: run.triggeredBy },
+      ...runWorkflowMetadata(run),
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    setCurrentDetails(`waiting: the workflow of run ${run.runId} (${run.deploymentName}) is already running`);
+    await sleep('5 seconds');
+    return false;
+  }
+  setCurrentDetails(`running ${run.deploymentName} (run ${run.runId}, triggered by ${run.triggeredBy})`);
+  await child.result().catch(() => undefined);
+  return true;
 }

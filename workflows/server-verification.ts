@@ -6,8 +6,10 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { ServerActivities } from '../activities/servers';
-import { serverHealthWorkflowId, serverSearchAttributes, type VerifyServerInput } from './contracts';
-import { failure, NON_RETRYABLE_FAILURES } from './failure-types';
+import { serverHealthWorkflowId } from '../src/domain/contracts/workflow-ids';
+import { serverSearchAttributes } from '../src/domain/contracts/search-attributes';
+import { type VerifyServerInput } from '../src/domain/contracts/servers';
+import { failure, NON_RETRYABLE_FAILURES } from '../src/domain/contracts/failure-types';
 import { serverHealthWorkflow } from './server-health';
 
 const { recordVerificationFailure } = proxyActivities<ServerActivities>({

@@ -1,9 +1,10 @@
 import type { Types } from 'mongoose';
-import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../../workflows/contracts';
+import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../domain/contracts/workflow-ids';
 import { DeploymentModel, DeploymentRunModel } from '../domain/deployments/model';
 import { closeRun } from '../domain/deployments/runs';
 import { ServerModel, toRef, type Server } from '../domain/servers/model';
 import type { WorkflowGateway } from '../domain/temporal/client';
+import { runStart, type StartableRun } from '../domain/temporal/run-workflows';
 import type { Logger } from '../logger';
 
 /**
@@ -30,7 +31,7 @@ export async function startQueuedFleetRuns(workflows: WorkflowGateway, { stalled
   let count = 0;
   for await (const run of DeploymentRunModel.find(match, { steps: 0, parameters: 0 }).lean().cursor()) {
     const deployment = await DeploymentModel.findById(run.deployment_id, { name: 1 }).lean();
-    await workflows.startFleetRun(
+    await workflows.runs.startFleet(
       {
         runId: run._id.toString(),
         organizationId: run.organization_id.toString(),
@@ -46,24 +47,34 @@ export async function startQueuedFleetRuns(workflows: WorkflowGateway, { stalled
 }
 
 /**
- * Wakes the queue of every server with queued runs: at a worker's start, after a crash between a
- * trigger's commit and its wake. With `stalledForMs`, only servers whose oldest queued run has waited
- * that long with nothing running (a wake that never arrived), so a busy queue gets no signals.
+ * For every server with runs waiting in its queue, the first of them: its workflow started if it is
+ * a one-server run whose trigger's start was lost (one started already is found started), and the
+ * server's queue woken for it — at a worker's start, and by the sweep after a crash between a
+ * trigger's commit and its start, or a wake that never arrived. With `stalledForMs`, only servers
+ * whose first waiting run has waited that long with nothing running, so a busy queue gets no signals.
  */
 export async function wakeQueuedRuns(workflows: WorkflowGateway, { stalledForMs }: { stalledForMs?: number } = {}): Promise<number> {
   // Runs and targets with a place in a queue (a fleet run has none; its targets take theirs when their batch starts).
-  const queued = { status: 'queued', queue_seq: { $ne: null }, server_id: { $ne: null } };
-  const match = stalledForMs === undefined ? queued : { ...queued, createdAt: { $lt: new Date(Date.now() - stalledForMs) } };
-  let waiting = await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; organization_id: Types.ObjectId }>([
-    { $match: match },
-    { $group: { _id: '$server_id', organization_id: { $first: '$organization_id' } } },
+  let waiting = await DeploymentRunModel.aggregate<StartableRun & { parent_run_id: Types.ObjectId | null; server_id: Types.ObjectId; createdAt: Date }>([
+    { $match: { status: 'queued', queue_seq: { $ne: null }, server_id: { $ne: null } } },
+    { $sort: { queue_seq: 1 } },
+    { $group: { _id: '$server_id', first: { $first: '$$ROOT' } } },
+    { $replaceWith: '$first' },
+    { $project: { steps: 0, parameters: 0 } },
   ]);
-  if (stalledForMs !== undefined && waiting.length) {
-    const busy = await DeploymentRunModel.distinct('server_id', { status: 'running', server_id: { $in: waiting.map((w) => w._id) } });
-    const busyIds = new Set(busy.map(String));
-    waiting = waiting.filter((w) => !busyIds.has(w._id.toString()));
+  if (stalledForMs !== undefined) {
+    const before = Date.now() - stalledForMs;
+    waiting = waiting.filter((run) => run.createdAt.getTime() < before);
+    const busy = new Set((await DeploymentRunModel.distinct('server_id', { status: 'running', server_id: { $in: waiting.map((w) => w.server_id) } })).map(String));
+    waiting = waiting.filter((run) => !busy.has(run.server_id.toString()));
   }
-  for (const server of waiting) await workflows.wakeQueue(server._id.toString(), server.organization_id.toString());
+  for (const run of waiting) {
+    if (!run.parent_run_id) {
+      const deployment = await DeploymentModel.findById(run.deployment_id, { name: 1 }).lean();
+      await workflows.runs.start(runStart(run, deployment?.name ?? '(deleted)'));
+    }
+    await workflows.queues.wake(run.server_id.toString(), run.organization_id.toString(), run._id.toString());
+  }
   return waiting.length;
 }
 
@@ -71,7 +82,7 @@ export async function wakeQueuedRuns(workflows: WorkflowGateway, { stalledForMs 
 export async function repairHealthMonitors(workflows: WorkflowGateway): Promise<number> {
   let count = 0;
   for await (const server of ServerModel.find({ status: { $in: ['verified', 'offline'] } }).lean<Server>().cursor()) {
-    await workflows.ensureHealthMonitor(toRef(server));
+    await workflows.servers.ensureHealthMonitor(toRef(server));
     count += 1;
   }
   return count;

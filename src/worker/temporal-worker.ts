@@ -9,6 +9,8 @@ import type { TemporalSecurity } from '../config';
 import { connectionOptions } from '../domain/temporal/connection';
 
 const WORKFLOWS_DIR = path.resolve(__dirname, '../../workflows');
+/** What the workflows import besides their own folder (the lowest layer's contracts): the bundle changes with it too. */
+const CONTRACTS_DIR = path.resolve(__dirname, '../domain/contracts');
 
 let runtimeInstalled = false;
 
@@ -55,12 +57,14 @@ export function installTemporalRuntime(log: Logger, metricsAddress?: string): bo
 
 /**
  * Bundling the workflows with webpack takes seconds; the bundle is cached under BOSUN_HOME, keyed by
- * the workflow sources and SDK version, so a warm start skips it.
+ * the workflow sources, the contracts they import and the SDK version, so a warm start skips it.
  */
 export async function cachedWorkflowBundle(cacheDir: string, log: Logger): Promise<{ codePath: string }> {
   const hash = createHash('sha256');
   hash.update(require('@temporalio/workflow/package.json').version as string);
-  for (const file of readdirSync(WORKFLOWS_DIR).sort()) hash.update(file).update(readFileSync(path.join(WORKFLOWS_DIR, file)));
+  for (const dir of [WORKFLOWS_DIR, CONTRACTS_DIR]) {
+    for (const file of readdirSync(dir).sort()) hash.update(file).update(readFileSync(path.join(dir, file)));
+  }
   const codePath = path.join(cacheDir, `workflow-bundle-${hash.digest('hex').slice(0, 16)}.js`);
   if (!existsSync(codePath)) {
     log.info('bundling workflows (first start after a change)');

@@ -1,4 +1,4 @@
-import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
+import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
 import { Sshd } from '../support/sshd';

@@ -1,5 +1,5 @@
 import { Connection, WorkflowClient } from '@temporalio/client';
-import { deploymentRunWorkflowId } from '../../workflows/contracts';
+import { deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { eventually, runEnded } from '../support/bosun';
 import { externalServicesEnv, Fleet } from '../support/processes';
 import { sharedServices } from '../support/shared';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
-import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
+import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';

@@ -1,5 +1,5 @@
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
-import { conversationWorkflowId, deploymentRunWorkflowId } from '../../workflows/contracts';
+import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken, type StepDefinition, type User } from '../support/client';
 

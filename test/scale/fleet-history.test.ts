@@ -5,7 +5,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
 import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
-import { deploymentRunWorkflowId, MAX_BATCH_SIZE, TURN_SIGNAL, type FleetRunInput, type FleetTarget } from '../../workflows/contracts';
+import { deploymentRunWorkflowId, TURN_SIGNAL } from '../../src/domain/contracts/workflow-ids';
+import { MAX_BATCH_SIZE, type FleetRunInput, type FleetTarget } from '../../src/domain/contracts/runs';
 import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import { sharedServices } from '../support/shared';
 

@@ -3,8 +3,8 @@ import path from 'node:path';
 
 /*
  * The direction of dependencies (docs/development.md): entry points → compose → api | worker →
- * domain; activities use the domain; workflows use only their own files, Temporal's workflow API
- * and activity types. Checked on the imports as written, so a change that breaks it fails here.
+ * domain → its contracts (src/domain/contracts, the lowest layer); activities use the domain;
+ * workflows use only their own files, Temporal's workflow API, the contracts and activity types. Checked on the imports as written, so a change that breaks it fails here.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -61,8 +61,18 @@ function crossings(from: string, forbidden: string[]): string[] {
 const ENTRY = ['src/main.ts', 'src/compose.ts', 'src/cli', 'src/embedded'];
 
 describe('the layout: dependencies point one way', () => {
-  test('the shared domain uses neither process, the activities nor the entry points', () => {
-    expect(crossings('src/domain', ['src/api', 'src/worker', 'activities', ...ENTRY])).toEqual([]);
+  test('the shared domain uses neither process, the activities, the workflows nor the entry points', () => {
+    expect(crossings('src/domain', ['src/api', 'src/worker', 'activities', 'workflows', ...ENTRY])).toEqual([]);
+  });
+
+  test('the contracts are the lowest layer: they use only each other and Temporal’s common types', () => {
+    const allowed = (i: Import) => i.spec.startsWith('@temporalio/common') || under('src/domain/contracts')(i.to);
+    expect(IMPORTS.filter((i) => under('src/domain/contracts')(i.from) && !allowed(i)).map((i) => `${i.from} → ${i.spec}`)).toEqual([]);
+  });
+
+  test('no process, domain file or activity imports a workflow (the worker bundles them by path)', () => {
+    expect(crossings('src', ['workflows'])).toEqual([]);
+    expect(crossings('activities', ['workflows'])).toEqual([]);
   });
 
   test('the API does not use the worker side, nor the worker the API', () => {
@@ -74,9 +84,13 @@ describe('the layout: dependencies point one way', () => {
     expect(crossings('activities', ['src/api', 'src/worker', ...ENTRY])).toEqual([]);
   });
 
-  test('workflows use Temporal’s workflow API, their own files, and activity types only', () => {
+  test('workflows use Temporal’s workflow API, their own files, the contracts, and activity types only', () => {
     const allowed = (i: Import) =>
-      i.spec.startsWith('@temporalio/workflow') || i.spec.startsWith('@temporalio/common') || under('workflows')(i.to) || (i.typeOnly && under('activities')(i.to));
+      i.spec.startsWith('@temporalio/workflow') ||
+      i.spec.startsWith('@temporalio/common') ||
+      under('workflows')(i.to) ||
+      under('src/domain/contracts')(i.to) ||
+      (i.typeOnly && under('activities')(i.to));
     expect(IMPORTS.filter((i) => under('workflows')(i.from) && !allowed(i)).map((i) => `${i.from} → ${i.spec}`)).toEqual([]);
   });
 
@@ -102,7 +116,7 @@ describe('the layout: dependencies point one way', () => {
   test('the check sees what it checks: a file of each kind has the imports it is known to have', () => {
     const of = (file: string) => IMPORTS.filter((i) => i.from === file).map((i) => i.to ?? i.spec);
     expect(of('src/compose.ts')).toEqual(expect.arrayContaining(['src/api/app.ts', 'src/worker/temporal-worker.ts', 'src/domain/database.ts']));
-    expect(of('workflows/deployment-run.ts')).toEqual(expect.arrayContaining(['@temporalio/workflow', 'activities/deployments.ts', 'workflows/contracts.ts']));
-    expect(IMPORTS.find((i) => i.from === 'workflows/deployment-run.ts' && i.to === 'activities/deployments.ts')?.typeOnly).toBe(true);
+    expect(of('workflows/run-steps.ts')).toEqual(expect.arrayContaining(['@temporalio/workflow', 'activities/deployments.ts', 'src/domain/contracts/runs.ts']));
+    expect(IMPORTS.find((i) => i.from === 'workflows/run-steps.ts' && i.to === 'activities/deployments.ts')?.typeOnly).toBe(true);
   });
 });

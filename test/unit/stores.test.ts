@@ -4,6 +4,7 @@ import { connectDatabase } from '../../src/domain/database';
 import { ConversationModel } from '../../src/domain/conversations/model';
 import * as conversations from '../../src/domain/conversations/store';
 import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
+import { createRun } from '../../src/domain/deployments/new-runs';
 import * as runs from '../../src/domain/deployments/runs';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { sharedServices } from '../support/shared';
@@ -26,7 +27,7 @@ const newDeployment = (steps = twoSteps) =>
 
 async function queuedRun(steps = twoSteps, deployment?: Awaited<ReturnType<typeof newDeployment>>) {
   deployment ??= await newDeployment(steps);
-  return runs.createRun({
+  return createRun({
     organization_id: deployment.organization_id,
     deployment_id: deployment._id,
     server_id: deployment.server_id,

@@ -5,14 +5,9 @@ import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/te
 import { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
 import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
-import {
-  conversationWorkflowId,
-  deploymentRunWorkflowId,
-  type ConversationInput,
-  type PlannedStepRef,
-  type QueuedRun,
-  type StepResult,
-} from '../../workflows/contracts';
+import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { type ConversationInput, type PlannedStepRef } from '../../src/domain/contracts/conversations';
+import { type QueuedRun, type StepResult } from '../../src/domain/contracts/runs';
 import { createDeploymentActivities } from '../../activities/deployments';
 import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import mongoose, { Types } from 'mongoose';

@@ -26,8 +26,8 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
   }
 
   /** Conversations as the API shows them, with their workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
-  const view = (c: Conversation) => ({ ...toConversationView(c), temporal_ui_url: workflows.conversationUiUrl(c._id.toString()) });
-  const listView = (c: Conversation) => ({ ...toConversationListView(c), temporal_ui_url: workflows.conversationUiUrl(c._id.toString()) });
+  const view = (c: Conversation) => ({ ...toConversationView(c), temporal_ui_url: workflows.links.conversation(c._id.toString()) });
+  const listView = (c: Conversation) => ({ ...toConversationListView(c), temporal_ui_url: workflows.links.conversation(c._id.toString()) });
 
   /** The server a conversation works on, or for a migration plan its two servers. Another organization's looks like none. */
   async function resolveChatable(organizationId: string, input: StartConversationInput) {
@@ -48,7 +48,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       const server = await ServerModel.findById(conversation.server_id, { title: 1 }).lean();
       const message = conversation.messages.find((m) => m._id.equals(messageId)) ?? conversation.messages[0];
       const instruction = (message?.text ?? '').replace(/\s+/g, ' ');
-      await workflows.sendConversationMessage({
+      await workflows.conversations.send({
         id: conversation._id.toString(),
         organizationId: conversation.organization_id.toString(),
         serverId: conversation.server_id.toString(),
@@ -139,7 +139,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         throw new ApiError('conflict', step.approval?.decision ? `The step was already ${step.approval.decision}` : 'The step is not waiting for approval');
       }
       const delivered = await unlessTemporalUnreachable('pass on the decision', () =>
-        workflows.decideConversationStep(id, { stepId: step._id.toString(), approved, by: principal.tokenName }),
+        workflows.conversations.decide(id, { stepId: step._id.toString(), approved, by: principal.tokenName }),
       );
       if (delivered === 'refused') throw new ApiError('conflict', 'The step already has a decision');
       if (delivered === 'gone') throw new ApiError('conflict', 'The conversation is no longer running');
@@ -153,7 +153,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     async cancel(organizationId: string, id: string) {
       const conversation = await find(organizationId, id);
       if (FINAL_CONVERSATION_STATUSES.includes(conversation.status)) throw new ApiError('conflict', `The conversation has already ended (${conversation.status})`);
-      const found = await unlessTemporalUnreachable('cancel', () => workflows.cancelConversation(id));
+      const found = await unlessTemporalUnreachable('cancel', () => workflows.conversations.cancel(id));
       // Its workflow is gone (terminated by hand, or Temporal's data was reset): close it here.
       if (!found) await conversations.cancelWithoutWorkflow(conversation);
       return view(await find(organizationId, id));

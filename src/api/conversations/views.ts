@@ -5,7 +5,7 @@ import { CHATABLE_TYPES, CONVERSATION_STATUSES, CONVERSATION_STEP_STATUSES } fro
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
 import { RISKS } from '../../domain/planner/types';
-import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
+import { temporalUiUrlSchema } from '../../domain/temporal/ui-url-schema';
 
 export const conversationListItemSchema = z
   .object({

@@ -1,15 +1,12 @@
 import type { Types } from 'mongoose';
-import { batcher, type BatchResult } from '../../domain/batch';
+import { batcher } from '../../domain/batch';
 import { DeploymentModel, DeploymentRunModel, type Deployment } from '../../domain/deployments/model';
-import { takeRunQueuePlaces } from '../../domain/servers/store';
+import { triggerPlaces } from '../../domain/run-queue';
 
 /*
  * What a trigger must pass before its run is queued: the organization's limit of active runs, its
  * deployment, and a place in its server's queue.
  */
-
-/** At trigger time: the server is gone or has no pinned host key. */
-export class ServerNotRunnable extends Error {}
 
 export const DEFAULT_MAX_ACTIVE_RUNS = 200;
 const ACTIVE_RUNS_RECOUNT_MS = 1000;
@@ -58,36 +55,6 @@ const deploymentLookup = (projection?: Record<string, 1>) =>
 
 
 /**
- * A place in its server's queue for each trigger: the server's counter advanced once per server by
- * the number of its triggers in the batch, which take the numbers in the order they were made. Only a
- * verified server of the organization (its host key pinned) takes runs.
- */
-const queuePlaces = () =>
-  batcher(async (items: { serverId: Types.ObjectId; organizationId: string }[]) => {
-  const groups = new Map<string, number[]>();
-  items.forEach((item, index) => {
-    const key = `${item.organizationId}/${item.serverId.toString()}`;
-    groups.set(key, [...(groups.get(key) ?? []), index]);
-  });
-  const results: BatchResult<number>[] = new Array(items.length);
-  // One server's failure fails its own triggers only.
-  await Promise.all(
-    [...groups.values()].map(async (indexes) => {
-      const { serverId, organizationId } = items[indexes[0]!]!;
-      try {
-        const first = await takeRunQueuePlaces(serverId, organizationId, indexes.length);
-        indexes.forEach((index, k) => {
-          results[index] = first === null ? new ServerNotRunnable() : first + k;
-        });
-      } catch (error) {
-        for (const index of indexes) results[index] = error instanceof Error ? error : new Error(String(error));
-      }
-    }),
-  );
-  return results;
-});
-
-/**
  * A trigger's database work, each step shared by the triggers that reach it at the same moment (see
  * batcher): under a burst of triggers, one query or write serves many of them. One per API service.
  */
@@ -97,6 +64,6 @@ export function triggerAdmission(maxActiveRuns: number) {
     activeRuns: activeRunCounter(maxActiveRuns),
     deploymentsById: deploymentLookup(),
     deploymentExists: async (id: Types.ObjectId) => (await deploymentIds(id)) !== null,
-    takeQueueSeq: queuePlaces(),
+    takePlace: triggerPlaces(),
   };
 }

@@ -6,8 +6,12 @@ import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
 import type { Logger } from '../../logger';
 import type { WorkflowGateway } from '../../domain/temporal/client';
+import { runStart } from '../../domain/temporal/run-workflows';
 import type { Principal } from '../../domain/tokens/service';
-import { closeRun, createFleetRun, createRun, deleteRunsOf, requestCancel, targetCounts, withdrawQueuedRun, type NewRun } from '../../domain/deployments/runs';
+import { closeRun, deleteRunsOf, requestCancel, withdrawQueuedRun } from '../../domain/deployments/runs';
+import { createFleetRun, createRun, type NewRun } from '../../domain/deployments/new-runs';
+import { targetCounts } from '../../domain/deployments/targets';
+import { ServerNotRunnable } from '../../domain/run-queue';
 import { DeploymentModel, DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun, type RunStatus } from '../../domain/deployments/model';
 import {
   environmentName,
@@ -19,7 +23,7 @@ import {
   type StoredParameter,
 } from '../../domain/deployments/parameters';
 import type { SecretBox } from '../../domain/secrets/secret-box';
-import { DEFAULT_MAX_ACTIVE_RUNS, ServerNotRunnable, triggerAdmission } from './admission';
+import { DEFAULT_MAX_ACTIVE_RUNS, triggerAdmission } from './admission';
 import type { CreateDeploymentInput, TriggerInput, UpdateDeploymentInput } from './schemas';
 import { batchOf, resolveStrategy, resolveTargets, type TargetServer } from './targets';
 import { toDeploymentListView, toDeploymentView, toRunListView, toRunView, toTargetDetailView } from './views';
@@ -47,7 +51,7 @@ export function createDeploymentService({
   /** Runs an organization may have queued or running at once; a trigger beyond it is refused (429). */
   maxActiveRuns?: number;
 }) {
-  const { activeRuns, deploymentsById, deploymentExists, takeQueueSeq } = triggerAdmission(maxActiveRuns);
+  const { activeRuns, deploymentsById, deploymentExists, takePlace } = triggerAdmission(maxActiveRuns);
 
   async function findDeployment(organizationId: string, id: string) {
     const deployment = await deploymentsById(parseId(id, 'Deployment'));
@@ -89,7 +93,7 @@ export function createDeploymentService({
   /** A run as the API shows it, with its workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
   const runView = async (run: DeploymentRun) => {
     const [targets, server] = await Promise.all([targetsOf(run), serverOf(run)]);
-    return { ...toRunView(run, targets, server), temporal_ui_url: workflows.runUiUrl(run._id.toString()) };
+    return { ...toRunView(run, targets, server), temporal_ui_url: workflows.links.run(run._id.toString()) };
   };
 
   /** The server must exist in the caller's organization; another organization's looks like none. */
@@ -144,11 +148,11 @@ export function createDeploymentService({
     const start = (run: DeploymentRun) =>
       unlessTemporalUnreachable('queue the run', () =>
         run.fleet
-          ? workflows.startFleetRun(
+          ? workflows.runs.startFleet(
               { runId: run._id.toString(), organizationId: principal.organizationId, deploymentId: deployment._id.toString(), deploymentName: deployment.name, triggeredBy: `API token: ${run.triggered_by}` },
               run.fleet.total,
             )
-          : workflows.wakeQueue(String(run.server_id), principal.organizationId),
+          : workflows.runs.start(runStart(run, deployment.name)),
       );
     // Checked before the insert: triggers at the same moment may pass it by a few. A repeated
     // trigger still gets its run.
@@ -184,8 +188,8 @@ export function createDeploymentService({
         );
       } else {
         serverId = server!._id;
-        const queueSeq = await takeQueueSeq({ serverId, organizationId: principal.organizationId });
-        run = await createRun({ ...request, server_id: serverId, queue_seq: queueSeq });
+        const { place, serverTitle } = await takePlace({ serverId, organizationId: principal.organizationId });
+        run = await createRun({ ...request, server_id: serverId, queue_seq: place, server_title: serverTitle });
       }
       // The deployment was deleted while this trigger ran: take the run back, as if it had come after.
       if (!(await deploymentExists(deployment._id))) {
@@ -212,7 +216,7 @@ export function createDeploymentService({
     activeRuns.accepted(principal.organizationId);
     // Temporal answering: the run is accepted now and started meanwhile (a start that fails leaves it
     // queued for the workers' sweep). Temporal in doubt: the start must succeed first.
-    if (workflows.looksReachable()) {
+    if (workflows.reachability.looksReachable()) {
       const queued = run;
       start(queued).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not start the run; the workers will'));
       return { run, replayed: false };
@@ -386,7 +390,7 @@ export function createDeploymentService({
       const deployment = await findDeployment(organizationId, deploymentId);
       const listed = await findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: organizationId, parent_run_id: null }, page, (run: DeploymentRun) => run);
       const counts = await targetCounts(listed.data.filter((run) => run.fleet).map((run) => run._id));
-      return { ...listed, data: listed.data.map((run) => ({ ...toRunListView(run, counts.get(run._id.toString())), temporal_ui_url: workflows.runUiUrl(run._id.toString()) })) };
+      return { ...listed, data: listed.data.map((run) => ({ ...toRunListView(run, counts.get(run._id.toString())), temporal_ui_url: workflows.links.run(run._id.toString()) })) };
     },
 
     async getRun(organizationId: string, deploymentId: string, runId: string) {
@@ -411,17 +415,19 @@ export function createDeploymentService({
       return target === run ? toTargetDetailView(run, await serverOf(run)) : toTargetDetailView(target);
     },
 
-    runUiUrl: (runId: string) => workflows.runUiUrl(runId),
+    runUiUrl: (runId: string) => workflows.links.run(runId),
 
     /** Cancels a run: a queued one never starts; a running one has its command's process group killed. */
     async cancelRun(organizationId: string, deploymentId: string, runId: string) {
       const run = await findRun(organizationId, deploymentId, runId);
       if (FINAL_RUN_STATUSES.includes(run.status as RunStatus)) throw new ApiError('conflict', `The run has already finished (${run.status})`);
-      // Still queued: it is simply never started (its queue skips runs that are not queued).
+      // Still queued: it never begins. Its workflow, waiting for its turn, ends now (or finds out within a minute).
       const dropped = await closeRun(run._id, 'queued', 'cancelled', { cancel_requested_at: new Date() });
-      if (!dropped) {
+      if (dropped) {
+        workflows.runs.cancel(run._id.toString()).catch((err: unknown) => log.warn({ err, runId: run._id.toString() }, 'could not cancel the workflow of a queued run; it ends when it next checks'));
+      } else {
         await requestCancel(run._id);
-        const found = await unlessTemporalUnreachable('cancel', () => workflows.cancelRunWorkflow(run._id.toString()));
+        const found = await unlessTemporalUnreachable('cancel', () => workflows.runs.cancel(run._id.toString()));
         // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
         if (!found) await closeRun(run._id, 'running', 'cancelled');
       }

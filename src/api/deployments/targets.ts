@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { MAX_BATCH_SIZE } from '../../../workflows/contracts';
+import { MAX_BATCH_SIZE } from '../../domain/contracts/runs';
 import type { Deployment } from '../../domain/deployments/model';
 import { ServerModel, type Server } from '../../domain/servers/model';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
-import { temporalUiUrlSchema } from '../../domain/temporal/ui-link';
+import { temporalUiUrlSchema } from '../../domain/temporal/ui-url-schema';
 import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
-import { stepDefinitions } from '../../domain/deployments/runs';
+import { stepDefinitions } from '../../domain/deployments/new-runs';
 import { maskedParameters } from '../../domain/deployments/parameters';
 import { toStepState } from '../../domain/deployments/run-events';
 

@@ -16,7 +16,7 @@ export function readinessChecks(workflows: WorkflowGateway): Record<string, Read
       if (!db || mongoose.connection.readyState !== mongoose.ConnectionStates.connected) throw new Error('not connected');
       await db.admin().ping();
     },
-    temporal: (timeoutMs) => workflows.checkReachable(timeoutMs),
+    temporal: (timeoutMs) => workflows.reachability.check(timeoutMs),
   };
 }
 

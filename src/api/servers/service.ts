@@ -40,7 +40,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
   }
 
   const startVerification = (server: Server, trustNewHostKey = false) =>
-    unlessTemporalUnreachable('schedule verification', () => workflows.startServerVerification(toRef(server), { trustNewHostKey }));
+    unlessTemporalUnreachable('schedule verification', () => workflows.servers.verify(toRef(server), { trustNewHostKey }));
 
   return {
     /** The organization's servers, those having all of `tags` and in `status` when given. */
@@ -116,7 +116,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     /** Stops the server's workflows first, so a Temporal outage leaves the server in place (503), not half-deleted. */
     async remove(organizationId: string, id: string) {
       const server = await find(organizationId, id);
-      await unlessTemporalUnreachable('stop the server’s workflows', () => workflows.stopServerWorkflows(server._id.toString()));
+      await unlessTemporalUnreachable('stop the server’s workflows', () => workflows.servers.stop(server._id.toString()));
       await servers.deleteServer(server._id);
     },
   };

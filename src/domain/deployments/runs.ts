@@ -1,105 +1,21 @@
 import { Types } from 'mongoose';
-import { batcher, insertEach } from '../batch';
+import type { RunStepDefinition } from '../contracts/runs';
+import { giveBackTurn } from '../run-queue/release';
 import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/model';
 import type { StoredServer } from '../servers/credentials';
 import { ServerModel } from '../servers/model';
-import { releaseTurn } from '../servers/store';
 import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
-import type { StoredParameter } from './parameters';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun, type RunStatus, type StepStatus } from './model';
+import { stepDefinitions } from './new-runs';
+import { closeWaitingTargets } from './targets';
 
 /*
  * The runs store: every write to a deployment run goes through these transitions (and a run's
- * mark on its deployment, `last_run_*`, with them). Each checks the state it leaves and advances
- * the run's event sequence once; API, activities and the worker's sweeps all call them.
+ * mark on its deployment, `last_run_*`, with them); new-runs.ts creates runs, targets.ts moves a
+ * fleet run's targets to their places. Each checks the state it leaves and advances the run's event
+ * sequence once; API, activities and the worker's sweeps all call them. A run's end gives its
+ * server's turn back (run-queue/release.ts).
  */
-
-/** A step as a deployment defines it (the optional fields may be unset in older documents). */
-type StepDefinition = { name: string; command: string; timeout_seconds?: number | null; retries?: number | null; continue_on_error?: boolean | null };
-
-/** A deployment's steps as runs copy them and the API shows them: every field the schema defaults, set. */
-export const stepDefinitions = (steps: readonly StepDefinition[]) =>
-  steps.map(({ name, command, timeout_seconds, retries, continue_on_error }) => ({
-    name,
-    command,
-    timeout_seconds: timeout_seconds ?? null,
-    retries: retries ?? 0,
-    continue_on_error: continue_on_error ?? false,
-  }));
-
-/** Inserts runs; one refused (a duplicate idempotency key) fails alone, with its code. Triggers at the same moment share one insert. */
-const insertRuns = batcher((runs: Record<string, unknown>[]) => insertEach(DeploymentRunModel.collection, runs));
-
-/**
- * A new queued run, as the schema would build it (every default, on the run and on each step), from
- * defaults taken once from the schema itself rather than a mongoose document per trigger.
- */
-const newRun = (() => {
-  const { _id, steps, ...runDefaults } = new DeploymentRunModel({ steps: [{ name: 'x', command: 'x' }] }).toObject();
-  const { name: _name, command: _command, ...stepDefaults } = steps[0]!;
-  return (fields: NewRun): DeploymentRun => {
-    const now = new Date();
-    return {
-      ...runDefaults,
-      _id: new Types.ObjectId(),
-      ...fields,
-      status: 'queued',
-      // A retry's run skips the steps that succeeded before.
-      steps: stepDefinitions(fields.steps).map((definition, index) => ({ ...stepDefaults, ...definition, status: index < (fields.start_step ?? 0) ? 'skipped' : 'pending' })),
-      createdAt: now,
-      updatedAt: now,
-      __v: 0,
-    } as unknown as DeploymentRun;
-  };
-})();
-
-export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> &
-  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host'>> & {
-    steps: readonly StepDefinition[];
-    parameters?: readonly StoredParameter[];
-    fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown } | null;
-  };
-
-/** A fleet run's target as its trigger creates it: queued, waiting for its batch (no place in its server's queue yet). */
-export type NewTarget = Pick<NewRun, 'server_id' | 'batch' | 'server_title' | 'server_host' | 'start_step'>;
-
-const TARGET_INSERT_CHUNK = 1000;
-
-/**
- * A fleet run and its targets, queued. The run first (its idempotency key may refuse it, code
- * 11000), then its targets; if they cannot all be stored, the run is taken back.
- */
-export async function createFleetRun(fields: NewRun, targets: NewTarget[]): Promise<DeploymentRun> {
-  const run = await createRun(fields);
-  try {
-    for (let from = 0; from < targets.length; from += TARGET_INSERT_CHUNK) {
-      const chunk = targets.slice(from, from + TARGET_INSERT_CHUNK).map((target) =>
-        newRun({
-          ...fields,
-          ...target,
-          idempotency_key: null,
-          request_digest: null,
-          fleet: null,
-          retry_of: null,
-          queue_seq: null,
-          parent_run_id: run._id,
-        }),
-      );
-      await DeploymentRunModel.collection.insertMany(chunk as never[], { ordered: false });
-    }
-  } catch (error) {
-    await DeploymentRunModel.deleteMany({ $or: [{ _id: run._id }, { parent_run_id: run._id }] });
-    throw error;
-  }
-  return run;
-}
-
-/** A trigger's run, queued (a snapshot of the deployment's steps). Rejects with code 11000 when its idempotency key was used. */
-export async function createRun(fields: NewRun): Promise<DeploymentRun> {
-  const run = newRun(fields);
-  await insertRuns(run);
-  return run;
-}
 
 /** A queued run taken back (its trigger could not finish); one a queue already started stays. */
 export async function withdrawQueuedRun(runId: Types.ObjectId): Promise<void> {
@@ -152,16 +68,16 @@ export async function finishRun(runId: string, status: RunStatus, error: string 
 
 /**
  * After a run's final write (its `endFields`): its deployment's mark (while this run is its last)
- * and its server's turn given back. Repeating it is harmless. The ended run's server, whether it
- * is a fleet target, and whether runs took places in the server's queue after its own while it
- * held the turn (they may be waiting).
+ * and its server's turn given back. Repeating it is harmless. The ended run's server and
+ * organization, and the run waiting first in the server's queue when the turn was this run's and
+ * runs took places after its own: the queue must be woken for it.
  */
 export async function runEnded(run: EndedRun, status: RunStatus) {
-  const [, lastPlace] = await Promise.all([
+  const [, waiting] = await Promise.all([
     run.parent_run_id ? null : DeploymentModel.updateOne({ _id: run.deployment_id, last_run_at: run.started_at }, { $set: { last_run_status: status } }),
-    run.server_id ? releaseTurn(run.server_id, run._id) : null,
+    giveBackTurn(run),
   ]);
-  return { serverId: run.server_id ?? null, organizationId: run.organization_id, fleetTarget: !!run.parent_run_id, placedAfter: lastPlace !== null && lastPlace > (run.queue_seq ?? 0) };
+  return { serverId: run.server_id ?? null, organizationId: run.organization_id, waiting };
 }
 
 /**
@@ -184,10 +100,10 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running'
         'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
       },
     }),
-    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1, server_id: 1, started_at: 1 } },
+    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1, server_id: 1, started_at: 1, queue_seq: 1 } },
   ).lean();
   if (!closed) return false;
-  if (closed.server_id) await releaseTurn(closed.server_id, closed._id);
+  await giveBackTurn(closed);
   // A run that had begun may be its deployment's last run (one closed while queued never was).
   if (from === 'running' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id, last_run_at: closed.started_at }, { $set: { last_run_status: to } });
   // A fleet run's targets close with it: those waiting as it ends, those running as a run would.
@@ -200,61 +116,15 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running'
   return true;
 }
 
-/** Targets of a fleet run still waiting for their batch (no place in a queue): skipped, or cancelled. One change each. */
-export async function closeWaitingTargets(runId: Types.ObjectId | string, to: 'skipped' | 'cancelled', fromBatch = 0): Promise<number> {
-  const closed = await DeploymentRunModel.updateMany(
-    { parent_run_id: runId, status: 'queued', queue_seq: null, batch: { $gte: fromBatch } },
-    asChange({ $set: { status: to, completed_at: new Date(), 'steps.$[open].status': to } }),
-    { arrayFilters: [{ 'open.status': 'pending' }] },
-  );
-  return closed.modifiedCount;
+/** How a run ended (its status and error), for a workflow that found it ended before it began; null when it does not exist. */
+export async function howRunEnded(runId: string): Promise<{ status: string; error: string | null } | null> {
+  const run = await DeploymentRunModel.findById(runId, { status: 1, error: 1 }).lean();
+  return run ? { status: run.status, error: run.error ?? null } : null;
 }
 
-/** A target whose batch started takes its place in its server's queue (bookkeeping: its status stays queued); false when it had one, or is not queued. */
-export async function enqueueTarget(targetId: string, queueSeq: number): Promise<boolean> {
-  const placed = await DeploymentRunModel.updateOne({ _id: targetId, status: 'queued', queue_seq: null }, { $set: { queue_seq: queueSeq } });
-  return placed.modifiedCount > 0;
-}
-
-/**
- * A target whose batch started, placed in its server's queue and begun at once (it holds the
- * server's turn, nothing ahead of it): queued → running in one write. Null when it had a place
- * already, or is not queued.
- */
-export async function beginTarget(targetId: string, queueSeq: number): Promise<Pick<DeploymentRun, 'steps' | 'start_step'> | null> {
-  // The driver's own: one per fleet target, every value typed already.
-  const now = new Date();
-  return DeploymentRunModel.collection.findOneAndUpdate(
-    { _id: new Types.ObjectId(targetId), status: 'queued', queue_seq: null },
-    asChange({ $set: { queue_seq: queueSeq, status: 'running', started_at: now, updatedAt: now } }),
-    { returnDocument: 'after', projection: { steps: 1, start_step: 1 } },
-  ) as Promise<Pick<DeploymentRun, 'steps' | 'start_step'> | null>;
-}
-
-/** A target that cannot run (its server gone, or never verified): failed, with why, without a step run. False when it was not queued. */
-export async function failTarget(targetId: string, error: string): Promise<boolean> {
-  const failed = await DeploymentRunModel.updateOne(
-    { _id: targetId, status: 'queued' },
-    asChange({ $set: { status: 'failed', error, completed_at: new Date(), 'steps.$[open].status': 'skipped' } }),
-    { arrayFilters: [{ 'open.status': 'pending' }] },
-  );
-  return failed.modifiedCount > 0;
-}
-
-/** How many of each fleet run's targets are in each status. */
-export async function targetCounts(runIds: Types.ObjectId[]): Promise<Map<string, Record<string, number>>> {
-  const counts = new Map<string, Record<string, number>>();
-  if (!runIds.length) return counts;
-  const rows = await DeploymentRunModel.aggregate<{ _id: { run: Types.ObjectId; status: string }; n: number }>([
-    { $match: { parent_run_id: { $in: runIds } } },
-    { $group: { _id: { run: '$parent_run_id', status: '$status' }, n: { $sum: 1 } } },
-  ]);
-  for (const row of rows) {
-    const key = row._id.run.toString();
-    counts.set(key, { ...counts.get(key), [row._id.status]: row.n });
-  }
-  return counts;
-}
+/** A run's steps as its workflow runs them: a retry's run skips the steps that succeeded before (marked only then: older histories replay the same). */
+export const stepsToRun = (run: Pick<DeploymentRun, 'steps' | 'start_step'>): RunStepDefinition[] =>
+  stepDefinitions(run.steps).map((step, index) => (index < (run.start_step ?? 0) ? { ...step, skip: true } : step));
 
 /** Bookkeeping: a person asked to cancel (the API shows the run's status, not this). */
 export async function requestCancel(runId: Types.ObjectId): Promise<void> {

@@ -1,10 +1,10 @@
 import type { Types } from 'mongoose';
-import { asObjectId } from '../ids';
 import { ServerModel, type Server, type ServerStatus } from './model';
 
 /*
  * The servers store: every write to a server document — its creation, its verification and health
- * (status, pinned host key, last error), its run queue counter — goes through these transitions.
+ * (status, pinned host key, last error) — goes through these transitions; its run queue's fields
+ * (`run_seq`, `turn_run_id`) are the run queue's own (src/domain/run-queue/server-turn.ts).
  */
 
 type Id = string | Types.ObjectId;
@@ -48,56 +48,4 @@ export async function recordHealth(id: Id, seen: { status: ServerStatus; hostKey
     { _id: id, status: seen.status, host_key_fingerprint: seen.hostKey },
     { $set: { status: next, last_checked_at: new Date(), last_error: error } },
   );
-}
-
-/**
- * `count` places in a verified server's run queue (its host key pinned), in the organization: the
- * first of them, or null when the server is not there or not runnable.
- */
-export async function takeRunQueuePlaces(id: Types.ObjectId, organizationId: string, count: number): Promise<number | null> {
-  const server = await ServerModel.findOneAndUpdate(
-    { _id: id, organization_id: organizationId, host_key_fingerprint: { $type: 'string' } },
-    { $inc: { run_seq: count } },
-    { returnDocument: 'after', projection: { run_seq: 1 } },
-  ).lean();
-  return server ? server.run_seq - count + 1 : null;
-}
-
-/*
- * A server's turn: the one run allowed to run there now. Runs take it before their first step and
- * it is given back when they end; these three writes and reads are its only ones. They leave the
- * server's `updatedAt` alone: a turn is not a change a person made.
- */
-
-/** The turn, for `runId`: taken when free, already its own, or held by `staleHolder` (a run that has ended). */
-export async function claimTurn(id: Id, runId: Types.ObjectId, staleHolder?: Types.ObjectId): Promise<boolean> {
-  const holders = staleHolder ? [null, runId, staleHolder] : [null, runId];
-  const claimed = await ServerModel.updateOne({ _id: id, turn_run_id: { $in: holders } }, { $set: { turn_run_id: runId } }, { timestamps: false });
-  return claimed.matchedCount > 0;
-}
-
-/** The run holding the server's turn (null: nobody), or undefined when the server is gone. */
-export async function turnHolder(id: Id): Promise<Types.ObjectId | null | undefined> {
-  const server = await ServerModel.findById(id, { turn_run_id: 1 }).lean();
-  return server ? (server.turn_run_id ?? null) : undefined;
-}
-
-/**
- * A place in a verified server's run queue for `runId`, and the server's turn with it if nobody
- * holds it: null when the server is not there or not runnable.
- */
-export async function takePlaceAndTurn(id: Types.ObjectId, organizationId: string, runId: Types.ObjectId): Promise<{ place: number; turn: boolean } | null> {
-  // The driver's own (as releaseTurn): one per fleet target, every value typed already.
-  const server = await ServerModel.collection.findOneAndUpdate(
-    { _id: id, organization_id: asObjectId(organizationId), host_key_fingerprint: { $type: 'string' } },
-    [{ $set: { run_seq: { $add: ['$run_seq', 1] }, turn_run_id: { $ifNull: ['$turn_run_id', runId] } } }],
-    { returnDocument: 'after', projection: { run_seq: 1, turn_run_id: 1 } },
-  );
-  return server ? { place: server.run_seq as number, turn: runId.equals((server.turn_run_id as Types.ObjectId | null) ?? undefined) } : null;
-}
-
-/** `runId` ended: its turn is free again. The server's last place taken when it held the turn, else null. */
-export async function releaseTurn(id: Id, runId: Types.ObjectId): Promise<number | null> {
-  const server = await ServerModel.collection.findOneAndUpdate({ _id: asObjectId(id), turn_run_id: runId }, { $set: { turn_run_id: null } }, { projection: { run_seq: 1 } });
-  return (server?.run_seq as number | undefined) ?? null;
 }

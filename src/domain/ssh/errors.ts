@@ -1,4 +1,4 @@
-import { failure, isRetryable, type FailureType } from '../../../workflows/failure-types';
+import { failure, isRetryable, type FailureType } from '../contracts/failure-types';
 
 /**
  * What went wrong talking to a server, sorted by what a retry can do about it:

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../../../workflows/contracts';
+import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 
 /** `--search-attribute` flags for `temporal server start-dev`. */
 export const devServerSearchAttributeFlags = () =>

@@ -5,7 +5,8 @@ import { ApplicationFailure } from '@temporalio/common';
  * histories and searched for in the Temporal UI (`ExecutionStatus="Failed"`, an activity's failure):
  * never rename one, only add.
  *
- * Workflows import this file too: it holds data and builds failures, nothing else.
+ * Workflows import this file too (it is one of the contracts under src/domain/contracts/, the lowest
+ * layer): it holds data and builds failures, nothing else.
  */
 interface FailureTypeEntry {
   /** The Temporal failure type. */

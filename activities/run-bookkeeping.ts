@@ -1,0 +1,59 @@
+import type { FleetPlan, FleetTarget, HowRunEnded, RunStepDefinition } from '../src/domain/contracts/runs';
+import type { RunStatus } from '../src/domain/deployments/model';
+import * as runs from '../src/domain/deployments/runs';
+import { batchTargets, closeWaitingTargets } from '../src/domain/deployments/targets';
+import { asObjectId } from '../src/domain/ids';
+import { wakeWaiting, type RunQueueActivityDeps } from './run-queue';
+
+/**
+ * A run's bookkeeping as its workflow moves it along — begin, a fleet run's batches, its end — each
+ * one transition of the runs store. Local activities: short database work.
+ */
+export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDeps) {
+  const afterEnd = wakeWaiting(wakeQueue);
+  return {
+    /**
+     * queued → running; returns the steps, or null when the run has ended (cancelled while queued).
+     * A run already running is this workflow's own, begun before its worker died (a local activity
+     * runs again when its workflow task is retried): it carries on.
+     */
+    async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
+      const run = await runs.beginRun(runId);
+      return run && runs.stepsToRun(run);
+    },
+
+    /** A fleet run: queued → running, and what its workflow needs to run its batches; null when it has ended (cancelled while queued). */
+    async beginFleet({ runId }: { runId: string }): Promise<FleetPlan | null> {
+      const run = await runs.beginRun(runId);
+      if (!run?.fleet) return null;
+      return { total: run.fleet.total, batches: run.fleet.batches, maxFailures: run.fleet.max_failures };
+    },
+
+    /** A batch's targets still waiting to start (a target closed meanwhile, by a cancel, is not). */
+    batchTargets: ({ runId, batch }: { runId: string; batch: number }): Promise<FleetTarget[]> => batchTargets(runId, batch),
+
+    /** A fleet run's targets still waiting for their batch (from `fromBatch` on): skipped (too many failures) or cancelled. */
+    closeWaitingTargets: ({ runId, to, fromBatch }: { runId: string; to: 'skipped' | 'cancelled'; fromBatch: number }): Promise<number> =>
+      closeWaitingTargets(runId, to, fromBatch),
+
+    /** A queued run (before its turn) that will never start: cancelled. */
+    async cancelQueuedRun({ runId }: { runId: string }): Promise<void> {
+      await runs.closeRun(asObjectId(runId), 'queued', 'cancelled');
+    },
+
+    /** A run that beginRun found already ended (cancelled while queued, or closed by a sweep): how it ended. */
+    endedRun: ({ runId }: { runId: string }): Promise<HowRunEnded | null> => runs.howRunEnded(runId),
+
+    /** Steps from `from` on that have not run: skipped. */
+    async skipSteps({ runId, from }: { runId: string; from: number }): Promise<void> {
+      await runs.skipSteps(runId, from);
+    },
+
+    /** Only a running run ends here: one the API already closed (its workflow was gone) keeps its status. */
+    async finishRun({ runId, status, error }: { runId: string; status: RunStatus; error: string | null }): Promise<void> {
+      await afterEnd(await runs.finishRun(runId, status, error));
+    },
+  };
+}
+
+export type RunBookkeepingActivities = ReturnType<typeof createRunBookkeepingActivities>;

@@ -1,0 +1,180 @@
+/*
+ * What deployment runs' workflows take and give, and what their activities exchange with them.
+ */
+
+/** At most this many targets run at once: a batch's children are one workflow history's. */
+export const MAX_BATCH_SIZE = 1000;
+
+/** A step without timeout_seconds is still stopped after a day: nothing runs unwatched forever. */
+export const DEFAULT_STEP_LIMIT_SECONDS = 24 * 3600;
+
+/** A command still running after this long in its (local, non-heartbeating) first activity is handed off. */
+export const STEP_HANDOFF_AFTER_MS = 2000;
+
+/** A run on one server: a one-server run, or a fleet run's target. */
+export interface QueuedRun {
+  runId: string;
+  organizationId: string;
+  deploymentId: string;
+  serverId: string;
+  deploymentName: string;
+  triggeredBy: string;
+  /** The server's title, for the names a person reads in the Temporal UI (absent in runs queued before it existed). */
+  serverTitle?: string;
+  /**
+   * The run's place in its server's queue, taken by its trigger: the run's workflow (started by the
+   * trigger) takes the server's turn itself, or waits for its queue to give it when runs are ahead.
+   * Absent: the queue gave it the turn and started its workflow (runs queued before runs took their
+   * turns, and one whose trigger's start was lost) — or it is a fleet target, placed when its batch starts.
+   */
+  place?: number;
+  /** A fleet run's target, in what queues read before runs took their turns: its workflow, which the queue signals. */
+  fleetTargetWorkflowId?: string;
+}
+
+export type TargetRunInput = QueuedRun & { fleetRunId: string; batch: number };
+
+/** A run's server and place, as taking its turn needs them. */
+export interface RunPlace {
+  runId: string;
+  serverId: string;
+  organizationId: string;
+}
+
+/**
+ * Where a run stands once it asked for its server's turn: it has the turn (`steps`: begun with it,
+ * null when the run had ended meanwhile), waits in the server's queue for it, or failed without
+ * running (its server gone or never verified).
+ */
+export type TurnOutcome = { turn: true; steps?: RunStepDefinition[] | null } | { queued: true } | { failed: string };
+
+/** The queue → run hand-off, from the queue's side: the next run to give the turn to, taken for it. */
+export interface NextRun extends QueuedRun {
+  /** The workflow to tell "your turn": the run's own (one-server), or its fleet target's. */
+  workflowId: string;
+  /** A fleet run's target (its workflow a child of its fleet run's, never started by the queue). */
+  fleetTarget: boolean;
+}
+
+/** What a wake of a server's queue carries: the runs that asked for their turn (absent in wakes sent before runs named themselves). */
+export interface QueueWake {
+  runIds: string[];
+}
+
+export interface RunQueueInput {
+  serverId: string;
+  organizationId: string;
+}
+
+export interface FleetRunInput {
+  runId: string;
+  organizationId: string;
+  deploymentId: string;
+  deploymentName: string;
+  triggeredBy: string;
+  /** Carried over a continue-as-new: where the run is. */
+  progress?: FleetProgress;
+}
+
+export interface FleetPlan {
+  total: number;
+  batches: number;
+  maxFailures: number;
+}
+
+export interface FleetProgress {
+  plan: FleetPlan;
+  nextBatch: number;
+  failed: number;
+  firstFailure: string | null;
+  /** When the run's first workflow began (ms since the epoch), so a continued run still counts from there (absent before it was carried). */
+  startedAt?: number;
+}
+
+/** A target as the fleet run starts it. */
+export interface FleetTarget {
+  runId: string;
+  serverId: string;
+  serverTitle: string;
+}
+
+export interface FleetResult {
+  status: 'success';
+  targets: number;
+  duration_seconds: number;
+}
+
+/** What a run's workflow completes with when the run succeeded (a failed run fails its workflow; a cancelled one is cancelled). */
+export interface RunResult {
+  status: 'success';
+  steps: number;
+  duration_seconds: number;
+}
+
+/** How a run ended, as its workflow reads it when it finds the run ended before it began. */
+export interface HowRunEnded {
+  status: string;
+  error: string | null;
+}
+
+/** What a failed step's failure carries, beside its one-line message. */
+export interface StepFailureDetails {
+  step: string;
+  index: number;
+  server: string;
+  exit_code: number | null;
+}
+
+export interface RunStepDefinition {
+  name: string;
+  command: string;
+  timeout_seconds: number | null;
+  retries: number;
+  continue_on_error: boolean;
+  /** Not run: it succeeded in the run this one retries (absent before retries existed). */
+  skip?: boolean;
+}
+
+export interface StepAttempt {
+  runId: string;
+  /** The run's server and organization, so the step reads its run, credentials and secrets at once. */
+  serverId: string;
+  organizationId: string;
+  index: number;
+  /** Which exit-code retry this is (0 for the first run of the command). */
+  exitAttempt: number;
+  finalExitAttempt: boolean;
+  /** The run's last step, nothing failed before it: its success ends the run (success) in the same write. */
+  endsRun?: boolean;
+}
+
+export interface StepResult {
+  status: 'success' | 'failed';
+  exitCode: number | null;
+  timedOut: boolean;
+  /** The step's success ended its run too (`endsRun`): the run needs no `finishRun`. */
+  endedRun?: boolean;
+}
+
+/** A step's first activity either finishes it or hands its still-running command to the task queue named here. */
+export type StepOutcome = StepResult | { handedOff: string };
+
+/** How a person reads the server of a run: its title, else its id. */
+export const serverLabel = (run: Pick<QueuedRun, 'serverId' | 'serverTitle'>) => run.serverTitle || run.serverId;
+
+/** The summary and details the Temporal UI shows for a run's workflow. */
+export const runWorkflowMetadata = (run: QueuedRun) => ({
+  staticSummary: `${run.deploymentName} on ${serverLabel(run)}`,
+  staticDetails: [
+    `**Deployment** ${run.deploymentName} (${run.deploymentId})`,
+    `**Server** ${serverLabel(run)} (${run.serverId})`,
+    `**Triggered by** ${run.triggeredBy}`,
+    `**Run** ${run.runId}`,
+  ].join('\n\n'),
+});
+
+/** The summary and details the Temporal UI shows for a fleet run's workflow. */
+export const fleetWorkflowMetadata = (run: FleetRunInput, targets: number) => ({
+  staticSummary: `${run.deploymentName} on ${targets} servers`,
+  staticDetails: [`**Deployment** ${run.deploymentName} (${run.deploymentId})`, `**Targets** ${targets}`, `**Triggered by** ${run.triggeredBy}`, `**Run** ${run.runId}`].join('\n\n'),
+});

@@ -1,0 +1,18 @@
+import type { ConversationInput, ConversationResult } from './conversations';
+import type { FleetResult, FleetRunInput, QueuedRun, RunQueueInput, RunResult, TargetRunInput } from './runs';
+import type { ServerHealthInput, VerifyServerInput } from './servers';
+
+/**
+ * The workflows as their clients see them: started by name with these signatures, so code that
+ * starts them (src/) never imports the workflows themselves. Each workflow is checked against its
+ * signature in workflows/index.ts.
+ */
+export interface WorkflowSignatures {
+  serverVerificationWorkflow: (input: VerifyServerInput) => Promise<void>;
+  serverHealthWorkflow: (input: ServerHealthInput) => Promise<void>;
+  serverRunQueueWorkflow: (input: RunQueueInput) => Promise<void>;
+  deploymentRunWorkflow: (run: QueuedRun) => Promise<RunResult>;
+  deploymentFleetWorkflow: (run: FleetRunInput) => Promise<FleetResult>;
+  deploymentTargetWorkflow: (target: TargetRunInput) => Promise<RunResult>;
+  conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
+}

@@ -1,0 +1,28 @@
+/*
+ * Business ids of Bosun's workflows and the names of their signals and updates: what the API, the
+ * worker, the activities and the workflows agree on. Recorded in histories and typed into the
+ * Temporal UI by people: never rename one.
+ */
+
+/** One verification and one health monitor per server. */
+export const serverVerifyWorkflowId = (serverId: string) => `server-verify-${serverId}`;
+export const serverHealthWorkflowId = (serverId: string) => `server-health-${serverId}`;
+
+/** One workflow per run: a one-server run's, or a fleet run's (which starts one child per target). */
+export const deploymentRunWorkflowId = (runId: string) => `deployment-run-${runId}`;
+/** A fleet run's target: a child of its fleet run's workflow. */
+export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deployment-run-${runId}-${serverId}`;
+/** A server's run queue: hands the server's turn to the runs waiting for it, in the order they were placed. */
+export const serverRunQueueWorkflowId = (serverId: string) => `server-run-queue-${serverId}`;
+
+/** Run → queue: "a run waits for its turn" (the run's id; absent in wakes sent before runs named themselves). */
+export const WAKE_QUEUE_SIGNAL = 'wake';
+/** Queue → run: "your turn on this server". */
+export const TURN_SIGNAL = 'turn';
+/** Run → queue: "done with this server" (the run's id), for a turn the queue gave. */
+export const RELEASED_SIGNAL = 'released';
+
+/** One workflow per conversation, planning each instruction and running its steps in order. */
+export const conversationWorkflowId = (conversationId: string) => `conversation-${conversationId}`;
+export const CONVERSATION_MESSAGE_SIGNAL = 'message';
+export const STEP_DECISION_UPDATE = 'decide';

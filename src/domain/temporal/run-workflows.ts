@@ -1,0 +1,96 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type QueuedRun } from '../contracts/runs';
+import { fleetSearchAttributes, runSearchAttributes } from '../contracts/search-attributes';
+import type { WorkflowSignatures } from '../contracts/signatures';
+import { deploymentRunWorkflowId } from '../contracts/workflow-ids';
+import { cancelIfRunning, isOpen } from './handles';
+import type { Reachability } from './reachability';
+
+/** What a run's workflow needs of its run document to start: a one-server run's, placed in its server's queue. */
+export interface StartableRun {
+  _id: { toString(): string };
+  organization_id: { toString(): string };
+  deployment_id: { toString(): string };
+  server_id?: { toString(): string } | null;
+  server_title?: string | null;
+  queue_seq?: number | null;
+  triggered_by: string;
+}
+
+/** A one-server run's workflow input, from its document (placed by its trigger) and its deployment's name. */
+export const runStart = (run: StartableRun, deploymentName: string): QueuedRun => ({
+  runId: run._id.toString(),
+  organizationId: run.organization_id.toString(),
+  deploymentId: run.deployment_id.toString(),
+  serverId: String(run.server_id),
+  deploymentName,
+  triggeredBy: `API token: ${run.triggered_by}`,
+  serverTitle: run.server_title ?? String(run.server_id),
+  place: run.queue_seq!,
+});
+
+/** Runs' workflows: one per run (`deployment-run-<run id>`), started once, never again once finished. */
+export class RunWorkflows {
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly reachability: Reachability,
+  ) {}
+
+  /**
+   * Starts a one-server run's workflow, which takes its server's turn or waits for it, or finds it
+   * started: the trigger, a repeated trigger and the workers' sweep may all ask.
+   */
+  start(run: QueuedRun): Promise<void> {
+    return this.startOnce(
+      this.client.workflow.start<WorkflowSignatures['deploymentRunWorkflow']>('deploymentRunWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: deploymentRunWorkflowId(run.runId),
+        args: [run],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: runSearchAttributes(run),
+        memo: { deployment: run.deploymentName, triggered_by: run.triggeredBy },
+        ...runWorkflowMetadata(run),
+      }),
+    );
+  }
+
+  /** Starts a fleet run's workflow, or finds it started: the trigger, and the workers' sweep after a start that was lost, may both ask. */
+  startFleet(run: FleetRunInput, targets: number): Promise<void> {
+    return this.startOnce(
+      this.client.workflow.start<WorkflowSignatures['deploymentFleetWorkflow']>('deploymentFleetWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: deploymentRunWorkflowId(run.runId),
+        args: [run],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: fleetSearchAttributes(run),
+        memo: { deployment: run.deploymentName, triggered_by: run.triggeredBy },
+        ...fleetWorkflowMetadata(run, targets),
+      }),
+    );
+  }
+
+  /** Is the run's workflow still open? False when it ended (or never existed). */
+  isOpen(runId: string): Promise<boolean> {
+    return isOpen(this.client, deploymentRunWorkflowId(runId));
+  }
+
+  /** Cancels a run's workflow; false when it has ended (terminated by hand, say) or does not exist (not started, or long gone). */
+  cancel(runId: string): Promise<boolean> {
+    return cancelIfRunning(this.client, deploymentRunWorkflowId(runId));
+  }
+
+  /** A start that found its workflow started, or finished (never started twice), went through too. */
+  private async startOnce(start: Promise<unknown>): Promise<void> {
+    try {
+      await start;
+      this.reachability.sent(true);
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return this.reachability.sent(true);
+      this.reachability.sent(false);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { patched } from '@temporalio/workflow';
+
+/*
+ * Every patch the workflows branch on, in one place: its id (recorded as a marker in histories:
+ * never rename one), what the old branch keeps replaying, and the plan to retire it. Retiring
+ * takes two releases, as Temporal's versioning guide says: first `deprecatePatch(id)` with the old
+ * branch removed, once no workflow started before the patch can still be open or be replayed (a
+ * query on a closed one); then the call itself, once no open workflow has the marker. Until then
+ * the old histories stay under test/histories/<commit>/ and the replay test runs them.
+ */
+interface Patch {
+  id: string;
+  /** The commit that added it: workflows started by older code take the old branch. */
+  since: string;
+  /** What the old branch does, and which histories replay it. */
+  oldBranch: string;
+  /** When the old branch can go. */
+  retire: string;
+}
+
+export const PATCHES = {
+  honestWorkflowOutcome: {
+    id: 'honest-workflow-outcome',
+    since: 'cbab895',
+    oldBranch: 'Runs and conversations complete whatever happened (no Failed or Cancelled workflow); test/histories/0895c8d/.',
+    retire: 'Deprecate once no run or conversation started before cbab895 is open; workflows are not kept after their retention, so then the histories of 0895c8d can go too.',
+  },
+  uniqueActivityNames: {
+    id: 'unique-activity-names',
+    since: 'bcc497e',
+    oldBranch: 'Conversations call setStatus / failStep / finish (activities/index.ts keeps those names registered); test/histories/0895c8d/conversation-*.json.',
+    retire: 'Deprecate with honestWorkflowOutcome (same histories); then drop the legacy activity names.',
+  },
+  replanAfterFailure: {
+    id: 'replan-after-failure',
+    since: 'd2a660e',
+    oldBranch: 'A failed conversation step is not offered to the planner again.',
+    retire: 'Deprecate now in the next release: no conversation of before d2a660e is recorded or can still be open on a current deployment.',
+  },
+  turnsInDatabase: {
+    id: 'turns-in-database',
+    since: '72aba4c',
+    oldBranch: 'A fleet target always waits for its queue to give it its turn (queueTarget); test/histories/9e7bc8b/.',
+    retire: 'Deprecate together with runsTakeTheirTurns.',
+  },
+  runsTakeTheirTurns: {
+    id: 'runs-take-their-turns',
+    since: 'this release (the run queue with one owner)',
+    oldBranch:
+      'The queue starts a one-server run as its child and a fleet target takes its turn with takeTargetTurn; test/histories/a89f35b/ and the queue and target histories recorded before it.',
+    retire: 'Deprecate once every queue and fleet run started before it has ended (queues end after 10 idle minutes, fleet runs with their targets); keep the histories a release longer.',
+  },
+} as const satisfies Record<string, Patch>;
+
+/** Whether this workflow takes the new branch of a patch (see PATCHES). */
+export const isPatched = (patch: Patch) => patched(patch.id);

@@ -1,0 +1,68 @@
+import { CancellationScope, condition, defineSignal, getExternalWorkflowHandle, isCancellation, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { failure } from '../src/domain/contracts/failure-types';
+import { serverLabel, type QueuedRun, type RunResult, type RunStepDefinition, type TurnOutcome } from '../src/domain/contracts/runs';
+import { RELEASED_SIGNAL, serverRunQueueWorkflowId, TURN_SIGNAL } from '../src/domain/contracts/workflow-ids';
+import { executeRun } from './run-steps';
+import { bookkeeping } from './run-activities';
+
+export const turnSignal = defineSignal(TURN_SIGNAL);
+
+/** How often a run waiting for its turn checks that it still waits, and wakes its queue again. */
+const WAITING_CHECK = '1 minute';
+
+/**
+ * A run on its server, from asking for the server's turn to its end — one path for a one-server run
+ * and a fleet target. `ask` takes the turn when nothing is ahead of the run there (the run begins
+ * with it); otherwise the run waits for its queue to give it the turn (runs on one server never
+ * interleave, whichever deployment they come from). Then its steps run; the run's end gives the turn
+ * back, and a turn the queue gave is signalled back to the queue too.
+ */
+export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>): Promise<RunResult> {
+  let given = false;
+  setHandler(turnSignal, () => {
+    given = true;
+  });
+  const giveBack = () =>
+    CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(serverRunQueueWorkflowId(run.serverId))
+        .signal<[string]>(RELEASED_SIGNAL, run.runId)
+        // The queue is gone (terminated): it reads the run's status when it comes back.
+        .catch(() => undefined),
+    );
+  // Begun with the turn (taken without the queue): the steps to run.
+  let begun: RunStepDefinition[] | null | undefined;
+  try {
+    const asked = await CancellationScope.nonCancellable(ask);
+    if ('failed' in asked) {
+      setCurrentDetails(`not run: ${asked.failed}`);
+      throw failure('DeploymentRunFailed', asked.failed);
+    }
+    if ('turn' in asked) begun = asked.steps;
+    else await waitForTurn(run, () => given);
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    // Cancelled before its turn: it never runs (the queue skips a run that is no longer queued).
+    await CancellationScope.nonCancellable(() => bookkeeping.cancelQueuedRun({ runId: run.runId }));
+    if (given) await giveBack();
+    throw error;
+  }
+  try {
+    return await executeRun(run, begun);
+  } finally {
+    // The queue that gave a turn waits for it back; a turn taken without it was given back by the run's end.
+    if (given) await giveBack();
+  }
+}
+
+/**
+ * Waits for the queue's "your turn". Each minute the run checks that it still waits — a run
+ * cancelled or closed meanwhile goes on to its begin, which finds how it ended — and wakes its queue
+ * again, in case a wake was lost (a queue terminated by hand).
+ */
+async function waitForTurn(run: QueuedRun, given: () => boolean): Promise<void> {
+  setCurrentDetails(`waiting for its turn on ${serverLabel(run)}`);
+  const place = { runId: run.runId, serverId: run.serverId, organizationId: run.organizationId };
+  while (!(await condition(given, WAITING_CHECK))) {
+    if (!(await bookkeeping.stillWaiting(place))) return;
+  }
+}
