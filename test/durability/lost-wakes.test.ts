@@ -4,7 +4,7 @@ import { ServerModel } from '../../src/domain/servers/model';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 
-describe('a queued run whose wake never reached Temporal', () => {
+describe('a queued run whose workflow start never reached Temporal', () => {
   let bosun: Bosun;
   let token: string;
   beforeAll(async () => {
@@ -18,7 +18,7 @@ describe('a queued run whose wake never reached Temporal', () => {
     const id = (await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
       name: 'lost', server_id: serverId, steps: [{ name: 'hello', command: 'echo swept' }],
     })).body.data.id;
-    // What a trigger stores before it answers 202; the API process then dies before its wake goes out.
+    // What a trigger stores before it answers 202; the API process then dies before its start goes out.
     const deployment = (await DeploymentModel.findById(id).lean())!;
     const server = (await ServerModel.findOneAndUpdate({ _id: serverId }, { $inc: { run_seq: 1 } }, { returnDocument: 'after' }).lean())!;
     const run = await DeploymentRunModel.create({

@@ -222,62 +222,6 @@ describe('deploymentRunWorkflow', () => {
   });
 });
 
-describe('serverRunQueueWorkflow', () => {
-  const queued = (deploymentName: string): QueuedRun => ({
-    runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', serverId: `srv-${randomBytes(3).toString('hex')}`, deploymentName, triggeredBy: 'API token: ci', serverTitle: 'web-1',
-  });
-
-  test('a failed run is an ordinary outcome: the queue goes on with the next run', async () => {
-    const runs = [queued('fails'), queued('succeeds')];
-    const pending = [...runs];
-    await withWorker(
-      {
-        nextQueuedRun: async () => pending.shift() ?? null,
-        beginRun: async () => [{ name: 'only', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false }],
-        startStep: async (input: { runId: string }): Promise<StepResult> => ({ status: input.runId === runs[0]!.runId ? 'failed' : 'success', exitCode: input.runId === runs[0]!.runId ? 1 : 0, timedOut: false }),
-        skipSteps: async () => undefined,
-        finishRun: async () => undefined,
-      },
-      async (taskQueue, calls) => {
-        const queue = await env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: `queue-${randomBytes(4).toString('hex')}`, args: [{ serverId: runs[0]!.serverId, organizationId: 'org' }] });
-        await eventually(async () => calls.filter(([n]) => n === 'finishRun').length, (n) => n === 2);
-        expect(await outcome(env.client.workflow.getHandle(deploymentRunWorkflowId(runs[0]!.runId)))).toBe('FAILED');
-        expect(await outcome(env.client.workflow.getHandle(deploymentRunWorkflowId(runs[1]!.runId)))).toBe('COMPLETED');
-        expect((await queue.describe()).status.name).toBe('RUNNING');
-        await queue.terminate('test over');
-      },
-    );
-  });
-
-  test('a child that cannot start (its workflow id is taken): the queue waits, says so, and starts it once free', async () => {
-    const run = queued('blocked');
-    let served = false;
-    await withWorker(
-      {
-        nextQueuedRun: async () => (served ? null : run),
-        beginRun: async () => {
-          served = true;
-          return [{ name: 'only', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false }];
-        },
-        startStep: async (): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false }),
-        finishRun: async () => undefined,
-      },
-      async (taskQueue, calls) => {
-        // The run's workflow id is held by an execution no worker runs (a queue nobody polls).
-        const blocker = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue: `${taskQueue}-nobody`, workflowId: deploymentRunWorkflowId(run.runId), args: [run] });
-        const queue = await env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: `queue-${randomBytes(4).toString('hex')}`, args: [{ serverId: run.serverId, organizationId: 'org' }] });
-        const waiting = await eventually(() => queue.query<{ currentDetails?: string }>('__temporal_workflow_metadata'), (m) => m.currentDetails?.startsWith('waiting') ?? false);
-        expect(waiting.currentDetails).toBe(`waiting: the workflow of run ${run.runId} (blocked) is already running`);
-        expect(names(calls)).not.toContain('beginRun');
-        await blocker.terminate('freed by the test');
-        await eventually(async () => names(calls), (n) => n.includes('finishRun'), 30_000);
-        expect(await outcome(env.client.workflow.getHandle(deploymentRunWorkflowId(run.runId)))).toBe('COMPLETED');
-        await queue.terminate('test over');
-      },
-    );
-  });
-});
-
 describe('conversationWorkflow', () => {
   const input = (): ConversationInput => ({ conversationId: randomBytes(12).toString('hex'), organizationId: 'org', inbox: ['m1'] });
   const step = (index: number, extra: Partial<PlannedStepRef> = {}): PlannedStepRef => ({
