@@ -1,7 +1,6 @@
 import { Types } from 'mongoose';
 import { ConversationModel, MAX_CONVERSATION_STEPS, type Conversation, type ConversationStatus, type ConversationStep } from '../src/domain/conversations/model';
 import * as conversations from '../src/domain/conversations/store';
-import { stepField } from '../src/domain/execution/steps';
 import type { Logger } from '../src/logger';
 import { organizationPolicy } from '../src/domain/organizations/policy';
 import type { Planner, Risk, StepReport, StepTarget } from '../src/domain/planner/types';
@@ -155,12 +154,11 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
      */
     async runConversationStep(input: ConversationStepAttempt): Promise<StepResult> {
       const { conversationId, index } = input;
-      const [conversation, target, organizationSecrets] = await Promise.all([
-        ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>(),
+      const [step, target, organizationSecrets] = await Promise.all([
+        conversations.findStep(conversationId, index),
         loadVerifiedTarget(input.serverId, secretBox),
         organizationSecretValues(input.organizationId, secretBox),
       ]);
-      const step = conversation?.steps[0] as ConversationStep | undefined;
       if (!step || step._id.toString() !== input.stepId) throw failure('StepNotFound', `Conversation ${conversationId} has no step ${input.stepId}`);
       const recorded = recordedResult(step, 0);
       if (recorded) return recorded;
@@ -171,8 +169,6 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
         secrets: [...credentialSecrets(target), ...organizationSecrets],
         limitSeconds: DEFAULT_STEP_LIMIT_SECONDS,
         steps: conversations.conversationSteps(conversationId),
-        successStatus: 'completed',
-        resultFields: (succeeded) => ({ [stepField(index, 'execution_success')]: succeeded }),
         failureNote: true,
       });
       return follow(execution);
@@ -180,8 +176,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
 
     /** A step whose activity failed for good (server unreachable or refusing us): failed, with the reason. */
     async failConversationStep({ conversationId, index, message }: { conversationId: string; index: number; message: string }): Promise<void> {
-      const conversation = await ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>();
-      const step = conversation?.steps[0] as ConversationStep | undefined;
+      const step = await conversations.findStep(conversationId, index);
       if (!step) return;
       await conversations.failStep(conversationId, index, step, message);
       if (step.pgid) await stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid]);

@@ -68,6 +68,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       return { ...recorded, endedRun: true };
     }
     const parameters = openParameters(run, secretBox);
+    const steps = runs.runSteps(runId);
     return startStepExecution(settings, {
       attempt: input,
       step,
@@ -75,8 +76,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       environment: parameterEnvironment(parameters),
       secrets: [...credentialSecrets(target), ...organizationSecrets, ...secretParameterValues(parameters)],
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
-      steps: runs.runSteps(runId),
-      successEnds: input.endsRun ? { fields: () => runs.endFields('success'), after: afterEnd } : undefined,
+      steps,
+      successEnds: input.endsRun ? { finish: steps.finishStepEndingRun, after: afterEnd } : undefined,
     });
   }
 
@@ -122,9 +123,9 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      * Only a step still pending or running moves: a finished step keeps its result.
      */
     async failRunStep({ runId, index, message }: { runId: string; index: number; message: string }): Promise<void> {
-      const run = await DeploymentRunModel.findById(runId, { server_id: 1, organization_id: 1, parameters: 1, steps: { $slice: [index, 1] } }).lean();
-      const step = run?.steps[0];
-      if (!run || !step) return;
+      const found = await runs.findRunStep(runId, index);
+      if (!found) return;
+      const { run, step } = found;
       const [loaded, organizationSecrets] = await Promise.all([
         loadSshTarget(String(run.server_id), secretBox).catch(() => null),
         organizationSecretValues(run.organization_id.toString(), secretBox).catch(() => []),
@@ -133,7 +134,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       const secrets = [...(loaded ? credentialSecrets(loaded.target) : []), ...organizationSecrets, ...secretParameterValues(openParameters(run, secretBox))];
       const stepLog = new StepLog(steps, index, step, settings, secrets, log, { runId, index });
       stepLog.note(`${step.output && !step.output.endsWith('\n') ? '\n' : ''}--- failed: ${message} ---\n`);
-      await steps.failStep(index, stepLog.finalFields());
+      await steps.failStep(index, { chunk: stepLog.finalChunk() });
       // Stopped once failed: a command killed before would record its own exit over this failure.
       if (step.pgid) await killLeftovers(runId, [step.pgid]);
       log.warn({ runId, index, message }, 'step failed for good');
@@ -141,11 +142,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
 
     /** After a cancel: the running step and every pending one become cancelled, and its command is stopped. */
     async cancelSteps({ runId }: { runId: string }): Promise<void> {
-      const run = await DeploymentRunModel.findById(runId, { 'steps.pgid': 1 }).lean();
-      if (!run) return;
       // Closed first: a command killed before would end as a failure in the execution still holding it.
-      await runs.cancelSteps(runId);
-      await killLeftovers(runId, run.steps.flatMap((step) => (step.pgid ? [step.pgid] : [])));
+      await killLeftovers(runId, await runs.cancelSteps(runId));
     },
   };
 }

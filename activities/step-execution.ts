@@ -10,7 +10,7 @@ import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
 import type { StepAttempt, StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
-import type { AttemptStart, StepTransitions } from '../src/domain/execution/steps';
+import type { AttemptResult, AttemptStart, StepTransitions } from '../src/domain/execution/steps';
 import { StepLog } from './step-log';
 
 /** The SSH side of a step failed (not the command, not the database). */
@@ -114,8 +114,6 @@ export function startStepExecution(
     secrets,
     limitSeconds,
     steps,
-    successStatus = 'success',
-    resultFields = () => ({}),
     successEnds,
     failureNote = false,
   }: {
@@ -128,14 +126,12 @@ export function startStepExecution(
     limitSeconds: number;
     /** The step's document (a run, a conversation), written only through its transitions. */
     steps: StepTransitions;
-    successStatus?: string;
-    /** More fields for the final write, which holds the result (one change, one event). */
-    resultFields?: (succeeded: boolean) => Record<string, unknown>;
     /**
-     * What the step's success ends with it, in its result's write (a run's last step ends the run):
-     * the fields that write sets too, and what follows once it is written (`endedRun` in the result).
+     * What the step's success ends with it (a run's last step ends the run): the transition that
+     * writes that success instead of `finishAttempt` (one write), and what follows once it is
+     * written (`endedRun` in the result).
      */
-    successEnds?: { fields: () => Record<string, unknown>; after: () => Promise<void> };
+    successEnds?: { finish: (index: number, result: AttemptResult) => Promise<boolean>; after: () => Promise<void> };
     /** End a failed step's output with the exit code (a conversation's execution log holds the failure details). */
     failureNote?: boolean;
   },
@@ -235,16 +231,16 @@ export function startStepExecution(
     const final = succeeded || attempt.finalExitAttempt;
     const ends = succeeded ? successEnds : undefined;
     // The last output and the result in one write: one change, one event.
-    const outcome = {
-      status: succeeded ? successStatus : final ? 'failed' : 'running',
+    const outcome: AttemptResult = {
+      succeeded,
       exitCode: result.exitCode,
       timedOut: stop === 'timeout',
       exitAttempt: attempt.exitAttempt,
       final,
       start: startInResult ? start : undefined,
-      fields: { ...(final ? resultFields(succeeded) : {}), ...ends?.fields(), ...stepLog.finalFields() },
+      chunk: stepLog.finalChunk(),
     };
-    const written = await stepLog.write((s) => s.finishAttempt(index, outcome));
+    const written = await stepLog.write((s) => (ends ? ends.finish(index, outcome) : s.finishAttempt(index, outcome)));
     const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
     if (!ends || !written) return stepResult;
     await ends.after();

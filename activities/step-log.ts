@@ -1,5 +1,5 @@
 import { CappedOutput, Redactor } from '../src/domain/execution/output';
-import { stepField, type OutputFields, type StepTransitions } from '../src/domain/execution/steps';
+import type { OutputChunk, StepTransitions } from '../src/domain/execution/steps';
 import type { Logger } from '../src/logger';
 
 /**
@@ -80,15 +80,15 @@ export class StepLog {
   /** Writes what is pending (if anything) as one chunk. */
   flush(): Promise<unknown> {
     if (!this.pending) return this.writes;
-    const output = this.chunkFields(this.takePending());
-    return this.write((steps) => steps.appendOutput(this.index, output)).catch(this.warn('step output'));
+    const chunk = this.nextChunk(this.takePending());
+    return this.write((steps) => steps.appendOutput(this.index, chunk)).catch(this.warn('step output'));
   }
 
-  /** The pending output as fields of a final write (which also holds the result: one change, one event). */
-  finalFields(): OutputFields {
+  /** The pending output as the chunk of a final write (which also holds the result: one change, one event); null when there is none. */
+  finalChunk(): OutputChunk | null {
     this.pending += this.redactor.flush();
-    const chunk = this.takePending();
-    return chunk ? this.chunkFields(chunk) : {};
+    const text = this.takePending();
+    return text ? this.nextChunk(text) : null;
   }
 
   private takePending() {
@@ -97,7 +97,7 @@ export class StepLog {
     return chunk;
   }
 
-  private chunkFields(chunk: string): OutputFields {
+  private nextChunk(chunk: string): OutputChunk {
     this.output.append(chunk);
     if (this.inline && this.output.whole && this.output.bytes <= this.logLimit) this.inline.text += chunk;
     else {
@@ -110,15 +110,9 @@ export class StepLog {
       }
       this.keepInLog(chunk);
     }
-    const fields = {
-      [stepField(this.index, 'output')]: this.output.toString(),
-      [stepField(this.index, 'output_bytes')]: this.output.bytes,
-      [stepField(this.index, 'streamed')]: this.streamed + chunk.length,
-      // The offset makes every chunk a change, even one identical to the last.
-      last_chunk: { step: this.index, offset: this.streamed, data: chunk },
-    };
+    const next = { output: this.output.toString(), bytes: this.output.bytes, offset: this.streamed, data: chunk };
     this.streamed += chunk.length;
-    return fields;
+    return next;
   }
 
   /** Queues a chunk for the whole log, up to its limit (then one line says where it stopped). */

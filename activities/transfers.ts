@@ -1,7 +1,5 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { NodeSSH } from 'node-ssh';
-import { ConversationModel, type Conversation, type ConversationStep } from '../src/domain/conversations/model';
-import { stepField } from '../src/domain/execution/steps';
 import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/domain/secrets/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
@@ -16,7 +14,7 @@ import { failure } from '../src/domain/contracts/failure-types';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { executionSettings, recordedResult } from './step-execution';
-import { conversationSteps } from '../src/domain/conversations/store';
+import { conversationSteps, findStep } from '../src/domain/conversations/store';
 import { StepLog } from './step-log';
 
 const PROGRESS_EVERY_MS = 2000;
@@ -68,13 +66,12 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
      */
     async runTransferStep(input: TransferStepAttempt): Promise<StepResult> {
       const { conversationId, index } = input;
-      const [conversation, sourceTarget, targetTarget, organizationSecrets] = await Promise.all([
-        ConversationModel.findById(conversationId, { steps: { $slice: [index, 1] } }).lean<Conversation>(),
+      const [step, sourceTarget, targetTarget, organizationSecrets] = await Promise.all([
+        findStep(conversationId, index),
         loadVerifiedTarget(input.sourceServerId, secretBox),
         loadVerifiedTarget(input.targetServerId, secretBox),
         organizationSecretValues(input.organizationId, secretBox),
       ]);
-      const step = conversation?.steps[0] as ConversationStep | undefined;
       if (!step?.transfer || step._id.toString() !== input.stepId) {
         throw failure('StepNotFound', `Conversation ${conversationId} has no transfer step ${input.stepId}`);
       }
@@ -108,14 +105,7 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         // No progress line after the result.
         clearInterval(ticker);
         if (reason) stepLog.note(`\n--- failed: ${reason} ---\n`);
-        const result = {
-          status: succeeded ? 'completed' : 'failed',
-          exitCode: succeeded ? 0 : 1,
-          timedOut: false,
-          exitAttempt: 0,
-          final: true,
-          fields: { [stepField(index, 'execution_success')]: succeeded, ...stepLog.finalFields() },
-        };
+        const result = { succeeded, exitCode: succeeded ? 0 : 1, timedOut: false, exitAttempt: 0, final: true, chunk: stepLog.finalChunk() };
         await stepLog.write((steps) => steps.finishAttempt(index, result));
         return { status: succeeded ? 'success' : 'failed', exitCode: succeeded ? 0 : 1, timedOut: false } as const;
       };

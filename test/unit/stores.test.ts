@@ -40,7 +40,10 @@ async function queuedRun(steps = twoSteps, deployment?: Awaited<ReturnType<typeo
 }
 
 const read = async (id: Types.ObjectId) => (await DeploymentRunModel.findById(id).lean())!;
-const attempt = (status: string, exitCode: number, final = true) => ({ status, exitCode, timedOut: false, exitAttempt: 0, final, fields: {} });
+const attempt = (succeeded: boolean, exitCode: number, final = true) => ({ succeeded, exitCode, timedOut: false, exitAttempt: 0, final, chunk: null });
+const started = () => ({ startedAt: new Date(), exitAttempt: 0 });
+/** A chunk of output as StepLog makes it: the step's output with it, its bytes, and the chunk at its offset. */
+const chunk = (output: string, data: string) => ({ output, bytes: Buffer.byteLength(output), offset: output.length - data.length, data });
 
 describe('the runs store', () => {
   test('each transition advances seq by one; a finished step is never started or finished again', async () => {
@@ -51,19 +54,19 @@ describe('the runs store', () => {
     expect(await runs.beginRun(id)).not.toBeNull();
     expect(await read(run._id)).toMatchObject({ status: 'running', seq: 1 });
     const steps = runs.runSteps(id);
-    await steps.startAttempt(0, { startedAt: new Date(), exitAttempt: 0 });
-    await steps.appendOutput(0, { 'steps.0.output': 'hello\n' });
-    await steps.finishAttempt(0, attempt('success', 0));
+    await steps.startAttempt(0, started());
+    await steps.appendOutput(0, chunk('hello\n', 'hello\n'));
+    await steps.finishAttempt(0, attempt(true, 0));
     let now = await read(run._id);
     expect(now.seq).toBe(4);
     expect(now.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 1, output: 'hello\n' });
 
     // Started, finished or failed again: nothing moves, and no event is made.
     await steps.startAttempt(0, { startedAt: new Date(), exitAttempt: 1 });
-    await steps.finishAttempt(0, attempt('failed', 3));
-    await steps.failStep(0, {});
+    expect(await steps.finishAttempt(0, attempt(false, 3))).toBe(false);
+    await steps.failStep(0, { chunk: chunk('hello\nfailed\n', 'failed\n') });
     // Nor does late output overwrite the log it finished with.
-    await steps.appendOutput(0, { 'steps.0.output': 'late\n' });
+    await steps.appendOutput(0, chunk('hello\nlate\n', 'late\n'));
     now = await read(run._id);
     expect(now.seq).toBe(4);
     expect(now.steps[0]).toMatchObject({ status: 'success', exit_code: 0, attempts: 1, output: 'hello\n' });
@@ -85,15 +88,87 @@ describe('the runs store', () => {
     const id = run._id.toString();
     await runs.beginRun(id);
     const steps = runs.runSteps(id);
-    await steps.finishAttempt(0, { ...attempt('success', 0), start: { startedAt: new Date(), exitAttempt: 0 } });
+    await steps.finishAttempt(0, { ...attempt(true, 0), start: started() });
     expect(await read(run._id)).toMatchObject({ status: 'running', seq: 2 });
-    expect(await steps.finishAttempt(1, { ...attempt('success', 0), start: { startedAt: new Date(), exitAttempt: 0 }, fields: runs.endFields('success') })).toBe(true);
+    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 0, start: started(), chunk: chunk('done\n', 'done\n') })).toBe(true);
     const ended = await read(run._id);
-    expect(ended).toMatchObject({ status: 'success', error: null, seq: 3, steps: [{ status: 'success' }, { status: 'success' }] });
+    expect(ended).toMatchObject({ status: 'success', error: null, seq: 3, steps: [{ status: 'success' }, { status: 'success', attempts: 1, exit_code: 0, output: 'done\n' }] });
     expect(ended.completed_at).toBeInstanceOf(Date);
+    expect(ended.steps[1]!.completed_at).toBeInstanceOf(Date);
     // Ended: nothing finishes it again.
     expect(await runs.finishRun(id, 'failed', 'late')).toBeNull();
-    expect(await steps.finishAttempt(1, attempt('failed', 1))).toBe(false);
+    expect(await steps.finishAttempt(1, attempt(false, 1))).toBe(false);
+    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 1 , chunk: null })).toBe(false);
+    expect(await read(run._id)).toMatchObject({ status: 'success', seq: 3 });
+  });
+
+  test("a last step closed by someone else does not end its run: the run keeps the status it was closed with", async () => {
+    const run = await queuedRun();
+    const id = run._id.toString();
+    await runs.beginRun(id);
+    const steps = runs.runSteps(id);
+    await steps.finishAttempt(0, { ...attempt(true, 0), start: started() });
+    await steps.startAttempt(1, started());
+    expect(await runs.closeRun(run._id, 'running', 'failed', { error: 'orphaned' })).toBe(true);
+    const closed = await read(run._id);
+    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 0, chunk: chunk('late\n', 'late\n') })).toBe(false);
+    expect(await read(run._id)).toMatchObject({ status: 'failed', error: 'orphaned', seq: closed.seq, steps: [{ status: 'success' }, { status: 'failed', output: '' }] });
+  });
+
+  test("a step's output grows chunk by chunk, each one change relayed as the run's last chunk", async () => {
+    const run = await queuedRun();
+    const id = run._id.toString();
+    await runs.beginRun(id);
+    const steps = runs.runSteps(id);
+    await steps.startAttempt(0, { ...started(), pgid: 77 });
+    await steps.appendOutput(0, chunk('one\n', 'one\n'));
+    await steps.appendOutput(0, chunk('one\ntwo\n', 'two\n'));
+    expect(await read(run._id)).toMatchObject({
+      seq: 4,
+      last_chunk: { step: 0, offset: 4, data: 'two\n' },
+      steps: [{ status: 'running', pgid: 77, output: 'one\ntwo\n', output_bytes: 8, streamed: 8 }, { status: 'pending' }],
+    });
+    // A retry pending: the step stays running, its command's group forgotten, not yet completed.
+    expect(await steps.finishAttempt(0, { ...attempt(false, 2, false), chunk: chunk('one\ntwo\nthree\n', 'three\n') })).toBe(true);
+    const retrying = await read(run._id);
+    expect(retrying).toMatchObject({ seq: 5, last_chunk: { step: 0, offset: 8, data: 'three\n' }, steps: [{ status: 'running', pgid: null, exit_code: 2, last_exit: { attempt: 0, exit_code: 2 }, streamed: 14 }, { status: 'pending' }] });
+    expect(retrying.steps[0]!.completed_at).toBeNull();
+  });
+
+  test('a step failed without its result: failed with its last output, once; a run step records no execution_success', async () => {
+    const run = await queuedRun();
+    const id = run._id.toString();
+    await runs.beginRun(id);
+    const steps = runs.runSteps(id);
+    await steps.startAttempt(0, { ...started(), pgid: 4242 });
+    await steps.failStep(0, { chunk: chunk('--- failed: unreachable ---\n', '--- failed: unreachable ---\n') });
+    const failed = await read(run._id);
+    expect(failed).toMatchObject({ seq: 3, status: 'running', steps: [{ status: 'failed', pgid: null, output: '--- failed: unreachable ---\n' }, { status: 'pending' }] });
+    expect(failed.steps[0]!.completed_at).toBeInstanceOf(Date);
+    expect(failed.steps[0]).not.toHaveProperty('execution_success');
+    await steps.failStep(0, { chunk: null });
+    expect((await read(run._id)).seq).toBe(3);
+  });
+
+  test("a run's one step is read alone; a cancel closes the open steps in one change and returns their commands' process groups", async () => {
+    const run = await queuedRun([...twoSteps, { name: 'three', command: 'true' }]);
+    const id = run._id.toString();
+    await runs.beginRun(id);
+    const steps = runs.runSteps(id);
+    await steps.finishAttempt(0, { ...attempt(true, 0), start: started() });
+    await steps.startAttempt(1, { ...started(), pgid: 31 });
+    const found = await runs.findRunStep(id, 1);
+    expect(found?.step).toMatchObject({ name: 'two', status: 'running', pgid: 31 });
+    expect(found?.run.server_id).toEqual(run.server_id);
+    expect(await runs.findRunStep(id, 3)).toBeNull();
+
+    expect(await runs.cancelSteps(id)).toEqual([31]);
+    const cancelled = await read(run._id);
+    expect(cancelled).toMatchObject({ seq: 4, steps: [{ status: 'success' }, { status: 'cancelled', pgid: null }, { status: 'cancelled' }] });
+    expect(cancelled.steps[1]!.completed_at).toBeInstanceOf(Date);
+    // Nothing open any more: no change.
+    expect(await runs.cancelSteps(id)).toEqual([]);
+    expect((await read(run._id)).seq).toBe(4);
   });
 
   test("a run's end marks its deployment only while it is the deployment's last run", async () => {
@@ -118,7 +193,7 @@ describe('the runs store', () => {
   test('a run closed without its workflow: its open steps closed as the workflow would have, in one change', async () => {
     const failed = await queuedRun();
     await runs.beginRun(failed._id.toString());
-    await runs.runSteps(failed._id.toString()).startAttempt(0, { startedAt: new Date(), exitAttempt: 0, pgid: 4242 });
+    await runs.runSteps(failed._id.toString()).startAttempt(0, { ...started(), pgid: 4242 });
     expect(await runs.closeRun(failed._id, 'running', 'failed', { error: 'gone' })).toBe(true);
     expect(await read(failed._id)).toMatchObject({ status: 'failed', error: 'gone', seq: 3, steps: [{ status: 'failed', pgid: null }, { status: 'skipped' }] });
 
@@ -131,20 +206,70 @@ describe('the runs store', () => {
 });
 
 describe('the conversations store', () => {
-  test('an ended conversation does not end or change status again', async () => {
-    const created = await conversations.createConversation({
+  const newConversation = () =>
+    conversations.createConversation({
       organization_id: new Types.ObjectId(),
       chatable_type: 'server',
       chatable_id: new Types.ObjectId(),
       server_id: new Types.ObjectId(),
       created_by: 'ci',
-      messages: [{ _id: new Types.ObjectId(), text: 'uptime', sent_by: 'ci', created_at: new Date() }],
+      message: { _id: new Types.ObjectId(), text: 'uptime', sent_by: 'ci' },
     });
+  const readConversation = async (id: Types.ObjectId) => (await ConversationModel.findById(id).lean())!;
+
+  /** A conversation whose instruction was planned as `titles`, each step pending. */
+  async function planned(titles: string[]) {
+    const created = await newConversation();
+    const messageId = created.messages[0]!._id;
+    const now = new Date();
+    const steps = titles.map((title) => ({ _id: new Types.ObjectId(), message_id: messageId, title, command: 'uptime', target: 'server', risk: 'read', status: 'pending', created_at: now }));
+    expect(await conversations.storePlan(created._id, messageId, steps)).toBe(true);
+    return created._id;
+  }
+
+  test('an ended conversation does not end or change status again', async () => {
+    const created = await newConversation();
+    expect(created).toMatchObject({ status: 'running', seq: 0, messages: [{ text: 'uptime', sent_by: 'ci', planned: false }] });
+    expect(created.messages[0]!.created_at).toBeInstanceOf(Date);
     const seq = async () => (await ConversationModel.findById(created._id).lean())!.seq;
     expect(await conversations.finish(created._id, 'completed', null)).toBe(true);
     expect(await seq()).toBe(1);
     expect(await conversations.finish(created._id, 'failed', 'late')).toBe(false);
     await conversations.setStatus(created._id, 'awaiting_approval');
     expect(await ConversationModel.findById(created._id).lean()).toMatchObject({ status: 'completed', error: null, seq: 1 });
+  });
+
+  test("a conversation step's result records whether its command succeeded, with its output, in one change; never twice", async () => {
+    const id = await planned(['Check uptime', 'Check disk']);
+    const steps = conversations.conversationSteps(id);
+    expect(await conversations.findStep(id, 1)).toMatchObject({ title: 'Check disk', status: 'pending', execution_success: null });
+    expect(await conversations.findStep(id, 2)).toBeNull();
+
+    expect(await steps.finishAttempt(0, { ...attempt(true, 0), start: started(), chunk: chunk('up 3 days\n', 'up 3 days\n') })).toBe(true);
+    let now = await readConversation(id);
+    expect(now).toMatchObject({ seq: 2, last_chunk: { step: 0, offset: 0, data: 'up 3 days\n' } });
+    expect(now.steps[0]).toMatchObject({ status: 'completed', execution_success: true, exit_code: 0, attempts: 1, output: 'up 3 days\n', output_bytes: 10, streamed: 10 });
+
+    expect(await steps.finishAttempt(1, { ...attempt(false, 1), start: started() })).toBe(true);
+    now = await readConversation(id);
+    expect(now.seq).toBe(3);
+    expect(now.steps[1]).toMatchObject({ status: 'failed', execution_success: false, exit_code: 1 });
+
+    // Finished: neither finished nor failed again.
+    expect(await steps.finishAttempt(0, attempt(false, 2))).toBe(false);
+    await conversations.failStep(id, 0, now.steps[0]!, 'the server is unreachable');
+    expect(await readConversation(id)).toMatchObject({ seq: 3, steps: [{ status: 'completed', execution_success: true, output: 'up 3 days\n' }, { status: 'failed' }] });
+  });
+
+  test('a conversation step failed without its result: failed, why at the end of its log, execution_success false', async () => {
+    const id = await planned(['Check uptime']);
+    await conversations.conversationSteps(id).startAttempt(0, { ...started(), pgid: 99 });
+    await conversations.conversationSteps(id).appendOutput(0, chunk('partial', 'partial'));
+    const step = (await conversations.findStep(id, 0))!;
+    await conversations.failStep(id, 0, step, 'the server refused the connection');
+    const now = await readConversation(id);
+    expect(now.seq).toBe(4);
+    expect(now.steps[0]).toMatchObject({ status: 'failed', execution_success: false, pgid: null, output: 'partial\n--- the server refused the connection ---\n' });
+    expect(now.steps[0]!.completed_at).toBeInstanceOf(Date);
   });
 });

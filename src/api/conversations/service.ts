@@ -99,7 +99,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         ...servers,
         require_approval: input.require_approval,
         created_by: principal.tokenName,
-        messages: [{ _id: messageId, text: input.message, sent_by: principal.tokenName, created_at: new Date() }],
+        message: { _id: messageId, text: input.message, sent_by: principal.tokenName },
       });
       try {
         await send(conversation, messageId);

@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
-import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
-import { ConversationModel, type Conversation, type ConversationStatus, type ConversationStep } from './model';
+import { asChange, stepField, stepTransitions, type StepKind, type StepTransitions } from '../execution/steps';
+import { ConversationModel, type ChatableType, type Conversation, type ConversationStatus, type ConversationStep } from './model';
 
 /*
  * The conversations store: every write to a conversation goes through these transitions. Each checks
@@ -16,9 +16,28 @@ export const ACTIVE_CONVERSATION_STATUSES: ConversationStatus[] = ['running', 'a
 /** A note at the end of a step's execution log. */
 export const appendLog = (log: string | null | undefined, note: string) => `${log ?? ''}${log ? '\n' : ''}--- ${note} ---\n`;
 
-/** A new conversation, with its first instruction. */
-export async function createConversation(fields: Record<string, unknown>): Promise<Conversation> {
-  return (await ConversationModel.create(fields)).toObject() as Conversation;
+/** A conversation as the API starts it: about a server or a migration plan (its target `server_id`, its `source_server_id`). */
+export interface NewConversation {
+  organization_id: Id;
+  chatable_type: ChatableType;
+  chatable_id: Types.ObjectId;
+  server_id: Types.ObjectId;
+  source_server_id?: Types.ObjectId | null;
+  require_approval?: boolean;
+  created_by: string;
+  /** Its first instruction. */
+  message: { _id: Types.ObjectId; text: string; sent_by: string };
+}
+
+/** A new conversation, running, with its first instruction. */
+export async function createConversation({ message, ...fields }: NewConversation): Promise<Conversation> {
+  return (await ConversationModel.create({ ...fields, messages: [{ ...message, created_at: new Date() }] })).toObject() as Conversation;
+}
+
+/** A conversation's one step (the others' output can be megabytes), or null when either is gone. */
+export async function findStep(id: Id, index: number): Promise<ConversationStep | null> {
+  const conversation = await ConversationModel.findById(id, { steps: { $slice: [index, 1] } }).lean<Conversation>();
+  return (conversation?.steps[0] as ConversationStep | undefined) ?? null;
 }
 
 /** Taken back: its workflow could not be started. */
@@ -86,12 +105,15 @@ export async function recordDecision(id: Id, index: number, { approved, by }: { 
   await ConversationModel.updateOne({ _id: id, [stepField(index, 'status')]: 'pending' }, asChange({ $set }));
 }
 
-/** The writes of a conversation's steps as a command or a transfer runs (see StepTransitions). */
-export const conversationSteps = (id: Id): StepTransitions => stepTransitions(ConversationModel, id);
+/** A conversation's step succeeds as `completed`, and its final result records whether its command succeeded (`execution_success`). */
+const CONVERSATION_STEPS: StepKind = { model: ConversationModel, successStatus: 'completed', recordsExecutionSuccess: true };
 
-/** A step that failed without a result of its own (the server unreachable or refusing us): failed, with why. */
+/** The writes of a conversation's steps as a command or a transfer runs (see StepTransitions). */
+export const conversationSteps = (id: Id): StepTransitions => stepTransitions(CONVERSATION_STEPS, id);
+
+/** A step that failed without a result of its own (the server unreachable or refusing us): failed, with why at the end of its log. */
 export async function failStep(id: Id, index: number, step: Pick<ConversationStep, 'output'>, why: string): Promise<void> {
-  await conversationSteps(id).failStep(index, { [stepField(index, 'execution_success')]: false, [stepField(index, 'output')]: appendLog(step.output, why) });
+  await conversationSteps(id).failStep(index, { log: appendLog(step.output, why) });
 }
 
 /** The fields that fail the steps still pending or running (of those `which` picks) as not run, saying why. */

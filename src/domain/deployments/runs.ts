@@ -4,7 +4,7 @@ import { giveBackTurn } from '../run-queue/release';
 import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/model';
 import type { StoredServer } from '../servers/credentials';
 import { ServerModel } from '../servers/model';
-import { asChange, stepField, stepTransitions, type StepTransitions } from '../execution/steps';
+import { asChange, stepField, stepTransitions, type AttemptResult, type StepKind, type StepTransitions } from '../execution/steps';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
@@ -47,8 +47,8 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
   return run;
 }
 
-/** The fields a run's end sets: its status, error and time. The run's last step can set them with its own result (one write). */
-export const endFields = (status: RunStatus, error: string | null = null) => ({ status, error, completed_at: new Date() });
+/** The fields a run's end sets: its status, error and time. The run's last step sets them with its own result (one write: `finishStepEndingRun`). */
+const endFields = (status: RunStatus, error: string | null = null) => ({ status, error, completed_at: new Date() });
 
 /** What a run's end needs of it after its final write (`runEnded`). */
 export type EndedRun = Pick<DeploymentRun, '_id' | 'deployment_id' | 'parent_run_id' | 'server_id' | 'organization_id' | 'queue_seq' | 'started_at'>;
@@ -165,13 +165,34 @@ export async function stepToRun(runId: string, index: number) {
   return found ? { run: found.run, server: found.server[0] ?? null, secrets: found.secrets } : null;
 }
 
-/** The writes of a run's steps as a command runs (see StepTransitions). */
-export const runSteps = (runId: string): StepTransitions => stepTransitions(DeploymentRunModel, runId);
+/** A run's one step (its output alone can be megabytes, the others' too), with what failing it needs of the run; null when either is gone. */
+export async function findRunStep(runId: string, index: number) {
+  const run = await DeploymentRunModel.findById(runId, { server_id: 1, organization_id: 1, parameters: 1, steps: { $slice: [index, 1] } }).lean();
+  const step = run?.steps[0];
+  return run && step ? { run, step } : null;
+}
 
-/** Steps in `statuses` (of those `which` picks) move to `to`; one change, or none when no step moved. */
-async function moveSteps(runId: string, statuses: StepStatus[], to: StepStatus, which: (index: number) => boolean, finished = false): Promise<void> {
-  const run = await DeploymentRunModel.findById(runId, { 'steps.status': 1 }).lean();
-  if (!run) return;
+const RUN_STEPS: StepKind = { model: DeploymentRunModel, successStatus: 'success', recordsExecutionSuccess: false };
+
+/** The writes of a run's steps as a command runs (see StepTransitions), and the one that ends the run with its last step. */
+export interface RunStepTransitions extends StepTransitions {
+  /**
+   * The run's last step succeeded: the step's result, its output and the run's success in one write
+   * (one change, one `seq`; `runEnded` follows). False when the step was no longer open: the run is
+   * left as it is.
+   */
+  finishStepEndingRun(index: number, result: Omit<AttemptResult, 'succeeded' | 'final'>): Promise<boolean>;
+}
+
+export function runSteps(runId: string): RunStepTransitions {
+  const steps = stepTransitions(RUN_STEPS, runId);
+  return { ...steps, finishStepEndingRun: (index, result) => steps.finishAttemptEnding(index, { ...result, succeeded: true, final: true }, endFields('success')) };
+}
+
+/** Steps in `statuses` (of those `which` picks) move to `to`; one change, or none when no step moved. Returns the process groups the run's steps had. */
+async function moveSteps(runId: string, statuses: StepStatus[], to: StepStatus, which: (index: number) => boolean, finished = false): Promise<number[]> {
+  const run = await DeploymentRunModel.findById(runId, { 'steps.status': 1, 'steps.pgid': 1 }).lean();
+  if (!run) return [];
   const now = new Date();
   const $set: Record<string, unknown> = {};
   run.steps.forEach((step, index) => {
@@ -181,10 +202,16 @@ async function moveSteps(runId: string, statuses: StepStatus[], to: StepStatus, 
     if (finished) $set[stepField(index, 'pgid')] = null;
   });
   if (Object.keys($set).length) await DeploymentRunModel.updateOne({ _id: runId }, asChange({ $set }));
+  return run.steps.flatMap((step) => (step.pgid ? [step.pgid] : []));
 }
 
 /** Steps from `from` on that have not run: skipped. */
-export const skipSteps = (runId: string, from: number) => moveSteps(runId, ['pending'], 'skipped', (index) => index >= from);
+export const skipSteps = async (runId: string, from: number): Promise<void> => {
+  await moveSteps(runId, ['pending'], 'skipped', (index) => index >= from);
+};
 
-/** After a cancel: the running step and every pending one become cancelled. */
+/**
+ * After a cancel: the running step and every pending one become cancelled. The process groups of
+ * the commands the run's steps had, read before (to stop once they are closed).
+ */
 export const cancelSteps = (runId: string) => moveSteps(runId, ['pending', 'running'], 'cancelled', () => true, true);

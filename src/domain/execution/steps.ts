@@ -2,12 +2,13 @@ import type { Model, Types } from 'mongoose';
 import { asObjectId } from '../ids';
 import { appendStepLog } from './step-logs';
 
-/** A MongoDB update: `$set`, `$inc`, `$push`, … */
+/** A MongoDB update: `$set`, `$inc`, `$push`, … (the stores' own: nobody else builds one). */
 export type Update = Record<string, unknown> & { $set?: Record<string, unknown>; $inc?: Record<string, number> };
 
 /** Progress (not results) is acknowledged once applied, without waiting for the journal: a step's fsyncs are its result's. */
-export const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
+const PROGRESS = { writeConcern: { w: 1, j: false } } as const;
 
+/** The path of one field of one step (`steps.3.output`): for the stores' own updates only, as they alone write a step. */
 export const stepField = (index: number, field: string) => `steps.${index}.${field}`;
 
 /**
@@ -21,8 +22,17 @@ export const asChange = (update: Update): Update => ({ ...update, $inc: { ...upd
 export const OPEN_STEP_STATUSES = ['pending', 'running'];
 const stepIsOpen = (index: number) => ({ [stepField(index, 'status')]: { $in: OPEN_STEP_STATUSES } });
 
-/** The fields of a chunk of output, as StepLog computes them (the step's capped output, its counters, `last_chunk`). */
-export type OutputFields = Record<string, unknown>;
+/**
+ * A chunk of a step's output as StepLog makes it: the step's output with the chunk (capped: head and
+ * tail kept), the bytes of output so far (uncapped), and the chunk itself at its offset in the step's
+ * stream (characters), which is what a client is sent live.
+ */
+export interface OutputChunk {
+  output: string;
+  bytes: number;
+  offset: number;
+  data: string;
+}
 
 /**
  * The writes an execution makes to one step of the document holding it (a deployment run, a
@@ -31,10 +41,11 @@ export type OutputFields = Record<string, unknown>;
  */
 export interface StepTransitions {
   /**
-   * A chunk of output (progress: not journaled before it is acknowledged). Only an open step takes
-   * it: a step closed by someone else (a cancel without its workflow) keeps the log it was closed with.
+   * The step's output grew by a chunk (progress: not journaled before it is acknowledged). Only an
+   * open step takes it: a step closed by someone else (a cancel without its workflow) keeps the log
+   * it was closed with.
    */
-  appendOutput(index: number, output: OutputFields): Promise<unknown>;
+  appendOutput(index: number, chunk: OutputChunk): Promise<unknown>;
   /** The same output into the step's whole log (src/domain/execution/step-logs.ts), at its offset in the step's stream: written first, idempotent. */
   appendLog(index: number, offset: number, data: string): Promise<unknown>;
   /** An exit attempt starts: the step is running; `pgid` when the command's process group is known already. */
@@ -42,12 +53,15 @@ export interface StepTransitions {
   /** Bookkeeping, not a change a client sees: the running command's process group (null once it is gone). */
   recordProcessGroup(index: number, pgid: number | null): Promise<unknown>;
   /**
-   * An exit attempt's result, the last output with it (one change, one event); `start` when its
-   * start was never written. False when the step was no longer open (closed by someone else).
+   * An exit attempt's result, with the output not yet written (one change, one event); its start
+   * too when that was never written. False when the step was no longer open (closed by someone else).
    */
   finishAttempt(index: number, result: AttemptResult): Promise<boolean>;
-  /** The step fails without a result of its command (the server unreachable, a person's rejection…): `fields` say how. */
-  failStep(index: number, fields: Record<string, unknown>): Promise<unknown>;
+  /**
+   * The step fails without a result of its command (the server unreachable, retries spent): with
+   * the last chunk of its output (the note saying why), or its execution log rewritten whole (`log`).
+   */
+  failStep(index: number, ending: { chunk: OutputChunk | null } | { log: string }): Promise<unknown>;
 }
 
 export interface AttemptStart {
@@ -57,16 +71,33 @@ export interface AttemptStart {
 }
 
 export interface AttemptResult {
-  /** The step's status after this attempt: running while retries are left. */
-  status: string;
+  /** The command exited 0 and was not stopped. */
+  succeeded: boolean;
   exitCode: number | null;
   timedOut: boolean;
   exitAttempt: number;
-  /** The step is over (success, or its last attempt failed). */
+  /** The step is over: it succeeded, or this was its last attempt (else it stays running, to be retried). */
   final: boolean;
+  /** Its start, when that was never written (a quick command's start and result are one write). */
   start?: AttemptStart;
-  /** The last output, and whatever else the document's kind records with a final result. */
-  fields: Record<string, unknown>;
+  /** The output since the last write. */
+  chunk: OutputChunk | null;
+}
+
+/** A final result that also ends the document holding the step (a run's last step): the document's own fields it sets. */
+export interface DocumentEnd {
+  status: string;
+  error: string | null;
+  completed_at: Date;
+}
+
+/** What differs between the kinds of document holding steps. */
+export interface StepKind {
+  model: Model<any>;
+  /** A step's status once its command succeeded. */
+  successStatus: string;
+  /** A final result also records whether the command succeeded (`execution_success`, a conversation step's). */
+  recordsExecutionSuccess: boolean;
 }
 
 const startFields = (index: number, start: AttemptStart) => ({
@@ -76,16 +107,53 @@ const startFields = (index: number, start: AttemptStart) => ({
   ...(start.pgid !== undefined ? { [stepField(index, 'pgid')]: start.pgid } : {}),
 });
 
-// Runs and conversations are different models with the same step fields.
-export function stepTransitions(model: Model<any>, id: string | Types.ObjectId): StepTransitions {
+const chunkFields = (index: number, chunk: OutputChunk | null) =>
+  chunk
+    ? {
+        [stepField(index, 'output')]: chunk.output,
+        [stepField(index, 'output_bytes')]: chunk.bytes,
+        [stepField(index, 'streamed')]: chunk.offset + chunk.data.length,
+        // The offset makes every chunk a change, even one identical to the last.
+        last_chunk: { step: index, offset: chunk.offset, data: chunk.data },
+      }
+    : {};
+
+/**
+ * The step transitions of one document of a kind, and for its store the one write that finishes a
+ * step and ends the document with it (`finishAttemptEnding`: a run's last step ends the run).
+ */
+export function stepTransitions(
+  kind: StepKind,
+  id: string | Types.ObjectId,
+): StepTransitions & { finishAttemptEnding(index: number, result: AttemptResult, end: DocumentEnd): Promise<boolean> } {
   const _id = asObjectId(id);
   // The driver's own update: these writes come with every step of every run, and every value in them
   // has its schema type already, so mongoose's casting of each path would only cost CPU. It sets
   // `updatedAt` as mongoose would.
   const update = (filter: Record<string, unknown>, change: Update, options = {}) =>
-    model.collection.updateOne({ _id, ...filter }, { ...change, $set: { ...change.$set, updatedAt: new Date() } }, options);
+    kind.model.collection.updateOne({ _id, ...filter }, { ...change, $set: { ...change.$set, updatedAt: new Date() } }, options);
+  const executionSuccess = (index: number, succeeded: boolean) => (kind.recordsExecutionSuccess ? { [stepField(index, 'execution_success')]: succeeded } : {});
+
+  const finish = (index: number, result: AttemptResult, end?: DocumentEnd) =>
+    update(
+      stepIsOpen(index),
+      asChange({
+        $set: {
+          ...(result.start ? startFields(index, result.start) : {}),
+          [stepField(index, 'status')]: result.succeeded ? kind.successStatus : result.final ? 'failed' : 'running',
+          [stepField(index, 'exit_code')]: result.exitCode,
+          [stepField(index, 'pgid')]: null,
+          [stepField(index, 'last_exit')]: { attempt: result.exitAttempt, exit_code: result.exitCode, timed_out: result.timedOut },
+          ...(result.final ? { [stepField(index, 'completed_at')]: new Date(), ...executionSuccess(index, result.succeeded) } : {}),
+          ...end,
+          ...chunkFields(index, result.chunk),
+        },
+        ...(result.start ? { $inc: { [stepField(index, 'attempts')]: 1 } } : {}),
+      }),
+    ).then((written) => written.matchedCount > 0);
+
   return {
-    appendOutput: (index, output) => update(stepIsOpen(index), asChange({ $set: output }), PROGRESS),
+    appendOutput: (index, chunk) => update(stepIsOpen(index), asChange({ $set: chunkFields(index, chunk) }), PROGRESS),
 
     appendLog: (index, offset, data) => appendStepLog(id, index, offset, data),
 
@@ -94,27 +162,22 @@ export function stepTransitions(model: Model<any>, id: string | Types.ObjectId):
 
     recordProcessGroup: (index, pgid) => update({}, { $set: { [stepField(index, 'pgid')]: pgid } }, PROGRESS),
 
-    finishAttempt: (index, result) =>
+    finishAttempt: (index, result) => finish(index, result),
+
+    finishAttemptEnding: (index, result, end) => finish(index, result, end),
+
+    failStep: (index, ending) =>
       update(
         stepIsOpen(index),
         asChange({
           $set: {
-            ...(result.start ? startFields(index, result.start) : {}),
-            [stepField(index, 'status')]: result.status,
-            [stepField(index, 'exit_code')]: result.exitCode,
+            [stepField(index, 'status')]: 'failed',
+            [stepField(index, 'completed_at')]: new Date(),
             [stepField(index, 'pgid')]: null,
-            [stepField(index, 'last_exit')]: { attempt: result.exitAttempt, exit_code: result.exitCode, timed_out: result.timedOut },
-            ...(result.final ? { [stepField(index, 'completed_at')]: new Date() } : {}),
-            ...result.fields,
+            ...executionSuccess(index, false),
+            ...('log' in ending ? { [stepField(index, 'output')]: ending.log } : chunkFields(index, ending.chunk)),
           },
-          ...(result.start ? { $inc: { [stepField(index, 'attempts')]: 1 } } : {}),
         }),
-      ).then((written) => written.matchedCount > 0),
-
-    failStep: (index, fields) =>
-      update(
-        stepIsOpen(index),
-        asChange({ $set: { [stepField(index, 'status')]: 'failed', [stepField(index, 'completed_at')]: new Date(), [stepField(index, 'pgid')]: null, ...fields } }),
       ),
   };
 }

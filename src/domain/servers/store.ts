@@ -9,9 +9,12 @@ import { ServerModel, type Server, type ServerStatus } from './model';
 
 type Id = string | Types.ObjectId;
 
+/** A server as a person adds it: its credentials sealed already (bound to its `_id`). */
+export type NewServer = Pick<Server, '_id' | 'organization_id' | 'title' | 'tags' | 'host' | 'port' | 'username' | 'auth_method' | 'credentials'>;
+
 /** A new server (unverified); rejects with code 11000 when the organization has one for the same user@host:port. */
-export async function createServer(doc: Record<string, unknown> & { _id: Types.ObjectId }): Promise<void> {
-  await ServerModel.create(doc);
+export async function createServer(server: NewServer): Promise<void> {
+  await ServerModel.create(server);
 }
 
 /** A person renamed or re-tagged it: the server as it is now, or null when it is not the organization's. */
