@@ -74,11 +74,14 @@ function keepCurrent<T>(
   let current: T | null = null;
   let stopped = false;
   let reading: Promise<void> | null = null;
+  /** Events that came before the first snapshot (the server may send them before its answer): applied on top of it. */
+  const early: Array<() => void> = [];
 
   const show = (next: T) => {
     if (stopped) return;
     current = next;
     onValue(next);
+    for (const apply of early.splice(0)) apply();
   };
   const reread = () => {
     reading ??= read()
@@ -91,8 +94,10 @@ function keepCurrent<T>(
   const onConnect = () => subscribe(s, show, (error) => !stopped && onError(error));
   const listeners = Object.entries(handlers).map(([event, handle]) => {
     const listener = (...args: unknown[]) => {
-      if (stopped || current === null) return;
-      (handle as (shown: Shown<T>, ...rest: unknown[]) => void)({ current, show, reread }, ...args);
+      if (stopped) return;
+      const apply = () => (handle as (shown: Shown<T>, ...rest: unknown[]) => void)({ current: current!, show, reread }, ...args);
+      if (current === null) early.push(apply);
+      else apply();
     };
     s.on(event as keyof ServerToClientEvents, listener as never);
     return [event, listener] as const;
