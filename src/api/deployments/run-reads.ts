@@ -5,11 +5,9 @@ import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import { targetCounts } from '../../domain/deployments/runs';
-import { DeploymentRunModel, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
+import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
 import { toRunListView, toRunView, toTargetDetailView } from './views';
-
-/** A deployment of the organization, or a 404. */
-export type FindDeployment = (organizationId: string, id: string) => Promise<Deployment>;
+import type { FindDeployment } from './definitions';
 
 /**
  * Reading runs as the API shows them: the one place a run's view is built, for the HTTP routes and
