@@ -40,7 +40,7 @@ export interface Services {
 export interface ComposeOptions {
   /** The planner conversations use; from the configuration unless given. */
   planner?: Planner;
-  /** How often a worker looks for queued runs whose wake was lost. */
+  /** How often a worker looks for queued runs whose start or wake was lost. */
   queueSweepMs?: number;
   /** Socket.IO subscriptions one connection may hold. */
   subscriptionsPerConnection?: number;
@@ -168,11 +168,12 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
     if (role !== 'worker') {
       const sessions = { idleSeconds: config.console.sessionIdleSeconds, maxSeconds: config.console.sessionMaxSeconds };
       const bundle = await consoleBundle(config.cacheDir, log);
+      const deployments = createDeploymentService({ workflows, log, secretBox, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization });
       const app = createApp({
         log,
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
-        deployments: createDeploymentService({ workflows, log, secretBox, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization }),
+        deployments,
         conversations: createConversationService({ workflows }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
@@ -184,7 +185,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       await enableChangeStreamImages();
       const httpServer = await listen(app, config.http.host, port);
       // Closing Socket.IO closes the HTTP server too.
-      const realtime = attachRealtime(httpServer, log, metrics, sessions, { subscriptionsPerConnection: options.subscriptionsPerConnection });
+      const realtime = attachRealtime(httpServer, log, metrics, sessions, deployments, { subscriptionsPerConnection: options.subscriptionsPerConnection });
       cleanups.push(() => realtime.close());
       const base = `http://${config.http.host}:${(httpServer.address() as AddressInfo).port}`;
       Object.assign(composed, { app, httpServer, url: base });

@@ -118,7 +118,7 @@ export function buildProgram(): Command {
     .option('--idempotency-key <key>', 'reuse the key printed by an earlier attempt: the same run, never a second one')
     .option('--param <name=value>', 'a parameter of the deployment (repeat for more); the steps see it as $BOSUN_PARAM_<NAME>', (v: string, all: string[] = []) => [...all, v])
     .action(async (deployment: string, opts: { wait?: boolean; timeout?: number; idempotencyKey?: string; param?: string[] }) => {
-      const { deploy, DeployExit } = await import('./deploy');
+      const [{ deploy }, { DeployExit }] = await Promise.all([import('./deploy'), import('./exit')]);
       try {
         await deploy(deployment, { ...opts, params: opts.param });
       } catch (error) {

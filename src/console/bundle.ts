@@ -23,6 +23,30 @@ function sourceFiles(dir: string): string[] {
     });
 }
 
+/** A relative import that is not type-only (those are erased): `import { x } from './y'`, `export { x } from '../y'`. */
+const VALUE_IMPORT = /^\s*(?:import|export)\s+(?!type\b)[^;]*?\sfrom\s+'(\.[^']+)'/gm;
+
+/**
+ * What the bundle is made of: the app's files, and the files outside it that they import as values
+ * (the live-run protocol the CLI shares, src/domain/follow-run.ts), so a change of those bundles again too.
+ */
+function bundledFiles(dir: string): string[] {
+  const files = new Set(sourceFiles(dir));
+  const queue = [...files];
+  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+    if (!/\.tsx?$/.test(file)) continue;
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(VALUE_IMPORT)) {
+      const base = path.resolve(path.dirname(file), spec!);
+      const found = [`${base}.ts`, `${base}.tsx`, path.join(base, 'index.ts')].find((candidate) => existsSync(candidate));
+      if (found && !files.has(found)) {
+        files.add(found);
+        queue.push(found);
+      }
+    }
+  }
+  return [...files].sort();
+}
+
 const page = (script: string, style: string) => `<!doctype html>
 <html lang="en">
 <head>
@@ -45,7 +69,7 @@ const page = (script: string, style: string) => `<!doctype html>
 export async function consoleBundle(cacheDir: string, log: Logger): Promise<ConsoleBundle> {
   const hash = createHash('sha256');
   for (const pkg of ['preact', 'socket.io-client', 'esbuild']) hash.update(require(`${pkg}/package.json`).version as string);
-  for (const file of sourceFiles(APP_DIR)) hash.update(path.relative(APP_DIR, file)).update(readFileSync(file));
+  for (const file of bundledFiles(APP_DIR)) hash.update(path.relative(APP_DIR, file)).update(readFileSync(file));
   const id = hash.digest('hex').slice(0, 16);
   const dir = path.join(cacheDir, `console-${id}`);
   const names = { script: `app-${id}.js`, style: `app-${id}.css` };

@@ -2,7 +2,7 @@ import type { WorkflowGateway } from '../domain/temporal/client';
 import type { Logger } from '../logger';
 import { startQueuedFleetRuns, wakeQueuedRuns } from './reconcile';
 
-/** Every worker sweeps for runs whose wake was lost (the API could not reach Temporal after answering). */
+/** Every worker sweeps for queued runs whose start or wake was lost (the API could not reach Temporal after answering). */
 export function startQueueSweeper(workflows: WorkflowGateway, log: Logger, everyMs = 10_000): () => void {
   let sweeping = false;
   const timer = setInterval(() => {

@@ -1,7 +1,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
-import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
-import { toRunView } from '../deployments/views';
+import { DeploymentRunModel } from '../../domain/deployments/model';
+import type { RunReads } from '../deployments/run-reads';
 import type { Logger } from '../../logger';
 import { hasScope } from '../../domain/tokens/scopes';
 import { authenticateToken, type Principal, type Rejection } from '../../domain/tokens/service';
@@ -61,13 +61,15 @@ function answerer<T>(socket: BosunServerSocket, event: 'subscribe' | 'subscribe_
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
  * (`auth: { token }`), or a console page's session cookie; a client subscribes to runs of its own organization only. The relays'
- * change streams also feed the metrics of finished runs, conversations and steps.
+ * change streams also feed the metrics of finished runs, conversations and steps. A subscription's
+ * snapshot of a run is read by `runs`, as GET reads it.
  */
 export function attachRealtime(
   httpServer: HttpServer,
   log: Logger,
   metrics: Metrics,
   sessions: SessionLifetime,
+  runs: Pick<RunReads, 'runOf'>,
   { subscriptionsPerConnection = MAX_SUBSCRIPTIONS_PER_CONNECTION } = {},
 ) {
   const tooManySubscriptions = {
@@ -100,22 +102,21 @@ export function attachRealtime(
   io.on('connection', (socket) => {
     endAtExpiry(socket);
     void endIfRevokedMeanwhile(socket).catch((err) => log.warn({ err }, 'could not check the token of a new socket'));
-    const ownRun = (runId: string) =>
-      DeploymentRunModel.findOne({ _id: runId, organization_id: socket.data.principal.organizationId }).lean<DeploymentRun>();
     socket.on('subscribe', async (request, acknowledge) => {
       const ack = answerer(socket, 'subscribe', request, acknowledge);
       try {
         const runId = typeof request?.run_id === 'string' && OBJECT_ID.test(request.run_id) ? request.run_id : null;
         // Check ownership before joining: not even for a moment may another organization's events reach this socket.
-        if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: socket.data.principal.organizationId }))) {
+        const organizationId = socket.data.principal.organizationId;
+        if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: organizationId, parent_run_id: null }))) {
           return ack(notFound);
         }
         if (beyondLimit(socket, [runRoom(runId)], subscriptionsPerConnection)) return ack(tooManySubscriptions);
         // Join, then read: an event between the two carries a seq the snapshot already covers, so none is lost.
         await socket.join(runRoom(runId));
-        const run = await ownRun(runId);
+        const run = await runs.runOf(organizationId, runId);
         if (!run) return ack(notFound);
-        ack({ ok: true, data: { seq: run.seq, run: toRunView(run) } });
+        ack({ ok: true, data: { seq: run.seq, run } });
       } catch (err) {
         log.error({ err }, 'subscribe failed');
         ack({ ok: false, error: { code: 'internal_error', message: 'Could not subscribe; try again' } });

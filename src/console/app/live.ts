@@ -1,5 +1,6 @@
 import { io, type Socket } from 'socket.io-client';
 import { get } from './api';
+import { followRun } from '../../domain/follow-run';
 import type {
   ClientToServerEvents,
   Conversation,
@@ -60,11 +61,14 @@ function keepCurrent<T>(
     read,
     subscribe,
     unsubscribe,
+    take = (value) => value,
     handlers,
   }: {
     read: () => Promise<T>;
     subscribe: (socket: PageSocket, snapshot: (value: T) => void, fail: (error: Error) => void) => void;
     unsubscribe: (socket: PageSocket) => void;
+    /** What a snapshot or a re-read makes of what is shown (by default: it replaces it). */
+    take?: (value: T) => T;
     handlers: Handlers<T>;
   },
   onValue: (value: T) => void,
@@ -74,25 +78,31 @@ function keepCurrent<T>(
   let current: T | null = null;
   let stopped = false;
   let reading: Promise<void> | null = null;
+  /** Events that came before the first snapshot (the server may send them before its answer): applied on top of it. */
+  const early: Array<() => void> = [];
 
   const show = (next: T) => {
     if (stopped) return;
     current = next;
     onValue(next);
+    for (const apply of early.splice(0)) apply();
   };
+  const snapshot = (value: T) => show(take(value));
   const reread = () => {
     reading ??= read()
-      .then(show)
+      .then(snapshot)
       .catch(onError)
       .finally(() => {
         reading = null;
       });
   };
-  const onConnect = () => subscribe(s, show, (error) => !stopped && onError(error));
+  const onConnect = () => subscribe(s, snapshot, (error) => !stopped && onError(error));
   const listeners = Object.entries(handlers).map(([event, handle]) => {
     const listener = (...args: unknown[]) => {
-      if (stopped || current === null) return;
-      (handle as (shown: Shown<T>, ...rest: unknown[]) => void)({ current, show, reread }, ...args);
+      if (stopped) return;
+      const apply = () => (handle as (shown: Shown<T>, ...rest: unknown[]) => void)({ current: current!, show, reread }, ...args);
+      if (current === null) early.push(apply);
+      else apply();
     };
     s.on(event as keyof ServerToClientEvents, listener as never);
     return [event, listener] as const;
@@ -113,44 +123,36 @@ function keepCurrent<T>(
 }
 
 /**
- * A run kept current: its snapshot, then its events applied in order; read again on a gap in `seq`.
- * A fleet run's target events update its grid (each target has its own `seq`).
+ * A run kept current: its snapshot, then its events applied as the shared protocol says
+ * (src/domain/follow-run.ts: in `seq` order, a fleet target's by its own, the summary counted
+ * again); read again on a gap. A one-server run's steps also say how far their output went.
  */
 export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) => void, onError: (error: Error) => void): () => void {
+  const follower = followRun<Run>(runId);
+  // How much output each step streamed since the last snapshot (the page reads the text from the step's whole log).
+  const streamed = new Map<number, number>();
+  const shown = () => {
+    const run = follower.run!;
+    return streamed.size ? { ...run, steps: run.steps.map((step, index) => ({ ...step, streamed: streamed.get(index) })) } : run;
+  };
   return keepCurrent<Run>(
     {
       read: () => get<Run>(`/api/v1/deployments/${deploymentId}/runs/${runId}`),
       subscribe: (s, snapshot, fail) =>
         s.emit('subscribe', { run_id: runId }, (answer) => (answer.ok ? snapshot(answer.data.run as Run) : fail(new Error(answer.error.message)))),
       unsubscribe: (s) => s.emit('unsubscribe', { run_id: runId }),
+      take: (run) => {
+        streamed.clear();
+        follower.take(run);
+        return shown();
+      },
       handlers: {
-        DeploymentRunUpdated: ({ current: run, show, reread }, event: DeploymentRunUpdatedEvent) => {
-          if (event.run_id !== runId) return;
-          if (event.target) {
-            const changed = event.target;
-            const targets = run.targets.map((t) => (t.server_id === changed.server_id && changed.seq > t.seq ? ({ ...t, ...changed } as Run['targets'][number]) : t));
-            // The summary counts the targets: counted again from them.
-            const summary = { total: targets.length, success: 0, failed: 0, running: 0, queued: 0, skipped: 0, cancelled: 0 };
-            for (const t of targets) summary[t.status] += 1;
-            return show({ ...run, targets, summary });
-          }
-          if (event.seq === null || event.seq <= run.seq) return;
-          if (event.seq !== run.seq + 1) return reread();
-          // The step's output itself is read from its whole log (components/whole-log.tsx): here only how far it went.
-          const steps = run.steps.map((step, index) => {
-            const state = event.steps[index];
-            const streamed = event.output && event.output.step === index ? event.output.offset + event.output.data.length : (step as Streamed).streamed;
-            return { ...step, ...(state ?? {}), streamed } as Run['steps'][number];
-          });
-          show({
-            ...run,
-            seq: event.seq,
-            status: (event.status ?? run.status) as Run['status'],
-            started_at: event.started_at ?? run.started_at,
-            completed_at: event.completed_at ?? run.completed_at,
-            error: event.error,
-            steps,
-          });
+        DeploymentRunUpdated: ({ show, reread }, event: DeploymentRunUpdatedEvent) => {
+          const outcome = follower.apply(event);
+          if (outcome === 'ignored' || outcome === 'held') return;
+          if (event.output && !event.target) streamed.set(event.output.step, event.output.offset + event.output.data.length);
+          show(shown());
+          if (outcome === 'gap') reread();
         },
       },
     },

@@ -39,6 +39,26 @@ export function When({ at }: { at: string | null | undefined }) {
 
 export const seconds = (s: number | null | undefined) => (s === null || s === undefined ? '—' : s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`);
 
+/** From `from` to `to`, or until now, counting every second, while `to` is not there yet (as the API counts `duration_seconds`). */
+export function Elapsed({ from, to }: { from: string | null; to: string | null }) {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    if (!from || to) return;
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [from, to]);
+  if (!from) return <>{seconds(null)}</>;
+  return <>{seconds(Math.max(0, Math.round(((to ? Date.parse(to) : now) - Date.parse(from)) / 1000)))}</>;
+}
+
+/** A run's targets counted by status, in words ("1 success, 2 running"), the statuses with none left out. */
+export const summaryText = (s: Record<'success' | 'failed' | 'running' | 'queued' | 'skipped' | 'cancelled', number>) =>
+  (['success', 'failed', 'running', 'queued', 'skipped', 'cancelled'] as const)
+    .filter((k) => s[k] > 0)
+    .map((k) => `${s[k]} ${k}`)
+    .join(', ');
+
 /**
  * Loads something and keeps it fresh: again when `deps` change, every `pollMs` while `poll` says so,
  * and when the tab comes back into view.

@@ -1,16 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { FINISHED, type Deployment as DeploymentView, type Plan, type RunListItem } from '../api-types';
-import { ErrorNote, Section, seconds, Status, useLoad, When } from '../components/common';
+import { ErrorNote, Section, seconds, Status, summaryText, useLoad, When } from '../components/common';
 import { navigate } from '../router';
 import { session } from '../session';
 import { targetsText } from './deployments';
-
-const summaryText = (s: RunListItem['summary']) =>
-  (['success', 'failed', 'running', 'queued', 'skipped', 'cancelled'] as const)
-    .filter((k) => s[k] > 0)
-    .map((k) => `${s[k]} ${k}`)
-    .join(', ');
 
 /** A deployment: its steps and targets, a Run form for its parameters with a plan preview, and its history. */
 export function Deployment({ deploymentId }: { deploymentId: string }) {

@@ -1,7 +1,8 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
-import { FINISHED, type Run as RunView, type RunTargetDetail } from '../api-types';
-import { ErrorNote, Section, seconds, Status, useLoad, When } from '../components/common';
+import { FINISHED, type Deployment, type Run as RunView, type RunTargetDetail } from '../api-types';
+import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { WholeLog } from '../components/whole-log';
 import { watchRun, type Streamed } from '../live';
 import { session } from '../session';
@@ -37,6 +38,22 @@ function Steps({ steps, logPath }: { steps: Step[]; logPath: string }) {
   );
 }
 
+/** Where a run's page sits: Deployments / the deployment's name (once read) / what follows. */
+function Crumbs({ deploymentId, children }: { deploymentId: string; children?: ComponentChildren }) {
+  const deployment = useLoad(() => get<Deployment>(`/api/v1/deployments/${deploymentId}`), [deploymentId]);
+  return (
+    <p class="crumbs">
+      <a href="/deployments">Deployments</a> /{' '}
+      {deployment.data ? (
+        <>
+          <a href={`/deployments/${deploymentId}`}>{deployment.data.name}</a> /{' '}
+        </>
+      ) : null}
+      {children}
+    </p>
+  );
+}
+
 /** A run as it happens: live over the page's socket, re-read on any doubt. */
 export function Run({ deploymentId, runId }: { deploymentId: string; runId: string }) {
   const [run, setRun] = useState<RunView | null>(null);
@@ -57,9 +74,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
   const parameters = Object.entries(run.parameters);
   return (
     <main id="main">
-      <p class="crumbs">
-        <a href="/deployments">Deployments</a> / <a href={`/deployments/${deploymentId}`}>deployment</a> /
-      </p>
+      <Crumbs deploymentId={deploymentId} />
       <h1>
         Run {run.id.slice(-8)} <Status value={run.status} />
       </h1>
@@ -94,7 +109,9 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
             <When at={run.started_at} />
           </dd>
           <dt>Duration</dt>
-          <dd>{seconds(run.started_at && run.completed_at ? Math.round((Date.parse(run.completed_at) - Date.parse(run.started_at)) / 1000) : run.duration_seconds)}</dd>
+          <dd>
+            <Elapsed from={run.started_at} to={run.completed_at} />
+          </dd>
           {run.retry_of ? (
             <>
               <dt>Retry of</dt>
@@ -117,9 +134,12 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
       </Section>
       {fleet ? (
         <Section title={`Targets: ${run.summary.success} of ${run.summary.total} succeeded`}>
+          <p class="muted" data-summary>
+            {summaryText(run.summary)}
+          </p>
           <ul class="target-grid">
             {run.targets.map((t) => (
-              <li key={t.server_id} class={`target target-${t.status}`}>
+              <li key={t.server_id} class={`target target-${t.status}`} data-target={t.title}>
                 <a href={`/deployments/${deploymentId}/runs/${runId}/targets/${t.server_id}`}>
                   <strong>{t.title}</strong>
                   <span class="muted small">batch {t.batch}</span>
@@ -148,9 +168,9 @@ export function Target({ deploymentId, runId, serverId }: { deploymentId: string
   if (!t) return <main id="main">{target.error ? <ErrorNote error={target.error} /> : <p class="muted">Loading…</p>}</main>;
   return (
     <main id="main">
-      <p class="crumbs">
+      <Crumbs deploymentId={deploymentId}>
         <a href={`/deployments/${deploymentId}/runs/${runId}`}>Run {runId.slice(-8)}</a> /
-      </p>
+      </Crumbs>
       <h1>
         {t.title} <Status value={t.status} />
       </h1>

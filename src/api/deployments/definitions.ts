@@ -1,0 +1,97 @@
+import { Types } from 'mongoose';
+import { ApiError, notFound } from '../http/errors';
+import { parseId } from '../http/ids';
+import { findPage, type PageQuery } from '../http/pagination';
+import { ServerModel } from '../../domain/servers/model';
+import { deleteRunsOf } from '../../domain/deployments/runs';
+import { DeploymentModel, DeploymentRunModel, type Deployment } from '../../domain/deployments/model';
+import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
+import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
+import { toDeploymentListView, toDeploymentView } from './views';
+import { isDuplicateKey } from '../../domain/database';
+
+/** A deployment of the organization, or a 404. */
+export type FindDeployment = (organizationId: string, id: string) => Promise<Deployment>;
+
+/** Deployments looked up through `byId` (the admission's, shared by the requests of the same moment); another organization's is a 404 like none. */
+export const deploymentFinder =
+  (byId: (id: Types.ObjectId) => Promise<Deployment | null>): FindDeployment =>
+  async (organizationId, id) => {
+    const deployment = await byId(parseId(id, 'Deployment'));
+    if (!deployment || deployment.organization_id.toString() !== organizationId) throw notFound('Deployment');
+    return deployment;
+  };
+
+/** The parameters a trigger runs with, or a 422 naming each problem. */
+export function parametersFor(deployment: Deployment, given: Record<string, string>): ParameterValue[] {
+  const { values, problems } = resolveParameters(deployment.parameters ?? [], given);
+  if (problems.length) throw new ApiError('validation_failed', 'The parameters are invalid', problems);
+  return values;
+}
+
+/** Deployments' definitions: list, read, create, change, delete. */
+export function deploymentDefinitions(findDeployment: FindDeployment) {
+  /** The server must exist in the caller's organization; another organization's looks like none. */
+  async function checkServers(organizationId: string, serverIds: string[], path: string) {
+    const ids = [...new Set(serverIds)];
+    const found = await ServerModel.countDocuments({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) }, organization_id: organizationId });
+    if (found !== ids.length) throw new ApiError('validation_failed', 'The request body is invalid', [{ path, message: ids.length > 1 ? 'Some of these servers do not exist' : 'No such server' }]);
+  }
+  const checkTargets = async (organizationId: string, input: { server_id?: string; targets?: { server_ids?: string[] } }) => {
+    if (input.server_id) await checkServers(organizationId, [input.server_id], 'server_id');
+    if (input.targets?.server_ids?.length) await checkServers(organizationId, input.targets.server_ids, 'targets.server_ids');
+  };
+
+  const duplicateName = (name: string) => new ApiError('conflict', `A deployment named "${name}" already exists in this organization`);
+
+  return {
+    list(organizationId: string, page: PageQuery) {
+      return findPage(DeploymentModel, { organization_id: organizationId }, page, toDeploymentListView);
+    },
+
+    async get(organizationId: string, id: string) {
+      return toDeploymentView(await findDeployment(organizationId, id));
+    },
+
+    async create(organizationId: string, input: CreateDeploymentInput) {
+      await checkTargets(organizationId, input);
+      try {
+        const created = await DeploymentModel.create({ ...input, organization_id: organizationId } as Record<string, unknown>);
+        return toDeploymentView(created.toObject() as Deployment);
+      } catch (error) {
+        if (isDuplicateKey(error)) throw duplicateName(input.name);
+        throw error;
+      }
+    },
+
+    /** Changes apply to runs triggered afterwards; a run keeps the steps it was triggered with. */
+    async update(organizationId: string, id: string, input: UpdateDeploymentInput) {
+      const deployment = await findDeployment(organizationId, id);
+      await checkTargets(organizationId, input);
+      // Switching between one server and many: the other kind is cleared.
+      const $set: Record<string, unknown> = { ...input };
+      if (input.server_id) Object.assign($set, { targets: null, strategy: null });
+      if (input.targets) $set.server_id = null;
+      if (input.strategy && (input.server_id ?? (!input.targets && deployment.server_id))) {
+        throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'strategy', message: 'strategy applies to targets, not to one server_id' }]);
+      }
+      try {
+        const updated = await DeploymentModel.findOneAndUpdate({ _id: deployment._id }, { $set }, { returnDocument: 'after' }).lean<Deployment>();
+        return toDeploymentView(updated!);
+      } catch (error) {
+        if (isDuplicateKey(error)) throw duplicateName(input.name!);
+        throw error;
+      }
+    },
+
+    /** Deletes the definition and its run history; refused while a run is queued or running. */
+    async remove(organizationId: string, id: string) {
+      const deployment = await findDeployment(organizationId, id);
+      if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: ['queued', 'running'] } })) {
+        throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
+      }
+      await DeploymentModel.deleteOne({ _id: deployment._id });
+      await deleteRunsOf(deployment._id);
+    },
+  };
+}

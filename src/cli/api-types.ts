@@ -1,0 +1,9 @@
+/**
+ * The API's shapes the CLI reads, as the API's own zod schemas define them (as the console's
+ * api-types.ts does). Type-only: nothing of the server is loaded by the compiled CLI.
+ */
+import type { z } from 'zod';
+import type { runSchema, runTargetDetailSchema } from '../api/deployments/views';
+
+export type Run = z.infer<typeof runSchema>;
+export type RunTargetDetail = z.infer<typeof runTargetDetailSchema>;
