@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
 import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
+import { SEARCH_ATTRIBUTES } from '../../workflows/contracts';
 import { sharedServices } from './shared';
 import { startTestServer, type TestServer } from './time-skipping-server';
 
@@ -35,6 +37,11 @@ export class TimeSkippingTemporal {
       const create = (TestWorkflowEnvironment as unknown as { create?: CreateEnvironment }).create;
       if (typeof create !== 'function') throw new Error('@temporalio/testing no longer has TestWorkflowEnvironment.create: see test/support/time-skipping.ts');
       const env = await create.call(TestWorkflowEnvironment, { server: { type: 'existing' }, address: server.address, namespace: 'default', supportsTimeSkipping: true });
+      // Bosun's workflows set its search attributes: the test server refuses (silently, for a child) any not registered.
+      await env.connection.operatorService.addSearchAttributes({
+        namespace: 'default',
+        searchAttributes: Object.fromEntries(Object.values(SEARCH_ATTRIBUTES).map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+      });
       return new TimeSkippingTemporal(env, server, workflowBundle);
     } catch (error) {
       await server.process.stop(5_000);

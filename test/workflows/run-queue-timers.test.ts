@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import {
+  deploymentRunWorkflowId,
   fleetTargetWorkflowId,
   serverRunQueueWorkflowId,
   WAKE_QUEUE_SIGNAL,
   type QueuedRun,
+  type StepResult,
 } from '../../workflows/contracts';
 import { eventually } from '../support/bosun';
 import { hasTurnQuery, turnKeepingTarget } from './stand-ins/turn-keeping-target';
@@ -140,3 +142,47 @@ describe('a fleet target holding its turn', () => {
     }, STAND_INS);
   });
 });
+
+describe('a long-lived queue', () => {
+  const oneStep = [{ name: 'restart', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false }];
+
+  test('once Temporal suggests it (its history past 4 MB), it continues as new when the run it started has ended', async () => {
+    const server = serverId();
+    const run = queuedRun(server);
+    let queued: QueuedRun | null = null;
+    const timeline = new Timeline();
+    const mocks = timeline.record({
+      nextQueuedRun: async () => [queued, (queued = null)][0],
+      beginRun: async () => oneStep,
+      startStep: async (): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false, endedRun: true }),
+      finishRun: async () => undefined,
+    });
+    await temporal.withWorker(mocks, async (taskQueue) => {
+      const queue = await startQueue(taskQueue, server);
+      await timeline.untilCalled('nextQueuedRun', 1);
+      await padHistoryPast4MB(queue, timeline);
+      expect(await statusOf(queue)).toBe('RUNNING');
+      const readsBefore = timeline.times('nextQueuedRun').length;
+      queued = run;
+      await wake(queue);
+      const first = temporal.env.client.workflow.getHandle(queue.workflowId, queue.firstExecutionRunId);
+      expect(await eventually(() => statusOf(first), (status) => status !== 'RUNNING')).toBe('CONTINUED_AS_NEW');
+      expect(await statusOf(temporal.env.client.workflow.getHandle(deploymentRunWorkflowId(run.runId)))).toBe('COMPLETED');
+      // The new execution reads the queue afresh (one read: the first went on to its run), then idles out as any queue does.
+      const latest = temporal.env.client.workflow.getHandle(queue.workflowId);
+      expect((await latest.describe()).runId).not.toBe(queue.firstExecutionRunId);
+      await latest.result();
+      expect(timeline.times('nextQueuedRun')).toHaveLength(readsBefore + 2);
+    });
+  });
+});
+
+/** Wakes carrying 100 KB each, a few at a time (each workflow task stays under gRPC's 4 MB), until the history passes 4 MB. */
+async function padHistoryPast4MB(queue: WorkflowHandle, timeline: Timeline): Promise<void> {
+  const padding = 'x'.repeat(100_000);
+  for (let round = 0; round < 10; round += 1) {
+    const reads = timeline.times('nextQueuedRun').length;
+    await Promise.all(Array.from({ length: 5 }, () => queue.signal<[string]>(WAKE_QUEUE_SIGNAL, padding)));
+    await timeline.untilCalled('nextQueuedRun', reads + 1);
+  }
+}
