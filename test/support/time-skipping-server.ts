@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,8 @@ const run = promisify(execFile);
  * Central. 1.38.0: the last Java SDK release before @temporalio/testing 1.24.0, the one its "default" meant.
  */
 export const TEST_SERVER_VERSION = '1.38.0';
+/** Pinned: Maven 3.8's own default (2.8) is from 2013, and an unpinned prefix takes whatever is newest. */
+const DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies';
 const MAIN_CLASS = 'io.temporal.testserver.TestServer';
 /** A heap cap (the server holds a test's histories only), one GC thread, and the quick JIT only: it lives for one test file. */
 const JVM_OPTIONS = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-XX:+ExitOnOutOfMemoryError'];
@@ -63,10 +65,11 @@ export async function installTestServer(cacheDir: string): Promise<string> {
     throw new Error(`The time-skipping test server's jars (io.temporal:temporal-test-server:${TEST_SERVER_VERSION}) are fetched with Maven: apt-get install maven`);
   }
   const home = path.dirname(lib);
+  mkdirSync(cacheDir, { recursive: true });
   const staging = mkdtempSync(path.join(cacheDir, 'temporal-test-server-staging-'));
   try {
     writeFileSync(path.join(staging, 'pom.xml'), POM);
-    await run('mvn', ['-q', '-B', '-f', path.join(staging, 'pom.xml'), 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${path.join(staging, 'lib')}`], {
+    await run('mvn', ['-q', '-B', '-Dstyle.color=never', '-f', path.join(staging, 'pom.xml'), DEPENDENCY_PLUGIN, '-DincludeScope=runtime', `-DoutputDirectory=${path.join(staging, 'lib')}`], {
       timeout: 600_000,
       maxBuffer: 16 * 1024 * 1024,
     });
