@@ -42,6 +42,8 @@ const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
 /** Where the server's jars are cached: `<cache>/temporal-test-server-<version>/lib`. */
 export const testServerLibDir = (cacheDir: string) => path.join(cacheDir, `temporal-test-server-${TEST_SERVER_VERSION}`, 'lib');
 
+const installed = (lib: string) => existsSync(path.join(lib, `temporal-test-server-${TEST_SERVER_VERSION}.jar`));
+
 async function commandRuns(command: string, args: string[]): Promise<boolean> {
   try {
     await run(command, args, { timeout: 30_000 });
@@ -57,9 +59,9 @@ async function commandRuns(command: string, args: string[]): Promise<boolean> {
  */
 export async function installTestServer(cacheDir: string): Promise<string> {
   const lib = testServerLibDir(cacheDir);
-  if (existsSync(path.join(lib, `temporal-test-server-${TEST_SERVER_VERSION}.jar`))) return lib;
+  if (installed(lib)) return lib;
   if (!(await commandRuns('java', ['-version']))) {
-    throw new Error('The time-skipping test server needs Java (11 or later) on PATH: apt-get install openjdk-17-jre-headless');
+    throw new Error('The time-skipping test server needs Java on PATH: apt-get install openjdk-17-jre-headless');
   }
   if (!(await commandRuns('mvn', ['--version']))) {
     throw new Error(`The time-skipping test server's jars (io.temporal:temporal-test-server:${TEST_SERVER_VERSION}) are fetched with Maven: apt-get install maven`);
@@ -73,12 +75,15 @@ export async function installTestServer(cacheDir: string): Promise<string> {
       timeout: 600_000,
       maxBuffer: 16 * 1024 * 1024,
     });
-    rmSync(home, { recursive: true, force: true });
-    renameSync(staging, home);
+    // Another process installed it meanwhile: theirs stays (a JVM may be reading it); else a broken leftover is replaced.
+    if (installed(lib)) rmSync(staging, { recursive: true, force: true });
+    else {
+      rmSync(home, { recursive: true, force: true });
+      renameSync(staging, home);
+    }
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
-    // Another process installed it meanwhile.
-    if (existsSync(path.join(lib, `temporal-test-server-${TEST_SERVER_VERSION}.jar`))) return lib;
+    if (installed(lib)) return lib;
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     const said = `${stdout ?? ''}\n${stderr ?? ''}`.trim().split('\n').filter((line) => /ERROR|error:/.test(line)).slice(0, 5).join('\n');
     throw new Error(`Could not fetch io.temporal:temporal-test-server:${TEST_SERVER_VERSION} from Maven Central with mvn: ${said || (error as Error).message}`);
