@@ -54,7 +54,7 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
     // One target in a hundred runs: one in two hundred waits for its turn (the activity signals its
     // own workflow, as the queue would), the others of those take it at once; the rest find their
     // server gone and fail at once: a target as cheap as can be.
-    takeTargetTurn: async ({ runId: target }: { runId: string }) => {
+    takeTurn: async ({ runId: target }: { runId: string }) => {
       started.add(target);
       const n = Number(target.split('-')[1]);
       if (n % 100) return { failed: 'Not run: the server no longer exists' };

@@ -4,7 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
 import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
-import { SEARCH_ATTRIBUTES } from '../../workflows/contracts';
+import { SEARCH_ATTRIBUTES } from '../../src/domain/contracts/search-attributes';
 import { sharedServices } from './shared';
 import { startTestServer, type TestServer } from './time-skipping-server';
 

@@ -1,13 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import {
-  deploymentRunWorkflowId,
-  fleetTargetWorkflowId,
-  serverRunQueueWorkflowId,
-  WAKE_QUEUE_SIGNAL,
-  type QueuedRun,
-  type StepResult,
-} from '../../workflows/contracts';
+import { deploymentRunWorkflowId, fleetTargetWorkflowId, serverRunQueueWorkflowId, WAKE_QUEUE_SIGNAL } from '../../src/domain/contracts/workflow-ids';
+import type { NextRun, QueuedRun, QueueWake, StepResult, TurnOutcome } from '../../src/domain/contracts/runs';
+import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import { eventually } from '../support/bosun';
 import { hasTurnQuery, turnKeepingTarget } from './stand-ins/turn-keeping-target';
 import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
@@ -62,7 +57,7 @@ const minutesBetween = (from: number, to: number) => Math.floor((to - from) / MI
 const minutesApart = (times: number[]) => times.slice(1).map((time, i) => minutesBetween(times[i]!, time));
 
 /** The database's queue of runs for `nextQueuedRun`: each read takes the first, none left is null. */
-const queueOf = (runs: QueuedRun[]) => async () => runs.shift() ?? null;
+const queueOf = (runs: NextRun[]) => async () => runs.shift() ?? null;
 /** A mock that answers each call with the next answer, the last one from then on. */
 const scripted = <T>(answers: T[]) => {
   let call = 0;
@@ -75,11 +70,13 @@ const serverId = () => `srv-${randomBytes(4).toString('hex')}`;
 const queuedRun = (server: string): QueuedRun => ({
   runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', serverId: server, deploymentName: 'release', triggeredBy: 'API token: ci', serverTitle: 'web-1',
 });
+/** A run as the queue reads it next: a one-server run, whose workflow is `deployment-run-<run id>`. */
+const nextRun = (run: QueuedRun, extra: Partial<NextRun> = {}): NextRun => ({ ...run, workflowId: deploymentRunWorkflowId(run.runId), fleetTarget: false, ...extra });
 
 const startQueue = (taskQueue: string, server: string) =>
   temporal.env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: serverRunQueueWorkflowId(server), args: [{ serverId: server, organizationId: 'org' }] });
-/** A trigger's wake (it carries nothing: the queue reads the database). */
-const wake = (queue: WorkflowHandle) => queue.signal(WAKE_QUEUE_SIGNAL);
+/** A waiting run's wake (naming the run: the queue reads the database for the order). */
+const wake = (queue: WorkflowHandle, runId = 'a-run') => queue.signal<[QueueWake]>(WAKE_QUEUE_SIGNAL, { runIds: [runId] });
 const statusOf = async (handle: WorkflowHandle) => (await handle.describe()).status.name;
 
 describe('an idle queue', () => {
@@ -111,17 +108,18 @@ describe('an idle queue', () => {
   });
 });
 
-describe('a fleet target holding its turn', () => {
+describe('a run holding the turn the queue gave it', () => {
   test('its run is checked every minute; once the run has ended without the turn given back (its workflow terminated), the queue moves on', async () => {
     const server = serverId();
-    const target = queuedRun(server);
-    target.fleetTargetWorkflowId = fleetTargetWorkflowId(target.runId, server);
+    const target = nextRun(queuedRun(server));
+    target.workflowId = fleetTargetWorkflowId(target.runId, server);
+    target.fleetTarget = true;
     // The run as the database has it at each check: running, until the worker's reconcile closes it (the workflow is gone).
     const checks = scripted([running, running, running, closedByReconcile]);
     const timeline = new Timeline();
     const queueMocks = timeline.record({ nextQueuedRun: queueOf([target]), endedRun: checks });
     await temporal.withWorker({}, async (standInQueue) => {
-      const holder = await temporal.env.client.workflow.start(turnKeepingTarget, { taskQueue: standInQueue, workflowId: target.fleetTargetWorkflowId! });
+      const holder = await temporal.env.client.workflow.start(turnKeepingTarget, { taskQueue: standInQueue, workflowId: target.workflowId });
       await temporal.withWorker(queueMocks, async (taskQueue) => {
         const queue = await startQueue(taskQueue, server);
         const turnGivenAt = await timeline.untilCalled('nextQueuedRun', 1);
@@ -141,10 +139,11 @@ describe('a fleet target holding its turn', () => {
 describe('a long-lived queue', () => {
   const oneStep = [{ name: 'restart', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false }];
 
-  test('once Temporal suggests it (its history past 4 MB), it continues as new when the run it started has ended', async () => {
+  test('once Temporal suggests it (its history past 4 MB), it continues as new when the run it gave the turn to has ended', async () => {
     const server = serverId();
+    // A run without a workflow (its trigger's start lost): the queue starts it, its turn given.
     const run = queuedRun(server);
-    const queued: QueuedRun[] = [];
+    const queued: NextRun[] = [];
     const timeline = new Timeline();
     const mocks = timeline.record({
       nextQueuedRun: queueOf(queued),
@@ -158,8 +157,8 @@ describe('a long-lived queue', () => {
       await padHistoryPast4MB(queue, timeline);
       expect(await statusOf(queue)).toBe('RUNNING');
       const readsBefore = timeline.times('nextQueuedRun').length;
-      queued.push(run);
-      await wake(queue);
+      queued.push(nextRun(run));
+      await wake(queue, run.runId);
       const first = temporal.env.client.workflow.getHandle(queue.workflowId, queue.firstExecutionRunId);
       expect(await eventually(() => statusOf(first), (status) => status !== 'RUNNING')).toBe('CONTINUED_AS_NEW');
       expect(await statusOf(temporal.env.client.workflow.getHandle(deploymentRunWorkflowId(run.runId)))).toBe('COMPLETED');
@@ -177,7 +176,29 @@ async function padHistoryPast4MB(queue: WorkflowHandle, timeline: Timeline): Pro
   const padding = 'x'.repeat(100_000);
   for (let round = 0; round < 10; round += 1) {
     const reads = timeline.times('nextQueuedRun').length;
-    await Promise.all(Array.from({ length: 5 }, () => queue.signal<[string]>(WAKE_QUEUE_SIGNAL, padding)));
+    await Promise.all(Array.from({ length: 5 }, () => wake(queue, padding)));
     await timeline.untilCalled('nextQueuedRun', reads + 1);
   }
 }
+
+describe('a run waiting for its turn', () => {
+  test('checks every minute that it still waits (waking its queue again); once it no longer does (cancelled meanwhile), it ends as its run did', async () => {
+    const run: QueuedRun = { ...queuedRun(serverId()), place: 3 };
+    const timeline = new Timeline();
+    const mocks = timeline.record({
+      takeTurn: async (): Promise<TurnOutcome> => ({ queued: true }),
+      stillWaiting: scripted([true, true, false]),
+      beginRun: async () => null,
+      endedRun: async () => ({ status: 'cancelled', error: null }),
+      ...createWorkflowOutcomeActivities(),
+    });
+    await temporal.withWorker(mocks, async (taskQueue) => {
+      const handle = await temporal.env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(run.runId), args: [run] });
+      const askedAt = await timeline.untilCalled('takeTurn', 1);
+      await expect(handle.result()).rejects.toThrow();
+      expect(minutesApart([askedAt, ...timeline.times('stillWaiting')])).toEqual([1, 1, 1]);
+      expect(timeline.calls.map((c) => c.name)).toEqual(['takeTurn', 'stillWaiting', 'stillWaiting', 'stillWaiting', 'beginRun', 'endedRun', 'cancelOwnWorkflow']);
+      expect(await statusOf(handle)).toBe('CANCELLED');
+    });
+  });
+});

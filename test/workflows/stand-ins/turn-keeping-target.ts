@@ -1,5 +1,5 @@
 import { condition, defineQuery, defineSignal, setHandler } from '@temporalio/workflow';
-import { TURN_SIGNAL } from '../../../workflows/contracts';
+import { TURN_SIGNAL } from '../../../src/domain/contracts/workflow-ids';
 
 export const hasTurnQuery = defineQuery<boolean>('hasTurn');
 
