@@ -1,5 +1,5 @@
 import { createConversationActivities, type ConversationActivities, type ConversationActivityDeps } from './conversations';
-import { createDeploymentActivities, type DeploymentActivityDeps } from './deployments';
+import { createDeploymentActivities, type DeploymentActivityDeps } from './deployment-steps';
 import { createRunBookkeepingActivities } from './run-bookkeeping';
 import { createRunQueueActivities } from './run-queue';
 import { createServerActivities, type ServerActivityDeps } from './servers';
@@ -47,7 +47,7 @@ export function activitySources(deps: ActivityDeps) {
     { file: 'activities/servers.ts', activities: createServerActivities(deps) },
     { file: 'activities/run-queue.ts', activities: createRunQueueActivities(deps) },
     { file: 'activities/run-bookkeeping.ts', activities: createRunBookkeepingActivities(deps) },
-    { file: 'activities/deployments.ts', activities: createDeploymentActivities(deps) },
+    { file: 'activities/deployment-steps.ts', activities: createDeploymentActivities(deps) },
     { file: 'activities/conversations.ts', activities: conversations },
     { file: 'activities/transfers.ts', activities: createTransferActivities(deps) },
     { file: 'activities/workflow-outcome.ts', activities: createWorkflowOutcomeActivities() },

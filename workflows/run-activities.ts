@@ -1,5 +1,5 @@
 import { CancellationScope, CancelledFailure, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
-import type { DeploymentActivities } from '../activities/deployments';
+import type { DeploymentActivities } from '../activities/deployment-steps';
 import type { RunBookkeepingActivities } from '../activities/run-bookkeeping';
 import type { RunQueueActivities } from '../activities/run-queue';
 import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';

@@ -11,7 +11,7 @@ import {
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { DeploymentActivities } from '../activities/deployments';
+import type { DeploymentActivities } from '../activities/deployment-steps';
 import { DEFAULT_STEP_LIMIT_SECONDS, serverLabel, STEP_HANDOFF_AFTER_MS, type QueuedRun, type RunResult, type StepFailureDetails, type RunStepDefinition, type StepAttempt, type StepResult } from '../src/domain/contracts/runs';
 import { failure as failureOf, NON_RETRYABLE_FAILURES, rerunsElsewhere } from '../src/domain/contracts/failure-types';
 import { endsAsItsOutcome, firstLine, messageOf, RECORDED_WITHOUT_RESULT } from './failures';

@@ -25,7 +25,7 @@ describe('activity names', () => {
       for (const name of Object.keys(activities)) owners.set(name, [...(owners.get(name) ?? []), file]);
     }
     expect([...owners].filter(([, files]) => files.length > 1)).toEqual([]);
-    expect(owners.get('failRunStep')).toEqual(['activities/deployments.ts']);
+    expect(owners.get('failRunStep')).toEqual(['activities/deployment-steps.ts']);
     expect(owners.get('failConversationStep')).toEqual(['activities/conversations.ts']);
   });
 
@@ -33,7 +33,7 @@ describe('activity names', () => {
     const clash = { file: 'activities/reports.ts', activities: { failRunStep: async () => undefined } };
     const refused = createWorker(settings(), deps, [clash]);
     await expect(refused).rejects.toThrow(DuplicateActivityError);
-    await expect(refused).rejects.toThrow('Activity "failRunStep" is registered by both activities/deployments.ts and activities/reports.ts');
+    await expect(refused).rejects.toThrow('Activity "failRunStep" is registered by both activities/deployment-steps.ts and activities/reports.ts');
   });
 
   test('with unique names it starts', async () => {

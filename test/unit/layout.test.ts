@@ -116,7 +116,7 @@ describe('the layout: dependencies point one way', () => {
   test('the check sees what it checks: a file of each kind has the imports it is known to have', () => {
     const of = (file: string) => IMPORTS.filter((i) => i.from === file).map((i) => i.to ?? i.spec);
     expect(of('src/compose.ts')).toEqual(expect.arrayContaining(['src/api/app.ts', 'src/worker/temporal-worker.ts', 'src/domain/database.ts']));
-    expect(of('workflows/run-steps.ts')).toEqual(expect.arrayContaining(['@temporalio/workflow', 'activities/deployments.ts', 'src/domain/contracts/runs.ts']));
-    expect(IMPORTS.find((i) => i.from === 'workflows/run-steps.ts' && i.to === 'activities/deployments.ts')?.typeOnly).toBe(true);
+    expect(of('workflows/run-steps.ts')).toEqual(expect.arrayContaining(['@temporalio/workflow', 'activities/deployment-steps.ts', 'src/domain/contracts/runs.ts']));
+    expect(IMPORTS.find((i) => i.from === 'workflows/run-steps.ts' && i.to === 'activities/deployment-steps.ts')?.typeOnly).toBe(true);
   });
 });

@@ -8,7 +8,7 @@ import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/t
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { type ConversationInput, type PlannedStepRef } from '../../src/domain/contracts/conversations';
 import { type QueuedRun, type StepResult } from '../../src/domain/contracts/runs';
-import { createDeploymentActivities } from '../../activities/deployments';
+import { createDeploymentActivities } from '../../activities/deployment-steps';
 import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import mongoose, { Types } from 'mongoose';
 import { connectDatabase } from '../../src/domain/database';
