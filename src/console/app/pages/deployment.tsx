@@ -4,7 +4,7 @@ import { FINISHED, type Deployment as DeploymentView, type Plan, type RunListIte
 import { ErrorNote, Section, seconds, Status, summaryText, useLoad, When } from '../components/common';
 import { navigate } from '../router';
 import { session } from '../session';
-import { targetsText } from './deployment-steps';
+import { targetsText } from './deployments';
 
 /** A deployment: its steps and targets, a Run form for its parameters with a plan preview, and its history. */
 export function Deployment({ deploymentId }: { deploymentId: string }) {
