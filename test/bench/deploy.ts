@@ -4,7 +4,8 @@
  *   (a) baseline: N `true` commands over one open SSH connection (node-ssh, TCP_NODELAY);
  *   (b) Bosun: one run of N `true` steps, trigger to `success` seen by polling every 20 ms, from a
  *       client process of its own (ci-client.ts) as a CI job would;
- *   (c) Ansible, where ansible-playbook is installed: N `command: true` tasks, pipelining and ControlPersist on;
+ *   (c) Ansible (ansible.ts: BENCH_ANSIBLE=pypi by default, or system, named in the output): N
+ *       `command: true` tasks, pipelining and ControlPersist on;
  * then trigger latency, sent from a client process of its own (one at a time; then 50 at once, on
  * connections open beforehand and on a new connection each), and 100 concurrent 5-step runs across
  * 10 servers.
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { openConnection } from '../../src/domain/ssh/connect';
 import { bearer, eventually, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
+import { chosenAnsible } from './ansible';
 import { runBench } from './harness';
 import { sharedServices } from '../support/shared';
 import { LOOPBACK_ADDRESSES } from '../support/sshd';
@@ -97,8 +99,7 @@ async function finished(bosun: Bosun, token: string, deploymentId: string, runId
   }
 }
 
-function ansible(): number | null {
-  if (spawnSync('ansible-playbook', ['--version']).status !== 0) return null;
+function ansible(playbook: string): number {
   const { sshd } = sharedServices();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-bench-ansible-'));
   const key = path.join(dir, 'key');
@@ -111,7 +112,7 @@ function ansible(): number | null {
   );
   const tasks = Array.from({ length: N }, (_, i) => `    - name: step ${i}\n      command: "true"\n`).join('');
   writeFileSync(path.join(dir, 'play.yml'), `- hosts: target\n  gather_facts: false\n  tasks:\n${tasks}`);
-  const run = () => execFileSync('ansible-playbook', ['-i', 'inventory', 'play.yml'], { cwd: dir, env: { ...process.env, ANSIBLE_CONFIG: path.join(dir, 'ansible.cfg') }, stdio: 'pipe' });
+  const run = () => execFileSync(playbook, ['-i', 'inventory', 'play.yml'], { cwd: dir, env: { ...process.env, ANSIBLE_CONFIG: path.join(dir, 'ansible.cfg') }, stdio: 'pipe' });
   try {
     run(); // warm: control socket, python on the target
     const t0 = performance.now();
@@ -136,7 +137,8 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
   if (polled.some((r) => r.status !== 'success')) throw new Error(`a ${N}-step run ended ${polled.map((r) => r.status).join(', ')}`);
   const runs = polled.map((r) => r.ms / N);
   const b = percentile(runs, 50);
-  const c = ansible();
+  const chosen = chosenAnsible();
+  const c = chosen && ansible(chosen.playbook);
 
   const one = await bosunRun(bosun, token, servers[1]!, 1, 'trigger-latency');
   // One at a time first: what a trigger costs when nothing else competes for the two cores.
@@ -167,7 +169,7 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
   console.log(`bench:deploy — ${N} steps, ${os.cpus().length} cores, one local sshd, login ${sharedServices().sshd.username}`);
   console.log(`(a) baseline node-ssh exec, open connection   per step ${ms(a)}`);
   console.log(`(b) Bosun run, trigger → success (polled)      per step ${ms(b)}   ×${(b / a).toFixed(1)} baseline   runs: ${runs.map(ms).join(', ')}`);
-  console.log(c === null ? '(c) ansible-playbook not installed: skipped' : `(c) Ansible, pipelining + ControlPersist         per step ${ms(c)}   ×${(c / a).toFixed(1)} baseline   (c)/(b) = ${(c / b).toFixed(1)}`);
+  console.log(c === null ? '(c) Ansible: skipped (BENCH_ANSIBLE=0, or it could not be had)' : `(c) Ansible, pipelining + ControlPersist         per step ${ms(c)}   ×${(c / a).toFixed(1)} baseline   (c)/(b) = ${(c / b).toFixed(1)}   ${chosen!.label}`);
   console.log(`trigger latency, one at a time (new conn.)    p50 ${ms(percentile(sequential, 50))}   p99 ${ms(percentile(sequential, 99))}`);
   const each = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
   console.log(`trigger latency, 50 concurrent, open conns.   p50 ${ms(percentile(bursts.open, 50))}   p99 ${ms(percentile(bursts.open, 99))}   (${BURSTS} bursts; each one's p99: ${each(burstP99s.open)} ms)`);

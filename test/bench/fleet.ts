@@ -4,7 +4,8 @@
  *          5 quick steps each, batch_size 20 (then 100): from the trigger to the run's end as
  *          recorded (`completed_at`), the run list polled every half second meanwhile, as CI would;
  *   Ansible: the same 5 `command` tasks on the same hosts, forks 20, serial 20, pipelining and
- *          ControlPersist (ansible-core installed into .bosun/cache/ansible-venv when missing).
+ *          ControlPersist; which Ansible (its version and origin) is chosen and named by ansible.ts
+ *          (BENCH_ANSIBLE=pypi, the default, or system).
  * Each side runs once to warm up (SSH connections, control sockets), then is measured: Bosun
  * BENCH_RUNS times per batch size (3 unless set; the median counts), Ansible once (it takes ~50 s).
  * It reports the wall times and their ratio, failures, steps run more than once, and this process's
@@ -12,12 +13,13 @@
  * step ran twice. BENCH_ANSIBLE=0 skips Ansible.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bearer, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 import { Sshd } from '../support/sshd';
+import { chosenAnsible } from './ansible';
 import { runBench } from './harness';
 
 const TARGETS = Number(process.env.BENCH_TARGETS ?? 100);
@@ -25,30 +27,13 @@ const ADDRESSES = Array.from({ length: TARGETS }, (_, i) => `127.0.${1 + Math.fl
 const COMMANDS = ['true', 'echo step2', 'hostname', 'date', 'echo done'];
 const POLL_MS = 500;
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
-const REPO = path.resolve(__dirname, '../..');
-
-/** ansible-playbook: on the PATH, or in a venv of Bosun's cache (installed from PyPI the first time); null if it cannot be had. */
-function ansiblePlaybook(): string | null {
-  if (spawnSync('ansible-playbook', ['--version']).status === 0) return 'ansible-playbook';
-  const venv = path.join(REPO, '.bosun/cache/ansible-venv');
-  const bin = path.join(venv, 'bin/ansible-playbook');
-  if (!existsSync(bin)) {
-    console.error('installing ansible-core into .bosun/cache/ansible-venv …');
-    const made = spawnSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
-    const installed = made.status === 0 && spawnSync(path.join(venv, 'bin/pip'), ['install', '-q', 'ansible-core'], { stdio: 'inherit' }).status === 0;
-    if (!installed) return null;
-  }
-  return spawnSync(bin, ['--version']).status === 0 ? bin : null;
-}
 
 /** sshd listens on at most 16 addresses: one daemon per 15 of them. */
 const PER_SSHD = 15;
 const sshdOf = (daemons: Sshd[], index: number) => daemons[Math.floor(index / PER_SSHD)]!;
 
 /** The same five commands on the same hosts with Ansible: a warm-up run, then the measured one (ms). */
-function ansible(daemons: Sshd[]): number | null {
-  const playbook = ansiblePlaybook();
-  if (!playbook) return null;
+function ansible(daemons: Sshd[], playbook: string): number {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-bench-fleet-ansible-'));
   const hosts = ADDRESSES.map((address, i) => {
     const { port, username, privateKey } = sshdOf(daemons, i).info;
@@ -189,7 +174,8 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
     const b20 = await measured(() => fleetRun(bosun, token, batch20));
     const cpuOf20 = cpuSince(cpu20, b20.runs.length);
     const b100 = await measured(() => fleetRun(bosun, token, batch100));
-    const c = process.env.BENCH_ANSIBLE === '0' ? null : ansible(daemons);
+    const chosen = chosenAnsible();
+    const c = chosen && ansible(daemons, chosen.playbook);
 
     const s = (x: number) => `${(x / 1000).toFixed(1)} s`;
     const mib = (x: number) => `${(x / 1024 / 1024).toFixed(0)} MiB`;
@@ -199,7 +185,8 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
     console.log(`Bosun, batch_size 20      wall ${wall(b20)}   ${outcome(b20)}`);
     console.log(`   CPU per run: ${cpuOf20}`);
     console.log(`Bosun, batch_size 100     wall ${wall(b100)}   ${outcome(b100)}`);
-    console.log(c === null ? 'Ansible: skipped (BENCH_ANSIBLE=0, or it could not be installed)' : `Ansible, forks 20, serial 20, pipelining + ControlPersist   wall ${s(c)}   Ansible / Bosun (batch 20) = ${(c / b20.ms).toFixed(1)}×`);
+    console.log(c === null ? 'Ansible: skipped (BENCH_ANSIBLE=0, or it could not be had)' : `Ansible, forks 20, serial 20, pipelining + ControlPersist   wall ${s(c)}   Ansible / Bosun (batch 20) = ${(c / b20.ms).toFixed(1)}×`);
+    if (chosen) console.log(`   Ansible: ${chosen.label}`);
     console.log(`peak RSS of the process running the API and the worker: ${mib(Math.max(b20.peakRss, b100.peakRss))} (${mib(rssBefore)} before the runs)`);
     if (b20.failed || b100.failed || b20.twice || b100.twice) throw new Error('a target failed or a step did not run exactly once');
   } finally {
