@@ -3,7 +3,7 @@ import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
-import { deleteRunsOf } from '../../domain/deployments/runs';
+import { createDeployment, deleteDeployment, redefineDeployment } from '../../domain/deployments/store';
 import { DeploymentModel, DeploymentRunModel, type Deployment } from '../../domain/deployments/model';
 import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
@@ -56,8 +56,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
     async create(organizationId: string, input: CreateDeploymentInput) {
       await checkTargets(organizationId, input);
       try {
-        const created = await DeploymentModel.create({ ...input, organization_id: organizationId } as Record<string, unknown>);
-        return toDeploymentView(created.toObject() as Deployment);
+        return toDeploymentView(await createDeployment(organizationId, input));
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(input.name);
         throw error;
@@ -68,16 +67,11 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
     async update(organizationId: string, id: string, input: UpdateDeploymentInput) {
       const deployment = await findDeployment(organizationId, id);
       await checkTargets(organizationId, input);
-      // Switching between one server and many: the other kind is cleared.
-      const $set: Record<string, unknown> = { ...input };
-      if (input.server_id) Object.assign($set, { targets: null, strategy: null });
-      if (input.targets) $set.server_id = null;
       if (input.strategy && (input.server_id ?? (!input.targets && deployment.server_id))) {
         throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'strategy', message: 'strategy applies to targets, not to one server_id' }]);
       }
       try {
-        const updated = await DeploymentModel.findOneAndUpdate({ _id: deployment._id }, { $set }, { returnDocument: 'after' }).lean<Deployment>();
-        return toDeploymentView(updated!);
+        return toDeploymentView((await redefineDeployment(deployment._id, input))!);
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(input.name!);
         throw error;
@@ -90,8 +84,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
       if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: ['queued', 'running'] } })) {
         throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
       }
-      await DeploymentModel.deleteOne({ _id: deployment._id });
-      await deleteRunsOf(deployment._id);
+      await deleteDeployment(deployment._id);
     },
   };
 }

@@ -3,6 +3,7 @@ import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
+import { createMigrationPlan, deleteMigrationPlan } from '../../domain/migration-plans/store';
 import { MigrationPlanModel, type MigrationPlan } from '../../domain/migration-plans/model';
 import type { CreateMigrationPlanInput } from './schemas';
 import { toMigrationPlanListView, toMigrationPlanView } from './views';
@@ -39,7 +40,7 @@ export function createMigrationPlanService({ activeConversations }: { activeConv
       if (missing.length) {
         throw new ApiError('validation_failed', 'The request body is invalid', missing.map((path) => ({ path, message: 'No such server' })));
       }
-      const created = await MigrationPlanModel.create({ ...input, organization_id: organizationId });
+      const created = await createMigrationPlan(organizationId, input);
       return this.get(organizationId, created._id.toString());
     },
 
@@ -49,7 +50,7 @@ export function createMigrationPlanService({ activeConversations }: { activeConv
       if (await activeConversations(organizationId, plan._id)) {
         throw new ApiError('conflict', 'A conversation about this migration plan is still active: cancel it first');
       }
-      await MigrationPlanModel.deleteOne({ _id: plan._id });
+      await deleteMigrationPlan(plan._id);
     },
   };
 }
