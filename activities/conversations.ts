@@ -1,28 +1,18 @@
 import { Types } from 'mongoose';
 import { ConversationModel, MAX_CONVERSATION_STEPS, type Conversation, type ConversationStatus, type ConversationStep } from '../src/domain/conversations/model';
 import * as conversations from '../src/domain/conversations/store';
-import type { Logger } from '../src/logger';
 import { organizationPolicy } from '../src/domain/organizations/policy';
 import type { Planner, Risk, StepReport, StepTarget } from '../src/domain/planner/types';
 import { organizationSecretValues } from '../src/domain/secrets/model';
-import type { SecretBox } from '../src/domain/secrets/secret-box';
-import type { SshPool } from '../src/domain/ssh/pool';
 import { DEFAULT_STEP_LIMIT_SECONDS, type StepResult } from '../src/domain/contracts/runs';
 import { type ConversationStepAttempt, type PlanOutcome, type StepDecision } from '../src/domain/contracts/conversations';
 import { failure } from '../src/domain/contracts/failure-types';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands } from './step-execution';
+import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecutionDeps } from './step-execution';
 import { LOG_TAIL_FOR_PLANNER, planContext, plannerCall, refOf, refusalUnder, stepsToStore } from './conversation-planning';
 import { outcomeLine, type FinishConversation } from './conversation-outcome';
 
-export interface ConversationActivityDeps {
-  secretBox: SecretBox;
-  sshPool: SshPool;
-  log: Logger;
-  stepOutputLimitBytes: number;
-  /** How much of a step's output its whole log keeps (default 64 MiB). */
-  stepLogLimitBytes?: number;
-  outputFlushMs?: number;
+export interface ConversationActivityDeps extends StepExecutionDeps {
   planner: Planner;
 }
 

@@ -4,30 +4,18 @@ import { DeploymentRunModel } from '../src/domain/deployments/model';
 import { openParameters, parameterEnvironment, secretParameterValues } from '../src/domain/deployments/parameters';
 import * as runs from '../src/domain/deployments/runs';
 import { openSecrets, organizationSecretValues } from '../src/domain/secrets/model';
-import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { loadSshTarget } from '../src/domain/servers/credentials';
-import type { SshPool } from '../src/domain/ssh/pool';
-import type { Logger } from '../src/logger';
 import { HeldSteps } from './held-steps';
 import { wakeWaiting as wakeWaitingRuns, type RunQueueActivityDeps } from './run-queue';
 import { credentialSecrets, verifiedTargetOf } from './ssh-target';
-import { cancellingWith, executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecution } from './step-execution';
+import { cancellingWith, executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecution, type StepExecutionDeps } from './step-execution';
 import { StepLog } from './step-log';
 
 /**
  * A deployment run's steps, each one SSH command run by one activity: started locally, handed off
  * when it runs long, failed for good, cancelled.
  */
-export interface DeploymentActivityDeps {
-  secretBox: SecretBox;
-  sshPool: SshPool;
-  log: Logger;
-  /** Per-step output kept for polling: a quarter from the start, the rest from the end. */
-  stepOutputLimitBytes: number;
-  /** How much of a step's output its whole log keeps (default 64 MiB). */
-  stepLogLimitBytes?: number;
-  /** How often streamed output is persisted (and so relayed live). */
-  outputFlushMs?: number;
+export interface DeploymentActivityDeps extends StepExecutionDeps {
   /** This worker's own task queue, where a long step's command is followed after its hand-off. */
   handoffTaskQueue: string;
   /** A run's last step ends it: the queue of its server is woken for the run waiting next. */

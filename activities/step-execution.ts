@@ -20,6 +20,19 @@ class StepTransportError extends Error {
   }
 }
 
+/** What every activity that runs a step's command needs: the server's credentials opened, SSH, where output goes. */
+export interface StepExecutionDeps {
+  secretBox: SecretBox;
+  sshPool: SshPool;
+  log: Logger;
+  /** Per-step output kept for polling: a quarter from the start, the rest from the end. */
+  stepOutputLimitBytes: number;
+  /** How much of a step's output its whole log keeps (default 64 MiB). */
+  stepLogLimitBytes?: number;
+  /** How often streamed output is persisted (and so relayed live). */
+  outputFlushMs?: number;
+}
+
 export interface ExecutionSettings {
   sshPool: SshPool;
   log: Logger;

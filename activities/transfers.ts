@@ -1,19 +1,16 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { NodeSSH } from 'node-ssh';
-import type { Logger } from '../src/logger';
 import { organizationSecretValues } from '../src/domain/secrets/model';
-import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { describeTarget, type SshTarget } from '../src/domain/ssh/connect';
 import { classifySshError, SshError } from '../src/domain/ssh/errors';
 import { humanSize } from '../src/domain/ssh/fingerprint';
-import type { SshPool } from '../src/domain/ssh/pool';
 import { capture, commandFailure, OutputLimitExceeded, streamBetween, type ChannelExit } from '../src/domain/ssh/stream';
 import type { StepResult } from '../src/domain/contracts/runs';
 import type { TransferStepAttempt } from '../src/domain/contracts/conversations';
 import { failure } from '../src/domain/contracts/failure-types';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { executionSettings, recordedResult } from './step-execution';
+import { executionSettings, recordedResult, type StepExecutionDeps } from './step-execution';
 import { conversationSteps, findStep } from '../src/domain/conversations/store';
 import { StepLog } from './step-log';
 
@@ -21,14 +18,7 @@ const PROGRESS_EVERY_MS = 2000;
 const COMPARE_OUTPUT_LIMIT = 16 * 1024 * 1024;
 const COMPARE_LINES_SHOWN = 200;
 
-export interface TransferActivityDeps {
-  secretBox: SecretBox;
-  sshPool: SshPool;
-  log: Logger;
-  stepOutputLimitBytes: number;
-  /** How much of a step's output its whole log keeps (default 64 MiB). */
-  stepLogLimitBytes?: number;
-  outputFlushMs?: number;
+export interface TransferActivityDeps extends StepExecutionDeps {
   /** Per transfer; 0 for no limit. */
   transferMaxBytesPerSecond?: number;
 }
