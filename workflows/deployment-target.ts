@@ -1,11 +1,10 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, isCancellation, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { failure } from '../src/domain/contracts/failure-types';
 import type { RunResult, RunStepDefinition, TargetRunInput } from '../src/domain/contracts/runs';
-import { RELEASED_SIGNAL, serverRunQueueWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { isPatched, PATCHES } from './patches';
 import { bookkeeping } from './run-activities';
 import { executeRun } from './run-steps';
-import { runInTurn, turnSignal } from './run-turn';
+import { releaseTo, runInTurn, turnSignal } from './run-turn';
 
 /**
  * One target of a fleet run (a child of its fleet run's workflow): takes a place in its server's
@@ -27,12 +26,7 @@ async function recordedTargetWorkflow(target: TargetRunInput): Promise<RunResult
   setHandler(turnSignal, () => {
     turn = true;
   });
-  const giveBack = () =>
-    CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(serverRunQueueWorkflowId(target.serverId))
-        .signal<[string]>(RELEASED_SIGNAL, target.runId)
-        .catch(() => undefined),
-    );
+  const giveBack = () => releaseTo(target);
   try {
     const place = { runId: target.runId, serverId: target.serverId, organizationId: target.organizationId };
     const queued = await CancellationScope.nonCancellable(() => (turnsInDatabase ? bookkeeping.takeTargetTurn(place) : bookkeeping.queueTarget(place)));

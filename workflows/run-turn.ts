@@ -22,13 +22,7 @@ export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>)
   setHandler(turnSignal, () => {
     given = true;
   });
-  const giveBack = () =>
-    CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(serverRunQueueWorkflowId(run.serverId))
-        .signal<[string]>(RELEASED_SIGNAL, run.runId)
-        // The queue is gone (terminated): it reads the run's status when it comes back.
-        .catch(() => undefined),
-    );
+  const giveBack = () => releaseTo(run);
   // Begun with the turn (taken without the queue): the steps to run.
   let begun: RunStepDefinition[] | null | undefined;
   try {
@@ -53,6 +47,15 @@ export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>)
     if (given) await giveBack();
   }
 }
+
+/** "Done with this server", to the queue that gave the turn. */
+export const releaseTo = (run: Pick<QueuedRun, 'serverId' | 'runId'>) =>
+  CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(serverRunQueueWorkflowId(run.serverId))
+      .signal<[string]>(RELEASED_SIGNAL, run.runId)
+      // The queue is gone (terminated): it reads the run's status when it comes back.
+      .catch(() => undefined),
+  );
 
 /**
  * Waits for the queue's "your turn". Each minute the run checks that it still waits — a run
