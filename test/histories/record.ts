@@ -83,7 +83,16 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
       { name: 'restart', command: 'echo never' },
     ]);
     await save('deployment-retried-and-failed', handle);
-    // The server's queue that ran it (and the earlier runs): still open, waiting for the next trigger.
+  },
+
+  async 'deployment-queued'(ctx) {
+    // A run holds the server; the next one waits for its turn, which the server's queue gives it.
+    const hold = (await ctx.api('post', '/api/v1/deployments', { name: 'hold-one', server_id: ctx.serverId, steps: [{ name: 'hold', command: 'sleep 2' }] })).body.data.id as string;
+    const held = (await ctx.api('post', `/api/v1/deployments/${hold}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${hold}/runs/${held}`)).body.data.status as string, (s) => s === 'running', 30_000);
+    const handle = await deploy(ctx, 'queued', [{ name: 'after', command: 'echo after the other run' }]);
+    await save('deployment-queued-success', handle);
+    // The server's queue that gave it its turn: still open, waiting for the next run that must wait.
     await save('server-run-queue', ctx.bosun.temporal.workflow.getHandle(`server-run-queue-${ctx.serverId}`), { open: true });
   },
 
