@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken } from '../support/client';
+import { userWithToken, type User } from '../support/client';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { ConversationStepUpdatedEvent } from '../../src/domain/events';
 
@@ -11,26 +11,24 @@ type Conversation = { id: string; status: string; steps: Step[]; messages: Array
 describe('conversations: plain-English instructions run on a server', () => {
   let bosun: Bosun;
   let token: string;
+  let ops: User;
   let serverId: string;
   const sockets: BosunSocket[] = [];
 
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('chat', ['admin'], 'ops-person');
-    serverId = await userWithToken(bosun, token).addServer();
+    ops = userWithToken(bosun, token);
+    serverId = await ops.addServer();
   });
   afterAll(async () => {
     sockets.forEach((s) => s.close());
     await bosun.stop();
   });
 
-  const start = async (message: string, extra: Record<string, unknown> = {}) => {
-    const res = await bosun.api.post('/api/v1/conversations').set(bearer(token)).send({ chatable_type: 'server', chatable_id: serverId, message, ...extra });
-    expect(res.status).toBe(201);
-    return res.body.data as { id: string; status: string; created_at: string };
-  };
-  const get = async (id: string) => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(token))).body.data as Conversation;
-  const until = (id: string, done: (c: Conversation) => boolean) => eventually(() => get(id), done, 60_000);
+  const start = async (message: string, extra: Record<string, unknown> = {}): Promise<{ id: string; status: string; created_at: string }> =>
+    ops.startConversation(serverId, message, extra);
+  const until = (id: string, done: (c: Conversation) => boolean): Promise<Conversation> => ops.waitForConversation(id, done);
   const ended = conversationEnded;
 
   test('an instruction is planned into steps that run one by one, each with its status and execution log', async () => {

@@ -16,25 +16,28 @@ describe('deployment definitions', () => {
   const create = (body: object, token = admin) => bosun.api.post('/api/v1/deployments').set(bearer(token)).send(body);
 
   test('create, list, read, change and delete', async () => {
-    const created = await create({ name: 'web', server_id: serverId, steps: [{ name: 'pull', command: 'true' }] });
+    // An organization of its own: its list holds this deployment alone, whatever the other tests defined.
+    const owner = await bosun.token('defs-crud');
+    const ownServer = await userWithToken(bosun, owner).addServer();
+    const created = await create({ name: 'web', server_id: ownServer, steps: [{ name: 'pull', command: 'true' }] }, owner);
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
     expect(created.body.data).toMatchObject({
-      name: 'web', server_id: serverId, last_run_at: null, last_run_status: null,
+      name: 'web', server_id: ownServer, last_run_at: null, last_run_status: null,
       steps: [{ name: 'pull', command: 'true', timeout_seconds: null, retries: 0, continue_on_error: false }],
     });
 
-    const list = await bosun.api.get('/api/v1/deployments').set(bearer(admin));
+    const list = await bosun.api.get('/api/v1/deployments').set(bearer(owner));
     expect(list.body.meta).toEqual({ current_page: 1, per_page: 12, total: 1, last_page: 1 });
-    expect(list.body.data[0]).toEqual({ id, name: 'web', server_id: serverId, last_run_at: null, last_run_status: null, targets: null, created_at: expect.any(String) });
+    expect(list.body.data[0]).toEqual({ id, name: 'web', server_id: ownServer, last_run_at: null, last_run_status: null, targets: null, created_at: expect.any(String) });
 
-    const patched = await bosun.api.patch(`/api/v1/deployments/${id}`).set(bearer(admin)).send({ name: 'web-app', steps: [{ name: 'a', command: 'echo a', retries: 2 }] });
+    const patched = await bosun.api.patch(`/api/v1/deployments/${id}`).set(bearer(owner)).send({ name: 'web-app', steps: [{ name: 'a', command: 'echo a', retries: 2 }] });
     expect(patched.status).toBe(200);
     expect(patched.body.data).toMatchObject({ name: 'web-app', steps: [{ name: 'a', retries: 2 }] });
-    expect((await bosun.api.get(`/api/v1/deployments/${id}`).set(bearer(admin))).body.data.name).toBe('web-app');
+    expect((await bosun.api.get(`/api/v1/deployments/${id}`).set(bearer(owner))).body.data.name).toBe('web-app');
 
-    expect((await bosun.api.delete(`/api/v1/deployments/${id}`).set(bearer(admin))).status).toBe(204);
-    expect((await bosun.api.get(`/api/v1/deployments/${id}`).set(bearer(admin))).status).toBe(404);
+    expect((await bosun.api.delete(`/api/v1/deployments/${id}`).set(bearer(owner))).status).toBe(204);
+    expect((await bosun.api.get(`/api/v1/deployments/${id}`).set(bearer(owner))).status).toBe(404);
   });
 
   test.each([

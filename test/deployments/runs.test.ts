@@ -100,6 +100,7 @@ describe('running deployments over SSH', () => {
     const runIds: string[] = [];
     for (let i = 0; i < 6; i += 1) {
       const runId = (await ci.trigger(id)).run_id;
+      // Not a wait for a condition: each cancel comes a little later than the last, to hit the run at every moment of its start.
       if (i > 0) await new Promise((r) => setTimeout(r, 40 * i));
       const cancel = await bosun.api.post(`/api/v1/deployments/${id}/runs/${runId}/cancel`).set(bearer(token));
       expect([202, 409]).toContain(cancel.status);

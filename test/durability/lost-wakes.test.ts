@@ -1,23 +1,21 @@
 import { Types } from 'mongoose';
 import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
 import { ServerModel } from '../../src/domain/servers/model';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken } from '../support/client';
+import { startBosun, type Bosun } from '../support/bosun';
+import { asUser, type User } from '../support/client';
 
 describe('a queued run whose workflow start never reached Temporal', () => {
   let bosun: Bosun;
-  let token: string;
+  let ops: User;
   beforeAll(async () => {
     bosun = await startBosun({ queueSweepMs: 1000 });
-    token = await bosun.token('lost-wakes');
+    ops = await asUser(bosun, 'lost-wakes');
   });
   afterAll(() => bosun.stop());
 
   test('is started by the workers’ sweep', async () => {
-    const serverId = await userWithToken(bosun, token).addServer();
-    const id = (await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
-      name: 'lost', server_id: serverId, steps: [{ name: 'hello', command: 'echo swept' }],
-    })).body.data.id;
+    const serverId = await ops.addServer();
+    const { id } = await ops.defineDeployment(serverId, [{ name: 'hello', command: 'echo swept' }], 'lost');
     // What a trigger stores before it answers 202; the API process then dies before its start goes out.
     const deployment = (await DeploymentModel.findById(id).lean())!;
     const server = (await ServerModel.findOneAndUpdate({ _id: serverId }, { $inc: { run_seq: 1 } }, { returnDocument: 'after' }).lean())!;
@@ -31,8 +29,7 @@ describe('a queued run whose workflow start never reached Temporal', () => {
       steps: deployment.steps.map((s) => ({ ...s, status: 'pending' })),
     });
 
-    const read = async () => (await bosun.api.get(`/api/v1/deployments/${id}/runs/${run._id}`).set(bearer(token))).body.data;
-    const finished = await eventually(read, (r) => r.status === 'success', 20_000);
+    const finished = await ops.waitForRun(id, run._id.toString(), (r) => r.status === 'success', 20_000);
     expect(finished.steps[0].output).toBe('swept\n');
   });
 });

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { conversationEnded, eventually } from '../support/bosun';
-import { externalServicesEnv, Fleet } from '../support/processes';
+import { BosunProcesses, externalServicesEnv } from '../support/processes';
 import { Sshd } from '../support/sshd';
 import { makeMigrationTree, sharedFolder, treeDigest } from '../support/trees';
 
@@ -21,23 +21,14 @@ function bytesUnder(dir: string): number {
 describe('a migration copy survives the death of the worker moving it', () => {
   const sshds: Sshd[] = [];
   // Throttled so the copy lasts long enough to be interrupted in its middle.
-  const fleet = new Fleet({ ...externalServicesEnv('migration'), TRANSFER_MAX_BYTES_PER_SECOND: String(40 * MiB) });
-  let base: string;
-  const launch = (role: 'api' | 'worker') => fleet.launch(role);
-  const call = (method: string, route: string, body?: object) => fleet.call(base, method, route, body);
-  const addServer = async (sshd: Sshd, title: string) => {
-    const { port, username, privateKey } = sshd.info;
-    const id = (await call('POST', '/servers', { title, host: '127.0.0.1', port, username, auth_method: 'private_key', private_key: privateKey })).data.id as string;
-    await eventually(async () => (await call('GET', `/servers/${id}`)).data.status, (s) => s === 'verified');
-    return id;
-  };
+  const bosun = new BosunProcesses({ ...externalServicesEnv('migration'), TRANSFER_MAX_BYTES_PER_SECOND: String(40 * MiB) });
 
   beforeAll(async () => {
-    await fleet.createToken('migration');
+    await bosun.createToken('migration');
     sshds.push(await Sshd.startPrivate(), await Sshd.startPrivate());
   });
   afterAll(async () => {
-    await fleet.stop();
+    await bosun.stop();
     await Promise.all(sshds.map((s) => s.stop({ dropSessions: true })));
   });
 
@@ -47,22 +38,19 @@ describe('a migration copy survives the death of the worker moving it', () => {
     const to = path.join(work, 'new/app');
     makeMigrationTree(from);
 
-    const worker = await launch('worker');
-    base = await (await launch('api')).ready();
-    await worker.ready();
-    const [source, target] = [await addServer(sshds[0]!, 'old box'), await addServer(sshds[1]!, 'new box')];
-    const plan = (await call('POST', '/migration-plans', { title: 'app to the new box', source_server_id: source, target_server_id: target })).data;
-    const conversation = (await call('POST', '/conversations', { chatable_type: 'migration_plan', chatable_id: plan.id, message: `copy ${from} to the target at ${to}` })).data;
-    const read = async () => (await call('GET', `/conversations/${conversation.id}`)).data;
+    const { worker, ops } = await bosun.launchApiAndWorker();
+    const [source, target] = [await ops.addServer({ title: 'old box', sshd: sshds[0]!.info }), await ops.addServer({ title: 'new box', sshd: sshds[1]!.info })];
+    const plan = await ops.planMigration(source, target, 'app to the new box');
+    const conversation = await ops.startMigration(plan.id, `copy ${from} to the target at ${to}`);
 
     // Somewhere between a quarter and three quarters of the way.
     const copied = await eventually(async () => (lstatSync(path.dirname(to), { throwIfNoEntry: false }) ? bytesUnder(path.dirname(to)) : 0), (b) => b >= 50 * MiB, 60_000);
     await worker.stop('SIGKILL');
     expect(copied).toBeLessThan(150 * MiB);
-    expect((await read()).steps[0].status).toBe('running');
-    await (await launch('worker')).ready();
+    expect((await ops.getConversation(conversation.id)).steps[0].status).toBe('running');
+    await (await bosun.launch('worker')).ready();
 
-    const done = await eventually(read, conversationEnded, 120_000);
+    const done = await ops.waitForConversation(conversation.id, conversationEnded, 120_000);
     const log: string = done.steps[0].execution_log;
     expect(done.status).toBe('completed');
     expect(done.steps[0].status).toBe('completed');

@@ -1,42 +1,33 @@
 import { eventually, runEnded } from '../support/bosun';
-import { externalServicesEnv, Fleet } from '../support/processes';
-import { sharedServices } from '../support/shared';
-import { connectSocket, watchRun } from '../support/socket';
+import type { User } from '../support/client';
+import { longStep, tickingOutput, tickingStep } from '../support/fixtures';
+import { BosunProcesses, externalServicesEnv } from '../support/processes';
 
 describe('runs survive the death of Bosun’s own processes', () => {
-  const services = sharedServices();
-  const fleet = new Fleet(externalServicesEnv('durable'));
-  let token: string;
-  let serverId: string;
-  const launch = (role: 'api' | 'worker') => fleet.launch(role);
-  const alive = (role: 'api' | 'worker') => fleet.alive(role)[0]!;
-  const call = (base: string, method: string, route: string, body?: object) => fleet.call(base, method, route, body);
+  const bosun = new BosunProcesses(externalServicesEnv('durable'));
+  let ops: User;
 
   beforeAll(async () => {
-    token = await fleet.createToken('durable');
+    await bosun.createToken('durable');
   });
-  afterAll(() => fleet.stop());
+  // Each test kills a process and starts its successor: the next one starts from one API and one worker, whatever happened before.
+  beforeEach(async () => {
+    const [api, worker] = [bosun.alive('api')[0] ?? (await bosun.launch('api')), bosun.alive('worker')[0] ?? (await bosun.launch('worker'))];
+    ops = bosun.userAt(await api.ready());
+    await worker.ready();
+  }, 150_000);
+  afterAll(() => bosun.stop());
 
   test('SIGKILL the worker in the middle of a long step; a new worker finishes the run', async () => {
-    const worker = await launch('worker');
-    const api = await launch('api');
-    const base = `${await api.ready()}`;
-    await worker.ready();
-    const { port, username, privateKey } = services.sshd;
-    serverId = (await call(base, 'POST', '/servers', { title: 'durable', host: '127.0.0.5', port, username, auth_method: 'private_key', private_key: privateKey })).data.id;
-    await eventually(async () => (await call(base, 'GET', `/servers/${serverId}`)).data.status, (s) => s === 'verified');
-    const deploymentId = (await call(base, 'POST', '/deployments', {
-      name: 'long-haul', server_id: serverId,
-      steps: [{ name: 'long', command: 'echo begin; sleep 4; echo end' }, { name: 'tail', command: 'echo tail' }],
-    })).data.id;
-    const runId = (await call(base, 'POST', `/deployments/${deploymentId}/run`)).run_id;
-    const read = async () => (await call(base, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
+    const serverId = await ops.addServer({ host: '127.0.0.5', title: 'durable' });
+    const { id } = await ops.defineDeployment(serverId, [longStep(4), { name: 'tail', command: 'echo tail' }], 'long-haul');
+    const { run_id: runId } = await ops.trigger(id);
 
-    await eventually(read, (r) => r.steps[0].output.includes('begin'));
-    await worker.stop('SIGKILL');
-    await (await launch('worker')).ready();
+    await ops.waitForRun(id, runId, (r) => r.steps[0].output.includes('begin'), 30_000);
+    await bosun.alive('worker')[0]!.stop('SIGKILL');
+    await (await bosun.launch('worker')).ready();
 
-    const run = await eventually(read, runEnded, 90_000);
+    const run = await ops.waitForRun(id, runId, runEnded, 90_000);
     expect(run.status).toBe('success');
     expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['success', 'success']);
     expect(run.steps[0].output).toMatch(/^begin\n[\s\S]*--- attempt 2: the previous attempt was interrupted; running the command again ---\nbegin\nend\n$/);
@@ -45,51 +36,42 @@ describe('runs survive the death of Bosun’s own processes', () => {
   }, 150_000);
 
   test('SIGKILL the worker long after a step began (its command followed by a heartbeating activity): the step runs again', async () => {
-    const worker = alive('worker');
-    const base = await alive('api').ready();
-    const deploymentId = (await call(base, 'POST', '/deployments', {
-      name: 'handed-off', server_id: serverId,
-      steps: [{ name: 'long', command: 'echo begin; sleep 3; echo middle; sleep 3; echo end' }],
-    })).data.id;
-    const runId = (await call(base, 'POST', `/deployments/${deploymentId}/run`)).run_id;
-    const read = async () => (await call(base, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
+    const serverId = await ops.addServer({ host: '127.0.0.6', title: 'handed-off' });
+    const { id } = await ops.defineDeployment(serverId, [{ name: 'long', command: 'echo begin; sleep 3; echo middle; sleep 3; echo end' }], 'handed-off');
+    const { run_id: runId } = await ops.trigger(id);
 
     // Past the first seconds, the command is followed by a heartbeating activity on this worker's own task queue.
-    await eventually(read, (r) => r.steps[0].output.includes('middle'), 20_000);
-    await worker.stop('SIGKILL');
-    await (await launch('worker')).ready();
+    await ops.waitForRun(id, runId, (r) => r.steps[0].output.includes('middle'), 20_000);
+    await bosun.alive('worker')[0]!.stop('SIGKILL');
+    await (await bosun.launch('worker')).ready();
 
-    const run = await eventually(read, runEnded, 90_000);
+    const run = await ops.waitForRun(id, runId, runEnded, 90_000);
     expect(run.status).toBe('success');
     expect(run.steps[0].output).toMatch(/^begin\nmiddle\n[\s\S]*--- attempt 2: the previous attempt was interrupted; running the command again ---\nbegin\nmiddle\nend\n$/);
     expect(run.steps[0].attempts).toBe(2);
   }, 150_000);
 
   test('restart the API during a run: the run goes on, polling and live events resume', async () => {
-    const first = alive('api');
-    const base = await first.ready();
-    const deploymentId = (await call(base, 'POST', '/deployments', {
-      name: 'ticks', server_id: serverId, steps: [{ name: 'ticks', command: 'for i in 1 2 3 4 5 6 7 8; do echo t$i; sleep 0.5; done' }],
-    })).data.id;
-    const runId = (await call(base, 'POST', `/deployments/${deploymentId}/run`)).run_id;
-    const before = await watchRun(await connectSocket(base.replace('/api/v1', ''), token), runId);
+    const serverId = await ops.addServer({ host: '127.0.0.8', title: 'ticking' });
+    const { id } = await ops.defineDeployment(serverId, [tickingStep(8)], 'ticks');
+    const { run_id: runId } = await ops.trigger(id);
+    const before = await ops.subscribe(runId);
     await eventually(async () => before.events.length, (n) => n >= 3, 20_000);
 
-    expect(await first.stop('SIGTERM')).toBe(0);
-    const second = await launch('api');
-    const base2 = await second.ready();
-    const polled = (await call(base2, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
+    expect(await bosun.alive('api')[0]!.stop('SIGTERM')).toBe(0);
+    const ops2 = bosun.userAt(await (await bosun.launch('api')).ready());
+    const polled = await ops2.getRun(id, runId);
     expect(['running', 'success']).toContain(polled.status);
 
-    const after = await watchRun(await connectSocket(base2.replace('/api/v1', ''), token), runId);
+    const after = await ops2.subscribe(runId);
     const finished = await eventually(
-      async () => (after.events.at(-1)?.status ?? (after.snapshot as unknown as { status: string }).status),
+      async () => after.events.at(-1)?.status ?? (after.snapshot as unknown as { status: string }).status,
       (s) => s === 'success',
       30_000,
     );
     expect(finished).toBe('success');
-    const run = (await call(base2, 'GET', `/deployments/${deploymentId}/runs/${runId}`)).data;
-    expect(run.steps[0].output).toBe('t1\nt2\nt3\nt4\nt5\nt6\nt7\nt8\n');
+    const run = await ops2.getRun(id, runId);
+    expect(run.steps[0].output).toBe(tickingOutput(8));
     expect(after.events.every((e, i) => e.seq === after.snapshotSeq + 1 + i)).toBe(true);
   }, 90_000);
 });

@@ -11,21 +11,31 @@ type Step = { name: string; status: string; output: string; completed_at: string
  */
 describe('a server that vanishes while a step runs', () => {
   let bosun: Bosun;
-  let sshd: Sshd;
   let ops: User;
+  // Each test's own host: one test reinstalls it.
+  let sshd: Sshd;
   let serverId: string;
 
   beforeAll(async () => {
     bosun = await startBosun({ healthIntervalSeconds: 3600 });
-    sshd = await Sshd.startPrivate();
     ops = await asUser(bosun, 'vanishing');
+  });
+  beforeEach(async () => {
+    sshd = await Sshd.startPrivate();
     serverId = await ops.addServer({ title: 'doomed-host', sshd: sshd.info });
   });
+  afterEach(() => sshd.stop({ dropSessions: true }));
   afterAll(async () => {
     ops?.close();
-    await sshd.stop({ dropSessions: true });
     await bosun.stop();
   });
+
+  /** The host is reinstalled: its sessions cut, its host key new. Reconnecting is refused for good. */
+  const reinstall = async () => {
+    await sshd.stop({ dropSessions: true });
+    sshd.rotateHostKey();
+    await sshd.resume();
+  };
 
   test('deployment: the run fails with its step failed (not running), the rest skipped, an error line, a Failed workflow', async () => {
     const { id } = await ops.defineDeployment(serverId, [{ name: 'long', command: 'echo started; sleep 60; echo finished' }, { name: 'after', command: 'echo after' }]);
@@ -33,10 +43,7 @@ describe('a server that vanishes while a step runs', () => {
     const watched = await ops.subscribe(runId);
 
     await ops.waitForRun(id, runId, (r) => r.steps[0].output.includes('started'));
-    // The host is reinstalled: its sessions cut, its host key new. Reconnecting is refused for good.
-    await sshd.stop({ dropSessions: true });
-    sshd.rotateHostKey();
-    await sshd.resume();
+    await reinstall();
 
     const run = await ops.waitForRun(id, runId);
     expect(run.status).toBe('failed');
@@ -59,7 +66,8 @@ describe('a server that vanishes while a step runs', () => {
   });
 
   test('conversation: a server that cannot be reached for good fails its step with the reason, an error line, a Failed workflow', async () => {
-    // Since the test above, the server answers with another host key than the one Bosun pinned.
+    // Since it was added, the server answers with another host key than the one Bosun pinned.
+    await reinstall();
     const { id } = await ops.startConversation(serverId, 'show memory usage and uptime');
     const done = await ops.waitForConversation(id);
     expect(done.status).toBe('failed');

@@ -13,6 +13,7 @@ describe('a server that drops off in the middle of a step', () => {
     ops = await asUser(bosun, 'outage');
   });
   afterAll(async () => {
+    ops?.close();
     await sshd.stop();
     await bosun.stop();
   });
@@ -25,7 +26,8 @@ describe('a server that drops off in the middle of a step', () => {
     await ops.waitForRun(id, runId, (r) => r.steps[0].output.includes('started'));
     await sshd.stop({ dropSessions: true });
     await ops.waitForRun(id, runId, (r) => /connection was lost|refused/.test(r.steps[0].output), 20_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The outage lasts until a retry has found the server down.
+    await ops.waitForRun(id, runId, (r) => /refused[^\n]*; retrying/.test(r.steps[0].output), 20_000);
     await sshd.resume();
 
     const run = await ops.waitForRun(id, runId);

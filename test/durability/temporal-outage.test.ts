@@ -9,10 +9,8 @@ describe('when the API cannot reach Temporal', () => {
   beforeAll(async () => {
     bosun = await startBosun();
     token = await bosun.token('outage');
-    const serverId = await userWithToken(bosun, token).addServer();
-    deploymentId = (await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
-      name: 'unreachable', server_id: serverId, steps: [{ name: 'a', command: 'true' }],
-    })).body.data.id;
+    const ops = userWithToken(bosun, token);
+    deploymentId = (await ops.defineDeployment(await ops.addServer(), [{ name: 'a', command: 'true' }], 'unreachable')).id;
     // The API's client only: the worker keeps its own connection.
     await bosun.temporal.connection.close();
     // Bosun has noticed (as its readiness endpoint says): from now on a trigger waits for its wake.

@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/embedded/ports';
 import type { StackState } from '../../src/embedded/stack';
-import { eventually } from '../support/bosun';
+import { userAt } from '../support/client';
 import { BosunProcess, embeddedStackEnv, runCli } from '../support/processes';
+import { portForProcess } from '../support/ports';
 import { sharedServices } from '../support/shared';
 
 const isAlive = (pid: number) => {
@@ -15,15 +15,6 @@ const isAlive = (pid: number) => {
     return false;
   }
 };
-
-async function call(base: string, token: string, method: string, route: string, body?: object) {
-  const res = await fetch(`${base}${route}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> } };
-}
 
 describe('npm start: the embedded stack', () => {
   const services = sharedServices();
@@ -60,16 +51,10 @@ describe('npm start: the embedded stack', () => {
     const { MONGOD_PATH: _p, ...cliEnv } = env;
     const cliToken = await runCli(['tokens', 'create', '--org', 'default', '--name', 'from-cli', '--scopes', 'read'], cliEnv);
     expect(cliToken.code).toBe(0);
-    expect((await call(base, cliToken.stdout.trim(), 'GET', '/servers')).status).toBe(200);
+    await userAt(base, cliToken.stdout.trim()).listServers();
 
-    const { host, port, username, privateKey } = services.sshd;
-    const created = await call(base, token, 'POST', '/servers', {
-      title: 'survivor', host: '127.0.0.7', port, username, auth_method: 'private_key', private_key: privateKey,
-    });
-    expect(created.status).toBe(201);
-    const id = created.body.data.id as string;
-    await eventually(async () => (await call(base, token, 'GET', `/servers/${id}`)).body.data.status, (s) => s === 'verified');
-    expect(host).toBe('127.0.0.1'); // the fixture's own address; this server uses another loopback one
+    const id = await userAt(base, token).addServer({ host: '127.0.0.7', title: 'survivor' });
+    expect(services.sshd.host).toBe('127.0.0.1'); // the fixture's own address; this server uses another loopback one
 
     // A second Bosun on the same home is refused while the first runs.
     const twin = start();
@@ -86,9 +71,7 @@ describe('npm start: the embedded stack', () => {
     const second = start();
     const base2 = await second.ready();
     expect(second.firstToken).toBeUndefined();
-    const kept = await call(base2, token, 'GET', `/servers/${id}`);
-    expect(kept.status).toBe(200);
-    expect(kept.body.data).toMatchObject({ title: 'survivor', status: 'verified' });
+    expect(await userAt(base2, token).getServer(id)).toMatchObject({ title: 'survivor', status: 'verified' });
 
     // A crash leaves mongod and Temporal behind; the next start stops them and carries on.
     const orphans = state();
@@ -97,7 +80,7 @@ describe('npm start: the embedded stack', () => {
     const third = start();
     const base3 = await third.ready();
     expect(isAlive(orphans.mongo!.pid) || isAlive(orphans.temporal!.pid)).toBe(false);
-    expect((await call(base3, token, 'GET', `/servers/${id}`)).body.data.title).toBe('survivor');
+    expect((await userAt(base3, token).getServer(id)).title).toBe('survivor');
     expect(third.stderr + third.stdout).toContain('recovered from an unclean shutdown');
 
     // A second stack with its own home moves off the ports the first one holds.
@@ -115,10 +98,10 @@ describe('npm start: the embedded stack', () => {
     expect(await third.stop()).toBe(0);
 
     // The same home on another MongoDB port: the replica set is repointed and the data is all there.
-    const moved = start({ MONGO_PORT: String(await freePort(0)) });
+    const moved = start({ MONGO_PORT: String(await portForProcess()) });
     const base4 = await moved.ready();
     expect(state().mongo!.port).not.toBe(ours.mongo!.port);
-    expect((await call(base4, token, 'GET', `/servers/${id}`)).body.data).toMatchObject({ title: 'survivor', status: 'verified' });
+    expect(await userAt(base4, token).getServer(id)).toMatchObject({ title: 'survivor', status: 'verified' });
     expect(await moved.stop()).toBe(0);
   }, 300_000);
 

@@ -1,6 +1,6 @@
-import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
 import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
+import { portForProcess } from '../support/ports';
 import { sharedServices } from '../support/shared';
 
 describe('npm run api / npm run worker against existing MongoDB and Temporal', () => {
@@ -23,7 +23,7 @@ describe('npm run api / npm run worker against existing MongoDB and Temporal', (
 
   test('an API process and a separate worker process verify a server together, starting no services', async () => {
     const worker = launch('worker');
-    const api = launch('api', { PORT: String(await freePort(0)) });
+    const api = launch('api', { PORT: String(await portForProcess()) });
     await worker.ready();
     const base = await api.ready();
     expect(worker.stdout).toContain('role: worker');

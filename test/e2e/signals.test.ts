@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/embedded/ports';
 import { eventually, runEnded } from '../support/bosun';
+import { userAt } from '../support/client';
+import { longStep } from '../support/fixtures';
 import { BosunProcess, embeddedStackEnv, externalServicesEnv, portOpen, REPO, runCli } from '../support/processes';
-import { sharedServices } from '../support/shared';
+import { portForProcess } from '../support/ports';
 
 /**
  * What a supervisor does (systemd, a process manager, `docker stop`, Kubernetes): one signal to the
@@ -155,7 +156,7 @@ describe('a signal to the pid of npm stops all of Bosun', () => {
 
   test('npm run api / npm run worker: SIGTERM to each npm drains a running step, and nothing is left', async () => {
     const env = externalServicesEnv('signals');
-    const port = await freePort(0);
+    const port = await portForProcess();
     const api = new NpmRun('api', { ...env, PORT: String(port) });
     const worker = new NpmRun('worker', env);
     started.push(api, worker);
@@ -165,15 +166,11 @@ describe('a signal to the pid of npm stops all of Bosun', () => {
     const workerPids = worker.descendants();
 
     const token = (await runCli(['tokens', 'create', '--org', 'signals', '--name', 'ops', '--scopes', 'admin'], env)).stdout.trim();
-    const call = async (method: string, route: string, body?: object) =>
-      (await fetch(`${base}${route}`, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) })).json() as Promise<{ data: Record<string, unknown>; run_id?: string }>;
-    const { port: sshPort, username, privateKey } = sharedServices().sshd;
-    const server = await call('POST', '/servers', { title: 'drained', host: '127.0.0.10', port: sshPort, username, auth_method: 'private_key', private_key: privateKey });
-    const serverId = server.data.id as string;
-    await eventually(async () => (await call('GET', `/servers/${serverId}`)).data.status, (s) => s === 'verified', 60_000);
-    const deployment = await call('POST', '/deployments', { name: 'drain-me', server_id: serverId, steps: [{ name: 'work', command: 'echo begin; sleep 4; echo end' }] });
-    const runId = (await call('POST', `/deployments/${deployment.data.id as string}/run`)).run_id!;
-    const read = async () => (await call('GET', `/deployments/${deployment.data.id as string}/runs/${runId}`)).data as { status: string; steps: Array<{ status: string; output: string }> };
+    const ops = userAt(base, token);
+    const serverId = await ops.addServer({ host: '127.0.0.10', title: 'drained' });
+    const { id: deploymentId } = await ops.defineDeployment(serverId, [longStep(4, 'work')], 'drain-me');
+    const { run_id: runId } = await ops.trigger(deploymentId);
+    const read = () => ops.getRun(deploymentId, runId) as Promise<{ status: string; steps: Array<{ status: string; output: string }> }>;
     await eventually(read, (r) => r.steps[0]!.output.includes('begin'), 60_000);
 
     // The worker's npm gets SIGTERM mid-step: the worker drains (hands its step back) and exits, all of it.
@@ -199,7 +196,7 @@ describe('a signal to the pid of npm stops all of Bosun', () => {
   }, 240_000);
 
   test('npm run api, then npm is killed outright (SIGKILL, no forwarding): Bosun sees its launcher gone and stops; the port closes', async () => {
-    const port = await freePort(0);
+    const port = await portForProcess();
     const api = new NpmRun('api', { ...externalServicesEnv('launcher'), PORT: String(port) });
     started.push(api);
     await api.ready();

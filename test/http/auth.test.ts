@@ -73,10 +73,11 @@ describe('authentication and scopes on /api/v1', () => {
 
 describe('rate limiting', () => {
   let bosun: Bosun;
-  beforeAll(async () => {
+  // A Bosun per test: its limits count a minute of requests, and one test's must not spend the other's.
+  beforeEach(async () => {
     bosun = await startBosun({ rateLimitPerMinute: 5 });
   });
-  afterAll(() => bosun.stop());
+  afterEach(() => bosun.stop());
 
   test('past the limit a token gets 429 with Retry-After, other tokens are unaffected', async () => {
     const busy = await bosun.token('busy', ['read']);

@@ -120,6 +120,10 @@ describe('tenant isolation, route by route', () => {
   });
 
   test('another organization’s token gets 404 for every route that names the owner’s data, and sees none of it in lists', async () => {
+    // The owner's tokens as they are (another test adds one): the stranger's attempts change none.
+    const ownersTokens = async () => (await call(owner, 'get', '/tokens')).body.data.map((t: { id: string; revoked_at: string | null }) => [t.id, t.revoked_at]);
+    const tokensBefore = await ownersTokens();
+    expect(tokensBefore).toContainEqual([ids.token, null]);
     const results: Record<string, number> = {};
     for (const [route, fill] of Object.entries(MATRIX)) {
       const method = route.split(' ')[0]!.toLowerCase() as Method;
@@ -143,7 +147,7 @@ describe('tenant isolation, route by route', () => {
     expect((await call(owner, 'get', `/servers/${ids.server}`)).status).toBe(200);
     expect((await call(owner, 'get', '/secrets')).body.data).toEqual([expect.objectContaining({ name: 'db_password' })]);
     expect((await call(owner, 'get', '/policy')).body.data.require_approval_for).toEqual(['read', 'change', 'destructive']);
-    expect((await call(owner, 'get', '/tokens')).body.data.map((t: { id: string; revoked_at: string | null }) => [t.id, t.revoked_at])).toEqual([[ids.token, null]]);
+    expect(await ownersTokens()).toEqual(tokensBefore);
   });
 
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {
@@ -158,23 +162,36 @@ describe('tenant isolation, route by route', () => {
   });
 
   test('Socket.IO never delivers another organization’s events, even for guessed or real ids', async () => {
+    const owners = userWithToken(bosun, owner);
     const socket = await connectSocket(bosun.url, stranger);
     const received: string[] = [];
     socket.onAny((event) => received.push(event));
     try {
-      for (const request of [{ run_id: ids.run }, { run_id: '0123456789abcdef01234567' }]) {
+      // A run and a conversation of the owner's that change while the stranger tries (this test's own: the other tests' ids stay as they are).
+      const { id: deployment } = await owners.defineDeployment(ids.server, [{ name: 'wait', command: 'echo started; sleep 30' }]);
+      const { run_id: run } = await owners.trigger(deployment);
+      const { id: conversation } = await owners.startConversation(ids.server, 'show uptime');
+      const step = (await owners.waitForConversation(conversation, (c) => c.status === 'awaiting_approval')).steps[0].id;
+      const ownersRun = await owners.subscribe(run);
+      const ownersConversation = await owners.subscribeConversation(conversation);
+
+      for (const request of [{ run_id: run }, { run_id: ids.run }, { run_id: '0123456789abcdef01234567' }]) {
         expect(await socket.emitWithAck('subscribe', request)).toMatchObject({ ok: false, error: { code: 'not_found' } });
       }
-      for (const request of [{ conversation_id: ids.conversation }, { conversation_id: ids.conversation, step_ids: [ids.step] }]) {
+      for (const request of [{ conversation_id: conversation }, { conversation_id: conversation, step_ids: [step] }, { conversation_id: ids.conversation }, { conversation_id: ids.conversation, step_ids: [ids.step] }]) {
         expect(await socket.emitWithAck('subscribe_conversation', request)).toMatchObject({ ok: false, error: { code: 'not_found' } });
       }
-      // The owner's run and conversation change meanwhile: nothing of it reaches the stranger.
-      await userWithToken(bosun, owner).runToEnd(ids.deployment);
-      await call(owner, 'post', `/conversations/${ids.conversation}/steps/${ids.step}/reject`);
-      await eventually(async () => (await call(owner, 'get', `/conversations/${ids.conversation}`)).body.data.status, (s) => s === 'cancelled');
-      await new Promise((r) => setTimeout(r, 500));
+      // The owner's run and conversation change meanwhile, to their ends...
+      await owners.waitForRun(deployment, run, (r) => r.steps[0].output.includes('started'));
+      await owners.cancelRun(deployment, run);
+      await owners.rejectStep(conversation, step);
+      // ...which the owner's socket was sent; anything sent to the stranger's socket with them arrived before the answer to a later request on it.
+      await ownersRun.until((e) => e.status === 'cancelled');
+      await eventually(async () => ownersConversation.updates().at(-1)?.status, (s) => s === 'cancelled');
+      expect(await socket.emitWithAck('subscribe', { run_id: run })).toMatchObject({ ok: false, error: { code: 'not_found' } });
       expect(received).toEqual([]);
     } finally {
+      owners.close();
       socket.close();
     }
   });

@@ -40,7 +40,10 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
   let llm: LlmServer;
   let bosun: Bosun;
   let stopped = false;
+  /** What no line may contain, by name. */
+  let secrets: Record<string, string>;
 
+  // A whole working session at trace level, then Bosun stopped so everything the worker and the relays had to say is written: the tests read its log.
   beforeAll(async () => {
     llm = await LlmServer.start();
     bosun = await startBosun({
@@ -48,13 +51,6 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
       logLevel: 'trace',
       planner: new LlmPlanner({ baseUrl: llm.baseUrl, apiKey: LLM_KEY, model: 'ops-model', maxAttempts: 1, maxReplans: 0, timeoutMs: 5000 }),
     });
-  });
-  afterAll(async () => {
-    if (!stopped) await bosun.stop();
-    await llm.close();
-  });
-
-  test('a whole working session at trace level leaves no secret in the logs', async () => {
     const token = await bosun.token('leaky', ['admin'], 'admin-token');
     const keyServer = await userWithToken(bosun, token).addServer({ host: '127.0.0.1' });
     const passwordServer = await userWithToken(bosun, token).addServer({ host: '127.0.0.2', auth_method: 'password' });
@@ -88,10 +84,9 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
     expect(done.status).toBe('completed');
     expect(llm.requests[0]!.authorization).toBe(`Bearer ${LLM_KEY}`);
 
-    // Stopped, so everything the worker and the relays had to say is written.
     await bosun.stop();
     stopped = true;
-    const secrets = {
+    secrets = {
       'API token': token,
       'SSH password': password,
       'organization secret': SECRET_VALUE,
@@ -99,6 +94,13 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
       // Every line of the key's body, and the body as one string (JSON escapes its newlines).
       ...Object.fromEntries(privateKey.split('\n').filter((line) => line.length > 16 && !line.startsWith('-----')).map((line, i) => [`private key line ${i + 1}`, line])),
     };
+  });
+  afterAll(async () => {
+    if (!stopped) await bosun?.stop();
+    await llm?.close();
+  });
+
+  test('a whole working session at trace level leaves no secret in the logs', () => {
     expect(log.lines.length).toBeGreaterThan(100);
     // Debug and trace lines were written: the level was really that low.
     expect(log.entries().some((e) => (e.level as number) <= 20)).toBe(true);
@@ -113,7 +115,7 @@ describe('logs: JSON lines with request ids, and no secret in any of them', () =
 
   test('every line logged while handling a request carries its id, which the response returns as X-Request-Id', async () => {
     const lines = log.entries().filter((e) => e.req_id !== undefined);
-    // The session above made at least 15 requests (how many polls it took varies with the machine's
+    // The session made at least 15 requests (how many polls it took varies with the machine's
     // speed): each of them logged under its own id.
     expect(new Set(lines.map((e) => e.req_id)).size).toBeGreaterThanOrEqual(15);
     // The request's own lines carry req_id (lines other code logs meanwhile: 'request ids' below).
@@ -152,11 +154,13 @@ describe('request ids', () => {
     // A body announced at 100 bytes, 10 sent, then the connection dropped: the request never completes.
     const socket = net.connect(Number(port), '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
+    const answered = new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
     socket.write(
       `POST /api/v1/servers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Request-Id: gone-1\r\n` +
-        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"title":"',
+        'Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n{"title":"',
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // Bosun has read the request's head and handed it to the app (Node answers "100 Continue" as it does): the client goes now.
+    expect(await answered).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
     socket.destroy();
     const lines = await eventually(
       async () => log.entries().filter((e) => e.req_id === 'gone-1'),

@@ -1,11 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/embedded/ports';
 import { eventually } from '../support/bosun';
+import { userAt } from '../support/client';
 import { parseMetrics, valueOf } from '../support/metrics';
+import { portForProcess } from '../support/ports';
 import { BosunProcess, embeddedStackEnv, externalServicesEnv } from '../support/processes';
-import { sharedServices } from '../support/shared';
 import { PrivateTemporal } from '../support/temporal';
 
 const METRICS_TOKEN = 'scrape-me-0d1f7e';
@@ -30,9 +30,9 @@ describe('observability of separate API and worker processes', () => {
   beforeAll(async () => {
     temporal = await PrivateTemporal.start();
     env = { ...externalServicesEnv('observability'), TEMPORAL_ADDRESS: temporal.address, METRICS_TOKEN };
-    const workerPort = await freePort(0);
+    const workerPort = await portForProcess();
     const worker = launch('worker', { WORKER_METRICS_PORT: String(workerPort) });
-    const apiProcess = launch('api', { PORT: String(await freePort(0)) });
+    const apiProcess = launch('api', { PORT: String(await portForProcess()) });
     api = (await apiProcess.ready()).replace('/api/v1', '');
     await worker.ready();
     workerMetrics = `http://127.0.0.1:${workerPort}`;
@@ -85,13 +85,17 @@ describe('observability of separate API and worker processes', () => {
   test('/readyz answers 503 naming Temporal while it is down, and 200 again once it is back', async () => {
     expect(await readyz(api)).toEqual({ status: 200, body: { status: 'ready', checks: { mongodb: 'ok', temporal: 'ok' } } });
     await temporal.stop();
-    const down = await eventually(() => readyz(api), (r) => r.status === 503, 30_000);
-    expect(down.body.status).toBe('not_ready');
-    expect(down.body.checks.mongodb).toBe('ok');
-    expect(['failed', 'timeout']).toContain(down.body.checks.temporal);
-    // Still up: a liveness probe must not restart a process for its dependency's outage.
-    expect((await fetch(`${api}/healthz`)).status).toBe(200);
-    await temporal.resume();
+    try {
+      const down = await eventually(() => readyz(api), (r) => r.status === 503, 30_000);
+      expect(down.body.status).toBe('not_ready');
+      expect(down.body.checks.mongodb).toBe('ok');
+      expect(['failed', 'timeout']).toContain(down.body.checks.temporal);
+      // Still up: a liveness probe must not restart a process for its dependency's outage.
+      expect((await fetch(`${api}/healthz`)).status).toBe(200);
+    } finally {
+      // Back whatever happened above: the other tests of this file find Temporal and both processes as they were.
+      await temporal.resume();
+    }
     await eventually(() => readyz(api), (r) => r.status === 200, 60_000);
     await eventually(() => readyz(workerMetrics), (r) => r.status === 200, 60_000);
   }, 120_000);
@@ -112,14 +116,10 @@ describe('npm start: one /metrics for everything, links to its own Temporal UI',
     const ui = /Web UI (http:\/\/\S+)/.exec(bosun.stdout)![1]!;
     expect(bosun.stdout).toContain(`metrics     ${root}/metrics`);
 
-    const headers = { Authorization: `Bearer ${bosun.firstToken}`, 'Content-Type': 'application/json' };
-    const { port, username, privateKey } = sharedServices().sshd;
-    const server = await fetch(`${base}/servers`, { method: 'POST', headers, body: JSON.stringify({ title: 'ui', host: '127.0.0.10', port, username, auth_method: 'private_key', private_key: privateKey }) });
-    const serverId = ((await server.json()) as { data: { id: string } }).data.id;
-    await eventually(async () => ((await (await fetch(`${base}/servers/${serverId}`, { headers })).json()) as { data: { status: string } }).data.status, (s) => s === 'verified');
-    const deployment = await fetch(`${base}/deployments`, { method: 'POST', headers, body: JSON.stringify({ name: 'ui', server_id: serverId, steps: [{ name: 'a', command: 'true' }] }) });
-    const deploymentId = ((await deployment.json()) as { data: { id: string } }).data.id;
-    const trigger = (await (await fetch(`${base}/deployments/${deploymentId}/run`, { method: 'POST', headers })).json()) as { run_id: string; temporal_ui_url: string };
+    const ops = userAt(base, bosun.firstToken!);
+    const serverId = await ops.addServer({ host: '127.0.0.10', title: 'ui' });
+    const { id: deploymentId } = await ops.defineDeployment(serverId, [{ name: 'a', command: 'true' }], 'ui');
+    const trigger = await ops.trigger(deploymentId);
     expect(trigger.temporal_ui_url).toBe(`${ui}/namespaces/default/workflows/deployment-run-${trigger.run_id}`);
 
     const text = await eventually(async () => (await fetch(`${root}/metrics`)).text(), (t) => /^temporal_\w+/m.test(t), 30_000);

@@ -57,11 +57,14 @@ describe('the SSH connection pool, against a real sshd', () => {
     try {
       const ppid = () => pool.withConnection(target(), async (ssh) => (await ssh.execCommand('echo $PPID')).stdout);
       const before = await ppid();
-      const running = pool.withConnection(target(), async (ssh) => (await ssh.execCommand('sleep 0.5; echo finished')).stdout);
-      await new Promise((r) => setTimeout(r, 100));
+      let started: () => void = () => undefined;
+      const startedOnServer = new Promise<void>((resolve) => (started = resolve));
+      const running = pool.withConnection(target(), async (ssh) => (await ssh.execCommand('echo started; sleep 0.5; echo finished', { onStdout: () => started() })).stdout);
+      // Evicted while the command runs on it.
+      await startedOnServer;
       pool.evict('server-a');
       const after = await ppid();
-      expect(await running).toBe('finished');
+      expect(await running).toBe('started\nfinished');
       expect(after).not.toBe(before);
     } finally {
       await pool.close();

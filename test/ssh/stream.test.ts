@@ -1,6 +1,7 @@
 import type { NodeSSH } from 'node-ssh';
 import { openConnection } from '../../src/domain/ssh/connect';
 import { capture, OutputLimitExceeded, streamBetween } from '../../src/domain/ssh/stream';
+import { eventually } from '../support/eventually';
 import { sharedServices } from '../support/shared';
 
 /** Data streamed between two commands through this process, against a real sshd (two connections, as two servers). */
@@ -40,21 +41,20 @@ describe('streams between commands over SSH', () => {
 
   test('aborting a throttled stream stops both commands, their process groups included', async () => {
     const controller = new AbortController();
-    const started = Date.now();
     const streaming = streamBetween(
       { ssh: a, command: 'cat /dev/zero | (sleep 4242.1; cat)' },
       { ssh: b, command: 'cat > /dev/null' },
       { onBytes: () => undefined, signal: controller.signal, bytesPerSecond: 100_000 },
     );
-    await new Promise((r) => setTimeout(r, 500));
-    expect(await sleeping('4242.1')).not.toBe('');
+    // The source's command is running on the server.
+    await eventually(() => sleeping('4242.1'), (pids) => pids !== '', 10_000);
+    const aborted = Date.now();
     controller.abort();
     const result = await streaming;
     expect(result.source.signal === 'stopped' || result.source.exitCode !== 0).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(Date.now() - aborted).toBeLessThan(4500);
     // A command that neither reads nor writes is stopped too: its whole process group was killed.
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(await sleeping('4242.1')).toBe('');
+    await eventually(() => sleeping('4242.1'), (pids) => pids === '', 10_000);
   });
 
   test('an abort that came before the call starts nothing', async () => {

@@ -16,6 +16,9 @@ import { sharedServices } from './shared';
 import { FINAL_CONVERSATION_STATUSES } from '../../src/domain/conversations/model';
 import { FINAL_RUN_STATUSES } from '../../src/domain/deployments/model';
 
+// Most suites wait for conditions on the Bosun they start: they take the one poller from here.
+export { eventually } from './eventually';
+
 export interface BosunOptions {
   healthIntervalSeconds?: number;
   verifyMaxAttempts?: number;
@@ -144,15 +147,3 @@ export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 /** A run (or conversation) that reached a final status: what a test waits for. */
 export const runEnded = <T extends { status: string }>(run: T) => (FINAL_RUN_STATUSES as readonly string[]).includes(run.status);
 export const conversationEnded = <T extends { status: string }>(conversation: T) => (FINAL_CONVERSATION_STATUSES as readonly string[]).includes(conversation.status);
-
-/** Polls until check() returns a value that satisfies done, or fails with the last value seen. */
-export async function eventually<T>(check: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T = await check();
-  while (!done(last)) {
-    if (Date.now() > deadline) throw new Error(`Condition not met after ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 200));
-    last = await check();
-  }
-  return last;
-}

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import supertest from 'supertest';
 import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
-import { bearer, conversationEnded, eventually, runEnded, type Bosun } from './bosun';
-import { connectSocket, watchRun, type BosunSocket } from './socket';
+import { bearer, conversationEnded, runEnded, type Bosun } from './bosun';
+import { eventually } from './eventually';
+import { sharedServices } from './shared';
+import { connectSocket, watchConversation, watchRun, type BosunSocket } from './socket';
 import type { SshdInfo } from './sshd';
 
 /*
@@ -35,12 +38,25 @@ function expectStatus(res: { status: number; body: Json }, status: number, what:
   return res.body;
 }
 
-/** A user of an organization, with an admin token unless another is given. */
+/** What the client needs of a Bosun: requests to its API, where it listens (for sockets), the sshd servers are added on by default. */
+export interface BosunAt {
+  api: ReturnType<typeof supertest>;
+  url: string;
+  sshd: SshdInfo;
+}
+
+/** A user of an organization of an in-process Bosun, with an admin token unless another is given. */
 export async function asUser(bosun: Bosun, org: string, token?: string) {
   return userWithToken(bosun, token ?? (await bosun.token(org)));
 }
 
-export function userWithToken(bosun: Bosun, token: string) {
+/** A user of the Bosun process whose API is at `base` (as its banner prints it, `…/api/v1`), servers added on the tests' shared sshd. */
+export function userAt(base: string, token: string): User {
+  const url = base.replace(/\/api\/v1\/?$/, '');
+  return userWithToken({ api: supertest(url), url, sshd: sharedServices().sshd }, token);
+}
+
+export function userWithToken(bosun: BosunAt, token: string) {
   const auth = bearer(token);
   const runPath = (deploymentId: string, runId: string) => `/api/v1/deployments/${deploymentId}/runs/${runId}`;
   const sockets: BosunSocket[] = [];
@@ -161,6 +177,33 @@ export function userWithToken(bosun: Bosun, token: string) {
       return expectStatus(await bosun.api.post(`/api/v1/conversations/${id}/cancel`).set(auth), 202, 'cancel the conversation').data;
     },
 
+    /** Approves a step waiting for approval; the answer. */
+    async approveStep(conversationId: string, stepId: string): Promise<Json> {
+      return expectStatus(await bosun.api.post(`/api/v1/conversations/${conversationId}/steps/${stepId}/approve`).set(auth), 202, 'approve the step');
+    },
+
+    /** Rejects a step waiting for approval (the conversation ends cancelled); the answer. */
+    async rejectStep(conversationId: string, stepId: string): Promise<Json> {
+      return expectStatus(await bosun.api.post(`/api/v1/conversations/${conversationId}/steps/${stepId}/reject`).set(auth), 202, 'reject the step');
+    },
+
+    /** Sets which steps of a conversation wait for approval; the policy as stored. */
+    async setPolicy(policy: { allow_destructive: boolean; require_approval_for: string[] }): Promise<Json> {
+      return expectStatus(await bosun.api.put('/api/v1/policy').set(auth).send(policy), 200, 'set the policy').data;
+    },
+
+    /** Plans a migration from one server to another; the plan. */
+    async planMigration(sourceServerId: string, targetServerId: string, title = 'a migration'): Promise<Json> {
+      const body = { title, source_server_id: sourceServerId, target_server_id: targetServerId };
+      return expectStatus(await bosun.api.post('/api/v1/migration-plans').set(auth).send(body), 201, 'plan a migration').data;
+    },
+
+    /** Asks about a migration plan in plain English; the conversation as started. */
+    async startMigration(planId: string, message: string): Promise<Json> {
+      const body = { chatable_type: 'migration_plan', chatable_id: planId, message };
+      return expectStatus(await bosun.api.post('/api/v1/conversations').set(auth).send(body), 201, 'start a migration conversation').data;
+    },
+
     /**
      * Watches a run live over Socket.IO, as a client should (the subscription's snapshot, then every
      * later event in order); `until` waits for an event that satisfies a predicate.
@@ -175,6 +218,13 @@ export function userWithToken(bosun: Bosun, token: string) {
         until: (done: (event: DeploymentRunUpdatedEvent) => boolean, timeoutMs = 60_000) =>
           eventually(async () => watched.events.find(done) ?? null, (event) => event !== null, timeoutMs) as Promise<DeploymentRunUpdatedEvent>,
       };
+    },
+
+    /** Watches a conversation live over Socket.IO: the events after the subscription's snapshot. */
+    async subscribeConversation(conversationId: string) {
+      const socket = await connectSocket(bosun.url, token);
+      sockets.push(socket);
+      return { ...(await watchConversation(socket, conversationId)), socket };
     },
 
     /** Closes the sockets this user opened. */

@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { resolveBinary } from '../../src/embedded/binaries';
 import { startMongod } from '../../src/embedded/mongod';
-import { freePort } from '../../src/embedded/ports';
 import { startTemporalDevServer } from '../../src/embedded/temporal-dev';
 import { createLogger } from '../../src/logger';
 import { cachedWorkflowBundle } from '../../src/worker/temporal-worker';
+import { portForProcess } from './ports';
 import { Sshd } from './sshd';
 import { TEST_ENV_VAR, type SharedServices } from './shared';
 
@@ -26,11 +26,11 @@ export default async function globalSetup(): Promise<void> {
     resolveBinary('temporal', { explicitPath: process.env.TEMPORAL_CLI_PATH, cacheDir, log }),
   ]);
   const [mongo, temporal, sshd] = await Promise.all([
-    freePort(0).then((port) => startMongod({ binary: mongodBinary, dataDir: path.join(dir, 'mongo'), port, logDir: dir })),
-    Promise.all([freePort(0), freePort(0)]).then(([port, uiPort]) =>
+    portForProcess().then((port) => startMongod({ binary: mongodBinary, dataDir: path.join(dir, 'mongo'), port, logDir: dir })),
+    Promise.all([portForProcess(), portForProcess()]).then(([port, uiPort]) =>
       startTemporalDevServer({ binary: temporalBinary, dbFile: path.join(dir, 'temporal.db'), port, uiPort, namespace: 'default', logDir: dir }),
     ),
-    freePort(0).then((port) => Sshd.start(path.join(dir, 'sshd'), port)),
+    portForProcess().then((port) => Sshd.start(path.join(dir, 'sshd'), port)),
     cachedWorkflowBundle(cacheDir, log),
   ]);
   const logFile = path.join(dir, 'bosun-logs.jsonl');

@@ -5,12 +5,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
-import { freePort } from '../../src/embedded/ports';
+import { userAt, type User } from './client';
+import { portForProcess } from './ports';
 import { sharedServices } from './shared';
 
 export const REPO = path.resolve(__dirname, '../..');
 
-/** Whether anything accepts TCP connections on this loopback port. */
 /** The pids of processes on this machine (the tests' "servers") whose command line matches `pattern`; '' when none. */
 export function processesMatching(pattern: string): string {
   try {
@@ -20,6 +20,7 @@ export function processesMatching(pattern: string): string {
   }
 }
 
+/** Whether anything accepts TCP connections on this loopback port. */
 export const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port }, () => {
@@ -65,10 +66,10 @@ export async function embeddedStackEnv(home: string): Promise<NodeJS.ProcessEnv>
     BOSUN_CACHE_DIR: services.cacheDir,
     MONGOD_PATH: services.mongodBinary,
     TEMPORAL_CLI_PATH: services.temporalBinary,
-    PORT: String(await freePort(0)),
-    MONGO_PORT: String(await freePort(0)),
-    TEMPORAL_PORT: String(await freePort(0)),
-    TEMPORAL_UI_PORT: String(await freePort(0)),
+    PORT: String(await portForProcess()),
+    MONGO_PORT: String(await portForProcess()),
+    TEMPORAL_PORT: String(await portForProcess()),
+    TEMPORAL_UI_PORT: String(await portForProcess()),
     LOG_LEVEL: 'warn',
   };
 }
@@ -127,11 +128,12 @@ export class BosunProcess {
 }
 
 /**
- * The Bosun processes a test file starts (`--role api` / `--role worker`, each on a free port) and
- * JSON calls to their API with the file's token; stop() kills whatever is left.
+ * The Bosun processes a test file starts (`--role api` / `--role worker`, each on a port of its own), and
+ * the test client for any of its APIs with the file's token; stop() kills whatever is left.
  */
-export class Fleet {
+export class BosunProcesses {
   readonly processes: BosunProcess[] = [];
+  private readonly users: User[] = [];
   token = '';
 
   constructor(public env: NodeJS.ProcessEnv) {}
@@ -143,9 +145,25 @@ export class Fleet {
   }
 
   async launch(role: 'api' | 'worker'): Promise<BosunProcess> {
-    const p = new BosunProcess({ ...this.env, PORT: String(await freePort(0)) }, ['--role', role]);
+    const p = new BosunProcess({ ...this.env, PORT: String(await portForProcess()) }, ['--role', role]);
     this.processes.push(p);
     return p;
+  }
+
+  /** A worker and an API process, both ready; the user of that API. */
+  async launchApiAndWorker(): Promise<{ api: BosunProcess; worker: BosunProcess; ops: User }> {
+    const worker = await this.launch('worker');
+    const api = await this.launch('api');
+    const ops = this.userAt(await api.ready());
+    await worker.ready();
+    return { api, worker, ops };
+  }
+
+  /** The test client for the API process at `base`, with the file's token; its sockets are closed by stop(). */
+  userAt(base: string): User {
+    const user = userAt(base, this.token);
+    this.users.push(user);
+    return user;
   }
 
   /** The processes of a role still running. */
@@ -153,17 +171,8 @@ export class Fleet {
     return this.processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null && p.stdout.includes(`role: ${role}`));
   }
 
-  /** The answer's body, with its HTTP status as `httpStatus`. */
-  async call(base: string, method: string, route: string, body?: object): Promise<Record<string, any> & { httpStatus: number }> {
-    const res = await fetch(`${base}${route}`, {
-      method,
-      headers: { Authorization: `Bearer ${this.token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { ...((await res.json()) as Record<string, any>), httpStatus: res.status };
-  }
-
   async stop(): Promise<void> {
+    for (const user of this.users) user.close();
     await Promise.all(this.processes.map((p) => p.stop('SIGKILL')));
   }
 }

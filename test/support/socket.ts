@@ -1,5 +1,11 @@
 import { io, type Socket } from 'socket.io-client';
-import type { ClientToServerEvents, DeploymentRunUpdatedEvent, ServerToClientEvents } from '../../src/domain/events';
+import type {
+  ClientToServerEvents,
+  ConversationStepUpdatedEvent,
+  ConversationUpdatedEvent,
+  DeploymentRunUpdatedEvent,
+  ServerToClientEvents,
+} from '../../src/domain/events';
 
 export type BosunSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
@@ -34,4 +40,22 @@ export async function watchRun(socket: BosunSocket, runId: string) {
   snapshotSeq = answer.data.seq;
   events.push(...early.filter((e) => e.seq! > answer.data.seq));
   return { snapshot: answer.data.run as { steps: Array<{ output: string }> }, snapshotSeq, events };
+}
+
+/** Subscribes to a conversation and keeps the events that follow the snapshot, as a client should. */
+export async function watchConversation(socket: BosunSocket, conversationId: string) {
+  const steps: ConversationStepUpdatedEvent[] = [];
+  const updates: ConversationUpdatedEvent[] = [];
+  socket.on('ConversationStepUpdated', (e) => e.conversation_id === conversationId && steps.push(e));
+  socket.on('ConversationUpdated', (e) => e.conversation_id === conversationId && updates.push(e));
+  const answer = await socket.emitWithAck('subscribe_conversation', { conversation_id: conversationId });
+  if (!answer.ok) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
+  const seq = answer.data.seq;
+  return {
+    seq,
+    steps: () => steps.filter((e) => e.seq > seq),
+    updates: () => updates.filter((e) => e.seq > seq),
+    /** Every seq an event after the snapshot carried, in order: a stream that missed nothing has no gap. */
+    seqs: () => [...new Set([...steps, ...updates].filter((e) => e.seq > seq).map((e) => e.seq))].sort((a, b) => a - b),
+  };
 }

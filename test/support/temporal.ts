@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/embedded/ports';
 import { startTemporalDevServer, type EmbeddedTemporal } from '../../src/embedded/temporal-dev';
+import { portForProcess } from './ports';
 import { portOpen } from './processes';
 import { sharedServices } from './shared';
 
@@ -21,7 +21,7 @@ export class PrivateTemporal {
 
   static async start(): Promise<PrivateTemporal> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bosun-temporal-'));
-    const temporal = new PrivateTemporal(dir, await freePort(0), await freePort(0));
+    const temporal = new PrivateTemporal(dir, await portForProcess(), await portForProcess());
     await temporal.resume();
     return temporal;
   }

@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { inProcessGroup, processGroupLine } from '../../src/domain/ssh/exec';
+import { eventually } from '../support/eventually';
 
 /**
  * The remote wrapper, run by a real local shell in both situations it meets: started as a process
@@ -44,8 +45,7 @@ describe.each([
     if (detached) expect(reported).toBe(result.pid);
     expect(alive(sleeper)).toBe(true);
     process.kill(-reported, 'SIGTERM');
-    for (let i = 0; i < 50 && alive(sleeper); i += 1) await new Promise((r) => setTimeout(r, 20));
-    expect(alive(sleeper)).toBe(false);
+    await eventually(async () => alive(sleeper), (living) => !living, 10_000);
   });
 
   test('the command is evaluated as written: quotes, positional parameters cleared, exit code kept', async () => {

@@ -7,6 +7,7 @@ import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployment
 import { createRun } from '../../src/domain/deployments/new-runs';
 import * as runs from '../../src/domain/deployments/runs';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
+import { eventually } from '../support/eventually';
 import { sharedServices } from '../support/shared';
 
 /*
@@ -177,7 +178,9 @@ describe('the runs store', () => {
     const second = await queuedRun(twoSteps, deployment);
     const mark = async () => (await DeploymentModel.findById(deployment._id).lean())!.last_run_status;
     await runs.beginRun(first._id.toString());
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    const firstBegun = (await read(first._id)).started_at!.getTime();
+    // The second begins on a later millisecond of the clock than the first: its mark is the later one.
+    await eventually(async () => Date.now(), (now) => now > firstBegun);
     await runs.beginRun(second._id.toString());
     expect(await mark()).toBe('running');
     // The first's begin repeated (its activity retried): the mark stays the second's.

@@ -376,8 +376,8 @@ describe('activities in a mock activity context', () => {
       await eventually(async () => (await DeploymentRunModel.findById(runId).lean())!.steps[0]!.pgid, (pgid) => typeof pgid === 'number');
       await new MockActivityEnvironment().run(activities.cancelSteps, { runId });
       await eventually(async () => processesMatching(marker), (pids) => pids === '');
-      // The killed command's exit reached its execution, which must not overwrite the cancel.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The killed command's exit reached its execution (still held here, so an awaitStep follows it to its end and its write), which must not overwrite the cancel.
+      await expect(new MockActivityEnvironment().run(activities.awaitStep, attempt)).resolves.toMatchObject({ status: 'failed' });
       const after = (await DeploymentRunModel.findById(runId).lean())!;
       expect(after.steps.map((step) => step.status)).toEqual(['cancelled', 'cancelled']);
       expect(after.steps[0]).toMatchObject({ pgid: null, exit_code: null });
