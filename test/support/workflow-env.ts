@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import { createLogger } from '../../src/logger';
 import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
-import { eventually } from './bosun';
+import { eventually } from './eventually';
 import { sharedServices } from './shared';
 
 /*

@@ -1,15 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { MockActivityEnvironment, TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { createLogger } from '../../src/logger';
-import { cachedWorkflowBundle, installTemporalRuntime } from '../../src/worker/temporal-worker';
+import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { type ConversationInput, type PlannedStepRef } from '../../src/domain/contracts/conversations';
 import { type QueuedRun, type StepResult } from '../../src/domain/contracts/runs';
 import { createDeploymentActivities } from '../../activities/deployment-steps';
-import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import mongoose, { Types } from 'mongoose';
 import { connectDatabase } from '../../src/domain/database';
 import { DeploymentRunModel } from '../../src/domain/deployments/model';
@@ -21,6 +16,9 @@ import { ServerModel } from '../../src/domain/servers/model';
 import { sealCredentials } from '../../src/domain/servers/credentials';
 import { eventually } from '../support/bosun';
 import { sharedServices } from '../support/shared';
+import { createLogger } from '../../src/logger';
+import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
+import { names, outcome, untilCancelled, workflowEnv, type Call, type WorkflowEnv } from '../support/workflow-env';
 import { processesMatching } from '../support/processes';
 
 /**
@@ -29,53 +27,15 @@ import { processesMatching } from '../support/processes';
  * how the workflow ends as the Temporal UI shows it. The end-to-end tests cover the real activities.
  */
 
-type Call = [name: string, input: unknown];
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Mocks = Record<string, (input: any) => Promise<unknown>>;
-
+let w: WorkflowEnv;
 let env: TestWorkflowEnvironment;
-let workflowBundle: { codePath: string };
-const log = createLogger('silent');
-
 beforeAll(async () => {
-  installTemporalRuntime(log);
-  env = await TestWorkflowEnvironment.createFromExistingServer({ address: sharedServices().temporalAddress, namespace: 'default' });
-  workflowBundle = await cachedWorkflowBundle(sharedServices().cacheDir, log);
+  w = await workflowEnv();
+  env = w.env;
 });
-afterAll(async () => {
-  await env?.teardown();
-});
-
-/** Runs `body` with a worker whose activities are the given mocks (each call recorded), on a task queue of its own. */
-async function withWorker<T>(mocks: Mocks, body: (taskQueue: string, calls: Call[]) => Promise<T>): Promise<T> {
-  const taskQueue = `failure-branches-${randomBytes(4).toString('hex')}`;
-  const calls: Call[] = [];
-  const recorded = Object.fromEntries(
-    Object.entries({ ...createWorkflowOutcomeActivities(), ...mocks }).map(([name, mock]) => [
-      name,
-      async (input: unknown) => {
-        calls.push([name, input]);
-        return (mock as (input: unknown) => Promise<unknown>)(input);
-      },
-    ]),
-  );
-  // As Bosun's worker: a cancellation reaches a heartbeating activity within a second.
-  const worker = await Worker.create({
-    connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, activities: recorded,
-    maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second',
-  });
-  return worker.runUntil(() => body(taskQueue, calls));
-}
-
-const names = (calls: Call[]) => calls.map(([name]) => name);
-const outcome = async (handle: WorkflowHandle) => (await eventually(() => handle.describe(), (d) => d.status.name !== 'RUNNING')).status.name;
-/** Waits until the activity is cancelled (heartbeating, so the cancellation reaches it), then throws it. */
-const untilCancelled = async () => {
-  for (;;) {
-    Context.current().heartbeat();
-    await Promise.race([Context.current().cancelled, new Promise((r) => setTimeout(r, 200))]);
-  }
-};
+afterAll(() => w?.teardown());
+const withWorker: WorkflowEnv['withWorker'] = (mocks, body) => w.withWorker(mocks, body);
+const log = createLogger('silent');
 
 describe('deploymentRunWorkflow', () => {
   const run = (): QueuedRun => ({
