@@ -37,6 +37,8 @@ export interface DeploymentActivityDeps {
   handoffTaskQueue: string;
   /** Wakes a server's run queue (starting it when idle): a fleet target that took its place there. */
   wakeQueue: (serverId: string, organizationId: string) => Promise<void>;
+  /** How long a step runs as a local activity before its hand-off; the workflow's STEP_HANDOFF_AFTER_MS unless given (tests hold quick steps longer). */
+  stepHandoffAfterMs?: number;
 }
 
 /** How long a handed-off command that finished stays claimable by `awaitStep`. */
@@ -46,7 +48,7 @@ type TargetPlace = { runId: string; serverId: string; organizationId: string };
 
 const heldStepKey = ({ runId, index, exitAttempt }: StepAttempt) => `${runId}:${index}:${exitAttempt}`;
 
-export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue }: DeploymentActivityDeps) {
+export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue, stepHandoffAfterMs }: DeploymentActivityDeps) {
   const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
   /** Commands handed off by `startStep`, waiting for their `awaitStep`. */
   const heldSteps = new Map<string, StepExecution>();
@@ -246,7 +248,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       if ('status' in started) return started;
       let handoffTimer: NodeJS.Timeout | undefined;
       const handoff = new Promise<null>((resolve) => {
-        handoffTimer = setTimeout(() => resolve(null), input.handoffAfterMs);
+        handoffTimer = setTimeout(() => resolve(null), stepHandoffAfterMs ?? input.handoffAfterMs);
       });
       const finished = await cancellingWith(started, () => Promise.race([started.result, handoff])).finally(() => clearTimeout(handoffTimer));
       if (finished) return finished;
