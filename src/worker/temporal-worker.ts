@@ -92,19 +92,20 @@ export interface WorkerSettings {
 
 /** The SDK's default (min(10, slots)): each workflow-task poll holds a workflow-task slot while it waits. */
 const MAX_WORKFLOW_TASK_POLLS = 10;
-/** The SDK's default for activities on the shared queue (reruns of lost steps, health checks, conversations' steps). */
+/** The SDK's default, for the other activities (conversations' planning and steps, transfers, health checks, reruns of lost steps). */
 const SHARED_ACTIVITY_SLOTS = 100;
 
 /**
- * The worker's slots, from how many steps it may run at once. A quick step is a local activity, and
- * its run's workflow task stays open while it runs: a running step holds a local-activity slot and a
- * workflow-task slot. The local-activity slots are the limit (a run's bookkeeping, local activities of
- * milliseconds, shares them). The workflow-task slots are as many plus one per poll: an idle poll holds
- * one (Temporal's core keeps a sticky poll waiting at all times), and so do the fleet's and queues'
- * tasks; with no more slots than steps, those took steps' places (a limit of 2 ran one step at a time).
- * A long step, handed off after STEP_HANDOFF_AFTER_MS, frees both: the activity that follows its
- * command is not limited here (see FOLLOWED_COMMANDS). A fleet batch's targets arrive together as
- * new workflows, on the shared (non-sticky) queue: it gets half the polls (the SDK's default, a fifth).
+ * The worker's slots, from how many steps it may run at once (WORKER_MAX_CONCURRENT_STEPS). A quick
+ * step is a local activity, and its run's workflow task stays open while it runs: a running step holds
+ * a local-activity slot and a workflow-task slot. The local-activity slots are the limit: `steps` at
+ * most (a run's bookkeeping, local activities of milliseconds, shares them). The workflow-task slots
+ * are `steps` plus one per poll, so that `steps` is reached: a waiting poll holds a slot (core keeps a
+ * sticky poll waiting at all times), and with only `steps` slots that poll and the fleet's own tasks
+ * took steps' places (a limit of 2 ran one step at a time). A target that gets a spare slot waits in it
+ * for a local-activity slot. A long step, handed off after STEP_HANDOFF_AFTER_MS, frees both (see
+ * FOLLOWED_COMMANDS). A fleet batch's targets arrive together as new workflows, on the shared
+ * (non-sticky) queue: it gets half the polls (the SDK's default, a fifth).
  */
 export function workerConcurrency(steps: number) {
   const polls = Math.min(MAX_WORKFLOW_TASK_POLLS, steps);
@@ -131,9 +132,9 @@ function sdkDefaultWorkflowCache(): number {
 }
 
 /**
- * Commands handed off at once that this worker can follow: never the limit. Each is a promise and an
- * SSH channel; a follow kept waiting for a slot past its 15 s scheduleToStart is taken for a dead
- * worker's, and its command runs again (the SDK's default, 100, did that to the 101st long step).
+ * Handed-off commands this worker can follow at once: never the limit. Each is a promise and an SSH
+ * channel; a follow kept waiting for a slot past its 15 s scheduleToStart is taken for a dead worker's,
+ * and its command runs again (with the SDK's default of 100, the 101st long step at once did).
  */
 const FOLLOWED_COMMANDS = 100_000;
 
