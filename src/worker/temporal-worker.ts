@@ -134,7 +134,7 @@ function sdkDefaultWorkflowCache(): number {
 /**
  * Handed-off commands this worker can follow at once: never the limit. Each is a promise and an SSH
  * channel; a follow kept waiting for a slot past its 15 s scheduleToStart is taken for a dead worker's,
- * and its command runs again (with the SDK's default of 100, the 101st long step at once did).
+ * and its command runs again (with the SDK's default of 100 slots, a 101st long step at once would).
  */
 const FOLLOWED_COMMANDS = 100_000;
 
