@@ -66,7 +66,8 @@ async function stepsBecome(ops: User, deploymentId: string, runId: string, statu
 const { PENDING_ACTIVITY_STATE_STARTED } = temporal.api.enums.v1.PendingActivityState;
 
 describe('quick steps: a worker that runs two at once', () => {
-  // Held past the usual 2 s, a step stays a quick one (a local activity holding its place) until released.
+  // Held past the usual 2 s, a step stays a quick one (a local activity holding its place) until released;
+  // 45 s is under the local activity's 1-minute limit and over the test's 30 s waits.
   const world = smallWorker('small-worker', { stepHandoffAfterMs: 45_000 });
 
   test('runs a batch of four targets two at a time: two running, two waiting, until those two end', async () => {
