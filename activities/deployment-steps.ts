@@ -20,9 +20,11 @@ export interface DeploymentActivityDeps extends StepExecutionDeps {
   handoffTaskQueue: string;
   /** A run's last step ends it: the queue of its server is woken for the run waiting next. */
   wakeQueue: RunQueueActivityDeps['wakeQueue'];
+  /** How long a step runs as a local activity before its hand-off; the workflow's STEP_HANDOFF_AFTER_MS unless given (tests hold quick steps longer). */
+  stepHandoffAfterMs?: number;
 }
 
-export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue }: DeploymentActivityDeps) {
+export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue, stepHandoffAfterMs }: DeploymentActivityDeps) {
   const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
   const heldSteps = new HeldSteps();
   const wakeWaiting = wakeWaitingRuns(wakeQueue);
@@ -90,7 +92,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       if ('status' in started) return started;
       let handoffTimer: NodeJS.Timeout | undefined;
       const handoff = new Promise<null>((resolve) => {
-        handoffTimer = setTimeout(() => resolve(null), input.handoffAfterMs);
+        handoffTimer = setTimeout(() => resolve(null), stepHandoffAfterMs ?? input.handoffAfterMs);
       });
       const finished = await cancellingWith(started, () => Promise.race([started.result, handoff])).finally(() => clearTimeout(handoffTimer));
       if (finished) return finished;

@@ -42,6 +42,8 @@ export interface ComposeOptions {
   planner?: Planner;
   /** How often a worker looks for queued runs whose start or wake was lost. */
   queueSweepMs?: number;
+  /** How long a step runs as a local activity before its hand-off (STEP_HANDOFF_AFTER_MS unless given). */
+  stepHandoffAfterMs?: number;
   /** Socket.IO subscriptions one connection may hold. */
   subscriptionsPerConnection?: number;
   /** Called when the worker stops with an error (after it is logged). */
@@ -132,6 +134,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
           transferMaxBytesPerSecond: config.transfers.maxBytesPerSecond,
           planner: options.planner ?? createPlanner(config.planner),
           wakeQueue: (serverId, organizationId, runId) => workflows.queues.wake(serverId, organizationId, runId),
+          stepHandoffAfterMs: options.stepHandoffAfterMs,
         },
       );
       const running = worker.run();

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { getHeapStatistics } from 'node:v8';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { activitySources, mergeActivities, type ActivityDeps, type ActivitySource } from '../../activities';
 import type { Logger } from '../logger';
 import type { TemporalSecurity } from '../config';
@@ -93,20 +94,53 @@ export interface WorkerSettings {
   maxConcurrentSteps: number;
 }
 
+/** The SDK's default (min(10, slots)): each workflow-task poll holds a workflow-task slot while it waits. */
+const MAX_WORKFLOW_TASK_POLLS = 10;
+/** The SDK's default, for the other activities (conversations' planning and steps, transfers, health checks, reruns of lost steps). */
+const SHARED_ACTIVITY_SLOTS = 100;
+
 /**
- * The worker's concurrency, from how many steps it may run at once. A quick step is a local
- * activity, and its run's workflow task stays open while its steps run one after another: each
- * running run (a fleet target, a one-server run) holds a workflow-task slot and a local-activity slot.
- * A long step, handed off after STEP_HANDOFF_AFTER_MS, frees them: the activity that follows its
- * command is not limited here (it must start within seconds, or the command would run again). A fleet
- * batch's targets arrive together as new workflows, on the shared (non-sticky) queue: it gets half
- * the workflow pollers (the SDK's default gives it a fifth).
+ * The worker's slots, from how many steps it may run at once (WORKER_MAX_CONCURRENT_STEPS). A quick
+ * step is a local activity, and its run's workflow task stays open while it runs: a running step holds
+ * a local-activity slot and a workflow-task slot. The local-activity slots are the limit: `steps` at
+ * most (a run's bookkeeping, local activities of milliseconds, shares them). The workflow-task slots
+ * are `steps` plus one per poll, so that `steps` is reached: a waiting poll holds a slot (core keeps a
+ * sticky poll waiting at all times), and with only `steps` slots that poll and the fleet's own tasks
+ * took steps' places (a limit of 2 ran one step at a time). A target that gets a spare slot waits in it
+ * for a local-activity slot. A long step, handed off after STEP_HANDOFF_AFTER_MS, frees both (see
+ * FOLLOWED_COMMANDS). A fleet batch's targets arrive together as new workflows, on the shared
+ * (non-sticky) queue: it gets half the polls (the SDK's default, a fifth).
  */
-export const workerConcurrency = (steps: number) => ({
-  maxConcurrentWorkflowTaskExecutions: steps,
-  maxConcurrentLocalActivityExecutions: steps,
-  nonStickyToStickyPollRatio: 0.5,
-});
+export function workerConcurrency(steps: number) {
+  const polls = Math.min(MAX_WORKFLOW_TASK_POLLS, steps);
+  const workflowTasks = steps + polls;
+  return {
+    tuner: {
+      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: steps },
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: workflowTasks },
+      activityTaskSlotSupplier: { type: 'fixed-size', numSlots: SHARED_ACTIVITY_SLOTS },
+      // Bosun has no Nexus operations.
+      nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+    },
+    workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: polls },
+    nonStickyToStickyPollRatio: 0.5,
+    // Core never holds more workflow tasks than it caches workflows: the SDK's default cache, or more.
+    maxCachedWorkflows: Math.max(workflowTasks, sdkDefaultWorkflowCache()),
+  } satisfies Partial<WorkerOptions>;
+}
+
+/** The SDK's default workflow cache size (1.24, one reused V8 context): about 600 workflows per GiB of heap. */
+function sdkDefaultWorkflowCache(): number {
+  const heapMiB = getHeapStatistics().heap_size_limit / 2 ** 20;
+  return Math.max(Math.floor((Math.max(heapMiB - 200, 0) * 600) / 1024), 10);
+}
+
+/**
+ * Handed-off commands this worker can follow at once: never the limit. Each is a promise and an SSH
+ * channel; a follow kept waiting for a slot past its 15 s scheduleToStart is taken for a dead worker's,
+ * and its command runs again (with the SDK's default of 100 slots, a 101st long step at once would).
+ */
+const FOLLOWED_COMMANDS = 100_000;
 
 export interface BosunWorker {
   run(): Promise<void>;
@@ -143,6 +177,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     namespace: settings.namespace,
     taskQueue: handoffTaskQueue,
     activities: { awaitStep: activities.awaitStep },
+    maxConcurrentActivityTaskExecutions: FOLLOWED_COMMANDS,
     shutdownGraceTime: '10 seconds',
     ...heartbeats,
   });

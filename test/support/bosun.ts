@@ -35,6 +35,8 @@ export interface BosunOptions {
   worker?: boolean;
   /** WORKER_MAX_CONCURRENT_STEPS: how many steps the worker runs at once. */
   maxConcurrentSteps?: number;
+  /** How long a step runs before its hand-off (2 s unless given): longer, a held step stays a quick one. */
+  stepHandoffAfterMs?: number;
   /** Runs an organization may have queued or running (ORG_MAX_ACTIVE_RUNS). */
   maxActiveRuns?: number;
   /** Socket.IO subscriptions one connection may hold. */
@@ -103,7 +105,12 @@ export async function startBosun(options: BosunOptions = {}) {
     BOSUN_SECRET_KEY: key(),
   };
   const at = { mongoUri, temporalAddress: services.temporalAddress };
-  const tuning = { planner: options.planner, queueSweepMs: options.queueSweepMs ?? 10_000, subscriptionsPerConnection: options.subscriptionsPerConnection };
+  const tuning = {
+    planner: options.planner,
+    queueSweepMs: options.queueSweepMs ?? 10_000,
+    subscriptionsPerConnection: options.subscriptionsPerConnection,
+    stepHandoffAfterMs: options.stepHandoffAfterMs,
+  };
   // One process with both roles, as `npm start` runs; or the API alone (no worker running), or the
   // API and a worker with another master key (a misconfigured worker).
   const roles: Composed[] = [];
