@@ -14,7 +14,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   conflict: 'The request conflicts with the resource’s state (see the route’s description)',
   payload_too_large: 'The body is over BODY_LIMIT_BYTES',
   unsupported_media_type: 'The body is not `application/json` (UTF-8)',
-  validation_failed: 'Invalid fields or query parameters, or unknown fields; `details` names each',
+  validation_failed: 'Invalid fields, parameters or headers, or unknown fields; `details` names each',
   rate_limited: 'Over RATE_LIMIT_PER_MINUTE (requests per token, failed authentications per address), or a trigger over ORG_MAX_ACTIVE_RUNS; retry after `Retry-After` seconds',
   internal_error: 'A bug: no internals are revealed; the log has the request id',
   service_unavailable: 'Temporal cannot be reached, or no worker took a decision on a step in time; try again',
