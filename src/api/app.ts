@@ -41,10 +41,13 @@ export interface AppDeps {
 }
 
 
-/** Requests that carry a body must say it is JSON; bodiless POSTs (such as /verify) need no header. */
+/** The methods whose body the API reads; a GET's or a DELETE's is ignored, as none of them takes one. */
+const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+
+/** A write that carries a body must say it is JSON; bodiless POSTs (such as /verify) need no header. */
 const requireJsonBody: RequestHandler = (req, _res, next) => {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is('application/json')) {
+  if (hasBody && WRITES.has(req.method) && !req.is('application/json')) {
     throw new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json"');
   }
   next();
@@ -111,7 +114,8 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   api.use(limiter((req) => principalOf(req).tokenId));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
-  api.use(express.json({ limit: http.bodyLimitBytes, strict: true }));
+  const readJson = express.json({ limit: http.bodyLimitBytes, strict: true });
+  api.use((req, res, next) => (WRITES.has(req.method) ? readJson(req, res, next) : next()));
   // Each resource's known paths answer another method with 405 and Allow.
   api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));

@@ -5,9 +5,9 @@ import type { Seeded } from './seed';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 
-/** schemathesis from PyPI, pinned, in a virtual environment cached under .bosun/ (no sudo, nothing global). */
-export function ensureSchemathesis(bosunDir: string): string {
-  const venv = path.join(bosunDir, `schemathesis-${SCHEMATHESIS_VERSION}`);
+/** schemathesis from PyPI, pinned, in a virtual environment in the binary cache (.bosun/cache: no sudo, nothing global). */
+export function ensureSchemathesis(cacheDir: string): string {
+  const venv = path.join(cacheDir, `schemathesis-${SCHEMATHESIS_VERSION}`);
   const bin = path.join(venv, 'bin', 'schemathesis');
   if (!existsSync(bin)) {
     process.stderr.write(`installing schemathesis ${SCHEMATHESIS_VERSION} into ${venv}\n`);
@@ -17,7 +17,8 @@ export function ensureSchemathesis(bosunDir: string): string {
   return bin;
 }
 
-export const CHECKS = ['not_a_server_error', 'response_schema_conformance', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance', 'ignored_auth'];
+export const PHASES = ['examples', 'coverage', 'fuzzing', 'stateful'];
+export const CHECKS = ['all'];
 
 const toml = (value: unknown) => JSON.stringify(value);
 
@@ -33,11 +34,30 @@ const SEEDED_PARAMETERS: Array<[string[], Record<string, keyof Dictionaries>]> =
   [['listConversations'], { 'query.chatable_id': 'chatables' }],
   [['createMigrationPlan'], { 'body.source_server_id': 'servers', 'body.target_server_id': 'servers' }],
   [['getMigrationPlan'], { 'path.id': 'plans' }],
+  [['revokeToken'], { 'path.id': 'tokens' }],
 ];
 
-type Dictionaries = Record<'servers' | 'deployments' | 'runs' | 'conversations' | 'steps' | 'chatables' | 'plans', string[]>;
+type Dictionaries = Record<'servers' | 'deployments' | 'runs' | 'conversations' | 'steps' | 'chatables' | 'plans' | 'tokens', string[]>;
 
-export function writeConfig(file: string, options: { token: string; maxExamples: number; seed?: number; cacheDir: string; ids: Seeded }) {
+/**
+ * What positive_data_acceptance and negative_data_rejection take by default (schemathesis's own
+ * lists), and 413: a body over the byte limit (BODY_LIMIT_BYTES, 4 KiB for a sign-in) is refused
+ * whatever its schema says, as its 413 documents (a schema counts characters, not bytes).
+ */
+const ACCEPTED = ['2xx', '3xx', '401', '403', '404', '409', '413', '429', '5xx'];
+const REJECTED = ['400', '401', '403', '404', '405', '406', '409', '413', '415', '422', '428', '429', '5xx'];
+
+export interface FuzzConfig {
+  token: string;
+  maxExamples: number;
+  seed?: number;
+  cacheDir: string;
+  ids: Seeded;
+  /** Operations that document a 422 for schema-valid requests (rules no schema can state): their 422 is an acceptance. */
+  refuseBeyondSchema: string[];
+}
+
+export function writeConfig(file: string, options: FuzzConfig) {
   const { ids } = options;
   const dictionaries: Dictionaries = {
     servers: ids.serverIds,
@@ -47,6 +67,7 @@ export function writeConfig(file: string, options: { token: string; maxExamples:
     steps: [ids.stepId],
     chatables: [...ids.serverIds, ids.planId],
     plans: [ids.planId],
+    tokens: [ids.tokenId],
   };
   const lines = [
     `headers = { Authorization = ${toml(`Bearer ${options.token}`)} }`,
@@ -55,6 +76,8 @@ export function writeConfig(file: string, options: { token: string; maxExamples:
     'request-timeout = 30',
     ...(options.seed === undefined ? [] : [`seed = ${options.seed}`]),
     `generation.max-examples = ${options.maxExamples}`,
+    `checks.positive_data_acceptance.expected-statuses = ${toml(ACCEPTED)}`,
+    `checks.negative_data_rejection.expected-statuses = ${toml(REJECTED)}`,
     `cache.directory = ${toml(options.cacheDir)}`,
     ...Object.entries(dictionaries).map(([name, values]) => `dictionaries.${name} = { values = ${toml(values)} }`),
   ];
@@ -63,6 +86,12 @@ export function writeConfig(file: string, options: { token: string; maxExamples:
     const bindings = Object.entries(parameters).map(([name, dictionary]) => `${toml(name)} = { dictionary = ${toml(dictionary)}, probability = 0.8 }`);
     lines.push(`parameters = { ${bindings.join(', ')} }`);
   }
+  // Ids seen in responses (GET /tokens lists the fuzzer's own) would revoke the fuzzer's token, and
+  // every request after it would be a 401: revocations get the seeded token's id or generated ones.
+  lines.push('', '[[operations]]', `include-operation-id = ${toml(['revokeToken'])}`, 'phases.stateful.enabled = false');
+  for (const phase of ['examples', 'coverage', 'fuzzing']) lines.push(`phases.${phase}.extra-data-sources.responses = false`);
+  lines.push('', '[[operations]]', `include-operation-id = ${toml(options.refuseBeyondSchema)}`);
+  lines.push(`checks.positive_data_acceptance.expected-statuses = ${toml([...ACCEPTED, '422'])}`);
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
 

@@ -10,14 +10,17 @@ export interface Seeded {
   conversationId: string;
   stepId: string;
   planId: string;
+  /** A token for the fuzzer to revoke (not its own). */
+  tokenId: string;
 }
 
 /**
  * Data for the fuzzer to find: servers, a deployment with a queued run, a conversation, a migration
- * plan, a secret. What a worker would write is written here (no worker runs, so nothing the fuzzer
- * sends is ever executed anywhere): one server verified, so triggers and conversations are accepted,
- * and a step already approved, so decisions reach their checks (a pending one would get the 503 of a
- * decision no worker takes, tested in test/conversations/decisions-without-workers.test.ts).
+ * plan, a secret, a token to revoke. What a worker would write is written here (no worker runs, so
+ * nothing the fuzzer sends is ever executed anywhere): one server verified, so triggers and
+ * conversations are accepted, and a step already approved, so decisions reach their checks (a pending
+ * one would get the 503 of a decision no worker takes, tested in
+ * test/conversations/decisions-without-workers.test.ts).
  */
 export async function seed(api: string, token: string): Promise<Seeded> {
   const call = async (method: string, path: string, body?: object) => {
@@ -51,6 +54,7 @@ export async function seed(api: string, token: string): Promise<Seeded> {
   const conversationId = (await call('POST', '/conversations', { chatable_type: 'server', chatable_id: source, message: 'show disk usage' })).data.id as string;
   const planId = (await call('POST', '/migration-plans', { title: 'fuzz-move', source_server_id: source, target_server_id: target })).data.id as string;
   await call('PUT', '/secrets/FUZZ_SECRET', { value: 'fuzz-secret-value' });
+  const tokenId = (await call('POST', '/tokens', { name: 'fuzz-revocable', scopes: ['read'] })).data.id as string;
   const stepId = new Types.ObjectId();
   const conversation = await ConversationModel.findById(conversationId).orFail();
   await ConversationModel.updateOne(
@@ -67,5 +71,5 @@ export async function seed(api: string, token: string): Promise<Seeded> {
       $inc: { seq: 1 },
     },
   );
-  return { serverIds: [source, target], deploymentId, runId, conversationId, stepId: stepId.toString(), planId };
+  return { serverIds: [source, target], deploymentId, runId, conversationId, stepId: stepId.toString(), planId, tokenId };
 }

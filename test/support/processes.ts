@@ -7,7 +7,7 @@ import path from 'node:path';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { userAt, type User } from './client';
 import { portForProcess } from './ports';
-import { sharedServices } from './shared';
+import { sharedServices, TEST_ENV_VAR } from './shared';
 
 export const REPO = path.resolve(__dirname, '../..');
 
@@ -99,10 +99,11 @@ export class BosunProcess {
     this.child.stdout!.on('data', (c) => (this.stdout += c));
     this.child.stderr!.on('data', (c) => (this.stderr += c));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-    // Its log lines join the run's log file, which the teardown searches for secrets (the banner, which prints a first token on purpose, is not a log line).
+    // Its log lines join the test run's log file, which the teardown searches for secrets (the banner, which prints a first token on purpose, is not a log line).
+    // A script outside jest (npm run fuzz) has no such file.
     this.child.once('exit', () => {
       const logLines = `${this.stdout}\n${this.stderr}`.split('\n').filter((line) => line.startsWith('{"level":'));
-      if (logLines.length) appendFileSync(sharedServices().logFile, `${logLines.join('\n')}\n`);
+      if (logLines.length && process.env[TEST_ENV_VAR]) appendFileSync(sharedServices().logFile, `${logLines.join('\n')}\n`);
     });
   }
 

@@ -1,15 +1,12 @@
 import { z } from 'zod';
 import { objectIdSchema as objectId } from '../http/ids';
+import { requiredText } from '../http/text';
 import { CHATABLE_TYPES } from '../../domain/conversations/model';
 
 /** The longest instruction accepted, in characters. */
 export const MAX_MESSAGE_LENGTH = 2000;
 
-const message = z
-  .string()
-  .trim()
-  .min(1, 'message must not be empty')
-  .max(MAX_MESSAGE_LENGTH, `message must be at most ${MAX_MESSAGE_LENGTH} characters`);
+const message = requiredText('message', MAX_MESSAGE_LENGTH);
 
 export const startConversationSchema = z.strictObject({
   chatable_type: z.enum(CHATABLE_TYPES, { message: 'chatable_type must be "server" or "migration_plan"' }),

@@ -9,6 +9,15 @@ const tag = 'Deployments';
 const id = { id: idParam('deployment') };
 const runIds = { ...id, runId: idParam('run') };
 const idempotencyHeader = { 'Idempotency-Key': { schema: idempotencyKeySchema, description: 'Makes retries safe: the same key returns the same run' } };
+/** What a definition's route checks beyond its schema. */
+const definitionRules = [
+  '`server_id` and every `targets.server_ids` must be servers of your organization',
+  'parameter names are unique',
+  'a parameter’s `pattern` must be a valid regular expression (JavaScript, `u` flag), and its `default` must match it',
+];
+/** What a trigger's (or a plan's) route checks beyond its schema. */
+const parameterRules = ['`parameters` must fit the deployment’s own: each one known, each `required` one given, each value matching its `pattern`'];
+
 const runAccepted = {
   description: 'Queued (or, for a repeated Idempotency-Key, the run it created)',
   body: runTriggeredSchema,
@@ -36,6 +45,7 @@ export const deploymentOperations: Operation[] = [
     body: { schema: createDeploymentSchema, required: true },
     responses: { 201: { description: 'Defined', body: dataOf(deploymentSchema), headers: locationHeader('deployment') } },
     errors: ['conflict', 'validation_failed'],
+    beyondSchema: definitionRules,
   },
   {
     method: 'get', path: '/api/v1/deployments/:id', operationId: 'getDeployment', tag, scope: 'read',
@@ -52,6 +62,7 @@ export const deploymentOperations: Operation[] = [
     body: { schema: updateDeploymentSchema, required: true },
     responses: { 200: { description: 'The deployment as changed', body: dataOf(deploymentSchema) } },
     errors: ['not_found', 'conflict', 'validation_failed'],
+    beyondSchema: [...definitionRules, '`strategy` only for a deployment on `targets` (sent with it, or already its own)'],
   },
   {
     method: 'delete', path: '/api/v1/deployments/:id', operationId: 'deleteDeployment', tag, scope: 'deployments:write',
@@ -72,6 +83,7 @@ export const deploymentOperations: Operation[] = [
     body: { schema: triggerSchema, required: false },
     responses: { 202: runAccepted },
     errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
+    beyondSchema: parameterRules,
   },
   {
     method: 'post', path: '/api/v1/deployments/:id/plan', operationId: 'planDeployment', tag, scope: 'read',
@@ -81,6 +93,7 @@ export const deploymentOperations: Operation[] = [
     body: { schema: triggerSchema, required: false },
     responses: { 200: { description: 'The plan', body: dataOf(planSchema) } },
     errors: ['not_found', 'validation_failed'],
+    beyondSchema: parameterRules,
   },
   {
     method: 'get', path: '/api/v1/deployments/:id/runs', operationId: 'listRuns', tag, scope: 'read',

@@ -1,25 +1,21 @@
 import { z } from 'zod';
 import { objectIdSchema as objectId } from '../http/ids';
 import { tagSchema } from '../servers/schemas';
-import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME } from '../../domain/deployments/parameters';
+import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME, wholeValuePattern } from '../../domain/deployments/parameters';
+import { requiredText, text } from '../http/text';
 
 export const MAX_STEPS = 100;
 export const MAX_COMMAND_LENGTH = 16 * 1024;
 
 const stepSchema = z.strictObject({
-  name: z.string().trim().min(1, 'name is required').max(120),
-  command: z.string().min(1, 'command is required').max(MAX_COMMAND_LENGTH),
+  name: requiredText('name', 120),
+  command: text('command', { min: 1, max: MAX_COMMAND_LENGTH }),
   timeout_seconds: z.number().int().min(1).max(24 * 3600).optional(),
   retries: z.number().int().min(0).max(10).default(0),
   continue_on_error: z.boolean().default(false),
 });
 
-const name = z
-  .string()
-  .trim()
-  .min(1, 'name is required')
-  .max(120);
-
+const name = requiredText('name', 120);
 
 export const MAX_TARGET_SERVERS = 10_000;
 
@@ -28,40 +24,38 @@ const targetsSchema = z
     server_ids: z.array(objectId).max(MAX_TARGET_SERVERS, `at most ${MAX_TARGET_SERVERS} servers`).optional(),
     tags: z.array(tagSchema).max(20, 'at most 20 tags').optional(),
   })
-  .refine((t) => (t.server_ids?.length ?? 0) + (t.tags?.length ?? 0) > 0, 'give server_ids, tags, or both');
+  .refine((t) => (t.server_ids?.length ?? 0) + (t.tags?.length ?? 0) > 0, 'give server_ids, tags, or both')
+  // The refinement, as the document states it.
+  .meta({ anyOf: [{ required: ['server_ids'], properties: { server_ids: { minItems: 1 } } }, { required: ['tags'], properties: { tags: { minItems: 1 } } }] });
 
-const percent = (min: number) =>
-  z.string().regex(/^\d{1,3}%$/, 'a count, or a percentage such as "25%"').refine((v) => Number(v.slice(0, -1)) >= min && Number(v.slice(0, -1)) <= 100, `a percentage from ${min}% to 100%`);
+/** "25%": a percentage from 1% (or 0%) to 100%. */
+const percent = (min: 0 | 1) => z.string().regex(min === 1 ? /^(?:100|[1-9][0-9]?)%$/ : /^(?:100|[1-9]?[0-9])%$/, `a count, or a percentage from ${min}% to 100% such as "25%"`);
 
 export const strategySchema = z.strictObject({
   batch_size: z.union([z.number().int().min(1, 'batch_size is at least 1'), percent(1)]).optional(),
   max_failures: z.union([z.number().int().min(0, 'max_failures is at least 0'), percent(0)]).optional(),
 });
 
+/** JSON Schema: `flag` is true and `other` is given. */
+const exactlyTrue = (flag: string, other: string) => ({ required: [flag, other], properties: { [flag]: { const: true } } });
+
 const parameterSchema = z
   .strictObject({
     name: z.string().regex(PARAMETER_NAME, 'a parameter name is lowercase letters, digits and _ (starting with a letter), at most 63 characters'),
-    description: z.string().max(500).optional(),
-    default: z.string().max(MAX_PARAMETER_VALUE_LENGTH).optional(),
+    description: text('description', { max: 500 }).optional(),
+    default: text('default', { max: MAX_PARAMETER_VALUE_LENGTH }).optional(),
     required: z.boolean().default(false),
     secret: z.boolean().default(false),
-    pattern: z
-      .string()
-      .min(1)
-      .max(500)
-      .refine((p) => {
-        try {
-          new RegExp(p, 'u');
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'pattern is not a valid regular expression')
+    pattern: text('pattern', { min: 1, max: 500 })
+      .refine((p) => wholeValuePattern(p) !== null, 'pattern is not a valid regular expression')
       .optional(),
   })
   .refine((p) => !(p.secret && p.default !== undefined), { message: 'a secret parameter has no default (it would be stored in clear)', path: ['default'] })
   .refine((p) => !(p.required && p.default !== undefined), { message: 'a required parameter has no default', path: ['default'] })
-  .refine((p) => p.default === undefined || !p.pattern || new RegExp(`^(?:${p.pattern})$`, 'u').test(p.default), { message: 'default does not match pattern', path: ['default'] });
+  // An invalid pattern is reported by its own check (above), not here.
+  .refine((p) => p.default === undefined || p.pattern === undefined || (wholeValuePattern(p.pattern)?.test(p.default) ?? true), { message: 'default does not match pattern', path: ['default'] })
+  // The first two refinements, as the document states them (the third, and a valid pattern, no schema can state).
+  .meta({ not: { anyOf: [exactlyTrue('secret', 'default'), exactlyTrue('required', 'default')] } });
 
 const parametersSchema = z
   .array(parameterSchema)
@@ -86,12 +80,18 @@ const oneKindOfTarget = (v: { server_id?: unknown; targets?: unknown; strategy?:
   if (v.strategy !== undefined && v.server_id !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: 'strategy applies to targets, not to one server_id' });
 };
 
-export const createDeploymentSchema = z.strictObject(definitionFields).superRefine((v, ctx) => oneKindOfTarget(v, ctx, true));
+export const createDeploymentSchema = z
+  .strictObject(definitionFields)
+  .superRefine((v, ctx) => oneKindOfTarget(v, ctx, true))
+  // The refinement, as the document states it.
+  .meta({ oneOf: [{ required: ['server_id'] }, { required: ['targets'] }], not: { required: ['server_id', 'strategy'] } });
 
 export const updateDeploymentSchema = z
   .strictObject({ ...definitionFields, name: name.optional(), steps: stepsSchema.optional() })
   .refine((v) => Object.keys(v).length > 0, 'send at least one of name, server_id, targets, strategy, parameters, steps')
-  .superRefine((v, ctx) => oneKindOfTarget(v, ctx, false));
+  .superRefine((v, ctx) => oneKindOfTarget(v, ctx, false))
+  // The refinements, as the document states them.
+  .meta({ minProperties: 1, not: { anyOf: [{ required: ['server_id', 'targets'] }, { required: ['server_id', 'strategy'] }] } });
 
 export type CreateDeploymentInput = z.infer<typeof createDeploymentSchema>;
 export type UpdateDeploymentInput = z.infer<typeof updateDeploymentSchema>;
@@ -102,7 +102,7 @@ export const triggerSchema = z
     parameters: z
       .record(
         z.string().regex(PARAMETER_NAME, 'a parameter name is lowercase letters, digits and _'),
-        z.string().max(MAX_PARAMETER_VALUE_LENGTH).refine((v) => !v.includes('\0'), 'a value cannot hold a NUL character'),
+        text('a value', { max: MAX_PARAMETER_VALUE_LENGTH }).regex(/^[^\u0000]*$/, 'a value cannot hold a NUL character'),
         { error: 'parameters values are strings' },
       )
       .default({}),

@@ -1,20 +1,13 @@
 import type { Model } from 'mongoose';
 import { z } from 'zod';
+import { wholeNumber } from './whole-numbers';
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 12;
 
-const integerParam = (name: string) =>
-  z
-    .string()
-    .regex(/^\d+$/, `${name} must be a positive whole number`)
-    .transform(Number);
-
 export const pageQuerySchema = z.object({
-  page: integerParam('page').pipe(z.number().int().min(1, 'page must be at least 1')).default(1),
-  per_page: integerParam('per_page')
-    .pipe(z.number().int().min(1, 'per_page must be at least 1').max(MAX_PER_PAGE, `per_page must be at most ${MAX_PER_PAGE}`))
-    .default(DEFAULT_PER_PAGE),
+  page: wholeNumber('page', { min: 1 }).default(1),
+  per_page: wholeNumber('per_page', { min: 1, max: MAX_PER_PAGE }).default(DEFAULT_PER_PAGE),
 });
 
 export type PageQuery = z.infer<typeof pageQuerySchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { dataOf, type Operation, type Parameter } from '../openapi/operation';
-import { stepLogLinesSchema, stepLogMatchesSchema, stepLogQuerySchema } from './step-log';
+import { stepLogLinesSchema, stepLogMatchesSchema, stepLogQuerySchema, stepNumberSchema } from './step-log';
 
 const DESCRIPTION =
   'A step’s whole output as stored (redacted, up to `STEP_LOG_LIMIT_BYTES` per step, kept `STEP_LOG_RETENTION_DAYS`), ' +
@@ -18,9 +18,10 @@ export const stepLogOperation = (path: string, operationId: string, tag: string,
     200: {
       description: 'The lines (or the matches); with `format=raw`, the text itself',
       body: z.union([dataOf(stepLogLinesSchema), dataOf(stepLogMatchesSchema)]),
+      alternatives: { 'text/plain': z.string().describe('`format=raw`: the whole log, as an attachment') },
     },
   },
   errors: ['not_found', 'validation_failed'],
 });
 
-export const stepNumberParam: Parameter = { schema: z.string().regex(/^[1-9][0-9]*$/), description: 'The step’s number: 1 for the first' };
+export const stepNumberParam: Parameter = { schema: stepNumberSchema, description: 'The step’s number: 1 for the first' };

@@ -3,18 +3,21 @@ import { z } from 'zod';
 import type { Types } from 'mongoose';
 import { readStepLogLines, searchStepLog, streamStepLog, type StepLogSource } from '../../domain/execution/step-logs';
 import { notFound } from '../http/errors';
+import { text } from '../http/text';
 import { validate } from '../http/validation';
+import { wholeNumber } from '../http/whole-numbers';
 
 /** The most lines one request reads, and the most search matches it answers. */
 export const MAX_LOG_LINES = 5000;
 export const MAX_LOG_MATCHES = 1000;
 
-export const stepNumberSchema = z.coerce.number().int().min(1, 'a step number: 1 for the first step');
+/** A step's number in a path: 1 for the first. */
+export const stepNumberSchema = wholeNumber('step', { min: 1 });
 
 export const stepLogQuerySchema = z.strictObject({
-  from: z.coerce.number().int().min(1, 'from is a line number, 1 for the first').optional().describe('The first line wanted (1-based); without it, the last `limit` lines'),
-  limit: z.coerce.number().int().min(1).max(MAX_LOG_LINES, `limit is at most ${MAX_LOG_LINES}`).default(1000).describe('How many lines'),
-  q: z.string().min(1).max(200).optional().describe('Search: the lines containing this text (case-insensitive), in order, at most 1,000'),
+  from: wholeNumber('from', { min: 1 }).optional().describe('The first line wanted (1-based); without it, the last `limit` lines'),
+  limit: wholeNumber('limit', { min: 1, max: MAX_LOG_LINES }).default(1000).describe('How many lines'),
+  q: text('q', { min: 1, max: 200 }).optional().describe('Search: the lines containing this text (case-insensitive), in order, at most 1,000'),
   format: z.enum(['json', 'raw']).default('json').describe('`raw`: the whole log as a text/plain download'),
 });
 

@@ -21,6 +21,7 @@ export const migrationPlanOperations: Operation[] = [
     body: { schema: createMigrationPlanSchema, required: true },
     responses: { 201: { description: 'Created', body: dataOf(migrationPlanSchema), headers: locationHeader('migration plan') } },
     errors: ['validation_failed'],
+    beyondSchema: ['`source_server_id` and `target_server_id` must be two different servers of your organization'],
   },
   {
     method: 'get', path: '/api/v1/migration-plans/:id', operationId: 'getMigrationPlan', tag, scope: 'read',

@@ -15,11 +15,12 @@ export const observabilityOperations: Operation[] = [
   {
     method: 'get', path: '/', operationId: 'getHome', tag, scope: null,
     summary: 'Where things are',
-    description: 'Links to the API, its reference (/docs), this document, health, readiness and metrics. A browser (Accept: text/html) gets the same as a small page.',
+    description: 'Links to the API, its reference (/docs), this document, health, readiness and metrics. A browser (Accept: text/html) gets the web console instead.',
     responses: {
       200: {
         description: 'The links',
         body: z.object({ name: z.literal('Bosun'), description: z.string(), links: z.record(z.string(), z.string()).describe('api, docs, openapi, health, ready, metrics') }),
+        alternatives: { 'text/html': z.string().describe('For `Accept: text/html`: the web console') },
       },
     },
     errors: [],

@@ -14,14 +14,16 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   conflict: 'The request conflicts with the resource’s state (see the route’s description)',
   payload_too_large: 'The body is over BODY_LIMIT_BYTES',
   unsupported_media_type: 'The body is not `application/json` (UTF-8)',
-  validation_failed: 'Invalid fields or query parameters, or unknown fields; `details` names each',
-  rate_limited: 'Over RATE_LIMIT_PER_MINUTE; retry after `Retry-After` seconds',
+  validation_failed: 'Invalid fields, parameters or headers, or unknown fields; `details` names each',
+  rate_limited: 'Over RATE_LIMIT_PER_MINUTE (requests per token, failed authentications per address), or a trigger over ORG_MAX_ACTIVE_RUNS; retry after `Retry-After` seconds',
   internal_error: 'A bug: no internals are revealed; the log has the request id',
   service_unavailable: 'Temporal cannot be reached, or no worker took a decision on a step in time; try again',
 };
 
 const AUTHENTICATED_ERRORS: ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited'];
-const BODY_ERRORS: ErrorCode[] = ['malformed_json', 'payload_too_large', 'unsupported_media_type'];
+/** What a body can earn before its route reads it: the API reads the body of every POST, PUT and PATCH (and ignores that of a GET or DELETE). */
+const BODY_ERRORS: ErrorCode[] = ['malformed_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
+const WRITES = new Set<Operation['method']>(['post', 'put', 'patch']);
 
 /**
  * Converts zod schemas to JSON Schema 2020-12 (OpenAPI 3.1's dialect). Schemas given an `id` with
@@ -53,9 +55,10 @@ function parameters(collector: SchemaCollector, op: Operation) {
   const list: JsonSchema[] = [];
   const add = (where: 'path' | 'header', entries: Record<string, Parameter> = {}) => {
     for (const [name, p] of Object.entries(entries)) {
-      list.push({ name, in: where, required: where === 'path' || !!p.required, description: p.description, schema: collector.convert(p.schema, 'input') });
+      list.push({ name, in: where, required: where === 'path' || !!p.required, description: p.description, schema: collector.convert(p.schema, where === 'path' ? 'output' : 'input') });
     }
   };
+  // A path parameter, like a query parameter, is documented as what the route parses it to (a step number: an integer).
   add('path', op.params);
   if (op.query) {
     // A query parameter is a string that the route parses: documented as what it parses to, optional when it has a default.
@@ -79,16 +82,25 @@ function response(collector: SchemaCollector, spec: ResponseSpec) {
           ),
         }
       : {}),
-    ...(spec.body ? { content: { [spec.contentType ?? 'application/json']: { schema: collector.convert(spec.body, 'output') } } } : {}),
+    ...(spec.body
+      ? {
+          content: Object.fromEntries(
+            Object.entries({ [spec.contentType ?? 'application/json']: spec.body, ...spec.alternatives }).map(([type, body]) => [type, { schema: collector.convert(body, 'output') }]),
+          ),
+        }
+      : {}),
   };
 }
+
+const errorDescription = (code: ErrorCode, beyondSchema?: string[]) =>
+  `\`${code}\`: ${ERROR_WHEN[code]}${code === 'validation_failed' && beyondSchema ? `. Also refused although the schema allows it: ${beyondSchema.join('; ')}` : ''}`;
 
 function errorResponses() {
   return Object.fromEntries(
     (Object.keys(ERROR_WHEN) as ErrorCode[]).map((code) => [
       code,
       {
-        description: `\`${code}\`: ${ERROR_WHEN[code]}`,
+        description: errorDescription(code),
         ...(code === 'rate_limited' ? { headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } } } : {}),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       },
@@ -96,11 +108,28 @@ function errorResponses() {
   );
 }
 
+/**
+ * The answer of one error status: the shared response of its code, or, when two codes share the
+ * status (400: bad percent-encoding, malformed JSON) or the route refuses more than its schema says
+ * (422), one response describing each.
+ */
+function errorResponse(codes: ErrorCode[], beyondSchema?: string[]) {
+  if (codes.length === 1 && !(codes[0] === 'validation_failed' && beyondSchema)) return { $ref: `#/components/responses/${codes[0]}` };
+  return {
+    description: codes.map((code) => errorDescription(code, beyondSchema)).join('; or '),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
+}
+
 function operationObject(collector: SchemaCollector, op: Operation) {
-  const errors = new Set<ErrorCode>([...(op.scope ? AUTHENTICATED_ERRORS : []), ...(op.params ? ['bad_request' as const] : []), ...(op.body ? BODY_ERRORS : []), ...op.errors]);
+  const readsBody = !!op.body || (!!op.scope && WRITES.has(op.method));
+  const errors = new Set<ErrorCode>([...(op.scope ? AUTHENTICATED_ERRORS : []), ...(op.params ? ['bad_request' as const] : []), ...(readsBody ? BODY_ERRORS : []), ...op.errors]);
+  if (op.beyondSchema && !errors.has('validation_failed')) throw new Error(`${op.operationId} refuses more than its schema says but documents no 422`);
   const responses: Record<string, unknown> = {};
   for (const [status, spec] of Object.entries(op.responses)) responses[status] = response(collector, spec);
-  for (const code of [...errors].sort((a, b) => statusOf(a) - statusOf(b))) responses[statusOf(code)] = { $ref: `#/components/responses/${code}` };
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...errors].sort((a, b) => statusOf(a) - statusOf(b))) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
+  for (const [status, codes] of byStatus) responses[status] = errorResponse(codes, op.beyondSchema);
   const scopeNote = op.scope ? `\n\nScope: \`${op.scope}\` (or \`admin\`).` : op.security ? '' : '\n\nNo authentication.';
   return {
     operationId: op.operationId,

@@ -17,6 +17,8 @@ export interface ResponseSpec {
   body?: z.ZodType;
   /** Of the body; application/json unless said. */
   contentType?: string;
+  /** The same answer in other media types, by type (a step's log as text/plain). */
+  alternatives?: Record<string, z.ZodType>;
   headers?: Record<string, Parameter>;
 }
 
@@ -40,8 +42,13 @@ export interface Operation {
   headers?: Record<string, Parameter>;
   body?: { schema: z.ZodType; required: boolean };
   responses: Record<number, ResponseSpec>;
-  /** Failures besides those of every authenticated route (401, 403, 429) and of every body (400, 413, 415). */
+  /** Failures besides those of every authenticated route (401, 403, 429) and of every write's body (400, 413, 415, 422). */
   errors: ErrorCode[];
+  /**
+   * What the route refuses (422) although the schema allows it: the rules no JSON Schema can state
+   * (a private key that parses, a server that exists), named in the 422's description.
+   */
+  beyondSchema?: string[];
 }
 
 export const idParam = (what: string): Parameter => ({ schema: objectIdSchema, description: `The ${what}’s id` });

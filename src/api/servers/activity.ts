@@ -3,9 +3,10 @@ import { CONVERSATION_STATUSES, ConversationModel } from '../../domain/conversat
 import { DeploymentModel, DeploymentRunModel, TARGET_STATUSES } from '../../domain/deployments/model';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
+import { wholeNumber } from '../http/whole-numbers';
 
 export const activityQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1, 'limit is 1 to 100').max(100, 'limit is 1 to 100').default(20),
+  limit: wholeNumber('limit', { min: 1, max: 100 }).default(20),
 });
 
 export const activityItemSchema = z

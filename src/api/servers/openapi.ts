@@ -1,7 +1,7 @@
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { z } from 'zod';
-import { createServerSchema, serverListFilterSchema, tagSchema, updateServerSchema, verifyServerSchema } from './schemas';
+import { createServerSchema, serverListFilterSchema, tagFilterSchema, updateServerSchema, verifyServerSchema } from './schemas';
 import { serverListItemSchema, serverSchema } from './views';
 import { activityItemSchema, activityQuerySchema } from './activity';
 
@@ -15,10 +15,7 @@ export const serverOperations: Operation[] = [
     description:
       'Newest first, 12 per page by default. A page past the end is empty, with the same `meta`. ' +
       '`tag` (repeatable: `?tag=web&tag=eu`) keeps the servers having all the tags; `status` those in that status.',
-    query: pageQuerySchema.extend({
-      tag: z.array(tagSchema).optional().describe('A tag the servers must have (repeat for more: all must match)'),
-      status: serverListFilterSchema.shape.status,
-    }),
+    query: pageQuerySchema.extend({ tag: tagFilterSchema, status: serverListFilterSchema.shape.status }),
     responses: { 200: { description: 'One page of servers', body: pageOf(serverListItemSchema) } },
     errors: ['validation_failed'],
   },
@@ -32,6 +29,7 @@ export const serverOperations: Operation[] = [
     body: { schema: createServerSchema, required: true },
     responses: { 201: { description: 'Added, `unverified`', body: dataOf(serverSchema), headers: locationHeader('server') } },
     errors: ['conflict', 'validation_failed', 'service_unavailable'],
+    beyondSchema: ['`private_key` must be a key OpenSSH or PEM can read (`details` names `private_key`)', 'an encrypted key needs its `passphrase`, and the passphrase must decrypt it (`details` names `passphrase`)'],
   },
   {
     method: 'get', path: '/api/v1/servers/:id/activity', operationId: 'getServerActivity', tag, scope: 'read',

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { text } from '../http/text';
 
 export const signInSchema = z.strictObject({
-  token: z.string().min(1).max(512).describe('An API token, as `bosun tokens create` printed it: exchanged for the session, never stored in the browser'),
+  token: text('token', { min: 1, max: 512 }).describe('An API token, as `bosun tokens create` printed it: exchanged for the session, never stored in the browser'),
 });
 
 export const sessionViewSchema = z.object({

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { principalOf, requireScope } from '../http/auth';
 import { ApiError, notFound } from '../http/errors';
-import { objectIdSchema } from '../http/ids';
+import { parseId } from '../http/ids';
 import { validate } from '../http/validation';
 import { OrganizationModel } from '../../domain/organizations/model';
 import { createTokenIn, parseDuration, revokeTokenById, tokensOf, TokenError } from '../../domain/tokens/service';
@@ -41,7 +41,7 @@ export function tokenRoutes(): Router {
   });
 
   router.delete('/:id', requireScope('admin'), async (req, res) => {
-    const id = validate(objectIdSchema, req.params.id, 'path');
+    const id = parseId(req.params.id as string, 'Token').toString();
     const principal = principalOf(req);
     const token = await revokeTokenById(principal.organizationId, id);
     if (!token) throw notFound('Token');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration, TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
+import { DURATION_PATTERN, TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
 import { SCOPES } from '../../domain/tokens/scopes';
 
 export const createTokenSchema = z.strictObject({
@@ -10,13 +10,7 @@ export const createTokenSchema = z.strictObject({
     .transform((scopes) => [...new Set(scopes)]),
   expires_in: z
     .string()
-    .refine((text) => {
-      try {
-        return parseDuration(text) > 0;
-      } catch {
-        return false;
-      }
-    }, 'a duration: a positive number followed by s, m, h, d or w (e.g. 90d)')
+    .regex(DURATION_PATTERN, 'a duration: a positive number followed by s, m, h, d or w (e.g. 90d)')
     .nullable()
     .default(null)
     .describe('The token stops working after this long (`30m`, `12h`, `90d`, `2w`); null: never'),

@@ -35,8 +35,16 @@ export const MASK = '********';
 
 export const environmentName = (name: string) => `BOSUN_PARAM_${name.toUpperCase()}`;
 
-/** A pattern must match the whole value. */
-const matchesWhole = (pattern: string, value: string) => new RegExp(`^(?:${pattern})$`, 'u').test(value);
+/** A parameter's pattern, which must match the whole value; null when it is not a valid regular expression. */
+export function wholeValuePattern(pattern: string): RegExp | null {
+  try {
+    return new RegExp(`^(?:${pattern})$`, 'u');
+  } catch {
+    return null;
+  }
+}
+
+const matchesWhole = (pattern: string, value: string) => wholeValuePattern(pattern)?.test(value) ?? false;
 
 /**
  * The values a trigger runs with: those given, else the defaults. Problems (a required one missing,
