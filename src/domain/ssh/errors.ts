@@ -6,7 +6,7 @@ import { failure, isRetryable, type FailureType } from '../contracts/failure-typ
  */
 export type SshErrorKind = 'transport' | 'timeout' | 'authentication' | 'host_key_mismatch' | 'key_invalid';
 
-/** Each kind's Temporal failure type; whether a retry can fix it is the failure types' table's (workflows/failure-types.ts). */
+/** Each kind's Temporal failure type; whether a retry can fix it is the failure types' table's (src/domain/contracts/failure-types.ts). */
 export const SSH_FAILURE_TYPES: Record<SshErrorKind, FailureType> = {
   transport: 'SshTransportError',
   timeout: 'SshTimeout',
