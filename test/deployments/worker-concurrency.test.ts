@@ -46,7 +46,8 @@ const heldStep = (work: string) => ({
     `touch ${work}/running-$here`,
     // Itself included: the steps running as this one began.
     `ls ${work} | grep -c '^running-' > ${work}/seen-$here`,
-    `until [ -e ${work}/go-$here ]; do sleep 0.05; done`,
+    // Its folder gone (the test ended without releasing it): it ends too, leaving nothing behind.
+    `until [ -e ${work}/go-$here ] || [ ! -d ${work} ]; do sleep 0.05; done`,
     `rm ${work}/running-$here`,
     'echo done',
   ].join('; '),
