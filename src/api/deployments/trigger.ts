@@ -17,6 +17,7 @@ import { batchOf, resolveStrategy, resolveTargets, type TargetServer } from './t
 import { isDuplicateKey } from '../../domain/database';
 import { parametersFor, type FindDeployment } from './definitions';
 import type { RunReads } from './run-reads';
+import { SettledStarts } from './settled-starts';
 
 /** What starts a run: a trigger (with its parameters), or a retry of an earlier run. */
 interface RunRequest {
@@ -48,6 +49,7 @@ export function runTriggers({
   findRun: RunReads['findRun'];
 }) {
   const { activeRuns, deploymentExists, takePlace } = admission;
+  const settledStarts = new SettledStarts();
 
   const runIdentity = (principal: Principal, deployment: Deployment, idempotencyKey: string | undefined) => ({
     organization_id: new Types.ObjectId(principal.organizationId),
@@ -67,7 +69,17 @@ export function runTriggers({
    * by the unique index on (deployment, key), and the run found instead); one that asked for
    * something else (other parameters) is refused.
    */
-  async function startRun({ principal, deployment, idempotencyKey, digest, build }: RunRequest) {
+  /** A trigger's or a retry's run, from its request to its answer; its workflow starts once the triggers around it are answered. */
+  async function startRun(request: RunRequest) {
+    const answered = settledStarts.begin();
+    try {
+      return await storeAndStart(request);
+    } finally {
+      answered();
+    }
+  }
+
+  async function storeAndStart({ principal, deployment, idempotencyKey, digest, build }: RunRequest) {
     const active = await activeRuns.before(principal.organizationId);
     const replay = async () => {
       if (!idempotencyKey) return null;
@@ -152,7 +164,7 @@ export function runTriggers({
     // queued for the workers' sweep). Temporal in doubt: the start must succeed first.
     if (workflows.reachability.looksReachable()) {
       const queued = run;
-      start(queued).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not start the run; the workers will'));
+      settledStarts.defer(() => void start(queued).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not start the run; the workers will')));
       return { run, replayed: false };
     }
     try {
