@@ -63,10 +63,15 @@ export interface Composed {
   stop(): Promise<void>;
 }
 
+/** The API listening; a port in use (or not allowed) is refused with a message saying which, never a server that does not listen. */
 function listen(app: ReturnType<typeof createApp>, host: string, port: number): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, () => resolve(server));
-    server.once('error', reject);
+    // Express 5 hands a listen error to this callback rather than throwing it.
+    const server = app.listen(port, host, (error?: Error) => {
+      if (!error) return resolve(server);
+      const why = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? 'the port is in use (another Bosun? set PORT)' : error.message;
+      reject(Object.assign(new Error(`Cannot listen on ${host}:${port}: ${why}`), { cause: error }));
+    });
   });
 }
 

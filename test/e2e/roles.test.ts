@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { eventually } from '../support/bosun';
 import { BosunProcess, externalServicesEnv, runCli } from '../support/processes';
 import { portForProcess } from '../support/ports';
@@ -52,5 +53,18 @@ describe('npm run api / npm run worker against existing MongoDB and Temporal', (
     const lonely = launch('api', { [name]: undefined });
     expect(await lonely.exited).toBe(1);
     expect(lonely.stderr).toContain('set MONGODB_URI, TEMPORAL_ADDRESS and BOSUN_SECRET_KEY');
+  });
+
+  test('an API whose port is taken refuses to start and says so, rather than running without listening', async () => {
+    const port = await portForProcess();
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const second = launch('api', { PORT: String(port), HOST: '127.0.0.1' });
+      expect(await second.exited).toBe(1);
+      expect(`${second.stdout}${second.stderr}`).toContain(`Cannot listen on 127.0.0.1:${port}: the port is in use`);
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -153,6 +153,8 @@ describe('serverRunQueueWorkflow: hands the turn to the runs waiting, in order',
         const started = w.env.client.workflow.getHandle(deploymentRunWorkflowId(run.runId));
         // Started by the queue: not there at first.
         expect(await eventually(() => started.describe().then((d) => d.status.name, () => 'not started'), (status) => !['not started', 'RUNNING'].includes(status))).toBe('COMPLETED');
+        // The queue asks for the next run once its child has ended: wait until it says it is idle.
+        expect(await eventually(() => currentDetails(queue), (d) => d.startsWith('idle'))).toBe('idle: no run waiting for its turn');
         // Its turn was given: it began without asking for it.
         expect(names(calls)).toEqual(['nextQueuedRun', 'beginRun', 'startStep', 'nextQueuedRun']);
         expect((await started.describe()).parentExecution?.workflowId).toBe(serverRunQueueWorkflowId(run.serverId));
