@@ -91,14 +91,21 @@ export function runTriggers({
       if (existing?.status === 'queued') await start(existing);
       return existing;
     };
-    const start = (run: DeploymentRun) =>
+    /**
+     * A fleet run's workflow starts; a one-server run's too when it may take its server's turn at
+     * once (`first`), else its server's queue is woken for it (it starts the run's workflow when its
+     * turn comes, as for any run without one).
+     */
+    const start = (run: DeploymentRun, first = false) =>
       unlessTemporalUnreachable('queue the run', () =>
         run.fleet
           ? workflows.runs.startFleet(
               { runId: run._id.toString(), organizationId: principal.organizationId, deploymentId: deployment._id.toString(), deploymentName: deployment.name, triggeredBy: `API token: ${run.triggered_by}` },
               run.fleet.total,
             )
-          : workflows.runs.start(runStart(run, deployment.name)),
+          : first
+            ? workflows.runs.start(runStart(run, deployment.name))
+            : workflows.queues.wake(String(run.server_id), principal.organizationId, run._id.toString()),
       );
     // Checked before the insert: triggers at the same moment may pass it by a few. A repeated
     // trigger still gets its run.
@@ -110,6 +117,8 @@ export function runTriggers({
     const existing = await replay();
     if (existing) return { run: existing, replayed: true };
     let run: DeploymentRun;
+    // Nothing ahead of the run as it took its place.
+    let first = false;
     let serverId: Types.ObjectId | null = null;
     try {
       const { fields, server, targets } = await build();
@@ -134,8 +143,9 @@ export function runTriggers({
         );
       } else {
         serverId = server!._id;
-        const { place, serverTitle } = await takePlace({ serverId, organizationId: principal.organizationId });
-        run = await createRun({ ...request, server_id: serverId, queue_seq: place, server_title: serverTitle });
+        const placed = await takePlace({ serverId, organizationId: principal.organizationId });
+        first = placed.first;
+        run = await createRun({ ...request, server_id: serverId, queue_seq: placed.place, server_title: placed.serverTitle });
       }
       // The deployment was deleted while this trigger ran: take the run back, as if it had come after.
       if (!(await deploymentExists(deployment._id))) {
@@ -164,11 +174,11 @@ export function runTriggers({
     // queued for the workers' sweep). Temporal in doubt: the start must succeed first.
     if (workflows.reachability.looksReachable()) {
       const queued = run;
-      settledStarts.defer(() => void start(queued).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not start the run; the workers will')));
+      settledStarts.defer(() => void start(queued, first).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not start the run; the workers will')));
       return { run, replayed: false };
     }
     try {
-      await start(run);
+      await start(run, first);
     } catch (error) {
       // Not queued after all: take the run back unless a concurrent start already began it.
       await withdrawQueuedRun(run._id);
