@@ -72,8 +72,8 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
 
 /**
  * Gives the turn to the next run: tells its workflow, and waits until the run gives it back. A
- * one-server run without a workflow (queued before runs took their turns, or its trigger's start
- * was lost) is started here, its turn given. A run whose workflow ended before its turn (terminated
+ * one-server run without a workflow (triggered behind other runs, queued before runs took their
+ * turns, or its trigger's start was lost) is started here, its turn given. A run whose workflow ended before its turn (terminated
  * in Temporal) fails, so the queue moves on.
  */
 async function handTurn(run: NextRun, released: Set<string>): Promise<void> {

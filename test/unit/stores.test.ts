@@ -6,6 +6,9 @@ import * as conversations from '../../src/domain/conversations/store';
 import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
 import { createRun } from '../../src/domain/deployments/new-runs';
 import * as runs from '../../src/domain/deployments/runs';
+import { askForTurn, nextRun } from '../../src/domain/run-queue';
+import { takePlaces } from '../../src/domain/run-queue/server-turn';
+import { ServerModel } from '../../src/domain/servers/model';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { eventually } from '../support/eventually';
 import { sharedServices } from '../support/shared';
@@ -274,5 +277,34 @@ describe('the conversations store', () => {
     expect(now.seq).toBe(4);
     expect(now.steps[0]).toMatchObject({ status: 'failed', execution_success: false, pgid: null, output: 'partial\n--- the server refused the connection ---\n' });
     expect(now.steps[0]!.completed_at).toBeInstanceOf(Date);
+  });
+});
+
+describe('the run queue', () => {
+  test("a run's end wakes its queue only for a turn the run took itself: a turn the queue gave, the queue waits out", async () => {
+    const organizationId = new Types.ObjectId();
+    const server = await ServerModel.create({
+      organization_id: organizationId, title: 'web-1', host: '127.0.0.1', port: 22, username: 'deploy', auth_method: 'private_key', credentials: 'x', status: 'verified', host_key_fingerprint: 'SHA256:x',
+    });
+    const deployment = await DeploymentModel.create({ organization_id: organizationId, server_id: server._id, name: `d-${randomBytes(3).toString('hex')}`, steps: twoSteps });
+    const [first, second, third] = [1, 2, 3].map(() => queuedRun(twoSteps, deployment));
+    const placed = await Promise.all([first, second, third].map(async (run, i) => {
+      const { _id } = await run!;
+      await takePlaces(server._id, organizationId.toString(), 1);
+      await DeploymentRunModel.updateOne({ _id }, { $set: { queue_seq: i + 1 } });
+      return _id.toString();
+    }));
+    const [one, two, three] = placed as [string, string, string];
+    const place = (runId: string, at: number) => ({ runId, serverId: server._id.toString(), organizationId: organizationId.toString(), place: at });
+    // Nothing ahead of the first: it takes the turn itself; the others wait.
+    expect(await askForTurn(place(one, 1))).toMatchObject({ turn: true });
+    expect(await askForTurn(place(two, 2))).toEqual({ queued: true });
+    // Its end wakes the queue for the first one waiting.
+    expect((await runs.finishRun(one, 'success', null))?.waiting?.toString()).toBe(two);
+    // The queue gives the turn to the next; that run's end wakes nobody (the queue waits for it), though a run still waits.
+    expect((await nextRun(server._id.toString()))?.runId).toBe(two);
+    await runs.beginRun(two);
+    expect((await runs.finishRun(two, 'success', null))?.waiting).toBeNull();
+    expect((await nextRun(server._id.toString()))?.runId).toBe(three);
   });
 });

@@ -13,16 +13,17 @@ import { claimTurn, releaseTurn, turnHolder } from './server-turn';
 /**
  * The server's turn for `runId`: taken when free or already its own (a retried call), or when the
  * run holding it has ended (its end could not give it back: a crash between the two writes). 'gone':
- * the server no longer exists.
+ * the server no longer exists. `by`: the run itself, or the server's queue workflow giving it.
  */
-export async function takeTurn(serverId: string | Types.ObjectId, runId: string | Types.ObjectId): Promise<'taken' | 'busy' | 'gone'> {
+export async function takeTurn(serverId: string | Types.ObjectId, runId: string | Types.ObjectId, by: 'run' | 'queue'): Promise<'taken' | 'busy' | 'gone'> {
   const run = asObjectId(runId);
-  if (await claimTurn(serverId, run)) return 'taken';
+  const byQueue = by === 'queue';
+  if (await claimTurn(serverId, run, byQueue)) return 'taken';
   const holder = await turnHolder(serverId);
   if (holder === undefined) return 'gone';
-  if (holder === null) return (await claimTurn(serverId, run)) ? 'taken' : 'busy';
+  if (holder === null) return (await claimTurn(serverId, run, byQueue)) ? 'taken' : 'busy';
   if (await DeploymentRunModel.exists({ _id: holder, status: { $in: ['queued', 'running'] } })) return 'busy';
-  return (await claimTurn(serverId, run, holder)) ? 'taken' : 'busy';
+  return (await claimTurn(serverId, run, byQueue, holder)) ? 'taken' : 'busy';
 }
 
 /**
@@ -35,5 +36,5 @@ export async function takeTurnIfFirst(serverId: string, runId: string, { place, 
     if (turn) await releaseTurn(serverId, asObjectId(runId));
     return 'busy';
   }
-  return turn ? 'taken' : takeTurn(serverId, runId);
+  return turn ? 'taken' : takeTurn(serverId, runId, 'run');
 }

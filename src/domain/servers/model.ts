@@ -36,6 +36,8 @@ const serverSchema = new Schema(
     run_seq: { type: Number, default: 0 },
     // The run whose turn it is on this server (runs on one server never interleave); null when none.
     turn_run_id: { type: Schema.Types.ObjectId, default: null },
+    // The turn was given by the server's queue workflow, which waits for that run's end itself (no wake needed).
+    turn_by_queue: { type: Boolean, default: false },
   },
   { timestamps: true },
 );
