@@ -42,15 +42,7 @@ export class ServerWorkflows {
       trustNewHostKey,
       serverLabel: serverLabel(server),
     };
-    await this.client.workflow.start<WorkflowSignatures['serverVerificationWorkflow']>('serverVerificationWorkflow', {
-      taskQueue: this.taskQueue,
-      workflowId: serverVerifyWorkflowId(server.id),
-      args: [input],
-      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-      typedSearchAttributes: serverSearchAttributes(server.organizationId, server.id),
-      memo: { title: server.title, host: server.host },
-      ...serverWorkflowMetadata('Verify', server),
-    });
+    await this.start('serverVerificationWorkflow', server, serverVerifyWorkflowId(server.id), input, 'TERMINATE_EXISTING', 'Verify');
   }
 
   /** Starts a server's health monitor unless it runs already: repairs monitors lost to a reset Temporal. */
@@ -60,14 +52,26 @@ export class ServerWorkflows {
       organizationId: server.organizationId,
       intervalSeconds: this.settings.healthIntervalSeconds,
     };
-    await this.client.workflow.start<WorkflowSignatures['serverHealthWorkflow']>('serverHealthWorkflow', {
+    await this.start('serverHealthWorkflow', server, serverHealthWorkflowId(server.id), input, 'USE_EXISTING', 'Watch the health of');
+  }
+
+  /** One of a server's workflows, found in the Temporal UI by its organization and server, titled and summarised for a person. */
+  private async start<Name extends 'serverVerificationWorkflow' | 'serverHealthWorkflow'>(
+    name: Name,
+    server: ServerRef,
+    workflowId: string,
+    input: Parameters<WorkflowSignatures[Name]>[0],
+    workflowIdConflictPolicy: 'TERMINATE_EXISTING' | 'USE_EXISTING',
+    what: string,
+  ) {
+    await this.client.workflow.start<WorkflowSignatures[Name]>(name, {
       taskQueue: this.taskQueue,
-      workflowId: serverHealthWorkflowId(server.id),
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowId,
+      args: [input] as Parameters<WorkflowSignatures[Name]>,
+      workflowIdConflictPolicy,
       typedSearchAttributes: serverSearchAttributes(server.organizationId, server.id),
       memo: { title: server.title, host: server.host },
-      ...serverWorkflowMetadata('Watch the health of', server),
+      ...serverWorkflowMetadata(what, server),
     });
   }
 
