@@ -71,14 +71,14 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
 }
 
 /**
- * Gives the turn to the next run: tells its workflow, and waits until the run gives it back. A
- * one-server run without a workflow (triggered behind other runs, queued before runs took their
- * turns, or its trigger's start was lost) is started here, its turn given. A run whose workflow ended before its turn (terminated
- * in Temporal) fails, so the queue moves on.
+ * Gives the turn to the next run and waits until the run gives it back. A one-server run triggered
+ * behind others has no workflow yet (nor one queued before runs took their turns, or whose trigger's
+ * start was lost): it is started here, its turn given. A run whose workflow exists (a fleet target,
+ * or a one-server run whose trigger started it) is told. A run whose workflow ended before its turn
+ * (terminated in Temporal) fails, so the queue moves on.
  */
 async function handTurn(run: NextRun, released: Set<string>): Promise<void> {
   setCurrentDetails(`turn given to ${run.deploymentName} (run ${run.runId}, triggered by ${run.triggeredBy})`);
-  if (await tellTurn(run.workflowId)) return waitForRelease(run, released);
   if (!run.fleetTarget) {
     const child = await startRunChild(run);
     if (child) {
@@ -86,9 +86,9 @@ async function handTurn(run: NextRun, released: Set<string>): Promise<void> {
       await child.result().catch(() => undefined);
       return;
     }
-    // Its workflow was started meanwhile (its trigger's start, arriving late): tell it.
-    if (await tellTurn(run.workflowId)) return waitForRelease(run, released);
   }
+  // Its workflow runs already (or ran): tell it.
+  if (await tellTurn(run.workflowId)) return waitForRelease(run, released);
   await failQueuedRun({ runId: run.runId, error: 'The run’s workflow ended before its turn came (terminated in Temporal?)' });
 }
 

@@ -86,7 +86,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
   },
 
   async 'deployment-queued'(ctx) {
-    // A run holds the server; the next one waits for its turn, which the server's queue gives it.
+    // A run holds the server; the next one, triggered behind it, is started by the server's queue when its turn comes.
     const hold = (await ctx.api('post', '/api/v1/deployments', { name: 'hold-one', server_id: ctx.serverId, steps: [{ name: 'hold', command: 'sleep 2' }] })).body.data.id as string;
     const held = (await ctx.api('post', `/api/v1/deployments/${hold}/run`)).body.run_id!;
     await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${hold}/runs/${held}`)).body.data.status as string, (s) => s === 'running', 30_000);
