@@ -60,16 +60,18 @@ export function runTriggers({
   });
 
   /**
-   * Creates a queued run and starts its workflow: a one-server run takes its place in its server's
-   * queue (its workflow then takes the server's turn, or waits for it); a fleet run (with its targets,
-   * waiting for their batches) starts its own workflow. The place in the queue is an atomic counter
+   * A trigger's or a retry's run, from its request to its answer: a queued run created, and its
+   * workflow started. A one-server run takes its place in its server's queue: with nothing ahead of
+   * it, its own workflow starts and takes the server's turn; behind other runs, the server's queue is
+   * woken, and starts the run's workflow when its turn comes. A fleet run (with its targets, waiting
+   * for their batches) starts its own workflow. The place in the queue is an atomic counter
    * on the server (src/domain/run-queue), taken before the insert: a trigger that
    * finished before another began always comes first; two that overlap may go either way. With an
    * idempotency key, a repeated request returns the run the first one created (its insert is refused
    * by the unique index on (deployment, key), and the run found instead); one that asked for
-   * something else (other parameters) is refused.
+   * something else (other parameters) is refused. Its workflow starts once the triggers around it
+   * are answered (SettledStarts).
    */
-  /** A trigger's or a retry's run, from its request to its answer; its workflow starts once the triggers around it are answered. */
   async function startRun(request: RunRequest) {
     const answered = settledStarts.begin();
     try {
