@@ -7,7 +7,6 @@ import type { Principal } from '../../domain/tokens/service';
 import { withdrawQueuedRun } from '../../domain/deployments/runs';
 import { createFleetRun, createRun, type NewRun } from '../../domain/deployments/new-runs';
 import { ServerNotRunnable } from '../../domain/run-queue';
-import { runStart } from '../../domain/temporal/run-workflows';
 import { DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun, type RunStatus } from '../../domain/deployments/model';
 import { requestDigest, storeParameters, type StoredParameter } from '../../domain/deployments/parameters';
 import type { SecretBox } from '../../domain/secrets/secret-box';
@@ -61,10 +60,9 @@ export function runTriggers({
 
   /**
    * A trigger's or a retry's run, from its request to its answer: a queued run created, and its
-   * workflow started. A one-server run takes its place in its server's queue: with nothing ahead of
-   * it, its own workflow starts and takes the server's turn; behind other runs, the server's queue is
-   * woken, and starts the run's workflow when its turn comes. A fleet run (with its targets, waiting
-   * for their batches) starts its own workflow. The place in the queue is an atomic counter
+   * workflow started. A one-server run takes its place in its server's queue and the queue is woken:
+   * it starts the run's workflow, its turn given, when its turn comes (at once on an idle server). A
+   * fleet run (with its targets, waiting for their batches) starts its own workflow. The place in the queue is an atomic counter
    * on the server (src/domain/run-queue), taken before the insert: a trigger that
    * finished before another began always comes first; two that overlap may go either way. With an
    * idempotency key, a repeated request returns the run the first one created (its insert is refused
@@ -94,20 +92,17 @@ export function runTriggers({
       return existing;
     };
     /**
-     * A fleet run's workflow starts; a one-server run's too when it may take its server's turn at
-     * once (`first`), else its server's queue is woken for it (it starts the run's workflow when its
-     * turn comes, as for any run without one).
+     * A fleet run's workflow starts; for a one-server run its server's queue is woken (wakes of one
+     * queue coalesce), and starts the run's workflow, its turn given, when its turn comes.
      */
-    const start = (run: DeploymentRun, first = false) =>
+    const start = (run: DeploymentRun) =>
       unlessTemporalUnreachable('queue the run', () =>
         run.fleet
           ? workflows.runs.startFleet(
               { runId: run._id.toString(), organizationId: principal.organizationId, deploymentId: deployment._id.toString(), deploymentName: deployment.name, triggeredBy: `API token: ${run.triggered_by}` },
               run.fleet.total,
             )
-          : first
-            ? workflows.runs.start(runStart(run, deployment.name))
-            : workflows.queues.wake(String(run.server_id), principal.organizationId, run._id.toString()),
+          : workflows.queues.wake(String(run.server_id), principal.organizationId, run._id.toString()),
       );
     // Checked before the insert: triggers at the same moment may pass it by a few. A repeated
     // trigger still gets its run.
@@ -119,8 +114,6 @@ export function runTriggers({
     const existing = await replay();
     if (existing) return { run: existing, replayed: true };
     let run: DeploymentRun;
-    // Nothing ahead of the run as it took its place.
-    let first = false;
     let serverId: Types.ObjectId | null = null;
     try {
       const { fields, server, targets } = await build();
@@ -145,9 +138,8 @@ export function runTriggers({
         );
       } else {
         serverId = server!._id;
-        const placed = await takePlace({ serverId, organizationId: principal.organizationId });
-        first = placed.first;
-        run = await createRun({ ...request, server_id: serverId, queue_seq: placed.place, server_title: placed.serverTitle });
+        const { place, serverTitle } = await takePlace({ serverId, organizationId: principal.organizationId });
+        run = await createRun({ ...request, server_id: serverId, queue_seq: place, server_title: serverTitle });
       }
       // The deployment was deleted while this trigger ran: take the run back, as if it had come after.
       if (!(await deploymentExists(deployment._id))) {
@@ -176,11 +168,11 @@ export function runTriggers({
     // queued for the workers' sweep). Temporal in doubt: the start must succeed first.
     if (workflows.reachability.looksReachable()) {
       const queued = run;
-      settledStarts.defer(() => void start(queued, first).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not start the run; the workers will')));
+      settledStarts.defer(() => void start(queued).catch((err) => log.warn({ err, runId: queued._id.toString() }, 'could not start the run; the workers will')));
       return { run, replayed: false };
     }
     try {
-      await start(run, first);
+      await start(run);
     } catch (error) {
       // Not queued after all: take the run back unless a concurrent start already began it.
       await withdrawQueuedRun(run._id);

@@ -12,16 +12,15 @@ type Id = string | Types.ObjectId;
 
 /**
  * `count` places in a verified server's queue (its host key pinned), in the organization: the first
- * of them, the server's title, and whether its turn was free as they were taken; null when the server
- * is not there or not runnable.
+ * of them and the server's title, or null when the server is not there or not runnable.
  */
-export async function takePlaces(serverId: Types.ObjectId, organizationId: string, count: number): Promise<{ first: number; title: string; turnFree: boolean } | null> {
+export async function takePlaces(serverId: Types.ObjectId, organizationId: string, count: number): Promise<{ first: number; title: string } | null> {
   const server = await ServerModel.collection.findOneAndUpdate(
     { _id: serverId, organization_id: asObjectId(organizationId), host_key_fingerprint: { $type: 'string' } },
     { $inc: { run_seq: count } },
-    { returnDocument: 'after', projection: { run_seq: 1, title: 1, turn_run_id: 1 } },
+    { returnDocument: 'after', projection: { run_seq: 1, title: 1 } },
   );
-  return server ? { first: (server.run_seq as number) - count + 1, title: server.title as string, turnFree: server.turn_run_id == null } : null;
+  return server ? { first: (server.run_seq as number) - count + 1, title: server.title as string } : null;
 }
 
 /**

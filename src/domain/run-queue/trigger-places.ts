@@ -9,12 +9,6 @@ export class ServerNotRunnable extends Error {}
 export interface TriggerPlace {
   place: number;
   serverTitle: string;
-  /**
-   * Nothing was ahead of this place as it was taken (the server's turn free, no earlier trigger in
-   * its batch): the run may take the turn at once, so its workflow starts now. Otherwise the run
-   * waits, and its queue starts its workflow when its turn comes.
-   */
-  first: boolean;
 }
 
 /**
@@ -38,7 +32,7 @@ export const triggerPlaces = () =>
         try {
           const taken = await takePlaces(serverId, organizationId, indexes.length);
           indexes.forEach((index, k) => {
-            results[index] = taken === null ? new ServerNotRunnable() : { place: taken.first + k, serverTitle: taken.title, first: k === 0 && taken.turnFree };
+            results[index] = taken === null ? new ServerNotRunnable() : { place: taken.first + k, serverTitle: taken.title };
           });
         } catch (error) {
           for (const index of indexes) results[index] = error instanceof Error ? error : new Error(String(error));

@@ -45,7 +45,11 @@ export class QueueWakes {
           staticSummary: `Deployment runs of server ${serverId}, one at a time`,
         }),
       );
-      const pending = signal.then(() => undefined);
+      // Only for ordering the next wake after this one: its failure is the caller's (awaited below), never unhandled here.
+      const pending = signal.then(
+        () => undefined,
+        () => undefined,
+      );
       this.inFlight.set(serverId, pending);
       try {
         await signal;
@@ -54,7 +58,7 @@ export class QueueWakes {
       }
     };
     // A wake already on its way may have been read before our run was committed: send another after it.
-    const sent = inFlight ? inFlight.catch(() => undefined).then(send) : send();
+    const sent = inFlight ? inFlight.then(send) : send();
     if (inFlight) this.waiting.set(serverId, { runIds, sent });
     return sent;
   }
