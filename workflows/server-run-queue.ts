@@ -33,9 +33,9 @@ const { nextQueuedRun, endedRun, failQueuedRun } = bookkeeping;
 
 /**
  * A server's run queue: gives the server's turn to the runs waiting for it, one at a time, in the
- * order of their places (taken at trigger time, or when a fleet target's batch starts). A run with
- * nothing ahead of it takes the turn without the queue; one that must wait wakes the queue, naming
- * itself. The queue ends when idle, and the next wake starts it again.
+ * order of their places (taken at trigger time, or when a fleet target's batch starts). A trigger
+ * wakes it, naming its run; a fleet target with nothing ahead of it takes the turn without the queue,
+ * one that must wait wakes the queue too. The queue ends when idle, and the next wake starts it again.
  */
 export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void> {
   let woken = false;
@@ -71,10 +71,9 @@ export async function serverRunQueueWorkflow(input: RunQueueInput): Promise<void
 }
 
 /**
- * Gives the turn to the next run and waits until the run gives it back. A one-server run triggered
- * behind others has no workflow yet (nor one queued before runs took their turns, or whose trigger's
- * start was lost): it is started here, its turn given. A run whose workflow exists (a fleet target,
- * or a one-server run whose trigger started it) is told. A run whose workflow ended before its turn
+ * Gives the turn to the next run and waits until the run gives it back. A one-server run has no
+ * workflow yet: it is started here, its turn given. A run whose workflow exists (a fleet target, or
+ * a one-server run a worker's sweep started) is told. A run whose workflow ended before its turn
  * (terminated in Temporal) fails, so the queue moves on.
  */
 async function handTurn(run: NextRun, released: Set<string>): Promise<void> {

@@ -31,7 +31,7 @@ const bookkeeping = {
   failQueuedRun: async () => undefined,
   startStep: succeeded,
 };
-/** A one-server run as its trigger starts it: with its place in its server's queue. */
+/** A one-server run as a worker's sweep starts it: with its place in its server's queue. */
 const placed = (serverId = `srv-${id()}`): QueuedRun => ({
   runId: id(), organizationId: 'org', deploymentId: 'dep', serverId, deploymentName: 'release', triggeredBy: 'API token: ci', serverTitle: 'web-1', place: 1,
 });
@@ -39,7 +39,7 @@ const startRun = (taskQueue: string, run: QueuedRun) =>
   w.env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(run.runId), args: [run] });
 const waitingForTurn = (handle: WorkflowHandle) => eventually(() => currentDetails(handle), (d) => d.startsWith('waiting for its turn'));
 
-describe('a one-server run takes its server’s turn (started by its trigger, with its place)', () => {
+describe('a one-server run started with its place (by a worker’s sweep, its queue’s wake lost) takes its server’s turn', () => {
   test('nothing ahead of it: it begins with the turn (no beginRun) and runs its steps', async () => {
     const run = placed();
     await w.withWorker({ ...bookkeeping, takeTurn: async (): Promise<TurnOutcome> => ({ turn: true, steps: [step('a'), step('b')] }) }, async (taskQueue, calls) => {
@@ -136,7 +136,7 @@ describe('serverRunQueueWorkflow: hands the turn to the runs waiting, in order',
     );
   });
 
-  test('a run without a workflow (queued before runs took their turns, or its start lost): the queue starts it, its turn given', async () => {
+  test('a one-server run (no workflow until its turn, as its trigger leaves it): the queue starts it, its turn given', async () => {
     const run = placed();
     let served = false;
     await w.withWorker(

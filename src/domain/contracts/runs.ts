@@ -22,10 +22,11 @@ export interface QueuedRun {
   /** The server's title, for the names a person reads in the Temporal UI (absent in runs queued before it existed). */
   serverTitle?: string;
   /**
-   * The run's place in its server's queue, taken by its trigger: the run's workflow (started by the
-   * trigger) takes the server's turn itself, or waits for its queue to give it when runs are ahead.
-   * Absent: the queue gave it the turn and started its workflow (runs queued before runs took their
-   * turns, and one whose trigger's start was lost) — or it is a fleet target, placed when its batch starts.
+   * The run's place in its server's queue, taken by its trigger, when its workflow was started
+   * without the queue (by a worker's sweep, its queue's wake lost): it takes the server's turn
+   * itself, or waits for its queue to give it when runs are ahead. Absent: the queue gave it the turn
+   * and started its workflow (every run its trigger queued) — or it is a fleet target, placed when
+   * its batch starts.
    */
   place?: number;
   /** A fleet run's target, in what queues read before runs took their turns: its workflow, which the queue signals. */
