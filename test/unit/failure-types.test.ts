@@ -121,8 +121,10 @@ describe('failure types', () => {
   test('a followed step lost with its worker runs again elsewhere: StepNotHeld though not retryable, a shutdown, a dropped connection, an unknown error; not what no worker can fix', () => {
     expect(failureType('StepNotHeld')?.retryable).toBe(false);
     for (const name of ['StepNotHeld', 'WorkerShutdown', 'SshTransportError', 'SshTimeout', 'MongoServerError', 'Error', undefined]) expect([name, rerunsElsewhere(name)]).toEqual([name, true]);
-    // The types lostWithItsWorker treated as final before the table (the list recorded in histories).
+    // The types recorded as non-retryable in histories (what lostWithItsWorker treated as final
+    // before the table) stay final, but StepNotHeld: not retryable, yet re-run elsewhere (above).
     const { nonRetryable } = historyFailures();
-    for (const name of nonRetryable) expect([name, rerunsElsewhere(name)]).toEqual([name, false]);
+    expect(nonRetryable.size).toBeGreaterThan(1);
+    for (const name of [...nonRetryable].filter((n) => n !== 'StepNotHeld')) expect([name, rerunsElsewhere(name)]).toEqual([name, false]);
   });
 });
