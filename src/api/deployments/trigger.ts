@@ -62,9 +62,9 @@ export function runTriggers({
    * A trigger's or a retry's run, from its request to its answer: a queued run created, and its
    * workflow started. A one-server run takes its place in its server's queue and the queue is woken:
    * it starts the run's workflow, its turn given, when its turn comes (at once on an idle server). A
-   * fleet run (with its targets, waiting for their batches) starts its own workflow. The place in the queue is an atomic counter
-   * on the server (src/domain/run-queue), taken before the insert: a trigger that
-   * finished before another began always comes first; two that overlap may go either way. With an
+   * fleet run (with its targets, waiting for their batches) starts its own workflow. The place in the
+   * queue is an atomic counter on the server (src/domain/run-queue), taken before the insert: a
+   * trigger that finished before another began always comes first; two that overlap may go either way. With an
    * idempotency key, a repeated request returns the run the first one created (its insert is refused
    * by the unique index on (deployment, key), and the run found instead); one that asked for
    * something else (other parameters) is refused. Its workflow starts once the triggers around it

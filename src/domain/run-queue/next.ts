@@ -9,7 +9,8 @@ import { takeTurn } from './turns';
 /**
  * For the server's queue: the run to give the turn to next — the queued one with the lowest place —
  * with the turn taken for it (given by the queue: the queue itself waits for the run's end, which
- * does not wake it). Null when none is queued, or another run holds the turn (its end wakes the queue). A run whose server was deleted is failed (it never runs) and still returned: told its
+ * does not wake it). Null when none is queued, or another run holds the turn (its end wakes the
+ * queue). A run whose server was deleted is failed (it never runs) and still returned: told its
  * turn, its workflow finds it ended.
  */
 export async function nextRun(serverId: string): Promise<NextRun | null> {
