@@ -33,12 +33,18 @@ const isFresh = () => existsSync(stamp) && statSync(stamp).mtimeMs >= newestSour
 
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
+/** A live process; a zombie (exited, never reaped where pid 1 reaps no orphans) is not one. */
 const alive = (pid) => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return error.code === 'EPERM';
+    if (error.code !== 'EPERM') return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
   }
 };
 

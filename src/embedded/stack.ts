@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { resolveBinary } from './binaries';
 import { embeddedMongoUri, startMongod, type EmbeddedMongo } from './mongod';
+import { isAlive } from './pids';
 import { freePort } from './ports';
 import { startTemporalDevServer, type EmbeddedTemporal } from './temporal-dev';
 
@@ -19,15 +20,6 @@ export class StackBusyError extends Error {
 }
 
 const stateFile = (home: string) => path.join(home, 'stack.json');
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 const mongoDataDir = (home: string) => path.join(home, 'mongo');
 const temporalDbFile = (home: string) => path.join(home, 'temporal.db');

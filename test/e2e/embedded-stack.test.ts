@@ -1,20 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isAlive } from '../../src/embedded/pids';
 import type { StackState } from '../../src/embedded/stack';
 import { userAt } from '../support/client';
 import { BosunProcess, embeddedStackEnv, runCli } from '../support/processes';
 import { portForProcess } from '../support/ports';
 import { sharedServices } from '../support/shared';
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('npm start: the embedded stack', () => {
   const services = sharedServices();
@@ -73,10 +66,11 @@ describe('npm start: the embedded stack', () => {
     expect(second.firstToken).toBeUndefined();
     expect(await userAt(base2, token).getServer(id)).toMatchObject({ title: 'survivor', status: 'verified' });
 
-    // A crash leaves mongod and Temporal behind; the next start stops them and carries on.
+    // A crash (no handler runs) leaves stack.json and, where the kernel's parent-death signal is not
+    // available, mongod and Temporal behind; the next start stops whatever is left and carries on.
     const orphans = state();
     await second.stop('SIGKILL');
-    expect(isAlive(orphans.mongo!.pid) && isAlive(orphans.temporal!.pid)).toBe(true);
+    expect(existsSync(path.join(home, 'stack.json'))).toBe(true);
     const third = start();
     const base3 = await third.ready();
     expect(isAlive(orphans.mongo!.pid) || isAlive(orphans.temporal!.pid)).toBe(false);
@@ -104,6 +98,36 @@ describe('npm start: the embedded stack', () => {
     expect(await userAt(base4, token).getServer(id)).toMatchObject({ title: 'survivor', status: 'verified' });
     expect(await moved.stop()).toBe(0);
   }, 300_000);
+
+  test('after a crash whose leftovers outlived it (no parent-death signal): they are stopped, a recycled pid is left alone', async () => {
+    // A crashed Bosun's stack.json: its mongod is a live process whose arguments name this home's data
+    // path (as --dbpath does); its Temporal's pid now belongs to a bystander whose arguments do not.
+    const leftoverHome = mkdtempSync(path.join(os.tmpdir(), 'bosun-home-'));
+    const idle = (...args: string[]) => spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', ...args], { stdio: 'ignore' });
+    const mongoLeftover = idle(path.join(leftoverHome, 'mongo'));
+    const bystander = idle(path.join(os.tmpdir(), 'somebody-else'));
+    // The crashed Bosun itself is a zombie nobody reaps (as under a pid 1 that reaps no orphans):
+    // signal 0 still reaches it, yet it must not count as a Bosun running here.
+    const reaperless = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 1000'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const zombie = Number(await new Promise<string>((resolve) => reaperless.stdout!.once('data', (chunk) => resolve(String(chunk)))));
+    while (!readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z ')) await new Promise((resolve) => setTimeout(resolve, 20));
+    try {
+      writeFileSync(
+        path.join(leftoverHome, 'stack.json'),
+        JSON.stringify({ pid: zombie, mongo: { pid: mongoLeftover.pid, port: 1 }, temporal: { pid: bystander.pid, port: 1, uiPort: 1 } }),
+      );
+      const exited = (child: ChildProcess) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)));
+      const bosun = start({ BOSUN_HOME: leftoverHome, PORT: String(await portForProcess()) });
+      await bosun.ready();
+      await exited(mongoLeftover);
+      expect(mongoLeftover.signalCode).toBe('SIGTERM');
+      expect(bystander.exitCode === null && bystander.signalCode === null).toBe(true);
+      expect(bosun.stderr + bosun.stdout).toContain('recovered from an unclean shutdown');
+      expect(await bosun.stop()).toBe(0);
+    } finally {
+      for (const child of [mongoLeftover, bystander, reaperless]) child.kill('SIGKILL');
+    }
+  }, 120_000);
 
   test('an invalid setting stops start-up with a message naming the variable', async () => {
     const bad = start({ PORT: 'eighty' });
