@@ -41,7 +41,9 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
   const runId = randomBytes(12).toString('hex');
   const batches = Math.ceil(TARGETS / BATCH);
   const started = new Set<string>();
-  const finished: string[] = [];
+  // Like the store's transition, a finish is recorded once: a finish activity retried (at least once,
+  // as every activity; it happens when a loaded machine answers past its timeout) changes nothing.
+  const finished = new Set<string>();
   let fleetStatus: string | null = null;
   const activities = {
     ...createWorkflowOutcomeActivities(),
@@ -67,7 +69,7 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
     endedRun: async () => null,
     finishRun: async ({ runId: id, status }: { runId: string; status: string }) => {
       if (id === runId) fleetStatus = status;
-      else finished.push(id);
+      else finished.add(id);
     },
     closeWaitingTargets: async () => 0,
     cancelQueuedRun: async () => undefined,
@@ -94,8 +96,8 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
   expect(fleetStatus).toBe('failed');
   expect(started.size).toBe(TARGETS);
   // The targets that ran, each once.
-  expect(finished).toHaveLength(TARGETS / 100);
-  expect(new Set(finished).size).toBe(TARGETS / 100);
+  expect(finished.size).toBe(TARGETS / 100);
+  expect([...finished].filter((id) => Number(id.replace('target-', '')) % 100 !== 0)).toEqual([]);
   // Every execution of the fleet workflow (one per continue-as-new) kept its history short.
   const executions: number[] = [];
   for await (const execution of env.client.workflow.list({ query: `WorkflowId = '${deploymentRunWorkflowId(runId)}'` })) executions.push(execution.historyLength);
