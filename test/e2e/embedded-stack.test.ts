@@ -108,7 +108,8 @@ describe('npm start: the embedded stack', () => {
     const bystander = idle(path.join(os.tmpdir(), 'somebody-else'));
     // The crashed Bosun itself is a zombie nobody reaps (as under a pid 1 that reaps no orphans):
     // signal 0 still reaches it, yet it must not count as a Bosun running here.
-    const reaperless = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 1000'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // (A parent that never waits: python's fork leaves the exited child a zombie; a shell would reap it.)
+    const reaperless = spawn('python3', ['-c', 'import os, sys, time\npid = os.fork()\nif pid == 0: os._exit(0)\nprint(pid, flush=True)\ntime.sleep(1000)'], { stdio: ['ignore', 'pipe', 'ignore'] });
     const zombie = Number(await new Promise<string>((resolve) => reaperless.stdout!.once('data', (chunk) => resolve(String(chunk)))));
     while (!readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z ')) await new Promise((resolve) => setTimeout(resolve, 20));
     try {
