@@ -1,3 +1,4 @@
+import { actorText } from '../domain/access/actor';
 import type { Types } from 'mongoose';
 import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../domain/contracts/workflow-ids';
 import { DeploymentModel, DeploymentRunModel } from '../domain/deployments/model';
@@ -37,7 +38,7 @@ export async function startQueuedFleetRuns(workflows: WorkflowGateway, { stalled
         organizationId: run.organization_id.toString(),
         deploymentId: run.deployment_id.toString(),
         deploymentName: deployment?.name ?? '(deleted)',
-        triggeredBy: `API token: ${run.triggered_by}`,
+        triggeredBy: actorText(run.actor, run.triggered_by),
       },
       run.fleet!.total,
     );

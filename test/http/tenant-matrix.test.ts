@@ -13,6 +13,10 @@ interface Ids {
   plan: string;
   secret: string;
   token: string;
+  person: string;
+  account: string;
+  team: string;
+  binding: string;
 }
 
 /**
@@ -64,6 +68,29 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/policy': () => ({ path: '/policy' }),
   'PUT /api/v1/policy': () => ({ path: '/policy', body: { allow_destructive: true, require_approval_for: [] } }),
   'GET /api/v1/openapi.json': () => ({ path: '/openapi.json' }),
+  'GET /api/v1/me': () => ({ path: '/me' }),
+  'GET /api/v1/people': () => ({ path: '/people' }),
+  'POST /api/v1/people': () => ({ path: '/people', body: { name: 'Their Person' } }),
+  'GET /api/v1/people/:id': (i) => ({ path: `/people/${i.person}` }),
+  'PATCH /api/v1/people/:id': (i) => ({ path: `/people/${i.person}`, body: { disabled: true } }),
+  'DELETE /api/v1/people/:id': (i) => ({ path: `/people/${i.person}` }),
+  'POST /api/v1/people/:id/tokens': (i) => ({ path: `/people/${i.person}/tokens`, body: { name: 'stolen' } }),
+  'GET /api/v1/service-accounts': () => ({ path: '/service-accounts' }),
+  'POST /api/v1/service-accounts': () => ({ path: '/service-accounts', body: { name: 'their-ci' } }),
+  'GET /api/v1/service-accounts/:id': (i) => ({ path: `/service-accounts/${i.account}` }),
+  'PATCH /api/v1/service-accounts/:id': (i) => ({ path: `/service-accounts/${i.account}`, body: { description: 'taken over' } }),
+  'DELETE /api/v1/service-accounts/:id': (i) => ({ path: `/service-accounts/${i.account}` }),
+  'POST /api/v1/service-accounts/:id/tokens': (i) => ({ path: `/service-accounts/${i.account}/tokens`, body: { name: 'stolen' } }),
+  'GET /api/v1/teams': () => ({ path: '/teams' }),
+  'POST /api/v1/teams': (i) => ({ path: '/teams', body: { name: 'their team', members: [i.person] } }),
+  'GET /api/v1/teams/:id': (i) => ({ path: `/teams/${i.team}` }),
+  'PATCH /api/v1/teams/:id': (i) => ({ path: `/teams/${i.team}`, body: { members: [] } }),
+  'DELETE /api/v1/teams/:id': (i) => ({ path: `/teams/${i.team}` }),
+  'GET /api/v1/role-bindings': () => ({ path: '/role-bindings' }),
+  'POST /api/v1/role-bindings': (i) => ({ path: '/role-bindings', body: { role: 'admin', subject: { type: 'service_account', id: i.account } } }),
+  'GET /api/v1/role-bindings/:id': (i) => ({ path: `/role-bindings/${i.binding}` }),
+  'PATCH /api/v1/role-bindings/:id': (i) => ({ path: `/role-bindings/${i.binding}`, body: { role: 'admin' } }),
+  'DELETE /api/v1/role-bindings/:id': (i) => ({ path: `/role-bindings/${i.binding}` }),
 };
 
 /** What a stranger gets: 404 for anything of another organization's; its own (empty) world otherwise. */
@@ -82,6 +109,14 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/policy': 200,
   'PUT /api/v1/policy': 200,
   'GET /api/v1/openapi.json': 200,
+  'GET /api/v1/me': 200,
+  'GET /api/v1/people': 200,
+  'POST /api/v1/people': 201,
+  'GET /api/v1/service-accounts': 200,
+  'POST /api/v1/service-accounts': 201,
+  'GET /api/v1/teams': 200,
+  'POST /api/v1/teams': 422, // the person "does not exist" for it
+  'GET /api/v1/role-bindings': 200,
 };
 
 describe('tenant isolation, route by route', () => {
@@ -109,7 +144,11 @@ describe('tenant isolation, route by route', () => {
     const conversation = (await call(owner, 'post', '/conversations', { chatable_type: 'server', chatable_id: server, message: 'show uptime' })).body.data.id;
     const waiting = await eventually(async () => (await call(owner, 'get', `/conversations/${conversation}`)).body.data, (c) => c.status === 'awaiting_approval');
     const token = (await call(owner, 'get', '/tokens')).body.data[0].id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, secret: 'db_password', token };
+    const person = (await call(owner, 'post', '/people', { name: 'Alice' })).body.data.id;
+    const account = (await call(owner, 'post', '/service-accounts', { name: 'ci-web' })).body.data.id;
+    const team = (await call(owner, 'post', '/teams', { name: 'web team', members: [person] })).body.data.id;
+    const binding = (await call(owner, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } })).body.data.id;
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, secret: 'db_password', token, person, account, team, binding };
   });
   afterAll(() => bosun.stop());
 
@@ -154,10 +193,12 @@ describe('tenant isolation, route by route', () => {
     const reader = await bosun.token('owners', ['read']);
     // A plan is a POST that writes nothing: the read scope may ask for it.
     const writes = Object.entries(MATRIX).filter(([route]) => !route.startsWith('GET ') && route !== 'POST /api/v1/deployments/:id/plan');
+    // Any identity makes tokens for itself (never wider than the calling token), and revokes only its own.
+    const own: Record<string, [number, string | undefined]> = { 'POST /api/v1/tokens': [201, undefined], 'DELETE /api/v1/tokens/:id': [404, 'not_found'] };
     for (const [route, fill] of writes) {
       const { path, body } = fill(ids);
       const res = await call(reader, route.split(' ')[0]!.toLowerCase() as Method, path, body);
-      expect([route, res.status, res.body.error?.code]).toEqual([route, 403, 'forbidden']);
+      expect([route, res.status, res.body.error?.code]).toEqual([route, ...(own[route] ?? [403, 'forbidden'])]);
     }
   });
 

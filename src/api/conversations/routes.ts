@@ -1,6 +1,7 @@
 import { sendStepLog } from '../logs/step-log';
 import { Router } from 'express';
-import { principalOf, requireScope } from '../http/auth';
+import { principalOf } from '../http/auth';
+import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { conversationListQuerySchema, followUpSchema, startConversationSchema } from './schemas';
@@ -10,36 +11,36 @@ export function conversationRoutes(conversations: ConversationService): Router {
   const router = Router();
   const id = (req: { params: Record<string, string | string[] | undefined> }, name = 'id') => req.params[name] as string;
 
-  router.post('/', requireScope('conversations:write'), async (req, res) => {
+  router.post('/', requireAction('conversations:write'), async (req, res) => {
     const created = await conversations.start(principalOf(req), validate(startConversationSchema, req.body));
     res.status(201).location(`${req.baseUrl}/${created.id}`).json({ data: created });
   });
 
-  router.get('/', requireScope('read'), async (req, res) => {
+  router.get('/', requireAction('read'), async (req, res) => {
     const { page, per_page, ...filter } = req.query;
     const pageQuery = validate(pageQuerySchema, { page, per_page }, 'query');
-    res.json(await conversations.list(principalOf(req).organizationId, validate(conversationListQuerySchema, filter, 'query'), pageQuery));
+    res.json(await conversations.list(principalOf(req), validate(conversationListQuerySchema, filter, 'query'), pageQuery));
   });
 
-  router.get('/:id', requireScope('read'), async (req, res) => {
-    res.json({ data: await conversations.get(principalOf(req).organizationId, id(req)) });
+  router.get('/:id', requireAction('read'), async (req, res) => {
+    res.json({ data: await conversations.get(principalOf(req), id(req)) });
   });
 
-  router.get('/:id/steps/:stepId/log', requireScope('read'), async (req, res) => {
-    await sendStepLog(req, res, await conversations.stepLogOf(principalOf(req).organizationId, id(req), id(req, 'stepId')));
+  router.get('/:id/steps/:stepId/log', requireAction('read'), async (req, res) => {
+    await sendStepLog(req, res, await conversations.stepLogOf(principalOf(req), id(req), id(req, 'stepId')));
   });
 
-  router.post('/:id/messages', requireScope('conversations:write'), async (req, res) => {
+  router.post('/:id/messages', requireAction('conversations:write'), async (req, res) => {
     const { message } = validate(followUpSchema, req.body);
     res.status(202).json({ data: await conversations.followUp(principalOf(req), id(req), message) });
   });
 
-  router.post('/:id/cancel', requireScope('conversations:write'), async (req, res) => {
-    res.status(202).json({ data: await conversations.cancel(principalOf(req).organizationId, id(req)) });
+  router.post('/:id/cancel', requireAction('conversations:write'), async (req, res) => {
+    res.status(202).json({ data: await conversations.cancel(principalOf(req), id(req)) });
   });
 
   for (const [action, approved] of [['approve', true], ['reject', false]] as const) {
-    router.post(`/:id/steps/:stepId/${action}`, requireScope('conversations:write'), async (req, res) => {
+    router.post(`/:id/steps/:stepId/${action}`, requireAction('conversations:write'), async (req, res) => {
       res.status(202).json({ data: await conversations.decide(principalOf(req), id(req), id(req, 'stepId'), approved) });
     });
   }

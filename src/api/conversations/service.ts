@@ -1,3 +1,5 @@
+import { actorText } from '../../domain/access/actor';
+import { actorLineOf, actorOf } from '../../domain/tokens/service';
 import { stepLogLocation } from '../logs/step-log';
 import { Types } from 'mongoose';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
@@ -7,6 +9,8 @@ import { MigrationPlanModel } from '../../domain/migration-plans/model';
 import { ServerModel } from '../../domain/servers/model';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
+import type { Action } from '../../domain/access/roles';
+import { checkServer, checkServersOf, readableServerIds } from '../access/gate';
 import * as conversations from '../../domain/conversations/store';
 import { ConversationModel, MAX_CONVERSATION_STEPS, FINAL_CONVERSATION_STATUSES, type Conversation, type ConversationStep } from '../../domain/conversations/model';
 import type { StartConversationInput } from './schemas';
@@ -19,9 +23,11 @@ export const activeConversationsAbout = (organizationId: string, planId: Types.O
   ConversationModel.countDocuments({ organization_id: organizationId, chatable_type: 'migration_plan', chatable_id: planId, status: { $in: conversations.ACTIVE_CONVERSATION_STATUSES } });
 
 export function createConversationService({ workflows }: { workflows: WorkflowGateway }) {
-  async function find(organizationId: string, id: string) {
-    const conversation = await ConversationModel.findOne({ _id: parseId(id, 'Conversation'), organization_id: organizationId }).lean<Conversation>();
+  /** A conversation on servers the caller may read (404 otherwise), and do `action` on (403 otherwise). */
+  async function find(principal: Principal, id: string, action: Action = 'read') {
+    const conversation = await ConversationModel.findOne({ _id: parseId(id, 'Conversation'), organization_id: principal.organizationId }).lean<Conversation>();
     if (!conversation) throw notFound('Conversation');
+    await checkServersOf(principal, [conversation.server_id, conversation.source_server_id], 'Conversation', action);
     return conversation;
   }
 
@@ -30,16 +36,17 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
   const listView = (c: Conversation) => ({ ...toConversationListView(c), temporal_ui_url: workflows.links.conversation(c._id.toString()) });
 
   /** The server a conversation works on, or for a migration plan its two servers. Another organization's looks like none. */
-  async function resolveChatable(organizationId: string, input: StartConversationInput) {
+  async function resolveChatable(principal: Principal, input: StartConversationInput) {
+    const { organizationId } = principal;
     const id = new Types.ObjectId(input.chatable_id);
     if (input.chatable_type === 'server') {
-      const server = await ServerModel.findOne({ _id: id, organization_id: organizationId }, { host_key_fingerprint: 1 }).lean();
-      if (!server) throw notFound('Server');
+      const server = checkServer(principal, await ServerModel.findOne({ _id: id, organization_id: organizationId }, { host_key_fingerprint: 1, title: 1, tags: 1 }).lean(), 'conversations:write');
       if (!server.host_key_fingerprint) throw new ApiError('conflict', 'The server has not been verified yet: its host key is unknown, so Bosun will not connect');
       return { server_id: server._id, source_server_id: null };
     }
     const plan = await MigrationPlanModel.findOne({ _id: id, organization_id: organizationId }).lean();
     if (!plan) throw notFound('Migration plan');
+    await checkServersOf(principal, [plan.source_server_id, plan.target_server_id], 'Migration plan', 'conversations:write');
     return { server_id: plan.target_server_id, source_server_id: plan.source_server_id };
   }
 
@@ -57,17 +64,20 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         details: [
           `**Conversation** ${conversation._id.toString()} about a ${conversation.chatable_type.replace('_', ' ')} (${conversation.chatable_id.toString()})`,
           `**Server** ${server?.title ?? ''} (${conversation.server_id.toString()})`,
-          `**Started by** API token: ${conversation.created_by}`,
+          `**Started by** ${actorText(conversation.actor, conversation.created_by)}`,
         ].join('\n\n'),
       });
     });
 
   return {
-    list(organizationId: string, filter: { chatable_type?: string; chatable_id?: string }, page: PageQuery) {
+    /** The conversations on servers the caller may read. */
+    async list(principal: Principal, filter: { chatable_type?: string; chatable_id?: string }, page: PageQuery) {
+      const readable = await readableServerIds(principal);
       return findPage(
         ConversationModel,
         {
-          organization_id: organizationId,
+          organization_id: new Types.ObjectId(principal.organizationId),
+          ...(readable ? { server_id: { $in: readable }, source_server_id: { $in: [null, ...readable] } } : {}),
           ...(filter.chatable_type ? { chatable_type: filter.chatable_type } : {}),
           ...(filter.chatable_id ? { chatable_id: new Types.ObjectId(filter.chatable_id) } : {}),
         },
@@ -76,13 +86,13 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       );
     },
 
-    async get(organizationId: string, id: string) {
-      return view(await find(organizationId, id));
+    async get(principal: Principal, id: string) {
+      return view(await find(principal, id));
     },
 
     /** Where the whole log of one of its steps is. */
-    async stepLogOf(organizationId: string, id: string, stepId: string) {
-      const conversation = await find(organizationId, id);
+    async stepLogOf(principal: Principal, id: string, stepId: string) {
+      const conversation = await find(principal, id);
       const index = (conversation.steps as ConversationStep[]).findIndex((step) => step._id.toString() === stepId.toLowerCase());
       if (index === -1) throw notFound('Step');
       return stepLogLocation(conversation, index + 1, `${conversation._id}`);
@@ -90,7 +100,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
 
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
     async start(principal: Principal, input: StartConversationInput) {
-      const servers = await resolveChatable(principal.organizationId, input);
+      const servers = await resolveChatable(principal, input);
       const messageId = new Types.ObjectId();
       const conversation = await conversations.createConversation({
         organization_id: principal.organizationId,
@@ -99,7 +109,8 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         ...servers,
         require_approval: input.require_approval,
         created_by: principal.tokenName,
-        message: { _id: messageId, text: input.message, sent_by: principal.tokenName },
+        actor: actorOf(principal),
+        message: { _id: messageId, text: input.message, sent_by: actorLineOf(principal) },
       });
       try {
         await send(conversation, messageId);
@@ -112,14 +123,14 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
 
     /** A follow-up instruction: planned and run after the current ones. A cancelled conversation takes none. */
     async followUp(principal: Principal, id: string, text: string) {
-      const conversation = await find(principal.organizationId, id);
+      const conversation = await find(principal, id, 'conversations:write');
       if (conversation.status === 'cancelled') throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
       if (conversation.steps.length >= MAX_CONVERSATION_STEPS) {
         throw new ApiError('conflict', `The conversation holds ${MAX_CONVERSATION_STEPS} steps, the most it may: start a new one`);
       }
       const messageId = new Types.ObjectId();
       // Running again at once, so a client polling for the end does not stop at the previous one.
-      const pushed = await conversations.addMessage(conversation._id, { _id: messageId, text, sent_by: principal.tokenName });
+      const pushed = await conversations.addMessage(conversation._id, { _id: messageId, text, sent_by: actorLineOf(principal) });
       if (!pushed) throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
       try {
         await send(conversation, messageId);
@@ -127,36 +138,36 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         await conversations.withdrawMessage(conversation._id, messageId, conversation);
         throw error;
       }
-      return view(await find(principal.organizationId, id));
+      return view(await find(principal, id));
     },
 
     /** Approves or rejects a step that waits for a person. */
     async decide(principal: Principal, id: string, stepId: string, approved: boolean) {
-      const conversation = await find(principal.organizationId, id);
+      const conversation = await find(principal, id, 'conversations:write');
       const step = (conversation.steps as ConversationStep[]).find((s) => s._id.toString() === stepId.toLowerCase());
       if (!step) throw notFound('Step');
       if (!step.approval || step.approval.decision || step.status !== 'pending') {
         throw new ApiError('conflict', step.approval?.decision ? `The step was already ${step.approval.decision}` : 'The step is not waiting for approval');
       }
       const delivered = await unlessTemporalUnreachable('pass on the decision', () =>
-        workflows.conversations.decide(id, { stepId: step._id.toString(), approved, by: principal.tokenName }),
+        workflows.conversations.decide(id, { stepId: step._id.toString(), approved, by: actorLineOf(principal) }),
       );
       if (delivered === 'refused') throw new ApiError('conflict', 'The step already has a decision');
       if (delivered === 'gone') throw new ApiError('conflict', 'The conversation is no longer running');
       if (delivered === 'unanswered') {
         throw new ApiError('service_unavailable', 'No worker took the decision in time (are the workers running?); it may still apply when one does: read the conversation before deciding again');
       }
-      return view(await find(principal.organizationId, id));
+      return view(await find(principal, id));
     },
 
     /** Stops the running command; every step not finished fails as cancelled, and the conversation ends cancelled. */
-    async cancel(organizationId: string, id: string) {
-      const conversation = await find(organizationId, id);
+    async cancel(principal: Principal, id: string) {
+      const conversation = await find(principal, id, 'conversations:write');
       if (FINAL_CONVERSATION_STATUSES.includes(conversation.status)) throw new ApiError('conflict', `The conversation has already ended (${conversation.status})`);
       const found = await unlessTemporalUnreachable('cancel', () => workflows.conversations.cancel(id));
       // Its workflow is gone (terminated by hand, or Temporal's data was reset): close it here.
       if (!found) await conversations.cancelWithoutWorkflow(conversation);
-      return view(await find(organizationId, id));
+      return view(await find(principal, id));
     },
   };
 }

@@ -1,3 +1,5 @@
+import { actorText, actorView } from '../../domain/access/actor';
+import { actorSchema } from '../access/views';
 import { z } from 'zod';
 import { toStepView } from '../../domain/conversations/events';
 import type { Conversation, ConversationStep } from '../../domain/conversations/model';
@@ -57,7 +59,8 @@ export const conversationSchema = conversationListItemSchema
   .extend({
     source_server_id: z.string().nullable(),
     require_approval: z.boolean(),
-    created_by: z.string().describe('"API token: <token name>"'),
+    created_by: z.string().describe('Who started it: "alice (person)", "ci-web (service account)" (older ones: "API token: <token name>")'),
+    actor: actorSchema.nullable().describe('The identity and token that started it (null on conversations of an older version)'),
     completed_at: timestampSchema.nullable(),
     error: z.string().nullable(),
     seq: z.number().int().describe('The sequence number of the latest change, as in live events'),
@@ -85,7 +88,8 @@ export const toConversationView = (c: Conversation) => ({
   ...toConversationListView(c),
   source_server_id: c.source_server_id?.toString() ?? null,
   require_approval: c.require_approval ?? false,
-  created_by: `API token: ${c.created_by}`,
+  created_by: actorText(c.actor, c.created_by),
+  actor: actorView(c.actor),
   completed_at: iso(c.completed_at),
   error: c.error ?? null,
   seq: c.seq,

@@ -9,16 +9,24 @@ import { resolveParameters, type ParameterValue } from '../../domain/deployments
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView } from './views';
 import { isDuplicateKey } from '../../domain/database';
+import type { Action } from '../../domain/access/roles';
+import type { Principal } from '../../domain/tokens/service';
+import { assertOnServers } from '../access/gate';
+import { checkDeployment, readableDeploymentFilter, serversOfDefinition } from './access';
 
-/** A deployment of the organization, or a 404. */
-export type FindDeployment = (organizationId: string, id: string) => Promise<Deployment>;
+/** A deployment the caller may read (404 otherwise) and do `action` on (403 otherwise). */
+export type FindDeployment = (principal: Principal, id: string, action?: Action) => Promise<Deployment>;
 
-/** Deployments looked up through `byId` (the admission's, shared by the requests of the same moment); another organization's is a 404 like none. */
+/**
+ * Deployments looked up through `byId` (the admission's, shared by the requests of the same moment);
+ * another organization's, or one outside the caller's grants, is a 404 like none.
+ */
 export const deploymentFinder =
   (byId: (id: Types.ObjectId) => Promise<Deployment | null>): FindDeployment =>
-  async (organizationId, id) => {
+  async (principal, id, action = 'read') => {
     const deployment = await byId(parseId(id, 'Deployment'));
-    if (!deployment || deployment.organization_id.toString() !== organizationId) throw notFound('Deployment');
+    if (!deployment || deployment.organization_id.toString() !== principal.organizationId) throw notFound('Deployment');
+    await checkDeployment(principal, deployment, action);
     return deployment;
   };
 
@@ -45,16 +53,19 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
   const duplicateName = (name: string) => new ApiError('conflict', `A deployment named "${name}" already exists in this organization`);
 
   return {
-    list(organizationId: string, page: PageQuery) {
-      return findPage(DeploymentModel, { organization_id: organizationId }, page, toDeploymentListView);
+    /** The deployments the caller may read. */
+    async list(principal: Principal, page: PageQuery) {
+      return findPage(DeploymentModel, await readableDeploymentFilter(principal), page, toDeploymentListView);
     },
 
-    async get(organizationId: string, id: string) {
-      return toDeploymentView(await findDeployment(organizationId, id));
+    async get(principal: Principal, id: string) {
+      return toDeploymentView(await findDeployment(principal, id));
     },
 
-    async create(organizationId: string, input: CreateDeploymentInput) {
+    async create(principal: Principal, input: CreateDeploymentInput) {
+      const { organizationId } = principal;
       await checkTargets(organizationId, input);
+      assertOnServers(principal, 'deployments:write', await serversOfDefinition(organizationId, input));
       try {
         return toDeploymentView(await createDeployment(organizationId, input));
       } catch (error) {
@@ -64,9 +75,12 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
     },
 
     /** Changes apply to runs triggered afterwards; a run keeps the steps it was triggered with. */
-    async update(organizationId: string, id: string, input: UpdateDeploymentInput) {
-      const deployment = await findDeployment(organizationId, id);
+    async update(principal: Principal, id: string, input: UpdateDeploymentInput) {
+      const { organizationId } = principal;
+      const deployment = await findDeployment(principal, id, 'deployments:write');
       await checkTargets(organizationId, input);
+      // Not pointed at servers out of the caller's reach either.
+      if (input.server_id || input.targets) assertOnServers(principal, 'deployments:write', await serversOfDefinition(organizationId, input), { deploymentId: id });
       if (input.strategy && (input.server_id ?? (!input.targets && deployment.server_id))) {
         throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'strategy', message: 'strategy applies to targets, not to one server_id' }]);
       }
@@ -79,8 +93,8 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
     },
 
     /** Deletes the definition and its run history; refused while a run is queued or running. */
-    async remove(organizationId: string, id: string) {
-      const deployment = await findDeployment(organizationId, id);
+    async remove(principal: Principal, id: string) {
+      const deployment = await findDeployment(principal, id, 'deployments:write');
       if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: ['queued', 'running'] } })) {
         throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
       }

@@ -2,14 +2,15 @@ import type { Types } from 'mongoose';
 import { DeploymentRunModel } from '../../domain/deployments/model';
 import { environmentName, MASK } from '../../domain/deployments/parameters';
 import type { TriggerInput } from './schemas';
+import type { Principal } from '../../domain/tokens/service';
 import { batchOf, resolveStrategy, resolveTargets } from './targets';
 import { toDeploymentView } from './views';
 import { parametersFor, type FindDeployment } from './definitions';
 
 /** A plan: what a trigger with this body would run, where and in which batches, and what to look out for. Runs nothing, stores nothing. */
 export function deploymentPlanner(findDeployment: FindDeployment) {
-  return async function plan(organizationId: string, deploymentId: string, input: TriggerInput = { parameters: {} }) {
-    const deployment = await findDeployment(organizationId, deploymentId);
+  return async function plan(principal: Principal, deploymentId: string, input: TriggerInput = { parameters: {} }) {
+    const deployment = await findDeployment(principal, deploymentId);
     const values = parametersFor(deployment, input.parameters);
     const servers = await resolveTargets(deployment);
     const { batchSize, maxFailures, batches } = resolveStrategy(deployment.server_id ? null : deployment.strategy, servers.length);

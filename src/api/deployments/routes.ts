@@ -1,6 +1,7 @@
 import { sendStepLog, stepNumberSchema } from '../logs/step-log';
 import { Router } from 'express';
-import { principalOf, requireScope } from '../http/auth';
+import { principalOf } from '../http/auth';
+import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { createDeploymentSchema, idempotencyKeySchema, triggerSchema, updateDeploymentSchema } from './schemas';
@@ -8,27 +9,27 @@ import type { DeploymentService } from './service';
 
 export function deploymentRoutes(deployments: DeploymentService): Router {
   const router = Router();
-  const org = (req: Parameters<typeof principalOf>[0]) => principalOf(req).organizationId;
+  const org = (req: Parameters<typeof principalOf>[0]) => principalOf(req);
   const param = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0]! : value!);
 
-  router.get('/', requireScope('read'), async (req, res) => {
+  router.get('/', requireAction('read'), async (req, res) => {
     res.json(await deployments.list(org(req), validate(pageQuerySchema, req.query, 'query')));
   });
 
-  router.post('/', requireScope('deployments:write'), async (req, res) => {
+  router.post('/', requireAction('deployments:write'), async (req, res) => {
     const created = await deployments.create(org(req), validate(createDeploymentSchema, req.body));
     res.status(201).location(`${req.baseUrl}/${created.id}`).json({ data: created });
   });
 
-  router.get('/:id', requireScope('read'), async (req, res) => {
+  router.get('/:id', requireAction('read'), async (req, res) => {
     res.json({ data: await deployments.get(org(req), param(req.params.id)) });
   });
 
-  router.patch('/:id', requireScope('deployments:write'), async (req, res) => {
+  router.patch('/:id', requireAction('deployments:write'), async (req, res) => {
     res.json({ data: await deployments.update(org(req), param(req.params.id), validate(updateDeploymentSchema, req.body)) });
   });
 
-  router.delete('/:id', requireScope('deployments:write'), async (req, res) => {
+  router.delete('/:id', requireAction('deployments:write'), async (req, res) => {
     await deployments.remove(org(req), param(req.params.id));
     res.status(204).end();
   });
@@ -53,45 +54,45 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
   // The body is optional while the deployment requires no parameter.
   const triggerBody = (req: Parameters<typeof principalOf>[0]) => validate(triggerSchema, req.body ?? {});
 
-  router.post('/:id/run', requireScope('deployments:run'), async (req, res) => {
+  router.post('/:id/run', requireAction('deployments:run'), async (req, res) => {
     const key = idempotencyKey(req);
     const id = param(req.params.id);
     accepted(req, res, id, await deployments.trigger(principalOf(req), id, key, triggerBody(req)));
   });
 
-  router.post('/:id/plan', requireScope('read'), async (req, res) => {
+  router.post('/:id/plan', requireAction('read'), async (req, res) => {
     res.json({ data: await deployments.plan(org(req), param(req.params.id), triggerBody(req)) });
   });
 
-  router.post('/:id/runs/:runId/retry', requireScope('deployments:run'), async (req, res) => {
+  router.post('/:id/runs/:runId/retry', requireAction('deployments:run'), async (req, res) => {
     const key = idempotencyKey(req);
     const id = param(req.params.id);
     accepted(req, res, id, await deployments.retry(principalOf(req), id, param(req.params.runId), key));
   });
 
-  router.get('/:id/runs', requireScope('read'), async (req, res) => {
+  router.get('/:id/runs', requireAction('read'), async (req, res) => {
     res.json(await deployments.listRuns(org(req), param(req.params.id), validate(pageQuerySchema, req.query, 'query')));
   });
 
-  router.get('/:id/runs/:runId', requireScope('read'), async (req, res) => {
+  router.get('/:id/runs/:runId', requireAction('read'), async (req, res) => {
     res.json({ data: await deployments.getRun(org(req), param(req.params.id), param(req.params.runId)) });
   });
 
-  router.get('/:id/runs/:runId/targets/:serverId', requireScope('read'), async (req, res) => {
+  router.get('/:id/runs/:runId/targets/:serverId', requireAction('read'), async (req, res) => {
     res.json({ data: await deployments.getTarget(org(req), param(req.params.id), param(req.params.runId), param(req.params.serverId)) });
   });
 
-  router.get('/:id/runs/:runId/steps/:step/log', requireScope('read'), async (req, res) => {
+  router.get('/:id/runs/:runId/steps/:step/log', requireAction('read'), async (req, res) => {
     const step = validate(stepNumberSchema, req.params.step, 'path');
     await sendStepLog(req, res, await deployments.stepLogOf(org(req), param(req.params.id), param(req.params.runId), null, step));
   });
 
-  router.get('/:id/runs/:runId/targets/:serverId/steps/:step/log', requireScope('read'), async (req, res) => {
+  router.get('/:id/runs/:runId/targets/:serverId/steps/:step/log', requireAction('read'), async (req, res) => {
     const step = validate(stepNumberSchema, req.params.step, 'path');
     await sendStepLog(req, res, await deployments.stepLogOf(org(req), param(req.params.id), param(req.params.runId), param(req.params.serverId), step));
   });
 
-  router.post('/:id/runs/:runId/cancel', requireScope('deployments:run'), async (req, res) => {
+  router.post('/:id/runs/:runId/cancel', requireAction('deployments:run'), async (req, res) => {
     res.status(202).json({ data: await deployments.cancelRun(org(req), param(req.params.id), param(req.params.runId)) });
   });
 

@@ -8,6 +8,8 @@ import { targetCounts } from '../../domain/deployments/targets';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
 import { toRunListView, toRunView, toTargetDetailView } from './views';
 import type { FindDeployment } from './definitions';
+import type { Action } from '../../domain/access/roles';
+import type { Principal } from '../../domain/tokens/service';
 
 /**
  * Reading runs as the API shows them: the one place a run's view is built, for the HTTP routes and
@@ -15,11 +17,12 @@ import type { FindDeployment } from './definitions';
  */
 export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks, 'run'>; findDeployment: FindDeployment }) {
   /** A run (never a fleet run's target: those are read through their run). */
-  async function findRun(organizationId: string, deploymentId: string, runId: string) {
+  async function findRun(principal: Principal, deploymentId: string, runId: string, action: Action = 'read') {
+    const deployment = await findDeployment(principal, deploymentId, action);
     const run = await DeploymentRunModel.findOne({
       _id: parseId(runId, 'Run'),
-      deployment_id: parseId(deploymentId, 'Run'),
-      organization_id: organizationId,
+      deployment_id: deployment._id,
+      organization_id: principal.organizationId,
       parent_run_id: null,
     }).lean<DeploymentRun>();
     if (!run) throw notFound('Run');
@@ -56,36 +59,42 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
     runView,
 
     /** A run of the organization named by its id alone, as GET shows it (the live subscription's snapshot); null when there is none. */
-    async runOf(organizationId: string, runId: string) {
-      const run = await DeploymentRunModel.findOne({ _id: parseId(runId, 'Run'), organization_id: organizationId, parent_run_id: null }).lean<DeploymentRun>();
-      return run ? runView(run) : null;
+    async runOf(principal: Principal, runId: string) {
+      const run = await DeploymentRunModel.findOne({ _id: parseId(runId, 'Run'), organization_id: principal.organizationId, parent_run_id: null }).lean<DeploymentRun>();
+      if (!run) return null;
+      try {
+        await findDeployment(principal, run.deployment_id.toString());
+      } catch {
+        return null;
+      }
+      return runView(run);
     },
 
-    async listRuns(organizationId: string, deploymentId: string, page: PageQuery) {
-      const deployment = await findDeployment(organizationId, deploymentId);
-      const listed = await findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: organizationId, parent_run_id: null }, page, (run: DeploymentRun) => run);
+    async listRuns(principal: Principal, deploymentId: string, page: PageQuery) {
+      const deployment = await findDeployment(principal, deploymentId);
+      const listed = await findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: principal.organizationId, parent_run_id: null }, page, (run: DeploymentRun) => run);
       const counts = await targetCounts(listed.data.filter((run) => run.fleet).map((run) => run._id));
       return { ...listed, data: listed.data.map((run) => ({ ...toRunListView(run, counts.get(run._id.toString())), temporal_ui_url: links.run(run._id.toString()) })) };
     },
 
-    async getRun(organizationId: string, deploymentId: string, runId: string) {
-      return runView(await findRun(organizationId, deploymentId, runId));
+    async getRun(principal: Principal, deploymentId: string, runId: string) {
+      return runView(await findRun(principal, deploymentId, runId));
     },
 
     /**
      * Where the whole log of a step of a run is (1-based `stepNumber`): the run's own step, or with
      * `serverId` a target's (a one-server run's only target is the run).
      */
-    async stepLogOf(organizationId: string, deploymentId: string, runId: string, serverId: string | null, stepNumber: number) {
-      const run = await findRun(organizationId, deploymentId, runId);
+    async stepLogOf(principal: Principal, deploymentId: string, runId: string, serverId: string | null, stepNumber: number) {
+      const run = await findRun(principal, deploymentId, runId);
       if (serverId === null && run.fleet) throw notFound('Step (a fleet run’s steps run on its targets: …/targets/{server_id}/steps/{n}/log)');
       const holder = serverId === null ? run : await findTarget(run, serverId);
       return stepLogLocation(holder, stepNumber, `${run._id}-${serverId ?? run.server_id}`);
     },
 
     /** One server of a run, with its steps' commands and output. */
-    async getTarget(organizationId: string, deploymentId: string, runId: string, serverId: string) {
-      const run = await findRun(organizationId, deploymentId, runId);
+    async getTarget(principal: Principal, deploymentId: string, runId: string, serverId: string) {
+      const run = await findRun(principal, deploymentId, runId);
       const target = await findTarget(run, serverId);
       return target === run ? toTargetDetailView(run, await serverOf(run)) : toTargetDetailView(target);
     },

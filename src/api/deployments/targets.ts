@@ -9,11 +9,11 @@ import { ServerModel, type Server } from '../../domain/servers/model';
  * against how many they are.
  */
 
-export type TargetServer = Pick<Server, '_id' | 'title' | 'host' | 'status'>;
+export type TargetServer = Pick<Server, '_id' | 'title' | 'host' | 'status' | 'tags'>;
 
 /** The servers a deployment targets now: one for a one-server deployment (none if it was deleted). */
 export async function resolveTargets(deployment: Pick<Deployment, 'organization_id' | 'server_id' | 'targets'>): Promise<TargetServer[]> {
-  const projection = { title: 1, host: 1, status: 1 };
+  const projection = { title: 1, host: 1, status: 1, tags: 1 };
   const organization_id = deployment.organization_id;
   if (deployment.server_id) return ServerModel.find({ _id: deployment.server_id, organization_id }, projection).lean<TargetServer[]>();
   const ids = (deployment.targets?.server_ids ?? []).map((id) => new Types.ObjectId(String(id)));

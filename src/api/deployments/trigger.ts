@@ -1,3 +1,6 @@
+import { actorText } from '../../domain/access/actor';
+import { actorOf } from '../../domain/tokens/service';
+import { checkRunTargets } from './access';
 import { Types } from 'mongoose';
 import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
 import { ServerModel } from '../../domain/servers/model';
@@ -55,6 +58,7 @@ export function runTriggers({
     deployment_id: deployment._id,
     triggered_by: principal.tokenName,
     token_id: new Types.ObjectId(principal.tokenId),
+    actor: actorOf(principal),
     idempotency_key: idempotencyKey ?? null,
   });
 
@@ -99,7 +103,7 @@ export function runTriggers({
       unlessTemporalUnreachable('queue the run', () =>
         run.fleet
           ? workflows.runs.startFleet(
-              { runId: run._id.toString(), organizationId: principal.organizationId, deploymentId: deployment._id.toString(), deploymentName: deployment.name, triggeredBy: `API token: ${run.triggered_by}` },
+              { runId: run._id.toString(), organizationId: principal.organizationId, deploymentId: deployment._id.toString(), deploymentName: deployment.name, triggeredBy: actorText(run.actor, run.triggered_by) },
               run.fleet.total,
             )
           : workflows.queues.wake(String(run.server_id), principal.organizationId, run._id.toString()),
@@ -184,7 +188,7 @@ export function runTriggers({
   return {
     /** A trigger: a run of the deployment's steps on its server, or on each of its targets, with the parameters given. */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined, input: TriggerInput = { parameters: {} }) {
-      const deployment = await findDeployment(principal.organizationId, deploymentId);
+      const deployment = await findDeployment(principal, deploymentId);
       const values = parametersFor(deployment, input.parameters);
       return startRun({
         principal,
@@ -197,9 +201,13 @@ export function runTriggers({
             parameters: storeParameters(values, secretBox, principal.organizationId),
             steps: deployment.steps,
           };
-          if (deployment.server_id) return { fields, server: { _id: deployment.server_id } as TargetServer, targets: null };
+          if (deployment.server_id) {
+            await checkRunTargets(principal, deploymentId, [{ _id: deployment.server_id }]);
+            return { fields, server: { _id: deployment.server_id } as TargetServer, targets: null };
+          }
           const servers = await resolveTargets(deployment);
           if (!servers.length) throw new ApiError('conflict', 'The deployment’s targets match no server: add servers with its tags, or list servers in targets.server_ids');
+          await checkRunTargets(principal, deploymentId, servers);
           return { fields: { ...fields, strategy: deployment.strategy }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
         },
       });
@@ -210,8 +218,8 @@ export function runTriggers({
      * not succeed, each from its first step that did not succeed, with the same steps and parameters.
      */
     async retry(principal: Principal, deploymentId: string, runId: string, idempotencyKey: string | undefined) {
-      const deployment = await findDeployment(principal.organizationId, deploymentId);
-      const original = await findRun(principal.organizationId, deploymentId, runId);
+      const deployment = await findDeployment(principal, deploymentId);
+      const original = await findRun(principal, deploymentId, runId);
       if (!FINAL_RUN_STATUSES.includes(original.status as RunStatus)) throw new ApiError('conflict', `The run is still ${original.status}: retry it once it has finished`);
       const firstUnfinished = (run: DeploymentRun) => Math.max(0, run.steps.findIndex((step) => step.status !== 'success'));
       return startRun({
@@ -228,13 +236,15 @@ export function runTriggers({
           };
           if (!original.fleet) {
             if (original.status === 'success') throw new ApiError('conflict', 'The run succeeded: there is nothing to retry');
+            await checkRunTargets(principal, deploymentId, [{ _id: original.server_id! }]);
             return { fields: { ...fields, start_step: firstUnfinished(original) }, server: { _id: original.server_id } as TargetServer, targets: null };
           }
           const left = await DeploymentRunModel.find({ parent_run_id: original._id, status: { $ne: 'success' } }, { 'steps.output': 0 }).sort({ batch: 1, _id: 1 }).lean<DeploymentRun[]>();
           if (!left.length) throw new ApiError('conflict', 'Every target succeeded: there is nothing to retry');
           const servers = new Map(
-            (await ServerModel.find({ _id: { $in: left.map((t) => t.server_id) } }, { title: 1, host: 1, status: 1 }).lean<TargetServer[]>()).map((s) => [s._id.toString(), s]),
+            (await ServerModel.find({ _id: { $in: left.map((t) => t.server_id) } }, { title: 1, host: 1, status: 1, tags: 1 }).lean<TargetServer[]>()).map((s) => [s._id.toString(), s]),
           );
+          await checkRunTargets(principal, deploymentId, left.map((t) => servers.get(String(t.server_id)) ?? { _id: t.server_id!, title: t.server_title ?? null, tags: [] }));
           return {
             fields: { ...fields, strategy: original.fleet.strategy },
             server: null,

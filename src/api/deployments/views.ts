@@ -1,3 +1,5 @@
+import { actorText, actorView } from '../../domain/access/actor';
+import { actorSchema } from '../access/views';
 import { z } from 'zod';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
@@ -104,7 +106,8 @@ export const runSchema = z
       .nullable()
       .describe('A fleet run’s strategy, resolved against its targets; null for a one-server run'),
     summary: runSummarySchema,
-    triggered_by: z.string().describe('"API token: <token name>"'),
+    triggered_by: z.string().describe('Who triggered it: "alice (person)", "ci-web (service account)" (runs of an older version: "API token: <token name>")'),
+    actor: actorSchema.nullable().describe('The identity and token that triggered it (null on runs of an older version)'),
     created_at: timestampSchema,
     started_at: timestampSchema.nullable(),
     completed_at: timestampSchema.nullable(),
@@ -219,7 +222,8 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     parameters: maskedParameters(r.parameters),
     strategy: r.fleet ? { batch_size: r.fleet.batch_size, max_failures: r.fleet.max_failures, batches: r.fleet.batches } : null,
     summary: toSummary(counts),
-    triggered_by: `API token: ${r.triggered_by}`,
+    triggered_by: actorText(r.actor, r.triggered_by),
+    actor: actorView(r.actor),
     created_at: iso(r.createdAt),
     started_at: iso(r.started_at),
     completed_at: iso(r.completed_at),

@@ -1,6 +1,5 @@
 import type { Request, RequestHandler } from 'express';
 import { authenticateToken, authenticateTokenId, type Principal, type Rejection } from '../../domain/tokens/service';
-import { hasScope, type Scope } from '../../domain/tokens/scopes';
 import { closeSession, csrfTokenMatches, findSession, type SessionLifetime } from '../../domain/sessions/store';
 import type { ConsoleSession } from '../../domain/sessions/model';
 import { ApiError } from './errors';
@@ -41,6 +40,7 @@ export function cookieValue(header: string | undefined, name: string): string | 
 
 /** Why a token (or a session's token) no longer acts, as a 401. */
 export function refusal(rejection: Rejection, what: 'token' | 'session'): ApiError {
+  if (rejection === 'disabled') return new ApiError('unauthorized', what === 'token' ? "The token's identity is disabled" : 'Your identity is disabled: ask an administrator');
   if (rejection === 'expired') return new ApiError('unauthorized', what === 'token' ? 'The token has expired: create a new one (bosun tokens create)' : "The session's token has expired: sign in with another");
   return new ApiError('unauthorized', what === 'token' ? 'The token is unknown or has been revoked' : "The session's token has been revoked: sign in with another");
 }
@@ -89,12 +89,3 @@ export function principalOf(req: Request): Principal {
   if (!req.principal) throw new Error('principalOf called on a route without authenticate');
   return req.principal;
 }
-
-export const requireScope =
-  (scope: Scope): RequestHandler =>
-  (req, _res, next) => {
-    if (!hasScope(principalOf(req).scopes, scope)) {
-      throw new ApiError('forbidden', `This token lacks the "${scope}" scope`);
-    }
-    next();
-  };

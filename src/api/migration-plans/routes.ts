@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { principalOf, requireScope } from '../http/auth';
+import { principalOf } from '../http/auth';
+import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { createMigrationPlanSchema } from './schemas';
@@ -7,22 +8,22 @@ import type { MigrationPlanService } from './service';
 
 export function migrationPlanRoutes(plans: MigrationPlanService): Router {
   const router = Router();
-  const org = (req: Parameters<typeof principalOf>[0]) => principalOf(req).organizationId;
+  const org = (req: Parameters<typeof principalOf>[0]) => principalOf(req);
 
-  router.get('/', requireScope('read'), async (req, res) => {
+  router.get('/', requireAction('read'), async (req, res) => {
     res.json(await plans.list(org(req), validate(pageQuerySchema, req.query, 'query')));
   });
 
-  router.post('/', requireScope('conversations:write'), async (req, res) => {
+  router.post('/', requireAction('conversations:write'), async (req, res) => {
     const created = await plans.create(org(req), validate(createMigrationPlanSchema, req.body));
     res.status(201).location(`${req.baseUrl}/${created.id}`).json({ data: created });
   });
 
-  router.get('/:id', requireScope('read'), async (req, res) => {
+  router.get('/:id', requireAction('read'), async (req, res) => {
     res.json({ data: await plans.get(org(req), req.params.id as string) });
   });
 
-  router.delete('/:id', requireScope('conversations:write'), async (req, res) => {
+  router.delete('/:id', requireAction('conversations:write'), async (req, res) => {
     await plans.remove(org(req), req.params.id as string);
     res.status(204).end();
   });

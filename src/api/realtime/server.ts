@@ -1,9 +1,9 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
-import { DeploymentRunModel } from '../../domain/deployments/model';
 import type { RunReads } from '../deployments/run-reads';
 import type { Logger } from '../../logger';
-import { hasScope } from '../../domain/tokens/scopes';
+import { mayAtAll } from '../../domain/access/grants';
+import { checkServersOf } from '../access/gate';
 import { authenticateToken, type Principal, type Rejection } from '../../domain/tokens/service';
 import { cookieValue, SESSION_COOKIE, sessionPrincipal } from '../http/auth';
 import type { SessionLifetime } from '../../domain/sessions/store';
@@ -91,10 +91,11 @@ export function attachRealtime(
       if (found && typeof found === 'object') socket.data.sessionId = found.session._id.toString();
       principal = found && typeof found === 'object' ? found.principal : found;
     } else if (typeof token === 'string') principal = await authenticateToken(token).catch(() => null);
+    if (principal === 'disabled') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'The identity of this token is disabled' } }));
     if (principal === 'expired') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'The token has expired' } }));
     if (principal === 'ended') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'The console session has ended: sign in again' } }));
     if (!principal || principal === 'unknown') return next(Object.assign(new Error('unauthorized'), { data: { code: 'unauthorized', message: 'Send a valid API token as auth.token' } }));
-    if (!hasScope(principal.scopes, 'read')) return next(Object.assign(new Error('forbidden'), { data: { code: 'forbidden', message: 'This token lacks the "read" scope' } }));
+    if (!mayAtAll(principal, 'read')) return next(Object.assign(new Error('forbidden'), { data: { code: 'forbidden', message: 'This identity or token may not read' } }));
     socket.data.principal = principal;
     next();
   });
@@ -107,14 +108,13 @@ export function attachRealtime(
       try {
         const runId = typeof request?.run_id === 'string' && OBJECT_ID.test(request.run_id) ? request.run_id : null;
         // Check ownership before joining: not even for a moment may another organization's events reach this socket.
-        const organizationId = socket.data.principal.organizationId;
-        if (!runId || !(await DeploymentRunModel.exists({ _id: runId, organization_id: organizationId, parent_run_id: null }))) {
-          return ack(notFound);
-        }
+        // Organization and grants alike: a run the caller may not read is none (checked again after joining).
+        const principal = socket.data.principal;
+        if (!runId || !(await runs.runOf(principal, runId))) return ack(notFound);
         if (beyondLimit(socket, [runRoom(runId)], subscriptionsPerConnection)) return ack(tooManySubscriptions);
         // Join, then read: an event between the two carries a seq the snapshot already covers, so none is lost.
         await socket.join(runRoom(runId));
-        const run = await runs.runOf(organizationId, runId);
+        const run = await runs.runOf(principal, runId);
         if (!run) return ack(notFound);
         ack({ ok: true, data: { seq: run.seq, run } });
       } catch (err) {
@@ -127,8 +127,17 @@ export function attachRealtime(
       if (typeof ack === 'function') ack({ ok: true, data: null });
     });
 
-    const ownConversation = (id: string) =>
-      ConversationModel.findOne({ _id: id, organization_id: socket.data.principal.organizationId }).lean<Conversation>();
+    /** A conversation of the socket's organization on servers its identity may read, or null. */
+    const ownConversation = async (id: string) => {
+      const conversation = await ConversationModel.findOne({ _id: id, organization_id: socket.data.principal.organizationId }).lean<Conversation>();
+      if (!conversation) return null;
+      try {
+        await checkServersOf(socket.data.principal, [conversation.server_id, conversation.source_server_id], 'Conversation');
+        return conversation;
+      } catch {
+        return null;
+      }
+    };
     socket.on('subscribe_conversation', async (request, acknowledge) => {
       const ack = answerer(socket, 'subscribe_conversation', request, acknowledge);
       try {

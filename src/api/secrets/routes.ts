@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { principalOf, requireScope } from '../http/auth';
+import { principalOf } from '../http/auth';
+import { requireAction, requireEverywhere } from '../access/gate';
 import { notFound } from '../http/errors';
 import { validate } from '../http/validation';
 import { OrganizationSecretModel, secretAssociatedData } from '../../domain/secrets/model';
@@ -11,12 +12,12 @@ import { toSecretView } from './views';
 export function secretRoutes(box: SecretBox): Router {
   const router = Router();
 
-  router.get('/', requireScope('read'), async (req, res) => {
+  router.get('/', requireAction('read'), async (req, res) => {
     const secrets = await OrganizationSecretModel.find({ organization_id: principalOf(req).organizationId }).sort({ name: 1 }).lean();
     res.json({ data: secrets.map(toSecretView) });
   });
 
-  router.put('/:name', requireScope('admin'), async (req, res) => {
+  router.put('/:name', requireEverywhere('admin'), async (req, res) => {
     const name = validate(secretNameSchema, req.params.name, 'path');
     const { value } = validate(secretBodySchema, req.body);
     const organizationId = principalOf(req).organizationId;
@@ -28,7 +29,7 @@ export function secretRoutes(box: SecretBox): Router {
     res.json({ data: toSecretView(saved!) });
   });
 
-  router.delete('/:name', requireScope('admin'), async (req, res) => {
+  router.delete('/:name', requireEverywhere('admin'), async (req, res) => {
     const result = await OrganizationSecretModel.deleteOne({ organization_id: principalOf(req).organizationId, name: req.params.name });
     if (result.deletedCount === 0) throw notFound('Secret');
     res.status(204).end();

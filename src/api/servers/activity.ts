@@ -1,3 +1,4 @@
+import { actorText } from '../../domain/access/actor';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES, ConversationModel } from '../../domain/conversations/model';
 import { DeploymentModel, DeploymentRunModel, TARGET_STATUSES } from '../../domain/deployments/model';
@@ -18,7 +19,7 @@ export const activityItemSchema = z
     fleet: z.boolean().describe('The server was one target of a fleet run: its own part is at `…/runs/{id}/targets/{server_id}`'),
     role: z.enum(['server', 'source']).describe('`source`: the server is the source of a migration plan’s conversation'),
     status: z.enum([...new Set([...TARGET_STATUSES, ...CONVERSATION_STATUSES])] as [string, ...string[]]).describe('The server’s part: a fleet target’s status, a run’s, a conversation’s'),
-    by: z.string().describe('"API token: <name>": who triggered or started it'),
+    by: z.string().describe('Who triggered or started it: "alice (person)", "ci-web (service account)"'),
     error: z.string().nullable(),
     created_at: timestampSchema,
     completed_at: timestampSchema.nullable(),
@@ -62,7 +63,7 @@ export async function serverActivity(organizationId: string, serverId: string, l
       fleet: r.parent_run_id !== null,
       role: 'server' as const,
       status: r.status,
-      by: `API token: ${r.triggered_by}`,
+      by: actorText(r.actor, r.triggered_by),
       error: r.error ?? null,
       created_at: iso(r.createdAt)!,
       completed_at: iso(r.completed_at),
@@ -78,7 +79,7 @@ export async function serverActivity(organizationId: string, serverId: string, l
         fleet: false,
         role: c.server_id.toString() === serverId ? ('server' as const) : ('source' as const),
         status: c.status,
-        by: `API token: ${c.created_by}`,
+        by: actorText(c.actor, c.created_by),
         error: c.error ?? null,
         created_at: iso(c.createdAt)!,
         completed_at: iso(c.completed_at),

@@ -1,6 +1,9 @@
 import { Types } from 'mongoose';
 import { utils as ssh2Utils } from 'ssh2';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
+import { assertOnServers, checkServer, readableServerFilter } from '../access/gate';
+import type { Action } from '../../domain/access/roles';
+import type { Principal } from '../../domain/tokens/service';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import type { SecretBox } from '../../domain/secrets/secret-box';
@@ -33,42 +36,47 @@ function checkPrivateKey(privateKey: string, passphrase: string | undefined) {
 }
 
 export function createServerService({ secretBox, workflows }: ServerServiceDeps) {
-  async function find(organizationId: string, id: string) {
-    const server = await ServerModel.findOne({ _id: parseId(id, 'Server'), organization_id: organizationId }).lean<Server>();
-    if (!server) throw notFound('Server');
-    return server;
+  /** The server if the caller may read it (404 otherwise) and do `action` on it (403 otherwise). */
+  async function find(principal: Principal, id: string, action: Action = 'read') {
+    const server = await ServerModel.findOne({ _id: parseId(id, 'Server'), organization_id: principal.organizationId }).lean<Server>();
+    return checkServer(principal, server, action);
   }
 
   const startVerification = (server: Server, trustNewHostKey = false) =>
     unlessTemporalUnreachable('schedule verification', () => workflows.servers.verify(toRef(server), { trustNewHostKey }));
 
   return {
-    /** The organization's servers, those having all of `tags` and in `status` when given. */
-    list(organizationId: string, page: PageQuery, { tag, status }: ServerListFilter = { tag: [] }) {
-      const filter = { organization_id: organizationId, ...(tag.length ? { tags: { $all: tag } } : {}), ...(status ? { status } : {}) };
+    /** The servers of the organization the caller may read, those having all of `tags` and in `status` when given. */
+    list(principal: Principal, page: PageQuery, { tag, status }: ServerListFilter = { tag: [] }) {
+      const filter = { ...readableServerFilter(principal), ...(tag.length ? { tags: { $all: tag } } : {}), ...(status ? { status } : {}) };
       return findPage(ServerModel, filter, page, toListView);
     },
 
     /** Renames or re-tags a server (its tags decide which deployments' next runs include it). */
-    async update(organizationId: string, id: string, input: UpdateServerInput) {
-      const updated = await servers.updateServerDetails(parseId(id, 'Server'), organizationId, input);
+    async update(principal: Principal, id: string, input: UpdateServerInput) {
+      const server = await find(principal, id, 'servers:write');
+      // Not re-tagged out of the caller's reach either.
+      if (input.tags) assertOnServers(principal, 'servers:write', [{ ...server, tags: input.tags }]);
+      const updated = await servers.updateServerDetails(server._id, principal.organizationId, input);
       if (!updated) throw notFound('Server');
       return toDetailView(updated);
     },
 
-    async get(organizationId: string, id: string) {
-      return toDetailView(await find(organizationId, id));
+    async get(principal: Principal, id: string) {
+      return toDetailView(await find(principal, id));
     },
 
     /** The latest runs and conversations that touched the server. */
-    async activity(organizationId: string, id: string, limit: number) {
-      const server = await find(organizationId, id);
-      return serverActivity(organizationId, server._id.toString(), limit);
+    async activity(principal: Principal, id: string, limit: number) {
+      const server = await find(principal, id);
+      return serverActivity(principal.organizationId, server._id.toString(), limit);
     },
 
     /** Stores the server with its credentials sealed, then starts verification; if that cannot start, nothing is kept. */
-    async create(organizationId: string, input: CreateServerInput) {
+    async create(principal: Principal, input: CreateServerInput) {
+      const { organizationId } = principal;
       const { title, tags, host, port, username, auth_method } = input;
+      assertOnServers(principal, 'servers:write', [{ _id: 'new', title, tags }]);
       let credentials: ServerCredentials;
       if (input.auth_method === 'private_key') {
         checkPrivateKey(input.private_key, input.passphrase);
@@ -107,15 +115,15 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     },
 
     /** Re-runs verification; with trustNewHostKey the key presented this time replaces the pinned one (after a reinstall). */
-    async reverify(organizationId: string, id: string, trustNewHostKey: boolean) {
-      const server = await find(organizationId, id);
+    async reverify(principal: Principal, id: string, trustNewHostKey: boolean) {
+      const server = await find(principal, id, 'servers:write');
       await startVerification(server, trustNewHostKey);
       return toDetailView(server);
     },
 
     /** Stops the server's workflows first, so a Temporal outage leaves the server in place (503), not half-deleted. */
-    async remove(organizationId: string, id: string) {
-      const server = await find(organizationId, id);
+    async remove(principal: Principal, id: string) {
+      const server = await find(principal, id, 'servers:write');
       await unlessTemporalUnreachable('stop the server’s workflows', () => workflows.servers.stop(server._id.toString()));
       await servers.deleteServer(server._id);
     },

@@ -7,14 +7,18 @@ import type { Principal } from '../../domain/tokens/service';
 import { authenticate, principalOf, refusal, SESSION_COOKIE } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { validate } from '../http/validation';
+import { ACTIONS } from '../../domain/access/roles';
+import { mayAtAll } from '../../domain/access/grants';
 import { signInSchema, type SessionView } from './schemas';
 
 async function sessionView(principal: Principal, session: ConsoleSession, secret: string, lifetime: SessionLifetime): Promise<SessionView> {
   const organization = await OrganizationModel.findById(principal.organizationId, { slug: 1 }).lean();
   return {
     organization: organization?.slug ?? '',
+    identity: principal.identity,
     token_name: principal.tokenName,
     scopes: principal.scopes,
+    rights: ACTIONS.filter((action) => mayAtAll(principal, action)),
     csrf_token: csrfTokenOf(secret),
     idle_seconds: lifetime.idleSeconds,
     expires_at: session.expires_at.toISOString(),

@@ -1,51 +1,77 @@
 import { Router } from 'express';
-import { principalOf, requireScope } from '../http/auth';
+import type { Types } from 'mongoose';
+import { principalOf } from '../http/auth';
+import { requireAction, requireEverywhere } from '../access/gate';
+import { mayEverywhere } from '../../domain/access/grants';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { validate } from '../http/validation';
 import { OrganizationModel } from '../../domain/organizations/model';
-import { createTokenIn, parseDuration, revokeTokenById, tokensOf, TokenError } from '../../domain/tokens/service';
-import { createTokenSchema } from './schemas';
+import { ApiTokenModel } from '../../domain/tokens/model';
+import { createTokenIn, parseDuration, revokeTokenById, tokensOf, TokenError, type Principal } from '../../domain/tokens/service';
+import { identityRef } from '../../domain/access/identities';
+import { IdentityModel } from '../../domain/access/model';
+import type { Scope } from '../../domain/tokens/scopes';
+import { createTokenSchema, type CreateTokenInput } from './schemas';
 import { toTokenView } from './views';
 
 /**
- * The organization's API tokens, for its administrators: create (the value is in that one answer),
- * list (never values), revoke. The same operations as `bosun tokens`, scoped to the caller's organization.
+ * A new token of an identity of the caller's organization; the value is in this one answer. Its
+ * scopes may narrow the identity's rights, and never reach past the calling token's own.
+ */
+export async function issueToken(principal: Principal, identity: { _id: Types.ObjectId; type: string; name: string }, input: CreateTokenInput) {
+  const scopes: Scope[] = input.scopes ?? ['admin'];
+  if (!principal.scopes.includes('admin')) {
+    const beyond = scopes.filter((scope) => !principal.scopes.includes(scope));
+    if (beyond.length) throw new ApiError('forbidden', `A token may not make a token with scopes its own lacks: ${beyond.join(', ')}`);
+  }
+  const organization = await OrganizationModel.findById(principal.organizationId, { slug: 1 }).lean();
+  if (!organization) throw notFound('Organization');
+  try {
+    const created = await createTokenIn(organization, {
+      name: input.name,
+      scopes,
+      expiresInSeconds: input.expires_in === null ? undefined : parseDuration(input.expires_in),
+      identityId: identity._id,
+    });
+    return { ...toTokenView({ ...created, identity: identityRef(identity as Parameters<typeof identityRef>[0]) }, principal.tokenId), token: created.token };
+  } catch (error) {
+    if (error instanceof TokenError) throw new ApiError('conflict', error.message);
+    throw error;
+  }
+}
+
+/**
+ * API tokens: an identity makes its own (`POST /tokens`), administrators list and revoke the
+ * organization's; anyone revokes their own. The same operations as `bosun tokens`, in the caller's organization.
  */
 export function tokenRoutes(): Router {
   const router = Router();
 
-  router.get('/', requireScope('admin'), async (req, res) => {
+  router.get('/', requireEverywhere('admin'), async (req, res) => {
     const principal = principalOf(req);
     const tokens = await tokensOf(principal.organizationId);
     res.json({ data: tokens.map((t) => toTokenView(t, principal.tokenId)) });
   });
 
-  router.post('/', requireScope('admin'), async (req, res) => {
+  router.post('/', requireAction('read'), async (req, res) => {
     const principal = principalOf(req);
     const input = validate(createTokenSchema, req.body);
-    const organization = await OrganizationModel.findById(principal.organizationId, { slug: 1 }).lean();
-    if (!organization) throw notFound('Organization');
-    try {
-      const created = await createTokenIn(organization, {
-        name: input.name,
-        scopes: input.scopes,
-        expiresInSeconds: input.expires_in === null ? undefined : parseDuration(input.expires_in),
-      });
-      // The one answer that carries a token's value: never stored by a cache on the way.
-      res.status(201).set('Cache-Control', 'no-store').json({ data: { ...toTokenView(created, principal.tokenId), token: created.token } });
-    } catch (error) {
-      if (error instanceof TokenError) throw new ApiError('conflict', error.message);
-      throw error;
-    }
+    const identity = await IdentityModel.findById(principal.identity.id, { type: 1, name: 1 }).lean();
+    if (!identity) throw notFound('Identity');
+    // The one answer that carries a token's value: never stored by a cache on the way.
+    res.status(201).set('Cache-Control', 'no-store').json({ data: await issueToken(principal, identity, input) });
   });
 
-  router.delete('/:id', requireScope('admin'), async (req, res) => {
+  router.delete('/:id', requireAction('read'), async (req, res) => {
     const id = parseId(req.params.id as string, 'Token').toString();
     const principal = principalOf(req);
+    // Not an administrator: only their own tokens exist for them.
+    if (!mayEverywhere(principal, 'admin') && !(await ApiTokenModel.exists({ _id: id, identity_id: principal.identity.id }))) throw notFound('Token');
     const token = await revokeTokenById(principal.organizationId, id);
     if (!token) throw notFound('Token');
-    res.json({ data: toTokenView(token, principal.tokenId) });
+    const [view] = (await tokensOf(principal.organizationId, token.identity_id ?? undefined)).filter((t) => t.id === token.id);
+    res.json({ data: toTokenView(view ?? { ...token, identity: null }, principal.tokenId) });
   });
 
   return router;

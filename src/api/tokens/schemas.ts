@@ -7,7 +7,9 @@ export const createTokenSchema = z.strictObject({
   scopes: z
     .array(z.enum(SCOPES, { message: `a scope is one of ${SCOPES.join(', ')}` }))
     .min(1, 'at least one scope')
-    .transform((scopes) => [...new Set(scopes)]),
+    .transform((scopes) => [...new Set(scopes)])
+    .optional()
+    .describe('Narrows the identity’s rights to these (`admin`: no narrowing, the default); never beyond the calling token’s own'),
   expires_in: z
     .string()
     .regex(DURATION_PATTERN, 'a duration: a positive number followed by s, m, h, d or w (e.g. 90d)')

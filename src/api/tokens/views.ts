@@ -3,11 +3,14 @@ import { SCOPES } from '../../domain/tokens/scopes';
 import type { toTokenListing } from '../../domain/tokens/service';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
+import type { IdentityRef } from '../../domain/access/identities';
+import { identityRefSchema } from '../access/views';
 
 export const tokenSchema = z
   .object({
     id: z.string(),
     name: z.string(),
+    identity: identityRefSchema.nullable().describe('The person or service account the token acts for'),
     prefix: z.string().describe('The first characters of the token: enough to recognise it, useless to use it'),
     scopes: z.array(z.enum(SCOPES)),
     created_at: timestampSchema,
@@ -22,9 +25,10 @@ export const createdTokenSchema = tokenSchema
   .extend({ token: z.string().describe('The token itself: shown this once; only its SHA-256 is stored') })
   .meta({ id: 'CreatedToken' });
 
-export const toTokenView = (t: ReturnType<typeof toTokenListing>, currentTokenId: string): z.infer<typeof tokenSchema> => ({
+export const toTokenView = (t: ReturnType<typeof toTokenListing> & { identity: IdentityRef | null }, currentTokenId: string): z.infer<typeof tokenSchema> => ({
   id: t.id,
   name: t.name,
+  identity: t.identity,
   prefix: t.prefix,
   scopes: t.scopes as z.infer<typeof tokenSchema>['scopes'],
   created_at: iso(t.created_at)!,

@@ -16,8 +16,8 @@ export const session = {
     listeners.add(listener);
     return () => listeners.delete(listener);
   },
-  /** Whether the session's token has a scope (`admin` holds every one). */
-  can(scope: string) {
-    return !!current && (current.scopes.includes('admin') || current.scopes.includes(scope));
+  /** Whether the session's identity may do this somewhere (its roles, narrowed by its token's scopes). */
+  can(action: string) {
+    return !!current && current.rights.includes(action as never);
   },
 };

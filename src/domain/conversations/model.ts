@@ -1,3 +1,4 @@
+import { actorSchema } from '../access/actor';
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
 import { RISKS } from '../planner/types';
@@ -74,6 +75,8 @@ const conversationSchema = new Schema(
     status: { type: String, enum: CONVERSATION_STATUSES, required: true, default: 'running' },
     require_approval: { type: Boolean, default: false },
     created_by: { type: String, required: true },
+    // The identity and token that started it (null on conversations of an older version).
+    actor: { type: actorSchema, default: null },
     messages: { type: [messageSchema], default: [] },
     steps: { type: [conversationStepSchema], default: [] },
     error: { type: String, default: null },

@@ -25,6 +25,7 @@ export interface NewConversation {
   source_server_id?: Types.ObjectId | null;
   require_approval?: boolean;
   created_by: string;
+  actor?: { type: 'person' | 'service_account'; id: string; name: string; token_id: string | null } | null;
   /** Its first instruction. */
   message: { _id: Types.ObjectId; text: string; sent_by: string };
 }
@@ -91,7 +92,7 @@ export async function recordDecision(id: Id, index: number, { approved, by }: { 
   const now = new Date();
   const $set: Record<string, unknown> = {
     [stepField(index, 'approval.decision')]: approved ? 'approved' : 'rejected',
-    [stepField(index, 'approval.decided_by')]: `API token: ${by}`,
+    [stepField(index, 'approval.decided_by')]: by,
     [stepField(index, 'approval.decided_at')]: now,
   };
   if (!approved) {

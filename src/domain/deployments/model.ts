@@ -1,3 +1,4 @@
+import { actorSchema } from '../access/actor';
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
 
@@ -116,6 +117,8 @@ const deploymentRunSchema = new Schema(
     status: { type: String, enum: TARGET_STATUSES, required: true, default: 'queued' },
     triggered_by: { type: String, required: true },
     token_id: { type: Schema.Types.ObjectId, required: true },
+    // The identity and token that triggered it (null on runs of an older version: `triggered_by` names the token).
+    actor: { type: actorSchema, default: null },
     idempotency_key: { type: String, default: null },
     // What the run was triggered with, digested (the Idempotency-Key covers them), and the parameters themselves.
     request_digest: { type: String, default: null },

@@ -4,6 +4,8 @@ const apiTokenSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true, index: true },
     name: { type: String, required: true },
+    // The person or service account the token acts for (absent only on tokens of an older version, until the first start).
+    identity_id: { type: Schema.Types.ObjectId, ref: 'Identity', index: true },
     // Only set while the token is active: a revoked token's name may be reused.
     active_name: { type: String },
     token_hash: { type: String, required: true, unique: true },

@@ -1,4 +1,5 @@
-export const SCOPES = ['read', 'servers:write', 'deployments:write', 'deployments:run', 'conversations:write', 'admin'] as const;
+/** What a token may be narrowed to; the same names as the actions roles grant (src/domain/access/roles.ts). */
+export const SCOPES = ['read', 'servers:write', 'deployments:write', 'deployments:run', 'conversations:write', 'approve', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);

@@ -5,6 +5,10 @@ import { ApiTokenModel, type ApiToken } from './model';
 import type { Types } from 'mongoose';
 import { isScope, SCOPES, type Scope } from './scopes';
 import { isDuplicateKey } from '../database';
+import { actorLine, ensureAdminPerson, ensureServiceAccount, identityAccess, identityRef, type IdentityRef } from '../access/identities';
+import { IdentityModel } from '../access/model';
+import type { Grant } from '../access/grants';
+import { rolesOfScopes } from '../access/roles';
 
 const TOKEN_PREFIX = 'bsn_';
 export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -37,22 +41,31 @@ export function parseScopes(list: string): Scope[] {
   return scopes as Scope[];
 }
 
-/** Creates a token and returns its plaintext, which exists nowhere else afterwards: only its SHA-256 is stored. */
+/**
+ * `bosun tokens create`: a token for the service account of the same name (created, or reused, with
+ * the roles its scopes mean organization-wide); returns its plaintext, which exists nowhere else
+ * afterwards: only its SHA-256 is stored.
+ */
 export async function createToken(input: { org: string; name: string; scopes: Scope[]; expiresInSeconds?: number }) {
   if (!TOKEN_NAME_PATTERN.test(input.name)) {
     throw new TokenError(`Invalid token name "${input.name}": letters, digits, dot, dash and underscore, at most 64`);
   }
   const organization = await ensureOrganization(input.org);
-  return createTokenIn(organization, input);
+  const account = await ensureServiceAccount(organization._id, input.name, rolesOfScopes(input.scopes));
+  return createTokenIn(organization, { ...input, identityId: account._id });
 }
 
-/** A new token of an existing organization (its name already checked); the plaintext is in the answer only. */
-export async function createTokenIn(organization: { _id: Types.ObjectId; slug: string }, input: { name: string; scopes: Scope[]; expiresInSeconds?: number }) {
+/** A new token of an identity of an existing organization (its name already checked); the plaintext is in the answer only. */
+export async function createTokenIn(
+  organization: { _id: Types.ObjectId; slug: string },
+  input: { name: string; scopes: Scope[]; expiresInSeconds?: number; identityId: Types.ObjectId },
+) {
   const plaintext = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   try {
     const doc = await ApiTokenModel.create({
       organization_id: organization._id,
       name: input.name,
+      identity_id: input.identityId,
       active_name: input.name,
       token_hash: hashToken(plaintext),
       prefix: prefixOf(plaintext),
@@ -72,6 +85,7 @@ export async function createTokenIn(organization: { _id: Types.ObjectId; slug: s
 export const toTokenListing = (t: ApiToken) => ({
   id: t._id.toString(),
   name: t.name,
+  identity_id: t.identity_id?.toString() ?? null,
   prefix: t.prefix,
   scopes: t.scopes,
   created_at: t.createdAt,
@@ -80,10 +94,14 @@ export const toTokenListing = (t: ApiToken) => ({
   revoked_at: t.revoked_at ?? null,
 });
 
-/** An organization's tokens, revoked ones included, oldest first. */
-export async function tokensOf(organizationId: Types.ObjectId | string) {
-  const tokens = await ApiTokenModel.find({ organization_id: organizationId }).sort({ createdAt: 1, _id: 1 }).lean();
-  return tokens.map(toTokenListing);
+/** An organization's tokens (or one identity's), revoked ones included, oldest first, each with its identity. */
+export async function tokensOf(organizationId: Types.ObjectId | string, identityId?: string) {
+  const tokens = await ApiTokenModel.find({ organization_id: organizationId, ...(identityId ? { identity_id: identityId } : {}) }).sort({ createdAt: 1, _id: 1 }).lean();
+  const identities = await IdentityModel.find({ _id: { $in: tokens.map((t) => t.identity_id) } }, { type: 1, name: 1 }).lean();
+  return tokens.map((t) => {
+    const identity = identities.find((i) => t.identity_id?.equals(i._id));
+    return { ...toTokenListing(t), identity: identity ? identityRef(identity) : null };
+  });
 }
 
 export async function listTokens(org: string) {
@@ -117,16 +135,24 @@ export async function revokeTokenById(organizationId: string, tokenId: string) {
   return existing ? toTokenListing(existing) : null;
 }
 
+/** Who acts on a request, with what rights: an identity's grants, narrowed by its token's scopes. */
 export interface Principal {
   organizationId: string;
+  identity: IdentityRef;
+  teams: { id: string; name: string }[];
+  grants: readonly Grant[];
   tokenId: string;
   tokenName: string;
   scopes: string[];
   expiresAt: Date | null;
 }
 
+/** How a run or a decision records who did it. */
+export const actorOf = (principal: Principal) => ({ ...principal.identity, token_id: principal.tokenId });
+export const actorLineOf = (principal: Principal) => actorLine(principal.identity);
+
 /** Why a presented token is not accepted. */
-export type Rejection = 'unknown' | 'expired';
+export type Rejection = 'unknown' | 'expired' | 'disabled';
 
 /** The unrevoked tokens with a prefix; concurrent requests' lookups share one query. */
 const tokensByPrefix = batcher(async (prefixes: string[]) => {
@@ -159,11 +185,17 @@ export async function authenticateTokenId(tokenId: string): Promise<Principal | 
 async function principalOfToken(token: ApiToken): Promise<Principal | Rejection> {
   const now = new Date();
   if (token.expires_at && token.expires_at <= now) return 'expired';
+  const access = token.identity_id ? await identityAccess(token.identity_id.toString()) : null;
+  if (!access) return 'unknown';
+  if (access.disabled) return 'disabled';
   if (!token.last_used_at || now.getTime() - token.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
     await ApiTokenModel.updateOne({ _id: token._id }, { $set: { last_used_at: now } });
   }
   return {
     organizationId: token.organization_id.toString(),
+    identity: access.identity,
+    teams: access.teams,
+    grants: access.grants,
     tokenId: token._id.toString(),
     tokenName: token.name,
     scopes: token.scopes,
@@ -171,15 +203,34 @@ async function principalOfToken(token: ApiToken): Promise<Principal | Rejection>
   };
 }
 
-/** While no token exists at all, creates organization `default` with one admin token; returns its plaintext once. */
+/**
+ * While no token exists at all, creates organization `default`, its person `admin` (role admin) and
+ * their token `admin`; returns its plaintext once.
+ */
 export async function bootstrapFirstToken(): Promise<string | null> {
   if ((await ApiTokenModel.estimatedDocumentCount()) > 0) return null;
   try {
-    const created = await createToken({ org: 'default', name: 'admin', scopes: ['admin'] });
+    const organization = await ensureOrganization('default');
+    const admin = await ensureAdminPerson(organization._id);
+    const created = await createTokenIn(organization, { name: 'admin', scopes: ['admin'], identityId: admin._id });
     return created.token;
   } catch (error) {
     // Another process bootstrapped at the same moment.
     if (error instanceof TokenError) return null;
     throw error;
   }
+}
+
+/**
+ * Tokens made by an older version belong to no identity: each becomes the token of a service account
+ * of its name with the roles its scopes mean (its scopes still narrow it: nothing gains access).
+ * Run at start, before requests are served; a second run finds nothing to do.
+ */
+export async function adoptTokensWithoutIdentity(): Promise<number> {
+  const orphans = await ApiTokenModel.find({ identity_id: { $exists: false } }).lean();
+  for (const token of orphans) {
+    const account = await ensureServiceAccount(token.organization_id, token.name, rolesOfScopes(token.scopes.filter(isScope)));
+    await ApiTokenModel.updateOne({ _id: token._id, identity_id: { $exists: false } }, { $set: { identity_id: account._id } });
+  }
+  return orphans.length;
 }

@@ -1,0 +1,23 @@
+import { Router } from 'express';
+import { RoleBindingModel, type RoleBinding } from '../../domain/access/model';
+import { principalOf } from '../http/auth';
+import { toRoleBindingView } from './views';
+
+/** `GET /me`: who the caller is (identity, teams, token) and every binding that gives it rights. */
+export function meRoutes(): Router {
+  const router = Router();
+  router.get('/', async (req, res) => {
+    const principal = principalOf(req);
+    const subjects = [principal.identity.id, ...principal.teams.map((t) => t.id)];
+    const bindings = await RoleBindingModel.find({ organization_id: principal.organizationId, 'subject.id': { $in: subjects } }).sort({ createdAt: 1, _id: 1 }).lean<RoleBinding[]>();
+    res.json({
+      data: {
+        identity: principal.identity,
+        teams: principal.teams,
+        bindings: bindings.map(toRoleBindingView),
+        token: { id: principal.tokenId, name: principal.tokenName, scopes: principal.scopes },
+      },
+    });
+  });
+  return router;
+}

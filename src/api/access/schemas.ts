@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { ROLES } from '../../domain/access/roles';
+import { TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
+import { objectIdSchema } from '../http/ids';
+import { tagSchema } from '../servers/schemas';
+
+/** A person's or a team's name: what the console shows and `triggered_by` reads. */
+const displayName = z
+  .string()
+  .max(64, 'at most 64 characters')
+  .regex(/^[\p{L}\p{N}][\p{L}\p{N} ._@'-]*$/u, 'letters, digits, spaces and . _ @ \' - (starting with a letter or digit)');
+const serviceAccountName = z.string().regex(TOKEN_NAME_PATTERN, 'letters, digits, dot, dash and underscore, at most 64, starting with a letter or digit');
+const email = z.email('an email address').max(254).nullable();
+const oidcSubject = z.string().min(1).max(255).nullable().describe('The `sub` claim the OpenID provider gives this person');
+
+export const createPersonSchema = z.strictObject({ name: displayName, email: email.default(null), oidc_subject: oidcSubject.default(null) });
+export const updatePersonSchema = z
+  .strictObject({ name: displayName.optional(), email: email.optional(), oidc_subject: oidcSubject.optional(), disabled: z.boolean().optional() })
+  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+
+export const createServiceAccountSchema = z.strictObject({ name: serviceAccountName, description: z.string().max(500).nullable().default(null) });
+export const updateServiceAccountSchema = z
+  .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional() })
+  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+
+const members = z.array(objectIdSchema).max(1000).transform((ids) => [...new Set(ids)]).describe('Person ids');
+const groups = z.array(z.string().min(1).max(255)).max(100).describe('Groups of the OpenID provider whose people are members at sign-in');
+export const createTeamSchema = z.strictObject({ name: displayName, members: members.default([]), oidc_groups: groups.default([]) });
+export const updateTeamSchema = z
+  .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: groups.optional() })
+  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+
+const role = z.enum(ROLES, { message: `a role is one of ${ROLES.join(', ')}` });
+const subject = z.strictObject({ type: z.enum(['person', 'team', 'service_account']), id: objectIdSchema });
+const servers = z
+  .strictObject({ tags: z.array(tagSchema).min(1, 'at least one tag (null: every server)').max(20).transform((tags) => [...new Set(tags)]) })
+  .nullable()
+  .describe('null: every server of the organization; otherwise the servers having all of these tags');
+const deployments = z
+  .array(objectIdSchema)
+  .min(1, 'at least one deployment (null: every deployment)')
+  .max(1000)
+  .transform((ids) => [...new Set(ids)])
+  .nullable()
+  .describe('null: every deployment; otherwise these');
+const maxTargets = z.number().int().min(1).max(100_000).nullable().describe('A run or conversation touching more servers is refused; null: no limit');
+
+export const createRoleBindingSchema = z.strictObject({
+  role,
+  subject,
+  servers: servers.default(null),
+  deployments: deployments.default(null),
+  max_targets_per_run: maxTargets.default(null),
+});
+export const updateRoleBindingSchema = z
+  .strictObject({ role: role.optional(), servers: servers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional() })
+  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+export const roleBindingQuerySchema = z.object({
+  subject_type: z.enum(['person', 'team', 'service_account']).optional(),
+  subject_id: objectIdSchema.optional(),
+});
+
+export type CreateRoleBindingInput = z.infer<typeof createRoleBindingSchema>;
+export type UpdateRoleBindingInput = z.infer<typeof updateRoleBindingSchema>;
