@@ -94,12 +94,12 @@ describe('conversations: plain-English instructions run on a server', () => {
       expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`).set(bearer(token))).status).toBe(409);
 
       waiting = await until(id, (c) => c.status === 'awaiting_approval' && c.steps[0]!.status === 'completed');
-      expect(waiting.steps[0]!.approval).toMatchObject({ decision: 'approved', decided_by: 'API token: ops-person' });
+      expect(waiting.steps[0]!.approval).toMatchObject({ decision: 'approved', decided_by: 'ops-person (service account)' });
       expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[1]!.id}/reject`).set(bearer(token))).status).toBe(202);
       const done = await until(id, ended);
       expect(done.status).toBe('cancelled');
       expect(done.steps[1]).toMatchObject({ status: 'failed', execution_success: false, approval: { decision: 'rejected' } });
-      expect(done.steps[1]!.execution_log).toContain('rejected by API token: ops-person; not run');
+      expect(done.steps[1]!.execution_log).toContain('rejected by ops-person (service account); not run');
       // A cancelled conversation takes no follow-up.
       expect((await bosun.api.post(`/api/v1/conversations/${id}/messages`).set(bearer(token)).send({ message: 'uptime' })).status).toBe(409);
     } finally {

@@ -207,7 +207,7 @@ describe('the web console in a real browser', () => {
     await page.getByRole('progressbar', { name: 'Transfer of step 1' }).waitFor({ timeout: 20_000 });
     await page.locator('h1').getByText('completed').waitFor({ timeout: 60_000 });
     const conversation = (await bosun.api.get(`/api/v1/conversations/${conversationId}`).set(bearer(ops.token))).body.data;
-    expect(conversation.steps[0]).toMatchObject({ status: 'completed', risk: 'change', approval: { decision: 'approved', decided_by: expect.stringMatching(/^API token: /) } });
+    expect(conversation.steps[0]).toMatchObject({ status: 'completed', risk: 'change', approval: { decision: 'approved', decided_by: expect.stringMatching(/ \(service account\)$/) } });
     await page.getByText(`by ${conversation.steps[0].approval.decided_by}`).waitFor();
     expect(readFileSync(path.join(to, 'index.html'), 'utf8')).toBe('<h1>shop</h1>\n');
 

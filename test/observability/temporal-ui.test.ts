@@ -58,7 +58,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     });
     const description = await handle.describe();
     expect(await description.staticSummary()).toBe('release-api on srv-127.0.0.3');
-    expect(await description.staticDetails()).toContain('**Triggered by** API token: release-bot');
+    expect(await description.staticDetails()).toContain('**Triggered by** release-bot (service account)');
     // Each step's activity is named after the step.
     expect(await eventSummaries(handle)).toEqual(expect.arrayContaining(['build', 'migrate']));
 
@@ -167,7 +167,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
         expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`).set(bearer(token))).status).toBe(202);
         const done = await until(id, ended);
         expect(done.status).toBe('cancelled');
-        expect(done.error).toMatch(/^Step ".+" \(1\/1\) was rejected by API token: release-bot$/);
+        expect(done.error).toMatch(/^Step ".+" \(1\/1\) was rejected by release-bot \(service account\)$/);
         expect((await closed(handleOf(id))).status.name).toBe('CANCELLED');
       } finally {
         await bosun.api.put('/api/v1/policy').set(bearer(token)).send({ allow_destructive: false, require_approval_for: ['destructive'] });

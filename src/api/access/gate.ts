@@ -60,12 +60,14 @@ export function assertOnServers(principal: Principal, action: Action, servers: r
 }
 
 /**
- * A server the caller may not read is none of its business: 404, as another organization's is.
- * Past that, `action` on it must be allowed (403 naming it).
+ * A server is the caller's business when it may read it, or do `action` on it; otherwise it is a
+ * 404, as another organization's is. Readable but `action` not allowed: 403 naming it.
  */
 export function checkServer<S extends ServerRef & { title?: string | null }>(principal: Principal, server: S | null, action: Action = 'read'): S {
-  if (!server || deniedServers(principal, 'read', [server]).length) throw notFound('Server');
-  if (action !== 'read') assertOnServers(principal, action, [server]);
+  if (!server) throw notFound('Server');
+  if (!deniedServers(principal, action, [server]).length) return server;
+  if (action === 'read' || deniedServers(principal, 'read', [server]).length) throw notFound('Server');
+  assertOnServers(principal, action, [server]);
   return server;
 }
 
@@ -76,16 +78,18 @@ export function readableServerFilter(principal: Principal): Record<string, unkno
 }
 
 /**
- * The servers a resource works on (a conversation's, a migration plan's), by id: each must be one
- * the caller may read, or the resource is a 404 (`what`); then `action` on all of them (403).
+ * The servers a resource works on (a conversation's, a migration plan's), by id: the resource is a
+ * 404 (`what`) unless the caller may read them all or do `action` on them all; readable but not
+ * allowed, 403 naming them.
  */
 export async function checkServersOf(principal: Principal, ids: readonly (Types.ObjectId | string | null | undefined)[], what: string, action: Action = 'read') {
   const wanted = ids.filter((id): id is Types.ObjectId | string => !!id);
   const context = { targetCount: wanted.length };
-  if (coversAllServers(principal, 'read', context) && (action === 'read' || coversAllServers(principal, action, context))) return;
+  if (coversAllServers(principal, action, context)) return;
   const servers = await ServerModel.find({ _id: { $in: wanted }, organization_id: principal.organizationId }, { title: 1, tags: 1 }).lean();
-  if (deniedServers(principal, 'read', servers).length) throw notFound(what);
-  if (action !== 'read') assertOnServers(principal, action, servers, context);
+  if (!deniedServers(principal, action, servers, context).length && targetLimitMet(principal, action, wanted.length, context) === null) return;
+  if (action === 'read' || deniedServers(principal, 'read', servers).length) throw notFound(what);
+  assertOnServers(principal, action, servers, context);
 }
 
 /** The ids of the servers the caller may read, or null when it may read them all (for filters on what refers to servers). */

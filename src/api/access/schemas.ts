@@ -16,19 +16,22 @@ const oidcSubject = z.string().min(1).max(255).nullable().describe('The `sub` cl
 export const createPersonSchema = z.strictObject({ name: displayName, email: email.default(null), oidc_subject: oidcSubject.default(null) });
 export const updatePersonSchema = z
   .strictObject({ name: displayName.optional(), email: email.optional(), oidc_subject: oidcSubject.optional(), disabled: z.boolean().optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .meta({ minProperties: 1 });
 
 export const createServiceAccountSchema = z.strictObject({ name: serviceAccountName, description: z.string().max(500).nullable().default(null) });
 export const updateServiceAccountSchema = z
   .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .meta({ minProperties: 1 });
 
 const members = z.array(objectIdSchema).max(1000).transform((ids) => [...new Set(ids)]).describe('Person ids');
 const groups = z.array(z.string().min(1).max(255)).max(100).describe('Groups of the OpenID provider whose people are members at sign-in');
 export const createTeamSchema = z.strictObject({ name: displayName, members: members.default([]), oidc_groups: groups.default([]) });
 export const updateTeamSchema = z
   .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: groups.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .meta({ minProperties: 1 });
 
 const role = z.enum(ROLES, { message: `a role is one of ${ROLES.join(', ')}` });
 const subject = z.strictObject({ type: z.enum(['person', 'team', 'service_account']), id: objectIdSchema });
@@ -54,7 +57,8 @@ export const createRoleBindingSchema = z.strictObject({
 });
 export const updateRoleBindingSchema = z
   .strictObject({ role: role.optional(), servers: servers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field');
+  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .meta({ minProperties: 1 });
 export const roleBindingQuerySchema = z.object({
   subject_type: z.enum(['person', 'team', 'service_account']).optional(),
   subject_id: objectIdSchema.optional(),

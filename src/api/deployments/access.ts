@@ -1,28 +1,30 @@
 import { Types } from 'mongoose';
-import { coversAllServers, mayOnDeploymentTargets, type ServerRef } from '../../domain/access/grants';
+import { coversAllServers, deniedServers, mayOnDeploymentTargets, mayReadDeployment, type ServerRef } from '../../domain/access/grants';
 import { DeploymentModel } from '../../domain/deployments/model';
 import type { Action } from '../../domain/access/roles';
 import type { Deployment } from '../../domain/deployments/model';
 import { ServerModel } from '../../domain/servers/model';
 import type { Principal } from '../../domain/tokens/service';
 import { assertOnServers } from '../access/gate';
-import { notFound } from '../http/errors';
+import { ApiError, notFound } from '../http/errors';
 import { resolveTargets } from './targets';
 
 type Targets = Pick<Deployment, '_id' | 'organization_id' | 'server_id' | 'targets'>;
 
 /**
- * A deployment is the caller's to read when its grants cover every server it targets now (or the
- * deployment by name); otherwise it is a 404, as another organization's. Past that, `action` on it
- * must be allowed on each of those servers (403 naming the others).
+ * A deployment is the caller's business when it may read some of the servers it targets now (or the
+ * deployment by name), or do `action` on all of them (a token that may only trigger still finds what
+ * it triggers); otherwise it is a 404, as another organization's. `action` needs every server
+ * covered: seen but not allowed, 403 naming the others.
  */
 export async function checkDeployment(principal: Principal, deployment: Targets, action: Action = 'read'): Promise<void> {
   const deploymentId = deployment._id.toString();
-  const needs = action === 'read' ? ['read' as const] : (['read', action] as const);
-  if (needs.every((a) => coversAllServers(principal, a, { deploymentId, targetCount: 1 }))) return;
+  if (coversAllServers(principal, action, { deploymentId, targetCount: 1 })) return;
   const servers = await resolveTargets(deployment);
-  if (!mayOnDeploymentTargets(principal, 'read', deploymentId, servers)) throw notFound('Deployment');
-  if (action !== 'read') assertOnServers(principal, action, servers, { deploymentId, targetCount: 1 });
+  if (action === 'read' ? mayReadDeployment(principal, deploymentId, servers) : mayOnDeploymentTargets(principal, action, deploymentId, servers)) return;
+  if (action === 'read' || !mayReadDeployment(principal, deploymentId, servers)) throw notFound('Deployment');
+  assertOnServers(principal, action, servers, { deploymentId, targetCount: 1 });
+  throw new ApiError('forbidden', `${principal.identity.name} may not "${action}" on this deployment`);
 }
 
 /**
@@ -61,6 +63,13 @@ export async function readableDeploymentFilter(principal: Principal): Promise<Re
     const tags = d.targets?.tags ?? [];
     return servers.filter((s) => ids.has(s._id.toString()) || (tags.length > 0 && tags.every((t) => s.tags.includes(t))));
   };
-  const readable = definitions.filter((d) => mayOnDeploymentTargets(principal, 'read', d._id.toString(), targetsOf(d)));
+  const readable = definitions.filter((d) => mayReadDeployment(principal, d._id.toString(), targetsOf(d)));
   return { organization_id, _id: { $in: readable.map((d) => d._id) } };
+}
+
+/** One server's part of a run of a deployment the caller sees: a 404 unless the caller may read that server. */
+export async function checkTargetServer(principal: Principal, deploymentId: string, serverId: string): Promise<void> {
+  if (coversAllServers(principal, 'read', { deploymentId })) return;
+  const server = await ServerModel.findById(serverId, { tags: 1 }).lean();
+  if (!server || deniedServers(principal, 'read', [server], { deploymentId }).length) throw notFound('Target');
 }

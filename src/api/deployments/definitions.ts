@@ -12,6 +12,7 @@ import { isDuplicateKey } from '../../domain/database';
 import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
 import { assertOnServers } from '../access/gate';
+import { deniedServers } from '../../domain/access/grants';
 import { checkDeployment, readableDeploymentFilter, serversOfDefinition } from './access';
 
 /** A deployment the caller may read (404 otherwise) and do `action` on (403 otherwise). */
@@ -39,15 +40,16 @@ export function parametersFor(deployment: Deployment, given: Record<string, stri
 
 /** Deployments' definitions: list, read, create, change, delete. */
 export function deploymentDefinitions(findDeployment: FindDeployment) {
-  /** The server must exist in the caller's organization; another organization's looks like none. */
-  async function checkServers(organizationId: string, serverIds: string[], path: string) {
+  /** The server must exist in the caller's organization; another organization's, or one the caller may not read, looks like none. */
+  async function checkServers(principal: Principal, serverIds: string[], path: string) {
     const ids = [...new Set(serverIds)];
-    const found = await ServerModel.countDocuments({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) }, organization_id: organizationId });
+    const servers = await ServerModel.find({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) }, organization_id: principal.organizationId }, { tags: 1 }).lean();
+    const found = servers.length - deniedServers(principal, 'read', servers).length;
     if (found !== ids.length) throw new ApiError('validation_failed', 'The request body is invalid', [{ path, message: ids.length > 1 ? 'Some of these servers do not exist' : 'No such server' }]);
   }
-  const checkTargets = async (organizationId: string, input: { server_id?: string; targets?: { server_ids?: string[] } }) => {
-    if (input.server_id) await checkServers(organizationId, [input.server_id], 'server_id');
-    if (input.targets?.server_ids?.length) await checkServers(organizationId, input.targets.server_ids, 'targets.server_ids');
+  const checkTargets = async (principal: Principal, input: { server_id?: string; targets?: { server_ids?: string[] } }) => {
+    if (input.server_id) await checkServers(principal, [input.server_id], 'server_id');
+    if (input.targets?.server_ids?.length) await checkServers(principal, input.targets.server_ids, 'targets.server_ids');
   };
 
   const duplicateName = (name: string) => new ApiError('conflict', `A deployment named "${name}" already exists in this organization`);
@@ -64,7 +66,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
 
     async create(principal: Principal, input: CreateDeploymentInput) {
       const { organizationId } = principal;
-      await checkTargets(organizationId, input);
+      await checkTargets(principal, input);
       assertOnServers(principal, 'deployments:write', await serversOfDefinition(organizationId, input));
       try {
         return toDeploymentView(await createDeployment(organizationId, input));
@@ -78,7 +80,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
     async update(principal: Principal, id: string, input: UpdateDeploymentInput) {
       const { organizationId } = principal;
       const deployment = await findDeployment(principal, id, 'deployments:write');
-      await checkTargets(organizationId, input);
+      await checkTargets(principal, input);
       // Not pointed at servers out of the caller's reach either.
       if (input.server_id || input.targets) assertOnServers(principal, 'deployments:write', await serversOfDefinition(organizationId, input), { deploymentId: id });
       if (input.strategy && (input.server_id ?? (!input.targets && deployment.server_id))) {

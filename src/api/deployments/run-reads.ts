@@ -8,6 +8,7 @@ import { targetCounts } from '../../domain/deployments/targets';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
 import { toRunListView, toRunView, toTargetDetailView } from './views';
 import type { FindDeployment } from './definitions';
+import { checkTargetServer } from './access';
 import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
 
@@ -89,6 +90,7 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
       const run = await findRun(principal, deploymentId, runId);
       if (serverId === null && run.fleet) throw notFound('Step (a fleet run’s steps run on its targets: …/targets/{server_id}/steps/{n}/log)');
       const holder = serverId === null ? run : await findTarget(run, serverId);
+      if (serverId !== null) await checkTargetServer(principal, deploymentId, String(holder.server_id));
       return stepLogLocation(holder, stepNumber, `${run._id}-${serverId ?? run.server_id}`);
     },
 
@@ -96,6 +98,7 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
     async getTarget(principal: Principal, deploymentId: string, runId: string, serverId: string) {
       const run = await findRun(principal, deploymentId, runId);
       const target = await findTarget(run, serverId);
+      await checkTargetServer(principal, deploymentId, String(target.server_id));
       return target === run ? toTargetDetailView(run, await serverOf(run)) : toTargetDetailView(target);
     },
 

@@ -188,7 +188,7 @@ export function runTriggers({
   return {
     /** A trigger: a run of the deployment's steps on its server, or on each of its targets, with the parameters given. */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined, input: TriggerInput = { parameters: {} }) {
-      const deployment = await findDeployment(principal, deploymentId);
+      const deployment = await findDeployment(principal, deploymentId, 'deployments:run');
       const values = parametersFor(deployment, input.parameters);
       return startRun({
         principal,
@@ -218,8 +218,8 @@ export function runTriggers({
      * not succeed, each from its first step that did not succeed, with the same steps and parameters.
      */
     async retry(principal: Principal, deploymentId: string, runId: string, idempotencyKey: string | undefined) {
-      const deployment = await findDeployment(principal, deploymentId);
-      const original = await findRun(principal, deploymentId, runId);
+      const deployment = await findDeployment(principal, deploymentId, 'deployments:run');
+      const original = await findRun(principal, deploymentId, runId, 'deployments:run');
       if (!FINAL_RUN_STATUSES.includes(original.status as RunStatus)) throw new ApiError('conflict', `The run is still ${original.status}: retry it once it has finished`);
       const firstUnfinished = (run: DeploymentRun) => Math.max(0, run.steps.findIndex((step) => step.status !== 'success'));
       return startRun({

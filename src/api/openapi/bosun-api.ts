@@ -7,6 +7,7 @@ import { observabilityOperations } from '../observability/openapi';
 import { policyOperations } from '../organizations/openapi';
 import { secretOperations } from '../secrets/openapi';
 import { tokenOperations } from '../tokens/openapi';
+import { accessOperations } from '../access/openapi';
 import { serverOperations } from '../servers/openapi';
 import { sessionOperations } from '../session/openapi';
 import { buildOpenApiDocument } from './document';
@@ -28,6 +29,7 @@ export const bosunOperations: Operation[] = [
   ...deploymentOperations,
   ...secretOperations,
   ...tokenOperations,
+  ...accessOperations,
   ...conversationOperations,
   ...migrationPlanOperations,
   ...policyOperations,
@@ -38,7 +40,7 @@ export const bosunOperations: Operation[] = [
 
 const DESCRIPTION = `Bosun runs work on your servers over SSH: servers, deployments triggered from CI, and plain-English conversations.
 
-- **Authentication**: every route but this document takes \`Authorization: Bearer <token>\` (or the web console's session cookie, see *Console session*); each names the scope it needs (\`admin\` holds every scope). A token sees only its organization's data: anything else is a 404.
+- **Authentication**: every route but this document takes \`Authorization: Bearer <token>\` (or the web console's session cookie, see *Console session*). Every token acts for one identity (a person or a service account) whose **role bindings** say what it may do and on which servers (by tags) and deployments; the token's scopes may narrow that, never widen it. Each route names the action it needs. Anything of another organization, and a server or deployment outside every binding of the caller, is a 404; an action the caller's roles do not allow on what it touches is a 403.
 - **Envelopes**: a resource or a list comes in \`data\`; lists add \`meta\` (\`current_page\`, \`per_page\`, \`total\`, \`last_page\`), paginated with \`page\` (from 1) and \`per_page\` (1–100, default 12), newest first. The trigger's 202 is the one answer not wrapped in \`data\`.
 - **Errors**: one envelope, \`{"error": {"code", "message", "details"?}}\`; a request that fails changes nothing.
 - **Bodies**: JSON with \`Content-Type: application/json\`; unknown fields are refused (422).
@@ -59,6 +61,8 @@ export function openApiDocument() {
       { name: 'Migration plans', description: 'A move between two servers, which conversations can be about' },
       { name: 'Command policy', description: 'What conversations may run' },
       { name: 'Secrets', description: 'Values redacted from all step output' },
+      { name: 'Tokens', description: 'API tokens: each acts for one person or service account' },
+      { name: 'People and roles', description: 'Who may do what, on which servers: people, service accounts, teams and role bindings' },
       { name: 'Console session', description: 'Sign-in for the web console: an API token exchanged for a cookie' },
       { name: 'Reference', description: 'This document' },
       { name: 'Operations', description: 'Health, readiness and metrics, outside /api/v1' },

@@ -8,7 +8,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   bad_request: 'A path parameter is not valid percent-encoding (`%zz`)',
   malformed_json: 'The body is not valid JSON',
   unauthorized: '`Authorization` missing or malformed, token unknown or revoked',
-  forbidden: 'The token lacks the scope this route needs',
+  forbidden: 'No role binding of the caller allows this on what it touches (the servers, the deployment), or the token’s scopes narrow it out',
   not_found: 'No such resource in your organization',
   method_not_allowed: 'The path exists but not with this method; `Allow` lists those it takes',
   conflict: 'The request conflicts with the resource’s state (see the route’s description)',
@@ -130,14 +130,21 @@ function operationObject(collector: SchemaCollector, op: Operation) {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...errors].sort((a, b) => statusOf(a) - statusOf(b))) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
   for (const [status, codes] of byStatus) responses[status] = errorResponse(codes, op.beyondSchema);
-  const scopeNote = op.scope ? `\n\nScope: \`${op.scope}\` (or \`admin\`).` : op.security ? '' : '\n\nNo authentication.';
+  const scopeNote =
+    op.scope === 'any'
+      ? '\n\nAny authenticated caller.'
+      : op.scope
+        ? `\n\nNeeds \`${op.scope}\`: a role that grants it ${op.everywhere ? 'for the whole organization' : 'on every server (and the deployment) the request touches'}, and a token whose scopes allow it (\`admin\` narrows nothing).`
+        : op.security
+          ? ''
+          : '\n\nNo authentication.';
   return {
     operationId: op.operationId,
     summary: op.summary,
     description: `${op.description ?? ''}${scopeNote}`.trim(),
     tags: [op.tag],
     // OpenAPI 3.1 lets a non-OAuth scheme list the roles it needs: here, the token's scope. Or the console's session, with its token's scopes.
-    security: op.scope ? [{ bearerAuth: [op.scope] }, { consoleSession: [] }] : (op.security ?? []),
+    security: op.scope ? [{ bearerAuth: op.scope === 'any' ? [] : [op.scope] }, { consoleSession: [] }] : (op.security ?? []),
     ...(op.params || op.query || op.headers ? { parameters: parameters(collector, op) } : {}),
     ...(op.body ? { requestBody: { required: op.body.required, content: { 'application/json': { schema: collector.convert(op.body.schema, 'input') } } } } : {}),
     responses,

@@ -33,8 +33,13 @@ export interface Operation {
   summary: string;
   description?: string;
   tag: string;
-  /** The scope the route requires; null for a route without an API token. */
-  scope: Scope | null;
+  /**
+   * What the route requires: an action (a token scope of the same name) some role binding of the
+   * caller grants for what the request touches; `any`: authentication alone; null: no API token.
+   */
+  scope: Scope | 'any' | null;
+  /** The action must be granted for the whole organization (people, tokens, settings), not for some servers. */
+  everywhere?: boolean;
   /** Security requirements of a route without an API token (none unless given). */
   security?: Array<Record<string, string[]>>;
   params?: Record<string, Parameter>;

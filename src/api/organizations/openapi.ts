@@ -12,7 +12,7 @@ export const policyOperations: Operation[] = [
     errors: [],
   },
   {
-    method: 'put', path: '/api/v1/policy', operationId: 'putPolicy', tag, scope: 'admin',
+    method: 'put', path: '/api/v1/policy', operationId: 'putPolicy', tag, scope: 'admin', everywhere: true,
     summary: 'Set the organization’s command policy',
     body: { schema: policySchema, required: true },
     responses: { 200: { description: 'The policy as stored', body: dataOf(policyViewSchema) } },

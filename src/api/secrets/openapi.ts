@@ -14,7 +14,7 @@ export const secretOperations: Operation[] = [
     errors: [],
   },
   {
-    method: 'put', path: '/api/v1/secrets/:name', operationId: 'putSecret', tag, scope: 'admin',
+    method: 'put', path: '/api/v1/secrets/:name', operationId: 'putSecret', tag, scope: 'admin', everywhere: true,
     summary: 'Store a secret',
     description: 'Sealed at rest; every stored value is redacted from all step output of the organization.',
     params: name,
@@ -23,7 +23,7 @@ export const secretOperations: Operation[] = [
     errors: ['validation_failed'],
   },
   {
-    method: 'delete', path: '/api/v1/secrets/:name', operationId: 'deleteSecret', tag, scope: 'admin',
+    method: 'delete', path: '/api/v1/secrets/:name', operationId: 'deleteSecret', tag, scope: 'admin', everywhere: true,
     summary: 'Delete a secret',
     params: name,
     responses: { 204: { description: 'Deleted' } },

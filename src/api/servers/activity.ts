@@ -37,14 +37,14 @@ export async function serverActivity(organizationId: string, serverId: string, l
   const [runs, conversations] = await Promise.all([
     DeploymentRunModel.find(
       { organization_id: organizationId, server_id: serverId },
-      { deployment_id: 1, parent_run_id: 1, status: 1, triggered_by: 1, error: 1, createdAt: 1, completed_at: 1 },
+      { deployment_id: 1, parent_run_id: 1, status: 1, triggered_by: 1, actor: 1, error: 1, createdAt: 1, completed_at: 1 },
     )
       .sort({ createdAt: -1, _id: -1 })
       .limit(limit)
       .lean(),
     ConversationModel.find(
       { organization_id: organizationId, $or: [{ server_id: serverId }, { source_server_id: serverId }] },
-      { server_id: 1, status: 1, created_by: 1, error: 1, createdAt: 1, completed_at: 1, messages: { $slice: 1 } },
+      { server_id: 1, status: 1, created_by: 1, actor: 1, error: 1, createdAt: 1, completed_at: 1, messages: { $slice: 1 } },
     )
       .sort({ createdAt: -1, _id: -1 })
       .limit(limit)

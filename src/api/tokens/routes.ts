@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Types } from 'mongoose';
 import { principalOf } from '../http/auth';
-import { requireAction, requireEverywhere } from '../access/gate';
+import { requireEverywhere } from '../access/gate';
 import { mayEverywhere } from '../../domain/access/grants';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
@@ -54,7 +54,7 @@ export function tokenRoutes(): Router {
     res.json({ data: tokens.map((t) => toTokenView(t, principal.tokenId)) });
   });
 
-  router.post('/', requireAction('read'), async (req, res) => {
+  router.post('/', async (req, res) => {
     const principal = principalOf(req);
     const input = validate(createTokenSchema, req.body);
     const identity = await IdentityModel.findById(principal.identity.id, { type: 1, name: 1 }).lean();
@@ -63,7 +63,7 @@ export function tokenRoutes(): Router {
     res.status(201).set('Cache-Control', 'no-store').json({ data: await issueToken(principal, identity, input) });
   });
 
-  router.delete('/:id', requireAction('read'), async (req, res) => {
+  router.delete('/:id', async (req, res) => {
     const id = parseId(req.params.id as string, 'Token').toString();
     const principal = principalOf(req);
     // Not an administrator: only their own tokens exist for them.

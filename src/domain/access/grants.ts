@@ -108,3 +108,13 @@ export function readableServers(access: Access): Record<string, unknown> | null 
 export function mayOnDeploymentTargets(access: Access, action: Action, deploymentId: string, servers: readonly ServerRef[]): boolean {
   return servers.length === 0 ? mayOnDeployment(access, action, deploymentId) : deniedServers(access, action, servers, { deploymentId }).length === 0;
 }
+
+/**
+ * May the request see a deployment whose targets are now `servers`? When some of them are its to
+ * read (a shared deployment shows, and a trigger then names the servers it may not touch), or the
+ * deployment by name.
+ */
+export function mayReadDeployment(access: Access, deploymentId: string, servers: readonly ServerRef[]): boolean {
+  if (servers.length === 0) return mayOnDeployment(access, 'read', deploymentId);
+  return deniedServers(access, 'read', servers, { deploymentId }).length < servers.length;
+}

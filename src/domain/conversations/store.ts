@@ -99,7 +99,7 @@ export async function recordDecision(id: Id, index: number, { approved, by }: { 
     Object.assign($set, {
       [stepField(index, 'status')]: 'failed',
       [stepField(index, 'execution_success')]: false,
-      [stepField(index, 'output')]: `--- rejected by API token: ${by}; not run ---\n`,
+      [stepField(index, 'output')]: `--- rejected by ${by}; not run ---\n`,
       [stepField(index, 'completed_at')]: now,
     });
   }

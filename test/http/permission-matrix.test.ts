@@ -1,0 +1,324 @@
+import { randomBytes } from 'node:crypto';
+import { bosunOperations } from '../../src/api/openapi/bosun-api';
+import { ROLE_ACTIONS, ROLES, type Role } from '../../src/domain/access/roles';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { userWithToken } from '../support/client';
+import { registeredRoutes } from '../support/openapi';
+import { LOOPBACK_ADDRESSES } from '../support/sshd';
+
+const FLEET_ADDRESSES = LOOPBACK_ADDRESSES.filter((host) => host !== '127.0.0.1');
+
+/*
+ * Who may do what, route by route: every route of the API × every role × a binding limited to the
+ * servers tagged `web` or one for the whole organization × what the request touches (a `web` thing,
+ * or a `db` one). The routes come from the app itself and their actions from the OpenAPI document
+ * built from the same operations: a route added without a line here, or without an action, fails.
+ * Another organization's data is the third column: test/http/tenant-matrix.test.ts.
+ */
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type Scope = 'web' | 'db';
+type Json = any;
+
+interface World {
+  server: Record<Scope, string>;
+  second: Record<Scope, string>;
+  deployment: Record<Scope, string>;
+  run: Record<Scope, string>;
+  conversation: Record<Scope, string>;
+  step: Record<Scope, string>;
+  plan: Record<Scope, string>;
+  person: string;
+  account: string;
+  team: string;
+  binding: string;
+}
+
+/** What makes a fresh thing for a destructive call, as the organization's administrator. */
+interface Fresh {
+  server(scope: Scope): Promise<string>;
+  deployment(scope: Scope): Promise<string>;
+  plan(scope: Scope): Promise<string>;
+  person(): Promise<string>;
+  account(): Promise<string>;
+  team(): Promise<string>;
+  binding(): Promise<string>;
+  secret(): Promise<string>;
+  /** A token of the caller's own (made with the caller's token). */
+  ownToken(caller: string): Promise<string>;
+}
+
+/**
+ * How a route is tried: the request for a thing of `scope`, and what kind of route it is —
+ * `scoped`: it names a thing on servers (outside the caller's bindings it is a 404);
+ * `create`: its body points at servers (outside, the answer `outside` gives);
+ * `org`: about the organization, not its servers.
+ */
+interface Case {
+  kind: 'scoped' | 'create' | 'org';
+  outside?: number;
+  request(scope: Scope, w: World, fresh: Fresh, caller: string): Promise<{ path: string; body?: object }> | { path: string; body?: object };
+}
+
+const n = () => randomBytes(3).toString('hex');
+const scoped = (request: Case['request']): Case => ({ kind: 'scoped', request });
+const org = (request: Case['request']): Case => ({ kind: 'org', request });
+
+const CASES: Record<string, Case> = {
+  'GET /api/v1/servers': org(() => ({ path: '/servers' })),
+  'POST /api/v1/servers': { kind: 'create', outside: 403, request: (s) => ({ path: '/servers', body: { title: `new-${n()}`, host: `127.0.9.${Math.floor(Math.random() * 250) + 1}`, port: 1, username: `u${n()}`, auth_method: 'password', password: 'p', tags: [s] } }) },
+  'GET /api/v1/servers/:id': scoped((s, w) => ({ path: `/servers/${w.server[s]}` })),
+  'GET /api/v1/servers/:id/activity': scoped((s, w) => ({ path: `/servers/${w.server[s]}/activity` })),
+  'PATCH /api/v1/servers/:id': scoped((s, w) => ({ path: `/servers/${w.server[s]}`, body: { title: `${s}-a` } })),
+  'POST /api/v1/servers/:id/verify': scoped((s, w) => ({ path: `/servers/${w.server[s]}/verify` })),
+  'DELETE /api/v1/servers/:id': scoped(async (s, _w, f) => ({ path: `/servers/${await f.server(s)}` })),
+  'GET /api/v1/deployments': org(() => ({ path: '/deployments' })),
+  'POST /api/v1/deployments': { kind: 'create', outside: 422, request: (s, w) => ({ path: '/deployments', body: { name: `d-${n()}`, server_id: w.server[s], steps: [{ name: 'x', command: 'true' }] } }) },
+  'GET /api/v1/deployments/:id': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}` })),
+  'PATCH /api/v1/deployments/:id': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}`, body: { name: `deploy-${s}` } })),
+  'DELETE /api/v1/deployments/:id': scoped(async (s, _w, f) => ({ path: `/deployments/${await f.deployment(s)}` })),
+  'POST /api/v1/deployments/:id/run': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/run` })),
+  'POST /api/v1/deployments/:id/plan': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/plan` })),
+  'GET /api/v1/deployments/:id/runs': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs` })),
+  'GET /api/v1/deployments/:id/runs/:runId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}` })),
+  'POST /api/v1/deployments/:id/runs/:runId/cancel': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/cancel` })),
+  'POST /api/v1/deployments/:id/runs/:runId/retry': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/retry` })),
+  'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}` })),
+  'GET /api/v1/deployments/:id/runs/:runId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/steps/1/log` })),
+  'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}/steps/1/log` })),
+  'GET /api/v1/conversations': org(() => ({ path: '/conversations' })),
+  'POST /api/v1/conversations': { kind: 'create', outside: 404, request: (s, w) => ({ path: '/conversations', body: { chatable_type: 'server', chatable_id: w.server[s], message: 'show uptime' } }) },
+  'GET /api/v1/conversations/:id': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}` })),
+  'GET /api/v1/conversations/:id/steps/:stepId/log': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}/steps/${w.step[s]}/log` })),
+  'POST /api/v1/conversations/:id/messages': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}/messages`, body: { message: 'show the hostname' } })),
+  'POST /api/v1/conversations/:id/cancel': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}/cancel` })),
+  'POST /api/v1/conversations/:id/steps/:stepId/approve': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}/steps/${w.step[s]}/approve` })),
+  'POST /api/v1/conversations/:id/steps/:stepId/reject': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}/steps/${w.step[s]}/reject` })),
+  'GET /api/v1/migration-plans': org(() => ({ path: '/migration-plans' })),
+  'POST /api/v1/migration-plans': { kind: 'create', outside: 422, request: (s, w) => ({ path: '/migration-plans', body: { title: `move-${n()}`, source_server_id: w.server[s], target_server_id: w.second[s] } }) },
+  'GET /api/v1/migration-plans/:id': scoped((s, w) => ({ path: `/migration-plans/${w.plan[s]}` })),
+  'DELETE /api/v1/migration-plans/:id': scoped(async (s, _w, f) => ({ path: `/migration-plans/${await f.plan(s)}` })),
+  'GET /api/v1/secrets': org(() => ({ path: '/secrets' })),
+  'PUT /api/v1/secrets/:name': org(() => ({ path: `/secrets/s_${n()}`, body: { value: 'a value' } })),
+  'DELETE /api/v1/secrets/:name': org(async (_s, _w, f) => ({ path: `/secrets/${await f.secret()}` })),
+  'GET /api/v1/policy': org(() => ({ path: '/policy' })),
+  'PUT /api/v1/policy': org(() => ({ path: '/policy', body: { allow_destructive: false, require_approval_for: ['read', 'change', 'destructive'] } })),
+  'GET /api/v1/tokens': org(() => ({ path: '/tokens' })),
+  'POST /api/v1/tokens': org(() => ({ path: '/tokens', body: { name: `t-${n()}`, scopes: ['read'] } })),
+  'DELETE /api/v1/tokens/:id': org(async (_s, _w, f, caller) => ({ path: `/tokens/${await f.ownToken(caller)}` })),
+  'GET /api/v1/me': org(() => ({ path: '/me' })),
+  'GET /api/v1/openapi.json': org(() => ({ path: '/openapi.json' })),
+  'GET /api/v1/people': org(() => ({ path: '/people' })),
+  'POST /api/v1/people': org(() => ({ path: '/people', body: { name: `Person ${n()}` } })),
+  'GET /api/v1/people/:id': org((_s, w) => ({ path: `/people/${w.person}` })),
+  'PATCH /api/v1/people/:id': org((_s, w) => ({ path: `/people/${w.person}`, body: { email: null } })),
+  'DELETE /api/v1/people/:id': org(async (_s, _w, f) => ({ path: `/people/${await f.person()}` })),
+  'POST /api/v1/people/:id/tokens': org((_s, w) => ({ path: `/people/${w.person}/tokens`, body: { name: `t-${n()}` } })),
+  'GET /api/v1/service-accounts': org(() => ({ path: '/service-accounts' })),
+  'POST /api/v1/service-accounts': org(() => ({ path: '/service-accounts', body: { name: `sa-${n()}` } })),
+  'GET /api/v1/service-accounts/:id': org((_s, w) => ({ path: `/service-accounts/${w.account}` })),
+  'PATCH /api/v1/service-accounts/:id': org((_s, w) => ({ path: `/service-accounts/${w.account}`, body: { description: 'nightly jobs' } })),
+  'DELETE /api/v1/service-accounts/:id': org(async (_s, _w, f) => ({ path: `/service-accounts/${await f.account()}` })),
+  'POST /api/v1/service-accounts/:id/tokens': org((_s, w) => ({ path: `/service-accounts/${w.account}/tokens`, body: { name: `t-${n()}` } })),
+  'GET /api/v1/teams': org(() => ({ path: '/teams' })),
+  'POST /api/v1/teams': org(() => ({ path: '/teams', body: { name: `team ${n()}` } })),
+  'GET /api/v1/teams/:id': org((_s, w) => ({ path: `/teams/${w.team}` })),
+  'PATCH /api/v1/teams/:id': org((_s, w) => ({ path: `/teams/${w.team}`, body: { oidc_groups: ['ops'] } })),
+  'DELETE /api/v1/teams/:id': org(async (_s, _w, f) => ({ path: `/teams/${await f.team()}` })),
+  'GET /api/v1/role-bindings': org(() => ({ path: '/role-bindings' })),
+  'POST /api/v1/role-bindings': org((_s, w) => ({ path: '/role-bindings', body: { role: 'viewer', subject: { type: 'service_account', id: w.account } } })),
+  'GET /api/v1/role-bindings/:id': org((_s, w) => ({ path: `/role-bindings/${w.binding}` })),
+  'PATCH /api/v1/role-bindings/:id': org((_s, w) => ({ path: `/role-bindings/${w.binding}`, body: { max_targets_per_run: null } })),
+  'DELETE /api/v1/role-bindings/:id': org(async (_s, _w, f) => ({ path: `/role-bindings/${await f.binding()}` })),
+};
+
+const OPERATIONS = new Map(bosunOperations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op]));
+
+/** Whether a caller with `role`, bound to `web` servers or to all, may make this request about a `scope` thing. */
+function allowed(route: string, role: Role, binding: 'web' | 'all', scope: Scope): boolean {
+  const op = OPERATIONS.get(route)!;
+  if (op.scope === null || op.scope === 'any') return true;
+  const has = ROLE_ACTIONS[role].includes(op.scope);
+  if (op.everywhere) return has && binding === 'all';
+  if (CASES[route]!.kind === 'org') return has;
+  return has && (binding === 'all' || scope === 'web');
+}
+
+/**
+ * The refusal expected when not allowed: a role without the action anywhere is refused before
+ * anything is looked up (403); outside every binding a thing does not exist for the caller (404).
+ */
+function refusal(route: string, role: Role, binding: 'web' | 'all', scope: Scope): number {
+  const c = CASES[route]!;
+  const action = OPERATIONS.get(route)!.scope;
+  if (action && action !== 'any' && !ROLE_ACTIONS[role].includes(action)) return 403;
+  const outside = binding === 'web' && scope === 'db';
+  if (outside && c.kind === 'scoped') return 404;
+  if (outside && c.kind === 'create') return c.outside!;
+  return 403;
+}
+
+describe('permissions, route by route: every role, bound to some servers or to all', () => {
+  let bosun: Bosun;
+  let admin: string;
+  let w: World;
+  let fresh: Fresh;
+  const call = (token: string, method: Method, path: string, body?: object) => {
+    const request = bosun.api[method](`/api/v1${path}`).set(bearer(token));
+    return body ? request.send(body) : request;
+  };
+  const created = async (token: string, method: Method, path: string, body?: object) => {
+    const res = await call(token, method, path, body);
+    if (res.status !== 201) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.data.id as string;
+  };
+
+  beforeAll(async () => {
+    bosun = await startBosun();
+    admin = await bosun.token('acme');
+    const ops = userWithToken(bosun, admin);
+    const hosts = FLEET_ADDRESSES.slice(0, 4);
+    const server = (tag: Scope) => {
+      const host = hosts.shift()!;
+      return ops.addServer({ host, tags: [tag], title: `${tag}-${host}` });
+    };
+    const servers = { web: await server('web'), db: await server('db') };
+    const second = { web: await server('web'), db: await server('db') };
+    await call(admin, 'put', '/policy', { allow_destructive: false, require_approval_for: ['read', 'change', 'destructive'] });
+    const deployment = { web: (await ops.defineDeployment(servers.web, [{ name: 'hello', command: 'echo hello' }], 'deploy-web')).id, db: (await ops.defineDeployment(servers.db, [{ name: 'hello', command: 'echo hello' }], 'deploy-db')).id };
+    const run = { web: (await ops.runToEnd(deployment.web)).id, db: (await ops.runToEnd(deployment.db)).id };
+    const conversation: Record<Scope, string> = { web: '', db: '' };
+    const step: Record<Scope, string> = { web: '', db: '' };
+    for (const s of ['web', 'db'] as const) {
+      conversation[s] = (await ops.startConversation(servers[s], 'show uptime')).id;
+      step[s] = (await ops.waitForConversation(conversation[s], (c: Json) => c.status === 'awaiting_approval')).steps[0].id;
+    }
+    const plan = {
+      web: await created(admin, 'post', '/migration-plans', { title: 'web move', source_server_id: servers.web, target_server_id: second.web }),
+      db: await created(admin, 'post', '/migration-plans', { title: 'db move', source_server_id: servers.db, target_server_id: second.db }),
+    };
+    const person = await created(admin, 'post', '/people', { name: 'Alice' });
+    const account = await created(admin, 'post', '/service-accounts', { name: 'nightly' });
+    const team = await created(admin, 'post', '/teams', { name: 'web team', members: [person] });
+    const binding = await created(admin, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } });
+    w = { server: servers, second, deployment, run, conversation, step, plan, person, account, team, binding };
+
+    let spare = 1;
+    fresh = {
+      server: async (s) => created(admin, 'post', '/servers', { title: `spare-${spare}`, host: `127.0.8.${spare++}`, port: 1, username: 'x', auth_method: 'password', password: 'p', tags: [s] }),
+      deployment: async (s) => created(admin, 'post', '/deployments', { name: `spare-${n()}`, server_id: servers[s], steps: [{ name: 'x', command: 'true' }] }),
+      plan: async (s) => created(admin, 'post', '/migration-plans', { title: `spare-${n()}`, source_server_id: servers[s], target_server_id: second[s] }),
+      person: async () => created(admin, 'post', '/people', { name: `Spare ${n()}` }),
+      account: async () => created(admin, 'post', '/service-accounts', { name: `spare-${n()}` }),
+      team: async () => created(admin, 'post', '/teams', { name: `spare ${n()}` }),
+      binding: async () => created(admin, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'service_account', id: account } }),
+      secret: async () => {
+        const name = `s_${n()}`;
+        await call(admin, 'put', `/secrets/${name}`, { value: 'a value' });
+        return name;
+      },
+      ownToken: async (caller) => created(caller, 'post', '/tokens', { name: `own-${n()}`, scopes: ['read'] }),
+    };
+  }, 180_000);
+  afterAll(() => bosun.stop());
+
+  test('every route is in the matrix, and every authenticated one names its action', () => {
+    const api = registeredRoutes(bosun.app).filter((r) => r.includes(' /api/v1/') && !r.endsWith(' /api/v1/session'));
+    expect(api.sort()).toEqual(Object.keys(CASES).sort());
+    // Only the document itself is read without a token.
+    for (const route of api.filter((r) => r !== 'GET /api/v1/openapi.json')) expect([route, OPERATIONS.get(route)?.scope]).toEqual([route, expect.anything()]);
+  });
+
+  test.each(ROLES.flatMap((role) => [[role, 'web'] as const, [role, 'all'] as const]))('%s bound to %s servers: allowed where its role and binding reach, 403 or 404 elsewhere', async (role, binding) => {
+    const subject = await created(admin, 'post', '/service-accounts', { name: `${role}-${binding}-${n()}` });
+    await created(admin, 'post', '/role-bindings', { role, subject: { type: 'service_account', id: subject }, ...(binding === 'web' ? { servers: { tags: ['web'] } } : {}) });
+    const token = (await call(admin, 'post', `/service-accounts/${subject}/tokens`, { name: `t-${n()}` })).body.data.token as string;
+
+    const outcomes: string[] = [];
+    const expected: string[] = [];
+    for (const [route, c] of Object.entries(CASES)) {
+      const method = route.split(' ')[0]!.toLowerCase() as Method;
+      for (const scope of ['web', 'db'] as const) {
+        const { path, body } = await c.request(scope, w, fresh, token);
+        const res = await call(token, method, path, body);
+        const ok = allowed(route, role, binding, scope);
+        // Allowed: past the gate, whatever the route then answers (a finished run cannot be cancelled: 409).
+        outcomes.push(`${route} [${scope}] ${ok ? (res.status < 500 && ![401, 403, 404].includes(res.status) ? 'passed' : res.status) : res.status}`);
+        expected.push(`${route} [${scope}] ${ok ? 'passed' : refusal(route, role, binding, scope)}`);
+      }
+    }
+    expect(outcomes).toEqual(expected);
+
+    // Lists show what the binding reaches, and nothing else.
+    const listed = async (path: string) => ((await call(token, 'get', path)).body.data as { id: string }[]).map((item) => item.id);
+    const reach = (s: Scope) => binding === 'all' || s === 'web';
+    for (const s of ['web', 'db'] as const) {
+      expect([s, (await listed('/servers?per_page=100')).includes(w.server[s])]).toEqual([s, reach(s)]);
+      expect([s, (await listed('/deployments?per_page=100')).includes(w.deployment[s])]).toEqual([s, reach(s)]);
+      expect([s, (await listed('/conversations?per_page=100')).includes(w.conversation[s])]).toEqual([s, reach(s)]);
+      expect([s, (await listed('/migration-plans?per_page=100')).includes(w.plan[s])]).toEqual([s, reach(s)]);
+    }
+  }, 180_000);
+
+  test('a run touching more servers than a binding allows is refused, naming the limit; a run within it is not', async () => {
+    const fleet = await created(admin, 'post', '/deployments', { name: `fleet-${n()}`, targets: { server_ids: [w.server.web, w.second.web] }, steps: [{ name: 'x', command: 'true' }] });
+    const ci = await created(admin, 'post', '/service-accounts', { name: `ci-${n()}` });
+    const limit = await created(admin, 'post', '/role-bindings', { role: 'operator', subject: { type: 'service_account', id: ci }, max_targets_per_run: 1 });
+    const token = (await call(admin, 'post', `/service-accounts/${ci}/tokens`, { name: `ci-${n()}` })).body.data.token as string;
+    const runs = async () => (await call(admin, 'get', `/deployments/${fleet}/runs`)).body.meta.total;
+
+    const refused = await call(token, 'post', `/deployments/${fleet}/run`);
+    expect([refused.status, refused.body.error.message]).toEqual([403, expect.stringContaining('at most 1 server(s) per run')]);
+    expect(await runs()).toBe(0);
+    expect((await call(token, 'post', `/deployments/${w.deployment.web}/run`)).status).toBe(202);
+
+    await call(admin, 'patch', `/role-bindings/${limit}`, { max_targets_per_run: 2 });
+    expect((await call(token, 'post', `/deployments/${fleet}/run`)).status).toBe(202);
+    expect(await runs()).toBe(1);
+  });
+
+  test('a fleet trigger reaching a server outside the binding is refused with 403 naming it, and no run is created', async () => {
+    const both = await created(admin, 'post', '/deployments', { name: `both-${n()}`, targets: { server_ids: [w.server.web, w.server.db] }, steps: [{ name: 'x', command: 'true' }] });
+    const web = await created(admin, 'post', '/service-accounts', { name: `web-ci-${n()}` });
+    await created(admin, 'post', '/role-bindings', { role: 'operator', subject: { type: 'service_account', id: web }, servers: { tags: ['web'] }, deployments: [both] });
+    const token = (await call(admin, 'post', `/service-accounts/${web}/tokens`, { name: `web-ci-${n()}` })).body.data.token as string;
+    const refused = await call(token, 'post', `/deployments/${both}/run`);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.details).toEqual([{ path: `servers/${w.server.db}`, message: expect.stringContaining('outside the role bindings') }]);
+    expect((await call(admin, 'get', `/deployments/${both}/runs`)).body.meta.total).toBe(0);
+
+    // Run by someone who may: the web team sees the run, and its web server's part, not the other's.
+    const run = (await call(admin, 'post', `/deployments/${both}/run`)).body.run_id as string;
+    expect((await call(token, 'get', `/deployments/${both}/runs/${run}`)).status).toBe(200);
+    expect((await call(token, 'get', `/deployments/${both}/runs/${run}/targets/${w.server.web}`)).status).toBe(200);
+    expect((await call(token, 'get', `/deployments/${both}/runs/${run}/targets/${w.server.db}`)).status).toBe(404);
+    expect((await call(token, 'get', `/deployments/${both}/runs/${run}/targets/${w.server.db}/steps/1/log`)).status).toBe(404);
+  });
+
+  test('a token narrows its identity’s rights and never widens them', async () => {
+    const narrow = (await call(admin, 'post', '/tokens', { name: `narrow-${n()}`, scopes: ['read'] })).body.data.token as string;
+    expect((await call(narrow, 'post', `/deployments/${w.deployment.web}/run`)).status).toBe(403);
+    const wider = await call(narrow, 'post', '/tokens', { name: `wider-${n()}`, scopes: ['admin'] });
+    expect([wider.status, wider.body.error.message]).toEqual([403, expect.stringContaining('scopes its own lacks: admin')]);
+
+    const viewer = await created(admin, 'post', '/service-accounts', { name: `viewer-${n()}` });
+    await created(admin, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'service_account', id: viewer } });
+    const everything = (await call(admin, 'post', `/service-accounts/${viewer}/tokens`, { name: `all-${n()}`, scopes: ['admin'] })).body.data.token as string;
+    expect((await call(everything, 'post', `/deployments/${w.deployment.web}/run`)).status).toBe(403);
+    expect((await call(everything, 'get', `/deployments/${w.deployment.web}`)).status).toBe(200);
+  });
+
+  test('a role binding changed while a run is in flight does not change that run', async () => {
+    const slow = await created(admin, 'post', '/deployments', { name: `slow-${n()}`, server_id: w.server.web, steps: [{ name: 'wait', command: 'sleep 2; echo done' }] });
+    const ci = await created(admin, 'post', '/service-accounts', { name: `ci-${n()}` });
+    const grant = await created(admin, 'post', '/role-bindings', { role: 'operator', subject: { type: 'service_account', id: ci } });
+    const token = (await call(admin, 'post', `/service-accounts/${ci}/tokens`, { name: `ci-${n()}` })).body.data.token as string;
+    const trigger = await call(token, 'post', `/deployments/${slow}/run`);
+    expect(trigger.status).toBe(202);
+    expect((await call(admin, 'delete', `/role-bindings/${grant}`)).status).toBe(204);
+    const done = await eventually(async () => (await call(admin, 'get', `/deployments/${slow}/runs/${trigger.body.run_id}`)).body.data, (r: Json) => ['success', 'failed'].includes(r.status));
+    expect(done.status).toBe('success');
+    // Its rights are gone for the next one.
+    expect((await call(token, 'post', `/deployments/${slow}/run`)).status).toBe(403);
+  });
+});
