@@ -94,8 +94,9 @@ export class BosunProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
 
-  constructor(env: NodeJS.ProcessEnv, args: string[] = []) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'src/main.ts'), ...args], { cwd: REPO, env });
+  /** `checkout`: another copy of the repository (an older version, for an upgrade). */
+  constructor(env: NodeJS.ProcessEnv, args: string[] = [], checkout = REPO) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(checkout, 'src/main.ts'), ...args], { cwd: checkout, env });
     this.child.stdout!.on('data', (c) => (this.stdout += c));
     this.child.stderr!.on('data', (c) => (this.stderr += c));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
