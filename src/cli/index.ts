@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Config } from '../config';
 import { SCOPES } from '../domain/tokens/scopes';
+import { accessCommands } from './access';
 
 /**
  * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
@@ -126,6 +127,10 @@ export function buildProgram(): Command {
         throw error;
       }
     });
+
+  accessCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
 
   program
     .command('binaries')

@@ -1,0 +1,202 @@
+import type { Command } from 'commander';
+import { DeployExit } from './exit';
+import { bosunApi, errorMessage, type BosunApi } from './http';
+
+/*
+ * `bosun whoami`, `bosun people|service-accounts|teams|roles …`: who may do what, over the API
+ * (BOSUN_URL and BOSUN_TOKEN), so the server's one gate decides as it does for every client.
+ * Exit 0 done, 1 refused by the API, 2 usage or connection trouble.
+ */
+
+type Json = Record<string, any>;
+
+const print = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+function api(): BosunApi {
+  const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+  const token = process.env.BOSUN_TOKEN;
+  if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
+  return bosunApi(base, token);
+}
+
+/** One call that must answer `status`; its `data`. A refusal is exit 1 with the API's reason. */
+async function call(method: string, path: string, status: number, body?: unknown): Promise<Json> {
+  const res = await api().request(method, path, {}, body);
+  if (res.status !== status) throw new DeployExit(res.status === 401 ? 2 : 1, errorMessage(res.body));
+  return (res.body as Json).data;
+}
+
+/** Every item of a list (pages of 100). */
+async function all(path: string): Promise<Json[]> {
+  const items: Json[] = [];
+  for (let page = 1; ; page += 1) {
+    const res = await api().request('GET', `${path}${path.includes('?') ? '&' : '?'}per_page=100&page=${page}`);
+    if (res.status !== 200) throw new DeployExit(1, errorMessage(res.body));
+    items.push(...((res.body as Json).data as Json[]));
+    if (page >= (res.body as Json).meta.last_page) return items;
+  }
+}
+
+/** An item named by its id or its (unique) name. */
+async function find(path: string, what: string, idOrName: string): Promise<Json> {
+  const found = (await all(path)).filter((item) => item.id === idOrName || item.name === idOrName);
+  if (found.length !== 1) throw new DeployExit(found.length ? 2 : 1, found.length ? `More than one ${what} is named "${idOrName}": give its id` : `No ${what} "${idOrName}"`);
+  return found[0]!;
+}
+
+const SUBJECTS = { person: '/people', team: '/teams', service_account: '/service-accounts' } as const;
+
+/** `person:alice`, `team:web team`, `service-account:ci-web` (a name or an id). */
+async function subjectOf(text: string): Promise<{ type: keyof typeof SUBJECTS; id: string }> {
+  const at = text.indexOf(':');
+  const type = text.slice(0, at).replace('-', '_') as keyof typeof SUBJECTS;
+  if (at < 1 || !(type in SUBJECTS)) throw new DeployExit(2, `--to takes person:<name>, team:<name> or service-account:<name> (got "${text}")`);
+  return { type, id: (await find(SUBJECTS[type], type.replace('_', ' '), text.slice(at + 1))).id };
+}
+
+const list = (text: string | undefined) => (text === undefined ? undefined : text.split(',').map((s) => s.trim()).filter(Boolean));
+
+const bindingLine = (b: Json) =>
+  [
+    b.role,
+    b.servers ? `servers tagged ${b.servers.tags.join(' and ')}` : 'every server',
+    b.deployments ? `deployments ${b.deployments.join(', ')}` : 'every deployment',
+    b.max_targets_per_run ? `at most ${b.max_targets_per_run} per run` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+
+/** A command's action, its DeployExit becoming the command's exit. */
+const run =
+  <A extends unknown[]>(fn: (...args: A) => Promise<void>, fail: (code: number, message: string) => never) =>
+  async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (error) {
+      if (error instanceof DeployExit) fail(error.code, error.message);
+      throw error;
+    }
+  };
+
+export function accessCommands(program: Command, fail: (code: number, message: string) => never): void {
+  const json = (value: unknown): void => print(JSON.stringify(value, null, 2));
+
+  program
+    .command('whoami')
+    .description('who BOSUN_TOKEN acts for, its teams, and the role bindings that give it rights')
+    .option('--json', 'print JSON')
+    .action(
+      run(async (opts: { json?: boolean }) => {
+        const me = await call('GET', '/me', 200);
+        if (opts.json) return json(me);
+        print(`${me.identity.name} (${me.identity.type === 'person' ? 'person' : 'service account'}) ${me.identity.id}`);
+        if (me.token) print(`token    ${me.token.name} (scopes: ${me.token.scopes.join(', ')})`);
+        if (me.teams.length) print(`teams    ${me.teams.map((t: Json) => t.name).join(', ')}`);
+        for (const b of me.bindings) print(`role     ${bindingLine(b)}`);
+        if (!me.bindings.length) print('role     (none: this identity may do nothing)');
+      }, fail),
+    );
+
+  const people = program.command('people').description('the people of your organization (administrators)');
+  people.command('list').option('--json', 'print JSON').action(
+    run(async (opts: { json?: boolean }) => {
+      const items = await all('/people');
+      if (opts.json) return json(items);
+      print(['ID', 'NAME', 'EMAIL', 'DISABLED'].join('\t'));
+      for (const p of items) print([p.id, p.name, p.email ?? '-', p.disabled ? 'yes' : 'no'].join('\t'));
+    }, fail),
+  );
+  people
+    .command('add <name>')
+    .option('--email <email>')
+    .option('--oidc-subject <sub>', 'the `sub` the OpenID provider gives them')
+    .action(run(async (name: string, opts: { email?: string; oidcSubject?: string }) => print((await call('POST', '/people', 201, { name, email: opts.email ?? null, oidc_subject: opts.oidcSubject ?? null })).id), fail));
+  for (const [verb, disabled] of [['disable', true], ['enable', false]] as const) {
+    people
+      .command(`${verb} <person>`)
+      .description(disabled ? 'their sessions and tokens stop at once' : 'they may sign in again')
+      .action(run(async (who: string) => void (await call('PATCH', `/people/${(await find('/people', 'person', who)).id}`, 200, { disabled })), fail));
+  }
+  people.command('remove <person>').action(run(async (who: string) => void (await call('DELETE', `/people/${(await find('/people', 'person', who)).id}`, 204)), fail));
+
+  const accounts = program.command('service-accounts').description('CI pipelines, scripts and agents (administrators)');
+  accounts.command('list').option('--json', 'print JSON').action(
+    run(async (opts: { json?: boolean }) => {
+      const items = await all('/service-accounts');
+      if (opts.json) return json(items);
+      print(['ID', 'NAME', 'DESCRIPTION'].join('\t'));
+      for (const a of items) print([a.id, a.name, a.description ?? '-'].join('\t'));
+    }, fail),
+  );
+  accounts
+    .command('add <name>')
+    .option('--description <text>')
+    .action(run(async (name: string, opts: { description?: string }) => print((await call('POST', '/service-accounts', 201, { name, description: opts.description ?? null })).id), fail));
+  accounts.command('remove <account>').action(run(async (who: string) => void (await call('DELETE', `/service-accounts/${(await find('/service-accounts', 'service account', who)).id}`, 204)), fail));
+  accounts
+    .command('token <account>')
+    .description('make a token for it and print it (alone, on stdout)')
+    .requiredOption('--name <name>', 'the token’s name')
+    .option('--scopes <list>', 'narrow it (comma-separated); default: everything the account may')
+    .option('--expires-in <duration>', '30m, 12h, 90d, 2w (default: never)')
+    .action(
+      run(async (who: string, opts: { name: string; scopes?: string; expiresIn?: string }) => {
+        const account = await find('/service-accounts', 'service account', who);
+        print((await call('POST', `/service-accounts/${account.id}/tokens`, 201, { name: opts.name, scopes: list(opts.scopes), expires_in: opts.expiresIn ?? null })).token);
+      }, fail),
+    );
+
+  const teams = program.command('teams').description('teams of people who share role bindings (administrators)');
+  teams.command('list').option('--json', 'print JSON').action(
+    run(async (opts: { json?: boolean }) => {
+      const items = await all('/teams');
+      if (opts.json) return json(items);
+      print(['ID', 'NAME', 'MEMBERS', 'OIDC GROUPS'].join('\t'));
+      for (const t of items) print([t.id, t.name, String(t.members.length), t.oidc_groups.join(',') || '-'].join('\t'));
+    }, fail),
+  );
+  teams
+    .command('add <name>')
+    .option('--members <people>', 'comma-separated names or ids')
+    .option('--oidc-groups <groups>', 'comma-separated groups of the OpenID provider')
+    .action(
+      run(async (name: string, opts: { members?: string; oidcGroups?: string }) => {
+        const members = await Promise.all((list(opts.members) ?? []).map(async (who) => (await find('/people', 'person', who)).id));
+        print((await call('POST', '/teams', 201, { name, members, oidc_groups: list(opts.oidcGroups) ?? [] })).id);
+      }, fail),
+    );
+  teams.command('remove <team>').action(run(async (which: string) => void (await call('DELETE', `/teams/${(await find('/teams', 'team', which)).id}`, 204)), fail));
+
+  const roles = program.command('roles').description('role bindings: who may do what, on which servers (administrators)');
+  roles.command('list').option('--json', 'print JSON').action(
+    run(async (opts: { json?: boolean }) => {
+      const items = await all('/role-bindings');
+      if (opts.json) return json(items);
+      print(['ID', 'SUBJECT', 'BINDING'].join('\t'));
+      for (const b of items) print([b.id, `${b.subject.type}:${b.subject.id}`, bindingLine(b)].join('\t'));
+    }, fail),
+  );
+  roles
+    .command('grant <role>')
+    .description('viewer, operator, approver, deployer, server-admin or admin')
+    .requiredOption('--to <subject>', 'person:<name>, team:<name> or service-account:<name>')
+    .option('--tags <tags>', 'only the servers having all of these tags (comma-separated)')
+    .option('--deployments <ids>', 'only these deployments (comma-separated ids)')
+    .option('--max-targets <n>', 'refuse a run or conversation touching more servers', (v) => Number(v))
+    .action(
+      run(async (role: string, opts: { to: string; tags?: string; deployments?: string; maxTargets?: number }) => {
+        const tags = list(opts.tags);
+        const binding = await call('POST', '/role-bindings', 201, {
+          role,
+          subject: await subjectOf(opts.to),
+          servers: tags ? { tags } : null,
+          deployments: list(opts.deployments) ?? null,
+          max_targets_per_run: opts.maxTargets ?? null,
+        });
+        print(binding.id);
+      }, fail),
+    );
+  roles.command('revoke <binding-id>').action(run(async (id: string) => void (await call('DELETE', `/role-bindings/${id}`, 204)), fail));
+}
