@@ -115,7 +115,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       if (!embedded) {
         // Temporal Cloud does not let a worker register them: they are added once in the namespace's settings.
         await ensureSearchAttributes(temporal, config.temporal.namespace).catch((err: Error) =>
-          log.warn({ err: err.message }, 'could not register search attributes BosunOrganization, BosunServer, BosunDeployment (Keyword): add them to the namespace, or runs cannot start'),
+          log.warn({ err: err.message }, 'could not register search attributes BosunOrganization, BosunServer, BosunDeployment, BosunActor (Keyword): add them to the namespace, or runs cannot start'),
         );
       }
       const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });

@@ -76,6 +76,14 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
       return ids;
     }, (ids) => ids.length > 0);
     expect(found).toEqual([deploymentRunWorkflowId(failedRunId)]);
+    // Who triggered it, as the run records it: its service account.
+    const byActor = `BosunActor="release-bot (service account)" AND BosunDeployment="${failing}"`;
+    const triggered = await eventually(async () => {
+      const ids: string[] = [];
+      for await (const workflow of bosun.temporal.workflow.list({ query: byActor })) ids.push(workflow.workflowId);
+      return ids;
+    }, (ids) => ids.length > 0);
+    expect(triggered).toEqual([deploymentRunWorkflowId(failedRunId)]);
   });
 
   test('a running run says which step it is on; a cancelled run is a Cancelled workflow', async () => {

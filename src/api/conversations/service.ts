@@ -59,6 +59,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         id: conversation._id.toString(),
         organizationId: conversation.organization_id.toString(),
         serverId: conversation.server_id.toString(),
+        actor: actorText(conversation.actor, conversation.created_by),
         messageId: messageId.toString(),
         summary: `"${clip(instruction, 80)}" on ${server?.title ?? conversation.server_id.toString()}`,
         details: [

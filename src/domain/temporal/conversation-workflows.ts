@@ -16,14 +16,14 @@ export class ConversationWorkflows {
    * Hands an instruction to its conversation's workflow, starting the workflow when none runs (the
    * first message, or a follow-up after the conversation went idle).
    */
-  async send(conversation: { id: string; organizationId: string; serverId: string; messageId: string; summary: string; details: string }) {
+  async send(conversation: { id: string; organizationId: string; serverId: string; actor: string; messageId: string; summary: string; details: string }) {
     await this.client.workflow.signalWithStart<WorkflowSignatures['conversationWorkflow'], [{ messageId: string }]>('conversationWorkflow', {
       taskQueue: this.taskQueue,
       workflowId: conversationWorkflowId(conversation.id),
       args: [{ conversationId: conversation.id, organizationId: conversation.organizationId, inbox: [] }],
       signal: CONVERSATION_MESSAGE_SIGNAL,
       signalArgs: [{ messageId: conversation.messageId }],
-      typedSearchAttributes: conversationSearchAttributes(conversation.organizationId, conversation.serverId),
+      typedSearchAttributes: conversationSearchAttributes(conversation.organizationId, conversation.serverId, conversation.actor),
       // Shown when this call starts the workflow (a conversation's first message, or one after it went idle).
       staticSummary: conversation.summary,
       staticDetails: conversation.details,

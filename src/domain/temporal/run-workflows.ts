@@ -1,3 +1,4 @@
+import { actorText, type StoredActor } from '../access/actor';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type QueuedRun } from '../contracts/runs';
 import { fleetSearchAttributes, runSearchAttributes } from '../contracts/search-attributes';
@@ -15,6 +16,7 @@ export interface StartableRun {
   server_title?: string | null;
   queue_seq?: number | null;
   triggered_by: string;
+  actor?: StoredActor | null;
 }
 
 /** A one-server run's workflow input, from its document (placed by its trigger) and its deployment's name. */
@@ -24,7 +26,7 @@ export const runStart = (run: StartableRun, deploymentName: string): QueuedRun =
   deploymentId: run.deployment_id.toString(),
   serverId: String(run.server_id),
   deploymentName,
-  triggeredBy: `API token: ${run.triggered_by}`,
+  triggeredBy: actorText(run.actor, run.triggered_by),
   serverTitle: run.server_title ?? String(run.server_id),
   place: run.queue_seq!,
 });
