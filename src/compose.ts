@@ -16,6 +16,7 @@ import { createServerService } from './api/servers/service';
 import type { Config } from './config';
 import { connectDatabase } from './domain/database';
 import { adoptTokensWithoutIdentity } from './domain/tokens/service';
+import { keepAccessFresh } from './api/access/freshness';
 import { ensureStepLogRetention } from './domain/execution/step-logs';
 import { createPlanner, describePlanner } from './domain/planner';
 import type { Planner } from './domain/planner/types';
@@ -178,6 +179,9 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       // Before any request: an older version's tokens become service accounts' (nothing gains or loses access).
       const adopted = await adoptTokensWithoutIdentity();
       if (adopted) log.info({ tokens: adopted }, 'tokens of an older version now belong to service accounts of their names');
+      // Identities' grants kept between requests while every change to them is heard.
+      const freshAccess = keepAccessFresh(log);
+      cleanups.push(() => freshAccess.close());
       const sessions = { idleSeconds: config.console.sessionIdleSeconds, maxSeconds: config.console.sessionMaxSeconds };
       const bundle = await consoleBundle(config.cacheDir, log);
       const deployments = createDeploymentService({ workflows, log, secretBox, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization });

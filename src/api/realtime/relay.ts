@@ -36,6 +36,8 @@ export function watchWithResume<T extends Document>(
   what: string,
   // 'required' fails on an update whose document is gone by the time the change is read: say 'default' when that is expected.
   fullDocument: 'required' | 'default' = 'required',
+  /** Told when the stream is open on the server (every later change will be heard), and when it is lost. */
+  lifecycle: { opened?: () => void; lost?: () => void } = {},
 ): { close(): Promise<void> } {
   let stream: ChangeStream<T> | undefined;
   let resumeAfter: ResumeToken | undefined;
@@ -43,11 +45,14 @@ export function watchWithResume<T extends Document>(
   const open = () => {
     if (closed) return;
     stream = collection.watch<T>(pipeline, { fullDocument, ...(resumeAfter ? { resumeAfter } : {}) });
+    // The first resume token comes with the server's answer to the stream's opening.
+    if (lifecycle.opened) stream.once('resumeTokenChanged', lifecycle.opened);
     stream.on('change', (change) => {
       resumeAfter = change._id;
       onChange(change);
     });
     stream.on('error', (err: Error & { codeName?: string }) => {
+      lifecycle.lost?.();
       if (closed) return;
       if (err.codeName === 'ChangeStreamHistoryLost' || err.codeName === 'InvalidResumeToken') resumeAfter = undefined;
       log.warn({ err: err.message }, `${what} change stream failed; reopening`);
@@ -59,6 +64,7 @@ export function watchWithResume<T extends Document>(
   return {
     async close() {
       closed = true;
+      lifecycle.lost?.();
       await stream?.close();
     },
   };

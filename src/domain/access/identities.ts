@@ -3,6 +3,7 @@ import { batcher } from '../batch';
 import { isDuplicateKey } from '../database';
 import { IdentityModel, RoleBindingModel, TeamModel, type Identity } from './model';
 import { toGrant, type Grant } from './grants';
+import { KEEP_MS, kept, keptState } from './cache';
 import type { Role } from './roles';
 
 export type IdentityType = 'person' | 'service_account';
@@ -31,22 +32,27 @@ export interface IdentityAccess {
   grants: Grant[];
 }
 
-/** Identities and their grants, looked up for concurrent requests together (three queries per batch). */
-const accessOf = batcher(async (ids: string[]): Promise<(IdentityAccess | Error)[]> => {
-  const unique = [...new Set(ids)].map((id) => new Types.ObjectId(id));
-  const [identities, teams] = await Promise.all([
-    IdentityModel.find({ _id: { $in: unique } }, { type: 1, name: 1, organization_id: 1, disabled_at: 1 }).lean(),
-    TeamModel.find({ members: { $in: unique } }, { name: 1, members: 1, organization_id: 1 }).lean(),
-  ]);
-  const bindings = await RoleBindingModel.find({ 'subject.id': { $in: [...unique, ...teams.map((t) => t._id)] } }).lean();
-  return ids.map((id) => {
-    const identity = identities.find((i) => i._id.toString() === id);
-    if (!identity) return new Error(`No identity ${id}`);
+type IdentityDoc = Pick<Identity, '_id' | 'type' | 'name' | 'organization_id' | 'disabled_at'>;
+
+/** Identities, looked up for concurrent requests together: always read, so a disabled one stops at once. */
+const identitiesById = batcher(async (ids: string[]): Promise<(IdentityDoc | null)[]> => {
+  // The driver's own find: on every request, mongoose's casting and hydration would cost more than the query.
+  const found = (await IdentityModel.collection
+    .find({ _id: { $in: [...new Set(ids)].map((id) => new Types.ObjectId(id)) } }, { projection: { type: 1, name: 1, organization_id: 1, disabled_at: 1 } })
+    .toArray()) as unknown as IdentityDoc[];
+  return ids.map((id) => found.find((i) => i._id.toString() === id) ?? null);
+});
+
+/** The teams and grants of identities not kept: two queries for the requests of the moment. */
+const grantsOf = batcher(async (identities: IdentityDoc[]): Promise<{ teams: IdentityAccess['teams']; grants: Grant[] }[]> => {
+  const ids = [...new Set(identities.map((i) => i._id.toString()))].map((id) => new Types.ObjectId(id));
+  const teams = await TeamModel.find({ members: { $in: ids } }, { name: 1, members: 1, organization_id: 1 }).lean();
+  const bindings = await RoleBindingModel.find({ 'subject.id': { $in: [...ids, ...teams.map((t) => t._id)] } }).lean();
+  return identities.map((identity) => {
+    const id = identity._id.toString();
     const own = teams.filter((t) => t.organization_id.equals(identity.organization_id) && t.members.some((m) => m.toString() === id));
     const subjects = new Set([id, ...own.map((t) => t._id.toString())]);
     return {
-      identity: identityRef(identity),
-      disabled: identity.disabled_at !== null && identity.disabled_at !== undefined,
       teams: own.map((t) => ({ id: t._id.toString(), name: t.name })),
       grants: bindings.filter((b) => b.organization_id.equals(identity.organization_id) && subjects.has(b.subject.id.toString())).map(toGrant),
     };
@@ -55,11 +61,15 @@ const accessOf = batcher(async (ids: string[]): Promise<(IdentityAccess | Error)
 
 /** The identity, teams and grants behind a token or session, or null when the identity is gone. */
 export async function identityAccess(identityId: string): Promise<IdentityAccess | null> {
-  try {
-    return await accessOf(identityId);
-  } catch {
-    return null;
-  }
+  const identity = await identitiesById(identityId);
+  if (!identity) return null;
+  const base = { identity: identityRef(identity), disabled: !!identity.disabled_at };
+  const hit = keptState.listening ? kept.get(identityId) : undefined;
+  if (hit && Date.now() - hit.at < KEEP_MS) return { ...base, teams: hit.teams, grants: hit.grants };
+  const before = keptState.generation;
+  const { teams, grants } = await grantsOf(identity);
+  if (keptState.listening && before === keptState.generation) kept.set(identityId, { at: Date.now(), teams, grants });
+  return { ...base, teams, grants };
 }
 
 /** Finds or creates an identity of a type and name in an organization; safe when two callers race. */

@@ -1,5 +1,12 @@
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { ROLES } from './roles';
+import { accessCache } from './cache';
+
+/** Every write that can change rights, as mongoose names them: what this process writes, it forgets at once. */
+const WRITES = ['save', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndDelete', 'insertMany'] as const;
+const forgetOnWrite = (schema: Schema) => {
+  for (const write of WRITES) schema.post(write as 'save', () => accessCache.changed());
+};
 
 /**
  * Who acts in an organization: a person (signs in to the console, decides approvals) or a service
@@ -26,6 +33,7 @@ identitySchema.index(
 );
 
 export type Identity = InferSchemaType<typeof identitySchema> & { _id: Types.ObjectId };
+forgetOnWrite(identitySchema);
 export const IdentityModel = model('Identity', identitySchema);
 
 /** People who share role bindings; a provider's groups (OpenID Connect) may map onto a team. */
@@ -42,6 +50,7 @@ teamSchema.index({ organization_id: 1, name: 1 }, { unique: true });
 teamSchema.index({ members: 1 });
 
 export type Team = InferSchemaType<typeof teamSchema> & { _id: Types.ObjectId };
+forgetOnWrite(teamSchema);
 export const TeamModel = model('Team', teamSchema);
 
 /**
@@ -71,4 +80,5 @@ roleBindingSchema.index({ 'subject.id': 1 });
 roleBindingSchema.index({ organization_id: 1, createdAt: 1 });
 
 export type RoleBinding = InferSchemaType<typeof roleBindingSchema> & { _id: Types.ObjectId };
+forgetOnWrite(roleBindingSchema);
 export const RoleBindingModel = model('RoleBinding', roleBindingSchema);
