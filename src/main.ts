@@ -100,7 +100,7 @@ async function start(config: Config, role: Role, log: Logger) {
     if (firstToken) {
       lines.push(
         '',
-        '  First start: created organization "default" and its admin token (shown only this once):',
+        '  First start: created organization "default", its person "admin" and their token (shown only this once):',
         `    ${firstToken}`,
         `  Try: curl -H "Authorization: Bearer <token>" ${composed.url}/api/v1/servers`,
         '',
