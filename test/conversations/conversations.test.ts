@@ -131,6 +131,7 @@ describe('conversations: plain-English instructions run on a server', () => {
       expect(cancel.status).toBe(202);
       const done = await until(id, ended);
       expect(done.status).toBe('cancelled');
+      expect(done.cancelled_by).toEqual(done.actor);
       expect(done.steps[0]!.status).toBe('failed');
       expect(done.steps[0]!.execution_log).toContain("cancelled: the command's process group was killed");
       // The server-side curl is gone: its connection to our silent port closed.

@@ -92,6 +92,9 @@ describe('running deployments over SSH', () => {
     const run = await ci.waitForRun(id, trigger.body.run_id, (r) => r.status === 'cancelled', 20_000);
     expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['cancelled', 'cancelled']);
     expect(run.steps[0].output).toMatch(/cancelled: the command's process group was killed/);
+    // Who cancelled it: the identity and the token it used, as who triggered it.
+    expect(run.cancelled_by).toEqual(run.actor);
+    expect(run.cancelled_by).toMatchObject({ type: 'service_account', token_id: expect.any(String) });
     expect(await stillRunning(`sleep ${tag}`)).toBe(false);
     const again = await bosun.api.post(`/api/v1/deployments/${id}/runs/${trigger.body.run_id}/cancel`).set(bearer(token));
     expect(again.status).toBe(409);

@@ -165,6 +165,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     async cancel(principal: Principal, id: string) {
       const conversation = await find(principal, id, 'conversations:write');
       if (FINAL_CONVERSATION_STATUSES.includes(conversation.status)) throw new ApiError('conflict', `The conversation has already ended (${conversation.status})`);
+      await conversations.recordCancelRequest(conversation._id, actorOf(principal));
       const found = await unlessTemporalUnreachable('cancel', () => workflows.conversations.cancel(id));
       // Its workflow is gone (terminated by hand, or Temporal's data was reset): close it here.
       if (!found) await conversations.cancelWithoutWorkflow(conversation);

@@ -11,6 +11,14 @@ export const actorSchema = new Schema(
   { _id: false },
 );
 
+/** An actor as it is written: the identity and the token it used. */
+export interface Actor {
+  type: 'person' | 'service_account';
+  id: string;
+  name: string;
+  token_id: string | null;
+}
+
 export interface StoredActor {
   type: string;
   id: { toString(): string };

@@ -77,6 +77,8 @@ const conversationSchema = new Schema(
     created_by: { type: String, required: true },
     // The identity and token that started it (null on conversations of an older version).
     actor: { type: actorSchema, default: null },
+    // Who asked for its cancel.
+    cancelled_by: { type: actorSchema, default: null },
     messages: { type: [messageSchema], default: [] },
     steps: { type: [conversationStepSchema], default: [] },
     error: { type: String, default: null },

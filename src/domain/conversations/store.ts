@@ -1,3 +1,4 @@
+import type { Actor } from '../access/actor';
 import type { Types } from 'mongoose';
 import { asChange, stepField, stepTransitions, type StepKind, type StepTransitions } from '../execution/steps';
 import { ConversationModel, type ChatableType, type Conversation, type ConversationStatus, type ConversationStep } from './model';
@@ -150,6 +151,11 @@ export async function cancelWithoutWorkflow(conversation: Pick<Conversation, '_i
     { _id: conversation._id, status: { $in: ACTIVE_CONVERSATION_STATUSES } },
     asChange({ $set: { ...closingFields(conversation, CANCELLED, () => true), status: 'cancelled', error: 'Cancelled', completed_at: new Date() } }),
   );
+}
+
+/** Who asked for a conversation's cancel, written before the cancel is passed on. */
+export async function recordCancelRequest(id: Id, by: Actor): Promise<void> {
+  await ConversationModel.updateOne({ _id: id }, { $set: { cancelled_by: by } });
 }
 
 /** Why a cancelled conversation's open steps did not run. */

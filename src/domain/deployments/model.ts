@@ -138,6 +138,8 @@ const deploymentRunSchema = new Schema(
     started_at: { type: Date, default: null },
     completed_at: { type: Date, default: null },
     cancel_requested_at: { type: Date, default: null },
+    // Who asked for the cancel (the identity and its token).
+    cancelled_by: { type: actorSchema, default: null },
     error: { type: String, default: null },
     // Bumped by every persisted change: the sequence number of live events.
     seq: { type: Number, required: true, default: 0 },

@@ -1,3 +1,4 @@
+import type { Actor } from '../access/actor';
 import { Types } from 'mongoose';
 import type { RunStepDefinition } from '../contracts/runs';
 import { giveBackTurn } from '../run-queue/release';
@@ -85,7 +86,7 @@ export async function runEnded(run: EndedRun, status: RunStatus) {
  * would have: a cancelled run's cancelled; a failed run's running step failed and the rest skipped.
  * False when the run was no longer in `from`.
  */
-export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: { error?: string; cancel_requested_at?: Date } = {}) {
+export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: { error?: string; cancel_requested_at?: Date; cancelled_by?: Actor } = {}) {
   const now = new Date();
   const closed = await DeploymentRunModel.findOneAndUpdate(
     { _id: runId, status: from },
@@ -127,8 +128,8 @@ export const stepsToRun = (run: Pick<DeploymentRun, 'steps' | 'start_step'>): Ru
   stepDefinitions(run.steps).map((step, index) => (index < (run.start_step ?? 0) ? { ...step, skip: true } : step));
 
 /** Bookkeeping: a person asked to cancel (the API shows the run's status, not this). */
-export async function requestCancel(runId: Types.ObjectId): Promise<void> {
-  await DeploymentRunModel.updateOne({ _id: runId }, { $set: { cancel_requested_at: new Date() } });
+export async function requestCancel(runId: Types.ObjectId, by: Actor): Promise<void> {
+  await DeploymentRunModel.updateOne({ _id: runId }, { $set: { cancel_requested_at: new Date(), cancelled_by: by } });
 }
 
 /**
