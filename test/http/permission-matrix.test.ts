@@ -107,6 +107,7 @@ const CASES: Record<string, Case> = {
   'POST /api/v1/tokens': org(() => ({ path: '/tokens', body: { name: `t-${n()}`, scopes: ['read'] } })),
   'DELETE /api/v1/tokens/:id': org(async (_s, _w, f, caller) => ({ path: `/tokens/${await f.ownToken(caller)}` })),
   'GET /api/v1/me': org(() => ({ path: '/me' })),
+  'GET /api/v1/me/tokens': org(() => ({ path: '/me/tokens' })),
   'GET /api/v1/openapi.json': org(() => ({ path: '/openapi.json' })),
   'GET /api/v1/people': org(() => ({ path: '/people' })),
   'POST /api/v1/people': org(() => ({ path: '/people', body: { name: `Person ${n()}` } })),

@@ -46,6 +46,23 @@ describe('API tokens over HTTP (administrators of their own organization)', () =
     expect(listed.body.data[1].last_used_at).not.toBeNull();
   });
 
+  test('anyone lists their own tokens at /me/tokens (the organization’s list stays the administrators’)', async () => {
+    const call = (token: string) => ({
+      post: (path: string, body: object) => bosun.api.post(`/api/v1${path}`).set(bearer(token)).send(body),
+      get: (path: string) => bosun.api.get(`/api/v1${path}`).set(bearer(token)),
+    });
+    const account = (await call(admin).post('/service-accounts', { name: 'nightly-viewer' })).body.data.id as string;
+    await call(admin).post('/role-bindings', { role: 'viewer', subject: { type: 'service_account', id: account } });
+    const first = (await call(admin).post(`/service-accounts/${account}/tokens`, { name: 'nightly-a' })).body.data.token as string;
+    await call(admin).post(`/service-accounts/${account}/tokens`, { name: 'nightly-b', scopes: ['read'] });
+
+    const mine = await call(first).get('/me/tokens');
+    expect(mine.status).toBe(200);
+    expect(mine.body.data.map((t: { name: string; current: boolean }) => [t.name, t.current])).toEqual([['nightly-a', true], ['nightly-b', false]]);
+    expect(JSON.stringify(mine.body)).not.toContain(first.slice(10));
+    expect((await call(first).get('/tokens')).status).toBe(403);
+  });
+
   test('bad input is refused with the usual envelope and creates nothing', async () => {
     const before = (await as(admin).list()).body.data.length;
     for (const [body, path] of [

@@ -50,7 +50,7 @@ describe('the OpenAPI document and the reference page', () => {
           continue;
         }
         // Any authenticated caller (who am I, my own tokens), or one whose roles grant the action named.
-        const anyone = p === '/api/v1/me' || (p.startsWith('/api/v1/tokens') && method !== 'get');
+        const anyone = p.startsWith('/api/v1/me') || (p.startsWith('/api/v1/tokens') && method !== 'get');
         expect([method, p, op.security]).toEqual([method, p, [{ bearerAuth: anyone ? [] : [expect.any(String)] }, { consoleSession: [] }]]);
         expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(['401', '403', '429'])]);
         if (op.requestBody) expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(['400', '413', '415'])]);

@@ -1,9 +1,14 @@
 import { Router } from 'express';
 import { RoleBindingModel, type RoleBinding } from '../../domain/access/model';
+import { tokensOf } from '../../domain/tokens/service';
 import { principalOf } from '../http/auth';
+import { toTokenView } from '../tokens/views';
 import { toRoleBindingView } from './views';
 
-/** `GET /me`: who the caller is (identity, teams, token) and every binding that gives it rights. */
+/**
+ * `GET /me`: who the caller is (identity, teams, token) and every binding that gives it rights;
+ * `GET /me/tokens`: its own tokens, for anyone (the organization's list is for administrators).
+ */
 export function meRoutes(): Router {
   const router = Router();
   router.get('/', async (req, res) => {
@@ -18,6 +23,11 @@ export function meRoutes(): Router {
         token: { id: principal.tokenId, name: principal.tokenName, scopes: principal.scopes },
       },
     });
+  });
+  router.get('/tokens', async (req, res) => {
+    const principal = principalOf(req);
+    const tokens = await tokensOf(principal.organizationId, principal.identity.id);
+    res.json({ data: tokens.map((t) => toTokenView(t, principal.tokenId)) });
   });
   return router;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { createTokenSchema } from '../tokens/schemas';
-import { createdTokenSchema } from '../tokens/views';
+import { createdTokenSchema, tokenSchema } from '../tokens/views';
 import {
   createPersonSchema,
   createRoleBindingSchema,
@@ -97,6 +97,13 @@ export const accessOperations: Operation[] = [
     summary: 'Who you are, and what you may do',
     description: 'The identity behind the token (or console session), its teams, every role binding that gives it rights (its own and its teams’), and the token with its scopes.',
     responses: { 200: { description: 'The caller', body: dataOf(meSchema) } },
+    errors: [],
+  },
+  {
+    method: 'get', path: '/api/v1/me/tokens', operationId: 'listMyTokens', tag, scope: 'any',
+    summary: 'Your own API tokens (never their values)',
+    description: 'The tokens of the identity behind the token (or console session), revoked ones included, oldest first, each with its last use. `current` marks the one making the request. The organization’s whole list is `GET /tokens`, for administrators.',
+    responses: { 200: { description: 'Every token of the caller’s identity', body: dataOf(z.array(tokenSchema)) } },
     errors: [],
   },
   ...crud({

@@ -34,6 +34,14 @@ export const CONSOLE_PATHS = [
   '/migration-plans/:id',
   '/tokens',
   '/policy',
+  '/people',
+  '/people/:id',
+  '/service-accounts',
+  '/service-accounts/:id',
+  '/teams',
+  '/teams/:id',
+  '/role-bindings',
+  '/account',
 ];
 
 /** The console's page, for a browser (JSON clients asking `/` get the API's links instead: see app.ts). */

@@ -11,6 +11,7 @@ import type { migrationPlanListItemSchema, migrationPlanSchema } from '../../api
 import type { tokenSchema, createdTokenSchema } from '../../api/tokens/views';
 import type { activityItemSchema } from '../../api/servers/activity';
 import type { policyViewSchema } from '../../domain/organizations/policy';
+import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/access/views';
 
 export type { SessionView };
 export type {
@@ -38,6 +39,11 @@ export type Token = z.infer<typeof tokenSchema>;
 export type CreatedToken = z.infer<typeof createdTokenSchema>;
 export type ServerActivity = z.infer<typeof activityItemSchema>;
 export type Policy = z.infer<typeof policyViewSchema>;
+export type Person = z.infer<typeof personSchema>;
+export type ServiceAccount = z.infer<typeof serviceAccountSchema>;
+export type Team = z.infer<typeof teamSchema>;
+export type RoleBinding = z.infer<typeof roleBindingSchema>;
+export type Me = z.infer<typeof meSchema>;
 
 export interface Page<T> {
   data: T[];

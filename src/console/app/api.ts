@@ -1,3 +1,4 @@
+import type { Page } from './api-types';
 import { session } from './session';
 
 /** An answer of the API other than 2xx: its error envelope. */
@@ -44,3 +45,13 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
 }
 
 export const get = <T>(path: string) => api<{ data: T }>('GET', path).then((r) => r.data);
+
+/** Every item of a paginated list, page after page (an organization's people, teams, bindings: few enough to hold). */
+export async function getAll<T>(path: string): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; ; page += 1) {
+    const answer = await api<Page<T>>('GET', `${path}${path.includes('?') ? '&' : '?'}per_page=100&page=${page}`);
+    items.push(...answer.data);
+    if (page >= answer.meta.last_page) return items;
+  }
+}

@@ -15,6 +15,12 @@ import { SignIn } from './pages/sign-in';
 import { Conversation, Conversations } from './pages/conversations';
 import { MigrationPlan, MigrationPlans } from './pages/migration-plans';
 import { Policy, Tokens } from './pages/admin';
+import { Account } from './pages/account';
+import { IdentityPage } from './pages/identity';
+import { People } from './pages/people';
+import { RoleBindings } from './pages/role-bindings';
+import { ServiceAccounts } from './pages/service-accounts';
+import { Team, Teams } from './pages/teams';
 
 let notice: string | null = null;
 
@@ -60,10 +66,15 @@ function Header({ current }: { current: SessionView }) {
         {link('/migration-plans', 'Migrations', here.startsWith('/migration-plans'))}
         {session.can('admin') ? link('/tokens', 'Tokens', here.startsWith('/tokens')) : null}
         {link('/policy', 'Policy', here.startsWith('/policy'))}
+        {session.can('admin') ? link('/people', 'People', here.startsWith('/people')) : null}
+        {session.can('admin') ? link('/teams', 'Teams', here.startsWith('/teams')) : null}
+        {session.can('admin') ? link('/service-accounts', 'Service accounts', here.startsWith('/service-accounts')) : null}
+        {session.can('admin') ? link('/role-bindings', 'Role bindings', here.startsWith('/role-bindings')) : null}
       </nav>
-      <span class="who">
-        {current.organization} · {current.token_name}
-      </span>
+      <a class="who" href="/account" aria-current={here === '/account' ? 'page' : undefined} title={`Signed in with the token ${current.token_name}`}>
+        <span class="visually-hidden">My account: </span>
+        {current.identity.name} · {current.organization}
+      </a>
       <button type="button" onClick={() => void signOut()}>
         Sign out
       </button>
@@ -116,6 +127,14 @@ function App() {
       {route.name === 'migration plan' ? <MigrationPlan planId={p.planId!} /> : null}
       {route.name === 'tokens' ? <Tokens /> : null}
       {route.name === 'policy' ? <Policy /> : null}
+      {route.name === 'people' ? <People /> : null}
+      {route.name === 'person' ? <IdentityPage kind="person" id={p.personId!} /> : null}
+      {route.name === 'service accounts' ? <ServiceAccounts /> : null}
+      {route.name === 'service account' ? <IdentityPage kind="service_account" id={p.accountId!} /> : null}
+      {route.name === 'teams' ? <Teams /> : null}
+      {route.name === 'team' ? <Team teamId={p.teamId!} /> : null}
+      {route.name === 'role bindings' ? <RoleBindings /> : null}
+      {route.name === 'my account' ? <Account /> : null}
       {route.name === 'not-found' ? (
         <main id="main">
           <h1>Not found</h1>

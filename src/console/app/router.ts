@@ -20,6 +20,14 @@ const PATTERNS: Array<[name: string, pattern: RegExp, keys: string[]]> = [
   ['migration plan', /^\/migration-plans\/([0-9a-f]{24})$/, ['planId']],
   ['tokens', /^\/tokens$/, []],
   ['policy', /^\/policy$/, []],
+  ['people', /^\/people$/, []],
+  ['person', /^\/people\/([0-9a-f]{24})$/, ['personId']],
+  ['service accounts', /^\/service-accounts$/, []],
+  ['service account', /^\/service-accounts\/([0-9a-f]{24})$/, ['accountId']],
+  ['teams', /^\/teams$/, []],
+  ['team', /^\/teams\/([0-9a-f]{24})$/, ['teamId']],
+  ['role bindings', /^\/role-bindings$/, []],
+  ['my account', /^\/account$/, []],
 ];
 
 export function match(pathname: string): Route {

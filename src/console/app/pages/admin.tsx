@@ -1,18 +1,16 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { CreatedToken, Policy as PolicyView, Token } from '../api-types';
-import { ErrorNote, Section, useLoad, When } from '../components/common';
+import { ErrorNote, Section, useLoad } from '../components/common';
+import { TokenForm, TokenOnce, TokenTable, type TokenRequest } from '../components/tokens';
 import { session } from '../session';
-
-const SCOPES = ['read', 'servers:write', 'deployments:write', 'deployments:run', 'conversations:write', 'admin'] as const;
+import { SCOPES } from '../../../domain/tokens/scopes';
 const RISKS = ['read', 'change', 'destructive'] as const;
 
 /** The organization's API tokens: create one (its value shown this once), see each one's last use, revoke. */
 export function Tokens() {
   const list = useLoad(() => get<Token[]>('/api/v1/tokens'), []);
   const [created, setCreated] = useState<CreatedToken | null>(null);
-  const [copied, setCopied] = useState(false);
-  const [confirm, setConfirm] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [showRevoked, setShowRevoked] = useState(false);
 
@@ -25,35 +23,21 @@ export function Tokens() {
     );
   }
 
-  const create = async (event: Event) => {
-    event.preventDefault();
-    const formElement = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formElement);
+  const create = async (request: TokenRequest) => {
     setError(null);
-    setCopied(false);
     try {
-      const answer = await api<{ data: CreatedToken }>('POST', '/api/v1/tokens', {
-        name: String(form.get('name') ?? ''),
-        scopes: form.getAll('scopes').map(String),
-        expires_in: form.get('expires_in') ? String(form.get('expires_in')) : null,
-      });
-      setCreated(answer.data);
-      formElement.reset();
+      setCreated((await api<{ data: CreatedToken }>('POST', '/api/v1/tokens', request)).data);
       await list.reload();
+      return true;
     } catch (problem) {
       setError(problem);
+      return false;
     }
   };
-  const copy = async () => {
-    if (!created) return;
-    await navigator.clipboard.writeText(created.token);
-    setCopied(true);
-  };
-  const revoke = async (id: string) => {
+  const revoke = async (token: Token) => {
     setError(null);
     try {
-      await api('DELETE', `/api/v1/tokens/${id}`);
-      setConfirm(null);
+      await api('DELETE', `/api/v1/tokens/${token.id}`);
       await list.reload();
     } catch (problem) {
       setError(problem);
@@ -65,53 +49,9 @@ export function Tokens() {
     <main id="main">
       <h1>Tokens</h1>
       <ErrorNote error={error ?? list.error} />
-      {created ? (
-        <Section title={`Token “${created.name}” created`}>
-          <p class="notice">
-            Copy it now: this is the only time it is shown. Bosun keeps only its hash. Leaving or reloading this page forgets it.
-          </p>
-          <p class="token-once">
-            <code aria-label="The new token">{created.token}</code>{' '}
-            <button type="button" class="primary" onClick={() => void copy()}>
-              {copied ? 'Copied' : 'Copy'}
-            </button>{' '}
-            <button type="button" onClick={() => setCreated(null)}>
-              Done
-            </button>
-          </p>
-        </Section>
-      ) : null}
+      {created ? <TokenOnce key={created.id} created={created} onDone={() => setCreated(null)} /> : null}
       <Section title="Create a token">
-        <form class="grid-form" onSubmit={create} aria-label="Create a token">
-          <label>
-            Name <input name="name" required pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}" placeholder="ci-release" />
-          </label>
-          <label>
-            Expires
-            <select name="expires_in">
-              <option value="1d">in a day</option>
-              <option value="30d">in 30 days</option>
-              <option value="90d" selected>
-                in 90 days
-              </option>
-              <option value="365d">in a year</option>
-              <option value="">never</option>
-            </select>
-          </label>
-          <fieldset class="wide">
-            <legend>Scopes</legend>
-            {SCOPES.map((scope) => (
-              <label key={scope}>
-                <input type="checkbox" name="scopes" value={scope} defaultChecked={scope === 'read'} /> {scope}
-              </label>
-            ))}
-          </fieldset>
-          <div class="wide">
-            <button type="submit" class="primary">
-              Create the token
-            </button>
-          </div>
-        </form>
+        <TokenForm label="Create a token" offered={SCOPES} onCreate={create} />
       </Section>
       <Section
         title={`${tokens.length} token${tokens.length === 1 ? '' : 's'}`}
@@ -121,57 +61,7 @@ export function Tokens() {
           </label>
         }
       >
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Scopes</th>
-              <th>Created</th>
-              <th>Last used</th>
-              <th>Expires</th>
-              <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.map((t) => (
-              <tr key={t.id} data-token={t.name}>
-                <td>
-                  {t.name} <code class="muted small">{t.prefix}…</code>
-                  {t.current ? <span class="tag">this session</span> : null}
-                </td>
-                <td>{t.scopes.join(', ')}</td>
-                <td>
-                  <When at={t.created_at} />
-                </td>
-                <td>{t.last_used_at ? <When at={t.last_used_at} /> : <span class="muted">never</span>}</td>
-                <td>{t.expires_at ? <When at={t.expires_at} /> : <span class="muted">never</span>}</td>
-                <td>
-                  {t.revoked_at ? (
-                    <span class="muted">
-                      revoked <When at={t.revoked_at} />
-                    </span>
-                  ) : confirm === t.id ? (
-                    <>
-                      <button type="button" class="danger" onClick={() => void revoke(t.id)}>
-                        Yes, revoke {t.name}
-                      </button>{' '}
-                      <button type="button" onClick={() => setConfirm(null)}>
-                        Keep
-                      </button>
-                      {t.current ? <div class="warning small">This is the token of this session: you will be signed out.</div> : null}
-                    </>
-                  ) : (
-                    <button type="button" onClick={() => setConfirm(t.id)} aria-label={`Revoke ${t.name}`}>
-                      Revoke…
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <TokenTable tokens={tokens} caption="The organization’s tokens" onRevoke={revoke} />
       </Section>
     </main>
   );

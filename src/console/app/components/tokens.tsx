@@ -1,0 +1,144 @@
+import { useState } from 'preact/hooks';
+import type { CreatedToken, Token } from '../api-types';
+import { Section, When } from './common';
+
+/** What a token form asks: POST /tokens, /people/{id}/tokens and /service-accounts/{id}/tokens take the same body. */
+export interface TokenRequest {
+  name: string;
+  scopes: string[];
+  expires_in: string | null;
+}
+
+const DEFAULT_EXPIRY = '90d';
+
+/** A token's name, expiry and scopes (only `offered` ones: a token may not reach past the caller's own). */
+export function TokenForm({ label, offered, onCreate }: { label: string; offered: readonly string[]; onCreate: (request: TokenRequest) => Promise<boolean> }) {
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const formElement = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formElement);
+    const made = await onCreate({
+      name: String(form.get('name') ?? ''),
+      scopes: form.getAll('scopes').map(String),
+      expires_in: form.get('expires_in') ? String(form.get('expires_in')) : null,
+    });
+    if (!made) return;
+    formElement.reset();
+    // Preact sets `selected` as a property, which reset() ignores: the default expiry is put back by hand.
+    (formElement.elements.namedItem('expires_in') as HTMLSelectElement).value = DEFAULT_EXPIRY;
+  };
+  return (
+    <form class="grid-form" onSubmit={submit} aria-label={label}>
+      <label>
+        Name <input name="name" required pattern="[A-Za-z0-9][A-Za-z0-9._\-]{0,63}" placeholder="ci-release" />
+      </label>
+      <label>
+        Expires
+        <select name="expires_in">
+          <option value="1d">in a day</option>
+          <option value="30d">in 30 days</option>
+          <option value={DEFAULT_EXPIRY} selected>
+            in 90 days
+          </option>
+          <option value="365d">in a year</option>
+          <option value="">never</option>
+        </select>
+      </label>
+      <fieldset class="wide">
+        <legend>Scopes</legend>
+        {offered.map((scope) => (
+          <label key={scope}>
+            <input type="checkbox" name="scopes" value={scope} defaultChecked={scope === 'read'} /> {scope}
+          </label>
+        ))}
+      </fieldset>
+      <div class="wide">
+        <button type="submit" class="primary">
+          Create the token
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** A new token's value, this once: copied or not, it is forgotten on Done or when the page is left. */
+export function TokenOnce({ created, onDone }: { created: CreatedToken; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(created.token);
+    setCopied(true);
+  };
+  return (
+    <Section title={`Token “${created.name}” created`}>
+      <p class="notice">Copy it now: this is the only time it is shown. Bosun keeps only its hash. Leaving or reloading this page forgets it.</p>
+      <p class="token-once">
+        <code aria-label="The new token">{created.token}</code>{' '}
+        <button type="button" class="primary" onClick={() => void copy()}>
+          {copied ? 'Copied' : 'Copy'}
+        </button>{' '}
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </p>
+    </Section>
+  );
+}
+
+/** Tokens with their scopes and uses; each one not yet revoked has Revoke, after a confirmation. */
+export function TokenTable({ tokens, caption, onRevoke }: { tokens: Token[]; caption: string; onRevoke: (token: Token) => Promise<void> }) {
+  const [confirm, setConfirm] = useState<string | null>(null);
+  return (
+    <table>
+      <caption class="visually-hidden">{caption}</caption>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Scopes</th>
+          <th>Created</th>
+          <th>Last used</th>
+          <th>Expires</th>
+          <th>
+            <span class="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {tokens.map((t) => (
+          <tr key={t.id} data-token={t.name}>
+            <td>
+              {t.name} <code class="muted small">{t.prefix}…</code>
+              {t.current ? <span class="tag">this session</span> : null}
+            </td>
+            <td>{t.scopes.join(', ')}</td>
+            <td>
+              <When at={t.created_at} />
+            </td>
+            <td>{t.last_used_at ? <When at={t.last_used_at} /> : <span class="muted">never</span>}</td>
+            <td>{t.expires_at ? <When at={t.expires_at} /> : <span class="muted">never</span>}</td>
+            <td>
+              {t.revoked_at ? (
+                <span class="muted">
+                  revoked <When at={t.revoked_at} />
+                </span>
+              ) : confirm === t.id ? (
+                <>
+                  <button type="button" class="danger" onClick={() => void onRevoke(t).then(() => setConfirm(null))}>
+                    Yes, revoke {t.name}
+                  </button>{' '}
+                  <button type="button" onClick={() => setConfirm(null)}>
+                    Keep
+                  </button>
+                  {t.current ? <div class="warning small">This is the token of this session: you will be signed out.</div> : null}
+                </>
+              ) : (
+                <button type="button" onClick={() => setConfirm(t.id)} aria-label={`Revoke ${t.name}`}>
+                  Revoke…
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

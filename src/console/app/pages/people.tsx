@@ -1,0 +1,128 @@
+import { useState } from 'preact/hooks';
+import { api, getAll } from '../api';
+import type { Person, Team } from '../api-types';
+import { ErrorNote, Section, useLoad, When } from '../components/common';
+import { AdminOnly, subjectHref } from '../components/rights';
+import { session } from '../session';
+
+/** The organization's people: add one, disable or enable, delete; each row leads to what they can do. */
+export function People() {
+  return (
+    <AdminOnly title="People">
+      <PeopleList />
+    </AdminOnly>
+  );
+}
+
+function PeopleList() {
+  const list = useLoad(() => Promise.all([getAll<Person>('/api/v1/people'), getAll<Team>('/api/v1/teams')]), []);
+  const [error, setError] = useState<unknown>(null);
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const [people = [], teams = []] = list.data ?? [];
+  const me = session.get()?.identity.id;
+
+  const act = async (call: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await call();
+      setConfirm(null);
+      await list.reload();
+      return true;
+    } catch (problem) {
+      setError(problem);
+      return false;
+    }
+  };
+  const add = async (event: Event) => {
+    event.preventDefault();
+    const formElement = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formElement);
+    const email = String(form.get('email') ?? '').trim();
+    if (await act(() => api('POST', '/api/v1/people', { name: String(form.get('name') ?? '').trim(), email: email || null }))) formElement.reset();
+  };
+
+  return (
+    <main id="main">
+      <h1>People</h1>
+      <ErrorNote error={error ?? list.error} />
+      <Section title="Add a person">
+        <form class="grid-form" onSubmit={add} aria-label="Add a person">
+          <label>
+            Name <input name="name" required maxLength={64} placeholder="Ada Lovelace" />
+          </label>
+          <label>
+            Email <input name="email" type="email" placeholder="ada@example.com" />
+          </label>
+          <div>
+            <button type="submit" class="primary">
+              Add the person
+            </button>
+          </div>
+        </form>
+        <p class="hint small">They sign in with a token made on their page, and act by the roles given to them or their teams.</p>
+      </Section>
+      <Section title={list.data ? `${people.length} ${people.length === 1 ? 'person' : 'people'}` : 'People'}>
+        <table>
+          <caption class="visually-hidden">The organization’s people</caption>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Email</th>
+              <th>Teams</th>
+              <th>Status</th>
+              <th>Added</th>
+              <th>
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {people.map((p) => (
+              <tr key={p.id} data-person={p.name}>
+                <td>
+                  <a href={subjectHref({ type: 'person', id: p.id })}>{p.name}</a>
+                  {p.id === me ? <span class="tag">you</span> : null}
+                </td>
+                <td>{p.email ?? <span class="muted">—</span>}</td>
+                <td>
+                  {teams
+                    .filter((t) => t.members.includes(p.id))
+                    .map((t) => t.name)
+                    .join(', ') || <span class="muted">none</span>}
+                </td>
+                <td>
+                  <span class={`status ${p.disabled ? 'status-failed' : 'status-success'}`}>{p.disabled ? 'disabled' : 'enabled'}</span>
+                </td>
+                <td>
+                  <When at={p.created_at} />
+                </td>
+                <td class="row-actions">
+                  {p.id === me ? null : confirm === p.id ? (
+                    <>
+                      <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/people/${p.id}`))}>
+                        Yes, delete {p.name}
+                      </button>{' '}
+                      <button type="button" onClick={() => setConfirm(null)}>
+                        Keep
+                      </button>
+                      <div class="warning small">Their tokens are revoked, their roles and team memberships removed.</div>
+                    </>
+                  ) : (
+                    <>
+                      <button type="button" onClick={() => void act(() => api('PATCH', `/api/v1/people/${p.id}`, { disabled: !p.disabled }))} aria-label={`${p.disabled ? 'Enable' : 'Disable'} ${p.name}`}>
+                        {p.disabled ? 'Enable' : 'Disable'}
+                      </button>{' '}
+                      <button type="button" onClick={() => setConfirm(p.id)} aria-label={`Delete ${p.name}`}>
+                        Delete…
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+    </main>
+  );
+}
