@@ -6,7 +6,7 @@ import { connectSocket, type BosunSocket } from '../support/socket';
 import type { ConversationStepUpdatedEvent } from '../../src/domain/events';
 
 type Step = { id: string; status: string; execution_success: boolean | null; execution_log: string; title: string; command: string; risk: string; approval: { decision: string | null } | null };
-type Conversation = { id: string; status: string; steps: Step[]; messages: Array<{ text: string; planned: boolean }> };
+type Conversation = { id: string; status: string; steps: Step[]; messages: Array<{ text: string; planned: boolean }>; actor: unknown; cancelled_by: unknown };
 
 describe('conversations: plain-English instructions run on a server', () => {
   let bosun: Bosun;
