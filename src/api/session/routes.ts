@@ -8,7 +8,7 @@ import { authenticate, principalOf, refusal, SESSION_COOKIE } from '../http/auth
 import { ApiError } from '../http/errors';
 import { validate } from '../http/validation';
 import { ACTIONS } from '../../domain/access/roles';
-import { mayAtAll } from '../../domain/access/grants';
+import { mayAtAll, mayEverywhere } from '../../domain/access/grants';
 import { signInSchema, type SessionView } from './schemas';
 
 async function sessionView(principal: Principal, session: ConsoleSession, secret: string, lifetime: SessionLifetime): Promise<SessionView> {
@@ -18,7 +18,8 @@ async function sessionView(principal: Principal, session: ConsoleSession, secret
     identity: principal.identity,
     token_name: principal.tokenName,
     scopes: principal.scopes,
-    rights: ACTIONS.filter((action) => mayAtAll(principal, action)),
+    // `admin` counts for the whole organization only: the pages it opens (people, roles, tokens) need that.
+    rights: ACTIONS.filter((action) => (action === 'admin' ? mayEverywhere(principal, action) : mayAtAll(principal, action))),
     csrf_token: csrfTokenOf(secret),
     idle_seconds: lifetime.idleSeconds,
     expires_at: session.expires_at.toISOString(),
