@@ -194,6 +194,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
         sessions,
+        signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },
         console: bundle,
         observability,
       });

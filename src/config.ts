@@ -53,6 +53,16 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: positiveInt.default(600),
   SESSION_IDLE_SECONDS: positiveInt.default(30 * 60),
   SESSION_MAX_SECONDS: positiveInt.default(12 * 3600),
+  PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+
+  OIDC_ISSUER_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  OIDC_CLIENT_ID: optionalString,
+  OIDC_CLIENT_SECRET: optionalString,
+  OIDC_SCOPES: z.string().trim().min(1).default('openid profile email'),
+  OIDC_GROUPS_CLAIM: z.string().trim().min(1).default('groups'),
+  OIDC_ORGANIZATION: z.string().trim().min(1).default('default'),
+  OIDC_CREATE_PEOPLE: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  OIDC_DISPLAY_NAME: optionalString,
 
   LLM_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   LLM_API_KEY: optionalString,
@@ -123,8 +133,28 @@ export interface Config {
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
   /** Without llm, conversations use the built-in rules planner. */
   planner: { llm?: LlmConfig };
-  /** The web console's sign-in sessions: ended after idleSeconds without a request, and maxSeconds after sign-in. */
-  console: { sessionIdleSeconds: number; sessionMaxSeconds: number };
+  /**
+   * The web console's sign-in sessions: ended after idleSeconds without a request, and maxSeconds
+   * after sign-in. publicUrl: the address browsers reach Bosun at (from each request's Host unless set).
+   */
+  console: { sessionIdleSeconds: number; sessionMaxSeconds: number; publicUrl?: string; oidc?: OidcConfig };
+}
+
+/** People sign in to the console through an OpenID Connect provider (authorization code + PKCE). */
+export interface OidcConfig {
+  issuerUrl: string;
+  clientId: string;
+  /** None: a public client (PKCE alone). */
+  clientSecret?: string;
+  scopes: string;
+  /** The claim (ID token or userinfo) listing a person's groups, matched against teams' oidc_groups. */
+  groupsClaim: string;
+  /** The slug of the organization people sign in to. */
+  organization: string;
+  /** Whether a first sign-in creates the person; otherwise an unknown person is refused. */
+  createPeople: boolean;
+  /** "Sign in with <displayName>"; the issuer's host unless set. */
+  displayName: string;
 }
 
 export class ConfigError extends Error {
@@ -135,7 +165,7 @@ export class ConfigError extends Error {
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const parsed = envSchema.safeParse(source);
   const problems: Array<{ name: string; message: string }> = parsed.success
-    ? [...missingLlmVariables(parsed.data), ...halfClientCertificate(parsed.data)]
+    ? [...missingLlmVariables(parsed.data), ...halfClientCertificate(parsed.data), ...oidcProblems(parsed.data)]
     : parsed.error.issues.map((issue) => ({ name: issue.path.join('.'), message: issue.message }));
   if (!parsed.success || problems.length) {
     const lines = problems.map(({ name, message }) => {
@@ -179,7 +209,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     stepLogs: { limitBytes: e.STEP_LOG_LIMIT_BYTES, retentionDays: e.STEP_LOG_RETENTION_DAYS },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
-    console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS },
+    console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS, publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''), oidc: oidcConfig(e) },
     planner: {
       llm:
         e.LLM_BASE_URL && e.LLM_MODEL
@@ -189,7 +219,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
   });
 }
 
-/** Half an LLM configuration is a mistake, not a reason to fall back to the rules planner silently. */
 /** A client certificate without its key (or the reverse) cannot be used. */
 function halfClientCertificate(e: Env): Array<{ name: string; message: string }> {
   if (Boolean(e.TEMPORAL_TLS_CERT) === Boolean(e.TEMPORAL_TLS_KEY)) return [];
@@ -197,10 +226,41 @@ function halfClientCertificate(e: Env): Array<{ name: string; message: string }>
   return [{ name: missing, message: 'required with its pair: mTLS needs both TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY' }];
 }
 
+/** Half an LLM configuration is a mistake, not a reason to fall back to the rules planner silently. */
 function missingLlmVariables(e: Env): Array<{ name: string; message: string }> {
   const given = (['LLM_BASE_URL', 'LLM_MODEL', 'LLM_API_KEY'] as const).filter((name) => e[name] !== undefined);
   if (!given.length) return [];
   return (['LLM_BASE_URL', 'LLM_MODEL'] as const)
     .filter((name) => e[name] === undefined)
     .map((name) => ({ name, message: `required with ${given.join(' and ')} (the LLM planner needs both LLM_BASE_URL and LLM_MODEL)` }));
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** An issuer without its client id (or the reverse) is a mistake; plain HTTP only to a provider on this machine. */
+function oidcProblems(e: Env): Array<{ name: string; message: string }> {
+  const problems: Array<{ name: string; message: string }> = [];
+  if (e.OIDC_ISSUER_URL && !e.OIDC_CLIENT_ID) problems.push({ name: 'OIDC_CLIENT_ID', message: 'required with OIDC_ISSUER_URL' });
+  if (!e.OIDC_ISSUER_URL && (e.OIDC_CLIENT_ID || e.OIDC_CLIENT_SECRET)) problems.push({ name: 'OIDC_ISSUER_URL', message: 'required with OIDC_CLIENT_ID and OIDC_CLIENT_SECRET' });
+  if (e.OIDC_ISSUER_URL) {
+    const url = new URL(e.OIDC_ISSUER_URL);
+    // Tokens and codes cross this connection: in the clear only where nobody else can listen.
+    if (url.protocol === 'http:' && !LOOPBACK.has(url.hostname)) problems.push({ name: 'OIDC_ISSUER_URL', message: 'must be https (plain http only to a provider on this machine)' });
+  }
+  if (e.OIDC_ISSUER_URL && !e.OIDC_SCOPES.split(/\s+/).includes('openid')) problems.push({ name: 'OIDC_SCOPES', message: 'must include openid' });
+  return problems;
+}
+
+function oidcConfig(e: Env): OidcConfig | undefined {
+  if (!e.OIDC_ISSUER_URL || !e.OIDC_CLIENT_ID) return undefined;
+  return {
+    issuerUrl: e.OIDC_ISSUER_URL,
+    clientId: e.OIDC_CLIENT_ID,
+    clientSecret: e.OIDC_CLIENT_SECRET,
+    scopes: e.OIDC_SCOPES,
+    groupsClaim: e.OIDC_GROUPS_CLAIM,
+    organization: e.OIDC_ORGANIZATION,
+    createPeople: e.OIDC_CREATE_PEOPLE,
+    displayName: e.OIDC_DISPLAY_NAME ?? new URL(e.OIDC_ISSUER_URL).host,
+  };
 }

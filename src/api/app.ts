@@ -23,6 +23,7 @@ import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
 import { referenceRoutes } from './openapi/routes';
 import { sessionRoutes } from './session/routes';
+import type { SignInSettings } from './session/oidc-routes';
 import { consolePage, consoleRoutes } from './console/routes';
 import type { ConsoleBundle } from '../console/bundle';
 import type { SessionLifetime } from '../domain/sessions/store';
@@ -38,6 +39,8 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** How long a console sign-in lasts. */
   sessions: SessionLifetime;
+  /** Signing in to the console through an OpenID Connect provider, when one is configured. */
+  signIn?: SignInSettings;
   /** The web console's built front end, served at / and its pages. */
   console: ConsoleBundle;
   /** Metrics, readiness checks and the optional METRICS_TOKEN of /metrics. */
@@ -76,7 +79,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, sessions, console: bundle, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -112,10 +115,11 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   // Failed authentications count per address, so guessing tokens (each a fresh "token") is bounded too.
   // It sends no RateLimit headers: a response carries one set, the caller's token's (below).
   api.use(limiter((req) => ipKeyGenerator(req.ip ?? ''), { standardHeaders: false, requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true }));
-  // Sign-in takes a token in its body; signing out and reading the session authenticate by cookie.
-  api.use('/session', refuseOtherMethods(sessionRoutes(sessions)));
+  // Sign-in takes a token in its body (or goes through the OpenID provider); signing out and reading the session authenticate by cookie.
+  api.use('/session', refuseOtherMethods(sessionRoutes(sessions, signIn, log)));
   api.use(authenticate(sessions));
-  api.use(limiter((req) => principalOf(req).tokenId));
+  // Per token; a person signed in without one (OpenID Connect) counts per person.
+  api.use(limiter((req) => principalOf(req).tokenId ?? `person:${principalOf(req).identity.id}`));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
   const readJson = express.json({ limit: http.bodyLimitBytes, strict: true });

@@ -119,7 +119,7 @@ export interface ServerToClientEvents {
   ConversationStepUpdated: (event: ConversationStepUpdatedEvent) => void;
   ConversationUpdated: (event: ConversationUpdatedEvent) => void;
   /** Sent just before the server disconnects a socket whose token was revoked or expired, or whose console session was signed out. */
-  session_ended: (info: { reason: 'revoked' | 'expired' | 'signed_out'; message: string }) => void;
+  session_ended: (info: { reason: 'revoked' | 'expired' | 'signed_out' | 'disabled'; message: string }) => void;
   /** A subscription sent without an acknowledgement callback was refused: why (as the ack would have said). */
   subscription_error: (info: { event: 'subscribe' | 'subscribe_conversation'; request: unknown; error: { code: string; message: string } }) => void;
 }

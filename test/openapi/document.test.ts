@@ -49,6 +49,11 @@ describe('the OpenAPI document and the reference page', () => {
           expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(['401'])]);
           continue;
         }
+        if (p.startsWith('/api/v1/session/')) {
+          // Before any sign-in: how to sign in, and the OpenID provider's round trip (a browser's redirects).
+          expect([method, p, op.security]).toEqual([method, p, []]);
+          continue;
+        }
         // Any authenticated caller (who am I, my own tokens), or one whose roles grant the action named.
         const anyone = p.startsWith('/api/v1/me') || (p.startsWith('/api/v1/tokens') && method !== 'get');
         expect([method, p, op.security]).toEqual([method, p, [{ bearerAuth: anyone ? [] : [expect.any(String)] }, { consoleSession: [] }]]);

@@ -54,6 +54,8 @@ export interface BosunOptions {
   stepLogLimitBytes?: number;
   sessionIdleSeconds?: number;
   sessionMaxSeconds?: number;
+  /** Further settings, as environment variables (the OpenID provider's, say). */
+  env?: Record<string, string>;
 }
 
 const key = () => randomBytes(32).toString('base64');
@@ -77,6 +79,7 @@ function testConfig(options: BosunOptions, env: Record<string, string | undefine
     ...(options.transferMaxBytesPerSecond ? { TRANSFER_MAX_BYTES_PER_SECOND: String(options.transferMaxBytesPerSecond) } : {}),
     ...(options.sessionIdleSeconds ? { SESSION_IDLE_SECONDS: String(options.sessionIdleSeconds) } : {}),
     ...(options.sessionMaxSeconds ? { SESSION_MAX_SECONDS: String(options.sessionMaxSeconds) } : {}),
+    ...options.env,
     ...env,
   });
   // Any free port (PORT cannot say 0).

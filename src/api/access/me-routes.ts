@@ -20,7 +20,7 @@ export function meRoutes(): Router {
         identity: principal.identity,
         teams: principal.teams,
         bindings: bindings.map(toRoleBindingView),
-        token: { id: principal.tokenId, name: principal.tokenName, scopes: principal.scopes },
+        token: principal.tokenId ? { id: principal.tokenId, name: principal.tokenName ?? '', scopes: principal.scopes } : null,
       },
     });
   });

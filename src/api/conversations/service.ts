@@ -109,7 +109,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         chatable_id: new Types.ObjectId(input.chatable_id),
         ...servers,
         require_approval: input.require_approval,
-        created_by: principal.tokenName,
+        created_by: principal.tokenName ?? actorLineOf(principal),
         actor: actorOf(principal),
         message: { _id: messageId, text: input.message, sent_by: actorLineOf(principal) },
       });

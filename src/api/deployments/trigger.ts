@@ -1,5 +1,5 @@
 import { actorText } from '../../domain/access/actor';
-import { actorOf } from '../../domain/tokens/service';
+import { actorLineOf, actorOf } from '../../domain/tokens/service';
 import { checkRunTargets } from './access';
 import { Types } from 'mongoose';
 import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
@@ -56,8 +56,8 @@ export function runTriggers({
   const runIdentity = (principal: Principal, deployment: Deployment, idempotencyKey: string | undefined) => ({
     organization_id: new Types.ObjectId(principal.organizationId),
     deployment_id: deployment._id,
-    triggered_by: principal.tokenName,
-    token_id: new Types.ObjectId(principal.tokenId),
+    triggered_by: principal.tokenName ?? actorLineOf(principal),
+    token_id: principal.tokenId ? new Types.ObjectId(principal.tokenId) : null,
     actor: actorOf(principal),
     idempotency_key: idempotencyKey ?? null,
   });

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { authenticateToken, authenticateTokenId, type Principal, type Rejection } from '../../domain/tokens/service';
+import { authenticateIdentity, authenticateToken, authenticateTokenId, type Principal, type Rejection } from '../../domain/tokens/service';
 import { closeSession, csrfTokenMatches, findSession, type SessionLifetime } from '../../domain/sessions/store';
 import type { ConsoleSession } from '../../domain/sessions/model';
 import { ApiError } from './errors';
@@ -46,13 +46,18 @@ export function refusal(rejection: Rejection, what: 'token' | 'session'): ApiErr
 }
 
 /**
- * The principal of a console session's cookie secret: the session must be live and its token still
- * valid (a revoked or expired token ends the session at once).
+ * The principal of a console session's cookie secret: the session must be live and its token (or,
+ * signed in without one, its person) still valid: a revoked or expired token, or a disabled person,
+ * ends the session at once.
  */
 export async function sessionPrincipal(secret: string, lifetime: SessionLifetime): Promise<{ principal: Principal; session: ConsoleSession } | Rejection | 'ended'> {
   const session = await findSession(secret, lifetime);
   if (!session) return 'ended';
-  const principal = await authenticateTokenId(session.token_id.toString());
+  const principal = session.token_id
+    ? await authenticateTokenId(session.token_id.toString())
+    : session.identity_id
+      ? await authenticateIdentity(session.identity_id.toString())
+      : 'unknown';
   if (typeof principal === 'string') {
     await closeSession(secret);
     return principal;

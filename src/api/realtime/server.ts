@@ -11,7 +11,7 @@ import type { Ack, ClientToServerEvents, ServerToClientEvents } from '../../doma
 import { conversationRoom, conversationStepRoom, runRoom } from '../../domain/events';
 import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
-import { endAtExpiry, endIfRevokedMeanwhile, endRevokedSessions, endSignedOutSessions } from './sessions';
+import { endAtExpiry, endDisabledIdentities, endIfRevokedMeanwhile, endRevokedSessions, endSignedOutSessions } from './sessions';
 import { ConversationModel, type Conversation } from '../../domain/conversations/model';
 import { toConversationView } from '../conversations/views';
 import type { Metrics } from '../observability/metrics';
@@ -185,6 +185,7 @@ export function attachRealtime(
   );
   const revocations = endRevokedSessions(io, log);
   const signOuts = endSignedOutSessions(io, log);
+  const disablings = endDisabledIdentities(io, log);
 
   return {
     io,
@@ -192,6 +193,7 @@ export function attachRealtime(
       untrackClients();
       await revocations.close();
       await signOuts.close();
+      await disablings.close();
       await relay.close();
       await conversations.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));

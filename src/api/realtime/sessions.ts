@@ -2,6 +2,7 @@ import type { Server, Socket } from 'socket.io';
 import type { Logger } from '../../logger';
 import { ApiTokenModel } from '../../domain/tokens/model';
 import { ConsoleSessionModel } from '../../domain/sessions/model';
+import { IdentityModel } from '../../domain/access/model';
 import type { Principal } from '../../domain/tokens/service';
 import { watchWithResume } from './relay';
 
@@ -10,7 +11,12 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 type SessionSocket = Socket & { data: { principal: Principal; sessionId?: string } };
 
-const MESSAGES = { revoked: 'The token was revoked', expired: 'The token expired', signed_out: 'The console session was signed out' } as const;
+const MESSAGES = {
+  revoked: 'The token was revoked',
+  expired: 'The token expired',
+  signed_out: 'The console session was signed out',
+  disabled: 'Your identity was disabled',
+} as const;
 
 function end(socket: Socket, reason: keyof typeof MESSAGES, message: string = MESSAGES[reason]) {
   socket.emit('session_ended', { reason, message });
@@ -18,11 +24,13 @@ function end(socket: Socket, reason: keyof typeof MESSAGES, message: string = ME
 }
 
 /**
- * A new socket's token is checked once more: a revocation whose change event was handled while
- * this socket was still connecting found no socket to end.
+ * A new socket's token and identity are checked once more: a revocation or a disabling whose change
+ * event was handled while this socket was still connecting found no socket to end.
  */
 export async function endIfRevokedMeanwhile(socket: SessionSocket): Promise<void> {
-  if (await ApiTokenModel.exists({ _id: socket.data.principal.tokenId, revoked_at: { $ne: null } })) end(socket, 'revoked');
+  const { tokenId, identity } = socket.data.principal;
+  if (tokenId && (await ApiTokenModel.exists({ _id: tokenId, revoked_at: { $ne: null } }))) return end(socket, 'revoked');
+  if (await IdentityModel.exists({ _id: identity.id, disabled_at: { $ne: null } })) end(socket, 'disabled');
 }
 
 /** A socket whose token expires is disconnected when it does. */
@@ -52,6 +60,28 @@ export function endRevokedSessions(io: Server, log: Logger) {
     },
     log,
     'token revocation',
+  );
+}
+
+/**
+ * Disabling a person (or a service account) ends its sockets at once, on every API process: those
+ * of its tokens and of its console sessions, with or without a token.
+ */
+export function endDisabledIdentities(io: Server, log: Logger) {
+  return watchWithResume(
+    IdentityModel.collection,
+    [{ $match: { operationType: 'update', 'updateDescription.updatedFields.disabled_at': { $type: 'date' } } }],
+    (change) => {
+      if (!('documentKey' in change)) return;
+      const identityId = String(change.documentKey._id);
+      for (const socket of io.of('/').sockets.values()) {
+        if ((socket as SessionSocket).data.principal?.identity.id === identityId) end(socket, 'disabled');
+      }
+    },
+    log,
+    'identity disabled',
+    // Only the key matters; the identity may be gone by the time the change is read.
+    'default',
   );
 }
 

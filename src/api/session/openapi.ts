@@ -1,10 +1,36 @@
 import { dataOf, type Operation } from '../openapi/operation';
-import { sessionViewSchema, signInSchema } from './schemas';
+import { z } from 'zod';
+import { providersViewSchema, sessionViewSchema, SIGN_IN_FAILURES, signInSchema } from './schemas';
 
 const tag = 'Console session';
 const cookie = [{ consoleSession: [] }];
 
+const location = (where: string) => ({ Location: { schema: z.string(), description: where, required: true } });
+
 export const sessionOperations: Operation[] = [
+  {
+    method: 'get', path: '/api/v1/session/providers', operationId: 'getSignInProviders', tag, scope: null,
+    summary: 'How one may sign in to the console',
+    description: 'Always with an API token; and through the OpenID Connect provider when one is configured (`OIDC_ISSUER_URL`), with whether it can be reached just now, so the sign-in page can say so.',
+    responses: { 200: { description: 'The ways to sign in', body: dataOf(providersViewSchema) } },
+    errors: ['rate_limited'],
+  },
+  {
+    method: 'get', path: '/api/v1/session/oidc', operationId: 'beginOidcSignIn', tag, scope: null,
+    summary: 'Sign in to the console through the OpenID Connect provider',
+    description:
+      'A browser navigation: redirects to the provider’s authorization endpoint (authorization code flow with PKCE S256, a state and a nonce, kept server-side for ten minutes behind the HttpOnly `bosun_oidc` cookie). Without a provider, or with one that cannot be reached, redirects back to `/sign-in?sso=not_configured|unreachable`.',
+    responses: { 303: { description: 'To the provider (or back to the sign-in page)', headers: location('The provider’s authorization URL, or `/sign-in?sso=…`') } },
+    errors: ['rate_limited'],
+  },
+  {
+    method: 'get', path: '/api/v1/session/oidc/callback', operationId: 'finishOidcSignIn', tag, scope: null,
+    summary: 'The provider’s redirect back after sign-in',
+    description: `Checks the answer with openid-client (state, nonce, PKCE, the ID token’s issuer, audience, signature and times), finds the person by the issuer’s \`sub\` (created on a first sign-in only with \`OIDC_CREATE_PEOPLE\`), puts them in the teams whose \`oidc_groups\` are among their groups (\`OIDC_GROUPS_CLAIM\`) and out of the other mapped teams, opens a session (the \`bosun_session\` cookie) and redirects to the console. Any failure redirects to \`/sign-in?sso=<why>\`, one of: ${SIGN_IN_FAILURES.map((f) => `\`${f}\``).join(', ')}.`,
+    query: z.object({ code: z.string().optional(), state: z.string().optional(), error: z.string().optional() }),
+    responses: { 303: { description: 'Signed in: to the console; or to the sign-in page saying why not', headers: location('`/`, or `/sign-in?sso=…`') } },
+    errors: ['rate_limited'],
+  },
   {
     method: 'post', path: '/api/v1/session', operationId: 'signIn', tag, scope: null,
     summary: 'Sign in to the console with an API token',

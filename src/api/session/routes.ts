@@ -10,6 +10,8 @@ import { validate } from '../http/validation';
 import { ACTIONS } from '../../domain/access/roles';
 import { mayAtAll, mayEverywhere } from '../../domain/access/grants';
 import { signInSchema, type SessionView } from './schemas';
+import { oidcRoutes, type SignInSettings } from './oidc-routes';
+import type { Logger } from '../../logger';
 
 async function sessionView(principal: Principal, session: ConsoleSession, secret: string, lifetime: SessionLifetime): Promise<SessionView> {
   const organization = await OrganizationModel.findById(principal.organizationId, { slug: 1 }).lean();
@@ -30,17 +32,22 @@ const cookieOptions = (req: Request) => ({ httpOnly: true, sameSite: 'strict' as
 
 /**
  * The console's sign-in: an API token is exchanged for a session held in an HttpOnly, SameSite=Strict
- * cookie (Secure over TLS). The session acts with its token's organization and scopes.
+ * cookie (Secure over TLS). The session acts with its token's organization and scopes. With an
+ * OpenID Connect provider configured, a person may sign in through it instead (oidc-routes.ts).
  */
-export function sessionRoutes(lifetime: SessionLifetime): Router {
+export function sessionRoutes(lifetime: SessionLifetime, signIn: SignInSettings, log: Logger): Router {
   const router = Router();
+  router.use(oidcRoutes(signIn, lifetime, log));
   const authenticated = authenticate(lifetime);
   router.post('/', express.json({ limit: '4kb', strict: true }), async (req: Request, res: Response) => {
     if (!req.is('application/json')) throw new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json"');
     const { token } = validate(signInSchema, req.body);
     const principal = await authenticateToken(token);
     if (typeof principal === 'string') throw refusal(principal, 'token');
-    const { secret, session } = await openSession(principal.tokenId, principal.organizationId, lifetime, principal.expiresAt);
+    const { secret, session } = await openSession(
+      { tokenId: principal.tokenId, identityId: principal.identity.id, organizationId: principal.organizationId, expiresAt: principal.expiresAt },
+      lifetime,
+    );
     res.cookie(SESSION_COOKIE, secret, { ...cookieOptions(req), expires: session.expires_at });
     res.status(201).json({ data: await sessionView(principal, session, secret, lifetime) });
   });

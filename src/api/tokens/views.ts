@@ -25,7 +25,7 @@ export const createdTokenSchema = tokenSchema
   .extend({ token: z.string().describe('The token itself: shown this once; only its SHA-256 is stored') })
   .meta({ id: 'CreatedToken' });
 
-export const toTokenView = (t: ReturnType<typeof toTokenListing> & { identity: IdentityRef | null }, currentTokenId: string): z.infer<typeof tokenSchema> => ({
+export const toTokenView = (t: ReturnType<typeof toTokenListing> & { identity: IdentityRef | null }, currentTokenId: string | null): z.infer<typeof tokenSchema> => ({
   id: t.id,
   name: t.name,
   identity: t.identity,

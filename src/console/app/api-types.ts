@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { serverListItemSchema, serverSchema } from '../../api/servers/views';
 import type { deploymentListItemSchema, deploymentSchema, runListItemSchema, runSchema, runTargetDetailSchema, planSchema } from '../../api/deployments/views';
-import type { SessionView } from '../../api/session/schemas';
+import type { ProvidersView, SessionView, SignInFailure } from '../../api/session/schemas';
 import type { conversationListItemSchema, conversationSchema } from '../../api/conversations/views';
 import type { migrationPlanListItemSchema, migrationPlanSchema } from '../../api/migration-plans/views';
 import type { tokenSchema, createdTokenSchema } from '../../api/tokens/views';
@@ -13,7 +13,7 @@ import type { activityItemSchema } from '../../api/servers/activity';
 import type { policyViewSchema } from '../../domain/organizations/policy';
 import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/access/views';
 
-export type { SessionView };
+export type { ProvidersView, SessionView, SignInFailure };
 export type {
   DeploymentRunUpdatedEvent,
   RunTargetState,

@@ -27,6 +27,7 @@ export const actorLine = (identity: Pick<IdentityRef, 'type' | 'name'>) => `${id
 /** What acts on a request: the identity, the teams it is in, and the grants of both. */
 export interface IdentityAccess {
   identity: IdentityRef;
+  organizationId: string;
   disabled: boolean;
   teams: { id: string; name: string }[];
   grants: Grant[];
@@ -63,7 +64,7 @@ const grantsOf = batcher(async (identities: IdentityDoc[]): Promise<{ teams: Ide
 export async function identityAccess(identityId: string): Promise<IdentityAccess | null> {
   const identity = await identitiesById(identityId);
   if (!identity) return null;
-  const base = { identity: identityRef(identity), disabled: !!identity.disabled_at };
+  const base = { identity: identityRef(identity), organizationId: identity.organization_id.toString(), disabled: !!identity.disabled_at };
   const hit = keptState.listening ? kept.get(identityId) : undefined;
   if (hit && Date.now() - hit.at < KEEP_MS) return { ...base, teams: hit.teams, grants: hit.grants };
   const before = keptState.generation;

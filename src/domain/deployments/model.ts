@@ -116,7 +116,8 @@ const deploymentRunSchema = new Schema(
     server_id: { type: Schema.Types.ObjectId, ref: 'Server', default: null },
     status: { type: String, enum: TARGET_STATUSES, required: true, default: 'queued' },
     triggered_by: { type: String, required: true },
-    token_id: { type: Schema.Types.ObjectId, required: true },
+    // null: triggered by a person signed in without a token (OpenID Connect).
+    token_id: { type: Schema.Types.ObjectId, default: null },
     // The identity and token that triggered it (null on runs of an older version: `triggered_by` names the token).
     actor: { type: actorSchema, default: null },
     idempotency_key: { type: String, default: null },

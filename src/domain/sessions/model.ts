@@ -2,11 +2,15 @@ import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 
 /**
  * A console sign-in: the browser holds a random secret in an HttpOnly cookie; only its SHA-256 is
- * stored. The session acts with its token's organization and scopes, checked again on every request.
+ * stored. The session acts with its token's organization and scopes, or (a person signed in through
+ * OpenID Connect, no token) with its person's rights; checked again on every request.
  */
 const consoleSessionSchema = new Schema({
   secret_hash: { type: String, required: true, unique: true },
-  token_id: { type: Schema.Types.ObjectId, ref: 'ApiToken', required: true, index: true },
+  // null: a person signed in through OpenID Connect.
+  token_id: { type: Schema.Types.ObjectId, ref: 'ApiToken', default: null, index: true },
+  // Who the session acts for (null on sessions opened before identities were recorded on them).
+  identity_id: { type: Schema.Types.ObjectId, ref: 'Identity', default: null, index: true },
   organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
   created_at: { type: Date, required: true },
   last_seen_at: { type: Date, required: true },

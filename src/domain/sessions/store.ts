@@ -22,14 +22,25 @@ export function csrfTokenMatches(secret: string, presented: string | undefined):
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-/** A new session for a token; returns the secret for the cookie, which exists nowhere else afterwards. */
-export async function openSession(tokenId: string, organizationId: string, lifetime: SessionLifetime, tokenExpiresAt: Date | null) {
+/** Who a new session acts for: a token's identity, or a person signed in without one (tokenId null). */
+export interface SessionOwner {
+  tokenId: string | null;
+  identityId: string;
+  organizationId: string;
+  /** The token's end, which the session never outlives. */
+  expiresAt: Date | null;
+}
+
+/** A new session; returns the secret for the cookie, which exists nowhere else afterwards. */
+export async function openSession(owner: SessionOwner, lifetime: SessionLifetime) {
+  const { tokenId, identityId, organizationId, expiresAt: tokenExpiresAt } = owner;
   const secret = randomBytes(32).toString('base64url');
   const now = new Date();
   const end = new Date(now.getTime() + lifetime.maxSeconds * 1000);
   const session = await ConsoleSessionModel.create({
     secret_hash: hashOf(secret),
     token_id: tokenId,
+    identity_id: identityId,
     organization_id: organizationId,
     created_at: now,
     last_seen_at: now,

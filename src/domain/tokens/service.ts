@@ -141,8 +141,10 @@ export interface Principal {
   identity: IdentityRef;
   teams: { id: string; name: string }[];
   grants: readonly Grant[];
-  tokenId: string;
-  tokenName: string;
+  /** null: a console session of a person signed in through OpenID Connect, with no token. */
+  tokenId: string | null;
+  tokenName: string | null;
+  /** The token's scopes; a session without a token has `admin`, which narrows nothing. */
   scopes: string[];
   expiresAt: Date | null;
 }
@@ -174,6 +176,26 @@ export async function authenticateToken(plaintext: string): Promise<Principal | 
   });
   if (!token) return 'unknown';
   return principalOfToken(token);
+}
+
+/**
+ * The principal of a person signed in without a token (OpenID Connect): their identity's grants,
+ * narrowed by nothing; or why they no longer act.
+ */
+export async function authenticateIdentity(identityId: string): Promise<Principal | Rejection> {
+  const access = await identityAccess(identityId);
+  if (!access || access.identity.type !== 'person') return 'unknown';
+  if (access.disabled) return 'disabled';
+  return {
+    organizationId: access.organizationId,
+    identity: access.identity,
+    teams: access.teams,
+    grants: access.grants,
+    tokenId: null,
+    tokenName: null,
+    scopes: ['admin'],
+    expiresAt: null,
+  };
 }
 
 /** The principal of a token known by id (a console session's), or why it no longer acts. */
