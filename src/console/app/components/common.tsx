@@ -106,3 +106,33 @@ export function Section({ title, children, actions }: { title: string; children:
     </section>
   );
 }
+
+/**
+ * A list page's changes: each runs, then the page reloads what it shows; a failure is kept for the
+ * page to show, and a row waiting for its "are you sure" is remembered (one at a time).
+ */
+export function useChanges(reload: () => Promise<unknown>) {
+  const [error, setError] = useState<unknown>(null);
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const act = async (call: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await call();
+      setConfirm(null);
+      await reload();
+      return true;
+    } catch (problem) {
+      setError(problem);
+      return false;
+    }
+  };
+  return { error, confirm, setConfirm, act };
+}
+
+/** A submitted form's fields, each trimmed ('' when absent), and the form to reset. */
+export function submitted(event: Event): { field: (name: string) => string; all: (name: string) => string[]; form: HTMLFormElement } {
+  event.preventDefault();
+  const form = event.currentTarget as HTMLFormElement;
+  const data = new FormData(form);
+  return { field: (name) => String(data.get(name) ?? '').trim(), all: (name) => data.getAll(name).map(String), form };
+}

@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
 import { api, getAll } from '../api';
 import type { Person, Team } from '../api-types';
-import { ErrorNote, Section, useLoad, When } from '../components/common';
+import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
 import { AdminOnly, subjectHref } from '../components/rights';
 import { session } from '../session';
 
@@ -16,29 +15,13 @@ export function People() {
 
 function PeopleList() {
   const list = useLoad(() => Promise.all([getAll<Person>('/api/v1/people'), getAll<Team>('/api/v1/teams')]), []);
-  const [error, setError] = useState<unknown>(null);
-  const [confirm, setConfirm] = useState<string | null>(null);
+  const { error, confirm, setConfirm, act } = useChanges(() => list.reload());
   const [people = [], teams = []] = list.data ?? [];
   const me = session.get()?.identity.id;
 
-  const act = async (call: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await call();
-      setConfirm(null);
-      await list.reload();
-      return true;
-    } catch (problem) {
-      setError(problem);
-      return false;
-    }
-  };
   const add = async (event: Event) => {
-    event.preventDefault();
-    const formElement = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formElement);
-    const email = String(form.get('email') ?? '').trim();
-    if (await act(() => api('POST', '/api/v1/people', { name: String(form.get('name') ?? '').trim(), email: email || null }))) formElement.reset();
+    const { field, form } = submitted(event);
+    if (await act(() => api('POST', '/api/v1/people', { name: field('name'), email: field('email') || null }))) form.reset();
   };
 
   return (

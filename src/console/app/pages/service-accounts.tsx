@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
 import { api, getAll } from '../api';
 import type { ServiceAccount } from '../api-types';
-import { ErrorNote, Section, useLoad, When } from '../components/common';
+import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
 import { AdminOnly, subjectHref } from '../components/rights';
 
 /** CI pipelines, scripts and agents: add one, delete; each row leads to what it can do and its tokens. */
@@ -15,28 +14,12 @@ export function ServiceAccounts() {
 
 function AccountList() {
   const list = useLoad(() => getAll<ServiceAccount>('/api/v1/service-accounts'), []);
-  const [error, setError] = useState<unknown>(null);
-  const [confirm, setConfirm] = useState<string | null>(null);
+  const { error, confirm, setConfirm, act } = useChanges(() => list.reload());
   const accounts = list.data ?? [];
 
-  const act = async (call: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await call();
-      setConfirm(null);
-      await list.reload();
-      return true;
-    } catch (problem) {
-      setError(problem);
-      return false;
-    }
-  };
   const add = async (event: Event) => {
-    event.preventDefault();
-    const formElement = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formElement);
-    const description = String(form.get('description') ?? '').trim();
-    if (await act(() => api('POST', '/api/v1/service-accounts', { name: String(form.get('name') ?? '').trim(), description: description || null }))) formElement.reset();
+    const { field, form } = submitted(event);
+    if (await act(() => api('POST', '/api/v1/service-accounts', { name: field('name'), description: field('description') || null }))) form.reset();
   };
 
   return (

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, get, getAll } from '../api';
 import type { Person, Team as TeamView } from '../api-types';
-import { ErrorNote, Section, useLoad, When } from '../components/common';
+import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
 import { AdminOnly, subjectHref, WhatItCanDo } from '../components/rights';
 
 /** Checkboxes of the organization's people, the members ticked. */
@@ -30,29 +30,13 @@ export function Teams() {
 
 function TeamList() {
   const list = useLoad(() => Promise.all([getAll<TeamView>('/api/v1/teams'), getAll<Person>('/api/v1/people')]), []);
-  const [error, setError] = useState<unknown>(null);
-  const [confirm, setConfirm] = useState<string | null>(null);
+  const { error, confirm, setConfirm, act } = useChanges(() => list.reload());
   const [teams = [], people = []] = list.data ?? [];
   const nameOf = (id: string) => people.find((p) => p.id === id)?.name ?? id;
 
-  const act = async (call: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await call();
-      setConfirm(null);
-      await list.reload();
-      return true;
-    } catch (problem) {
-      setError(problem);
-      return false;
-    }
-  };
   const add = async (event: Event) => {
-    event.preventDefault();
-    const formElement = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formElement);
-    const body = { name: String(form.get('name') ?? '').trim(), members: form.getAll('members').map(String) };
-    if (await act(() => api('POST', '/api/v1/teams', body))) formElement.reset();
+    const { field, all, form } = submitted(event);
+    if (await act(() => api('POST', '/api/v1/teams', { name: field('name'), members: all('members') }))) form.reset();
   };
 
   return (
