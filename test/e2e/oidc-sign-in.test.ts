@@ -190,3 +190,60 @@ describe('signing in to the console through OpenID Connect', () => {
     await page.context().close();
   });
 });
+
+describe('when the organization lets a first sign-in create the person (OIDC_CREATE_PEOPLE)', () => {
+  let bosun: Bosun;
+  let provider: OidcProvider;
+  let browser: Browser;
+  let admin: User;
+
+  beforeAll(async () => {
+    const port = await portForProcess();
+    bosun = await startBosun({
+      worker: false,
+      env: { OIDC_ISSUER_URL: `http://127.0.0.1:${port}`, OIDC_CLIENT_ID: 'bosun', OIDC_CLIENT_SECRET: 'secret', OIDC_SCOPES: 'openid profile email groups', OIDC_ORGANIZATION: 'newcomers', OIDC_DISPLAY_NAME: 'Acme SSO', OIDC_CREATE_PEOPLE: 'true' },
+    });
+    admin = await asUser(bosun, 'newcomers');
+    const ops = (await bosun.api.post('/api/v1/teams').set(bearer(admin.token)).send({ name: 'ops', oidc_groups: ['ops-group'] }).expect(201)).body.data.id as string;
+    await bosun.api.post('/api/v1/role-bindings').set(bearer(admin.token)).send({ role: 'operator', subject: { type: 'team', id: ops } }).expect(201);
+    provider = await startOidcProvider({
+      port,
+      clients: [{ client_id: 'bosun', client_secret: 'secret', redirect_uris: [`${bosun.url}/api/v1/session/oidc/callback`] }],
+      accounts: { 'carol-sub': { name: 'Carol', email: 'carol@example.com', groups: ['ops-group'] } },
+    });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await provider?.stop();
+    admin?.close();
+    await bosun?.stop();
+  });
+
+  test('Carol, unknown to Bosun, signs in: she is created, matched by her subject, and in her group’s team with its rights', async () => {
+    const signIn = async () => {
+      const page = await newPage(browser);
+      await page.goto(`${bosun.url}/sign-in`);
+      await page.getByRole('link', { name: 'Sign in with Acme SSO' }).click();
+      await page.waitForURL(`${provider.issuer}/**`);
+      await page.locator('input[name=login]').fill('carol-sub');
+      await page.locator('input[name=password]').fill('any password');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      const cookie = (await page.context().cookies()).find((c) => c.name === 'bosun_session')!;
+      const me = (await bosun.api.get('/api/v1/me').set('Cookie', `bosun_session=${cookie.value}`).expect(200)).body.data;
+      await page.context().close();
+      return me;
+    };
+    const first = await signIn();
+    expect(first.identity).toMatchObject({ type: 'person', name: 'Carol' });
+    expect(first.teams.map((t: { name: string }) => t.name)).toEqual(['ops']);
+    expect(first.bindings.map((b: { role: string }) => b.role)).toEqual(['operator']);
+    const people = (await bosun.api.get('/api/v1/people').set(bearer(admin.token)).expect(200)).body.data;
+    expect(people).toEqual([expect.objectContaining({ name: 'Carol', email: 'carol@example.com', oidc_subject: 'carol-sub', disabled: false })]);
+    // The second sign-in finds her: one person, the same id.
+    expect((await signIn()).identity.id).toBe(first.identity.id);
+    expect((await bosun.api.get('/api/v1/people').set(bearer(admin.token)).expect(200)).body.meta.total).toBe(1);
+  });
+});
