@@ -3,6 +3,7 @@ import type { Action } from '../../domain/access/roles';
 import { Types } from 'mongoose';
 import { coversAllServers, deniedServers, mayAtAll, mayEverywhere, readableServers, targetLimitMet, type Context, type ServerRef } from '../../domain/access/grants';
 import type { Principal } from '../../domain/tokens/service';
+import { hasScope } from '../../domain/tokens/scopes';
 import { ServerModel } from '../../domain/servers/model';
 import { principalOf } from '../http/auth';
 import { ApiError, notFound } from '../http/errors';
@@ -15,7 +16,7 @@ import { ApiError, notFound } from '../http/errors';
  */
 
 const refusalOf = (principal: Principal, action: Action) =>
-  principal.scopes.includes('admin') || principal.scopes.includes(action)
+  hasScope(principal.scopes, action)
     ? `${principal.identity.name} has no role that allows "${action}"`
     : `This token lacks the "${action}" scope`;
 
@@ -87,7 +88,7 @@ export async function checkServersOf(principal: Principal, ids: readonly (Types.
   const context = { targetCount: wanted.length };
   if (coversAllServers(principal, action, context)) return;
   const servers = await ServerModel.find({ _id: { $in: wanted }, organization_id: principal.organizationId }, { title: 1, tags: 1 }).lean();
-  if (!deniedServers(principal, action, servers, context).length && targetLimitMet(principal, action, wanted.length, context) === null) return;
+  if (!deniedServers(principal, action, servers, context).length) return;
   if (action === 'read' || deniedServers(principal, 'read', servers).length) throw notFound(what);
   assertOnServers(principal, action, servers, context);
 }

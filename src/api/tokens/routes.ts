@@ -11,7 +11,7 @@ import { ApiTokenModel } from '../../domain/tokens/model';
 import { createTokenIn, parseDuration, revokeTokenById, tokensOf, TokenError, type Principal } from '../../domain/tokens/service';
 import { identityRef } from '../../domain/access/identities';
 import { IdentityModel } from '../../domain/access/model';
-import type { Scope } from '../../domain/tokens/scopes';
+import { hasScope, type Scope } from '../../domain/tokens/scopes';
 import { createTokenSchema, type CreateTokenInput } from './schemas';
 import { toTokenView } from './views';
 
@@ -21,10 +21,8 @@ import { toTokenView } from './views';
  */
 export async function issueToken(principal: Principal, identity: { _id: Types.ObjectId; type: string; name: string }, input: CreateTokenInput) {
   const scopes: Scope[] = input.scopes ?? ['admin'];
-  if (!principal.scopes.includes('admin')) {
-    const beyond = scopes.filter((scope) => !principal.scopes.includes(scope));
-    if (beyond.length) throw new ApiError('forbidden', `A token may not make a token with scopes its own lacks: ${beyond.join(', ')}`);
-  }
+  const beyond = scopes.filter((scope) => !hasScope(principal.scopes, scope));
+  if (beyond.length) throw new ApiError('forbidden', `A token may not make a token with scopes its own lacks: ${beyond.join(', ')}`);
   const organization = await OrganizationModel.findById(principal.organizationId, { slug: 1 }).lean();
   if (!organization) throw notFound('Organization');
   try {

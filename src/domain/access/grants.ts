@@ -1,3 +1,4 @@
+import { hasScope } from '../tokens/scopes';
 import type { Types } from 'mongoose';
 import { ROLE_ACTIONS, type Action, type Role } from './roles';
 import type { RoleBinding } from './model';
@@ -42,7 +43,7 @@ export interface Context {
   targetCount?: number;
 }
 
-const scopeAllows = (access: Access, action: Action) => access.scopes.includes('admin') || access.scopes.includes(action);
+const scopeAllows = (access: Access, action: Action) => hasScope(access.scopes, action);
 
 /** The grants that may apply to `action` in `context`, before looking at any server's tags. */
 function applicable(access: Access, action: Action, context: Context): Grant[] {
