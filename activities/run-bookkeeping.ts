@@ -1,4 +1,6 @@
-import type { FleetPlan, FleetTarget, HowRunEnded, RunStepDefinition } from '../src/domain/contracts/runs';
+import type { DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
+import * as gates from '../src/domain/deployments/gates';
+import { parseDuration } from '../src/domain/tokens/service';
 import type { RunStatus } from '../src/domain/deployments/model';
 import * as runs from '../src/domain/deployments/runs';
 import { batchTargets, closeWaitingTargets } from '../src/domain/deployments/targets';
@@ -26,8 +28,34 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
     async beginFleet({ runId }: { runId: string }): Promise<FleetPlan | null> {
       const run = await runs.beginRun(runId);
       if (!run?.fleet) return null;
-      return { total: run.fleet.total, batches: run.fleet.batches, maxFailures: run.fleet.max_failures };
+      const { total, batches, max_failures: maxFailures } = run.fleet;
+      // A gate past the last batch guards nothing (the plan warns of it).
+      const gated: FleetGate[] = (run.fleet.strategy?.gates ?? [])
+        .filter((gate) => gate.before_batch <= batches)
+        .map((gate) => ({ beforeBatch: gate.before_batch, approvals: gate.approvals, expiresIn: gate.expires_in, expiresInMs: parseDuration(gate.expires_in) * 1000 }))
+        .sort((a, b) => a.beforeBatch - b.beforeBatch);
+      return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}) };
     },
+
+    /** running → awaiting_approval at a gate (`openedAt`, `expiresAt`: the workflow's clock, as its timer's); false when the run no longer runs. */
+    openGate: ({ runId, gate, openedAt, expiresAt }: { runId: string; gate: FleetGate; openedAt: number; expiresAt: number }): Promise<boolean> =>
+      gates.openGate(runId, { beforeBatch: gate.beforeBatch, approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) }),
+
+    /** A person's approval or rejection, as the store finds it: recorded (the count, the outcome) or refused with why. */
+    recordGateDecision: ({ runId, beforeBatch, decision }: { runId: string; beforeBatch: number; decision: GateDecision }): Promise<GateDecisionResult> =>
+      decision.kind === 'approve' ? gates.approveGate(runId, beforeBatch, decision.by, decision.comment) : gates.rejectGate(runId, beforeBatch, decision.by, decision.reason),
+
+    /** The gate's timer fired: expired unless decided first; its outcome as it stands. */
+    expireGate: ({ runId, beforeBatch }: { runId: string; beforeBatch: number }) => gates.expireGate(runId, beforeBatch),
+
+    /** A person asked the run to pause after its running batch. */
+    requestPause: ({ runId, by, reason }: { runId: string; by: DecidingActor; reason: string }): Promise<PauseResult> => gates.requestPause(runId, by, reason),
+
+    /** Between batches, a pause asked is held: running → paused. */
+    holdPaused: ({ runId }: { runId: string }): Promise<boolean> => gates.holdPaused(runId),
+
+    /** A person resumed the run (or withdrew a pause not yet held). */
+    resumeRun: ({ runId }: { runId: string }): Promise<PauseResult> => gates.resumeRun(runId),
 
     /** A batch's targets still waiting to start (a target closed meanwhile, by a cancel, is not). */
     batchTargets: ({ runId, batch }: { runId: string; batch: number }): Promise<FleetTarget[]> => batchTargets(runId, batch),

@@ -1,10 +1,11 @@
-import { CancellationScope, CancelledFailure, ChildWorkflowFailure, continueAsNew, executeChild, isCancellation, ParentClosePolicy, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, CancelledFailure, ChildWorkflowFailure, condition, continueAsNew, executeChild, isCancellation, ParentClosePolicy, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { failure as failureOf } from '../src/domain/contracts/failure-types';
 import type { FleetProgress, FleetResult, FleetRunInput, FleetTarget, RunResult, TargetRunInput } from '../src/domain/contracts/runs';
 import { runSearchAttributes } from '../src/domain/contracts/search-attributes';
 import { fleetTargetWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { deploymentTargetWorkflow } from './deployment-target';
 import { firstLine } from './failures';
+import { fleetGuards } from './fleet-guards';
 import { bookkeeping, endAsRecorded } from './run-activities';
 
 /**
@@ -29,10 +30,15 @@ function targetFailureLine(target: FleetTarget, error: unknown): string {
  * run fails. Cancelling the workflow cancels every running target (killing its command) and the
  * targets still waiting.
  *
+ * Between batches it is guarded (fleet-guards.ts): a pause asked is held before the next batch
+ * until a resume; a gate before a batch waits for people's approvals; a rejection or an expiry
+ * ends the run, failed, its later batches skipped.
+ *
  * Its outcome is the run's: completes when every target succeeded, fails naming how many targets
- * failed and the first failure, is cancelled when the run was.
+ * failed and the first failure (or why its gate did not open), is cancelled when the run was.
  */
 export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<FleetResult> {
+  const guards = fleetGuards(run.runId, run.progress?.pauseAsked ?? false);
   let progress: FleetProgress | null = run.progress ?? null;
   if (!progress) {
     const plan = await CancellationScope.nonCancellable(() => bookkeeping.beginFleet({ runId: run.runId }));
@@ -51,6 +57,20 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
         await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'skipped', fromBatch: batch });
         break;
       }
+      await guards.holdIfPaused(batch, plan.batches);
+      const gate = plan.gates?.find((g) => g.beforeBatch === batch);
+      if (gate) {
+        const ended = await guards.awaitGate(gate);
+        if (!ended.approved) {
+          await CancellationScope.nonCancellable(async () => {
+            await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'skipped', fromBatch: batch });
+            await bookkeeping.finishRun({ runId: run.runId, status: 'failed', error: ended.error });
+          });
+          setCurrentDetails(`failed before batch ${batch}/${plan.batches}: ${ended.error}`);
+          await condition(allHandlersFinished);
+          throw failureOf('DeploymentRunFailed', ended.error);
+        }
+      }
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
       setCurrentDetails(`batch ${batch}/${plan.batches}: ${targets.length} targets running; ${failed} of ${plan.total} failed so far (${plan.maxFailures} allowed)`);
       const results = await Promise.allSettled(targets.map((target) => runTarget(run, target, batch)));
@@ -62,7 +82,8 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
       });
       const more = batch < plan.batches;
       if (more && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUING)) {
-        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch + 1, failed, firstFailure, startedAt } });
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch + 1, failed, firstFailure, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
       }
     }
   } catch (error) {

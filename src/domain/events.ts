@@ -35,6 +35,34 @@ export interface DeploymentRunUpdatedEvent {
    * `server_id` names the server it came from.
    */
   output: { server_id: string | null; step: number; step_name: string; offset: number; data: string } | null;
+  /** A fleet run's approval gate (waiting, or as last decided) and its pause, as GET shows them; null in a target's event. */
+  gate: RunGateState | null;
+  pause: RunPauseState | null;
+}
+
+export interface EventActor {
+  type: 'person' | 'service_account';
+  id: string;
+  name: string;
+  token_id: string | null;
+}
+
+export interface RunGateState {
+  before_batch: number;
+  approvals_required: number;
+  approvals: Array<{ by: EventActor; at: string; comment: string | null; plan_hash: string | null }>;
+  opened_at: string;
+  expires_at: string;
+  outcome: 'approved' | 'rejected' | 'expired' | null;
+  rejected_by: EventActor | null;
+  reason: string | null;
+}
+
+export interface RunPauseState {
+  by: EventActor;
+  reason: string;
+  requested_at: string;
+  paused_at: string | null;
 }
 
 export interface RunTargetState {

@@ -1,4 +1,4 @@
-import type { DeploymentRunUpdatedEvent, RunStepState, RunTargetState } from './events';
+import type { DeploymentRunUpdatedEvent, RunGateState, RunPauseState, RunStepState, RunTargetState } from './events';
 
 /*
  * Following a run live, as every client of the Socket.IO contract does it (the console's run page,
@@ -23,6 +23,8 @@ export interface FollowedRun {
   steps: RunStepState[];
   targets: RunTargetState[];
   summary: RunSummary;
+  gate?: RunGateState | null;
+  pause?: RunPauseState | null;
 }
 
 /**
@@ -55,7 +57,18 @@ function applyOwn<R extends FollowedRun>(run: R, event: DeploymentRunUpdatedEven
   const started_at = event.started_at ?? run.started_at;
   const completed_at = event.completed_at ?? run.completed_at;
   const steps = run.steps.map((step, index) => ({ ...step, ...(event.steps[index] ?? {}) }));
-  const next = { ...run, seq: event.seq, status, started_at, completed_at, error: event.error, steps, duration_seconds: secondsBetween(started_at, completed_at) ?? run.duration_seconds };
+  const next = {
+    ...run,
+    seq: event.seq,
+    status,
+    started_at,
+    completed_at,
+    error: event.error,
+    steps,
+    duration_seconds: secondsBetween(started_at, completed_at) ?? run.duration_seconds,
+    // Events of a server of before gates carry neither.
+    ...(event.gate !== undefined ? { gate: event.gate, pause: event.pause } : {}),
+  };
   if (isFleet(run) || run.targets.length !== 1) return next;
   const target = { ...run.targets[0]!, status, started_at, completed_at, error: event.error, seq: event.seq, steps: event.steps };
   return { ...next, targets: [target], summary: summaryOf([target]) };

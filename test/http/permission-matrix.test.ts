@@ -82,6 +82,11 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/deployments/:id/runs': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs` })),
   'GET /api/v1/deployments/:id/runs/:runId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}` })),
   'POST /api/v1/deployments/:id/runs/:runId/cancel': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/cancel` })),
+  // A finished run: past the gate, each answers 409 (nothing waits, nothing runs).
+  'POST /api/v1/deployments/:id/runs/:runId/approve': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/approve`, body: { comment: 'looks good' } })),
+  'POST /api/v1/deployments/:id/runs/:runId/reject': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/reject`, body: { reason: 'not now' } })),
+  'POST /api/v1/deployments/:id/runs/:runId/pause': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/pause`, body: { reason: 'looking' } })),
+  'POST /api/v1/deployments/:id/runs/:runId/resume': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/resume` })),
   'POST /api/v1/deployments/:id/runs/:runId/retry': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/retry` })),
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}` })),
   'GET /api/v1/deployments/:id/runs/:runId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/steps/1/log` })),

@@ -44,6 +44,8 @@ const own = (seq: number, status: string, extra: Partial<DeploymentRunUpdatedEve
   steps: [],
   target: null,
   output: null,
+  gate: null,
+  pause: null,
   ...extra,
 });
 const ofTarget = (changed: RunTargetState): DeploymentRunUpdatedEvent => ({ ...own(0, ''), seq: null, status: null, started_at: null, completed_at: null, target: changed });

@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
 import { batcher } from '../../domain/batch';
-import { DeploymentModel, DeploymentRunModel, type Deployment } from '../../domain/deployments/model';
+import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
 import { triggerPlaces } from '../../domain/run-queue';
 
 /*
@@ -23,7 +23,7 @@ function activeRunCounter(limit: number) {
       at: Date.now(),
       since: 0,
       // Runs, not a fleet run's targets: a fleet run counts once.
-      count: DeploymentRunModel.countDocuments({ organization_id: organizationId, status: { $in: ['queued', 'running'] }, parent_run_id: null }).limit(limit).exec(),
+      count: DeploymentRunModel.countDocuments({ organization_id: organizationId, status: { $in: UNFINISHED_RUN_STATUSES }, parent_run_id: null }).limit(limit).exec(),
     };
     entry.count.catch(() => counts.delete(organizationId));
     counts.set(organizationId, entry);

@@ -4,7 +4,7 @@ import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
 import { createDeployment, deleteDeployment, redefineDeployment } from '../../domain/deployments/store';
-import { DeploymentModel, DeploymentRunModel, type Deployment } from '../../domain/deployments/model';
+import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
 import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
 import { toDeploymentListView, toDeploymentView } from './views';
@@ -97,7 +97,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
     /** Deletes the definition and its run history; refused while a run is queued or running. */
     async remove(principal: Principal, id: string) {
       const deployment = await findDeployment(principal, id, 'deployments:write');
-      if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: ['queued', 'running'] } })) {
+      if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: UNFINISHED_RUN_STATUSES } })) {
         throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
       }
       await deleteDeployment(deployment._id);

@@ -2,7 +2,7 @@ import { stepLogOperation, stepNumberParam } from '../logs/openapi';
 import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
-import { createDeploymentSchema, idempotencyKeySchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import { deploymentListItemSchema, deploymentSchema, planSchema, runListItemSchema, runSchema, runTargetDetailSchema, runTriggeredSchema } from './views';
 
 const tag = 'Deployments';
@@ -77,18 +77,21 @@ export const deploymentOperations: Operation[] = [
     summary: 'Trigger a run',
     description:
       'Answers at once with the queued run, not wrapped in `data`; poll the run (or watch it over Socket.IO). ' +
-      'A repeated trigger with the same `Idempotency-Key` returns the same run. A deployment whose server was deleted or never verified answers 409.',
+      'A repeated trigger with the same `Idempotency-Key` returns the same run. A deployment whose server was deleted or never verified answers 409. ' +
+      'With `plan_hash` (from POST /plan), a plan changed since (a server tagged, a step edited) answers 409 `plan_changed` with both hashes, and nothing starts.',
     params: id,
     headers: idempotencyHeader,
     body: { schema: triggerSchema, required: false },
     responses: { 202: runAccepted },
-    errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
+    errors: ['not_found', 'conflict', 'plan_changed', 'validation_failed', 'service_unavailable'],
     beyondSchema: parameterRules,
   },
   {
     method: 'post', path: '/api/v1/deployments/:id/plan', operationId: 'planDeployment', tag, scope: 'read',
     summary: 'What a trigger would run (a dry run)',
-    description: 'Same body as a trigger. The resolved targets in their batches, the steps each would run and the environment it would get (secret parameters masked), and warnings (targets offline, unverified, or busy). Runs nothing, stores nothing.',
+    description:
+      'Same body as a trigger (`plan_hash` ignored). The resolved targets in their batches, the steps each would run and the environment it would get (secret parameters masked), ' +
+      'warnings (targets offline, unverified, or busy; a gate past the last batch), and `plan_hash`, which a trigger passes to run exactly this plan. Runs nothing, stores nothing.',
     params: id,
     body: { schema: triggerSchema, required: false },
     responses: { 200: { description: 'The plan', body: dataOf(planSchema) } },
@@ -137,6 +140,44 @@ export const deploymentOperations: Operation[] = [
     description: 'A queued run never starts; a running one has its command’s process group killed on the server. A finished run answers 409.',
     params: runIds,
     responses: { 202: { description: 'Cancelling; the run as it is', body: dataOf(runSchema) } },
+    errors: ['not_found', 'conflict', 'service_unavailable'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/runs/:runId/approve', operationId: 'approveRun', tag, scope: 'approve',
+    summary: 'Approve the gate a run waits at',
+    description:
+      'One approval of the gate (status `awaiting_approval`); enough distinct people’s approvals and the run goes on. Role `approver` on every target of the run. ' +
+      'Only people: a service account answers 403 `people_only`; the person who triggered the run 403 `self_approval`; a second approval by the same person 409 `already_approved`; ' +
+      'a run not waiting at a gate 409 `not_awaiting_approval`; after the gate expired 409 `expired`. The approval records the run’s `plan_hash`.',
+    params: runIds,
+    body: { schema: approveSchema, required: false },
+    responses: { 200: { description: 'Recorded; the run as it is', body: dataOf(runSchema) } },
+    errors: ['not_found', 'self_approval', 'people_only', 'not_awaiting_approval', 'already_approved', 'expired', 'conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/runs/:runId/reject', operationId: 'rejectRun', tag, scope: 'approve',
+    summary: 'Reject the gate a run waits at',
+    description: 'The run ends `failed` (`error`: who rejected and why); no later batch starts. Role `approver` on every target; people only (the triggerer may reject). Same 409s as approve.',
+    params: runIds,
+    body: { schema: rejectSchema, required: true },
+    responses: { 200: { description: 'Rejected; the run as it is (failing)', body: dataOf(runSchema) } },
+    errors: ['not_found', 'people_only', 'not_awaiting_approval', 'expired', 'conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/runs/:runId/pause', operationId: 'pauseRun', tag, scope: 'deployments:run',
+    summary: 'Pause a fleet run between batches',
+    description: 'The running batch finishes; no new batch starts; status `paused` (with `pause`: who and why) until resumed. A run not running, already pausing, or a one-server run: 409.',
+    params: runIds,
+    body: { schema: pauseSchema, required: true },
+    responses: { 200: { description: 'Pausing; the run as it is', body: dataOf(runSchema) } },
+    errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/runs/:runId/resume', operationId: 'resumeRun', tag, scope: 'deployments:run',
+    summary: 'Resume a paused fleet run',
+    description: 'The next batch starts (a pause asked but not yet held is withdrawn). A run not paused: 409.',
+    params: runIds,
+    responses: { 200: { description: 'Resumed; the run as it is', body: dataOf(runSchema) } },
     errors: ['not_found', 'conflict', 'service_unavailable'],
   },
 ];

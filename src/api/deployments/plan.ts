@@ -1,11 +1,12 @@
 import type { Types } from 'mongoose';
-import { DeploymentRunModel } from '../../domain/deployments/model';
+import { DeploymentRunModel, type Deployment } from '../../domain/deployments/model';
 import { environmentName, MASK } from '../../domain/deployments/parameters';
 import type { TriggerInput } from './schemas';
 import type { Principal } from '../../domain/tokens/service';
 import { batchOf, resolveStrategy, resolveTargets } from './targets';
 import { toDeploymentView } from './views';
 import { parametersFor, type FindDeployment } from './definitions';
+import { planHash } from './plan-hash';
 
 /** A plan: what a trigger with this body would run, where and in which batches, and what to look out for. Runs nothing, stores nothing. */
 export function deploymentPlanner(findDeployment: FindDeployment) {
@@ -13,7 +14,9 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const deployment = await findDeployment(principal, deploymentId);
     const values = parametersFor(deployment, input.parameters);
     const servers = await resolveTargets(deployment);
-    const { batchSize, maxFailures, batches } = resolveStrategy(deployment.server_id ? null : deployment.strategy, servers.length);
+    const strategy = resolveStrategy(deployment.server_id ? null : deployment.strategy, servers.length);
+    const { batchSize, maxFailures, batches } = strategy;
+    const gates = deployment.server_id ? [] : gatesOf(deployment);
     const busy = new Map(
       (
         await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; n: number }>([
@@ -24,6 +27,11 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     );
     const warnings: { server_id: string | null; code: string; message: string }[] = [];
     if (!servers.length) warnings.push({ server_id: null, code: 'no_targets', message: 'No server matches the deployment’s targets: a trigger would be refused' });
+    for (const gate of gates) {
+      if (servers.length && gate.before_batch > batches) {
+        warnings.push({ server_id: null, code: 'gate_ignored', message: `The gate before batch ${gate.before_batch} guards nothing: the run has ${batches} batch${batches > 1 ? 'es' : ''}, so it is ignored` });
+      }
+    }
     for (const server of servers) {
       const id = server._id.toString();
       if (server.status === 'unverified') warnings.push({ server_id: id, code: 'unverified', message: `${server.title} is not verified: its target would fail without running` });
@@ -31,9 +39,11 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
       const waiting = busy.get(id);
       if (waiting) warnings.push({ server_id: id, code: 'busy', message: `${server.title} has ${waiting} run${waiting > 1 ? 's' : ''} queued or running: this run would wait its turn` });
     }
+    const batched = servers.map((server, index) => ({ serverId: server._id.toString(), batch: batchOf(index, batchSize) }));
     return {
       deployment_id: deployment._id.toString(),
-      strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0 },
+      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, parameters: values }),
+      strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0, gates },
       targets: servers.map((server, index) => ({
         server_id: server._id.toString(),
         title: server.title,
@@ -47,3 +57,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     };
   };
 }
+
+/** A deployment's approval gates, as defined. */
+export const gatesOf = (deployment: Pick<Deployment, 'strategy'>) =>
+  (deployment.strategy?.gates ?? []).map(({ before_batch, approvals, expires_in }) => ({ before_batch, approvals, expires_in }));

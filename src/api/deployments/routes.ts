@@ -4,7 +4,7 @@ import { principalOf } from '../http/auth';
 import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { createDeploymentSchema, idempotencyKeySchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import type { DeploymentService } from './service';
 
 export function deploymentRoutes(deployments: DeploymentService): Router {
@@ -94,6 +94,24 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
 
   router.post('/:id/runs/:runId/cancel', requireAction('deployments:run'), async (req, res) => {
     res.status(202).json({ data: await deployments.cancelRun(org(req), param(req.params.id), param(req.params.runId)) });
+  });
+
+  // People's decisions between batches: the service judges who may (approve: people with the approver role, never the triggerer).
+  router.post('/:id/runs/:runId/approve', requireAction('approve'), async (req, res) => {
+    const { comment } = validate(approveSchema, req.body ?? {});
+    res.json({ data: await deployments.approveRun(org(req), param(req.params.id), param(req.params.runId), comment ?? null) });
+  });
+
+  router.post('/:id/runs/:runId/reject', requireAction('approve'), async (req, res) => {
+    res.json({ data: await deployments.rejectRun(org(req), param(req.params.id), param(req.params.runId), validate(rejectSchema, req.body).reason) });
+  });
+
+  router.post('/:id/runs/:runId/pause', requireAction('deployments:run'), async (req, res) => {
+    res.json({ data: await deployments.pauseRun(org(req), param(req.params.id), param(req.params.runId), validate(pauseSchema, req.body).reason) });
+  });
+
+  router.post('/:id/runs/:runId/resume', requireAction('deployments:run'), async (req, res) => {
+    res.json({ data: await deployments.resumeRun(org(req), param(req.params.id), param(req.params.runId)) });
   });
 
   return router;

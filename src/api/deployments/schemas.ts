@@ -3,6 +3,7 @@ import { objectIdSchema as objectId } from '../http/ids';
 import { tagSchema } from '../servers/schemas';
 import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME, wholeValuePattern } from '../../domain/deployments/parameters';
 import { requiredText, text } from '../http/text';
+import { DURATION_PATTERN } from '../../domain/tokens/service';
 
 export const MAX_STEPS = 100;
 export const MAX_COMMAND_LENGTH = 16 * 1024;
@@ -31,9 +32,26 @@ const targetsSchema = z
 /** "25%": a percentage from 1% (or 0%) to 100%. */
 const percent = (min: 0 | 1) => z.string().regex(min === 1 ? /^(?:100|[1-9][0-9]?)%$/ : /^(?:100|[1-9]?[0-9])%$/, `a count, or a percentage from ${min}% to 100% such as "25%"`);
 
+/** "24h": 1 to 6 digits, then s, m, h, d or w. */
+export const durationSchema = z.string().regex(DURATION_PATTERN, 'a duration: a positive number followed by s, m, h, d or w, such as "24h"');
+
+export const MAX_APPROVALS = 10;
+
+const gateSchema = z.strictObject({
+  before_batch: z.number().int().min(1, 'before_batch is at least 1 (1: before anything runs)').describe('1: before anything runs; N: after batch N-1 (a canary), before batch N'),
+  approvals: z.number().int().min(1, 'approvals is at least 1').max(MAX_APPROVALS, `approvals is at most ${MAX_APPROVALS}`).describe('How many distinct people must approve (never the person who triggered the run, never a service account)'),
+  expires_in: durationSchema.default('24h').describe('How long the gate waits before the run fails ("approval expired after …")'),
+});
+
 export const strategySchema = z.strictObject({
   batch_size: z.union([z.number().int().min(1, 'batch_size is at least 1'), percent(1)]).optional(),
   max_failures: z.union([z.number().int().min(0, 'max_failures is at least 0'), percent(0)]).optional(),
+  gates: z
+    .array(gateSchema)
+    .max(20, 'at most 20 gates')
+    .refine((gates) => new Set(gates.map((g) => g.before_batch)).size === gates.length, 'one gate per batch: before_batch values must be unique')
+    .optional()
+    .describe('Approval gates: the run waits before batch `before_batch` until `approvals` people approve'),
 });
 
 /** JSON Schema: `flag` is true and `other` is given. */
@@ -106,8 +124,20 @@ export const triggerSchema = z
         { error: 'parameters values are strings' },
       )
       .default({}),
+    plan_hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'plan_hash is the 64 hexadecimal digits POST /plan returned')
+      .optional()
+      .describe('The plan reviewed (POST /plan’s `plan_hash`): if the plan changed since, 409 plan_changed and nothing starts'),
   })
   .default({ parameters: {} });
+
+/** An approval's body. */
+export const approveSchema = z.strictObject({ comment: text('comment', { max: 2000 }).optional() }).default({});
+/** A rejection's body: why. */
+export const rejectSchema = z.strictObject({ reason: requiredText('reason', 2000) });
+/** A pause's body: why. */
+export const pauseSchema = z.strictObject({ reason: requiredText('reason', 2000) });
 
 export type TriggerInput = z.infer<typeof triggerSchema>;
 

@@ -7,6 +7,7 @@ import { runTriggers } from './trigger';
 import { deploymentPlanner } from './plan';
 import { createRunReads } from './run-reads';
 import { runCanceller } from './cancel';
+import { runGuards } from './guards';
 
 /**
  * What the deployment routes call, composed from one file per seam: definitions, triggers and
@@ -40,6 +41,7 @@ export function createDeploymentService({
     runUiUrl,
     runOf,
     cancelRun: runCanceller({ workflows: workflows.runs, runs, log }),
+    ...runGuards({ workflows: workflows.runs, runs }),
   };
 }
 

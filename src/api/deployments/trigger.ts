@@ -20,6 +20,8 @@ import { isDuplicateKey } from '../../domain/database';
 import { parametersFor, type FindDeployment } from './definitions';
 import type { RunReads } from './run-reads';
 import { SettledStarts } from './settled-starts';
+import { gatesOf } from './plan';
+import { assertPlanUnchanged, planHash } from './plan-hash';
 
 /** What starts a run: a trigger (with its parameters), or a retry of an earlier run. */
 interface RunRequest {
@@ -121,7 +123,7 @@ export function runTriggers({
     let serverId: Types.ObjectId | null = null;
     try {
       const { fields, server, targets } = await build();
-      const { strategy: given, ...rest } = fields as typeof fields & { strategy?: { batch_size?: unknown; max_failures?: unknown } | null };
+      const { strategy: given, ...rest } = fields as typeof fields & { strategy?: Deployment['strategy'] };
       const request = { ...rest, request_digest: digest };
       if (targets) {
         const strategy = resolveStrategy(given, targets.length);
@@ -130,7 +132,7 @@ export function runTriggers({
             ...request,
             server_id: null,
             queue_seq: null,
-            fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null } : null },
+            fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null, gates: gatesOf({ strategy: given }) } : null },
           },
           targets.map(({ server: target, start_step }, index) => ({
             server_id: target._id,
@@ -201,14 +203,29 @@ export function runTriggers({
             parameters: storeParameters(values, secretBox, principal.organizationId),
             steps: deployment.steps,
           };
+          // What runs is what was planned: the same hash as POST /plan's, checked against the one reviewed.
+          const hashed = (servers: readonly { _id: Types.ObjectId }[], gated: boolean) => {
+            const strategy = resolveStrategy(gated ? deployment.strategy : null, servers.length);
+            const hash = planHash({
+              targets: servers.map((s, index) => ({ serverId: s._id.toString(), batch: batchOf(index, strategy.batchSize) })),
+              steps: deployment.steps,
+              strategy,
+              gates: gated ? gatesOf(deployment) : [],
+              parameters: values,
+            });
+            assertPlanUnchanged(input.plan_hash, hash);
+            return hash;
+          };
           if (deployment.server_id) {
             await checkRunTargets(principal, deploymentId, [{ _id: deployment.server_id }]);
-            return { fields, server: { _id: deployment.server_id } as TargetServer, targets: null };
+            const plan_hash = hashed([{ _id: deployment.server_id }], false);
+            return { fields: { ...fields, plan_hash }, server: { _id: deployment.server_id } as TargetServer, targets: null };
           }
           const servers = await resolveTargets(deployment);
           if (!servers.length) throw new ApiError('conflict', 'The deployment’s targets match no server: add servers with its tags, or list servers in targets.server_ids');
           await checkRunTargets(principal, deploymentId, servers);
-          return { fields: { ...fields, strategy: deployment.strategy }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
+          const plan_hash = hashed(servers, true);
+          return { fields: { ...fields, plan_hash, strategy: deployment.strategy }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
         },
       });
     },

@@ -7,10 +7,15 @@ import { temporalUiUrlSchema } from '../../domain/temporal/ui-url-schema';
 import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { stepDefinitions } from '../../domain/deployments/new-runs';
 import { maskedParameters } from '../../domain/deployments/parameters';
-import { toStepState } from '../../domain/deployments/run-events';
+import { toGateState, toPauseState, toStepState } from '../../domain/deployments/run-events';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
-const strategyView = z.object({ batch_size: countOrPercent.nullable(), max_failures: countOrPercent.nullable() });
+const gateDefinitionView = z.object({ before_batch: z.number().int(), approvals: z.number().int(), expires_in: z.string() });
+const strategyView = z.object({
+  batch_size: countOrPercent.nullable(),
+  max_failures: countOrPercent.nullable(),
+  gates: z.array(gateDefinitionView).describe('Approval gates (empty: none)'),
+});
 
 export const deploymentListItemSchema = z
   .object({
@@ -93,6 +98,23 @@ export const runSummarySchema = z
   })
   .meta({ id: 'RunSummary', description: 'How many targets are in each status' });
 
+export const runGateSchema = z
+  .object({
+    before_batch: z.number().int(),
+    approvals_required: z.number().int(),
+    approvals: z.array(z.object({ by: actorSchema, at: timestampSchema, comment: z.string().nullable(), plan_hash: z.string().nullable().describe('The run’s plan_hash: what was approved') })),
+    opened_at: timestampSchema,
+    expires_at: timestampSchema,
+    outcome: z.enum(['approved', 'rejected', 'expired']).nullable().describe('null while it waits'),
+    rejected_by: actorSchema.nullable(),
+    reason: z.string().nullable().describe('Why it was rejected'),
+  })
+  .meta({ id: 'RunGate' });
+
+export const runPauseSchema = z
+  .object({ by: actorSchema, reason: z.string(), requested_at: timestampSchema, paused_at: timestampSchema.nullable().describe('When the run stopped between batches; null while its batch finishes') })
+  .meta({ id: 'RunPause' });
+
 export const runSchema = z
   .object({
     id: z.string(),
@@ -109,6 +131,9 @@ export const runSchema = z
     triggered_by: z.string().describe('Who triggered it: "alice (person)", "ci-web (service account)" (runs of an older version: "API token: <token name>")'),
     actor: actorSchema.nullable().describe('The identity and token that triggered it (null on runs of an older version)'),
     cancelled_by: actorSchema.nullable().describe('Who asked for its cancel; null unless cancelled by a request'),
+    plan_hash: z.string().nullable().describe('The hash of its plan when it was triggered (as POST /plan computes it); null for runs of an older version'),
+    gate: runGateSchema.nullable().describe('The approval gate it waits at (status awaiting_approval), or the last one it passed or failed at; null when it met none'),
+    pause: runPauseSchema.nullable().describe('A pause asked (held from the end of the running batch: status paused) until resumed; null otherwise'),
     created_at: timestampSchema,
     started_at: timestampSchema.nullable(),
     completed_at: timestampSchema.nullable(),
@@ -160,7 +185,13 @@ export const toDeploymentListView = (d: Deployment): z.infer<typeof deploymentLi
 export const toDeploymentView = (d: Deployment): z.infer<typeof deploymentSchema> => ({
   ...toDeploymentListView(d),
   steps: stepDefinitions(d.steps),
-  strategy: d.strategy ? { batch_size: (d.strategy.batch_size as unknown as number | string | null) ?? null, max_failures: (d.strategy.max_failures as unknown as number | string | null) ?? null } : null,
+  strategy: d.strategy
+    ? {
+        batch_size: (d.strategy.batch_size as unknown as number | string | null) ?? null,
+        max_failures: (d.strategy.max_failures as unknown as number | string | null) ?? null,
+        gates: (d.strategy.gates ?? []).map(({ before_batch, approvals, expires_in }) => ({ before_batch, approvals, expires_in })),
+      }
+    : null,
   parameters: (d.parameters ?? []).map((p) => ({
     name: p.name,
     description: p.description ?? null,
@@ -226,6 +257,9 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     triggered_by: actorText(r.actor, r.triggered_by),
     actor: actorView(r.actor),
     cancelled_by: actorView(r.cancelled_by),
+    plan_hash: r.plan_hash ?? null,
+    gate: r.gate ? toGateState(r.gate) : null,
+    pause: toPauseState(r),
     created_at: iso(r.createdAt),
     started_at: iso(r.started_at),
     completed_at: iso(r.completed_at),
@@ -271,10 +305,11 @@ export const toRunListView = (r: DeploymentRun, targetCounts?: TargetStatusCount
 export const planSchema = z
   .object({
     deployment_id: z.string(),
-    strategy: z.object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int() }),
+    plan_hash: z.string().describe('The hash of this plan (targets and batches, steps, strategy, parameters’ names and non-secret values): pass it to a trigger to run exactly what was reviewed'),
+    strategy: z.object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int(), gates: z.array(gateDefinitionView) }),
     targets: z.array(z.object({ server_id: z.string(), title: z.string(), host: z.string(), status: z.string(), batch: z.number().int() })),
     steps: deploymentSchema.shape.steps,
     environment: z.record(z.string(), z.string()).describe('What each step would see: BOSUN_PARAM_<NAME>, secret values as ********'),
-    warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy']), message: z.string() })),
+    warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy', 'gate_ignored']), message: z.string() })),
   })
   .meta({ id: 'DeploymentPlan' });

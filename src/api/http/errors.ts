@@ -7,9 +7,15 @@ export type ErrorCode =
   | 'malformed_json'
   | 'unauthorized'
   | 'forbidden'
+  | 'self_approval'
+  | 'people_only'
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'plan_changed'
+  | 'expired'
+  | 'not_awaiting_approval'
+  | 'already_approved'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'validation_failed'
@@ -27,9 +33,15 @@ const STATUS: Record<ErrorCode, number> = {
   malformed_json: 400,
   unauthorized: 401,
   forbidden: 403,
+  self_approval: 403,
+  people_only: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  plan_changed: 409,
+  expired: 409,
+  not_awaiting_approval: 409,
+  already_approved: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
@@ -45,7 +57,9 @@ export const errorBodySchema = z
     error: z.object({
       code: z.enum(Object.keys(STATUS) as [ErrorCode, ...ErrorCode[]]),
       message: z.string(),
-      details: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('One entry per invalid field (422 only)'),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('One entry per invalid field (422), or per server refused (403)'),
+      given_plan_hash: z.string().optional().describe('plan_changed: the plan_hash the trigger gave (the plan reviewed)'),
+      current_plan_hash: z.string().optional().describe('plan_changed: the plan_hash of the plan as it is now'),
     }),
   })
   .meta({ id: 'Error', description: 'The one envelope of every failure; nothing was changed by the request.' });
@@ -60,13 +74,15 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
+    /** Fields of the error beside its message (plan_changed: both hashes). */
+    readonly extra?: { given_plan_hash?: string; current_plan_hash?: string },
   ) {
     super(message);
     this.status = STATUS[code];
   }
 
   toBody(): z.infer<typeof errorBodySchema> {
-    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}), ...this.extra } };
   }
 }
 

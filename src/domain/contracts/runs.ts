@@ -81,7 +81,43 @@ export interface FleetPlan {
   total: number;
   batches: number;
   maxFailures: number;
+  /** Approval gates within its batches, in batch order (absent in runs begun before gates existed). */
+  gates?: FleetGate[];
 }
+
+/** Before batch `beforeBatch`, `approvals` distinct people approve within `expiresIn` ("24h"), or the run fails. */
+export interface FleetGate {
+  beforeBatch: number;
+  approvals: number;
+  expiresIn: string;
+  expiresInMs: number;
+}
+
+/** The actor of a decision, as a workflow carries it to the store (ids as strings). */
+export interface DecidingActor {
+  type: 'person' | 'service_account';
+  id: string;
+  name: string;
+  token_id: string | null;
+}
+
+/** A person's decision on the gate a fleet run waits at, as the API passes it (after its checks) to the run's workflow. */
+export type GateDecision = { kind: 'approve'; by: DecidingActor; comment: string | null } | { kind: 'reject'; by: DecidingActor; reason: string };
+
+/**
+ * What became of a decision, as the run's store found it: recorded (`approvals` now given, the gate
+ * `approved` once enough are), or refused with why (the API's code: `already_approved`,
+ * `self_approval`, `expired`, `not_awaiting_approval`).
+ */
+export type GateDecisionResult = { recorded: true; approvals: number; outcome: 'approved' | 'rejected' | null } | { refused: GateRefusal; message: string };
+export type GateRefusal = 'already_approved' | 'self_approval' | 'expired' | 'not_awaiting_approval';
+
+/** A pause asked of a fleet run, or its resume, as the API passes it to the run's workflow. */
+export interface PauseRequest {
+  by: DecidingActor;
+  reason: string;
+}
+export type PauseResult = { recorded: true } | { refused: 'not_running' | 'not_paused'; message: string };
 
 export interface FleetProgress {
   plan: FleetPlan;
@@ -90,6 +126,8 @@ export interface FleetProgress {
   firstFailure: string | null;
   /** When the run's first workflow began (ms since the epoch), so a continued run still counts from there (absent before it was carried). */
   startedAt?: number;
+  /** A pause asked during the batch before the continue-as-new, still to be held. */
+  pauseAsked?: boolean;
 }
 
 /** A target as the fleet run starts it. */

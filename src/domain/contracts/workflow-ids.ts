@@ -22,6 +22,12 @@ export const TURN_SIGNAL = 'turn';
 /** Run → queue: "done with this server" (the run's id), for a turn the queue gave. */
 export const RELEASED_SIGNAL = 'released';
 
+/** Person → fleet run: an approval or a rejection of the gate it waits at (an update: refused at once when it does not wait). */
+export const GATE_DECISION_UPDATE = 'gate-decision';
+/** Person → fleet run: pause between batches, or resume (updates). */
+export const PAUSE_UPDATE = 'pause';
+export const RESUME_UPDATE = 'resume';
+
 /** One workflow per conversation, planning each instruction and running its steps in order. */
 export const conversationWorkflowId = (conversationId: string) => `conversation-${conversationId}`;
 export const CONVERSATION_MESSAGE_SIGNAL = 'message';

@@ -2,9 +2,18 @@ import { actorSchema } from '../access/actor';
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
 
-export const RUN_STATUSES = ['queued', 'running', 'success', 'failed', 'cancelled'] as const;
+/**
+ * A run's statuses. `awaiting_approval` and `paused` are a fleet run's, between batches: it has
+ * begun (like `running`) and holds no server while it waits for people.
+ */
+export const RUN_STATUSES = ['queued', 'running', 'awaiting_approval', 'paused', 'success', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['success', 'failed', 'cancelled'];
+/** A run that has begun and not ended: running, or (a fleet run) waiting between batches. */
+export const BEGUN_RUN_STATUSES = ['running', 'awaiting_approval', 'paused'] as const;
+export type BegunRunStatus = (typeof BEGUN_RUN_STATUSES)[number];
+/** Every status of a run that has not ended. */
+export const UNFINISHED_RUN_STATUSES = ['queued', ...BEGUN_RUN_STATUSES] as const;
 export const STEP_STATUSES = ['pending', 'running', 'success', 'failed', 'skipped', 'cancelled'] as const;
 /** A fleet run's target: a run's statuses, or skipped (its batch never started, or a retry found nothing left to do). */
 export const TARGET_STATUSES = [...RUN_STATUSES, 'skipped'] as const;
@@ -39,6 +48,54 @@ const strategySchema = new Schema(
   {
     batch_size: { type: Schema.Types.Mixed, default: null },
     max_failures: { type: Schema.Types.Mixed, default: null },
+    // Approval gates: before batch `before_batch`, `approvals` distinct people approve within `expires_in`.
+    gates: {
+      type: [new Schema({ before_batch: { type: Number, required: true }, approvals: { type: Number, required: true }, expires_in: { type: String, required: true } }, { _id: false })],
+      default: undefined,
+    },
+  },
+  { _id: false },
+);
+
+/** One approval of a gate: who (a person), when, what they said, and the plan they approved. */
+const approvalSchema = new Schema(
+  {
+    by: { type: actorSchema, required: true },
+    at: { type: Date, required: true },
+    comment: { type: String, default: null },
+    plan_hash: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+/**
+ * The gate a fleet run waits at (or last waited at): opened by its workflow before batch
+ * `before_batch`, decided by people (runs/gates.ts) or by its expiry.
+ */
+const gateSchema = new Schema(
+  {
+    before_batch: { type: Number, required: true },
+    approvals_required: { type: Number, required: true },
+    approvals: { type: [approvalSchema], default: [] },
+    opened_at: { type: Date, required: true },
+    expires_in: { type: String, required: true },
+    expires_at: { type: Date, required: true },
+    // null while open; then approved, rejected or expired.
+    outcome: { type: String, enum: ['approved', 'rejected', 'expired', null], default: null },
+    decided_at: { type: Date, default: null },
+    rejected_by: { type: actorSchema, default: null },
+    reason: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+/** A pause asked of a fleet run: held from the end of its running batch (`paused_at`) until resumed. */
+const pauseSchema = new Schema(
+  {
+    by: { type: actorSchema, required: true },
+    reason: { type: String, required: true },
+    requested_at: { type: Date, required: true },
+    paused_at: { type: Date, default: null },
   },
   { _id: false },
 );
@@ -141,6 +198,11 @@ const deploymentRunSchema = new Schema(
     cancel_requested_at: { type: Date, default: null },
     // Who asked for the cancel (the identity and its token).
     cancelled_by: { type: actorSchema, default: null },
+    // What was reviewed: the hash of its plan (targets and batches, steps, strategy, parameters) when it was triggered.
+    plan_hash: { type: String, default: null },
+    // A fleet run's approval gate, open or last decided; its pause, asked or held.
+    gate: { type: gateSchema, default: null },
+    pause: { type: pauseSchema, default: null },
     error: { type: String, default: null },
     // Bumped by every persisted change: the sequence number of live events.
     seq: { type: Number, required: true, default: 0 },

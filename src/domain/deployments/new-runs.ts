@@ -9,7 +9,7 @@ import { DeploymentRunModel, type DeploymentRun } from './model';
  */
 
 /** A step as a deployment defines it (the optional fields may be unset in older documents). */
-type StepDefinition = { name: string; command: string; timeout_seconds?: number | null; retries?: number | null; continue_on_error?: boolean | null };
+export type StepDefinition = { name: string; command: string; timeout_seconds?: number | null; retries?: number | null; continue_on_error?: boolean | null };
 
 /** A deployment's steps as runs copy them and the API shows them: every field the schema defaults, set. */
 export const stepDefinitions = (steps: readonly StepDefinition[]) =>
@@ -48,7 +48,7 @@ const newRun = (() => {
 })();
 
 export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> &
-  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host'>> & {
+  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host' | 'plan_hash'>> & {
     steps: readonly StepDefinition[];
     parameters?: readonly StoredParameter[];
     fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown } | null;
@@ -73,6 +73,7 @@ export async function createFleetRun(fields: NewRun, targets: NewTarget[]): Prom
           ...target,
           idempotency_key: null,
           request_digest: null,
+          plan_hash: null,
           fleet: null,
           retry_of: null,
           queue_seq: null,

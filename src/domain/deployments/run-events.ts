@@ -1,5 +1,6 @@
 import type { ChangeStreamDocument } from 'mongodb';
-import type { DeploymentRunUpdatedEvent, RunStepState } from '../events';
+import { actorView } from '../access/actor';
+import type { DeploymentRunUpdatedEvent, RunGateState, RunPauseState, RunStepState } from '../events';
 import { iso } from '../timestamps';
 import type { DeploymentRun } from './model';
 
@@ -17,6 +18,24 @@ export const toStepState = (s: DeploymentRun['steps'][number]) => ({
   started_at: iso(s.started_at),
   completed_at: iso(s.completed_at),
 }) satisfies RunStepState;
+
+/** A run's gate as the API and its events show it. */
+export const toGateState = (g: NonNullable<DeploymentRun['gate']>): RunGateState => ({
+  before_batch: g.before_batch,
+  approvals_required: g.approvals_required,
+  approvals: g.approvals.map((a) => ({ by: actorView(a.by)!, at: iso(a.at)!, comment: a.comment ?? null, plan_hash: a.plan_hash ?? null })),
+  opened_at: iso(g.opened_at)!,
+  expires_at: iso(g.expires_at)!,
+  outcome: (g.outcome as RunGateState['outcome'] | undefined) ?? null,
+  rejected_by: actorView(g.rejected_by),
+  reason: g.reason ?? null,
+});
+
+/** A run's pause while it matters (asked or held; one still asked when the run ended is moot). */
+export const toPauseState = (r: Pick<DeploymentRun, 'pause' | 'status'>): RunPauseState | null =>
+  r.pause && (r.status === 'running' || r.status === 'paused')
+    ? { by: actorView(r.pause.by)!, reason: r.pause.reason, requested_at: iso(r.pause.requested_at)!, paused_at: iso(r.pause.paused_at) }
+    : null;
 
 /** A change as the relay receives it: the post-image without outputs, and the names of the fields it set. */
 type RelayedChange = ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] };
@@ -58,6 +77,8 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
         steps,
       },
       output,
+      gate: null,
+      pause: null,
     };
   }
   return {
@@ -71,13 +92,15 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
     steps: doc.fleet ? [] : steps,
     target: null,
     output,
+    gate: doc.gate ? toGateState(doc.gate) : null,
+    pause: toPauseState(doc),
   };
 }
 
 const RUN_EVENT_FIELDS = Object.fromEntries(
   [
     'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
-    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch'].map(
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause'].map(
       (f) => `fullDocument.${f}`,
     ),
     ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),

@@ -6,7 +6,7 @@ import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/mod
 import type { StoredServer } from '../servers/credentials';
 import { ServerModel } from '../servers/model';
 import { asChange, stepField, stepTransitions, type AttemptResult, type StepKind, type StepTransitions } from '../execution/steps';
-import { DeploymentModel, DeploymentRunModel, type DeploymentRun, type RunStatus, type StepStatus } from './model';
+import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel, type BegunRunStatus, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
 
@@ -56,11 +56,11 @@ export type EndedRun = Pick<DeploymentRun, '_id' | 'deployment_id' | 'parent_run
 export const ENDED_RUN_FIELDS = { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1, started_at: 1 } as const;
 
 /**
- * running → its final status, its server's turn given back. A run already closed (by the API, its
- * workflow gone) keeps the status it was given: null.
+ * running (or a fleet run waiting between batches) → its final status, its server's turn given back.
+ * A run already closed (by the API, its workflow gone) keeps the status it was given: null.
  */
 export async function finishRun(runId: string, status: RunStatus, error: string | null) {
-  const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'running' }, asChange({ $set: endFields(status, error) }), {
+  const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: { $in: BEGUN_RUN_STATUSES } }, asChange({ $set: endFields(status, error) }), {
     returnDocument: 'after',
     projection: ENDED_RUN_FIELDS,
   }).lean();
@@ -86,7 +86,7 @@ export async function runEnded(run: EndedRun, status: RunStatus) {
  * would have: a cancelled run's cancelled; a failed run's running step failed and the rest skipped.
  * False when the run was no longer in `from`.
  */
-export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running', to: 'cancelled' | 'failed', extra: { error?: string; cancel_requested_at?: Date; cancelled_by?: Actor } = {}) {
+export async function closeRun(runId: Types.ObjectId, from: 'queued' | BegunRunStatus, to: 'cancelled' | 'failed', extra: { error?: string; cancel_requested_at?: Date; cancelled_by?: Actor } = {}) {
   const now = new Date();
   const closed = await DeploymentRunModel.findOneAndUpdate(
     { _id: runId, status: from },
@@ -106,7 +106,7 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | 'running'
   if (!closed) return false;
   await giveBackTurn(closed);
   // A run that had begun may be its deployment's last run (one closed while queued never was).
-  if (from === 'running' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id, last_run_at: closed.started_at }, { $set: { last_run_status: to } });
+  if (from !== 'queued' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id, last_run_at: closed.started_at }, { $set: { last_run_status: to } });
   // A fleet run's targets close with it: those waiting as it ends, those running as a run would.
   if (closed.fleet) {
     await closeWaitingTargets(runId, to === 'cancelled' ? 'cancelled' : 'skipped');

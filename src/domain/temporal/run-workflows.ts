@@ -1,9 +1,9 @@
 import { actorText, type StoredActor } from '../access/actor';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type QueuedRun } from '../contracts/runs';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type QueuedRun } from '../contracts/runs';
 import { fleetSearchAttributes, runSearchAttributes } from '../contracts/search-attributes';
 import type { WorkflowSignatures } from '../contracts/signatures';
-import { deploymentRunWorkflowId } from '../contracts/workflow-ids';
+import { deploymentRunWorkflowId, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../contracts/workflow-ids';
 import { cancelIfRunning, isOpen } from './handles';
 import type { Reachability } from './reachability';
 
@@ -82,6 +82,37 @@ export class RunWorkflows {
   /** Cancels a run's workflow; false when it has ended (terminated by hand, say) or does not exist (not started, or long gone). */
   cancel(runId: string): Promise<boolean> {
     return cancelIfRunning(this.client, deploymentRunWorkflowId(runId));
+  }
+
+  /** A person's approval or rejection, to the fleet run's workflow (which has its store record it). */
+  decideGate(runId: string, decision: GateDecision) {
+    return this.update<GateDecisionResult>(runId, GATE_DECISION_UPDATE, decision);
+  }
+
+  /** Pause after the running batch, or resume, to the fleet run's workflow. */
+  pause(runId: string, request: PauseRequest) {
+    return this.update<PauseResult>(runId, PAUSE_UPDATE, request);
+  }
+
+  resume(runId: string, request: PauseRequest) {
+    return this.update<PauseResult>(runId, RESUME_UPDATE, request);
+  }
+
+  /**
+   * An update of a run's workflow, answered by it: its result; 'refused' (its validator: it waits
+   * for no such decision now), 'gone' (the workflow no longer runs), or 'unanswered' (no worker took
+   * it within timeoutMs: Temporal may still deliver it to the next worker that runs).
+   */
+  private async update<T>(runId: string, name: string, arg: unknown, timeoutMs = 10_000): Promise<T | 'refused' | 'gone' | 'unanswered'> {
+    try {
+      // An update waits for a worker to take it: without a deadline, the request would hang while every worker is down.
+      return await this.client.connection.withDeadline(Date.now() + timeoutMs, () => this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).executeUpdate<T, [unknown]>(name, { args: [arg] }));
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return 'gone';
+      if (error instanceof WorkflowUpdateFailedError) return 'refused';
+      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'unanswered';
+      throw error;
+    }
   }
 
   /** A start that found its workflow started, or finished (never started twice), went through too. */

@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { stepDefinitions, type StepDefinition } from '../../domain/deployments/new-runs';
+import type { ParameterValue } from '../../domain/deployments/parameters';
+import { ApiError } from '../http/errors';
+import type { ResolvedStrategy } from './targets';
+
+/** What a plan hash covers: what a run would do, where, in which order, with what. */
+export interface PlannedRun {
+  /** Each target with its batch, in batch order. */
+  targets: ReadonlyArray<{ serverId: string; batch: number }>;
+  steps: readonly StepDefinition[];
+  strategy: ResolvedStrategy;
+  gates: ReadonlyArray<{ before_batch: number; approvals: number; expires_in: string }>;
+  parameters: readonly ParameterValue[];
+}
+
+/**
+ * The plan's hash: SHA-256 over its resolved targets and batches, its steps, its strategy (gates
+ * included) and its parameters' names and non-secret values (a secret's value is never hashed: a
+ * hash of a short secret could be guessed). The same plan gives the same hash in any process.
+ */
+export function planHash(plan: PlannedRun): string {
+  const canonical = {
+    targets: plan.targets.map((t) => [t.serverId, t.batch]),
+    steps: stepDefinitions(plan.steps).map((s) => [s.name, s.command, s.timeout_seconds, s.retries, s.continue_on_error]),
+    strategy: [plan.strategy.batchSize, plan.strategy.maxFailures, plan.strategy.batches],
+    gates: [...plan.gates].sort((a, b) => a.before_batch - b.before_batch).map((g) => [g.before_batch, g.approvals, g.expires_in]),
+    parameters: [...plan.parameters].sort((a, b) => a.name.localeCompare(b.name)).map((p) => [p.name, p.secret ? null : p.value]),
+  };
+  return createHash('sha256').update(JSON.stringify(canonical), 'utf8').digest('hex');
+}
+
+/** A trigger that names the plan it reviewed runs only that plan: 409 plan_changed (with both hashes) when it changed since. */
+export function assertPlanUnchanged(given: string | undefined, current: string): void {
+  if (given === undefined || given === current) return;
+  throw new ApiError('plan_changed', 'The plan changed since it was reviewed (a server tagged or removed, a step or the strategy edited): review it again with POST /plan; nothing started', undefined, {
+    given_plan_hash: given,
+    current_plan_hash: current,
+  });
+}

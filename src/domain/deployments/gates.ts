@@ -1,0 +1,152 @@
+import { Types } from 'mongoose';
+import type { DecidingActor, GateDecision, GateDecisionResult, PauseResult } from '../contracts/runs';
+import { asChange } from '../execution/steps';
+import { DeploymentRunModel, type DeploymentRun } from './model';
+
+/*
+ * A fleet run's guards between batches, part of the runs store: its approval gate (opened by its
+ * workflow, decided by people or by expiry) and its pause (asked by a person, held from the end of
+ * the running batch, resumed). Each write checks the state it leaves and advances the run's event
+ * sequence once. The workflow calls these (its update handlers for people's decisions): one owner.
+ */
+
+const storedActor = (actor: DecidingActor) => ({ type: actor.type, id: new Types.ObjectId(actor.id), name: actor.name, token_id: actor.token_id ? new Types.ObjectId(actor.token_id) : null });
+
+export interface OpeningGate {
+  beforeBatch: number;
+  approvals: number;
+  expiresIn: string;
+  /** The workflow's clock: its timer and this agree. */
+  openedAt: Date;
+  expiresAt: Date;
+}
+
+/** running → awaiting_approval at a gate. True when it waits there (a repeat finds it waiting); false when the run is no longer running. */
+export async function openGate(runId: string, gate: OpeningGate): Promise<boolean> {
+  const opened = await DeploymentRunModel.updateOne(
+    { _id: runId, status: 'running' },
+    asChange({
+      $set: {
+        status: 'awaiting_approval',
+        gate: { before_batch: gate.beforeBatch, approvals_required: gate.approvals, approvals: [], opened_at: gate.openedAt, expires_in: gate.expiresIn, expires_at: gate.expiresAt, outcome: null },
+      },
+    }),
+  );
+  if (opened.modifiedCount) return true;
+  return (await DeploymentRunModel.exists({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': gate.beforeBatch })) !== null;
+}
+
+type GateHolder = Pick<DeploymentRun, 'status' | 'gate' | 'actor'>;
+
+/**
+ * Why a person's decision on a run's gate cannot be recorded, or null when it can: the one rule,
+ * which the API asks before it passes a decision on and the store's writes hold to. An approval:
+ * the run waits at an open gate (`beforeBatch`: that gate; null: whichever it waits at) that has not
+ * expired, the person did not trigger the run nor approve this gate already. A rejection: the same,
+ * bar the first two (one may stop one's own run).
+ */
+export function gateRefusal(run: GateHolder | null, kind: GateDecision['kind'], by: Pick<DecidingActor, 'id' | 'name'>, now: Date, beforeBatch: number | null = null): Extract<GateDecisionResult, { refused: unknown }> | null {
+  const gate = run?.gate;
+  const thisGate = gate && (beforeBatch === null || gate.before_batch === beforeBatch);
+  if (thisGate && (gate.outcome === 'expired' || (gate.outcome === null && gate.expires_at <= now))) {
+    return { refused: 'expired', message: `The approval gate expired at ${gate.expires_at.toISOString()} (after ${gate.expires_in})` };
+  }
+  if (run?.status !== 'awaiting_approval' || !thisGate || gate.outcome !== null) {
+    return { refused: 'not_awaiting_approval', message: `The run is not awaiting approval (it is ${run?.status ?? 'gone'})` };
+  }
+  if (kind === 'reject') return null;
+  if (run.actor && run.actor.id.toString() === by.id) return { refused: 'self_approval', message: `${by.name} triggered this run and cannot approve it: another person must` };
+  if (gate.approvals.some((a) => a.by.id.toString() === by.id)) return { refused: 'already_approved', message: `${by.name} has already approved this gate` };
+  return null;
+}
+
+/** Why a decision the store did not record was refused, from the run as it is now. */
+async function whyRefused(runId: string, beforeBatch: number, kind: GateDecision['kind'], by: DecidingActor, now: Date): Promise<GateDecisionResult> {
+  const run = await DeploymentRunModel.findById(runId, { status: 1, gate: 1, actor: 1 }).lean<GateHolder>();
+  return gateRefusal(run, kind, by, now, beforeBatch) ?? { refused: 'not_awaiting_approval', message: 'The run is not awaiting approval' };
+}
+
+/**
+ * One person's approval of the gate a run waits at, in one write: refused when the run does not wait
+ * there, the gate has expired, the person triggered the run or approved already. The approval that
+ * makes the count decides the gate: approved, and the run running again.
+ */
+export async function approveGate(runId: string, beforeBatch: number, by: DecidingActor, comment: string | null, now = new Date()): Promise<GateDecisionResult> {
+  const person = new Types.ObjectId(by.id);
+  const run = await DeploymentRunModel.findById(runId, { plan_hash: 1 }).lean();
+  const approval = { by: storedActor(by), at: now, comment, plan_hash: run?.plan_hash ?? null };
+  const enough = { $gte: [{ $size: '$gate.approvals' }, '$gate.approvals_required'] };
+  const updated = await DeploymentRunModel.findOneAndUpdate(
+    {
+      _id: runId,
+      status: 'awaiting_approval',
+      'gate.before_batch': beforeBatch,
+      'gate.outcome': null,
+      'gate.expires_at': { $gt: now },
+      'actor.id': { $ne: person },
+      'gate.approvals.by.id': { $ne: person },
+    },
+    [
+      { $set: { 'gate.approvals': { $concatArrays: ['$gate.approvals', [{ $literal: approval }]] }, seq: { $add: ['$seq', 1] }, updatedAt: now } },
+      { $set: { 'gate.outcome': { $cond: [enough, 'approved', null] }, 'gate.decided_at': { $cond: [enough, now, null] }, status: { $cond: [enough, 'running', '$status'] } } },
+    ],
+    { returnDocument: 'after', projection: { gate: 1 }, updatePipeline: true },
+  ).lean();
+  if (!updated?.gate) return whyRefused(runId, beforeBatch, 'approve', by, now);
+  return { recorded: true, approvals: updated.gate.approvals.length, outcome: updated.gate.outcome === 'approved' ? 'approved' : null };
+}
+
+/** A person's rejection of the gate a run waits at: the gate rejected (the workflow then fails the run). Refused as an approval is, bar self-approval (one may stop one's own run). */
+export async function rejectGate(runId: string, beforeBatch: number, by: DecidingActor, reason: string, now = new Date()): Promise<GateDecisionResult> {
+  const updated = await DeploymentRunModel.findOneAndUpdate(
+    { _id: runId, status: 'awaiting_approval', 'gate.before_batch': beforeBatch, 'gate.outcome': null, 'gate.expires_at': { $gt: now } },
+    asChange({ $set: { 'gate.outcome': 'rejected', 'gate.decided_at': now, 'gate.rejected_by': storedActor(by), 'gate.reason': reason } }),
+    { returnDocument: 'after', projection: { gate: 1 } },
+  ).lean();
+  if (!updated?.gate) return whyRefused(runId, beforeBatch, 'reject', by, now);
+  return { recorded: true, approvals: updated.gate.approvals.length, outcome: 'rejected' };
+}
+
+/**
+ * The gate's time is up (the workflow's timer): expired, unless people decided it first. The
+ * gate's outcome as it stands after.
+ */
+export async function expireGate(runId: string, beforeBatch: number, now = new Date()): Promise<'approved' | 'rejected' | 'expired' | null> {
+  await DeploymentRunModel.updateOne(
+    { _id: runId, 'gate.before_batch': beforeBatch, 'gate.outcome': null },
+    asChange({ $set: { 'gate.outcome': 'expired', 'gate.decided_at': now } }),
+  );
+  const run = await DeploymentRunModel.findById(runId, { gate: 1 }).lean();
+  return (run?.gate?.outcome as 'approved' | 'rejected' | 'expired' | null | undefined) ?? null;
+}
+
+/** A pause asked of a running fleet run (the batch running finishes first). Refused when the run is not running, or a pause is already asked. */
+export async function requestPause(runId: string, by: DecidingActor, reason: string, now = new Date()): Promise<PauseResult> {
+  const asked = await DeploymentRunModel.updateOne(
+    { _id: runId, status: 'running', fleet: { $ne: null }, pause: null },
+    asChange({ $set: { pause: { by: storedActor(by), reason, requested_at: now, paused_at: null } } }),
+  );
+  if (asked.modifiedCount) return { recorded: true };
+  const run = await DeploymentRunModel.findById(runId, { status: 1, pause: 1 }).lean();
+  if (run?.pause) return { refused: 'not_running', message: `The run is already ${run.status === 'paused' ? 'paused' : 'pausing'} (asked by ${run.pause.by.name})` };
+  return { refused: 'not_running', message: `Only a running run can be paused (it is ${run?.status ?? 'gone'})` };
+}
+
+/** Between batches, a pause asked: running → paused. False when none was asked (or the run is no longer running). */
+export async function holdPaused(runId: string, now = new Date()): Promise<boolean> {
+  const held = await DeploymentRunModel.updateOne({ _id: runId, status: 'running', pause: { $ne: null }, 'pause.paused_at': null }, asChange({ $set: { status: 'paused', 'pause.paused_at': now } }));
+  if (held.modifiedCount) return true;
+  return (await DeploymentRunModel.exists({ _id: runId, status: 'paused' })) !== null;
+}
+
+/** A resume: a paused run running again, or a pause asked but not yet held withdrawn. Refused when there is no pause. */
+export async function resumeRun(runId: string): Promise<PauseResult> {
+  const resumed = await DeploymentRunModel.updateOne(
+    { _id: runId, status: { $in: ['running', 'paused'] }, pause: { $ne: null } },
+    [{ $set: { status: { $cond: [{ $eq: ['$status', 'paused'] }, 'running', '$status'] }, pause: null, seq: { $add: ['$seq', 1] }, updatedAt: new Date() } }],
+    { updatePipeline: true },
+  );
+  if (resumed.modifiedCount) return { recorded: true };
+  const run = await DeploymentRunModel.findById(runId, { status: 1 }).lean();
+  return { refused: 'not_paused', message: `The run is not paused (it is ${run?.status ?? 'gone'})` };
+}

@@ -1,0 +1,97 @@
+import { condition, defineUpdate, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import type { FleetGate, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../src/domain/contracts/runs';
+import { GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../src/domain/contracts/workflow-ids';
+import { bookkeeping } from './run-activities';
+
+/** A person's approval or rejection of the gate the run waits at; refused at once (not recorded) when it waits at none. */
+export const gateDecisionUpdate = defineUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE);
+/** Pause after the running batch; resume. */
+export const pauseUpdate = defineUpdate<PauseResult, [PauseRequest]>(PAUSE_UPDATE);
+export const resumeUpdate = defineUpdate<PauseResult, [PauseRequest]>(RESUME_UPDATE);
+
+/** How a gate ended: approved (the run goes on), or why not, in the run's error. */
+export type GateEnd = { approved: true } | { approved: false; error: string };
+
+interface OpenGate {
+  gate: FleetGate;
+  approvers: string[];
+  outcome: 'approved' | 'rejected' | null;
+  rejection: string | null;
+}
+
+const approvalsText = (open: OpenGate) =>
+  `waiting for ${open.gate.approvals} approval${open.gate.approvals > 1 ? 's' : ''} before batch ${open.gate.beforeBatch} (${open.approvers.length} given${open.approvers.length ? `: ${open.approvers.join(', ')}` : ''})`;
+
+/**
+ * A fleet run's guards between batches: its approval gates and its pause. People's decisions arrive
+ * as updates; each is recorded by the runs store (which refuses what it must: a second approval,
+ * the triggerer's own, one after expiry) before the workflow acts on it. Waits are durable: a gate
+ * waits on a timer of its `expires_in`, a pause until a resume, through any restart.
+ */
+export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
+  let open: OpenGate | null = null;
+  let pauseAsked = pauseAskedBefore;
+
+  setHandler(
+    gateDecisionUpdate,
+    async (decision) => {
+      const waiting = open!;
+      const result = await bookkeeping.recordGateDecision({ runId, beforeBatch: waiting.gate.beforeBatch, decision });
+      if ('recorded' in result) {
+        if (decision.kind === 'approve') waiting.approvers.push(decision.by.name);
+        else waiting.rejection = `approval rejected by ${decision.by.name}: ${decision.reason}`;
+        waiting.outcome = result.outcome;
+        if (!waiting.outcome) setCurrentDetails(approvalsText(waiting));
+      }
+      return result;
+    },
+    {
+      validator: (_decision: GateDecision) => {
+        if (!open || open.outcome) throw new Error('The run is not awaiting approval');
+      },
+    },
+  );
+  setHandler(pauseUpdate, async (request) => {
+    const result = await bookkeeping.requestPause({ runId, by: request.by, reason: request.reason });
+    if ('recorded' in result) pauseAsked = true;
+    return result;
+  });
+  setHandler(resumeUpdate, async () => {
+    const result = await bookkeeping.resumeRun({ runId });
+    if ('recorded' in result) pauseAsked = false;
+    return result;
+  });
+
+  return {
+    /** A pause asked and not yet resumed (carried over a continue-as-new). */
+    pauseAsked: () => pauseAsked,
+
+    /** Before batch `batch`: a pause asked is held here until a person resumes the run. */
+    async holdIfPaused(batch: number, batches: number): Promise<void> {
+      if (!pauseAsked) return;
+      if (!(await bookkeeping.holdPaused({ runId }))) return;
+      setCurrentDetails(`paused before batch ${batch}/${batches}: waiting for a person to resume it`);
+      await condition(() => !pauseAsked);
+    },
+
+    /** Waits at a gate until enough people approved, one rejected, or its time ran out. */
+    async awaitGate(gate: FleetGate): Promise<GateEnd> {
+      const openedAt = Date.now();
+      const expiresAt = openedAt + gate.expiresInMs;
+      if (!(await bookkeeping.openGate({ runId, gate, openedAt, expiresAt }))) return { approved: false, error: 'the run stopped before its approval gate' };
+      const waiting: OpenGate = { gate, approvers: [], outcome: null, rejection: null };
+      open = waiting;
+      setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
+      try {
+        const decided = await condition(() => waiting.outcome !== null, gate.expiresInMs);
+        // Time is up: expired, unless people decided it first (the store knows which came first).
+        const outcome = decided ? waiting.outcome : await bookkeeping.expireGate({ runId, beforeBatch: gate.beforeBatch });
+        if (outcome === 'approved') return { approved: true };
+        if (outcome === 'rejected') return { approved: false, error: waiting.rejection ?? 'approval rejected' };
+        return { approved: false, error: `approval expired after ${gate.expiresIn}` };
+      } finally {
+        open = null;
+      }
+    },
+  };
+}
