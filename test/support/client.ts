@@ -150,6 +150,17 @@ export function userWithToken(bosun: BosunAt, token: string) {
       return user.waitForRun(deploymentId, (await user.trigger(deploymentId)).run_id, runEnded, timeoutMs);
     },
 
+    /** A request of any route, as this user: the response itself (its status, its body). */
+    request(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string, body?: Json) {
+      const req = bosun.api[method](`/api/v1${path}`).set(auth);
+      return body === undefined ? req : req.send(body);
+    },
+
+    /** A decision between a fleet run's batches (approve, reject, pause, resume): the response itself. */
+    decide(deploymentId: string, runId: string, decision: 'approve' | 'reject' | 'pause' | 'resume', body?: Json) {
+      return user.request('post', `/deployments/${deploymentId}/runs/${runId}/${decision}`, body);
+    },
+
     async cancelRun(deploymentId: string, runId: string): Promise<Json> {
       return expectStatus(await bosun.api.post(`${runPath(deploymentId, runId)}/cancel`).set(auth), 202, 'cancel the run').data;
     },
@@ -236,3 +247,14 @@ export function userWithToken(bosun: BosunAt, token: string) {
 }
 
 export type User = ReturnType<typeof userWithToken>;
+
+/**
+ * A person of the organization `admin` administers, with `role` over the servers tagged `tags` (or
+ * all of them): that person, as a user with a token of their own.
+ */
+export async function addPerson(bosun: BosunAt, admin: User, name: string, role: string, tags?: string[]): Promise<User & { id: string }> {
+  const person = expectStatus(await admin.request('post', '/people', { name }), 201, 'add a person').data;
+  expectStatus(await admin.request('post', '/role-bindings', { role, subject: { type: 'person', id: person.id }, ...(tags ? { servers: { tags } } : {}) }), 201, 'bind a role');
+  const token = expectStatus(await admin.request('post', `/people/${person.id}/tokens`, { name: `${name.toLowerCase()}-token` }), 201, 'make a person’s token').data.token as string;
+  return Object.assign(userWithToken(bosun, token), { id: person.id as string });
+}
