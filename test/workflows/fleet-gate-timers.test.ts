@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { FleetPlan, FleetRunInput, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../../src/domain/contracts/runs';
+import { deploymentRunWorkflowId, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../../src/domain/contracts/workflow-ids';
+import { eventually } from '../support/bosun';
+import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
+
+/**
+ * A fleet run's gates and pauses on Temporal's time-skipping test server, with mocked activities: a
+ * 24-hour gate expires in milliseconds of test time; an approval in time lets the run go on; a pause
+ * holds for days until a resume. What they do with real runs is covered end to end
+ * (test/deployments/gates.test.ts).
+ */
+
+const HOUR = 3600_000;
+let temporal: TimeSkippingTemporal;
+
+beforeAll(async () => {
+  temporal = await TimeSkippingTemporal.start();
+}, 300_000);
+afterAll(async () => {
+  await temporal?.stop();
+});
+
+const person = { type: 'person' as const, id: 'a'.repeat(24), name: 'Alice', token_id: null };
+const fleetRun = (): FleetRunInput => ({ runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', deploymentName: 'release', triggeredBy: 'Carol (person)' });
+const plan = (extra: Partial<FleetPlan> = {}): FleetPlan => ({ total: 4, batches: 2, maxFailures: 0, ...extra });
+const dayGate = { beforeBatch: 2, approvals: 1, expiresIn: '24h', expiresInMs: 24 * HOUR };
+
+/** The activities a fleet run's bookkeeping calls, each call recorded with the server time (targets: none, so no child runs). */
+function fleetMocks(planned: FleetPlan, extra: Mocks = {}) {
+  const calls: Array<{ name: string; input: unknown; at: number }> = [];
+  const base: Mocks = {
+    beginFleet: async () => planned,
+    batchTargets: async () => [],
+    closeWaitingTargets: async () => 0,
+    finishRun: async () => undefined,
+    openGate: async () => true,
+    expireGate: async () => 'expired',
+    recordGateDecision: async (): Promise<GateDecisionResult> => ({ recorded: true, approvals: 1, outcome: 'approved' }),
+    requestPause: async (): Promise<PauseResult> => ({ recorded: true }),
+    holdPaused: async () => true,
+    resumeRun: async (): Promise<PauseResult> => ({ recorded: true }),
+    ...extra,
+  };
+  const mocks = Object.fromEntries(
+    Object.entries(base).map(([name, mock]) => [
+      name,
+      async (input: unknown) => {
+        calls.push({ name, input, at: await temporal.now() });
+        return mock(input);
+      },
+    ]),
+  );
+  const named = (name: string) => calls.filter((c) => c.name === name);
+  return { mocks, calls, named };
+}
+
+const start = (taskQueue: string, input: FleetRunInput) =>
+  temporal.env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+
+describe('a fleet run’s approval gate, in test time', () => {
+  test('a 24-hour gate nobody decides expires after 24 hours: the run fails “approval expired after 24h”, batch 2 never starts', async () => {
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }));
+    await temporal.withWorker(mocks, async (taskQueue) => {
+      const input = fleetRun();
+      const handle = await start(taskQueue, input);
+      const failure = await handle.result().then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      expect(((failure as WorkflowFailedError).cause as Error).message).toBe('approval expired after 24h');
+      const [opened] = named('openGate');
+      const [expired] = named('expireGate');
+      // Opened before batch 2 (after batch 1), expired a day of server time later.
+      expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1]);
+      expect(Math.floor((expired!.at - opened!.at) / HOUR)).toBe(24);
+      expect((opened!.input as { expiresAt: number; openedAt: number }).expiresAt - (opened!.input as { openedAt: number }).openedAt).toBe(24 * HOUR);
+      expect(named('closeWaitingTargets').map((c) => c.input)).toEqual([{ runId: input.runId, to: 'skipped', fromBatch: 2 }]);
+      expect(named('finishRun').map((c) => c.input)).toEqual([{ runId: input.runId, status: 'failed', error: 'approval expired after 24h' }]);
+    });
+  });
+
+  test('approved an hour in: batch 2 runs and the run succeeds; nothing expires later', async () => {
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }));
+    await temporal.withWorker(mocks, async (taskQueue) => {
+      const input = fleetRun();
+      const handle = await start(taskQueue, input);
+      await eventually(async () => named('openGate').length, (n) => n === 1);
+      await temporal.env.sleep(HOUR);
+      const decision: GateDecision = { kind: 'approve', by: person, comment: 'ok' };
+      const answer = await handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [decision] });
+      expect(answer).toEqual({ recorded: true, approvals: 1, outcome: 'approved' });
+      expect(await handle.result()).toMatchObject({ status: 'success', targets: 4 });
+      expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
+      expect(named('expireGate')).toEqual([]);
+      expect(named('recordGateDecision').map((c) => c.input)).toEqual([{ runId: input.runId, beforeBatch: 2, decision }]);
+    });
+  });
+
+  test('a decision while no gate is open is refused by the workflow without being recorded', async () => {
+    const { mocks, named } = fleetMocks(plan());
+    await temporal.withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, { ...fleetRun() });
+      const refused = await handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: null }] }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(Error);
+      await handle.result();
+      expect(named('recordGateDecision')).toEqual([]);
+    });
+  });
+});
+
+describe('a fleet run’s pause, in test time', () => {
+  test('a pause asked during batch 1 holds the run before batch 2 for three days, until a resume', async () => {
+    let releaseBatch: () => void = () => undefined;
+    const batchOne = new Promise<void>((resolve) => (releaseBatch = resolve));
+    const { mocks, named } = fleetMocks(plan(), {
+      // Batch 1 "runs" until the test has asked for the pause.
+      batchTargets: async (input: { batch: number }) => {
+        if (input.batch === 1) await batchOne;
+        return [];
+      },
+    });
+    await temporal.withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      await eventually(async () => named('batchTargets').length, (n) => n === 1);
+      const request: PauseRequest = { by: person, reason: 'watching' };
+      expect(await handle.executeUpdate<PauseResult, [PauseRequest]>(PAUSE_UPDATE, { args: [request] })).toEqual({ recorded: true });
+      releaseBatch();
+      await eventually(async () => named('holdPaused').length, (n) => n === 1);
+      await temporal.env.sleep(72 * HOUR);
+      expect(named('batchTargets')).toHaveLength(1);
+      expect(await handle.executeUpdate<PauseResult, [PauseRequest]>(RESUME_UPDATE, { args: [request] })).toEqual({ recorded: true });
+      expect(await handle.result()).toMatchObject({ status: 'success' });
+      expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
+    });
+  });
+});
