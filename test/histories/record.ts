@@ -138,6 +138,41 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     await save('server-run-queue-turns', ctx.bosun.temporal.workflow.getHandle(`server-run-queue-${servers[0]}`), { open: true });
   },
 
+  async 'deployment-fleet-guarded'(ctx) {
+    const user = userWithToken(ctx.bosun, ctx.token);
+    const servers = [ctx.serverId, await user.addServer({ host: '127.0.0.7' })];
+    const approver = await personToken(ctx, 'Approver');
+    const asApprover = (url: string, body: object) => ctx.bosun.api.post(url).set(bearer(approver)).send(body);
+    // Batches of one, a gate before the second: paused during the first, resumed, then approved.
+    const created = await ctx.api('post', '/api/v1/deployments', {
+      name: 'guarded',
+      targets: { server_ids: servers },
+      strategy: { batch_size: 1, gates: [{ before_batch: 2, approvals: 1, expires_in: '1h' }] },
+      steps: [{ name: 'soak', command: 'sleep 2' }],
+    });
+    const deploymentId = created.body.data.id as string;
+    const runPath = (runId: string) => `/api/v1/deployments/${deploymentId}/runs/${runId}`;
+    const statusOf = async (runId: string) => (await ctx.api('get', runPath(runId))).body.data.status as string;
+    const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`)).body.run_id!;
+    await eventually(async () => ((await ctx.api('get', runPath(runId))).body.data.targets as Array<{ status: string }>)[0]!.status, (s) => s === 'running', 30_000);
+    await ctx.api('post', `${runPath(runId)}/pause`, { reason: 'recording a pause' });
+    await eventually(() => statusOf(runId), (s) => s === 'paused', 30_000);
+    await ctx.api('post', `${runPath(runId)}/resume`, {});
+    await eventually(() => statusOf(runId), (s) => s === 'awaiting_approval', 30_000);
+    expect200(await asApprover(`${runPath(runId)}/approve`, { comment: 'recorded' }));
+    await eventually(() => statusOf(runId), (s) => FINAL.includes(s), 60_000);
+    await save('deployment-fleet-paused-and-approved', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
+
+    // A gate before anything runs, rejected.
+    const gated = (await ctx.api('post', '/api/v1/deployments', { name: 'gated-first', targets: { server_ids: servers }, strategy: { gates: [{ before_batch: 1, approvals: 1 }] }, steps: [{ name: 'never', command: 'true' }] })).body.data.id as string;
+    const second = (await ctx.api('post', `/api/v1/deployments/${gated}/run`)).body.run_id!;
+    const secondPath = `/api/v1/deployments/${gated}/runs/${second}`;
+    await eventually(async () => (await ctx.api('get', secondPath)).body.data.status as string, (s) => s === 'awaiting_approval', 30_000);
+    expect200(await asApprover(`${secondPath}/reject`, { reason: 'recorded rejection' }));
+    await eventually(async () => (await ctx.api('get', secondPath)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await save('deployment-fleet-gate-rejected', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(second)));
+  },
+
   async 'conversation-approval-and-replan'(ctx) {
     await ctx.api('put', '/api/v1/policy', { allow_destructive: false, require_approval_for: ['read'] });
     try {
@@ -191,6 +226,17 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     await save('conversation-migration-copy', handle);
   },
 };
+
+/** A person with the approver role over every server, and a token of theirs. */
+async function personToken(ctx: Context, name: string): Promise<string> {
+  const person = (await ctx.api('post', '/api/v1/people', { name })).body.data.id as string;
+  await ctx.api('post', '/api/v1/role-bindings', { role: 'approver', subject: { type: 'person', id: person } });
+  return (await ctx.api('post', `/api/v1/people/${person}/tokens`, { name: `${name.toLowerCase()}-token` })).body.data.token as string;
+}
+
+function expect200(res: { status: number; body: unknown }) {
+  if (res.status !== 200) throw new Error(`expected 200, got ${res.status} ${JSON.stringify(res.body)}`);
+}
 
 async function main() {
   const only = process.argv[2];
