@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeployExit } from './exit';
+import { DeployExit, exitCodeOf } from './exit';
 import { bosunApi, errorMessage } from './http';
 import { resolveDeployment } from './resolve';
 import { OutputPrinter, reportFailure, reportFleet, say } from './print';
@@ -49,5 +49,5 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
     await reportFleet(final, readTarget);
   } else if (final.status === 'failed') reportFailure(final);
   say(`Run ${runId}: ${final.status}${final.duration_seconds === null ? '' : ` in ${final.duration_seconds} s`}`);
-  throw new DeployExit(final.status === 'success' ? 0 : 1, '');
+  throw new DeployExit(exitCodeOf(final), '');
 }

@@ -1,6 +1,17 @@
-/** How `bosun deploy` ends, for CI: 0 success, 1 failed/cancelled (or not done within --timeout), 2 usage or connection trouble. */
+/**
+ * How `bosun deploy` ends, for CI: 0 success, 1 failed/cancelled (or not done within --timeout), 2
+ * usage or connection trouble, 4 an approval gate rejected, 5 an approval gate expired.
+ */
 export class DeployExit extends Error {
-  constructor(readonly code: 0 | 1 | 2, message: string) {
+  constructor(readonly code: 0 | 1 | 2 | 4 | 5, message: string) {
     super(message);
   }
+}
+
+/** The exit code of a run that ended: its gate's outcome when a gate stopped it, else its status. */
+export function exitCodeOf(run: { status: string; gate?: { outcome: string | null } | null }): 0 | 1 | 4 | 5 {
+  if (run.status === 'success') return 0;
+  if (run.status === 'failed' && run.gate?.outcome === 'rejected') return 4;
+  if (run.status === 'failed' && run.gate?.outcome === 'expired') return 5;
+  return 1;
 }

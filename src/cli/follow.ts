@@ -49,12 +49,14 @@ export function followToEnd({ api, runId, runPath, timeout, printer }: { api: Bo
         return;
       }
       event.steps.forEach((s, i) => printer.step('', i, s.name, s.status));
+      printer.guards(follower.run);
       if (event.status && FINAL.has(event.status)) void resync();
     };
     /** A whole run (the subscription's snapshot, or read again): printed past what was printed, then the events it held back. */
     const take = async (run: Run) => {
       const held = follower.take(run);
       await printer.catchUp(run, readTarget);
+      printer.guards(follower.run);
       for (const { event, outcome } of held) show(event, outcome);
       if (FINAL.has(run.status)) finish(run);
     };

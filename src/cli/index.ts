@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import type { Config } from '../config';
 import { SCOPES } from '../domain/tokens/scopes';
 import { accessCommands } from './access';
+import { runCommands } from './runs';
 
 /**
  * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
@@ -109,7 +110,9 @@ export function buildProgram(): Command {
 
   program
     .command('deploy <deployment>')
-    .description('trigger a deployment run, by name or id (BOSUN_URL and BOSUN_TOKEN from the environment); exit 0 success, 1 failed/cancelled, 2 usage or connection error')
+    .description(
+      'trigger a deployment run, by name or id (BOSUN_URL and BOSUN_TOKEN from the environment); exit 0 success, 1 failed/cancelled, 2 usage or connection error, 4 an approval gate rejected, 5 an approval gate expired',
+    )
     .option('--wait', 'stream step output until the run finishes, and exit with its result')
     .option('--timeout <seconds>', 'with --wait: give up waiting after this many seconds (exit 1; the run goes on)', (v) => {
       const n = Number(v);
@@ -129,6 +132,9 @@ export function buildProgram(): Command {
     });
 
   accessCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  runCommands(program, (code, message) => {
     throw new CliError(message, code);
   });
 

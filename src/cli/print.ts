@@ -66,6 +66,15 @@ export class OutputPrinter {
   }
 
   private readonly finishedTargets = new Set<string>();
+  private guarded = '';
+
+  /** What a fleet run waits for between batches (people's approvals, a resume), printed when it changes. */
+  guards(run: Pick<Run, 'status' | 'gate' | 'pause'> | null) {
+    const line = run ? guardLine(run) : '';
+    if (line === this.guarded) return;
+    this.guarded = line;
+    if (line) say(line);
+  }
 
   private steps(server: string, steps: StepWithOutput[]) {
     steps.forEach((step, index) => {
@@ -92,6 +101,18 @@ export class OutputPrinter {
     this.partial.set(server, lines.pop()!);
     for (const line of lines) process.stdout.write(`[${server}] ${line}\n`);
   }
+}
+
+/** "waiting for 2 approvals before batch 2 (1 given: alice); expires at …", "paused by carol: why", or '' when it waits for nobody. */
+export function guardLine({ status, gate, pause }: Pick<Run, 'status' | 'gate' | 'pause'>): string {
+  if (status === 'awaiting_approval' && gate) {
+    const names = gate.approvals.map((a) => a.by.name);
+    const plural = gate.approvals_required > 1 ? 's' : '';
+    return `waiting for ${gate.approvals_required} approval${plural} before batch ${gate.before_batch} (${names.length} given${names.length ? `: ${names.join(', ')}` : ''}); expires at ${gate.expires_at}`;
+  }
+  if (status === 'paused' && pause) return `paused by ${pause.by.name}: ${pause.reason} (waiting for a resume)`;
+  if (status === 'running' && pause) return `pausing after this batch (asked by ${pause.by.name}: ${pause.reason})`;
+  return '';
 }
 
 /** After a failed run: its error, and each failed step's exit code and last lines, where a CI log is read first. */

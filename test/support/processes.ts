@@ -76,15 +76,19 @@ export async function embeddedStackEnv(home: string): Promise<NodeJS.ProcessEnv>
 
 /** Runs the `bosun` command as a user would (the package's bin), with the given environment; `checkout`: another copy of the repository. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, checkout = REPO): Promise<Finished> {
-  return new Promise((resolve) => {
-    // The CLI's stdout is its answer (a token, a table): keep its own logging quiet.
-    const child = spawn(process.execPath, [path.join(checkout, 'src/cli/bin.js'), ...args], { cwd: checkout, env: { ...env, LOG_LEVEL: 'warn' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return startCli(args, env, checkout).finished;
+}
+
+/** The `bosun` command started: what it printed so far (`output()`), and how it finished. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, checkout = REPO) {
+  // The CLI's stdout is its answer (a token, a table): keep its own logging quiet.
+  const child = spawn(process.execPath, [path.join(checkout, 'src/cli/bin.js'), ...args], { cwd: checkout, env: { ...env, LOG_LEVEL: 'warn' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  const finished = new Promise<Finished>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { finished, output: () => ({ stdout, stderr }) };
 }
 
 /** `npm start` without npm in between, so signals reach Bosun itself. */
