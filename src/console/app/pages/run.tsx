@@ -4,6 +4,7 @@ import { api, get } from '../api';
 import { FINISHED, type Deployment, type Run as RunView, type RunTargetDetail } from '../api-types';
 import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { WholeLog } from '../components/whole-log';
+import { GatePanel, PauseControls } from '../components/run-guards';
 import { watchRun, type Streamed } from '../live';
 import { session } from '../session';
 
@@ -72,6 +73,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
   if (!run) return <main id="main">{error ? <ErrorNote error={error} /> : <p class="muted">Loading…</p>}</main>;
   const fleet = run.strategy !== null;
   const parameters = Object.entries(run.parameters);
+  const runPath = `/api/v1/deployments/${deploymentId}/runs/${runId}`;
   return (
     <main id="main">
       <Crumbs deploymentId={deploymentId} />
@@ -131,7 +133,9 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
               : 'none'}
           </dd>
         </dl>
+        <PauseControls run={run} runPath={runPath} />
       </Section>
+      <GatePanel run={run} runPath={runPath} />
       {fleet ? (
         <Section title={`Targets: ${run.summary.success} of ${run.summary.total} succeeded`}>
           <p class="muted" data-summary>
