@@ -253,8 +253,14 @@ export type User = ReturnType<typeof userWithToken>;
  * all of them): that person, as a user with a token of their own.
  */
 export async function addPerson(bosun: BosunAt, admin: User, name: string, role: string, tags?: string[]): Promise<User & { id: string }> {
+  const { id, token } = await personToken(admin, name, role, tags);
+  return Object.assign(userWithToken(bosun, token), { id });
+}
+
+/** A person added by `admin` with `role` (over the servers tagged `tags`, or all): the person's id and a token of theirs. */
+export async function personToken(admin: User, name: string, role: string, tags?: string[]): Promise<{ id: string; token: string }> {
   const person = expectStatus(await admin.request('post', '/people', { name }), 201, 'add a person').data;
   expectStatus(await admin.request('post', '/role-bindings', { role, subject: { type: 'person', id: person.id }, ...(tags ? { servers: { tags } } : {}) }), 201, 'bind a role');
   const token = expectStatus(await admin.request('post', `/people/${person.id}/tokens`, { name: `${name.toLowerCase()}-token` }), 201, 'make a person’s token').data.token as string;
-  return Object.assign(userWithToken(bosun, token), { id: person.id as string });
+  return { id: person.id as string, token };
 }

@@ -101,9 +101,10 @@ export class RunWorkflows {
   /**
    * An update of a run's workflow, answered by it: its result; 'refused' (its validator: it waits
    * for no such decision now), 'gone' (the workflow no longer runs), or 'unanswered' (no worker took
-   * it within timeoutMs: Temporal may still deliver it to the next worker that runs).
+   * it within timeoutMs: Temporal may still deliver it to the next worker that runs). The deadline
+   * outlasts a worker's death: its workflow's task goes to another worker within seconds.
    */
-  private async update<T>(runId: string, name: string, arg: unknown, timeoutMs = 10_000): Promise<T | 'refused' | 'gone' | 'unanswered'> {
+  private async update<T>(runId: string, name: string, arg: unknown, timeoutMs = 20_000): Promise<T | 'refused' | 'gone' | 'unanswered'> {
     try {
       // An update waits for a worker to take it: without a deadline, the request would hang while every worker is down.
       return await this.client.connection.withDeadline(Date.now() + timeoutMs, () => this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).executeUpdate<T, [unknown]>(name, { args: [arg] }));
