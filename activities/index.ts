@@ -2,6 +2,7 @@ import { createConversationActivities, type ConversationActivities, type Convers
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployment-steps';
 import { createRunBookkeepingActivities } from './run-bookkeeping';
 import { createRunQueueActivities } from './run-queue';
+import { createHealthCheckActivities } from './health-checks';
 import { createServerActivities, type ServerActivityDeps } from './servers';
 import { createTransferActivities, type TransferActivityDeps } from './transfers';
 import { createWorkflowOutcomeActivities } from './workflow-outcome';
@@ -48,6 +49,7 @@ export function activitySources(deps: ActivityDeps) {
     { file: 'activities/run-queue.ts', activities: createRunQueueActivities(deps) },
     { file: 'activities/run-bookkeeping.ts', activities: createRunBookkeepingActivities(deps) },
     { file: 'activities/deployment-steps.ts', activities: createDeploymentActivities(deps) },
+    { file: 'activities/health-checks.ts', activities: createHealthCheckActivities(deps) },
     { file: 'activities/conversations.ts', activities: conversations },
     { file: 'activities/transfers.ts', activities: createTransferActivities(deps) },
     { file: 'activities/workflow-outcome.ts', activities: createWorkflowOutcomeActivities() },

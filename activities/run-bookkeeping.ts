@@ -1,6 +1,7 @@
 import type { DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
 import { parseDuration } from '../src/domain/tokens/service';
+import { healthCheckOf } from '../src/domain/deployments/strategy';
 import type { RunStatus } from '../src/domain/deployments/model';
 import * as runs from '../src/domain/deployments/runs';
 import { batchTargets, closeWaitingTargets } from '../src/domain/deployments/targets';
@@ -34,7 +35,11 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
         .filter((gate) => gate.before_batch <= batches)
         .map((gate) => ({ beforeBatch: gate.before_batch, approvals: gate.approvals, expiresIn: gate.expires_in, expiresInMs: parseDuration(gate.expires_in) * 1000 }))
         .sort((a, b) => a.beforeBatch - b.beforeBatch);
-      return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}) };
+      const check = healthCheckOf({ strategy: run.fleet.strategy });
+      const healthCheck = check
+        ? { command: check.command, soakSeconds: check.soak_seconds, timeoutSeconds: check.timeout_seconds, retries: check.retries, intervalSeconds: check.interval_seconds }
+        : undefined;
+      return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}) };
     },
 
     /** running → awaiting_approval at a gate (`openedAt`, `expiresAt`: the workflow's clock, as its timer's); false when the run no longer runs. */

@@ -6,6 +6,7 @@ import { fleetTargetWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { deploymentTargetWorkflow } from './deployment-target';
 import { firstLine } from './failures';
 import { fleetGuards } from './fleet-guards';
+import { checkBatchHealth } from './health-checks';
 import { bookkeeping, endAsRecorded } from './run-activities';
 
 /**
@@ -80,6 +81,14 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
         failed += 1;
         firstFailure ??= targetFailureLine(targets[index]!, result.reason);
       });
+      if (plan.healthCheck) {
+        // Steps that exit 0 do not make a healthy service: the batch's succeeded targets are checked before the next batch.
+        const succeeded = targets.filter((_, index) => results[index]!.status === 'fulfilled');
+        for (const unhealthy of await checkBatchHealth(succeeded, plan.healthCheck, `batch ${batch}/${plan.batches}`)) {
+          failed += 1;
+          firstFailure ??= unhealthy;
+        }
+      }
       const more = batch < plan.batches;
       if (more && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUING)) {
         await condition(allHandlersFinished);

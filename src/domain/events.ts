@@ -76,6 +76,16 @@ export interface RunTargetState {
   error: string | null;
   seq: number;
   steps: RunStepState[];
+  /** Its health check after its batch (a fleet target's; null when none ran). */
+  health: RunHealthState | null;
+}
+
+export interface RunHealthState {
+  status: 'running' | 'success' | 'failed';
+  command: string;
+  attempts: Array<{ attempt: number; at: string; exit_code: number | null; timed_out: boolean; output: string }>;
+  started_at: string;
+  completed_at: string | null;
 }
 
 /** A step of a conversation as GET /api/v1/conversations/{id} shows it. */

@@ -11,6 +11,7 @@ const target = (title: string, batch: number, status = 'queued', seq = 0): RunTa
   server_id: `${title}-id`,
   title,
   host: null,
+  health: null,
   batch,
   status,
   started_at: null,

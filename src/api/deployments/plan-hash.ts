@@ -11,12 +11,13 @@ export interface PlannedRun {
   steps: readonly StepDefinition[];
   strategy: ResolvedStrategy;
   gates: ReadonlyArray<{ before_batch: number; approvals: number; expires_in: string }>;
+  healthCheck: { command: string; soak_seconds: number; timeout_seconds: number; retries: number; interval_seconds: number } | null;
   parameters: readonly ParameterValue[];
 }
 
 /**
  * The plan's hash: SHA-256 over its resolved targets and batches, its steps, its strategy (gates
- * included) and its parameters' names and non-secret values (a secret's value is never hashed: a
+ * and health check included) and its parameters' names and non-secret values (a secret's value is never hashed: a
  * hash of a short secret could be guessed). The same plan gives the same hash in any process.
  */
 export function planHash(plan: PlannedRun): string {
@@ -25,6 +26,7 @@ export function planHash(plan: PlannedRun): string {
     steps: stepDefinitions(plan.steps).map((s) => [s.name, s.command, s.timeout_seconds, s.retries, s.continue_on_error]),
     strategy: [plan.strategy.batchSize, plan.strategy.maxFailures, plan.strategy.batches],
     gates: [...plan.gates].sort((a, b) => a.before_batch - b.before_batch).map((g) => [g.before_batch, g.approvals, g.expires_in]),
+    health: plan.healthCheck ? [plan.healthCheck.command, plan.healthCheck.soak_seconds, plan.healthCheck.timeout_seconds, plan.healthCheck.retries, plan.healthCheck.interval_seconds] : null,
     parameters: [...plan.parameters].sort((a, b) => a.name.localeCompare(b.name)).map((p) => [p.name, p.secret ? null : p.value]),
   };
   return createHash('sha256').update(JSON.stringify(canonical), 'utf8').digest('hex');

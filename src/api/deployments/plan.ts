@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import { DeploymentRunModel, type Deployment } from '../../domain/deployments/model';
+import { DeploymentRunModel } from '../../domain/deployments/model';
 import { environmentName, MASK } from '../../domain/deployments/parameters';
 import type { TriggerInput } from './schemas';
 import type { Principal } from '../../domain/tokens/service';
@@ -7,6 +7,7 @@ import { batchOf, resolveStrategy, resolveTargets } from './targets';
 import { toDeploymentView } from './views';
 import { parametersFor, type FindDeployment } from './definitions';
 import { planHash } from './plan-hash';
+import { gatesOf, healthCheckOf } from '../../domain/deployments/strategy';
 
 /** A plan: what a trigger with this body would run, where and in which batches, and what to look out for. Runs nothing, stores nothing. */
 export function deploymentPlanner(findDeployment: FindDeployment) {
@@ -17,6 +18,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const strategy = resolveStrategy(deployment.server_id ? null : deployment.strategy, servers.length);
     const { batchSize, maxFailures, batches } = strategy;
     const gates = deployment.server_id ? [] : gatesOf(deployment);
+    const healthCheck = deployment.server_id ? null : healthCheckOf(deployment);
     const busy = new Map(
       (
         await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; n: number }>([
@@ -42,8 +44,8 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const batched = servers.map((server, index) => ({ serverId: server._id.toString(), batch: batchOf(index, batchSize) }));
     return {
       deployment_id: deployment._id.toString(),
-      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, parameters: values }),
-      strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0, gates },
+      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, healthCheck, parameters: values }),
+      strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0, gates, health_check: healthCheck },
       targets: servers.map((server, index) => ({
         server_id: server._id.toString(),
         title: server.title,
@@ -58,6 +60,3 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
   };
 }
 
-/** A deployment's approval gates, as defined. */
-export const gatesOf = (deployment: Pick<Deployment, 'strategy'>) =>
-  (deployment.strategy?.gates ?? []).map(({ before_batch, approvals, expires_in }) => ({ before_batch, approvals, expires_in }));

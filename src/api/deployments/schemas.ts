@@ -43,6 +43,16 @@ const gateSchema = z.strictObject({
   expires_in: durationSchema.default('24h').describe('How long the gate waits before the run fails ("approval expired after …")'),
 });
 
+export const healthCheckSchema = z
+  .strictObject({
+    command: text('health_check.command', { min: 1, max: MAX_COMMAND_LENGTH }).describe('Run on each target of a batch once its steps succeeded; exit 0 is healthy'),
+    soak_seconds: z.number().int().min(0).max(24 * 3600).default(0).describe('How long to wait after the batch before checking (a durable timer)'),
+    timeout_seconds: z.number().int().min(1).max(3600).default(10).describe('One attempt longer than this fails (its command is stopped)'),
+    retries: z.number().int().min(0).max(20).default(0).describe('Attempts after the first before the target is failed'),
+    interval_seconds: z.number().int().min(0).max(3600).default(5).describe('Between attempts'),
+  })
+  .refine((h) => h.command.trim().length > 0, { message: 'health_check.command must not be empty', path: ['command'] });
+
 export const strategySchema = z.strictObject({
   batch_size: z.union([z.number().int().min(1, 'batch_size is at least 1'), percent(1)]).optional(),
   max_failures: z.union([z.number().int().min(0, 'max_failures is at least 0'), percent(0)]).optional(),
@@ -52,6 +62,7 @@ export const strategySchema = z.strictObject({
     .refine((gates) => new Set(gates.map((g) => g.before_batch)).size === gates.length, 'one gate per batch: before_batch values must be unique')
     .optional()
     .describe('Approval gates: the run waits before batch `before_batch` until `approvals` people approve'),
+  health_check: healthCheckSchema.optional().describe('A check run on each target of a batch after it, before the next batch: a target whose check still fails after its retries is failed'),
 });
 
 /** JSON Schema: `flag` is true and `other` is given. */

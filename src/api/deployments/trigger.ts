@@ -20,7 +20,7 @@ import { isDuplicateKey } from '../../domain/database';
 import { parametersFor, type FindDeployment } from './definitions';
 import type { RunReads } from './run-reads';
 import { SettledStarts } from './settled-starts';
-import { gatesOf } from './plan';
+import { gatesOf, healthCheckOf } from '../../domain/deployments/strategy';
 import { assertPlanUnchanged, planHash } from './plan-hash';
 
 /** What starts a run: a trigger (with its parameters), or a retry of an earlier run. */
@@ -132,7 +132,7 @@ export function runTriggers({
             ...request,
             server_id: null,
             queue_seq: null,
-            fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null, gates: gatesOf({ strategy: given }) } : null },
+            fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null, gates: gatesOf({ strategy: given }), health_check: healthCheckOf({ strategy: given }) } : null },
           },
           targets.map(({ server: target, start_step }, index) => ({
             server_id: target._id,
@@ -211,6 +211,7 @@ export function runTriggers({
               steps: deployment.steps,
               strategy,
               gates: gated ? gatesOf(deployment) : [],
+              healthCheck: gated ? healthCheckOf(deployment) : null,
               parameters: values,
             });
             assertPlanUnchanged(input.plan_hash, hash);

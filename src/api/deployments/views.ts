@@ -6,15 +6,21 @@ import { timestampSchema } from '../http/timestamps';
 import { temporalUiUrlSchema } from '../../domain/temporal/ui-url-schema';
 import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { stepDefinitions } from '../../domain/deployments/new-runs';
+import { gatesOf, healthCheckOf } from '../../domain/deployments/strategy';
 import { maskedParameters } from '../../domain/deployments/parameters';
-import { toGateState, toPauseState, toStepState } from '../../domain/deployments/run-events';
+import { toGateState, toHealthState, toPauseState, toStepState } from '../../domain/deployments/run-events';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
 const gateDefinitionView = z.object({ before_batch: z.number().int(), approvals: z.number().int(), expires_in: z.string() });
+const healthCheckView = z
+  .object({ command: z.string(), soak_seconds: z.number().int(), timeout_seconds: z.number().int(), retries: z.number().int(), interval_seconds: z.number().int() })
+  .nullable()
+  .describe('The check run on each target after its batch (null: none)');
 const strategyView = z.object({
   batch_size: countOrPercent.nullable(),
   max_failures: countOrPercent.nullable(),
   gates: z.array(gateDefinitionView).describe('Approval gates (empty: none)'),
+  health_check: healthCheckView,
 });
 
 export const deploymentListItemSchema = z
@@ -79,6 +85,16 @@ export const runTargetSchema = z
     error: z.string().nullable(),
     seq: z.number().int().describe('The sequence number of the target’s latest change, as in its live events'),
     steps: z.array(stepStateSchema),
+    health: z
+      .object({
+        status: z.enum(['running', 'success', 'failed']),
+        command: z.string(),
+        attempts: z.array(z.object({ attempt: z.number().int(), at: timestampSchema, exit_code: z.number().int().nullable(), timed_out: z.boolean(), output: z.string().describe('The end of what it printed') })),
+        started_at: timestampSchema,
+        completed_at: timestampSchema.nullable(),
+      })
+      .nullable()
+      .describe('Its health check after its batch (strategy.health_check); null when none ran'),
   })
   .meta({ id: 'RunTarget', description: 'One server of a run; its steps without output (GET …/targets/{server_id} has it)' });
 
@@ -189,7 +205,8 @@ export const toDeploymentView = (d: Deployment): z.infer<typeof deploymentSchema
     ? {
         batch_size: (d.strategy.batch_size as unknown as number | string | null) ?? null,
         max_failures: (d.strategy.max_failures as unknown as number | string | null) ?? null,
-        gates: (d.strategy.gates ?? []).map(({ before_batch, approvals, expires_in }) => ({ before_batch, approvals, expires_in })),
+        gates: gatesOf(d),
+        health_check: healthCheckOf(d),
       }
     : null,
   parameters: (d.parameters ?? []).map((p) => ({
@@ -231,6 +248,7 @@ export const toTargetView = (t: DeploymentRun, server?: { title: string; host: s
   error: t.error ?? null,
   seq: t.seq,
   steps: t.steps.map(stepState),
+  health: toHealthState(t.health),
 });
 
 /** One target with its steps' commands and output. */
@@ -306,7 +324,7 @@ export const planSchema = z
   .object({
     deployment_id: z.string(),
     plan_hash: z.string().describe('The hash of this plan (targets and batches, steps, strategy, parameters’ names and non-secret values): pass it to a trigger to run exactly what was reviewed'),
-    strategy: z.object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int(), gates: z.array(gateDefinitionView) }),
+    strategy: z.object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int(), gates: z.array(gateDefinitionView), health_check: healthCheckView }),
     targets: z.array(z.object({ server_id: z.string(), title: z.string(), host: z.string(), status: z.string(), batch: z.number().int() })),
     steps: deploymentSchema.shape.steps,
     environment: z.record(z.string(), z.string()).describe('What each step would see: BOSUN_PARAM_<NAME>, secret values as ********'),

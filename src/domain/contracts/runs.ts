@@ -83,6 +83,35 @@ export interface FleetPlan {
   maxFailures: number;
   /** Approval gates within its batches, in batch order (absent in runs begun before gates existed). */
   gates?: FleetGate[];
+  /** The check run on each target of a batch after it (absent: none). */
+  healthCheck?: HealthCheck;
+}
+
+export interface HealthCheck {
+  command: string;
+  soakSeconds: number;
+  timeoutSeconds: number;
+  retries: number;
+  intervalSeconds: number;
+}
+
+/** One attempt of a target's health check, as its workflow asks for it. */
+export interface HealthAttempt {
+  /** The target (its run document). */
+  runId: string;
+  serverId: string;
+  /** 1-based. */
+  attempt: number;
+  command: string;
+  timeoutSeconds: number;
+}
+
+/** How an attempt went: healthy (exit 0), or not with what it said (the end of its output). */
+export interface HealthAttemptResult {
+  healthy: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  output: string;
 }
 
 /** Before batch `beforeBatch`, `approvals` distinct people approve within `expiresIn` ("24h"), or the run fails. */

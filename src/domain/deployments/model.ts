@@ -53,6 +53,45 @@ const strategySchema = new Schema(
       type: [new Schema({ before_batch: { type: Number, required: true }, approvals: { type: Number, required: true }, expires_in: { type: String, required: true } }, { _id: false })],
       default: undefined,
     },
+    // Run on each target of a batch once its steps succeeded (after `soak_seconds`): see api/deployments/schemas.ts.
+    health_check: {
+      type: new Schema(
+        {
+          command: { type: String, required: true },
+          soak_seconds: { type: Number, default: 0 },
+          timeout_seconds: { type: Number, default: 10 },
+          retries: { type: Number, default: 0 },
+          interval_seconds: { type: Number, default: 5 },
+        },
+        { _id: false },
+      ),
+      default: undefined,
+    },
+  },
+  { _id: false },
+);
+
+/** One attempt of a target's health check. */
+const healthAttemptSchema = new Schema(
+  {
+    attempt: { type: Number, required: true },
+    at: { type: Date, required: true },
+    exit_code: { type: Number, default: null },
+    timed_out: { type: Boolean, default: false },
+    // The end of what it printed (or why it could not run), capped.
+    output: { type: String, default: '' },
+  },
+  { _id: false },
+);
+
+/** A fleet target's health check, after its batch: its attempts and how it ended. */
+const healthSchema = new Schema(
+  {
+    status: { type: String, enum: ['running', 'success', 'failed'], required: true },
+    command: { type: String, required: true },
+    attempts: { type: [healthAttemptSchema], default: [] },
+    started_at: { type: Date, required: true },
+    completed_at: { type: Date, default: null },
   },
   { _id: false },
 );
@@ -203,6 +242,8 @@ const deploymentRunSchema = new Schema(
     // A fleet run's approval gate, open or last decided; its pause, asked or held.
     gate: { type: gateSchema, default: null },
     pause: { type: pauseSchema, default: null },
+    // A fleet target's health check after its batch (null: none ran).
+    health: { type: healthSchema, default: null },
     error: { type: String, default: null },
     // Bumped by every persisted change: the sequence number of live events.
     seq: { type: Number, required: true, default: 0 },

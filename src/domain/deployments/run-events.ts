@@ -1,6 +1,6 @@
 import type { ChangeStreamDocument } from 'mongodb';
 import { actorView } from '../access/actor';
-import type { DeploymentRunUpdatedEvent, RunGateState, RunPauseState, RunStepState } from '../events';
+import type { DeploymentRunUpdatedEvent, RunGateState, RunHealthState, RunPauseState, RunStepState } from '../events';
 import { iso } from '../timestamps';
 import type { DeploymentRun } from './model';
 
@@ -18,6 +18,18 @@ export const toStepState = (s: DeploymentRun['steps'][number]) => ({
   started_at: iso(s.started_at),
   completed_at: iso(s.completed_at),
 }) satisfies RunStepState;
+
+/** A fleet target's health check as the API and its events show it. */
+export const toHealthState = (h: DeploymentRun['health']): RunHealthState | null =>
+  h
+    ? {
+        status: h.status as RunHealthState['status'],
+        command: h.command,
+        attempts: h.attempts.map((a) => ({ attempt: a.attempt, at: iso(a.at)!, exit_code: a.exit_code ?? null, timed_out: !!a.timed_out, output: a.output ?? '' })),
+        started_at: iso(h.started_at)!,
+        completed_at: iso(h.completed_at),
+      }
+    : null;
 
 /** A run's gate as the API and its events show it. */
 export const toGateState = (g: NonNullable<DeploymentRun['gate']>): RunGateState => ({
@@ -75,6 +87,7 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
         error: doc.error ?? null,
         seq: doc.seq,
         steps,
+        health: toHealthState(doc.health),
       },
       output,
       gate: null,
@@ -100,7 +113,7 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
 const RUN_EVENT_FIELDS = Object.fromEntries(
   [
     'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
-    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause'].map(
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health'].map(
       (f) => `fullDocument.${f}`,
     ),
     ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),

@@ -1,0 +1,76 @@
+import { heartbeat } from '@temporalio/activity';
+import type { HealthAttempt, HealthAttemptResult } from '../src/domain/contracts/runs';
+import { finishHealth, recordHealthAttempt } from '../src/domain/deployments/health';
+import { Redactor } from '../src/domain/execution/output';
+import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
+import type { SshPool } from '../src/domain/ssh/pool';
+import type { SecretBox } from '../src/domain/secrets/secret-box';
+import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
+
+/** How much of a check's output is kept per attempt: its end, where the reason usually is. */
+const HEALTH_OUTPUT_CHARS = 4000;
+const HEARTBEAT_MS = 2000;
+
+export interface HealthCheckActivityDeps {
+  secretBox: SecretBox;
+  sshPool: SshPool;
+}
+
+/** A fleet target's health check after its batch: one activity per attempt, each recorded on the target. */
+export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckActivityDeps) {
+  return {
+    /**
+     * One attempt: the command on the target's server, stopped after `timeoutSeconds`. Exit 0 is
+     * healthy. A lost connection is thrown (retried); anything the command says is the result.
+     */
+    async runHealthCheck({ runId, serverId, attempt, command, timeoutSeconds }: HealthAttempt): Promise<HealthAttemptResult> {
+      const target = await loadVerifiedTarget(serverId, secretBox);
+      const redactor = new Redactor(credentialSecrets(target));
+      let output = '';
+      const beating = setInterval(() => heartbeat(), HEARTBEAT_MS);
+      try {
+        const { exitCode, timedOut } = await sshPool.withConnection(target, async (ssh) => {
+          let pgid: number | null = null;
+          let timer: NodeJS.Timeout | undefined;
+          const running = runInProcessGroup(ssh, command, {
+            onOutput: (text) => {
+              output = (output + redactor.push(text)).slice(-HEALTH_OUTPUT_CHARS);
+            },
+            onProcessGroup: (group) => {
+              pgid = group;
+            },
+          });
+          const late = new Promise<'late'>((resolve) => {
+            timer = setTimeout(() => resolve('late'), timeoutSeconds * 1000);
+          });
+          try {
+            const ended = await Promise.race([running, late]);
+            if (ended !== 'late') return { exitCode: ended.exitCode, timedOut: false };
+            if (pgid !== null) await killProcessGroup(ssh, pgid, 1).catch(() => undefined);
+            return { exitCode: null, timedOut: true };
+          } finally {
+            clearTimeout(timer);
+          }
+        });
+        output = (output + redactor.flush()).slice(-HEALTH_OUTPUT_CHARS);
+        const healthy = exitCode === 0 && !timedOut;
+        await recordHealthAttempt(runId, command, { attempt, at: new Date(), exit_code: exitCode, timed_out: timedOut, output });
+        return { healthy, exitCode, timedOut, output };
+      } finally {
+        clearInterval(beating);
+      }
+    },
+
+    /** An attempt that could not run at all (the server unreachable through the retries): recorded, with why. */
+    async recordUnreachableHealthCheck({ runId, attempt, command, message }: { runId: string; attempt: number; command: string; message: string }): Promise<void> {
+      await recordHealthAttempt(runId, command, { attempt, at: new Date(), exit_code: null, timed_out: false, output: `could not run the check: ${message}` });
+    },
+
+    /** The check's end: healthy, or the target failed with `error`. */
+    async finishHealthCheck({ runId, healthy, error }: { runId: string; healthy: boolean; error: string | null }): Promise<void> {
+      await finishHealth(runId, healthy, error);
+    },
+  };
+}
+
+export type HealthCheckActivities = ReturnType<typeof createHealthCheckActivities>;

@@ -1,0 +1,15 @@
+import type { Deployment } from './model';
+
+/* A deployment's (or a fleet run's) guards as defined, with their defaults: what views, plans and triggers read of its strategy. */
+
+/** A deployment's approval gates, as defined. */
+export const gatesOf = (deployment: Pick<Deployment, 'strategy'>) =>
+  (deployment.strategy?.gates ?? []).map(({ before_batch, approvals, expires_in }) => ({ before_batch, approvals, expires_in }));
+
+/** A deployment's health check, as defined (null: none). */
+export const healthCheckOf = (deployment: Pick<Deployment, 'strategy'>) => {
+  const check = deployment.strategy?.health_check;
+  return check
+    ? { command: check.command, soak_seconds: check.soak_seconds ?? 0, timeout_seconds: check.timeout_seconds ?? 10, retries: check.retries ?? 0, interval_seconds: check.interval_seconds ?? 5 }
+    : null;
+};

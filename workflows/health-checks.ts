@@ -1,0 +1,69 @@
+import { isCancellation, proxyActivities, proxyLocalActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
+import type { HealthCheckActivities } from '../activities/health-checks';
+import { NON_RETRYABLE_FAILURES } from '../src/domain/contracts/failure-types';
+import type { FleetTarget, HealthAttemptResult, HealthCheck } from '../src/domain/contracts/runs';
+import { firstLine, messageOf } from './failures';
+
+/** Short database work: recording a check's end, or an attempt that could not run. */
+const recording = proxyLocalActivities<HealthCheckActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
+});
+
+/** Why an attempt was not healthy, in a few words: its exit, and the last line it printed. */
+function reasonOf(result: HealthAttemptResult | null, unreachable: string | null, timeoutSeconds: number): string {
+  if (!result) return `could not run: ${unreachable ?? 'unknown error'}`;
+  const exit = result.timedOut ? `timed out after ${timeoutSeconds} s` : `exit code ${result.exitCode}`;
+  const last = result.output.split('\n').map((line) => line.trim()).filter(Boolean).pop();
+  return last ? `${exit}: ${last.slice(0, 200)}` : exit;
+}
+
+/**
+ * A batch's health check: after `soakSeconds` (a durable timer), the command on each target whose
+ * steps succeeded, each target's attempts in turn (`retries` more after the first, `intervalSeconds`
+ * apart), all targets at once. A target still unhealthy after its attempts is failed, its error
+ * naming the check and what it said last. Returns each failed target's error.
+ */
+export async function checkBatchHealth(targets: FleetTarget[], check: HealthCheck, where: string): Promise<string[]> {
+  if (!targets.length) return [];
+  if (check.soakSeconds > 0) {
+    setCurrentDetails(`${where}: soaking ${check.soakSeconds} s before the health check`);
+    await sleep(check.soakSeconds * 1000);
+  }
+  setCurrentDetails(`${where}: health check on ${targets.length} target${targets.length > 1 ? 's' : ''}`);
+  const checking = proxyActivities<HealthCheckActivities>({
+    startToCloseTimeout: (check.timeoutSeconds + 60) * 1000,
+    // A worker that died mid-check is noticed within seconds: the attempt runs again elsewhere.
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 4, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+  });
+  const attempts = check.retries + 1;
+
+  async function checkTarget(target: FleetTarget): Promise<string | null> {
+    let last: HealthAttemptResult | null = null;
+    let unreachable: string | null = null;
+    for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      try {
+        last = await checking.runHealthCheck.executeWithOptions({ summary: `health check on ${target.serverTitle} (${attempt}/${attempts})` }, [
+          { runId: target.runId, serverId: target.serverId, attempt, command: check.command, timeoutSeconds: check.timeoutSeconds },
+        ]);
+        unreachable = null;
+      } catch (error) {
+        if (isCancellation(error)) throw error;
+        last = null;
+        unreachable = firstLine(messageOf(error));
+        await recording.recordUnreachableHealthCheck({ runId: target.runId, attempt, command: check.command, message: unreachable });
+      }
+      if (last?.healthy) {
+        await recording.finishHealthCheck({ runId: target.runId, healthy: true, error: null });
+        return null;
+      }
+      if (attempt < attempts && check.intervalSeconds > 0) await sleep(check.intervalSeconds * 1000);
+    }
+    const error = `Health check "${firstLine(check.command).slice(0, 120)}" failed on ${target.serverTitle} after ${attempts} attempt${attempts > 1 ? 's' : ''}: ${reasonOf(last, unreachable, check.timeoutSeconds)}`;
+    await recording.finishHealthCheck({ runId: target.runId, healthy: false, error });
+    return error;
+  }
+
+  return (await Promise.all(targets.map(checkTarget))).filter((error): error is string => error !== null);
+}
