@@ -63,7 +63,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       attempt: input,
       step,
       target,
-      environment: parameterEnvironment(parameters),
+      // A rollback run's steps also learn why they run.
+      environment: { ...parameterEnvironment(parameters), ...(run.rolls_back ? { BOSUN_ROLLBACK_REASON: run.rolls_back.reason } : {}) },
       secrets: [...credentialSecrets(target), ...organizationSecrets, ...secretParameterValues(parameters)],
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
       steps,

@@ -1,5 +1,6 @@
 import type { DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
+import * as rollback from '../src/domain/deployments/rollback';
 import { parseDuration } from '../src/domain/tokens/service';
 import { healthCheckOf } from '../src/domain/deployments/strategy';
 import type { RunStatus } from '../src/domain/deployments/model';
@@ -39,7 +40,8 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
       const healthCheck = check
         ? { command: check.command, soakSeconds: check.soak_seconds, timeoutSeconds: check.timeout_seconds, retries: check.retries, intervalSeconds: check.interval_seconds }
         : undefined;
-      return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}) };
+      const rollbackAutomatic = !!run.fleet.rollback?.steps.length && run.fleet.rollback.automatic !== false;
+      return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}), ...(rollbackAutomatic ? { rollbackAutomatic } : {}) };
     },
 
     /** running → awaiting_approval at a gate (`openedAt`, `expiresAt`: the workflow's clock, as its timer's); false when the run no longer runs. */
@@ -52,6 +54,16 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
 
     /** The gate's timer fired: expired unless decided first; its outcome as it stands. */
     expireGate: ({ runId, beforeBatch }: { runId: string; beforeBatch: number }) => gates.expireGate(runId, beforeBatch),
+
+    /** A halted fleet run's rollback: its rollback runs (created once), newest batch first; null when it has none to run. */
+    prepareRollback: ({ runId, reason, requestedBy }: { runId: string; reason: string; requestedBy?: DecidingActor | null }): Promise<rollback.RollbackPlan | null> =>
+      rollback.prepareRollback(runId, reason, requestedBy ?? null),
+
+    /** How its rollback runs stand. */
+    rollbackProgress: ({ runId }: { runId: string }) => rollback.rollbackProgress(runId),
+
+    /** The rollback's end on the fleet run: its summary line. */
+    finishRollback: ({ runId, progress }: { runId: string; progress: { total: number; succeeded: number; failed: string[] } }): Promise<string> => rollback.finishRollback(runId, progress),
 
     /** A person asked the run to pause after its running batch. */
     requestPause: ({ runId, by, reason }: { runId: string; by: DecidingActor; reason: string }): Promise<PauseResult> => gates.requestPause(runId, by, reason),

@@ -7,6 +7,7 @@ import { deploymentTargetWorkflow } from './deployment-target';
 import { firstLine } from './failures';
 import { fleetGuards } from './fleet-guards';
 import { checkBatchHealth } from './health-checks';
+import { rollBack } from './rollback';
 import { bookkeeping, endAsRecorded } from './run-activities';
 
 /**
@@ -51,6 +52,22 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
   const startedAt = progress.startedAt ?? Date.now();
   let { failed, firstFailure } = progress;
   const tooManyFailures = () => failed > plan.maxFailures;
+  /** Cancelled (anything else rethrown): its waiting targets cancelled, the run too. */
+  const endCancelled = async (error: unknown): Promise<never> => {
+    if (!isCancellation(error)) throw error;
+    await CancellationScope.nonCancellable(async () => {
+      await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'cancelled', fromBatch: 0 });
+      await bookkeeping.finishRun({ runId: run.runId, status: 'cancelled', error: null });
+    });
+    setCurrentDetails(`cancelled after ${secondsSince(startedAt)} s; ${failed} of ${plan.total} targets had failed`);
+    throw error;
+  };
+  /** A halted run rolls back what it touched, when its deployment says so at once: its error then says how that went. */
+  const withRollback = async (error: string) => {
+    if (!plan.rollbackAutomatic) return error;
+    const summary = await rollBack(run.runId, error);
+    return summary ? `${error}; ${summary}` : error;
+  };
   try {
     for (let batch = progress.nextBatch; batch <= plan.batches; batch += 1) {
       if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled between batches');
@@ -63,13 +80,12 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
       if (gate) {
         const ended = await guards.awaitGate(gate);
         if (!ended.approved) {
-          await CancellationScope.nonCancellable(async () => {
-            await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'skipped', fromBatch: batch });
-            await bookkeeping.finishRun({ runId: run.runId, status: 'failed', error: ended.error });
-          });
-          setCurrentDetails(`failed before batch ${batch}/${plan.batches}: ${ended.error}`);
+          await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'skipped', fromBatch: batch });
+          const error = await withRollback(ended.error);
+          await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: 'failed', error }));
+          setCurrentDetails(`failed before batch ${batch}/${plan.batches}: ${error}`);
           await condition(allHandlersFinished);
-          throw failureOf('DeploymentRunFailed', ended.error);
+          throw failureOf('DeploymentRunFailed', error);
         }
       }
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
@@ -96,18 +112,18 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
       }
     }
   } catch (error) {
-    if (!isCancellation(error)) throw error;
-    await CancellationScope.nonCancellable(async () => {
-      await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'cancelled', fromBatch: 0 });
-      await bookkeeping.finishRun({ runId: run.runId, status: 'cancelled', error: null });
-    });
-    setCurrentDetails(`cancelled after ${secondsSince(startedAt)} s; ${failed} of ${plan.total} targets had failed`);
-    throw error;
+    return endCancelled(error);
   }
   if (failed > 0) {
     // Any target that failed fails the run: max_failures only decides whether later batches start.
     const stopped = tooManyFailures() ? `more than the ${plan.maxFailures} allowed: later batches skipped` : `${plan.maxFailures} allowed: every batch ran`;
-    const message = `${failed} of ${plan.total} targets failed (${stopped}); first: ${firstFailure}`;
+    const halted = `${failed} of ${plan.total} targets failed (${stopped}); first: ${firstFailure}`;
+    let message = halted;
+    try {
+      if (tooManyFailures()) message = await withRollback(halted);
+    } catch (error) {
+      return endCancelled(error);
+    }
     await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: 'failed', error: message }));
     setCurrentDetails(`failed: ${message}`);
     throw failureOf('DeploymentRunFailed', message);

@@ -3,6 +3,7 @@ import { conversationWorkflow } from './conversation';
 import { deploymentFleetWorkflow } from './deployment-fleet';
 import { deploymentTargetWorkflow } from './deployment-target';
 import { deploymentRunWorkflow } from './deployment-run';
+import { deploymentRollbackWorkflow } from './rollback';
 import { serverHealthWorkflow } from './server-health';
 import { serverRunQueueWorkflow } from './server-run-queue';
 import { serverVerificationWorkflow } from './server-verification';
@@ -14,6 +15,7 @@ export {
   deploymentRunWorkflow,
   deploymentFleetWorkflow,
   deploymentTargetWorkflow,
+  deploymentRollbackWorkflow,
   conversationWorkflow,
 };
 
@@ -25,5 +27,6 @@ void ({
   deploymentRunWorkflow,
   deploymentFleetWorkflow,
   deploymentTargetWorkflow,
+  deploymentRollbackWorkflow,
   conversationWorkflow,
 } satisfies WorkflowSignatures);

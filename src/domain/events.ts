@@ -38,6 +38,20 @@ export interface DeploymentRunUpdatedEvent {
   /** A fleet run's approval gate (waiting, or as last decided) and its pause, as GET shows them; null in a target's event. */
   gate: RunGateState | null;
   pause: RunPauseState | null;
+  /** A fleet run's rollback, from its start to its end; null in a target's event and when none ran. */
+  rollback?: RunRollbackState | null;
+}
+
+export interface RunRollbackState {
+  status: 'running' | 'success' | 'failed';
+  reason: string;
+  requested_by: EventActor | null;
+  touched: number;
+  succeeded: number;
+  failed: number;
+  summary: string | null;
+  started_at: string;
+  completed_at: string | null;
 }
 
 export interface EventActor {
@@ -78,6 +92,8 @@ export interface RunTargetState {
   steps: RunStepState[];
   /** Its health check after its batch (a fleet target's; null when none ran). */
   health: RunHealthState | null;
+  /** Its rollback (a fleet target the run touched, once its run rolled back): the rollback run, its status and steps. Absent in events. */
+  rollback?: { run_id: string; status: string; steps: RunStepState[] } | null;
 }
 
 export interface RunHealthState {

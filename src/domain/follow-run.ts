@@ -1,4 +1,4 @@
-import type { DeploymentRunUpdatedEvent, RunGateState, RunPauseState, RunStepState, RunTargetState } from './events';
+import type { DeploymentRunUpdatedEvent, RunGateState, RunPauseState, RunRollbackState, RunStepState, RunTargetState } from './events';
 
 /*
  * Following a run live, as every client of the Socket.IO contract does it (the console's run page,
@@ -25,6 +25,7 @@ export interface FollowedRun {
   summary: RunSummary;
   gate?: RunGateState | null;
   pause?: RunPauseState | null;
+  rollback?: RunRollbackState | null;
 }
 
 /**
@@ -68,6 +69,7 @@ function applyOwn<R extends FollowedRun>(run: R, event: DeploymentRunUpdatedEven
     duration_seconds: secondsBetween(started_at, completed_at) ?? run.duration_seconds,
     // Events of a server of before gates carry neither.
     ...(event.gate !== undefined ? { gate: event.gate, pause: event.pause } : {}),
+    ...(event.rollback !== undefined ? { rollback: event.rollback } : {}),
   };
   if (isFleet(run) || run.targets.length !== 1) return next;
   const target = { ...run.targets[0]!, status, started_at, completed_at, error: event.error, seq: event.seq, steps: event.steps };

@@ -86,6 +86,7 @@ const CASES: Record<string, Case> = {
   'POST /api/v1/deployments/:id/runs/:runId/approve': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/approve`, body: { comment: 'looks good' } })),
   'POST /api/v1/deployments/:id/runs/:runId/reject': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/reject`, body: { reason: 'not now' } })),
   'POST /api/v1/deployments/:id/runs/:runId/pause': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/pause`, body: { reason: 'looking' } })),
+  'POST /api/v1/deployments/:id/runs/:runId/rollback': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/rollback`, body: {} })),
   'POST /api/v1/deployments/:id/runs/:runId/resume': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/resume` })),
   'POST /api/v1/deployments/:id/runs/:runId/retry': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/retry` })),
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}` })),

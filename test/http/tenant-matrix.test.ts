@@ -41,6 +41,7 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'POST /api/v1/deployments/:id/runs/:runId/approve': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/approve`, body: {} }),
   'POST /api/v1/deployments/:id/runs/:runId/reject': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/reject`, body: { reason: 'mine now' } }),
   'POST /api/v1/deployments/:id/runs/:runId/pause': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/pause`, body: { reason: 'mine now' } }),
+  'POST /api/v1/deployments/:id/runs/:runId/rollback': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/rollback`, body: {} }),
   'POST /api/v1/deployments/:id/runs/:runId/resume': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/resume` }),
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/targets/${i.server}` }),
   'GET /api/v1/deployments/:id/runs/:runId/steps/:step/log': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/steps/1/log` }),

@@ -86,6 +86,9 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
       if (input.strategy && (input.server_id ?? (!input.targets && deployment.server_id))) {
         throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'strategy', message: 'strategy applies to targets, not to one server_id' }]);
       }
+      if (input.rollback && (input.server_id ?? (!input.targets && deployment.server_id))) {
+        throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'rollback', message: 'rollback applies to targets (a fleet run), not to one server_id' }]);
+      }
       try {
         return toDeploymentView((await redefineDeployment(deployment._id, input))!);
       } catch (error) {

@@ -2,7 +2,7 @@ import { coversAllServers } from '../../domain/access/grants';
 import type { Action } from '../../domain/access/roles';
 import type { GateDecision, GateDecisionResult, PauseResult } from '../../domain/contracts/runs';
 import { gateRefusal } from '../../domain/deployments/gates';
-import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
+import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
 import { ServerModel } from '../../domain/servers/model';
 import type { RunWorkflows } from '../../domain/temporal/run-workflows';
 import { actorOf, type Principal } from '../../domain/tokens/service';
@@ -19,7 +19,7 @@ type Outcome<T> = T | 'refused' | 'gone' | 'unanswered';
  * one who triggered the run (gateRefusal, which the store's write holds to as well); the run's
  * workflow then has its store record the decision and acts on it.
  */
-export function runGuards({ workflows, runs }: { workflows: Pick<RunWorkflows, 'decideGate' | 'pause' | 'resume'>; runs: Pick<RunReads, 'findRun' | 'getRun'> }) {
+export function runGuards({ workflows, runs }: { workflows: Pick<RunWorkflows, 'decideGate' | 'pause' | 'resume' | 'startRollback'>; runs: Pick<RunReads, 'findRun' | 'getRun'> }) {
   /** `action` on every server the run touches (its targets now, not the deployment's): 403 naming the others. */
   async function checkRunServers(principal: Principal, deploymentId: string, run: DeploymentRun, action: Action) {
     const ids = run.fleet ? await DeploymentRunModel.distinct('server_id', { parent_run_id: run._id }) : [run.server_id];
@@ -72,7 +72,24 @@ export function runGuards({ workflows, runs }: { workflows: Pick<RunWorkflows, '
     return runs.getRun(principal, deploymentId, runId);
   }
 
+  /** A rollback asked for, of a finished fleet run that failed: its rollback steps on every server it touched. */
+  async function rollbackRun(principal: Principal, deploymentId: string, runId: string, reason: string | undefined) {
+    const run = await runs.findRun(principal, deploymentId, runId);
+    await checkRunServers(principal, deploymentId, run, 'deployments:run');
+    if (!run.fleet) throw new ApiError('conflict', 'Only a fleet run rolls back (its deployment’s rollback steps); retry or run another deployment on one server');
+    if (!run.fleet.rollback?.steps.length) throw new ApiError('conflict', 'The run has no rollback steps: its deployment had none when it was triggered');
+    if (run.status !== 'failed') throw new ApiError('conflict', `Only a run that failed is rolled back (it is ${run.status})`);
+    if (run.rollback) throw new ApiError('conflict', `The run was rolled back already (${run.rollback.summary ?? run.rollback.status})`);
+    const requestedBy = actorOf(principal);
+    const why = `rollback asked by ${principal.identity.name}: ${reason ?? run.error ?? 'the run failed'}`;
+    const deployment = await DeploymentModel.findById(run.deployment_id, { name: 1 }).lean();
+    const started = await unlessTemporalUnreachable('start the rollback', () => workflows.startRollback({ runId, reason: why, requestedBy }, deployment?.name ?? '(deleted)'));
+    if (!started) throw new ApiError('conflict', 'A rollback of this run was asked for already');
+    return runs.getRun(principal, deploymentId, runId);
+  }
+
   return {
+    rollbackRun,
     approveRun: (principal: Principal, deploymentId: string, runId: string, comment: string | null) => decide(principal, deploymentId, runId, { kind: 'approve', by: actorOf(principal), comment }),
     rejectRun: (principal: Principal, deploymentId: string, runId: string, reason: string) => decide(principal, deploymentId, runId, { kind: 'reject', by: actorOf(principal), reason }),
     pauseRun: (principal: Principal, deploymentId: string, runId: string, reason: string) => pauseOrResume(principal, deploymentId, runId, 'pause', reason),

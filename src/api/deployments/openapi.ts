@@ -2,7 +2,7 @@ import { stepLogOperation, stepNumberParam } from '../logs/openapi';
 import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
-import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import { deploymentListItemSchema, deploymentSchema, planSchema, runListItemSchema, runSchema, runTargetDetailSchema, runTriggeredSchema } from './views';
 
 const tag = 'Deployments';
@@ -162,6 +162,18 @@ export const deploymentOperations: Operation[] = [
     body: { schema: rejectSchema, required: true },
     responses: { 200: { description: 'Rejected; the run as it is (failing)', body: dataOf(runSchema) } },
     errors: ['not_found', 'people_only', 'not_awaiting_approval', 'expired', 'conflict', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'post', path: '/api/v1/deployments/:id/runs/:runId/rollback', operationId: 'rollbackRun', tag, scope: 'deployments:run',
+    summary: 'Roll back a failed fleet run',
+    description:
+      'Runs the rollback steps the run was triggered with on every server it touched (ran a step on), newest batch first, each as a run of its own in its server’s queue, ' +
+      'with BOSUN_ROLLBACK_REASON (`reason`, or the run’s error). For a deployment whose `rollback.automatic` is false, or a run that halted before it had one. ' +
+      'A run not failed, without rollback steps, rolled back already, or a one-server run: 409. The run’s `rollback` then says how it goes.',
+    params: runIds,
+    body: { schema: rollbackRequestSchema, required: false },
+    responses: { 202: { description: 'Rolling back; the run as it is', body: dataOf(runSchema) } },
+    errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
   },
   {
     method: 'post', path: '/api/v1/deployments/:id/runs/:runId/pause', operationId: 'pauseRun', tag, scope: 'deployments:run',

@@ -12,6 +12,7 @@ export interface PlannedRun {
   strategy: ResolvedStrategy;
   gates: ReadonlyArray<{ before_batch: number; approvals: number; expires_in: string }>;
   healthCheck: { command: string; soak_seconds: number; timeout_seconds: number; retries: number; interval_seconds: number } | null;
+  rollback: { steps: readonly StepDefinition[]; automatic: boolean } | null;
   parameters: readonly ParameterValue[];
 }
 
@@ -27,6 +28,7 @@ export function planHash(plan: PlannedRun): string {
     strategy: [plan.strategy.batchSize, plan.strategy.maxFailures, plan.strategy.batches],
     gates: [...plan.gates].sort((a, b) => a.before_batch - b.before_batch).map((g) => [g.before_batch, g.approvals, g.expires_in]),
     health: plan.healthCheck ? [plan.healthCheck.command, plan.healthCheck.soak_seconds, plan.healthCheck.timeout_seconds, plan.healthCheck.retries, plan.healthCheck.interval_seconds] : null,
+    rollback: plan.rollback ? [plan.rollback.automatic, stepDefinitions(plan.rollback.steps).map((s) => [s.name, s.command, s.timeout_seconds, s.retries, s.continue_on_error])] : null,
     parameters: [...plan.parameters].sort((a, b) => a.name.localeCompare(b.name)).map((p) => [p.name, p.secret ? null : p.value]),
   };
   return createHash('sha256').update(JSON.stringify(canonical), 'utf8').digest('hex');

@@ -7,7 +7,7 @@ import { batchOf, resolveStrategy, resolveTargets } from './targets';
 import { toDeploymentView } from './views';
 import { parametersFor, type FindDeployment } from './definitions';
 import { planHash } from './plan-hash';
-import { gatesOf, healthCheckOf } from '../../domain/deployments/strategy';
+import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
 
 /** A plan: what a trigger with this body would run, where and in which batches, and what to look out for. Runs nothing, stores nothing. */
 export function deploymentPlanner(findDeployment: FindDeployment) {
@@ -44,7 +44,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const batched = servers.map((server, index) => ({ serverId: server._id.toString(), batch: batchOf(index, batchSize) }));
     return {
       deployment_id: deployment._id.toString(),
-      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, healthCheck, parameters: values }),
+      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, healthCheck, rollback: deployment.server_id ? null : rollbackOf(deployment), parameters: values }),
       strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0, gates, health_check: healthCheck },
       targets: servers.map((server, index) => ({
         server_id: server._id.toString(),

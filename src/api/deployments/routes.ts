@@ -4,7 +4,7 @@ import { principalOf } from '../http/auth';
 import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import type { DeploymentService } from './service';
 
 export function deploymentRoutes(deployments: DeploymentService): Router {
@@ -104,6 +104,11 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
 
   router.post('/:id/runs/:runId/reject', requireAction('approve'), async (req, res) => {
     res.json({ data: await deployments.rejectRun(org(req), param(req.params.id), param(req.params.runId), validate(rejectSchema, req.body).reason) });
+  });
+
+  router.post('/:id/runs/:runId/rollback', requireAction('deployments:run'), async (req, res) => {
+    const { reason } = validate(rollbackRequestSchema, req.body ?? {});
+    res.status(202).json({ data: await deployments.rollbackRun(org(req), param(req.params.id), param(req.params.runId), reason) });
   });
 
   router.post('/:id/runs/:runId/pause', requireAction('deployments:run'), async (req, res) => {

@@ -49,10 +49,14 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
       : Promise.resolve([]);
   const serverOf = (run: DeploymentRun) => (run.server_id ? ServerModel.findById(run.server_id, { title: 1, host: 1 }).lean() : Promise.resolve(null));
 
+  /** A fleet run's rollback runs, once it rolled back (without their steps' output). */
+  const rollbacksOf = (run: DeploymentRun) =>
+    run.rollback ? DeploymentRunModel.find({ 'rolls_back.run_id': run._id }, { 'steps.output': 0, 'steps.command': 0, parameters: 0 }).lean<DeploymentRun[]>() : Promise.resolve([]);
+
   /** A run as the API shows it, with its workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
   const runView = async (run: DeploymentRun) => {
-    const [targets, server] = await Promise.all([targetsOf(run), serverOf(run)]);
-    return { ...toRunView(run, targets, server), temporal_ui_url: links.run(run._id.toString()) };
+    const [targets, server, rollbacks] = await Promise.all([targetsOf(run), serverOf(run), rollbacksOf(run)]);
+    return { ...toRunView(run, targets, server, rollbacks), temporal_ui_url: links.run(run._id.toString()) };
   };
 
   return {
@@ -73,7 +77,8 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
 
     async listRuns(principal: Principal, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(principal, deploymentId);
-      const listed = await findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: principal.organizationId, parent_run_id: null }, page, (run: DeploymentRun) => run);
+      // Rollback runs are read through their fleet run's targets.
+      const listed = await findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: principal.organizationId, parent_run_id: null, rolls_back: null }, page, (run: DeploymentRun) => run);
       const counts = await targetCounts(listed.data.filter((run) => run.fleet).map((run) => run._id));
       return { ...listed, data: listed.data.map((run) => ({ ...toRunListView(run, counts.get(run._id.toString())), temporal_ui_url: links.run(run._id.toString()) })) };
     },
@@ -99,7 +104,9 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
       const run = await findRun(principal, deploymentId, runId);
       const target = await findTarget(run, serverId);
       await checkTargetServer(principal, deploymentId, String(target.server_id));
-      return target === run ? toTargetDetailView(run, await serverOf(run)) : toTargetDetailView(target);
+      if (target === run) return toTargetDetailView(run, await serverOf(run));
+      const rollback = run.rollback ? await DeploymentRunModel.findOne({ 'rolls_back.run_id': run._id, 'rolls_back.target_id': target._id }, { 'steps.output': 0 }).lean<DeploymentRun>() : null;
+      return toTargetDetailView(target, undefined, rollback);
     },
 
     runUiUrl: (runId: string) => links.run(runId),

@@ -93,34 +93,42 @@ const parametersSchema = z
 
 const stepsSchema = z.array(stepSchema).min(1, 'at least one step is required').max(MAX_STEPS, `at most ${MAX_STEPS} steps`);
 
+/** Steps that undo a halted fleet run, on every server it touched (with BOSUN_ROLLBACK_REASON). */
+export const rollbackSchema = z.strictObject({
+  steps: z.array(stepSchema).min(1, 'at least one rollback step is required').max(MAX_STEPS, `at most ${MAX_STEPS} steps`),
+  automatic: z.boolean().default(true).describe('true: run as soon as the run halts; false: only on request (POST …/rollback)'),
+});
+
 const definitionFields = {
   name,
   server_id: objectId.optional(),
   targets: targetsSchema.optional(),
   strategy: strategySchema.optional(),
+  rollback: rollbackSchema.nullable().optional().describe('Steps run on every server a halted fleet run touched, newest batch first (null: none)'),
   parameters: parametersSchema.optional(),
   steps: stepsSchema,
 };
 
 /** One server (`server_id`) or many (`targets`, with an optional `strategy`), never both. */
-const oneKindOfTarget = (v: { server_id?: unknown; targets?: unknown; strategy?: unknown }, ctx: z.RefinementCtx, creating: boolean) => {
+const oneKindOfTarget = (v: { server_id?: unknown; targets?: unknown; strategy?: unknown; rollback?: unknown }, ctx: z.RefinementCtx, creating: boolean) => {
   if (v.server_id !== undefined && v.targets !== undefined) ctx.addIssue({ code: 'custom', path: ['targets'], message: 'give server_id (one server) or targets (many), not both' });
   else if (creating && v.server_id === undefined && v.targets === undefined) ctx.addIssue({ code: 'custom', path: ['server_id'], message: 'give server_id (one server) or targets (many)' });
   if (v.strategy !== undefined && v.server_id !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: 'strategy applies to targets, not to one server_id' });
+  if (v.rollback && v.server_id !== undefined) ctx.addIssue({ code: 'custom', path: ['rollback'], message: 'rollback applies to targets (a fleet run), not to one server_id' });
 };
 
 export const createDeploymentSchema = z
   .strictObject(definitionFields)
   .superRefine((v, ctx) => oneKindOfTarget(v, ctx, true))
   // The refinement, as the document states it.
-  .meta({ oneOf: [{ required: ['server_id'] }, { required: ['targets'] }], not: { required: ['server_id', 'strategy'] } });
+  .meta({ oneOf: [{ required: ['server_id'] }, { required: ['targets'] }], not: { anyOf: [{ required: ['server_id', 'strategy'] }, { required: ['server_id', 'rollback'] }] } });
 
 export const updateDeploymentSchema = z
   .strictObject({ ...definitionFields, name: name.optional(), steps: stepsSchema.optional() })
   .refine((v) => Object.keys(v).length > 0, 'send at least one of name, server_id, targets, strategy, parameters, steps')
   .superRefine((v, ctx) => oneKindOfTarget(v, ctx, false))
   // The refinements, as the document states them.
-  .meta({ minProperties: 1, not: { anyOf: [{ required: ['server_id', 'targets'] }, { required: ['server_id', 'strategy'] }] } });
+  .meta({ minProperties: 1, not: { anyOf: [{ required: ['server_id', 'targets'] }, { required: ['server_id', 'strategy'] }, { required: ['server_id', 'rollback'] }] } });
 
 export type CreateDeploymentInput = z.infer<typeof createDeploymentSchema>;
 export type UpdateDeploymentInput = z.infer<typeof updateDeploymentSchema>;
@@ -147,6 +155,8 @@ export const triggerSchema = z
 export const approveSchema = z.strictObject({ comment: text('comment', { max: 2000 }).optional() }).default({});
 /** A rejection's body: why. */
 export const rejectSchema = z.strictObject({ reason: requiredText('reason', 2000) });
+/** A rollback asked for: why (BOSUN_ROLLBACK_REASON; default: the run's error). */
+export const rollbackRequestSchema = z.strictObject({ reason: requiredText('reason', 2000).optional() }).default({});
 /** A pause's body: why. */
 export const pauseSchema = z.strictObject({ reason: requiredText('reason', 2000) });
 

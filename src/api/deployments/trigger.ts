@@ -20,7 +20,7 @@ import { isDuplicateKey } from '../../domain/database';
 import { parametersFor, type FindDeployment } from './definitions';
 import type { RunReads } from './run-reads';
 import { SettledStarts } from './settled-starts';
-import { gatesOf, healthCheckOf } from '../../domain/deployments/strategy';
+import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
 import { assertPlanUnchanged, planHash } from './plan-hash';
 
 /** What starts a run: a trigger (with its parameters), or a retry of an earlier run. */
@@ -123,7 +123,7 @@ export function runTriggers({
     let serverId: Types.ObjectId | null = null;
     try {
       const { fields, server, targets } = await build();
-      const { strategy: given, ...rest } = fields as typeof fields & { strategy?: Deployment['strategy'] };
+      const { strategy: given, rollback, ...rest } = fields as typeof fields & { strategy?: Deployment['strategy']; rollback?: Deployment['rollback'] };
       const request = { ...rest, request_digest: digest };
       if (targets) {
         const strategy = resolveStrategy(given, targets.length);
@@ -132,7 +132,7 @@ export function runTriggers({
             ...request,
             server_id: null,
             queue_seq: null,
-            fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null, gates: gatesOf({ strategy: given }), health_check: healthCheckOf({ strategy: given }) } : null },
+            fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null, gates: gatesOf({ strategy: given }), health_check: healthCheckOf({ strategy: given }) } : null, rollback: rollbackOf({ rollback }) },
           },
           targets.map(({ server: target, start_step }, index) => ({
             server_id: target._id,
@@ -212,6 +212,7 @@ export function runTriggers({
               strategy,
               gates: gated ? gatesOf(deployment) : [],
               healthCheck: gated ? healthCheckOf(deployment) : null,
+              rollback: gated ? rollbackOf(deployment) : null,
               parameters: values,
             });
             assertPlanUnchanged(input.plan_hash, hash);
@@ -226,7 +227,7 @@ export function runTriggers({
           if (!servers.length) throw new ApiError('conflict', 'The deployment’s targets match no server: add servers with its tags, or list servers in targets.server_ids');
           await checkRunTargets(principal, deploymentId, servers);
           const plan_hash = hashed(servers, true);
-          return { fields: { ...fields, plan_hash, strategy: deployment.strategy }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
+          return { fields: { ...fields, plan_hash, strategy: deployment.strategy, rollback: deployment.rollback }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
         },
       });
     },
@@ -264,7 +265,7 @@ export function runTriggers({
           );
           await checkRunTargets(principal, deploymentId, left.map((t) => servers.get(String(t.server_id)) ?? { _id: t.server_id!, title: t.server_title ?? null, tags: [] }));
           return {
-            fields: { ...fields, strategy: original.fleet.strategy },
+            fields: { ...fields, strategy: original.fleet.strategy, rollback: original.fleet.rollback },
             server: null,
             targets: left.map((t) => ({
               // A server deleted since keeps its place: its target fails, unrun, saying so.

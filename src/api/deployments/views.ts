@@ -6,9 +6,9 @@ import { timestampSchema } from '../http/timestamps';
 import { temporalUiUrlSchema } from '../../domain/temporal/ui-url-schema';
 import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { stepDefinitions } from '../../domain/deployments/new-runs';
-import { gatesOf, healthCheckOf } from '../../domain/deployments/strategy';
+import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
 import { maskedParameters } from '../../domain/deployments/parameters';
-import { toGateState, toHealthState, toPauseState, toStepState } from '../../domain/deployments/run-events';
+import { toGateState, toHealthState, toPauseState, toRollbackState, toStepState } from '../../domain/deployments/run-events';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
 const gateDefinitionView = z.object({ before_batch: z.number().int(), approvals: z.number().int(), expires_in: z.string() });
@@ -50,6 +50,13 @@ export const deploymentSchema = deploymentListItemSchema
       }),
     ),
     strategy: strategyView.nullable().describe('How many targets run at once and how many may fail (null: all at once, none)'),
+    rollback: z
+      .object({
+        steps: z.array(z.object({ name: z.string(), command: z.string(), timeout_seconds: z.number().int().nullable(), retries: z.number().int(), continue_on_error: z.boolean() })),
+        automatic: z.boolean(),
+      })
+      .nullable()
+      .describe('Steps run on every server a halted fleet run touched (null: none)'),
     parameters: z.array(
       z.object({
         name: z.string(),
@@ -95,6 +102,10 @@ export const runTargetSchema = z
       })
       .nullable()
       .describe('Its health check after its batch (strategy.health_check); null when none ran'),
+    rollback: z
+      .object({ run_id: z.string().describe('The rollback run: read its steps’ logs as a run’s'), status: z.enum(TARGET_STATUSES), steps: z.array(stepStateSchema) })
+      .nullable()
+      .describe('Its rollback, once its run rolled back (it touched this server); null otherwise'),
   })
   .meta({ id: 'RunTarget', description: 'One server of a run; its steps without output (GET …/targets/{server_id} has it)' });
 
@@ -150,6 +161,20 @@ export const runSchema = z
     plan_hash: z.string().nullable().describe('The hash of its plan when it was triggered (as POST /plan computes it); null for runs of an older version'),
     gate: runGateSchema.nullable().describe('The approval gate it waits at (status awaiting_approval), or the last one it passed or failed at; null when it met none'),
     pause: runPauseSchema.nullable().describe('A pause asked (held from the end of the running batch: status paused) until resumed; null otherwise'),
+    rollback: z
+      .object({
+        status: z.enum(['running', 'success', 'failed']),
+        reason: z.string().describe('Why (BOSUN_ROLLBACK_REASON): the run’s halt, or what the person asked'),
+        requested_by: actorSchema.nullable().describe('Who asked for it; null when it ran as the run halted'),
+        touched: z.number().int().describe('Servers the run touched (ran at least one step on), each rolled back'),
+        succeeded: z.number().int(),
+        failed: z.number().int(),
+        summary: z.string().nullable().describe('"rolled back on 4 of 4 touched servers" (or which failed), once done'),
+        started_at: timestampSchema,
+        completed_at: timestampSchema.nullable(),
+      })
+      .nullable()
+      .describe('A fleet run’s rollback (each target’s own is on the target); null when none ran'),
     created_at: timestampSchema,
     started_at: timestampSchema.nullable(),
     completed_at: timestampSchema.nullable(),
@@ -201,6 +226,7 @@ export const toDeploymentListView = (d: Deployment): z.infer<typeof deploymentLi
 export const toDeploymentView = (d: Deployment): z.infer<typeof deploymentSchema> => ({
   ...toDeploymentListView(d),
   steps: stepDefinitions(d.steps),
+  rollback: rollbackOf(d),
   strategy: d.strategy
     ? {
         batch_size: (d.strategy.batch_size as unknown as number | string | null) ?? null,
@@ -237,7 +263,7 @@ export const runCounts = (r: DeploymentRun, targetCounts?: TargetStatusCounts): 
 const stepState = toStepState;
 
 /** A target as a run lists it (a one-server run is its own one target): steps without output. */
-export const toTargetView = (t: DeploymentRun, server?: { title: string; host: string } | null): z.infer<typeof runTargetSchema> => ({
+export const toTargetView = (t: DeploymentRun, server?: { title: string; host: string } | null, rollback?: DeploymentRun | null): z.infer<typeof runTargetSchema> => ({
   server_id: String(t.server_id),
   title: t.server_title ?? server?.title ?? String(t.server_id),
   host: t.server_host ?? server?.host ?? null,
@@ -249,11 +275,12 @@ export const toTargetView = (t: DeploymentRun, server?: { title: string; host: s
   seq: t.seq,
   steps: t.steps.map(stepState),
   health: toHealthState(t.health),
+  rollback: rollback ? { run_id: rollback._id.toString(), status: rollback.status, steps: rollback.steps.map(stepState) } : null,
 });
 
 /** One target with its steps' commands and output. */
-export const toTargetDetailView = (t: DeploymentRun, server?: { title: string; host: string } | null): z.infer<typeof runTargetDetailSchema> => ({
-  ...toTargetView(t, server),
+export const toTargetDetailView = (t: DeploymentRun, server?: { title: string; host: string } | null, rollback?: DeploymentRun | null): z.infer<typeof runTargetDetailSchema> => ({
+  ...toTargetView(t, server, rollback),
   steps: t.steps.map((s) => ({ ...stepState(s), command: s.command, output: s.output ?? '' })),
 });
 
@@ -278,6 +305,7 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     plan_hash: r.plan_hash ?? null,
     gate: r.gate ? toGateState(r.gate) : null,
     pause: toPauseState(r),
+    rollback: toRollbackState(r.rollback),
     created_at: iso(r.createdAt),
     started_at: iso(r.started_at),
     completed_at: iso(r.completed_at),
@@ -292,7 +320,8 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
  * The run as the API shows it: a one-server run's steps with output, and every run's targets (a
  * one-server run's is the run itself, on `server`).
  */
-export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], server?: { title: string; host: string } | null) {
+export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], server?: { title: string; host: string } | null, rollbacks: DeploymentRun[] = []) {
+  const rollbackOf = new Map(rollbacks.map((rb) => [rb.rolls_back!.target_id.toString(), rb]));
   const counts: TargetStatusCounts = {};
   for (const t of targets) counts[t.status] = (counts[t.status] ?? 0) + 1;
   return {
@@ -309,7 +338,7 @@ export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], serve
           started_at: iso(s.started_at),
           completed_at: iso(s.completed_at),
         })),
-    targets: r.fleet ? targets.map((t) => toTargetView(t)) : [toTargetView(r, server)],
+    targets: r.fleet ? targets.map((t) => toTargetView(t, undefined, rollbackOf.get(t._id.toString()))) : [toTargetView(r, server)],
   };
 }
 

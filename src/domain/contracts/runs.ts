@@ -85,6 +85,8 @@ export interface FleetPlan {
   gates?: FleetGate[];
   /** The check run on each target of a batch after it (absent: none). */
   healthCheck?: HealthCheck;
+  /** The run has rollback steps, run as soon as it halts (absent: none, or only on request). */
+  rollbackAutomatic?: boolean;
 }
 
 export interface HealthCheck {
@@ -140,6 +142,13 @@ export type GateDecision = { kind: 'approve'; by: DecidingActor; comment: string
  */
 export type GateDecisionResult = { recorded: true; approvals: number; outcome: 'approved' | 'rejected' | null } | { refused: GateRefusal; message: string };
 export type GateRefusal = 'already_approved' | 'self_approval' | 'expired' | 'not_awaiting_approval';
+
+/** A rollback a person asked for, of a finished fleet run (`deployment-rollback-<run id>`). */
+export interface RollbackRunInput {
+  runId: string;
+  reason: string;
+  requestedBy: DecidingActor | null;
+}
 
 /** A pause asked of a fleet run, or its resume, as the API passes it to the run's workflow. */
 export interface PauseRequest {

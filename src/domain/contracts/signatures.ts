@@ -1,5 +1,5 @@
 import type { ConversationInput, ConversationResult } from './conversations';
-import type { FleetResult, FleetRunInput, QueuedRun, RunQueueInput, RunResult, TargetRunInput } from './runs';
+import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
 import type { ServerHealthInput, VerifyServerInput } from './servers';
 
 /**
@@ -14,5 +14,6 @@ export interface WorkflowSignatures {
   deploymentRunWorkflow: (run: QueuedRun) => Promise<RunResult>;
   deploymentFleetWorkflow: (run: FleetRunInput) => Promise<FleetResult>;
   deploymentTargetWorkflow: (target: TargetRunInput) => Promise<RunResult>;
+  deploymentRollbackWorkflow: (input: RollbackRunInput) => Promise<string>;
   conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
 }

@@ -10,6 +10,8 @@ export const serverHealthWorkflowId = (serverId: string) => `server-health-${ser
 
 /** One workflow per run: a one-server run's, or a fleet run's (which starts one child per target). */
 export const deploymentRunWorkflowId = (runId: string) => `deployment-run-${runId}`;
+/** A rollback of a fleet run a person asked for (an automatic one runs in the fleet run's own workflow). */
+export const deploymentRollbackWorkflowId = (runId: string) => `deployment-rollback-${runId}`;
 /** A fleet run's target: a child of its fleet run's workflow. */
 export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deployment-run-${runId}-${serverId}`;
 /** A server's run queue: hands the server's turn to the runs waiting for it, in the order they were placed. */

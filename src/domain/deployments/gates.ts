@@ -83,7 +83,8 @@ export async function approveGate(runId: string, beforeBatch: number, by: Decidi
       'gate.before_batch': beforeBatch,
       'gate.outcome': null,
       'gate.expires_at': { $gt: now },
-      'actor.id': { $ne: person },
+      // A trigger stores its actor as given (the id a string); older paths an ObjectId.
+      'actor.id': { $nin: [person, by.id] },
       'gate.approvals.by.id': { $ne: person },
     },
     [

@@ -139,6 +139,14 @@ const pauseSchema = new Schema(
   { _id: false },
 );
 
+const rollbackDefinitionSchema = new Schema(
+  {
+    steps: { type: [stepDefinitionSchema], required: true },
+    automatic: { type: Boolean, default: true },
+  },
+  { _id: false },
+);
+
 const deploymentSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
@@ -149,6 +157,8 @@ const deploymentSchema = new Schema(
       default: null,
     },
     strategy: { type: strategySchema, default: null },
+    // Steps that undo a halted fleet run on every server it touched (automatic: at once; else on request).
+    rollback: { type: rollbackDefinitionSchema, default: null },
     parameters: { type: [parameterDefinitionSchema], default: [] },
     name: { type: String, required: true },
     steps: { type: [stepDefinitionSchema], required: true },
@@ -194,6 +204,35 @@ const fleetSchema = new Schema(
     batch_size: { type: Number, required: true },
     max_failures: { type: Number, required: true },
     strategy: { type: strategySchema, default: null },
+    // The deployment's rollback when the run was triggered (its steps as they were then).
+    rollback: { type: rollbackDefinitionSchema, default: null },
+  },
+  { _id: false },
+);
+
+/** A fleet run's rollback: started when it halted (or on request), then how it went. */
+const runRollbackSchema = new Schema(
+  {
+    status: { type: String, enum: ['running', 'success', 'failed'], required: true },
+    reason: { type: String, required: true },
+    requested_by: { type: actorSchema, default: null },
+    touched: { type: Number, required: true },
+    succeeded: { type: Number, default: 0 },
+    failed: { type: Number, default: 0 },
+    summary: { type: String, default: null },
+    started_at: { type: Date, required: true },
+    completed_at: { type: Date, default: null },
+  },
+  { _id: false },
+);
+
+/** What a rollback run undoes: a fleet run's target. */
+const rollsBackSchema = new Schema(
+  {
+    run_id: { type: Schema.Types.ObjectId, required: true },
+    target_id: { type: Schema.Types.ObjectId, required: true },
+    batch: { type: Number, required: true },
+    reason: { type: String, required: true },
   },
   { _id: false },
 );
@@ -202,7 +241,9 @@ const fleetSchema = new Schema(
  * One collection, three kinds of document:
  * - a one-server run: `server_id` set, its `steps` run by its own workflow from the server's queue;
  * - a fleet run: `fleet` set, `server_id` null, steps as defined (never run themselves);
- * - a fleet run's target: `parent_run_id` set, one server, its `steps` run like a one-server run's.
+ * - a fleet run's target: `parent_run_id` set, one server, its `steps` run like a one-server run's;
+ * - a rollback run: `rolls_back` set (the fleet run and target it undoes), one server, the
+ *   deployment's rollback steps run like a one-server run's; read through its fleet run's target.
  * The API lists and addresses runs only (`parent_run_id` null); a target is read through its run.
  */
 const deploymentRunSchema = new Schema(
@@ -244,6 +285,9 @@ const deploymentRunSchema = new Schema(
     pause: { type: pauseSchema, default: null },
     // A fleet target's health check after its batch (null: none ran).
     health: { type: healthSchema, default: null },
+    // A fleet run's rollback (status and counts); on a rollback run (a one-server run of the rollback steps), what it undoes.
+    rollback: { type: runRollbackSchema, default: null },
+    rolls_back: { type: rollsBackSchema, default: null },
     error: { type: String, default: null },
     // Bumped by every persisted change: the sequence number of live events.
     seq: { type: Number, required: true, default: 0 },
@@ -252,6 +296,8 @@ const deploymentRunSchema = new Schema(
   { timestamps: true },
 );
 deploymentRunSchema.index({ deployment_id: 1, createdAt: -1, _id: -1 });
+// A fleet run's rollback runs.
+deploymentRunSchema.index({ 'rolls_back.run_id': 1 }, { partialFilterExpression: { 'rolls_back.run_id': { $exists: true } } });
 // A fleet run's targets, batch by batch.
 deploymentRunSchema.index({ parent_run_id: 1, batch: 1 }, { partialFilterExpression: { parent_run_id: { $type: 'objectId' } } });
 deploymentRunSchema.index({ server_id: 1, status: 1, queue_seq: 1 });

@@ -48,10 +48,10 @@ const newRun = (() => {
 })();
 
 export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> &
-  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host' | 'plan_hash'>> & {
+  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host' | 'plan_hash' | 'rolls_back'>> & {
     steps: readonly StepDefinition[];
     parameters?: readonly StoredParameter[];
-    fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown } | null;
+    fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown; rollback?: unknown } | null;
   };
 
 /** A fleet run's target as its trigger creates it: queued, waiting for its batch (no place in its server's queue yet). */

@@ -1,6 +1,6 @@
 import type { ChangeStreamDocument } from 'mongodb';
 import { actorView } from '../access/actor';
-import type { DeploymentRunUpdatedEvent, RunGateState, RunHealthState, RunPauseState, RunStepState } from '../events';
+import type { DeploymentRunUpdatedEvent, RunGateState, RunHealthState, RunPauseState, RunRollbackState, RunStepState } from '../events';
 import { iso } from '../timestamps';
 import type { DeploymentRun } from './model';
 
@@ -18,6 +18,22 @@ export const toStepState = (s: DeploymentRun['steps'][number]) => ({
   started_at: iso(s.started_at),
   completed_at: iso(s.completed_at),
 }) satisfies RunStepState;
+
+/** A fleet run's rollback as the API and its events show it. */
+export const toRollbackState = (r: DeploymentRun['rollback']): RunRollbackState | null =>
+  r
+    ? {
+        status: r.status as RunRollbackState['status'],
+        reason: r.reason,
+        requested_by: actorView(r.requested_by),
+        touched: r.touched,
+        succeeded: r.succeeded ?? 0,
+        failed: r.failed ?? 0,
+        summary: r.summary ?? null,
+        started_at: iso(r.started_at)!,
+        completed_at: iso(r.completed_at),
+      }
+    : null;
 
 /** A fleet target's health check as the API and its events show it. */
 export const toHealthState = (h: DeploymentRun['health']): RunHealthState | null =>
@@ -107,13 +123,14 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
     output,
     gate: doc.gate ? toGateState(doc.gate) : null,
     pause: toPauseState(doc),
+    rollback: toRollbackState(doc.rollback),
   };
 }
 
 const RUN_EVENT_FIELDS = Object.fromEntries(
   [
     'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
-    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health'].map(
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback'].map(
       (f) => `fullDocument.${f}`,
     ),
     ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),

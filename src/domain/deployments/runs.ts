@@ -37,9 +37,9 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
     (await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'queued' }, asChange({ $set: { status: 'running', started_at: new Date() } }), {
       returnDocument: 'after',
     }).lean<DeploymentRun>()) ?? (await DeploymentRunModel.findOne({ _id: runId, status: 'running' }).lean<DeploymentRun>());
-  // A target is not its deployment's run: its fleet run is.
+  // A target is not its deployment's run (its fleet run is), nor is a rollback run.
   // Only forward in time: a repeated begin of an older run (its activity retried) leaves a later run's mark.
-  if (run && !run.parent_run_id) {
+  if (run && !run.parent_run_id && !run.rolls_back) {
     await DeploymentModel.updateOne(
       { _id: run.deployment_id, $or: [{ last_run_at: null }, { last_run_at: { $lte: run.started_at } }] },
       { $set: { last_run_at: run.started_at, last_run_status: 'running' } },
@@ -52,8 +52,11 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
 const endFields = (status: RunStatus, error: string | null = null) => ({ status, error, completed_at: new Date() });
 
 /** What a run's end needs of it after its final write (`runEnded`). */
-export type EndedRun = Pick<DeploymentRun, '_id' | 'deployment_id' | 'parent_run_id' | 'server_id' | 'organization_id' | 'queue_seq' | 'started_at'>;
-export const ENDED_RUN_FIELDS = { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1, started_at: 1 } as const;
+export type EndedRun = Pick<DeploymentRun, '_id' | 'deployment_id' | 'parent_run_id' | 'server_id' | 'organization_id' | 'queue_seq' | 'started_at'> & Partial<Pick<DeploymentRun, 'rolls_back'>>;
+export const ENDED_RUN_FIELDS = { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1, started_at: 1, rolls_back: 1 } as const;
+
+/** Whether a run is its deployment's (`last_run_*`): not a fleet's target, not a rollback run. */
+const marksItsDeployment = (run: Partial<Pick<DeploymentRun, 'parent_run_id' | 'rolls_back'>>) => !run.parent_run_id && !run.rolls_back;
 
 /**
  * running (or a fleet run waiting between batches) → its final status, its server's turn given back.
@@ -75,7 +78,7 @@ export async function finishRun(runId: string, status: RunStatus, error: string 
  */
 export async function runEnded(run: EndedRun, status: RunStatus) {
   const [, waiting] = await Promise.all([
-    run.parent_run_id ? null : DeploymentModel.updateOne({ _id: run.deployment_id, last_run_at: run.started_at }, { $set: { last_run_status: status } }),
+    !marksItsDeployment(run) ? null : DeploymentModel.updateOne({ _id: run.deployment_id, last_run_at: run.started_at }, { $set: { last_run_status: status } }),
     giveBackTurn(run),
   ]);
   return { serverId: run.server_id ?? null, organizationId: run.organization_id, waiting };
@@ -101,12 +104,12 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | BegunRunS
         'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
       },
     }),
-    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, fleet: 1, server_id: 1, started_at: 1, queue_seq: 1 } },
+    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, rolls_back: 1, fleet: 1, server_id: 1, started_at: 1, queue_seq: 1 } },
   ).lean();
   if (!closed) return false;
   await giveBackTurn(closed);
   // A run that had begun may be its deployment's last run (one closed while queued never was).
-  if (from !== 'queued' && !closed.parent_run_id) await DeploymentModel.updateOne({ _id: closed.deployment_id, last_run_at: closed.started_at }, { $set: { last_run_status: to } });
+  if (from !== 'queued' && marksItsDeployment(closed)) await DeploymentModel.updateOne({ _id: closed.deployment_id, last_run_at: closed.started_at }, { $set: { last_run_status: to } });
   // A fleet run's targets close with it: those waiting as it ends, those running as a run would.
   if (closed.fleet) {
     await closeWaitingTargets(runId, to === 'cancelled' ? 'cancelled' : 'skipped');
@@ -139,7 +142,7 @@ export async function requestCancel(runId: Types.ObjectId, by: Actor): Promise<v
  */
 export async function stepToRun(runId: string, index: number) {
   const [found] = await DeploymentRunModel.aggregate<{
-    run: Pick<DeploymentRun, 'status' | 'parameters' | 'steps'> & EndedRun;
+    run: Pick<DeploymentRun, 'status' | 'parameters' | 'steps' | 'rolls_back'> & EndedRun;
     server: StoredServer[];
     secrets: Array<Pick<OrganizationSecret, 'name' | 'value'>>;
   }>([

@@ -15,6 +15,7 @@ export interface DeploymentDefinition {
   server_id?: ServerRef;
   targets?: { server_ids?: ServerRef[]; tags?: string[] };
   strategy?: { batch_size?: number | string | null; max_failures?: number | string | null; gates?: Array<{ before_batch: number; approvals: number; expires_in: string }>; health_check?: { command: string; soak_seconds?: number; timeout_seconds?: number; retries?: number; interval_seconds?: number } };
+  rollback?: { steps: DeploymentDefinition['steps']; automatic?: boolean } | null;
   parameters?: Array<{ name: string; description?: string; required?: boolean; default?: string; secret?: boolean; pattern?: string }>;
   steps: Array<{ name: string; command: string; timeout_seconds?: number | null; retries?: number; continue_on_error?: boolean }>;
 }
@@ -32,7 +33,7 @@ export async function createDeployment(organizationId: string, definition: Deplo
  * 11000 when renamed to a name the organization uses.
  */
 export async function redefineDeployment(id: Types.ObjectId, changes: Partial<DeploymentDefinition>): Promise<Deployment | null> {
-  const kind = changes.server_id ? { targets: null, strategy: null } : changes.targets ? { server_id: null } : {};
+  const kind = changes.server_id ? { targets: null, strategy: null, rollback: null } : changes.targets ? { server_id: null } : {};
   return DeploymentModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, ...kind } }, { returnDocument: 'after' }).lean<Deployment>();
 }
 

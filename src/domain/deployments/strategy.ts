@@ -1,4 +1,5 @@
 import type { Deployment } from './model';
+import { stepDefinitions } from './new-runs';
 
 /* A deployment's (or a fleet run's) guards as defined, with their defaults: what views, plans and triggers read of its strategy. */
 
@@ -13,3 +14,7 @@ export const healthCheckOf = (deployment: Pick<Deployment, 'strategy'>) => {
     ? { command: check.command, soak_seconds: check.soak_seconds ?? 0, timeout_seconds: check.timeout_seconds ?? 10, retries: check.retries ?? 0, interval_seconds: check.interval_seconds ?? 5 }
     : null;
 };
+
+/** A deployment's rollback, as defined (null: none): its steps and whether it runs as soon as a run halts. */
+export const rollbackOf = (deployment: Pick<Deployment, 'rollback'>) =>
+  deployment.rollback?.steps.length ? { steps: stepDefinitions(deployment.rollback.steps), automatic: deployment.rollback.automatic !== false } : null;

@@ -9,4 +9,4 @@ export { askForTurn } from './ask';
 export { nextRun } from './next';
 export { firstPlaced, queuedPlace, runsWaitingOn } from './order';
 export { giveBackTurn } from './release';
-export { ServerNotRunnable, triggerPlaces, type TriggerPlace } from './trigger-places';
+export { placeOne, ServerNotRunnable, triggerPlaces, type TriggerPlace } from './trigger-places';

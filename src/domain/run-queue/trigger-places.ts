@@ -41,3 +41,8 @@ export const triggerPlaces = () =>
     );
     return results;
   });
+
+/** One run's place in a verified server's queue, taken now (a rollback run's): null when the server is gone or not runnable. */
+export async function placeOne(serverId: Types.ObjectId, organizationId: string): Promise<number | null> {
+  return (await takePlaces(serverId, organizationId, 1))?.first ?? null;
+}

@@ -1,9 +1,9 @@
 import { actorText, type StoredActor } from '../access/actor';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
-import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type QueuedRun } from '../contracts/runs';
+import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type QueuedRun, type RollbackRunInput } from '../contracts/runs';
 import { fleetSearchAttributes, runSearchAttributes } from '../contracts/search-attributes';
 import type { WorkflowSignatures } from '../contracts/signatures';
-import { deploymentRunWorkflowId, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../contracts/workflow-ids';
+import { deploymentRollbackWorkflowId, deploymentRunWorkflowId, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../contracts/workflow-ids';
 import { cancelIfRunning, isOpen } from './handles';
 import type { Reachability } from './reachability';
 
@@ -72,6 +72,29 @@ export class RunWorkflows {
         ...fleetWorkflowMetadata(run, targets),
       }),
     );
+  }
+
+  /**
+   * Starts the rollback a person asked for of a finished fleet run (`deployment-rollback-<run id>`):
+   * false when one was started before (a rollback runs once).
+   */
+  async startRollback(input: RollbackRunInput, deploymentName: string): Promise<boolean> {
+    try {
+      await this.client.workflow.start<WorkflowSignatures['deploymentRollbackWorkflow']>('deploymentRollbackWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: deploymentRollbackWorkflowId(input.runId),
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        staticSummary: `${deploymentName}: rollback of run ${input.runId}`,
+        staticDetails: `**Run** ${input.runId}\n\n**Asked by** ${input.requestedBy?.name ?? 'unknown'}\n\n**Reason** ${input.reason}`,
+      });
+      this.reachability.sent(true);
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+      this.reachability.sent(false);
+      throw error;
+    }
   }
 
   /** Is the run's workflow still open? False when it ended (or never existed). */

@@ -148,6 +148,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
                   <strong>{t.title}</strong>
                   <span class="muted small">batch {t.batch}</span>
                   <Status value={t.status} />
+                  {t.health ? <span class={`small health health-${t.health.status}`}>health {t.health.status}</span> : null}
                 </a>
               </li>
             ))}
@@ -186,6 +187,19 @@ export function Target({ deploymentId, runId, serverId }: { deploymentId: string
       <Section title={`Batch ${t.batch} · ${t.host ?? ''}`}>
         <Steps steps={t.steps} logPath={`/api/v1/deployments/${deploymentId}/runs/${runId}/targets/${serverId}`} />
       </Section>
+      {t.health ? (
+        <Section title={`Health check: ${t.health.status}`}>
+          <code class="command">{t.health.command}</code>
+          <ol class="health-attempts">
+            {t.health.attempts.map((a) => (
+              <li key={a.attempt}>
+                attempt {a.attempt} <When at={a.at} /> · {a.timed_out ? 'timed out' : `exit ${a.exit_code ?? '—'}`}
+                {a.output ? <pre class="log">{a.output}</pre> : null}
+              </li>
+            ))}
+          </ol>
+        </Section>
+      ) : null}
     </main>
   );
 }
