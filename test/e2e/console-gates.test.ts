@@ -110,4 +110,25 @@ describe('guarded rollouts in the console', () => {
     await page.locator('h1').getByText('success').waitFor({ timeout: 30_000 });
     expect(problemsOf(page)).toEqual([]);
   });
+
+  test('a failed run without an automatic rollback is rolled back from its page', async () => {
+    const deployment = await carol.define({
+      name: 'manual-rollback',
+      targets: { tags: ['gated'] },
+      steps: [{ name: 'release', command: 'echo broken; exit 1' }],
+      rollback: { automatic: false, steps: [{ name: 'restore', command: 'echo "restoring: $BOSUN_ROLLBACK_REASON"' }] },
+    });
+    const run = await carol.runToEnd(deployment.id);
+    expect([run.status, run.rollback_steps]).toEqual(['failed', 1]);
+    const page = await signedIn(carol.token);
+    await page.goto(`${bosun.url}/deployments/${deployment.id}/runs/${run.id}`);
+    const form = page.getByRole('form', { name: 'Roll back' });
+    await form.getByLabel('Reason').fill('release 1.4.2 broke both');
+    await form.getByRole('button', { name: 'Roll back' }).click();
+    await page.getByText('rolled back on 2 of 2 touched servers').waitFor({ timeout: 30_000 });
+    await page.getByText('asked by Carol').waitFor();
+    expect(await page.locator('li[data-target] .health').allInnerTexts()).toEqual(['rollback success', 'rollback success']);
+    await screenshot(page, 'run-rolled-back');
+    expect(problemsOf(page)).toEqual([]);
+  });
 });

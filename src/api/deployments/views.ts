@@ -175,6 +175,7 @@ export const runSchema = z
       })
       .nullable()
       .describe('A fleet run’s rollback (each target’s own is on the target); null when none ran'),
+    rollback_steps: z.number().int().describe('How many rollback steps the run was triggered with (0: it cannot be rolled back)'),
     created_at: timestampSchema,
     started_at: timestampSchema.nullable(),
     completed_at: timestampSchema.nullable(),
@@ -306,6 +307,7 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     gate: r.gate ? toGateState(r.gate) : null,
     pause: toPauseState(r),
     rollback: toRollbackState(r.rollback),
+    rollback_steps: r.fleet?.rollback?.steps.length ?? 0,
     created_at: iso(r.createdAt),
     started_at: iso(r.started_at),
     completed_at: iso(r.completed_at),

@@ -152,7 +152,8 @@ export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) 
           if (outcome === 'ignored' || outcome === 'held') return;
           if (event.output && !event.target) streamed.set(event.output.step, event.output.offset + event.output.data.length);
           show(shown());
-          if (outcome === 'gap') reread();
+          // A rollback's end: each target's own rollback is read with the run.
+          if (outcome === 'gap' || (event.rollback && event.rollback.status !== 'running')) reread();
         },
       },
     },

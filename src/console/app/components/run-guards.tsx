@@ -135,3 +135,42 @@ export function PauseControls({ run, runPath }: { run: Run; runPath: string }) {
     </div>
   );
 }
+
+/** A fleet run's rollback: how it went, or Roll back on request (a failed run with rollback steps, for those who may run it). */
+export function RollbackPanel({ run, runPath }: { run: Run; runPath: string; deploymentId: string }) {
+  const [error, setError] = useState<unknown>(null);
+  if (run.strategy === null) return null;
+  const { rollback } = run;
+  const offered = !rollback && run.status === 'failed' && run.rollback_steps > 0 && session.can('deployments:run');
+  if (!rollback && !offered) return null;
+  const ask = async (event: Event) => {
+    const { field } = submitted(event);
+    setError(null);
+    try {
+      await api('POST', `${runPath}/rollback`, field('reason') ? { reason: field('reason') } : {});
+    } catch (problem) {
+      setError(problem);
+    }
+  };
+  return (
+    <Section title="Rollback">
+      <ErrorNote error={error} />
+      {rollback ? (
+        <p data-rollback>
+          {rollback.summary ?? `rolling back on ${rollback.touched} touched server${rollback.touched > 1 ? 's' : ''}, newest batch first…`}
+          {rollback.requested_by ? <span class="muted"> — asked by {rollback.requested_by.name}</span> : null}
+        </p>
+      ) : (
+        <form onSubmit={(e) => void ask(e)} aria-label="Roll back">
+          <p class="muted">Runs the deployment’s rollback steps on every server this run touched, newest batch first (if it has rollback steps).</p>
+          <label>
+            Reason <input name="reason" maxLength={2000} placeholder="why (the steps see it as BOSUN_ROLLBACK_REASON)" />
+          </label>
+          <button type="submit" class="danger">
+            Roll back
+          </button>
+        </form>
+      )}
+    </Section>
+  );
+}

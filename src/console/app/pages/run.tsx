@@ -4,7 +4,7 @@ import { api, get } from '../api';
 import { FINISHED, type Deployment, type Run as RunView, type RunTargetDetail } from '../api-types';
 import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { WholeLog } from '../components/whole-log';
-import { GatePanel, PauseControls } from '../components/run-guards';
+import { GatePanel, PauseControls, RollbackPanel } from '../components/run-guards';
 import { watchRun, type Streamed } from '../live';
 import { session } from '../session';
 
@@ -136,6 +136,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
         <PauseControls run={run} runPath={runPath} />
       </Section>
       <GatePanel run={run} runPath={runPath} />
+      <RollbackPanel run={run} runPath={runPath} deploymentId={deploymentId} />
       {fleet ? (
         <Section title={`Targets: ${run.summary.success} of ${run.summary.total} succeeded`}>
           <p class="muted" data-summary>
@@ -149,6 +150,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
                   <span class="muted small">batch {t.batch}</span>
                   <Status value={t.status} />
                   {t.health ? <span class={`small health health-${t.health.status}`}>health {t.health.status}</span> : null}
+                  {t.rollback ? <span class={`small health health-${t.rollback.status}`}>rollback {t.rollback.status}</span> : null}
                 </a>
               </li>
             ))}
@@ -187,6 +189,13 @@ export function Target({ deploymentId, runId, serverId }: { deploymentId: string
       <Section title={`Batch ${t.batch} · ${t.host ?? ''}`}>
         <Steps steps={t.steps} logPath={`/api/v1/deployments/${deploymentId}/runs/${runId}/targets/${serverId}`} />
       </Section>
+      {t.rollback ? (
+        <Section title={`Rollback: ${t.rollback.status}`}>
+          <p>
+            <a href={`/deployments/${deploymentId}/runs/${t.rollback.run_id}`}>The rollback run</a>, its steps and their output.
+          </p>
+        </Section>
+      ) : null}
       {t.health ? (
         <Section title={`Health check: ${t.health.status}`}>
           <code class="command">{t.health.command}</code>
