@@ -4,9 +4,9 @@ import { addFleet, executionRecord, type FleetServer } from '../support/fixtures
 import { BosunProcesses, externalServicesEnv } from '../support/processes';
 
 /*
- * A fleet run waiting between batches — at an approval gate, or paused — whose worker is killed
- * (SIGKILL): a new worker finds it still waiting (the gate's expiry unchanged: a durable timer, not
- * restarted), a person's decision then carries it to its end, and no step runs again.
+ * A guarded fleet run whose worker is killed (SIGKILL) between batches — waiting at an approval
+ * gate, paused, soaking before its health check, checking, rolling back: a new worker carries it on
+ * (a gate's expiry unchanged: a durable timer, not restarted) and no step that finished runs again.
  */
 
 type Target = { server_id: string; batch: number; steps: Array<{ status: string; attempts: number }> };
@@ -79,5 +79,52 @@ describe('a guarded fleet run survives the death of its worker', () => {
     const run = await ops.waitForRun(deployment.id, runId, runEnded, 120_000);
     expect(run).toMatchObject({ status: 'success', summary: { total: 2, success: 2 } });
     for (const server of servers.slice(0, 2)) expect([server.host, executions.count('paused', server.host)]).toEqual([server.host, 1]);
+  }, 240_000);
+
+  test('killed during a soak, then during a health check: the run carries on to its end; its steps ran once', async () => {
+    const deployment = await ops.define({
+      name: 'soaked',
+      targets: { server_ids: servers.slice(0, 2).map((s) => s.id) },
+      strategy: { batch_size: 1, health_check: { command: `${executions.note('check')}; sleep 3; true`, soak_seconds: 6, timeout_seconds: 30 } },
+      steps: [{ name: 'release', command: `${executions.note('soak-release')}; echo released` }],
+    });
+    const { run_id: runId } = await ops.trigger(deployment.id);
+    // Batch 1's steps done, its check not yet begun: soaking.
+    await ops.waitForRun(deployment.id, runId, (r) => r.targets[0].status === 'success' && r.targets[0].health === null);
+    await killWorkers();
+    // Batch 2's check under way (its command noted, not yet ended).
+    const second = servers[1]!.host;
+    await ops.waitForRun(deployment.id, runId, () => executions.count('check', second) > 0, 120_000);
+    await killWorkers();
+
+    const run = await ops.waitForRun(deployment.id, runId, runEnded, 120_000);
+    expect(run).toMatchObject({ status: 'success', summary: { total: 2, success: 2 } });
+    expect(run.targets.map((t: { health: { status: string } }) => t.health.status)).toEqual(['success', 'success']);
+    for (const server of servers.slice(0, 2)) expect([server.host, executions.count('soak-release', server.host)]).toEqual([server.host, 1]);
+    // The interrupted check ran again; its target records one attempt per attempt number.
+    expect(run.targets[1].health.attempts).toHaveLength(1);
+  }, 240_000);
+
+  test('killed during a rollback: it carries on; every touched server is rolled back; no release step ran twice', async () => {
+    const deployment = await ops.define({
+      name: 'rolled',
+      targets: { server_ids: servers.map((s) => s.id) },
+      strategy: { batch_size: 2 },
+      steps: [{ name: 'release', command: `${executions.note('rb-release')}; here=$(echo "$SSH_CONNECTION" | cut -d" " -f3); [ "$here" != ${servers[1]!.host} ]` }],
+      rollback: { steps: [{ name: 'restore', command: `${executions.note('restore')}; sleep 3; echo restored` }] },
+    });
+    const { run_id: runId } = await ops.trigger(deployment.id);
+    await ops.waitForRun(deployment.id, runId, () => servers.slice(0, 2).some((s) => executions.count('restore', s.host) > 0), 120_000);
+    await killWorkers();
+
+    const run = await ops.waitForRun(deployment.id, runId, (r) => runEnded(r) && r.rollback?.status !== 'running', 180_000);
+    expect(run).toMatchObject({ status: 'failed', rollback: { status: 'success', touched: 2, succeeded: 2 } });
+    expect(run.error).toMatch(/; rolled back on 2 of 2 touched servers$/);
+    expect(run.targets.map((t: { status: string }) => t.status)).toEqual(['success', 'failed', 'skipped']);
+    for (const server of servers.slice(0, 2)) {
+      expect([server.host, executions.count('rb-release', server.host)]).toEqual([server.host, 1]);
+      expect(executions.count('restore', server.host)).toBeGreaterThanOrEqual(1);
+    }
+    expect(executions.count('restore', servers[2]!.host)).toBe(0);
   }, 240_000);
 });
