@@ -173,6 +173,40 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     await save('deployment-fleet-gate-rejected', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(second)));
   },
 
+  async 'deployment-fleet-health-rollback'(ctx) {
+    const user = userWithToken(ctx.bosun, ctx.token);
+    const servers = [ctx.serverId, await user.addServer({ host: '127.0.0.8' })];
+    // A soak and a health check after each batch; the second server's check fails, so the run halts and rolls back both.
+    const created = await ctx.api('post', '/api/v1/deployments', {
+      name: 'health-and-rollback',
+      targets: { server_ids: servers },
+      strategy: { batch_size: 1, health_check: { command: 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3); [ "$here" != 127.0.0.8 ]', soak_seconds: 1, retries: 1, interval_seconds: 1 } },
+      steps: [{ name: 'release', command: 'echo released' }],
+      rollback: { steps: [{ name: 'restore', command: 'echo "restoring: $BOSUN_ROLLBACK_REASON"' }] },
+    });
+    const deploymentId = created.body.data.id as string;
+    const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`)).body.run_id!;
+    const run = await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${deploymentId}/runs/${runId}`)).body.data as { status: string; targets: Array<{ rollback: { run_id: string } | null }> }, (r) => FINAL.includes(r.status), 120_000);
+    await save('deployment-fleet-health-rollback', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
+    // A rollback run: a one-server run started by its fleet run, taking its server's turn itself.
+    await save('deployment-rollback-run', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(run.targets[0]!.rollback!.run_id)));
+  },
+
+  async 'deployment-rollback-requested'(ctx) {
+    const created = await ctx.api('post', '/api/v1/deployments', {
+      name: 'rollback-on-request',
+      targets: { server_ids: [ctx.serverId] },
+      steps: [{ name: 'release', command: 'echo broken; exit 1' }],
+      rollback: { automatic: false, steps: [{ name: 'restore', command: 'echo "restoring: $BOSUN_ROLLBACK_REASON"' }] },
+    });
+    const deploymentId = created.body.data.id as string;
+    const runPath = (runId: string) => `/api/v1/deployments/${deploymentId}/runs/${runId}`;
+    const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await ctx.api('post', `${runPath(runId)}/rollback`, { reason: 'recorded' });
+    await save('deployment-rollback-requested', ctx.bosun.temporal.workflow.getHandle(`deployment-rollback-${runId}`));
+  },
+
   async 'conversation-approval-and-replan'(ctx) {
     await ctx.api('put', '/api/v1/policy', { allow_destructive: false, require_approval_for: ['read'] });
     try {

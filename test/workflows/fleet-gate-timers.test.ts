@@ -114,6 +114,36 @@ describe('a fleet run’s approval gate, in test time', () => {
   });
 });
 
+describe('a batch’s soak and health check, in test time', () => {
+  test('a 2-hour soak waits two hours of server time before the check; a check failing after its retries, 10 minutes apart, fails the run', async () => {
+    const target = { runId: 't1', serverId: 's1', serverTitle: 'web-1' };
+    const { mocks, named } = fleetMocks(plan({ batches: 1, total: 1, healthCheck: { command: 'curl -fsS localhost/health', soakSeconds: 7200, timeoutSeconds: 10, retries: 2, intervalSeconds: 600 } }), {
+      batchTargets: async () => [target],
+      // The target's own workflow: its turn taken, no step to run.
+      takeTurn: async () => ({ turn: true, steps: [] }),
+      runHealthCheck: async () => ({ healthy: false, exitCode: 7, timedOut: false, output: 'connection refused\n' }),
+      recordUnreachableHealthCheck: async () => undefined,
+      finishHealthCheck: async () => undefined,
+    });
+    await temporal.withWorker(mocks, async (taskQueue) => {
+      const input = fleetRun();
+      const handle = await start(taskQueue, input);
+      const failure = await handle.result().then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(((failure as WorkflowFailedError).cause as Error).message).toBe(
+        '1 of 1 targets failed (more than the 0 allowed: later batches skipped); first: Health check "curl -fsS localhost/health" failed on web-1 after 3 attempts: exit code 7: connection refused',
+      );
+      const checks = named('runHealthCheck').map((c) => c.at);
+      expect(checks).toHaveLength(3);
+      expect(Math.floor((checks[0]! - named('batchTargets')[0]!.at) / 60_000)).toBe(120);
+      expect(checks.slice(1).map((at, i) => Math.floor((at - checks[i]!) / 60_000))).toEqual([10, 10]);
+      expect(named('finishHealthCheck').map((c) => c.input)).toEqual([{ runId: 't1', healthy: false, error: expect.stringContaining('after 3 attempts') }]);
+    });
+  });
+});
+
 describe('a fleet run’s pause, in test time', () => {
   test('a pause asked during batch 1 holds the run before batch 2 for three days, until a resume', async () => {
     let releaseBatch: () => void = () => undefined;
