@@ -6,6 +6,7 @@ import * as conversations from '../../src/domain/conversations/store';
 import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
 import { createRun } from '../../src/domain/deployments/new-runs';
 import * as runs from '../../src/domain/deployments/runs';
+import * as gates from '../../src/domain/deployments/gates';
 import { askForTurn, nextRun } from '../../src/domain/run-queue';
 import { takePlaces } from '../../src/domain/run-queue/server-turn';
 import { ServerModel } from '../../src/domain/servers/model';
@@ -306,5 +307,45 @@ describe('the run queue', () => {
     await runs.beginRun(two);
     expect((await runs.finishRun(two, 'success', null))?.waiting).toBeNull();
     expect((await nextRun(server._id.toString()))?.runId).toBe(three);
+  });
+});
+
+describe('a fleet run’s gate, in the store itself (whatever the client, the store refuses what it must)', () => {
+  const person = (name: string) => ({ type: 'person' as const, id: new Types.ObjectId().toString(), name, token_id: null });
+
+  test('the triggerer never approves, a person approves once, the count decides; after expiry nothing is recorded; each write advances seq once', async () => {
+    const carol = person('Carol');
+    const alice = person('Alice');
+    const bob = person('Bob');
+    // Stored as a trigger stores it: the actor's id as given (a string).
+    const deployment = await newDeployment();
+    const fields = { organization_id: deployment.organization_id, deployment_id: deployment._id, server_id: null, triggered_by: 'Carol (person)', token_id: null, idempotency_key: null, queue_seq: null, steps: twoSteps, actor: carol };
+    const run = await createRun(fields);
+    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running', plan_hash: 'h'.repeat(64) } });
+    const now = Date.now();
+    expect(await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals: 2, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) })).toBe(true);
+    const seq = async () => (await DeploymentRunModel.findById(run._id).lean())!.seq;
+    const before = await seq();
+
+    expect(await gates.approveGate(run._id.toString(), 2, carol, null)).toMatchObject({ refused: 'self_approval' });
+    expect(await gates.approveGate(run._id.toString(), 2, alice, 'fine')).toEqual({ recorded: true, approvals: 1, outcome: null });
+    expect(await gates.approveGate(run._id.toString(), 2, alice, 'again')).toMatchObject({ refused: 'already_approved' });
+    expect(await gates.approveGate(run._id.toString(), 3, bob, null)).toMatchObject({ refused: 'not_awaiting_approval' });
+    expect(await seq()).toBe(before + 1);
+    expect(await gates.approveGate(run._id.toString(), 2, bob, null)).toEqual({ recorded: true, approvals: 2, outcome: 'approved' });
+    const approved = (await DeploymentRunModel.findById(run._id).lean())!;
+    expect([approved.status, approved.gate!.outcome, approved.gate!.approvals.map((a) => [a.by.name, a.plan_hash]), approved.seq]).toEqual([
+      'running',
+      'approved',
+      [['Alice', 'h'.repeat(64)], ['Bob', 'h'.repeat(64)]],
+      before + 2,
+    ]);
+
+    // A second gate that expires: an approval after its time is refused as expired, and the expiry is recorded once.
+    await gates.openGate(run._id.toString(), { beforeBatch: 3, approvals: 1, expiresIn: '1s', openedAt: new Date(now), expiresAt: new Date(now + 1000) });
+    expect(await gates.approveGate(run._id.toString(), 3, bob, null, new Date(now + 2000))).toMatchObject({ refused: 'expired' });
+    expect(await gates.expireGate(run._id.toString(), 3)).toBe('expired');
+    expect(await gates.expireGate(run._id.toString(), 3)).toBe('expired');
+    expect(await gates.rejectGate(run._id.toString(), 3, bob, 'late')).toMatchObject({ refused: 'expired' });
   });
 });

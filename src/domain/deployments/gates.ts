@@ -72,7 +72,6 @@ async function whyRefused(runId: string, beforeBatch: number, kind: GateDecision
  * makes the count decides the gate: approved, and the run running again.
  */
 export async function approveGate(runId: string, beforeBatch: number, by: DecidingActor, comment: string | null, now = new Date()): Promise<GateDecisionResult> {
-  const person = new Types.ObjectId(by.id);
   const run = await DeploymentRunModel.findById(runId, { plan_hash: 1 }).lean();
   const approval = { by: storedActor(by), at: now, comment, plan_hash: run?.plan_hash ?? null };
   const enough = { $gte: [{ $size: '$gate.approvals' }, '$gate.approvals_required'] };
@@ -83,9 +82,13 @@ export async function approveGate(runId: string, beforeBatch: number, by: Decidi
       'gate.before_batch': beforeBatch,
       'gate.outcome': null,
       'gate.expires_at': { $gt: now },
-      // A trigger stores its actor as given (the id a string); older paths an ObjectId.
-      'actor.id': { $nin: [person, by.id] },
-      'gate.approvals.by.id': { $ne: person },
+      // Compared as strings: a trigger stores its actor as given (the id a string), an approval as an ObjectId.
+      $expr: {
+        $and: [
+          { $ne: [{ $toString: '$actor.id' }, by.id] },
+          { $not: [{ $in: [by.id, { $map: { input: '$gate.approvals', in: { $toString: '$$this.by.id' } } }] }] },
+        ],
+      },
     },
     [
       { $set: { 'gate.approvals': { $concatArrays: ['$gate.approvals', [{ $literal: approval }]] }, seq: { $add: ['$seq', 1] }, updatedAt: now } },
