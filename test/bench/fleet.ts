@@ -8,6 +8,8 @@
  *          (BENCH_ANSIBLE=pypi, the default, or system).
  * Each side runs once to warm up (SSH connections, control sockets), then is measured: Bosun
  * BENCH_RUNS times per batch size (3 unless set; the median counts), Ansible once (it takes ~50 s).
+ * With batch_size 20, the same deployment with a health check of `true` (soak 0) runs interleaved
+ * with the one without, so their ratio is the check's cost on the same machine at the same moment.
  * It reports the wall times and their ratio, failures, steps run more than once, and this process's
  * peak RSS (the worker runs in it) over its RSS before the runs. Exits 1 if a target failed or a
  * step ran twice. BENCH_ANSIBLE=0 skips Ansible.
@@ -163,16 +165,31 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
     for (let i = 0; i < ADDRESSES.length; i += 10) {
       servers.push(...(await Promise.all(ADDRESSES.slice(i, i + 10).map((host, k) => user.addServer({ host, title: `fleet-${i + k + 1}`, sshd: sshdOf(daemons, i + k).info })))));
     }
-    const define = async (batchSize: number) =>
-      (await user.define({ targets: { server_ids: servers }, strategy: { batch_size: batchSize }, steps: COMMANDS.map((command, i) => ({ name: `step${i + 1}`, command })) })).id as string;
+    const define = async (batchSize: number, healthCheck?: object) =>
+      (
+        await user.define({
+          targets: { server_ids: servers },
+          strategy: { batch_size: batchSize, ...(healthCheck ? { health_check: healthCheck } : {}) },
+          steps: COMMANDS.map((command, i) => ({ name: `step${i + 1}`, command })),
+        })
+      ).id as string;
     const batch20 = await define(20);
     const batch100 = await define(100);
+    const checked20 = await define(20, { command: 'true', soak_seconds: 0 });
 
     const rssBefore = process.memoryUsage().rss;
     await fleetRun(bosun, token, batch20); // warm: SSH pool, workflow cache
+    await fleetRun(bosun, token, checked20);
     const cpu20 = cpuByProcess();
-    const b20 = await measured(() => fleetRun(bosun, token, batch20));
-    const cpuOf20 = cpuSince(cpu20, b20.runs.length);
+    // Interleaved: one without the check, one with it, RUNS times.
+    const checkedRuns: FleetResult[] = [];
+    const b20 = await measured(async () => {
+      const plain = await fleetRun(bosun, token, batch20);
+      checkedRuns.push(await fleetRun(bosun, token, checked20));
+      return plain;
+    });
+    const cpuOf20 = cpuSince(cpu20, b20.runs.length * 2);
+    const h20 = await measured(async () => checkedRuns.shift()!);
     const b100 = await measured(() => fleetRun(bosun, token, batch100));
     const chosen = chosenAnsible();
     const c = chosen && ansible(daemons, chosen.playbook);
@@ -183,12 +200,13 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
     const outcome = (m: Measured) => `${[...new Set(m.runs.map((r) => r.status))].join('/')}   failed targets ${m.failed}   steps not run exactly once ${m.twice}`;
     console.log(`bench:fleet — ${TARGETS} targets (loopback addresses on ${daemons.length} sshd), ${COMMANDS.length} steps each, ${os.cpus().length} cores`);
     console.log(`Bosun, batch_size 20      wall ${wall(b20)}   ${outcome(b20)}`);
-    console.log(`   CPU per run: ${cpuOf20}`);
+    console.log(`   CPU per run (with and without the check): ${cpuOf20}`);
+    console.log(`Bosun, batch_size 20 + health check \`true\` (soak 0)   wall ${wall(h20)}   ${outcome(h20)}   with / without = ${(h20.ms / b20.ms).toFixed(2)}× (goal ≤ 1.15×)`);
     console.log(`Bosun, batch_size 100     wall ${wall(b100)}   ${outcome(b100)}`);
     console.log(c === null ? 'Ansible: skipped (BENCH_ANSIBLE=0, or it could not be had)' : `Ansible, forks 20, serial 20, pipelining + ControlPersist   wall ${s(c)}   Ansible / Bosun (batch 20) = ${(c / b20.ms).toFixed(1)}×`);
     if (chosen) console.log(`   Ansible: ${chosen.label}`);
     console.log(`peak RSS of the process running the API and the worker: ${mib(Math.max(b20.peakRss, b100.peakRss))} (${mib(rssBefore)} before the runs)`);
-    if (b20.failed || b100.failed || b20.twice || b100.twice) throw new Error('a target failed or a step did not run exactly once');
+    if (b20.failed || b100.failed || h20.failed || b20.twice || b100.twice || h20.twice) throw new Error('a target failed or a step did not run exactly once');
   } finally {
     await Promise.all(daemons.map((d) => d.stop()));
   }
