@@ -1,7 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { sharedFolder } from '../support/trees';
 import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
 
@@ -33,8 +31,7 @@ beforeAll(async () => {
   alice = await addPerson(bosun, admin, 'Alice', 'approver');
   bob = await addPerson(bosun, admin, 'Bob', 'approver');
   dave = await addPerson(bosun, admin, 'Dave', 'approver', ['web']);
-  work = mkdtempSync(path.join(tmpdir(), 'bosun-gates-'));
-  execFileSync('chmod', ['777', work]);
+  work = sharedFolder('bosun-gates-');
 }, 120_000);
 afterAll(async () => {
   for (const user of [admin, carol, alice, bob, dave]) user?.close();

@@ -1,7 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { sharedFolder } from '../support/trees';
 import { startBosun, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
 
@@ -27,8 +25,7 @@ beforeAll(async () => {
   for (const [i, host] of ADDRESSES.entries()) await admin.addServer({ host, title: `web-${i + 1}`, tags: ['web'] });
   carol = await addPerson(bosun, admin, 'Carol', 'deployer');
   alice = await addPerson(bosun, admin, 'Alice', 'approver');
-  work = mkdtempSync(path.join(tmpdir(), 'bosun-guarded-'));
-  execFileSync('chmod', ['777', work]);
+  work = sharedFolder('bosun-guarded-');
 }, 120_000);
 afterAll(async () => {
   for (const user of [admin, carol, alice]) user?.close();

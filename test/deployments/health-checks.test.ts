@@ -1,7 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { sharedFolder } from '../support/trees';
 import { startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
 
@@ -21,8 +19,7 @@ beforeAll(async () => {
   bosun = await startBosun();
   ops = await asUser(bosun, 'health');
   for (const [i, host] of ADDRESSES.entries()) await ops.addServer({ host, title: `svc-${i + 1}`, tags: ['svc'] });
-  work = mkdtempSync(path.join(tmpdir(), 'bosun-health-'));
-  execFileSync('chmod', ['777', work]);
+  work = sharedFolder('bosun-health-');
 }, 120_000);
 afterAll(async () => {
   ops.close();

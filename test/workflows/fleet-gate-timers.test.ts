@@ -56,6 +56,13 @@ function fleetMocks(planned: FleetPlan, extra: Mocks = {}) {
   return { mocks, calls, named };
 }
 
+/** How a workflow ended when it failed (null when it completed). */
+const failureOf = (handle: { result(): Promise<unknown> }) =>
+  handle.result().then(
+    () => null,
+    (error: unknown) => error,
+  );
+
 const start = (taskQueue: string, input: FleetRunInput) =>
   temporal.env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
 
@@ -65,10 +72,7 @@ describe('a fleet run’s approval gate, in test time', () => {
     await temporal.withWorker(mocks, async (taskQueue) => {
       const input = fleetRun();
       const handle = await start(taskQueue, input);
-      const failure = await handle.result().then(
-        () => null,
-        (error: unknown) => error,
-      );
+      const failure = await failureOf(handle);
       expect(failure).toBeInstanceOf(WorkflowFailedError);
       expect(((failure as WorkflowFailedError).cause as Error).message).toBe('approval expired after 24h');
       const [opened] = named('openGate');
@@ -128,10 +132,7 @@ describe('a batch’s soak and health check, in test time', () => {
     await temporal.withWorker(mocks, async (taskQueue) => {
       const input = fleetRun();
       const handle = await start(taskQueue, input);
-      const failure = await handle.result().then(
-        () => null,
-        (error: unknown) => error,
-      );
+      const failure = await failureOf(handle);
       expect(((failure as WorkflowFailedError).cause as Error).message).toBe(
         '1 of 1 targets failed (more than the 0 allowed: later batches skipped); first: Health check "curl -fsS localhost/health" failed on web-1 after 3 attempts: exit code 7: connection refused',
       );
