@@ -1,4 +1,4 @@
-import { heartbeat } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { HealthAttempt, HealthAttemptResult } from '../src/domain/contracts/runs';
 import { finishHealth, recordHealthAttempt } from '../src/domain/deployments/health';
 import { Redactor } from '../src/domain/execution/output';
@@ -21,13 +21,16 @@ export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckA
   return {
     /**
      * One attempt: the command on the target's server, stopped after `timeoutSeconds`. Exit 0 is
-     * healthy. A lost connection is thrown (retried); anything the command says is the result.
+     * healthy (and ends the check, in the attempt's write). A lost connection is thrown (retried);
+     * anything the command says is the result. Run as a local activity (a check takes milliseconds,
+     * a round trip through Temporal would cost more): it heartbeats only when it is not one.
      */
     async runHealthCheck({ runId, serverId, attempt, command, timeoutSeconds }: HealthAttempt): Promise<HealthAttemptResult> {
       const target = await loadVerifiedTarget(serverId, secretBox);
       const redactor = new Redactor(credentialSecrets(target));
       let output = '';
-      const beating = setInterval(() => heartbeat(), HEARTBEAT_MS);
+      const context = Context.current();
+      const beating = setInterval(() => (context.info.isLocal ? undefined : context.heartbeat()), HEARTBEAT_MS);
       try {
         const { exitCode, timedOut } = await sshPool.withConnection(target, async (ssh) => {
           let pgid: number | null = null;
@@ -54,7 +57,7 @@ export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckA
         });
         output = (output + redactor.flush()).slice(-HEALTH_OUTPUT_CHARS);
         const healthy = exitCode === 0 && !timedOut;
-        await recordHealthAttempt(runId, command, { attempt, at: new Date(), exit_code: exitCode, timed_out: timedOut, output });
+        await recordHealthAttempt(runId, command, { attempt, at: new Date(), exit_code: exitCode, timed_out: timedOut, output }, healthy);
         return { healthy, exitCode, timedOut, output };
       } finally {
         clearInterval(beating);

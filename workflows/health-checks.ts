@@ -1,4 +1,4 @@
-import { isCancellation, proxyActivities, proxyLocalActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
+import { isCancellation, proxyLocalActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { HealthCheckActivities } from '../activities/health-checks';
 import { NON_RETRYABLE_FAILURES } from '../src/domain/contracts/failure-types';
 import type { FleetTarget, HealthAttemptResult, HealthCheck } from '../src/domain/contracts/runs';
@@ -31,11 +31,12 @@ export async function checkBatchHealth(targets: FleetTarget[], check: HealthChec
     await sleep(check.soakSeconds * 1000);
   }
   setCurrentDetails(`${where}: health check on ${targets.length} target${targets.length > 1 ? 's' : ''}`);
-  const checking = proxyActivities<HealthCheckActivities>({
+  // Local: a check takes milliseconds, a round trip through Temporal's task queue would cost more. A
+  // worker that dies mid-check runs it again from the workflow's replay on another worker.
+  const checking = proxyLocalActivities<HealthCheckActivities>({
     startToCloseTimeout: (check.timeoutSeconds + 60) * 1000,
-    // A worker that died mid-check is noticed within seconds: the attempt runs again elsewhere.
-    heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 4, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+    localRetryThreshold: '100 milliseconds',
   });
   const attempts = check.retries + 1;
 
@@ -54,10 +55,8 @@ export async function checkBatchHealth(targets: FleetTarget[], check: HealthChec
         unreachable = firstLine(messageOf(error));
         await recording.recordUnreachableHealthCheck({ runId: target.runId, attempt, command: check.command, message: unreachable });
       }
-      if (last?.healthy) {
-        await recording.finishHealthCheck({ runId: target.runId, healthy: true, error: null });
-        return null;
-      }
+      // A healthy attempt ended the check in its own write.
+      if (last?.healthy) return null;
       if (attempt < attempts && check.intervalSeconds > 0) await sleep(check.intervalSeconds * 1000);
     }
     const error = `Health check "${firstLine(check.command).slice(0, 120)}" failed on ${target.serverTitle} after ${attempts} attempt${attempts > 1 ? 's' : ''}: ${reasonOf(last, unreachable, check.timeoutSeconds)}`;

@@ -93,7 +93,8 @@ describe('a guarded fleet run survives the death of its worker', () => {
     await ops.waitForRun(deployment.id, runId, (r) => r.targets[0].status === 'success' && r.targets[0].health === null);
     await killWorkers();
     // Batch 2's check under way (its command noted, not yet ended).
-    const second = servers[1]!.host;
+    // Batch 2's server: of the two, the one added last (targets run in the order of their ids).
+    const second = [...servers.slice(0, 2)].sort((a, b) => a.id.localeCompare(b.id))[1]!.host;
     await ops.waitForRun(deployment.id, runId, () => executions.count('check', second) > 0, 120_000);
     await killWorkers();
 
@@ -106,25 +107,27 @@ describe('a guarded fleet run survives the death of its worker', () => {
   }, 240_000);
 
   test('killed during a rollback: it carries on; every touched server is rolled back; no release step ran twice', async () => {
+    // Targets run in the order their servers were added (their ids): batch 1 is the first two, one of which fails.
+    const [first, failing, untouched] = [...servers].sort((a, b) => a.id.localeCompare(b.id)) as [FleetServer, FleetServer, FleetServer];
     const deployment = await ops.define({
       name: 'rolled',
       targets: { server_ids: servers.map((s) => s.id) },
       strategy: { batch_size: 2 },
-      steps: [{ name: 'release', command: `${executions.note('rb-release')}; here=$(echo "$SSH_CONNECTION" | cut -d" " -f3); [ "$here" != ${servers[1]!.host} ]` }],
+      steps: [{ name: 'release', command: `${executions.note('rb-release')}; here=$(echo "$SSH_CONNECTION" | cut -d" " -f3); [ "$here" != ${failing.host} ]` }],
       rollback: { steps: [{ name: 'restore', command: `${executions.note('restore')}; sleep 3; echo restored` }] },
     });
     const { run_id: runId } = await ops.trigger(deployment.id);
-    await ops.waitForRun(deployment.id, runId, () => servers.slice(0, 2).some((s) => executions.count('restore', s.host) > 0), 120_000);
+    await ops.waitForRun(deployment.id, runId, () => [first, failing].some((s) => executions.count('restore', s.host) > 0), 120_000);
     await killWorkers();
 
     const run = await ops.waitForRun(deployment.id, runId, (r) => runEnded(r) && r.rollback?.status !== 'running', 180_000);
     expect(run).toMatchObject({ status: 'failed', rollback: { status: 'success', touched: 2, succeeded: 2 } });
     expect(run.error).toMatch(/; rolled back on 2 of 2 touched servers$/);
     expect(run.targets.map((t: { status: string }) => t.status)).toEqual(['success', 'failed', 'skipped']);
-    for (const server of servers.slice(0, 2)) {
+    for (const server of [first, failing]) {
       expect([server.host, executions.count('rb-release', server.host)]).toEqual([server.host, 1]);
       expect(executions.count('restore', server.host)).toBeGreaterThanOrEqual(1);
     }
-    expect(executions.count('restore', servers[2]!.host)).toBe(0);
+    expect([executions.count('rb-release', untouched.host), executions.count('restore', untouched.host)]).toEqual([0, 0]);
   }, 240_000);
 });

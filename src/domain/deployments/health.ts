@@ -15,14 +15,21 @@ export interface RecordedHealthAttempt {
   output: string;
 }
 
-/** One attempt of a target's check, recorded once (a retried activity records it again as nothing). */
-export async function recordHealthAttempt(targetId: string, command: string, attempt: RecordedHealthAttempt): Promise<void> {
+/**
+ * One attempt of a target's check, recorded once (a retried activity records it again as nothing).
+ * A healthy attempt ends the check in the same write (`success`): the common case is one write.
+ */
+export async function recordHealthAttempt(targetId: string, command: string, attempt: RecordedHealthAttempt, healthy = false): Promise<void> {
+  const ended = healthy ? { status: 'success', completed_at: attempt.at } : { status: 'running', completed_at: null };
   const first = await DeploymentRunModel.updateOne(
     { _id: targetId, health: null },
-    asChange({ $set: { health: { status: 'running', command, attempts: [attempt], started_at: attempt.at, completed_at: null } } }),
+    asChange({ $set: { health: { command, attempts: [attempt], started_at: attempt.at, ...ended } } }),
   );
   if (first.modifiedCount) return;
-  await DeploymentRunModel.updateOne({ _id: targetId, 'health.status': 'running', 'health.attempts.attempt': { $ne: attempt.attempt } }, asChange({ $push: { 'health.attempts': attempt } }));
+  await DeploymentRunModel.updateOne(
+    { _id: targetId, 'health.status': 'running', 'health.attempts.attempt': { $ne: attempt.attempt } },
+    asChange({ $push: { 'health.attempts': attempt }, ...(healthy ? { $set: { 'health.status': 'success', 'health.completed_at': attempt.at } } : {}) }),
+  );
 }
 
 /**
