@@ -19,6 +19,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const { batchSize, maxFailures, batches } = strategy;
     const gates = deployment.server_id ? [] : gatesOf(deployment);
     const healthCheck = deployment.server_id ? null : healthCheckOf(deployment);
+    const rollback = deployment.server_id ? null : rollbackOf(deployment);
     const busy = new Map(
       (
         await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; n: number }>([
@@ -44,7 +45,8 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const batched = servers.map((server, index) => ({ serverId: server._id.toString(), batch: batchOf(index, batchSize) }));
     return {
       deployment_id: deployment._id.toString(),
-      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, healthCheck, rollback: deployment.server_id ? null : rollbackOf(deployment), parameters: values }),
+      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, healthCheck, rollback, parameters: values }),
+      rollback,
       strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0, gates, health_check: healthCheck },
       targets: servers.map((server, index) => ({
         server_id: server._id.toString(),

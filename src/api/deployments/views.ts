@@ -358,6 +358,7 @@ export const planSchema = z
     strategy: z.object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int(), gates: z.array(gateDefinitionView), health_check: healthCheckView }),
     targets: z.array(z.object({ server_id: z.string(), title: z.string(), host: z.string(), status: z.string(), batch: z.number().int() })),
     steps: deploymentSchema.shape.steps,
+    rollback: deploymentSchema.shape.rollback.describe('The steps a halted run would run on the servers it touched (null: none)'),
     environment: z.record(z.string(), z.string()).describe('What each step would see: BOSUN_PARAM_<NAME>, secret values as ********'),
     warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy', 'gate_ignored']), message: z.string() })),
   })
