@@ -171,6 +171,12 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     expect200(await asApprover(`${secondPath}/reject`, { reason: 'recorded rejection' }));
     await eventually(async () => (await ctx.api('get', secondPath)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
     await save('deployment-fleet-gate-rejected', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(second)));
+
+    // A gate nobody decides: it expires.
+    const expiring = (await ctx.api('post', '/api/v1/deployments', { name: 'gate-expires', targets: { server_ids: servers }, strategy: { gates: [{ before_batch: 1, approvals: 1, expires_in: '2s' }] }, steps: [{ name: 'never', command: 'true' }] })).body.data.id as string;
+    const third = (await ctx.api('post', `/api/v1/deployments/${expiring}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${expiring}/runs/${third}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await save('deployment-fleet-gate-expired', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(third)));
   },
 
   async 'deployment-fleet-health-rollback'(ctx) {
