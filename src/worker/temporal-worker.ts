@@ -169,9 +169,6 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
     activities,
     shutdownGraceTime: '10 seconds',
-    // A workflow task meant for a worker that died (killed, its machine gone) goes to another after
-    // this long, not the default 10 s: a person's decision (an approval, a resume) is answered soon.
-    stickyQueueScheduleToStartTimeout: '3 seconds',
     ...workerConcurrency(settings.maxConcurrentSteps),
     ...heartbeats,
   });
