@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DeployExit } from './exit';
-import { bosunApi, errorMessage, type BosunApi } from './http';
+import { bosunApiFromEnvironment, errorMessage } from './http';
 
 /*
  * `bosun whoami`, `bosun people|service-accounts|teams|roles …`: who may do what, over the API
@@ -14,12 +14,7 @@ const print = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
 
-function api(): BosunApi {
-  const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-  const token = process.env.BOSUN_TOKEN;
-  if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
-  return bosunApi(base, token);
-}
+const api = bosunApiFromEnvironment;
 
 /** One call that must answer `status`; its `data`. A refusal is exit 1 with the API's reason. */
 async function call(method: string, path: string, status: number, body?: unknown): Promise<Json> {

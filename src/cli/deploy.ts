@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DeployExit, exitCodeOf } from './exit';
-import { bosunApi, errorMessage } from './http';
+import { bosunApiFromEnvironment, errorMessage } from './http';
 import { resolveDeployment } from './resolve';
 import { OutputPrinter, reportFailure, reportFleet, say } from './print';
 import { followToEnd } from './follow';
@@ -21,10 +21,7 @@ export function parseParams(pairs: string[]): Record<string, string> {
  * --wait, follows it to its end and reports it. Always ends by throwing its DeployExit.
  */
 export async function deploy(deployment: string, options: { wait?: boolean; timeout?: number; idempotencyKey?: string; params?: string[] }): Promise<never> {
-  const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-  const token = process.env.BOSUN_TOKEN;
-  if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
-  const api = bosunApi(base, token);
+  const api = bosunApiFromEnvironment();
   const deploymentId = await resolveDeployment(api, deployment);
   const key = options.idempotencyKey ?? `bosun-cli-${randomUUID()}`;
   if (!options.idempotencyKey) say(`Idempotency-Key: ${key} (rerun with --idempotency-key ${key} to retry without a second run)`);

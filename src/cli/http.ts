@@ -57,3 +57,11 @@ export function bosunApi(base: string, token: string) {
 }
 
 export type BosunApi = ReturnType<typeof bosunApi>;
+
+/** The API of BOSUN_URL (with or without /api/v1), called with BOSUN_TOKEN; exit 2 when either is not set. */
+export function bosunApiFromEnvironment(): BosunApi {
+  const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+  const token = process.env.BOSUN_TOKEN;
+  if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
+  return bosunApi(base, token);
+}

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Run } from './api-types';
 import { DeployExit } from './exit';
-import { bosunApi, errorMessage } from './http';
+import { bosunApiFromEnvironment, errorMessage } from './http';
 import { guardLine } from './print';
 import { resolveDeployment } from './resolve';
 
@@ -15,10 +15,7 @@ import { resolveDeployment } from './resolve';
 type Decision = 'approve' | 'reject' | 'pause' | 'resume';
 
 async function decide(decision: Decision, deployment: string, runId: string, body: Record<string, string> | undefined): Promise<never> {
-  const base = process.env.BOSUN_URL?.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-  const token = process.env.BOSUN_TOKEN;
-  if (!base || !token) throw new DeployExit(2, 'Set BOSUN_URL (e.g. http://bosun.internal:3000) and BOSUN_TOKEN');
-  const api = bosunApi(base, token);
+  const api = bosunApiFromEnvironment();
   const deploymentId = await resolveDeployment(api, deployment);
   const res = await api.request('POST', `/deployments/${encodeURIComponent(deploymentId)}/runs/${encodeURIComponent(runId)}/${decision}`, {}, body ?? {});
   if (res.status !== 200) {
