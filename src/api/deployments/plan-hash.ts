@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { stepDefinitions, type StepDefinition } from '../../domain/deployments/new-runs';
+import type { Deployment } from '../../domain/deployments/model';
 import type { ParameterValue } from '../../domain/deployments/parameters';
+import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
 import { ApiError } from '../http/errors';
-import type { ResolvedStrategy } from './targets';
+import { batchOf, resolveStrategy, type ResolvedStrategy } from './targets';
 
 /** What a plan hash covers: what a run would do, where, in which order, with what. */
 export interface PlannedRun {
@@ -22,16 +24,37 @@ export interface PlannedRun {
  * hash of a short secret could be guessed). The same plan gives the same hash in any process.
  */
 export function planHash(plan: PlannedRun): string {
+  const stepsKey = (steps: readonly StepDefinition[]) => stepDefinitions(steps).map((s) => [s.name, s.command, s.timeout_seconds, s.retries, s.continue_on_error]);
   const canonical = {
     targets: plan.targets.map((t) => [t.serverId, t.batch]),
-    steps: stepDefinitions(plan.steps).map((s) => [s.name, s.command, s.timeout_seconds, s.retries, s.continue_on_error]),
+    steps: stepsKey(plan.steps),
     strategy: [plan.strategy.batchSize, plan.strategy.maxFailures, plan.strategy.batches],
     gates: [...plan.gates].sort((a, b) => a.before_batch - b.before_batch).map((g) => [g.before_batch, g.approvals, g.expires_in]),
     health: plan.healthCheck ? [plan.healthCheck.command, plan.healthCheck.soak_seconds, plan.healthCheck.timeout_seconds, plan.healthCheck.retries, plan.healthCheck.interval_seconds] : null,
-    rollback: plan.rollback ? [plan.rollback.automatic, stepDefinitions(plan.rollback.steps).map((s) => [s.name, s.command, s.timeout_seconds, s.retries, s.continue_on_error])] : null,
+    rollback: plan.rollback ? [plan.rollback.automatic, stepsKey(plan.rollback.steps)] : null,
     parameters: [...plan.parameters].sort((a, b) => a.name.localeCompare(b.name)).map((p) => [p.name, p.secret ? null : p.value]),
   };
   return createHash('sha256').update(JSON.stringify(canonical), 'utf8').digest('hex');
+}
+
+/**
+ * What a run of `deployment` on `servers` (resolved now, in their order) with these parameters would
+ * be, and its hash: the one reading of a definition that POST /plan shows and a trigger checks. A
+ * one-server deployment has no strategy, gates, health check nor rollback.
+ */
+export function planOf(deployment: Pick<Deployment, 'server_id' | 'strategy' | 'rollback' | 'steps'>, servers: readonly { _id: { toString(): string } }[], parameters: readonly ParameterValue[]) {
+  const fleet = !deployment.server_id;
+  const strategy = resolveStrategy(fleet ? deployment.strategy : null, servers.length);
+  const planned = {
+    targets: servers.map((server, index) => ({ serverId: server._id.toString(), batch: batchOf(index, strategy.batchSize) })),
+    steps: deployment.steps,
+    strategy,
+    gates: fleet ? gatesOf(deployment) : [],
+    healthCheck: fleet ? healthCheckOf(deployment) : null,
+    rollback: fleet ? rollbackOf(deployment) : null,
+    parameters,
+  };
+  return { ...planned, hash: planHash(planned) };
 }
 
 /** A trigger that names the plan it reviewed runs only that plan: 409 plan_changed (with both hashes) when it changed since. */

@@ -3,11 +3,10 @@ import { DeploymentRunModel } from '../../domain/deployments/model';
 import { environmentName, MASK } from '../../domain/deployments/parameters';
 import type { TriggerInput } from './schemas';
 import type { Principal } from '../../domain/tokens/service';
-import { batchOf, resolveStrategy, resolveTargets } from './targets';
+import { resolveTargets } from './targets';
 import { toDeploymentView } from './views';
 import { parametersFor, type FindDeployment } from './definitions';
-import { planHash } from './plan-hash';
-import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
+import { planOf } from './plan-hash';
 
 /** A plan: what a trigger with this body would run, where and in which batches, and what to look out for. Runs nothing, stores nothing. */
 export function deploymentPlanner(findDeployment: FindDeployment) {
@@ -15,11 +14,9 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const deployment = await findDeployment(principal, deploymentId);
     const values = parametersFor(deployment, input.parameters);
     const servers = await resolveTargets(deployment);
-    const strategy = resolveStrategy(deployment.server_id ? null : deployment.strategy, servers.length);
-    const { batchSize, maxFailures, batches } = strategy;
-    const gates = deployment.server_id ? [] : gatesOf(deployment);
-    const healthCheck = deployment.server_id ? null : healthCheckOf(deployment);
-    const rollback = deployment.server_id ? null : rollbackOf(deployment);
+    const planned = planOf(deployment, servers, values);
+    const { gates, healthCheck, rollback } = planned;
+    const { batchSize, maxFailures, batches } = planned.strategy;
     const busy = new Map(
       (
         await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; n: number }>([
@@ -42,10 +39,9 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
       const waiting = busy.get(id);
       if (waiting) warnings.push({ server_id: id, code: 'busy', message: `${server.title} has ${waiting} run${waiting > 1 ? 's' : ''} queued or running: this run would wait its turn` });
     }
-    const batched = servers.map((server, index) => ({ serverId: server._id.toString(), batch: batchOf(index, batchSize) }));
     return {
       deployment_id: deployment._id.toString(),
-      plan_hash: planHash({ targets: batched, steps: deployment.steps, strategy, gates, healthCheck, rollback, parameters: values }),
+      plan_hash: planned.hash,
       rollback,
       strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0, gates, health_check: healthCheck },
       targets: servers.map((server, index) => ({
@@ -53,7 +49,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
         title: server.title,
         host: server.host,
         status: server.status,
-        batch: batchOf(index, batchSize),
+        batch: planned.targets[index]!.batch,
       })),
       steps: toDeploymentView(deployment).steps,
       environment: Object.fromEntries(values.map((p) => [environmentName(p.name), p.secret ? MASK : p.value])),

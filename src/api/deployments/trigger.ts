@@ -21,7 +21,7 @@ import { parametersFor, type FindDeployment } from './definitions';
 import type { RunReads } from './run-reads';
 import { SettledStarts } from './settled-starts';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
-import { assertPlanUnchanged, planHash } from './plan-hash';
+import { assertPlanUnchanged, planOf } from './plan-hash';
 
 /** What starts a run: a trigger (with its parameters), or a retry of an earlier run. */
 interface RunRequest {
@@ -204,29 +204,20 @@ export function runTriggers({
             steps: deployment.steps,
           };
           // What runs is what was planned: the same hash as POST /plan's, checked against the one reviewed.
-          const hashed = (servers: readonly { _id: Types.ObjectId }[], gated: boolean) => {
-            const strategy = resolveStrategy(gated ? deployment.strategy : null, servers.length);
-            const hash = planHash({
-              targets: servers.map((s, index) => ({ serverId: s._id.toString(), batch: batchOf(index, strategy.batchSize) })),
-              steps: deployment.steps,
-              strategy,
-              gates: gated ? gatesOf(deployment) : [],
-              healthCheck: gated ? healthCheckOf(deployment) : null,
-              rollback: gated ? rollbackOf(deployment) : null,
-              parameters: values,
-            });
+          const hashed = (servers: readonly { _id: Types.ObjectId }[]) => {
+            const { hash } = planOf(deployment, servers, values);
             assertPlanUnchanged(input.plan_hash, hash);
             return hash;
           };
           if (deployment.server_id) {
             await checkRunTargets(principal, deploymentId, [{ _id: deployment.server_id }]);
-            const plan_hash = hashed([{ _id: deployment.server_id }], false);
+            const plan_hash = hashed([{ _id: deployment.server_id }]);
             return { fields: { ...fields, plan_hash }, server: { _id: deployment.server_id } as TargetServer, targets: null };
           }
           const servers = await resolveTargets(deployment);
           if (!servers.length) throw new ApiError('conflict', 'The deployment’s targets match no server: add servers with its tags, or list servers in targets.server_ids');
           await checkRunTargets(principal, deploymentId, servers);
-          const plan_hash = hashed(servers, true);
+          const plan_hash = hashed(servers);
           return { fields: { ...fields, plan_hash, strategy: deployment.strategy, rollback: deployment.rollback }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
         },
       });
