@@ -323,7 +323,7 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
  * one-server run's is the run itself, on `server`).
  */
 export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], server?: { title: string; host: string } | null, rollbacks: DeploymentRun[] = []) {
-  const rollbackOf = new Map(rollbacks.map((rb) => [rb.rolls_back!.target_id.toString(), rb]));
+  const rollbackByTarget = new Map(rollbacks.map((rb) => [rb.rolls_back!.target_id.toString(), rb]));
   const counts: TargetStatusCounts = {};
   for (const t of targets) counts[t.status] = (counts[t.status] ?? 0) + 1;
   return {
@@ -340,7 +340,7 @@ export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], serve
           started_at: iso(s.started_at),
           completed_at: iso(s.completed_at),
         })),
-    targets: r.fleet ? targets.map((t) => toTargetView(t, undefined, rollbackOf.get(t._id.toString()))) : [toTargetView(r, server)],
+    targets: r.fleet ? targets.map((t) => toTargetView(t, undefined, rollbackByTarget.get(t._id.toString()))) : [toTargetView(r, server)],
   };
 }
 
