@@ -72,8 +72,8 @@ async function whyRefused(runId: string, beforeBatch: number, kind: GateDecision
  * makes the count decides the gate: approved, and the run running again.
  */
 export async function approveGate(runId: string, beforeBatch: number, by: DecidingActor, comment: string | null, now = new Date()): Promise<GateDecisionResult> {
-  const run = await DeploymentRunModel.findById(runId, { plan_hash: 1 }).lean();
-  const approval = { by: storedActor(by), at: now, comment, plan_hash: run?.plan_hash ?? null };
+  // The plan approved is the run's own, read in the same write.
+  const approval = { by: { $literal: storedActor(by) }, at: { $literal: now }, comment: { $literal: comment }, plan_hash: { $ifNull: ['$plan_hash', null] } };
   const enough = { $gte: [{ $size: '$gate.approvals' }, '$gate.approvals_required'] };
   const updated = await DeploymentRunModel.findOneAndUpdate(
     {
@@ -91,7 +91,7 @@ export async function approveGate(runId: string, beforeBatch: number, by: Decidi
       },
     },
     [
-      { $set: { 'gate.approvals': { $concatArrays: ['$gate.approvals', [{ $literal: approval }]] }, seq: { $add: ['$seq', 1] }, updatedAt: now } },
+      { $set: { 'gate.approvals': { $concatArrays: ['$gate.approvals', [approval]] }, seq: { $add: ['$seq', 1] }, updatedAt: now } },
       { $set: { 'gate.outcome': { $cond: [enough, 'approved', null] }, 'gate.decided_at': { $cond: [enough, now, null] }, status: { $cond: [enough, 'running', '$status'] } } },
     ],
     { returnDocument: 'after', projection: { gate: 1 }, updatePipeline: true },
