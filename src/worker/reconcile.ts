@@ -1,7 +1,7 @@
 import { actorText } from '../domain/access/actor';
 import type { Types } from 'mongoose';
 import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../domain/contracts/workflow-ids';
-import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel, type BegunRunStatus } from '../domain/deployments/model';
+import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel } from '../domain/deployments/model';
 import { closeRun } from '../domain/deployments/runs';
 import { ServerModel, toRef, type Server } from '../domain/servers/model';
 import type { WorkflowGateway } from '../domain/temporal/client';
@@ -14,11 +14,11 @@ import type { Logger } from '../logger';
  */
 export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<number> {
   let count = 0;
-  for await (const run of DeploymentRunModel.find({ status: { $in: BEGUN_RUN_STATUSES } }, { _id: 1, status: 1, parent_run_id: 1, server_id: 1 }).lean().cursor()) {
+  for await (const run of DeploymentRunModel.find({ status: { $in: BEGUN_RUN_STATUSES } }, { _id: 1, parent_run_id: 1, server_id: 1 }).lean().cursor()) {
     // A fleet run's target has its own workflow, a child of its run's.
     const workflowId = run.parent_run_id ? fleetTargetWorkflowId(run.parent_run_id.toString(), String(run.server_id)) : deploymentRunWorkflowId(run._id.toString());
     if (await workflows.workflowOpen(workflowId)) continue;
-    if (await closeRun(run._id, run.status as BegunRunStatus, 'failed', { error: 'The run’s workflow ended without finishing it (terminated in Temporal?)' })) count += 1;
+    if (await closeRun(run._id, 'begun', 'failed', { error: 'The run’s workflow ended without finishing it (terminated in Temporal?)' })) count += 1;
   }
   return count;
 }

@@ -2,7 +2,7 @@ import { ApiError, unlessTemporalUnreachable } from '../http/errors';
 import type { RunWorkflows } from '../../domain/temporal/run-workflows';
 import type { Logger } from '../../logger';
 import { closeRun, requestCancel } from '../../domain/deployments/runs';
-import { DeploymentRunModel, FINAL_RUN_STATUSES, type BegunRunStatus, type RunStatus } from '../../domain/deployments/model';
+import { FINAL_RUN_STATUSES, type RunStatus } from '../../domain/deployments/model';
 import type { RunReads } from './run-reads';
 import { actorOf, type Principal } from '../../domain/tokens/service';
 
@@ -20,10 +20,7 @@ export function runCanceller({ workflows, runs, log }: { workflows: Pick<RunWork
       await requestCancel(run._id, by);
       const found = await unlessTemporalUnreachable('cancel', () => workflows.cancel(run._id.toString()));
       // Its workflow is gone (terminated by hand, or Temporal's data was reset): nothing runs it any more.
-      if (!found) {
-        const now = await DeploymentRunModel.findById(run._id, { status: 1 }).lean();
-        if (now && !FINAL_RUN_STATUSES.includes(now.status as RunStatus) && now.status !== 'queued') await closeRun(run._id, now.status as BegunRunStatus, 'cancelled');
-      }
+      if (!found) await closeRun(run._id, 'begun', 'cancelled');
     }
     return runs.getRun(principal, deploymentId, runId);
   };
