@@ -6,7 +6,8 @@ import { fleetTargetWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { deploymentTargetWorkflow } from './deployment-target';
 import { firstLine } from './failures';
 import { fleetGuards } from './fleet-guards';
-import { checkBatchHealth } from './health-checks';
+import { checkBatchHealth, targetHealthCheck } from './health-checks';
+import { isPatched, PATCHES } from './patches';
 import { rollBack } from './rollback';
 import { bookkeeping, endAsRecorded } from './run-activities';
 
@@ -90,14 +91,29 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
       }
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
       setCurrentDetails(`batch ${batch}/${plan.batches}: ${targets.length} targets running; ${failed} of ${plan.total} failed so far (${plan.maxFailures} allowed)`);
-      const results = await Promise.allSettled(targets.map((target) => runTarget(run, target, batch)));
+      // Without a soak, nothing waits for the rest of the batch: each target is checked as soon as its own steps end.
+      const checkAsItEnds = plan.healthCheck?.soakSeconds === 0 && isPatched(PATCHES.healthCheckAsTargetsEnd) ? targetHealthCheck(plan.healthCheck) : null;
+      const unhealthy: (string | null)[] = targets.map(() => null);
+      const results = await Promise.allSettled(
+        targets.map(async (target, index) => {
+          const result = await runTarget(run, target, batch);
+          if (checkAsItEnds) unhealthy[index] = await checkAsItEnds(target);
+          return result;
+        }),
+      );
       if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled while targets ran');
       results.forEach((result, index) => {
         if (result.status === 'fulfilled') return;
         failed += 1;
         firstFailure ??= targetFailureLine(targets[index]!, result.reason);
       });
-      if (plan.healthCheck) {
+      if (checkAsItEnds) {
+        for (const error of unhealthy) {
+          if (error === null) continue;
+          failed += 1;
+          firstFailure ??= error;
+        }
+      } else if (plan.healthCheck) {
         // Steps that exit 0 do not make a healthy service: the batch's succeeded targets are checked before the next batch.
         const succeeded = targets.filter((_, index) => results[index]!.status === 'fulfilled');
         for (const unhealthy of await checkBatchHealth(succeeded, plan.healthCheck, `batch ${batch}/${plan.batches}`)) {

@@ -19,18 +19,12 @@ function reasonOf(result: HealthAttemptResult | null, unreachable: string | null
 }
 
 /**
- * A batch's health check: after `soakSeconds` (a durable timer), the command on each target whose
- * steps succeeded, each target's attempts in turn (`retries` more after the first, `intervalSeconds`
- * apart), all targets at once. A target still unhealthy after its attempts is failed, its error
- * naming the check and what it said last. Returns each failed target's error.
+ * One target's health check, as a function the fleet workflow calls: the command on the target
+ * (`retries` more after the first attempt, `intervalSeconds` apart), each attempt recorded on it; a
+ * target still unhealthy after its attempts is failed, its error naming the check and what it said
+ * last. Resolves to that error, or null when healthy.
  */
-export async function checkBatchHealth(targets: FleetTarget[], check: HealthCheck, where: string): Promise<string[]> {
-  if (!targets.length) return [];
-  if (check.soakSeconds > 0) {
-    setCurrentDetails(`${where}: soaking ${check.soakSeconds} s before the health check`);
-    await sleep(check.soakSeconds * 1000);
-  }
-  setCurrentDetails(`${where}: health check on ${targets.length} target${targets.length > 1 ? 's' : ''}`);
+export function targetHealthCheck(check: HealthCheck): (target: FleetTarget) => Promise<string | null> {
   // Local: a check takes milliseconds, a round trip through Temporal's task queue would cost more. A
   // worker that dies mid-check runs it again from the workflow's replay on another worker.
   const checking = proxyLocalActivities<HealthCheckActivities>({
@@ -40,7 +34,7 @@ export async function checkBatchHealth(targets: FleetTarget[], check: HealthChec
   });
   const attempts = check.retries + 1;
 
-  async function checkTarget(target: FleetTarget): Promise<string | null> {
+  return async function checkTarget(target: FleetTarget): Promise<string | null> {
     let last: HealthAttemptResult | null = null;
     let unreachable: string | null = null;
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
@@ -62,7 +56,20 @@ export async function checkBatchHealth(targets: FleetTarget[], check: HealthChec
     const error = `Health check "${firstLine(check.command).slice(0, 120)}" failed on ${target.serverTitle} after ${attempts} attempt${attempts > 1 ? 's' : ''}: ${reasonOf(last, unreachable, check.timeoutSeconds)}`;
     await recording.finishHealthCheck({ runId: target.runId, healthy: false, error });
     return error;
-  }
+  };
+}
 
+/**
+ * A batch's health check: after `soakSeconds` (a durable timer), each target whose steps succeeded
+ * is checked (targetHealthCheck), all at once. Returns each failed target's error.
+ */
+export async function checkBatchHealth(targets: FleetTarget[], check: HealthCheck, where: string): Promise<string[]> {
+  if (!targets.length) return [];
+  if (check.soakSeconds > 0) {
+    setCurrentDetails(`${where}: soaking ${check.soakSeconds} s before the health check`);
+    await sleep(check.soakSeconds * 1000);
+  }
+  setCurrentDetails(`${where}: health check on ${targets.length} target${targets.length > 1 ? 's' : ''}`);
+  const checkTarget = targetHealthCheck(check);
   return (await Promise.all(targets.map(checkTarget))).filter((error): error is string => error !== null);
 }

@@ -50,6 +50,12 @@ export const PATCHES = {
       'The queue starts a one-server run as its child and a fleet target takes its turn with takeTargetTurn; test/histories/a89f35b/ and the queue and target histories recorded before it.',
     retire: 'Deprecate once every queue and fleet run started before it has ended (queues end after 10 idle minutes, fleet runs with their targets); keep the histories a release longer.',
   },
+  healthCheckAsTargetsEnd: {
+    id: 'health-check-as-targets-end',
+    since: 'this release (health checks without a soak overlap the batch)',
+    oldBranch: 'A health check with soak_seconds 0 waits for every target of the batch before checking any (checkBatchHealth); histories with a soak never reach the branch.',
+    retire: 'Deprecate once no fleet run with a soak-0 health check started before it is open (fleet runs end with their targets).',
+  },
 } as const satisfies Record<string, Patch>;
 
 /** Whether this workflow takes the new branch of a patch (see PATCHES). */

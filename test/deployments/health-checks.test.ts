@@ -77,3 +77,20 @@ test('a healthy fleet: every target’s check passes and the run succeeds', asyn
   expect(run.status).toBe('success');
   expect(run.targets.map((t: { health: { status: string } }) => t.health.status)).toEqual(['success', 'success', 'success']);
 });
+
+test('without a soak, each target is checked as soon as its own steps end, not after the rest of its batch', async () => {
+  // svc-3's step waits (up to 20 s) for svc-1's check to have run: it can only succeed if that check
+  // does not wait for the batch. svc-1's check then fails, and fails the run.
+  const checked = `${work}/overlap-checked-127.0.0.2`;
+  const deployment = await ops.define({
+    targets: { tags: ['svc'] },
+    strategy: { batch_size: 3, health_check: { command: `${HERE}; touch ${work}/overlap-checked-$here; [ "$here" != 127.0.0.2 ] || { echo "down on $here"; exit 1; }`, soak_seconds: 0 } },
+    steps: [{ name: 'release', command: `${HERE}; if [ "$here" = 127.0.0.4 ]; then i=0; while [ ! -e ${checked} ]; do i=$((i+1)); [ $i -lt 200 ] || exit 1; sleep 0.1; done; fi; echo released` }],
+  });
+  const run = await ops.runToEnd(deployment.id);
+  expect(statuses(run)).toEqual(['svc-1:failed', 'svc-2:success', 'svc-3:success']);
+  expect(run.targets.map((t: { health: { status: string } }) => t.health.status)).toEqual(['failed', 'success', 'success']);
+  expect(run.targets[0].error).toMatch(/^Health check ".*" failed on svc-1 after 1 attempt: exit code 1: down on 127.0.0.2$/);
+  expect(run.error).toContain('1 of 3 targets failed');
+  expect(Date.parse(run.targets[0].health.attempts[0].at)).toBeLessThan(Date.parse(run.targets[2].completed_at));
+});
