@@ -28,6 +28,9 @@ import { freePort } from './embedded/ports';
 import type { Logger } from './logger';
 import { reconcileAtStart } from './worker/reconcile';
 import { startQueueSweeper } from './worker/sweeps';
+import { startScheduleSweeper } from './worker/schedule-ledger';
+import { scheduledRunStarter } from './api/schedules/ticks';
+import { createScheduleService } from './api/schedules/service';
 import { createWorker } from './worker/temporal-worker';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -44,6 +47,8 @@ export interface ComposeOptions {
   planner?: Planner;
   /** How often a worker looks for queued runs whose start or wake was lost. */
   queueSweepMs?: number;
+  /** How often the worker accounts for schedules' skipped ticks (tests: shorter). */
+  scheduleSweepMs?: number;
   /** How long a step runs as a local activity before its hand-off (STEP_HANDOFF_AFTER_MS unless given). */
   stepHandoffAfterMs?: number;
   /** Socket.IO subscriptions one connection may hold. */
@@ -111,6 +116,9 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
     const metrics = new Metrics({ temporalSdkMetricsUrl: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics` });
     const observability = { metrics, readiness: readinessChecks(workflows), metricsToken: config.metrics.token };
     const composed: Composed = { temporal, workflows, lines: [], stop };
+    // Triggers are the API's, and a schedule's tick (run by the worker) starts its run through the same path.
+    const deployments = createDeploymentService({ workflows, log, secretBox, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization });
+    const countTick = (outcome: string) => metrics.scheduleTicks.inc({ outcome });
 
     if (role !== 'api') {
       if (!embedded) {
@@ -142,6 +150,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
           planner: options.planner ?? createPlanner(config.planner),
           wakeQueue: (serverId, organizationId, runId) => workflows.queues.wake(serverId, organizationId, runId),
           stepHandoffAfterMs: options.stepHandoffAfterMs,
+          scheduledRuns: scheduledRunStarter({ deployments, secretBox, log, countTick }),
         },
       );
       const running = worker.run();
@@ -161,6 +170,9 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       void reconcileAtStart(workflows, log);
       const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs);
       cleanups.push(async () => stopSweeper());
+      // Temporal Schedules reconciled with their documents at start (and every few minutes); skipped ticks accounted for.
+      const stopScheduleSweeper = startScheduleSweeper(workflows, log, countTick, options.scheduleSweepMs);
+      cleanups.push(async () => stopScheduleSweeper());
       composed.lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
       composed.lines.push(`  planner     ${options.planner ? options.planner.name : describePlanner(config.planner)}`);
       log.info({ address: sdkMetricsAddress }, 'Temporal SDK metrics served (appended to /metrics)');
@@ -184,12 +196,12 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       cleanups.push(() => freshAccess.close());
       const sessions = { idleSeconds: config.console.sessionIdleSeconds, maxSeconds: config.console.sessionMaxSeconds };
       const bundle = await consoleBundle(config.cacheDir, log);
-      const deployments = createDeploymentService({ workflows, log, secretBox, maxActiveRuns: config.deployments.maxActiveRunsPerOrganization });
       const app = createApp({
         log,
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
         deployments,
+        schedules: createScheduleService({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log }),
         conversations: createConversationService({ workflows }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,

@@ -4,6 +4,7 @@ import { deploymentFleetWorkflow } from './deployment-fleet';
 import { deploymentTargetWorkflow } from './deployment-target';
 import { deploymentRunWorkflow } from './deployment-run';
 import { deploymentRollbackWorkflow } from './rollback';
+import { scheduledRunWorkflow } from './scheduled-run';
 import { serverHealthWorkflow } from './server-health';
 import { serverRunQueueWorkflow } from './server-run-queue';
 import { serverVerificationWorkflow } from './server-verification';
@@ -17,6 +18,7 @@ export {
   deploymentTargetWorkflow,
   deploymentRollbackWorkflow,
   conversationWorkflow,
+  scheduledRunWorkflow,
 };
 
 // The signatures src/ starts them with (it never imports this folder's code): checked here.
@@ -29,4 +31,5 @@ void ({
   deploymentTargetWorkflow,
   deploymentRollbackWorkflow,
   conversationWorkflow,
+  scheduledRunWorkflow,
 } satisfies WorkflowSignatures);

@@ -9,6 +9,8 @@ import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDep
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
+import { scheduleRoutes } from './schedules/routes';
+import type { ScheduleService } from './schedules/service';
 import type { DeploymentService } from './deployments/service';
 import { secretRoutes } from './secrets/routes';
 import { tokenRoutes } from './tokens/routes';
@@ -34,6 +36,7 @@ export interface AppDeps {
   http: { bodyLimitBytes: number; rateLimitPerMinute: number };
   servers: ServerService;
   deployments: DeploymentService;
+  schedules: ScheduleService;
   conversations: ConversationService;
   migrationPlans: MigrationPlanService;
   secretBox: SecretBox;
@@ -79,7 +82,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, conversations, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -126,6 +129,7 @@ export function createApp({ log, http, servers, deployments, conversations, migr
   api.use((req, res, next) => (WRITES.has(req.method) ? readJson(req, res, next) : next()));
   // Each resource's known paths answer another method with 405 and Allow.
   api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
+  api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
   api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
   api.use('/tokens', refuseOtherMethods(tokenRoutes()));

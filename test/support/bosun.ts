@@ -25,6 +25,8 @@ export interface BosunOptions {
   rateLimitPerMinute?: number;
   /** How often the worker side looks for queued runs whose wake was lost. */
   queueSweepMs?: number;
+  /** How often the worker accounts for skipped ticks and reconciles Temporal Schedules (every 10th round). */
+  scheduleSweepMs?: number;
   bodyLimitBytes?: number;
   stepOutputLimitBytes?: number;
   /** Seal with one master key in the API and open with another in the worker (a misconfiguration). */
@@ -111,6 +113,7 @@ export async function startBosun(options: BosunOptions = {}) {
   const tuning = {
     planner: options.planner,
     queueSweepMs: options.queueSweepMs ?? 10_000,
+    scheduleSweepMs: options.scheduleSweepMs ?? 2_000,
     subscriptionsPerConnection: options.subscriptionsPerConnection,
     stepHandoffAfterMs: options.stepHandoffAfterMs,
   };

@@ -4,6 +4,7 @@ import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
 import { createDeployment, deleteDeployment, redefineDeployment } from '../../domain/deployments/store';
+import { deleteSchedulesOf } from '../../domain/schedules/store';
 import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
 import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
@@ -39,7 +40,7 @@ export function parametersFor(deployment: Deployment, given: Record<string, stri
 }
 
 /** Deployments' definitions: list, read, create, change, delete. */
-export function deploymentDefinitions(findDeployment: FindDeployment) {
+export function deploymentDefinitions(findDeployment: FindDeployment, schedulesDeleted: (ids: string[]) => Promise<void>) {
   /** The server must exist in the caller's organization; another organization's, or one the caller may not read, looks like none. */
   async function checkServers(principal: Principal, serverIds: string[], path: string) {
     const ids = [...new Set(serverIds)];
@@ -103,7 +104,10 @@ export function deploymentDefinitions(findDeployment: FindDeployment) {
       if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: UNFINISHED_RUN_STATUSES } })) {
         throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
       }
+      // Its schedules go with it: their documents, then their Temporal Schedules (the worker's reconcile removes any left).
+      const schedules = await deleteSchedulesOf(deployment._id);
       await deleteDeployment(deployment._id);
+      await schedulesDeleted(schedules).catch(() => undefined);
     },
   };
 }

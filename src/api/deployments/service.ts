@@ -31,7 +31,8 @@ export function createDeploymentService({
   const runs = createRunReads({ links: workflows.links, findDeployment });
   const { listRuns, getRun, getTarget, stepLogOf, runUiUrl, runOf } = runs;
   return {
-    ...deploymentDefinitions(findDeployment),
+    findDeployment,
+    ...deploymentDefinitions(findDeployment, (ids) => Promise.all(ids.map((id) => workflows.schedules.remove(id))).then(() => undefined)),
     ...runTriggers({ workflows, log, secretBox, maxActiveRuns, admission, findDeployment, findRun: runs.findRun }),
     plan: deploymentPlanner(findDeployment),
     listRuns,

@@ -23,6 +23,11 @@ import { SettledStarts } from './settled-starts';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
 import { assertPlanUnchanged, planOf } from './plan-hash';
 
+/** Where a run comes from besides who triggered it: a schedule's tick (its schedule, and when the tick was due). */
+export interface RunOrigin {
+  schedule?: { id: Types.ObjectId; name: string; scheduled_at: Date };
+}
+
 /** What starts a run: a trigger (with its parameters), or a retry of an earlier run. */
 interface RunRequest {
   principal: Principal;
@@ -55,7 +60,8 @@ export function runTriggers({
   const { activeRuns, deploymentExists, takePlace } = admission;
   const settledStarts = new SettledStarts();
 
-  const runIdentity = (principal: Principal, deployment: Deployment, idempotencyKey: string | undefined) => ({
+  const runIdentity = (principal: Principal, deployment: Deployment, idempotencyKey: string | undefined, origin?: RunOrigin) => ({
+    schedule: origin?.schedule ?? null,
     organization_id: new Types.ObjectId(principal.organizationId),
     deployment_id: deployment._id,
     triggered_by: principal.tokenName ?? actorLineOf(principal),
@@ -189,7 +195,7 @@ export function runTriggers({
 
   return {
     /** A trigger: a run of the deployment's steps on its server, or on each of its targets, with the parameters given. */
-    async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined, input: TriggerInput = { parameters: {} }) {
+    async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined, input: TriggerInput = { parameters: {} }, origin?: RunOrigin) {
       const deployment = await findDeployment(principal, deploymentId, 'deployments:run');
       const values = parametersFor(deployment, input.parameters);
       return startRun({
@@ -199,7 +205,7 @@ export function runTriggers({
         digest: requestDigest(input.parameters, secretBox),
         build: async () => {
           const fields = {
-            ...runIdentity(principal, deployment, idempotencyKey),
+            ...runIdentity(principal, deployment, idempotencyKey, origin),
             parameters: storeParameters(values, secretBox, principal.organizationId),
             steps: deployment.steps,
           };

@@ -38,6 +38,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly scheduleTicks = new Counter({
+    name: 'bosun_schedule_ticks_total',
+    help: 'Schedules’ ticks recorded by this process, by outcome: fired (a run started), or why not (missed, overlap, frozen, paused, forbidden, refused)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly stepDuration = new Histogram({
     name: 'bosun_step_duration_seconds',
     help: 'Steps that ran, from their start to their final status, by kind (deployment, conversation) and final status',

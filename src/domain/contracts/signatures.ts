@@ -1,5 +1,6 @@
 import type { ConversationInput, ConversationResult } from './conversations';
 import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
+import type { ScheduledRunInput, ScheduledRunResult } from './schedules';
 import type { ServerHealthInput, VerifyServerInput } from './servers';
 
 /**
@@ -16,4 +17,5 @@ export interface WorkflowSignatures {
   deploymentTargetWorkflow: (target: TargetRunInput) => Promise<RunResult>;
   deploymentRollbackWorkflow: (input: RollbackRunInput) => Promise<string>;
   conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
+  scheduledRunWorkflow: (input: ScheduledRunInput) => Promise<ScheduledRunResult>;
 }

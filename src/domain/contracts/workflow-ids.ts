@@ -30,6 +30,12 @@ export const GATE_DECISION_UPDATE = 'gate-decision';
 export const PAUSE_UPDATE = 'pause';
 export const RESUME_UPDATE = 'resume';
 
+/** A Bosun schedule's Temporal Schedule; the tick workflows it starts are named after it (Temporal appends the due time). */
+export const temporalScheduleId = (scheduleId: string) => `bosun-schedule-${scheduleId}`;
+export const scheduledRunWorkflowId = (scheduleId: string) => `bosun-schedule-${scheduleId}-tick`;
+/** A run-now a person asked for: the same workflow as a tick, started by the API. */
+export const requestedRunWorkflowId = (scheduleId: string, requestedAt: string) => `bosun-schedule-${scheduleId}-now-${requestedAt}`;
+
 /** One workflow per conversation, planning each instruction and running its steps in order. */
 export const conversationWorkflowId = (conversationId: string) => `conversation-${conversationId}`;
 export const CONVERSATION_MESSAGE_SIGNAL = 'message';

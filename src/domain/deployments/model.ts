@@ -186,7 +186,7 @@ const runStepSchema = new Schema(
 );
 
 /** A parameter a run was triggered with: a secret one's value only sealed (AES-GCM), never in clear. */
-const runParameterSchema = new Schema(
+export const runParameterSchema = new Schema(
   {
     name: { type: String, required: true },
     secret: { type: Boolean, default: false },
@@ -246,6 +246,8 @@ const rollsBackSchema = new Schema(
  *   deployment's rollback steps run like a one-server run's; read through its fleet run's target.
  * The API lists and addresses runs only (`parent_run_id` null); a target is read through its run.
  */
+const runScheduleSchema = new Schema({ id: { type: Schema.Types.ObjectId, required: true }, name: { type: String, required: true }, scheduled_at: { type: Date, required: true } }, { _id: false });
+
 const deploymentRunSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
@@ -280,6 +282,8 @@ const deploymentRunSchema = new Schema(
     cancelled_by: { type: actorSchema, default: null },
     // What was reviewed: the hash of its plan (targets and batches, steps, strategy, parameters) when it was triggered.
     plan_hash: { type: String, default: null },
+    // A run a schedule's tick started: which schedule, and the tick's due time.
+    schedule: { type: runScheduleSchema, default: null },
     // A fleet run's approval gate, open or last decided; its pause, asked or held.
     gate: { type: gateSchema, default: null },
     pause: { type: pauseSchema, default: null },

@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../contracts/workflow-ids';
 import { ConversationWorkflows } from './conversation-workflows';
-import { isOpen } from './handles';
+import { isOpen, workflowExists } from './handles';
+import { ScheduleWorkflows } from './schedules';
 import { QueueWakes } from './queue-wakes';
 import { Reachability } from './reachability';
 import { RunWorkflows } from './run-workflows';
@@ -44,6 +45,7 @@ export class WorkflowGateway {
   readonly queues: QueueWakes;
   readonly servers: ServerWorkflows;
   readonly conversations: ConversationWorkflows;
+  readonly schedules: ScheduleWorkflows;
   readonly links: UiLinks;
 
   constructor(
@@ -58,11 +60,17 @@ export class WorkflowGateway {
     this.queues = new QueueWakes(client, taskQueue, this.reachability);
     this.servers = new ServerWorkflows(client, taskQueue, serverSettings);
     this.conversations = new ConversationWorkflows(client, taskQueue);
+    this.schedules = new ScheduleWorkflows(client, taskQueue);
     this.links = new UiLinks(client.options.namespace, uiUrl);
   }
 
   /** Is this workflow (a run's, or a fleet target's) still open? False when it ended (or never existed). */
   workflowOpen(workflowId: string): Promise<boolean> {
     return isOpen(this.client, workflowId);
+  }
+
+  /** Has Temporal a workflow of this id, open or closed? */
+  workflowOpenOrClosed(workflowId: string): Promise<boolean> {
+    return workflowExists(this.client, workflowId);
   }
 }

@@ -12,6 +12,17 @@ export async function isOpen(client: Client, workflowId: string): Promise<boolea
   }
 }
 
+/** Whether Temporal has a workflow of this id at all, open or closed (within its retention). */
+export async function workflowExists(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
 /** Requests a workflow's cancellation; false when it is no longer running (a closed workflow takes none) or never was. */
 export async function cancelIfRunning(client: Client, workflowId: string): Promise<boolean> {
   try {

@@ -198,6 +198,26 @@ export async function authenticateIdentity(identityId: string): Promise<Principa
   };
 }
 
+/**
+ * A service account acting by itself, with no token (a schedule's tick): its own grants, narrowed
+ * by nothing; or why it no longer acts.
+ */
+export async function actAsServiceAccount(identityId: string): Promise<Principal | Rejection> {
+  const access = await identityAccess(identityId);
+  if (!access || access.identity.type !== 'service_account') return 'unknown';
+  if (access.disabled) return 'disabled';
+  return {
+    organizationId: access.organizationId,
+    identity: access.identity,
+    teams: access.teams,
+    grants: access.grants,
+    tokenId: null,
+    tokenName: null,
+    scopes: ['admin'],
+    expiresAt: null,
+  };
+}
+
 /** The principal of a token known by id (a console session's), or why it no longer acts. */
 export async function authenticateTokenId(tokenId: string): Promise<Principal | Rejection> {
   const token = await ApiTokenModel.findOne({ _id: tokenId, revoked_at: null }).lean();

@@ -1,0 +1,70 @@
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { principalOf } from '../http/auth';
+import { requireAction } from '../access/gate';
+import { pageQuerySchema } from '../http/pagination';
+import { validate } from '../http/validation';
+import { createScheduleSchema, pauseScheduleSchema, updateScheduleSchema } from './schemas';
+import { TICK_OUTCOME_FILTERS, type ScheduleService } from './service';
+
+export const tickQuerySchema = pageQuerySchema.extend({
+  outcome: z.enum(TICK_OUTCOME_FILTERS).optional().describe('fired, skipped (any reason), or one reason: missed, overlap, frozen, paused, forbidden, refused'),
+});
+
+/** /api/v1/deployments/:id/schedules — a deployment's schedules and their ticks. */
+export function scheduleRoutes(schedules: ScheduleService): Router {
+  const router = Router({ mergeParams: true });
+  const p = (req: Request) => ({ principal: principalOf(req), deploymentId: String(req.params.id), scheduleId: String(req.params.scheduleId) });
+
+  router.get('/', requireAction('read'), async (req, res) => {
+    const { principal, deploymentId } = p(req);
+    res.json(await schedules.list(principal, deploymentId, validate(pageQuerySchema, req.query, 'query')));
+  });
+
+  router.post('/', requireAction('deployments:write'), async (req, res) => {
+    const { principal, deploymentId } = p(req);
+    const created = await schedules.create(principal, deploymentId, validate(createScheduleSchema, req.body));
+    res.status(201).location(`${req.baseUrl}/${created.id}`).json({ data: created });
+  });
+
+  router.get('/:scheduleId', requireAction('read'), async (req, res) => {
+    const { principal, deploymentId, scheduleId } = p(req);
+    res.json({ data: await schedules.get(principal, deploymentId, scheduleId) });
+  });
+
+  router.patch('/:scheduleId', requireAction('deployments:write'), async (req, res) => {
+    const { principal, deploymentId, scheduleId } = p(req);
+    res.json({ data: await schedules.update(principal, deploymentId, scheduleId, validate(updateScheduleSchema, req.body)) });
+  });
+
+  router.delete('/:scheduleId', requireAction('deployments:write'), async (req, res) => {
+    const { principal, deploymentId, scheduleId } = p(req);
+    await schedules.remove(principal, deploymentId, scheduleId);
+    res.status(204).end();
+  });
+
+  router.post('/:scheduleId/pause', requireAction('deployments:write'), async (req, res) => {
+    const { principal, deploymentId, scheduleId } = p(req);
+    const { note } = validate(pauseScheduleSchema, req.body ?? {});
+    res.json({ data: await schedules.setPaused(principal, deploymentId, scheduleId, true, note) });
+  });
+
+  router.post('/:scheduleId/unpause', requireAction('deployments:write'), async (req, res) => {
+    const { principal, deploymentId, scheduleId } = p(req);
+    const { note } = validate(pauseScheduleSchema, req.body ?? {});
+    res.json({ data: await schedules.setPaused(principal, deploymentId, scheduleId, false, note) });
+  });
+
+  router.post('/:scheduleId/trigger', requireAction('deployments:run'), async (req, res) => {
+    const { principal, deploymentId, scheduleId } = p(req);
+    res.status(202).json(await schedules.runNow(principal, deploymentId, scheduleId));
+  });
+
+  router.get('/:scheduleId/ticks', requireAction('read'), async (req, res) => {
+    const { principal, deploymentId, scheduleId } = p(req);
+    const { outcome, ...page } = validate(tickQuerySchema, req.query, 'query');
+    res.json(await schedules.ticks(principal, deploymentId, scheduleId, page, outcome));
+  });
+
+  return router;
+}

@@ -1,0 +1,85 @@
+import { Types } from 'mongoose';
+import { actAsServiceAccount } from '../../domain/tokens/service';
+import { DeploymentRunModel } from '../../domain/deployments/model';
+import { openParameters } from '../../domain/deployments/parameters';
+import type { SecretBox } from '../../domain/secrets/secret-box';
+import type { FireTickInput, ScheduledRunStarter, TickOutcome } from '../../domain/contracts/schedules';
+import { ScheduleModel, type Schedule } from '../../domain/schedules/model';
+import { recordTick, tickAt } from '../../domain/schedules/store';
+import type { Logger } from '../../logger';
+import { ApiError } from '../http/errors';
+import type { DeploymentService } from '../deployments/service';
+
+/** Counts ticks by outcome (bosun_schedule_ticks_total). */
+export type TickCounter = (outcome: string) => void;
+
+/**
+ * A tick's run, started the way every client's is: the deployment service's trigger, as the
+ * schedule's service account (its grants checked now, at the tick), with the schedule's parameters
+ * and an Idempotency-Key of the schedule and due time — so a tick retried (its activity ran twice)
+ * still starts one run. What the trigger refuses is recorded as the tick's reason: `frozen` (a
+ * change freeze covers a target), `forbidden` (the account may not), `refused` (anything else it
+ * said no to: no matching server, the organization's run limit reached, a parameter no longer valid).
+ */
+export function scheduledRunStarter({ deployments, secretBox, log, countTick }: { deployments: DeploymentService; secretBox: SecretBox; log: Logger; countTick: TickCounter }): ScheduledRunStarter {
+  async function record(schedule: Schedule, input: FireTickInput, outcome: TickOutcome) {
+    const recorded = await recordTick({
+      schedule,
+      scheduledAt: new Date(input.scheduledAt),
+      requestedBy: input.requestedBy,
+      outcome: outcome.outcome === 'gone' ? 'refused' : outcome.outcome,
+      runId: outcome.runId,
+      message: outcome.message,
+    });
+    if (recorded) countTick(outcome.outcome);
+    return outcome;
+  }
+
+  return {
+    async fire(input) {
+      const schedule = await ScheduleModel.findById(input.scheduleId).lean<Schedule>();
+      if (!schedule) return { outcome: 'gone', runId: null, message: 'the schedule was deleted' };
+      // A tick recorded already (this activity ran before and its answer was lost): the same answer.
+      const earlier = await tickAt(schedule._id, new Date(input.scheduledAt), input.requestedBy);
+      if (earlier) return { outcome: earlier.outcome as TickOutcome['outcome'], runId: earlier.run_id?.toString() ?? null, message: earlier.message ?? null };
+      const principal = await actAsServiceAccount(schedule.run_as.id.toString());
+      if (typeof principal === 'string') {
+        return record(schedule, input, { outcome: 'forbidden', runId: null, message: `the service account ${schedule.run_as.name} it runs as is ${principal === 'disabled' ? 'disabled' : 'gone'}` });
+      }
+      const parameters = Object.fromEntries(openParameters(schedule, secretBox).map((p) => [p.name, p.value]));
+      const key = `schedule-${schedule._id.toString()}-${input.requestedBy ? `now-${input.requestedBy.id}-` : ''}${new Date(input.scheduledAt).toISOString()}`;
+      try {
+        const { run } = await deployments.trigger(principal, schedule.deployment_id.toString(), key, { parameters }, { schedule: { id: schedule._id, name: schedule.name, scheduled_at: new Date(input.scheduledAt) } });
+        return record(schedule, input, { outcome: 'fired', runId: run._id.toString(), message: null });
+      } catch (error) {
+        // Bosun could not answer (Temporal or MongoDB away): the activity retries.
+        if (!(error instanceof ApiError) || error.status >= 500) {
+          log.warn({ err: error, scheduleId: input.scheduleId }, 'a schedule’s tick could not start its run yet');
+          throw error;
+        }
+        const outcome = (error.code as string) === 'frozen' ? 'frozen' : error.code === 'forbidden' || error.code === 'not_found' ? 'forbidden' : 'refused';
+        return record(schedule, input, { outcome, runId: null, message: error.message });
+      }
+    },
+
+    async cancel(runId, reason) {
+      const schedule = await scheduleOfRun(runId);
+      if (!schedule) return;
+      const principal = await actAsServiceAccount(schedule.run_as.id.toString());
+      if (typeof principal === 'string') return;
+      try {
+        await deployments.cancelRun(principal, schedule.deployment_id.toString(), runId);
+      } catch (error) {
+        // Finished meanwhile, or gone: nothing to stop.
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        log.info({ runId, reason, err: error.message }, 'a scheduled run was not cancelled');
+      }
+    },
+  };
+}
+
+/** The schedule a run was started by. */
+async function scheduleOfRun(runId: string): Promise<Schedule | null> {
+  const run = await DeploymentRunModel.findById(new Types.ObjectId(runId), { schedule: 1 }).lean<{ schedule: { id: Types.ObjectId } | null }>();
+  return run?.schedule ? ScheduleModel.findById(run.schedule.id).lean<Schedule>() : null;
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { actorView } from '../../domain/access/actor';
+import { maskedParameters } from '../../domain/deployments/parameters';
+import { OVERLAP_POLICIES, TICK_OUTCOMES, type Schedule, type ScheduleTick } from '../../domain/schedules/model';
+import { localTime } from '../../domain/time/cron';
+import { actorSchema } from '../access/views';
+import { timestampSchema } from '../http/timestamps';
+
+export const nextRunSchema = z.object({
+  at: timestampSchema.describe('When, in UTC'),
+  local: z.string().describe('The same moment in the schedule’s time_zone, with its offset ("2027-03-28T03:00:00+02:00")'),
+});
+
+export const scheduleSchema = z
+  .object({
+    id: z.string(),
+    deployment_id: z.string(),
+    name: z.string(),
+    cron: z.string().nullable(),
+    every: z.string().nullable(),
+    time_zone: z.string(),
+    parameters: z.record(z.string(), z.string()).describe('Secret ones as ********'),
+    overlap: z.enum(OVERLAP_POLICIES),
+    catch_up_window: z.string(),
+    jitter: z.string().nullable(),
+    paused: z.boolean(),
+    note: z.string().nullable(),
+    pause: z.object({ by: actorSchema.nullable(), at: timestampSchema, note: z.string().nullable() }).nullable().describe('Who paused or unpaused it last, when and why'),
+    run_as: actorSchema.describe('The service account its ticks run as'),
+    next_runs: z
+      .array(nextRunSchema)
+      .nullable()
+      .describe('The next 10 ticks (Temporal’s own computation: DST included, jitter not); empty while paused; null when Temporal could not be asked'),
+    created_by: actorSchema.nullable(),
+    updated_by: actorSchema.nullable(),
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  })
+  .meta({ id: 'Schedule' });
+
+export const tickSchema = z
+  .object({
+    id: z.string(),
+    scheduled_at: timestampSchema.describe('When the tick was due (before jitter); for a run-now, when it was asked'),
+    outcome: z.enum(TICK_OUTCOMES).describe('fired (a run started), or why not: missed, overlap, frozen, paused, forbidden, refused'),
+    skipped: z.boolean(),
+    run_id: z.string().nullable(),
+    message: z.string().nullable(),
+    requested_by: actorSchema.nullable().describe('A run-now: who asked; null for the clock’s ticks'),
+    recorded_at: timestampSchema,
+  })
+  .meta({ id: 'ScheduleTick' });
+
+export const toNextRuns = (times: Date[], zone: string) => times.map((at) => ({ at: at.toISOString(), local: localTime(at, zone) }));
+
+export function toScheduleView(schedule: Schedule, nextActionTimes: Date[] | null): z.infer<typeof scheduleSchema> {
+  return {
+    id: schedule._id.toString(),
+    deployment_id: schedule.deployment_id.toString(),
+    name: schedule.name,
+    cron: schedule.cron ?? null,
+    every: schedule.every ?? null,
+    time_zone: schedule.time_zone,
+    parameters: maskedParameters(schedule.parameters),
+    overlap: schedule.overlap as (typeof OVERLAP_POLICIES)[number],
+    catch_up_window: schedule.catch_up_window,
+    jitter: schedule.jitter ?? null,
+    paused: schedule.paused,
+    note: schedule.note ?? null,
+    pause: schedule.paused_at ? { by: actorView(schedule.paused_by), at: schedule.paused_at.toISOString(), note: schedule.pause_note ?? null } : null,
+    run_as: actorView(schedule.run_as)!,
+    next_runs: nextActionTimes === null ? null : schedule.paused ? [] : toNextRuns(nextActionTimes.slice(0, 10), schedule.time_zone),
+    created_by: actorView(schedule.created_by),
+    updated_by: actorView(schedule.updated_by),
+    created_at: schedule.createdAt.toISOString(),
+    updated_at: schedule.updatedAt.toISOString(),
+  };
+}
+
+export const toTickView = (tick: ScheduleTick): z.infer<typeof tickSchema> => ({
+  id: tick._id.toString(),
+  scheduled_at: tick.scheduled_at.toISOString(),
+  outcome: tick.outcome as (typeof TICK_OUTCOMES)[number],
+  skipped: tick.outcome !== 'fired',
+  run_id: tick.run_id?.toString() ?? null,
+  message: tick.message ?? null,
+  requested_by: actorView(tick.requested_by),
+  recorded_at: tick.recorded_at.toISOString(),
+});

@@ -1,0 +1,109 @@
+import { Types } from 'mongoose';
+import type { Actor } from '../access/actor';
+import { isDuplicateKey } from '../database';
+import type { StoredParameter } from '../deployments/parameters';
+import { ScheduleModel, ScheduleTickModel, type OverlapPolicy, type Schedule, type ScheduleTick, type SkipReason } from './model';
+
+/*
+ * The schedules store: every write to a schedule and its ticks. A change bumps `revision` in the
+ * same write (the Temporal Schedule is then brought to it: src/domain/temporal/schedules.ts); a
+ * tick is recorded once (unique on its schedule and due time), whoever records it first.
+ */
+
+export interface ScheduleFields {
+  name: string;
+  cron: string | null;
+  every: string | null;
+  every_seconds: number | null;
+  time_zone: string;
+  parameters: StoredParameter[];
+  overlap: OverlapPolicy;
+  catch_up_window: string;
+  catch_up_window_seconds: number;
+  jitter: string | null;
+  jitter_seconds: number;
+  note: string | null;
+}
+
+export async function createSchedule(input: ScheduleFields & { organization_id: Types.ObjectId; deployment_id: Types.ObjectId; paused: boolean; run_as: Actor; created_by: Actor }): Promise<Schedule> {
+  const now = new Date();
+  const created = await ScheduleModel.create({
+    ...input,
+    updated_by: input.created_by,
+    revision: 1,
+    ledger_until: now,
+    ...(input.paused ? { paused_by: input.created_by, paused_at: now, pause_note: input.note, pauses: [{ from: now, to: null }] } : {}),
+  });
+  return created.toObject() as Schedule;
+}
+
+/** A change of definition (not of pause: see setPaused), as one write; null when the schedule is gone. */
+export async function updateSchedule(id: Types.ObjectId, fields: Partial<ScheduleFields> & { run_as?: Actor }, by: Actor): Promise<Schedule | null> {
+  return ScheduleModel.findOneAndUpdate({ _id: id }, { $set: { ...fields, updated_by: by }, $inc: { revision: 1 } }, { new: true }).lean<Schedule>();
+}
+
+/**
+ * Pauses or unpauses, with who and why; a pause opens an interval in `pauses`, an unpause closes it.
+ * Null when the schedule is gone; the schedule as it was when it was already in that state.
+ */
+export async function setPaused(id: Types.ObjectId, paused: boolean, by: Actor, note: string | null): Promise<Schedule | null> {
+  const now = new Date();
+  const changed = await ScheduleModel.findOneAndUpdate(
+    { _id: id, paused: !paused },
+    paused
+      ? { $set: { paused: true, paused_by: by, paused_at: now, pause_note: note, updated_by: by }, $push: { pauses: { from: now, to: null } }, $inc: { revision: 1 } }
+      : { $set: { paused: false, paused_by: by, paused_at: now, pause_note: note, updated_by: by, 'pauses.$[open].to': now }, $inc: { revision: 1 } },
+    { new: true, ...(paused ? {} : { arrayFilters: [{ 'open.to': null }] }) },
+  ).lean<Schedule>();
+  return changed ?? ScheduleModel.findById(id).lean<Schedule>();
+}
+
+export const deleteSchedule = async (id: Types.ObjectId) => {
+  await ScheduleModel.deleteOne({ _id: id });
+  await ScheduleTickModel.deleteMany({ schedule_id: id });
+};
+
+/** A deployment's schedules, deleted with it: their ids (their Temporal Schedules go too). */
+export async function deleteSchedulesOf(deploymentId: Types.ObjectId): Promise<string[]> {
+  const ids = (await ScheduleModel.find({ deployment_id: deploymentId }, { _id: 1 }).lean()).map((s) => s._id);
+  await ScheduleModel.deleteMany({ _id: { $in: ids } });
+  await ScheduleTickModel.deleteMany({ schedule_id: { $in: ids } });
+  return ids.map(String);
+}
+
+export interface TickRecord {
+  schedule: Pick<Schedule, '_id' | 'organization_id' | 'deployment_id'>;
+  scheduledAt: Date;
+  requestedBy?: Actor | null;
+  outcome: 'fired' | SkipReason;
+  runId?: Types.ObjectId | string | null;
+  message?: string | null;
+}
+
+/** Records a tick once: true when this call recorded it, false when it was recorded already. */
+export async function recordTick({ schedule, scheduledAt, requestedBy = null, outcome, runId = null, message = null }: TickRecord): Promise<boolean> {
+  try {
+    await ScheduleTickModel.create({
+      organization_id: schedule.organization_id,
+      schedule_id: schedule._id,
+      deployment_id: schedule.deployment_id,
+      scheduled_at: scheduledAt,
+      requested_by: requestedBy,
+      outcome,
+      run_id: runId ? new Types.ObjectId(String(runId)) : null,
+      message,
+      recorded_at: new Date(),
+    });
+    return true;
+  } catch (error) {
+    if (isDuplicateKey(error)) return false;
+    throw error;
+  }
+}
+
+/** The tick recorded for a due time, if any. */
+export const tickAt = (scheduleId: Types.ObjectId | string, scheduledAt: Date, requestedBy: Actor | null = null) =>
+  ScheduleTickModel.findOne({ schedule_id: scheduleId, scheduled_at: scheduledAt, ...(requestedBy ? { 'requested_by.id': requestedBy.id } : { requested_by: null }) }).lean<ScheduleTick>();
+
+/** Ticks due up to `until` are accounted for. */
+export const advanceLedger = (id: Types.ObjectId, until: Date) => ScheduleModel.updateOne({ _id: id, ledger_until: { $lt: until } }, { $set: { ledger_until: until } });

@@ -1,0 +1,94 @@
+import type { Types } from 'mongoose';
+import { scheduledRunWorkflowId } from '../domain/contracts/workflow-ids';
+import { DeploymentRunModel } from '../domain/deployments/model';
+import { ScheduleModel, ScheduleTickModel, type Schedule, type SkipReason } from '../domain/schedules/model';
+import { advanceLedger, recordTick, tickAt } from '../domain/schedules/store';
+import type { WorkflowGateway } from '../domain/temporal/client';
+import type { Logger } from '../logger';
+
+/** How long after a tick's latest possible start (due + jitter + catch-up window) it is accounted for. */
+const GRACE_MS = 60_000;
+
+/** Temporal's name for a tick's workflow: the schedule's workflow id and the due time, to the second. */
+const tickWorkflowId = (scheduleId: string, due: Date) => `${scheduledRunWorkflowId(scheduleId)}-${due.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
+
+const pausedAt = (schedule: Schedule, at: Date) => schedule.pauses.some((p) => p.from.getTime() <= at.getTime() && (!p.to || at.getTime() < p.to.getTime()));
+
+/** Whether a run of an earlier tick was still going at `at` (the overlap policy then skipped this one). */
+async function runningAt(scheduleId: Types.ObjectId, at: Date): Promise<boolean> {
+  const earlier = await ScheduleTickModel.find({ schedule_id: scheduleId, outcome: 'fired', scheduled_at: { $lt: at }, run_id: { $ne: null } }, { run_id: 1 })
+    .sort({ scheduled_at: -1 })
+    .limit(20)
+    .lean();
+  if (!earlier.length) return false;
+  return !!(await DeploymentRunModel.exists({
+    _id: { $in: earlier.map((t) => t.run_id) },
+    createdAt: { $lte: at },
+    $or: [{ completed_at: null }, { completed_at: { $gt: at } }],
+  }));
+}
+
+/**
+ * Accounts for every tick Temporal's scheduler matched (its own computation) that started no tick
+ * workflow: each recorded once as skipped, with why — `paused` (the schedule was paused then),
+ * `overlap` (an earlier tick's run was still going, and the policy skips), or `missed` (nothing ran
+ * it within its catch-up window: Bosun or Temporal was down). A tick is looked at only once it can no
+ * longer start (due + jitter + catch-up window + a minute), and only if Temporal has no workflow of it.
+ */
+export async function accountForTicks(workflows: WorkflowGateway, countTick: (outcome: string) => void, now = new Date()): Promise<number> {
+  let recorded = 0;
+  for await (const schedule of ScheduleModel.find({}).lean<Schedule>().cursor()) {
+    const id = schedule._id.toString();
+    let horizon = new Date(now.getTime() - (schedule.catch_up_window_seconds + schedule.jitter_seconds) * 1000 - GRACE_MS);
+    // A buffered tick starts when the run before it ends: wait for that before judging.
+    if (schedule.overlap === 'buffer_one') {
+      const open = await ScheduleTickModel.find({ schedule_id: schedule._id, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1, scheduled_at: 1 }).sort({ scheduled_at: -1 }).limit(5).lean();
+      const unfinished = await DeploymentRunModel.find({ _id: { $in: open.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).lean();
+      const earliest = open.filter((t) => unfinished.some((u) => u._id.equals(t.run_id!))).map((t) => t.scheduled_at.getTime());
+      if (earliest.length) horizon = new Date(Math.min(horizon.getTime(), Math.min(...earliest)));
+    }
+    if (horizon.getTime() <= schedule.ledger_until.getTime()) continue;
+    const due = (await workflows.schedules.matchingTimes(id, schedule.ledger_until, horizon)).filter((t) => t.getTime() > schedule.ledger_until.getTime() && t.getTime() <= horizon.getTime());
+    for (const at of due) {
+      if (await tickAt(schedule._id, at)) continue;
+      if (await workflows.workflowOpenOrClosed(tickWorkflowId(id, at))) continue;
+      const reason: SkipReason = pausedAt(schedule, at) ? 'paused' : schedule.overlap !== 'allow_all' && schedule.overlap !== 'cancel_other' && (await runningAt(schedule._id, at)) ? 'overlap' : 'missed';
+      const message =
+        reason === 'paused' ? `the schedule was paused${schedule.pause_note ? ` (${schedule.pause_note})` : ''}` : reason === 'overlap' ? 'the run of an earlier tick was still going (overlap: ' + schedule.overlap + ')' : `not run within its catch-up window (${schedule.catch_up_window}): Bosun or Temporal was down`;
+      if (await recordTick({ schedule, scheduledAt: at, outcome: reason, message })) {
+        recorded += 1;
+        countTick(reason);
+      }
+    }
+    await advanceLedger(schedule._id, horizon);
+  }
+  return recorded;
+}
+
+/** Every 30 s: ticks accounted for; every 5 minutes (and at start): Temporal Schedules reconciled with their documents. */
+export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, countTick: (outcome: string) => void, everyMs = 30_000): () => void {
+  let stopped = false;
+  let rounds = 0;
+  const round = async () => {
+    try {
+      if (rounds % 10 === 0) {
+        const repaired = await workflows.schedules.reconcile();
+        if (repaired.created || repaired.updated || repaired.deleted) log.info(repaired, 'Temporal Schedules brought to their schedules');
+      }
+      rounds += 1;
+      await accountForTicks(workflows, countTick);
+    } catch (err) {
+      log.warn({ err }, 'schedule sweep failed; trying again later');
+    }
+  };
+  let timer: NodeJS.Timeout;
+  const loop = async () => {
+    await round();
+    if (!stopped) timer = setTimeout(() => void loop(), everyMs);
+  };
+  void loop();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
