@@ -11,6 +11,10 @@ export const tickQuerySchema = pageQuerySchema.extend({
   outcome: z.enum(TICK_OUTCOME_FILTERS).optional().describe('fired, skipped (any reason), or one reason: missed, overlap, frozen, paused, forbidden, refused'),
 });
 
+export const scheduleQuerySchema = z.object({
+  from: z.iso.datetime({ offset: true }).optional().describe('Show next_runs after this time instead of now (ISO 8601): a preview of any week'),
+});
+
 /** /api/v1/deployments/:id/schedules — a deployment's schedules and their ticks. */
 export function scheduleRoutes(schedules: ScheduleService): Router {
   const router = Router({ mergeParams: true });
@@ -29,7 +33,8 @@ export function scheduleRoutes(schedules: ScheduleService): Router {
 
   router.get('/:scheduleId', requireAction('read'), async (req, res) => {
     const { principal, deploymentId, scheduleId } = p(req);
-    res.json({ data: await schedules.get(principal, deploymentId, scheduleId) });
+    const { from } = validate(scheduleQuerySchema, req.query, 'query');
+    res.json({ data: await schedules.get(principal, deploymentId, scheduleId, from ? new Date(from) : undefined) });
   });
 
   router.patch('/:scheduleId', requireAction('deployments:write'), async (req, res) => {

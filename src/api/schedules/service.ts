@@ -102,8 +102,12 @@ export function createScheduleService({ schedules, findDeployment, secretBox, lo
       return { data: await Promise.all(docs.map(view)), meta: pageMeta(page, total) };
     },
 
-    async get(principal: Principal, deploymentId: string, scheduleId: string) {
-      return view((await findSchedule(principal, deploymentId, scheduleId)).schedule);
+    /** One schedule; with `from`, its next runs are those after that time (a preview of any week: a DST change, a holiday). */
+    async get(principal: Principal, deploymentId: string, scheduleId: string, from?: Date) {
+      const { schedule } = await findSchedule(principal, deploymentId, scheduleId);
+      if (!from) return view(schedule);
+      const times = await unlessTemporalUnreachable('compute the next runs', () => schedules.timesAfter(scheduleId, from, 10));
+      return toScheduleView({ ...schedule, paused: false }, times);
     },
 
     async create(principal: Principal, deploymentId: string, input: CreateScheduleInput) {

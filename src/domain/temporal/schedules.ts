@@ -131,6 +131,15 @@ export class ScheduleWorkflows {
     return (answer.startTime ?? []).map((t) => new Date(Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1_000_000)));
   }
 
+  /** The first `count` times Temporal's scheduler matches after `from` (a day, a month, then a year and more ahead). */
+  async timesAfter(scheduleId: string, from: Date, count: number): Promise<Date[]> {
+    for (const days of [1, 31, 400, 1500]) {
+      const times = await this.matchingTimes(scheduleId, from, new Date(from.getTime() + days * 86_400_000));
+      if (times.length >= count || days === 1500) return times.slice(0, count);
+    }
+    return [];
+  }
+
   /** A run-now: the tick workflow, started at once (the schedule's overlap policy is for the clock's ticks). */
   async runNow(schedule: Schedule, requestedBy: Actor): Promise<string> {
     const id = schedule._id.toString();
