@@ -58,7 +58,8 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
           throw error;
         }
         const outcome = (error.code as string) === 'frozen' ? 'frozen' : error.code === 'forbidden' || error.code === 'not_found' ? 'forbidden' : 'refused';
-        return record(schedule, input, { outcome, runId: null, message: error.message });
+        const message = outcome === 'forbidden' ? `${schedule.run_as.name} (the service account it runs as) may not run this deployment now: ${error.message}` : error.message;
+        return record(schedule, input, { outcome, runId: null, message });
       }
     },
 

@@ -39,7 +39,7 @@ export async function createSchedule(input: ScheduleFields & { organization_id: 
 
 /** A change of definition (not of pause: see setPaused), as one write; null when the schedule is gone. */
 export async function updateSchedule(id: Types.ObjectId, fields: Partial<ScheduleFields> & { run_as?: Actor }, by: Actor): Promise<Schedule | null> {
-  return ScheduleModel.findOneAndUpdate({ _id: id }, { $set: { ...fields, updated_by: by }, $inc: { revision: 1 } }, { new: true }).lean<Schedule>();
+  return ScheduleModel.findOneAndUpdate({ _id: id }, { $set: { ...fields, updated_by: by }, $inc: { revision: 1 } }, { returnDocument: 'after' }).lean<Schedule>();
 }
 
 /**
@@ -53,7 +53,7 @@ export async function setPaused(id: Types.ObjectId, paused: boolean, by: Actor, 
     paused
       ? { $set: { paused: true, paused_by: by, paused_at: now, pause_note: note, updated_by: by }, $push: { pauses: { from: now, to: null } }, $inc: { revision: 1 } }
       : { $set: { paused: false, paused_by: by, paused_at: now, pause_note: note, updated_by: by, 'pauses.$[open].to': now }, $inc: { revision: 1 } },
-    { new: true, ...(paused ? {} : { arrayFilters: [{ 'open.to': null }] }) },
+    { returnDocument: 'after', ...(paused ? {} : { arrayFilters: [{ 'open.to': null }] }) },
   ).lean<Schedule>();
   return changed ?? ScheduleModel.findById(id).lean<Schedule>();
 }
