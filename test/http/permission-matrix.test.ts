@@ -28,6 +28,7 @@ interface World {
   conversation: Record<Scope, string>;
   step: Record<Scope, string>;
   plan: Record<Scope, string>;
+  schedule: Record<Scope, string>;
   person: string;
   account: string;
   team: string;
@@ -39,6 +40,7 @@ interface Fresh {
   server(scope: Scope): Promise<string>;
   deployment(scope: Scope): Promise<string>;
   plan(scope: Scope): Promise<string>;
+  schedule(scope: Scope): Promise<string>;
   person(): Promise<string>;
   account(): Promise<string>;
   team(): Promise<string>;
@@ -88,6 +90,15 @@ const CASES: Record<string, Case> = {
   'POST /api/v1/deployments/:id/runs/:runId/pause': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/pause`, body: { reason: 'looking' } })),
   'POST /api/v1/deployments/:id/runs/:runId/rollback': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/rollback`, body: {} })),
   'POST /api/v1/deployments/:id/runs/:runId/resume': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/resume` })),
+  'GET /api/v1/deployments/:id/schedules': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules` })),
+  'POST /api/v1/deployments/:id/schedules': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules`, body: { name: `sched-${n()}`, every: '24h', time_zone: 'UTC', paused: true } })),
+  'GET /api/v1/deployments/:id/schedules/:scheduleId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules/${w.schedule[s]}` })),
+  'PATCH /api/v1/deployments/:id/schedules/:scheduleId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules/${w.schedule[s]}`, body: { note: `changed ${n()}` } })),
+  'DELETE /api/v1/deployments/:id/schedules/:scheduleId': scoped(async (s, w, f) => ({ path: `/deployments/${w.deployment[s]}/schedules/${await f.schedule(s)}` })),
+  'POST /api/v1/deployments/:id/schedules/:scheduleId/pause': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules/${w.schedule[s]}/pause`, body: { note: 'looking' } })),
+  'POST /api/v1/deployments/:id/schedules/:scheduleId/unpause': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules/${w.schedule[s]}/unpause`, body: { note: 'done' } })),
+  'POST /api/v1/deployments/:id/schedules/:scheduleId/trigger': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules/${w.schedule[s]}/trigger` })),
+  'GET /api/v1/deployments/:id/schedules/:scheduleId/ticks': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/schedules/${w.schedule[s]}/ticks` })),
   'POST /api/v1/deployments/:id/runs/:runId/retry': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/retry` })),
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}` })),
   'GET /api/v1/deployments/:id/runs/:runId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/steps/1/log` })),
@@ -204,17 +215,22 @@ describe('permissions, route by route: every role, bound to some servers or to a
       web: await created(admin, 'post', '/migration-plans', { title: 'web move', source_server_id: servers.web, target_server_id: second.web }),
       db: await created(admin, 'post', '/migration-plans', { title: 'db move', source_server_id: servers.db, target_server_id: second.db }),
     };
+    const schedule = {
+      web: await created(admin, 'post', `/deployments/${deployment.web}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true }),
+      db: await created(admin, 'post', `/deployments/${deployment.db}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true }),
+    };
     const person = await created(admin, 'post', '/people', { name: 'Alice' });
     const account = await created(admin, 'post', '/service-accounts', { name: 'nightly' });
     const team = await created(admin, 'post', '/teams', { name: 'web team', members: [person] });
     const binding = await created(admin, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } });
-    w = { server: servers, second, deployment, run, conversation, step, plan, person, account, team, binding };
+    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, person, account, team, binding };
 
     let spare = 1;
     fresh = {
       server: async (s) => created(admin, 'post', '/servers', { title: `spare-${spare}`, host: `127.0.8.${spare++}`, port: 1, username: 'x', auth_method: 'password', password: 'p', tags: [s] }),
       deployment: async (s) => created(admin, 'post', '/deployments', { name: `spare-${n()}`, server_id: servers[s], steps: [{ name: 'x', command: 'true' }] }),
       plan: async (s) => created(admin, 'post', '/migration-plans', { title: `spare-${n()}`, source_server_id: servers[s], target_server_id: second[s] }),
+      schedule: async (s) => created(admin, 'post', `/deployments/${deployment[s]}/schedules`, { name: `spare-${n()}`, every: '24h', time_zone: 'UTC', paused: true }),
       person: async () => created(admin, 'post', '/people', { name: `Spare ${n()}` }),
       account: async () => created(admin, 'post', '/service-accounts', { name: `spare-${n()}` }),
       team: async () => created(admin, 'post', '/teams', { name: `spare ${n()}` }),

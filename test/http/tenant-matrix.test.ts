@@ -11,6 +11,7 @@ interface Ids {
   conversation: string;
   step: string;
   plan: string;
+  schedule: string;
   secret: string;
   token: string;
   person: string;
@@ -48,6 +49,15 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId/steps/:step/log': (i) => ({ path: `/deployments/${i.deployment}/runs/${i.run}/targets/${i.server}/steps/1/log` }),
   'GET /api/v1/conversations/:id/steps/:stepId/log': (i) => ({ path: `/conversations/${i.conversation}/steps/${i.step}/log` }),
   'POST /api/v1/deployments/:id/plan': (i) => ({ path: `/deployments/${i.deployment}/plan` }),
+  'GET /api/v1/deployments/:id/schedules': (i) => ({ path: `/deployments/${i.deployment}/schedules` }),
+  'POST /api/v1/deployments/:id/schedules': (i) => ({ path: `/deployments/${i.deployment}/schedules`, body: { name: 'mine-now', every: '1h', time_zone: 'UTC' } }),
+  'GET /api/v1/deployments/:id/schedules/:scheduleId': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}` }),
+  'PATCH /api/v1/deployments/:id/schedules/:scheduleId': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}`, body: { note: 'mine now' } }),
+  'DELETE /api/v1/deployments/:id/schedules/:scheduleId': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}` }),
+  'POST /api/v1/deployments/:id/schedules/:scheduleId/pause': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}/pause`, body: { note: 'mine now' } }),
+  'POST /api/v1/deployments/:id/schedules/:scheduleId/unpause': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}/unpause` }),
+  'POST /api/v1/deployments/:id/schedules/:scheduleId/trigger': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}/trigger` }),
+  'GET /api/v1/deployments/:id/schedules/:scheduleId/ticks': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}/ticks` }),
   'DELETE /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}` }),
   'GET /api/v1/conversations/:id': (i) => ({ path: `/conversations/${i.conversation}` }),
   'POST /api/v1/conversations/:id/messages': (i) => ({ path: `/conversations/${i.conversation}/messages`, body: { message: 'uptime' } }),
@@ -150,12 +160,13 @@ describe('tenant isolation, route by route', () => {
     // Every step waits for approval: the conversation stays open, with a step to approve or reject.
     const conversation = (await call(owner, 'post', '/conversations', { chatable_type: 'server', chatable_id: server, message: 'show uptime' })).body.data.id;
     const waiting = await eventually(async () => (await call(owner, 'get', `/conversations/${conversation}`)).body.data, (c) => c.status === 'awaiting_approval');
+    const schedule = (await call(owner, 'post', `/deployments/${deployment}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true })).body.data.id;
     const token = (await call(owner, 'get', '/tokens')).body.data[0].id;
     const person = (await call(owner, 'post', '/people', { name: 'Alice' })).body.data.id;
     const account = (await call(owner, 'post', '/service-accounts', { name: 'ci-web' })).body.data.id;
     const team = (await call(owner, 'post', '/teams', { name: 'web team', members: [person] })).body.data.id;
     const binding = (await call(owner, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } })).body.data.id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, secret: 'db_password', token, person, account, team, binding };
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, secret: 'db_password', token, person, account, team, binding };
   });
   afterAll(() => bosun.stop());
 

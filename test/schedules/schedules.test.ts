@@ -50,6 +50,9 @@ test('bad input is refused with 422, naming what is wrong, and creates nothing',
     [{ name: 'bad', cron: '0 2 * * *' }, 'time_zone', /./],
     [{ ...base, cron: '0 2 * * *', overlap: 'sometimes' }, 'overlap', /./],
     [{ ...base, cron: '0 2 * * *', catch_up_window: '1s' }, 'catch_up_window', /between 10s and 7d/],
+    [{ ...base, cron: '0 2 * * *', catch_up_window: 'soon' }, 'catch_up_window', /a duration/],
+    [{ ...base, every: '' }, 'every', /a duration/],
+    [{ ...base, cron: '0 2 * * *', jitter: '2 minutes' }, 'jitter', /a duration/],
   ];
   for (const [body, field, message] of cases) {
     const res = await ops.request('post', path(), body);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { version } from '../../../package.json';
 import { conversationOperations } from '../conversations/openapi';
 import { deploymentOperations } from '../deployments/openapi';
+import { scheduleOperations } from '../schedules/openapi';
 import { migrationPlanOperations } from '../migration-plans/openapi';
 import { observabilityOperations } from '../observability/openapi';
 import { policyOperations } from '../organizations/openapi';
@@ -27,6 +28,7 @@ const documentOperation: Operation = {
 export const bosunOperations: Operation[] = [
   ...serverOperations,
   ...deploymentOperations,
+  ...scheduleOperations,
   ...secretOperations,
   ...tokenOperations,
   ...accessOperations,

@@ -9,11 +9,19 @@ export const MIN_INTERVAL_SECONDS = 60;
 export const MAX_CATCH_UP_SECONDS = 7 * 86_400;
 export const MAX_JITTER_SECONDS = 3600;
 
-const seconds = (value: string) => parseDuration(value);
+/** A duration's seconds; NaN for one that is no duration (its own check then says so: zod runs both). */
+const seconds = (value: string) => {
+  try {
+    return parseDuration(value);
+  } catch {
+    return Number.NaN;
+  }
+};
 
 const cronSchema = z
   .string()
   .max(200)
+  .regex(/^\s*[0-9*,/A-Za-z?LW#-]+(\s+[0-9*,/A-Za-z?LW#-]+){4}\s*$/, 'five fields: minute hour day-of-month month day-of-week')
   .superRefine((value, ctx) => {
     const problem = cronProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -21,7 +29,7 @@ const cronSchema = z
   .describe('Five fields: minute hour day-of-month month day-of-week ("30 2 * * 1-5"), in time_zone');
 
 const everySchema = durationSchema
-  .refine((value) => seconds(value) >= MIN_INTERVAL_SECONDS, { message: 'an interval is at least 1 minute ("1m")' })
+  .refine((value) => !(seconds(value) < MIN_INTERVAL_SECONDS), { message: 'an interval is at least 1 minute ("1m")' })
   .describe('An interval instead of a cron expression: "15m", "6h", "1d" (at least 1 minute)');
 
 const timeZoneSchema = z
@@ -31,11 +39,11 @@ const timeZoneSchema = z
   .describe('The IANA time zone the cron expression is read in, and next_runs are shown in');
 
 const catchUpSchema = durationSchema
-  .refine((value) => seconds(value) >= 10 && seconds(value) <= MAX_CATCH_UP_SECONDS, { message: 'catch_up_window is between 10s and 7d' })
+  .refine((value) => Number.isNaN(seconds(value)) || (seconds(value) >= 10 && seconds(value) <= MAX_CATCH_UP_SECONDS), { message: 'catch_up_window is between 10s and 7d' })
   .describe('How late a tick may still run after Bosun (or Temporal) was down: older ones are recorded as missed');
 
 const jitterSchema = durationSchema
-  .refine((value) => seconds(value) <= MAX_JITTER_SECONDS, { message: 'jitter is at most 1h' })
+  .refine((value) => !(seconds(value) > MAX_JITTER_SECONDS), { message: 'jitter is at most 1h' })
   .describe('Each tick runs up to this much later, at random: spreads schedules that share a time');
 
 const nameSchema = text('name', { min: 1, max: 64 }).regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'a name of letters, digits, spaces, ".", "_" and "-"');

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { pageOf, pageQuerySchema } from '../http/pagination';
+import { timestampSchema } from '../http/timestamps';
+import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
+import { scheduleQuerySchema, tickQuerySchema } from './routes';
+import { createScheduleSchema, pauseScheduleSchema, updateScheduleSchema } from './schemas';
+import { scheduleSchema, tickSchema } from './views';
+
+const tag = 'Schedules';
+const id = { id: idParam('deployment') };
+const ids = { ...id, scheduleId: idParam('schedule') };
+const base = '/api/v1/deployments/:id/schedules';
+const definitionRules = [
+  '`cron` has five fields, each within its range (an error names the field: "field 1 (minute) …")',
+  'either `cron` or `every`, not both; `every` at least 1 minute',
+  '`time_zone` an IANA name',
+  '`catch_up_window` between 10s and 7d; `jitter` at most 1h',
+  '`parameters` must fit the deployment’s own',
+  '`run_as` a service account of the organization that may run the deployment; another identity than the caller only for an admin',
+];
+
+export const scheduleOperations: Operation[] = [
+  {
+    method: 'get', path: base, operationId: 'listSchedules', tag, scope: 'read',
+    summary: 'List a deployment’s schedules',
+    description: 'By name, each with its next 10 runs.',
+    params: id,
+    query: pageQuerySchema,
+    responses: { 200: { description: 'One page of schedules', body: pageOf(scheduleSchema) } },
+    errors: ['not_found', 'validation_failed'],
+  },
+  {
+    method: 'post', path: base, operationId: 'createSchedule', tag, scope: 'deployments:write',
+    summary: 'Schedule a deployment',
+    description:
+      'A cron expression (five fields) or an interval, in a time zone; the deployment then runs by itself at each tick, as the service account `run_as`, with `parameters`, ' +
+      'through the same checks as a trigger (permissions at each tick, freezes, gates). Defaults: `overlap` skip, `catch_up_window` 5m (older missed ticks are recorded as missed, not run), no jitter. ' +
+      'A Temporal Schedule `bosun-schedule-<id>` follows the document.',
+    params: id,
+    body: { schema: createScheduleSchema, required: true },
+    responses: { 201: { description: 'Scheduled', body: dataOf(scheduleSchema), headers: locationHeader('schedule') } },
+    errors: ['not_found', 'conflict', 'validation_failed'],
+    beyondSchema: definitionRules,
+  },
+  {
+    method: 'get', path: `${base}/:scheduleId`, operationId: 'getSchedule', tag, scope: 'read',
+    summary: 'Read a schedule, with its next 10 runs',
+    description: 'With `from`, the next runs after that time instead of now (Temporal’s own computation): preview a DST change week.',
+    params: ids,
+    query: scheduleQuerySchema,
+    responses: { 200: { description: 'The schedule', body: dataOf(scheduleSchema) } },
+    errors: ['not_found', 'validation_failed', 'service_unavailable'],
+  },
+  {
+    method: 'patch', path: `${base}/:scheduleId`, operationId: 'updateSchedule', tag, scope: 'deployments:write',
+    summary: 'Change a schedule',
+    description: 'Any field but `paused` (see pause/unpause); `cron` and `every` replace each other. Last write wins, on the document and on its Temporal Schedule.',
+    params: ids,
+    body: { schema: updateScheduleSchema, required: true },
+    responses: { 200: { description: 'The schedule as changed', body: dataOf(scheduleSchema) } },
+    errors: ['not_found', 'conflict', 'validation_failed'],
+    beyondSchema: definitionRules,
+  },
+  {
+    method: 'delete', path: `${base}/:scheduleId`, operationId: 'deleteSchedule', tag, scope: 'deployments:write',
+    summary: 'Delete a schedule, its ticks and its Temporal Schedule',
+    description: 'Runs it started are kept, in the deployment’s history.',
+    params: ids,
+    responses: { 204: { description: 'Deleted' } },
+    errors: ['not_found'],
+  },
+  {
+    method: 'post', path: `${base}/:scheduleId/pause`, operationId: 'pauseSchedule', tag, scope: 'deployments:write',
+    summary: 'Pause a schedule',
+    description: 'No tick runs until it is unpaused; ticks due meanwhile are recorded as skipped (`paused`). Records who and why.',
+    params: ids,
+    body: { schema: pauseScheduleSchema, required: false },
+    responses: { 200: { description: 'The schedule, paused', body: dataOf(scheduleSchema) } },
+    errors: ['not_found', 'validation_failed'],
+  },
+  {
+    method: 'post', path: `${base}/:scheduleId/unpause`, operationId: 'unpauseSchedule', tag, scope: 'deployments:write',
+    summary: 'Unpause a schedule',
+    description: 'Ticks run again from the next due time (those missed while paused are not run).',
+    params: ids,
+    body: { schema: pauseScheduleSchema, required: false },
+    responses: { 200: { description: 'The schedule, running', body: dataOf(scheduleSchema) } },
+    errors: ['not_found', 'validation_failed'],
+  },
+  {
+    method: 'post', path: `${base}/:scheduleId/trigger`, operationId: 'triggerSchedule', tag, scope: 'deployments:run',
+    summary: 'Run a schedule now',
+    description:
+      'A tick now, on the same path as the clock’s: the run starts as the schedule’s service account (or the tick records why not). The overlap policy is for the clock’s ticks: a run-now always starts. ' +
+      'Its tick appears in …/ticks with `requested_by`.',
+    params: ids,
+    responses: { 202: { description: 'The tick started', body: z.object({ scheduled_at: timestampSchema, message: z.string() }) } },
+    errors: ['not_found', 'service_unavailable'],
+  },
+  {
+    method: 'get', path: `${base}/:scheduleId/ticks`, operationId: 'listScheduleTicks', tag, scope: 'read',
+    summary: 'A schedule’s ticks: fired, and skipped with why',
+    description: 'Newest due time first. `fired` has its run; a skipped one its reason: missed (Bosun or Temporal down past the catch-up window), overlap, frozen, paused, forbidden, refused.',
+    params: ids,
+    query: tickQuerySchema,
+    responses: { 200: { description: 'One page of ticks', body: pageOf(tickSchema) } },
+    errors: ['not_found', 'validation_failed'],
+  },
+];
