@@ -6,6 +6,7 @@ import { createApp } from './api/app';
 import { consoleBundle } from './console/bundle';
 import { activeConversationsAbout, createConversationService } from './api/conversations/service';
 import { createDeploymentService } from './api/deployments/service';
+import { createFreezeService } from './api/freezes/service';
 import { createMigrationPlanService } from './api/migration-plans/service';
 import { listenForScrapes } from './api/observability/listener';
 import { Metrics } from './api/observability/metrics';
@@ -191,6 +192,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         servers: createServerService({ secretBox, workflows }),
         deployments,
         conversations: createConversationService({ workflows }),
+        freezes: createFreezeService({ workflows: workflows.runs, log }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
         sessions,
