@@ -1,11 +1,20 @@
+import { Types } from 'mongoose';
+import { z } from 'zod';
 import { mayEverywhere } from '../../domain/access/grants';
 import { freezesCovering, type Cover, type FreezableServer } from '../../domain/freezes/coverage';
 import { actorOf, type Principal } from '../../domain/tokens/service';
+import { ServerModel } from '../../domain/servers/model';
 import { ApiError } from '../http/errors';
+import { requiredText } from '../http/text';
+
+/** A trigger's or a retry's override of the freezes that cover its servers: a person with role admin, saying why. */
+export const overrideFreezeSchema = z
+  .strictObject({ reason: requiredText('reason', 2000) })
+  .describe('Run despite the change freezes covering the servers: only a person with role admin (organization-wide); recorded on the run as `freeze_override`');
 
 /** What a run records of an override: who, when, why, and which freezes it went through. */
 export interface FreezeOverride {
-  by: ReturnType<typeof actorOf>;
+  by: { type: 'person' | 'service_account'; id: Types.ObjectId; name: string; token_id: Types.ObjectId | null };
   at: Date;
   reason: string;
   freezes: string[];
@@ -22,7 +31,7 @@ export function frozenError(found: readonly Cover[], what = 'run'): ApiError {
   const shown = names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', ');
   return new ApiError(
     'frozen',
-    `Change freeze ${freezes} covers ${shown}: the ${what} was not started. A person with role admin may override it with "override_freeze": {"reason": "…"}`,
+    `Change freeze ${freezes} covers ${shown}: the ${what} was not started.${what === 'run' ? ' A person with role admin may override it with "override_freeze": {"reason": "…"}' : ''}`,
     undefined,
     {
       freezes: found.map((c) => ({ id: c.freeze._id.toString(), name: c.freeze.name, ends_at: c.window.ends_at.toISOString() })),
@@ -47,5 +56,14 @@ export async function refuseIfFrozen(principal: Principal, servers: readonly Fre
   const found = await freezesCovering(principal.organizationId, servers, now);
   if (!found.length) return null;
   if (!override) throw frozenError(found);
-  return { by: actorOf(principal), at: now, reason: override.reason, freezes: found.map((c) => c.freeze.name) };
+  const by = actorOf(principal);
+  return { by: { ...by, id: new Types.ObjectId(by.id), token_id: by.token_id ? new Types.ObjectId(by.token_id) : null }, at: now, reason: override.reason, freezes: found.map((c) => c.freeze.name) };
+}
+
+/** A conversation (started, or sent another instruction) on these servers (by id): 409 `frozen` while a freeze covers any of them. No override: a conversation waits for the freeze to lift. */
+export async function refuseConversationIfFrozen(principal: Principal, serverIds: readonly (Types.ObjectId | null | undefined)[]): Promise<void> {
+  const ids = serverIds.filter((id): id is Types.ObjectId => !!id);
+  const servers = await ServerModel.find({ _id: { $in: ids }, organization_id: principal.organizationId }, { title: 1, tags: 1 }).lean();
+  const found = await freezesCovering(principal.organizationId, servers);
+  if (found.length) throw frozenError(found, 'conversation');
 }

@@ -49,8 +49,3 @@ export const updateFreezeSchema = z
 
 export type CreateFreezeInput = z.infer<typeof createFreezeSchema>;
 export type UpdateFreezeInput = z.infer<typeof updateFreezeSchema>;
-
-/** A trigger's or a retry's override of the freezes that cover its servers: a person with role admin, saying why. */
-export const overrideFreezeSchema = z
-  .strictObject({ reason: requiredText('reason', 2000) })
-  .describe('Run despite the change freezes covering the servers: only a person with role admin (organization-wide); recorded on the run as `freeze_override`');

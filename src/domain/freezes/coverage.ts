@@ -1,6 +1,7 @@
 import { Types } from 'mongoose';
 import { lastFireAtOrBefore, nextFires } from '../time/cron';
 import { parseDuration } from '../tokens/service';
+import { ServerModel } from '../servers/model';
 import { FreezeModel, type Freeze } from './model';
 
 /*
@@ -105,3 +106,14 @@ export function freezesStarting<S extends FreezableServer>(organizationId: Types
 
 /** When the last of these covers lifts (as things stand). */
 export const liftsAt = (found: readonly Cover[]) => new Date(Math.max(...found.map((c) => c.window.ends_at.getTime())));
+
+/** "black-friday (until 2025-12-01T00:00:00.000Z) covers web-1, web-2": what a refused step or run says. */
+export const coversLine = (found: readonly Cover[]) =>
+  found.map((c) => `change freeze ${c.freeze.name} (until ${c.window.ends_at.toISOString()}) covers ${c.servers.map((s) => s.title ?? String(s._id)).join(', ')}`).join('; ');
+
+/** The freezes covering these servers (by id) at `at`, in one line; null when none does. */
+export async function frozenLine(organizationId: string, serverIds: readonly (Types.ObjectId | string)[], at = new Date()): Promise<string | null> {
+  const servers = await ServerModel.find({ _id: { $in: serverIds.map((id) => new Types.ObjectId(String(id))) }, organization_id: new Types.ObjectId(organizationId) }, { title: 1, tags: 1 }).lean();
+  const found = await freezesCovering(organizationId, servers, at);
+  return found.length ? coversLine(found) : null;
+}
