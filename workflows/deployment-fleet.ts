@@ -35,7 +35,8 @@ function targetFailureLine(target: FleetTarget, error: unknown): string {
  *
  * Between batches it is guarded (fleet-guards.ts): a pause asked is held before the next batch
  * until a resume; a gate before a batch waits for people's approvals; a rejection or an expiry
- * ends the run, failed, its later batches skipped.
+ * ends the run, failed, its later batches skipped; a change freeze covering the next batch holds
+ * the run (status frozen) until it lifts.
  *
  * Its outcome is the run's: completes when every target succeeded, fails naming how many targets
  * failed and the first failure (or why its gate did not open), is cancelled when the run was.
@@ -89,6 +90,8 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
           throw failureOf('DeploymentRunFailed', error);
         }
       }
+      // The last word before a batch starts: no batch starts while a change freeze covers it.
+      if (isPatched(PATCHES.changeFreezes)) await guards.holdWhileFrozen(batch, plan.batches);
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
       setCurrentDetails(`batch ${batch}/${plan.batches}: ${targets.length} targets running; ${failed} of ${plan.total} failed so far (${plan.maxFailures} allowed)`);
       // Without a soak, nothing waits for the rest of the batch: each target is checked as soon as its own steps end.
