@@ -376,6 +376,15 @@ export const planSchema = z
     steps: deploymentSchema.shape.steps,
     rollback: deploymentSchema.shape.rollback.describe('The steps a halted run would run on the servers it touched (null: none)'),
     environment: z.record(z.string(), z.string()).describe('What each step would see: BOSUN_PARAM_<NAME>, secret values as ********'),
-    warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy', 'gate_ignored']), message: z.string() })),
+    warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy', 'gate_ignored', 'frozen', 'freeze_upcoming']), message: z.string() })),
+    likely_duration: z
+      .object({ seconds: z.number().int(), basis: z.enum(['last_success', 'default']) })
+      .describe('How long a run likely takes, for upcoming_freezes: the deployment’s last successful run’s duration, else 3600 s (default)'),
+    frozen_targets: z
+      .array(z.object({ server_id: z.string(), title: z.string(), freezes: z.array(z.object({ id: z.string(), name: z.string(), ends_at: timestampSchema })) }))
+      .describe('Targets a change freeze covers now: a trigger would answer 409 frozen (unless overridden)'),
+    upcoming_freezes: z
+      .array(z.object({ id: z.string(), name: z.string(), starts_at: timestampSchema, ends_at: timestampSchema, server_ids: z.array(z.string()).describe('The targets it covers') }))
+      .describe('Freezes not open now whose next window opens within likely_duration: a fleet run still going then holds between batches until it ends'),
   })
   .meta({ id: 'DeploymentPlan' });
