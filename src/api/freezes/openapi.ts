@@ -11,6 +11,7 @@ const windowRules = [
   '`ends_at` after `starts_at`',
   '`cron` a valid five-field expression (the error names the field)',
   '`time_zone` an IANA time zone, required with `cron`',
+  '`duration` at most 31d',
 ];
 
 export const freezeOperations: Operation[] = [

@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { MAX_FREEZE_DURATION_SECONDS } from '../../domain/freezes/coverage';
-import { parseDuration } from '../../domain/tokens/service';
 import { durationSchema } from '../deployments/schemas';
 import { tagSchema } from '../servers/schemas';
 import { requiredText, text } from '../http/text';
@@ -12,9 +10,7 @@ const fields = {
   starts_at: timestamp('starts_at').describe('A one-off window’s start (with `ends_at`)'),
   ends_at: timestamp('ends_at').describe('A one-off window’s end: after `starts_at`'),
   cron: text('cron', { min: 1, max: 200 }).describe('A recurring window’s start: a five-field cron expression (minute hour day-of-month month day-of-week) in `time_zone` (with `duration`)'),
-  duration: durationSchema
-    .refine((d) => parseDuration(d) <= MAX_FREEZE_DURATION_SECONDS, 'a freeze lasts at most 31d')
-    .describe('How long each recurring window lasts, at most 31d ("10h": every weekday 08:00–18:00 with cron "0 8 * * 1-5")'),
+  duration: durationSchema.describe('How long each recurring window lasts, at most 31d ("10h": every weekday 08:00–18:00 with cron "0 8 * * 1-5")'),
   time_zone: text('time_zone', { min: 1, max: 100 }).describe('An IANA time zone ("Europe/Berlin"): required with `cron`; default "UTC"'),
   tags: z.array(tagSchema).min(1, 'give at least one tag, or null for every server').max(20, 'at most 20 tags').nullable().describe('The servers covered: those having one of the tags; null: every server'),
   note: text('note', { max: 2000 }).nullable(),

@@ -5,7 +5,8 @@ import * as freezes from '../../domain/freezes/store';
 import type { FreezeFields } from '../../domain/freezes/store';
 import type { RunWorkflows } from '../../domain/temporal/run-workflows';
 import { cronProblem, isTimeZone } from '../../domain/time/cron';
-import { actorOf, type Principal } from '../../domain/tokens/service';
+import { actorOf, parseDuration, type Principal } from '../../domain/tokens/service';
+import { MAX_FREEZE_DURATION_SECONDS } from '../../domain/freezes/coverage';
 import type { Logger } from '../../logger';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
@@ -48,6 +49,7 @@ export function freezeFields(input: CreateFreezeInput | UpdateFreezeInput, curre
   const duration = input.duration ?? (sameKind ? current!.duration : undefined);
   if (!cron) throw invalid('cron', 'a recurring freeze needs cron and duration');
   if (!duration) throw invalid('duration', 'a recurring freeze needs cron and duration');
+  if (parseDuration(duration) > MAX_FREEZE_DURATION_SECONDS) throw invalid('duration', `a freeze's window lasts at most 31d; "${duration}" is longer`);
   const problem = cronProblem(cron);
   if (problem) throw invalid('cron', problem);
   return { ...common, cron: cron.trim().split(/\s+/).join(' '), duration, starts_at: null, ends_at: null };
