@@ -17,6 +17,9 @@ import { bookkeeping, endAsRecorded } from './run-activities';
  */
 const HISTORY_EVENTS_BEFORE_CONTINUING = 2000;
 
+/** Past this, the run continues as new at its next chance (between batches, or while a freeze holds it). */
+const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUING;
+
 const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) / 1000);
 
 /** Why a target failed, in one line: the failure of its workflow (the first failed step, its server and why). */
@@ -90,8 +93,11 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
           throw failureOf('DeploymentRunFailed', error);
         }
       }
-      // The last word before a batch starts: no batch starts while a change freeze covers it.
-      if (isPatched(PATCHES.changeFreezes)) await guards.holdWhileFrozen(batch, plan.batches);
+      // The last word before a batch starts: no batch starts while a change freeze covers it (a long freeze continues as new meanwhile).
+      if (isPatched(PATCHES.changeFreezes) && (await guards.holdWhileFrozen(batch, plan.batches, historyFull)) === 'continue') {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch, failed, firstFailure, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
+      }
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
       setCurrentDetails(`batch ${batch}/${plan.batches}: ${targets.length} targets running; ${failed} of ${plan.total} failed so far (${plan.maxFailures} allowed)`);
       // Without a soak, nothing waits for the rest of the batch: each target is checked as soon as its own steps end.
@@ -125,7 +131,7 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
         }
       }
       const more = batch < plan.batches;
-      if (more && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUING)) {
+      if (more && historyFull()) {
         await condition(allHandlersFinished);
         await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch + 1, failed, firstFailure, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
       }

@@ -87,16 +87,18 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
     /**
      * Before batch `batch`: while change freezes cover its servers the run holds (status frozen),
      * checking again when they should lift, at least every FREEZE_RECHECK_MS, and at once when a
-     * freeze changes. A durable wait: a cancel ends it.
+     * freeze changes. A durable wait: a cancel ends it. 'continue' when the history grew too long
+     * while it waited (`historyFull`): the run continues as new before this batch and waits on.
      */
-    async holdWhileFrozen(batch: number, batches: number): Promise<void> {
+    async holdWhileFrozen(batch: number, batches: number, historyFull: () => boolean): Promise<'go' | 'continue'> {
       for (;;) {
         const frozen = await bookkeeping.holdIfFrozen({ runId, batch });
-        if (!frozen) return;
+        if (!frozen) return 'go';
         setCurrentDetails(`frozen by ${frozen.names.join(', ')} until ${new Date(frozen.until).toISOString()}: batch ${batch}/${batches} waits`);
         freezesChanged = false;
         // A second past the end: the freeze's window is over when the run asks again.
         await condition(() => freezesChanged, Math.max(1000, Math.min(frozen.until - Date.now() + 1000, FREEZE_RECHECK_MS)));
+        if (historyFull()) return 'continue';
       }
     },
 
