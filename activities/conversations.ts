@@ -7,6 +7,7 @@ import { organizationSecretValues } from '../src/domain/secrets/model';
 import { DEFAULT_STEP_LIMIT_SECONDS, type StepResult } from '../src/domain/contracts/runs';
 import { type ConversationStepAttempt, type PlanOutcome, type StepDecision } from '../src/domain/contracts/conversations';
 import { failure } from '../src/domain/contracts/failure-types';
+import { frozenLine } from '../src/domain/freezes/coverage';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecutionDeps } from './step-execution';
 import { LOG_TAIL_FOR_PLANNER, planContext, plannerCall, refOf, refusalUnder, stepsToStore } from './conversation-planning';
@@ -152,6 +153,9 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       if (!step || step._id.toString() !== input.stepId) throw failure('StepNotFound', `Conversation ${conversationId} has no step ${input.stepId}`);
       const recorded = recordedResult(step, 0);
       if (recorded) return recorded;
+      // A step not yet begun does not begin while a change freeze covers its server.
+      const frozen = step.status === 'pending' ? await frozenLine(input.organizationId, [input.serverId]) : null;
+      if (frozen) throw failure('ChangeFrozen', `Not run: ${frozen}`);
       const execution = startStepExecution(settings, {
         attempt: { runId: conversationId, serverId: input.serverId, organizationId: input.organizationId, index, exitAttempt: 0, finalExitAttempt: true },
         step: { ...step, retries: 0 },

@@ -3,7 +3,9 @@ import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
 import { parseDuration } from '../src/domain/tokens/service';
 import { healthCheckOf } from '../src/domain/deployments/strategy';
-import type { RunStatus } from '../src/domain/deployments/model';
+import { DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
+import { freezesCovering, liftsAt } from '../src/domain/freezes/coverage';
+import { ServerModel } from '../src/domain/servers/model';
 import * as runs from '../src/domain/deployments/runs';
 import { batchTargets, closeWaitingTargets } from '../src/domain/deployments/targets';
 import { asObjectId } from '../src/domain/ids';
@@ -70,6 +72,26 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
 
     /** Between batches, a pause asked is held: running → paused. */
     holdPaused: ({ runId }: { runId: string }): Promise<boolean> => gates.holdPaused(runId),
+
+    /**
+     * Before batch `batch`: change freezes covering its servers hold the run (running → frozen), and
+     * a frozen run they no longer cover goes on (frozen → running). What holds it (names, when they
+     * lift in ms), or null. A run triggered with a freeze override is never held.
+     */
+    async holdIfFrozen({ runId, batch }: { runId: string; batch: number }): Promise<{ names: string[]; until: number } | null> {
+      const run = await DeploymentRunModel.findById(runId, { organization_id: 1, freeze_override: 1 }).lean();
+      if (!run || run.freeze_override) return null;
+      const waiting = await DeploymentRunModel.find({ parent_run_id: run._id, batch, status: 'queued' }, { server_id: 1 }).lean();
+      const servers = await ServerModel.find({ _id: { $in: waiting.map((t) => t.server_id) } }, { title: 1, tags: 1 }).lean();
+      const found = await freezesCovering(run.organization_id, servers);
+      if (!found.length) {
+        await gates.thawRun(runId);
+        return null;
+      }
+      const names = found.map((c) => c.freeze.name);
+      const until = liftsAt(found);
+      return (await gates.holdFrozen(runId, names, until)) ? { names, until: until.getTime() } : null;
+    },
 
     /** A person resumed the run (or withdrew a pause not yet held). */
     resumeRun: ({ runId }: { runId: string }): Promise<PauseResult> => gates.resumeRun(runId),

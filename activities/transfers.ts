@@ -8,6 +8,7 @@ import { capture, commandFailure, OutputLimitExceeded, streamBetween, type Chann
 import type { StepResult } from '../src/domain/contracts/runs';
 import type { TransferStepAttempt } from '../src/domain/contracts/conversations';
 import { failure } from '../src/domain/contracts/failure-types';
+import { frozenLine } from '../src/domain/freezes/coverage';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { executionSettings, recordedResult, type StepExecutionDeps } from './step-execution';
@@ -67,6 +68,9 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
       }
       const recorded = recordedResult(step, 0);
       if (recorded) return recorded;
+      // A transfer not yet begun does not begin while a change freeze covers either server.
+      const frozen = step.status === 'pending' ? await frozenLine(input.organizationId, [input.sourceServerId, input.targetServerId]) : null;
+      if (frozen) throw failure('ChangeFrozen', `Not run: ${frozen}`);
       const transfer = step.transfer;
 
       const secrets = [...credentialSecrets(sourceTarget), ...credentialSecrets(targetTarget), ...organizationSecrets];

@@ -6,6 +6,7 @@ import { createApp } from './api/app';
 import { consoleBundle } from './console/bundle';
 import { activeConversationsAbout, createConversationService } from './api/conversations/service';
 import { createDeploymentService } from './api/deployments/service';
+import { createFreezeService } from './api/freezes/service';
 import { createMigrationPlanService } from './api/migration-plans/service';
 import { listenForScrapes } from './api/observability/listener';
 import { Metrics } from './api/observability/metrics';
@@ -203,6 +204,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         deployments,
         schedules: createScheduleService({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log }),
         conversations: createConversationService({ workflows }),
+        freezes: createFreezeService({ workflows: workflows.runs, log }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
         secretBox,
         sessions,

@@ -17,6 +17,9 @@ import { bookkeeping, endAsRecorded } from './run-activities';
  */
 const HISTORY_EVENTS_BEFORE_CONTINUING = 2000;
 
+/** Past this, the run continues as new at its next chance (between batches, or while a freeze holds it). */
+const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUING;
+
 const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) / 1000);
 
 /** Why a target failed, in one line: the failure of its workflow (the first failed step, its server and why). */
@@ -35,7 +38,8 @@ function targetFailureLine(target: FleetTarget, error: unknown): string {
  *
  * Between batches it is guarded (fleet-guards.ts): a pause asked is held before the next batch
  * until a resume; a gate before a batch waits for people's approvals; a rejection or an expiry
- * ends the run, failed, its later batches skipped.
+ * ends the run, failed, its later batches skipped; a change freeze covering the next batch holds
+ * the run (status frozen) until it lifts.
  *
  * Its outcome is the run's: completes when every target succeeded, fails naming how many targets
  * failed and the first failure (or why its gate did not open), is cancelled when the run was.
@@ -89,6 +93,11 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
           throw failureOf('DeploymentRunFailed', error);
         }
       }
+      // The last word before a batch starts: no batch starts while a change freeze covers it (a long freeze continues as new meanwhile).
+      if (isPatched(PATCHES.changeFreezes) && (await guards.holdWhileFrozen(batch, plan.batches, historyFull)) === 'continue') {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch, failed, firstFailure, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
+      }
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
       setCurrentDetails(`batch ${batch}/${plan.batches}: ${targets.length} targets running; ${failed} of ${plan.total} failed so far (${plan.maxFailures} allowed)`);
       // Without a soak, nothing waits for the rest of the batch: each target is checked as soon as its own steps end.
@@ -122,7 +131,7 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
         }
       }
       const more = batch < plan.batches;
-      if (more && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUING)) {
+      if (more && historyFull()) {
         await condition(allHandlersFinished);
         await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch + 1, failed, firstFailure, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
       }

@@ -1,6 +1,6 @@
-import { condition, defineUpdate, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, defineUpdate, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { FleetGate, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../src/domain/contracts/runs';
-import { GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../src/domain/contracts/workflow-ids';
+import { FREEZES_CHANGED_SIGNAL, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../src/domain/contracts/workflow-ids';
 import { bookkeeping } from './run-activities';
 
 /** A person's approval or rejection of the gate the run waits at; refused at once (not recorded) when it waits at none. */
@@ -8,6 +8,12 @@ export const gateDecisionUpdate = defineUpdate<GateDecisionResult, [GateDecision
 /** Pause after the running batch; resume. */
 export const pauseUpdate = defineUpdate<PauseResult, [PauseRequest]>(PAUSE_UPDATE);
 export const resumeUpdate = defineUpdate<PauseResult, [PauseRequest]>(RESUME_UPDATE);
+
+/** A freeze was edited or deleted: a frozen run checks again at once. */
+export const freezesChangedSignal = defineSignal(FREEZES_CHANGED_SIGNAL);
+
+/** A frozen run checks its freezes again at least this often (one may be edited or deleted without a signal arriving). */
+export const FREEZE_RECHECK_MS = 2 * 60_000;
 
 /** How a gate ended: approved (the run goes on), or why not, in the run's error. */
 export type GateEnd = { approved: true } | { approved: false; error: string };
@@ -31,6 +37,7 @@ const approvalsText = (open: OpenGate) =>
 export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
   let open: OpenGate | null = null;
   let pauseAsked = pauseAskedBefore;
+  let freezesChanged = false;
 
   setHandler(
     gateDecisionUpdate,
@@ -56,6 +63,9 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
     if ('recorded' in result) pauseAsked = true;
     return result;
   });
+  setHandler(freezesChangedSignal, () => {
+    freezesChanged = true;
+  });
   setHandler(resumeUpdate, async () => {
     const result = await bookkeeping.resumeRun({ runId });
     if ('recorded' in result) pauseAsked = false;
@@ -72,6 +82,24 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
       if (!(await bookkeeping.holdPaused({ runId }))) return;
       setCurrentDetails(`paused before batch ${batch}/${batches}: waiting for a person to resume it`);
       await condition(() => !pauseAsked);
+    },
+
+    /**
+     * Before batch `batch`: while change freezes cover its servers the run holds (status frozen),
+     * checking again when they should lift, at least every FREEZE_RECHECK_MS, and at once when a
+     * freeze changes. A durable wait: a cancel ends it. 'continue' when the history grew too long
+     * while it waited (`historyFull`): the run continues as new before this batch and waits on.
+     */
+    async holdWhileFrozen(batch: number, batches: number, historyFull: () => boolean): Promise<'go' | 'continue'> {
+      for (;;) {
+        const frozen = await bookkeeping.holdIfFrozen({ runId, batch });
+        if (!frozen) return 'go';
+        setCurrentDetails(`frozen by ${frozen.names.join(', ')} until ${new Date(frozen.until).toISOString()}: batch ${batch}/${batches} waits`);
+        freezesChanged = false;
+        // A second past the end: the freeze's window is over when the run asks again.
+        await condition(() => freezesChanged, Math.max(1000, Math.min(frozen.until - Date.now() + 1000, FREEZE_RECHECK_MS)));
+        if (historyFull()) return 'continue';
+      }
     },
 
     /** Waits at a gate until enough people approved, one rejected, or its time ran out. */

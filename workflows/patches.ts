@@ -56,6 +56,12 @@ export const PATCHES = {
     oldBranch: 'A health check with soak_seconds 0 waits for every target of the batch before checking any (checkBatchHealth); histories with a soak never reach the branch.',
     retire: 'Deprecate once no fleet run with a soak-0 health check started before it is open (fleet runs end with their targets).',
   },
+  changeFreezes: {
+    id: 'change-freezes',
+    since: 'this release (change freezes hold fleet runs between batches)',
+    oldBranch: 'A fleet run starts its next batch without asking whether a change freeze covers it (no holdIfFrozen); every fleet history recorded before it.',
+    retire: 'Deprecate once no fleet run started before it is open (fleet runs end with their targets).',
+  },
 } as const satisfies Record<string, Patch>;
 
 /** Whether this workflow takes the new branch of a patch (see PATCHES). */

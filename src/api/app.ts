@@ -20,6 +20,8 @@ import { teamRoutes } from './access/team-routes';
 import { roleBindingRoutes } from './access/binding-routes';
 import { conversationRoutes } from './conversations/routes';
 import type { ConversationService } from './conversations/service';
+import { freezeRoutes } from './freezes/routes';
+import type { FreezeService } from './freezes/service';
 import { migrationPlanRoutes } from './migration-plans/routes';
 import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
@@ -38,6 +40,7 @@ export interface AppDeps {
   deployments: DeploymentService;
   schedules: ScheduleService;
   conversations: ConversationService;
+  freezes: FreezeService;
   migrationPlans: MigrationPlanService;
   secretBox: SecretBox;
   /** How long a console sign-in lasts. */
@@ -82,7 +85,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, schedules, conversations, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -139,6 +142,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/teams', refuseOtherMethods(teamRoutes()));
   api.use('/role-bindings', refuseOtherMethods(roleBindingRoutes()));
   api.use('/conversations', refuseOtherMethods(conversationRoutes(conversations)));
+  api.use('/freezes', refuseOtherMethods(freezeRoutes(freezes)));
   api.use('/migration-plans', refuseOtherMethods(migrationPlanRoutes(migrationPlans)));
   api.use('/policy', refuseOtherMethods(policyRoutes()));
 

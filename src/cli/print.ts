@@ -103,14 +103,15 @@ export class OutputPrinter {
   }
 }
 
-/** "waiting for 2 approvals before batch 2 (1 given: alice); expires at …", "paused by carol: why", or '' when it waits for nobody. */
-export function guardLine({ status, gate, pause, rollback }: Pick<Run, 'status' | 'gate' | 'pause'> & Partial<Pick<Run, 'rollback'>>): string {
+/** "waiting for 2 approvals before batch 2 (1 given: alice); expires at …", "paused by carol: why", "frozen by black-friday until …", or '' when it waits for nobody. */
+export function guardLine({ status, gate, pause, rollback, freeze }: Pick<Run, 'status' | 'gate' | 'pause'> & Partial<Pick<Run, 'rollback' | 'freeze'>>): string {
   if (status === 'awaiting_approval' && gate) {
     const names = gate.approvals.map((a) => a.by.name);
     const plural = gate.approvals_required > 1 ? 's' : '';
     return `waiting for ${gate.approvals_required} approval${plural} before batch ${gate.before_batch} (${names.length} given${names.length ? `: ${names.join(', ')}` : ''}); expires at ${gate.expires_at}`;
   }
   if (status === 'paused' && pause) return `paused by ${pause.by.name}: ${pause.reason} (waiting for a resume)`;
+  if (status === 'frozen' && freeze) return `frozen by ${freeze.names.join(', ')} until ${freeze.until} (goes on when the freeze lifts)`;
   if (rollback?.status === 'running') return `halted: rolling back on ${rollback.touched} touched server${rollback.touched > 1 ? 's' : ''}, newest batch first`;
   if (status === 'running' && pause) return `pausing after this batch (asked by ${pause.by.name}: ${pause.reason})`;
   return '';

@@ -4,6 +4,7 @@ import './tokens/model';
 import './servers/model';
 import './deployments/model';
 import './secrets/model';
+import './freezes/model';
 
 /** Connects and waits for every model's indexes, so unique constraints hold from the first request. */
 export async function connectDatabase(uri: string): Promise<typeof mongoose> {

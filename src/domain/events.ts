@@ -40,6 +40,24 @@ export interface DeploymentRunUpdatedEvent {
   pause: RunPauseState | null;
   /** A fleet run's rollback, from its start to its end; null in a target's event and when none ran. */
   rollback?: RunRollbackState | null;
+  /** The change freezes a fleet run is held by between batches (status frozen); null otherwise and in a target's event. */
+  freeze?: RunFreezeState | null;
+  /** Who triggered the run through change freezes, and why; null when none was overridden. */
+  freeze_override?: RunFreezeOverrideState | null;
+}
+
+export interface RunFreezeState {
+  names: string[];
+  /** When they lift, as things stood when last checked (the run checks again then, or sooner when a freeze changes). */
+  until: string;
+  since: string;
+}
+
+export interface RunFreezeOverrideState {
+  by: EventActor;
+  at: string;
+  reason: string;
+  freezes: string[];
 }
 
 export interface RunRollbackState {

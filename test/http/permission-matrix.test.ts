@@ -33,6 +33,7 @@ interface World {
   account: string;
   team: string;
   binding: string;
+  freeze: string;
 }
 
 /** What makes a fresh thing for a destructive call, as the organization's administrator. */
@@ -46,6 +47,7 @@ interface Fresh {
   team(): Promise<string>;
   binding(): Promise<string>;
   secret(): Promise<string>;
+  freeze(): Promise<string>;
   /** A token of the caller's own (made with the caller's token). */
   ownToken(caller: string): Promise<string>;
 }
@@ -148,6 +150,12 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/role-bindings/:id': org((_s, w) => ({ path: `/role-bindings/${w.binding}` })),
   'PATCH /api/v1/role-bindings/:id': org((_s, w) => ({ path: `/role-bindings/${w.binding}`, body: { max_targets_per_run: null } })),
   'DELETE /api/v1/role-bindings/:id': org(async (_s, _w, f) => ({ path: `/role-bindings/${await f.binding()}` })),
+  // Freezes far in the future: they freeze none of the runs here.
+  'GET /api/v1/freezes': org(() => ({ path: '/freezes' })),
+  'POST /api/v1/freezes': org(() => ({ path: '/freezes', body: { name: `f-${n()}`, starts_at: '2099-01-01T00:00:00Z', ends_at: '2099-01-02T00:00:00Z' } })),
+  'GET /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}` })),
+  'PATCH /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}`, body: { note: 'checked' } })),
+  'DELETE /api/v1/freezes/:id': org(async (_s, _w, f) => ({ path: `/freezes/${await f.freeze()}` })),
 };
 
 const OPERATIONS = new Map(bosunOperations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op]));
@@ -223,7 +231,9 @@ describe('permissions, route by route: every role, bound to some servers or to a
     const account = await created(admin, 'post', '/service-accounts', { name: 'nightly' });
     const team = await created(admin, 'post', '/teams', { name: 'web team', members: [person] });
     const binding = await created(admin, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } });
-    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, person, account, team, binding };
+    const futureFreeze = () => ({ name: `f-${n()}`, starts_at: '2099-01-01T00:00:00Z', ends_at: '2099-01-02T00:00:00Z' });
+    const freeze = await created(admin, 'post', '/freezes', futureFreeze());
+    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, person, account, team, binding, freeze };
 
     let spare = 1;
     fresh = {
@@ -240,6 +250,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
         await call(admin, 'put', `/secrets/${name}`, { value: 'a value' });
         return name;
       },
+      freeze: async () => created(admin, 'post', '/freezes', futureFreeze()),
       ownToken: async (caller) => created(caller, 'post', '/tokens', { name: `own-${n()}`, scopes: ['read'] }),
     };
   }, 180_000);

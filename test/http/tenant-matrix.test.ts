@@ -18,6 +18,7 @@ interface Ids {
   account: string;
   team: string;
   binding: string;
+  freeze: string;
 }
 
 /**
@@ -107,6 +108,11 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/role-bindings/:id': (i) => ({ path: `/role-bindings/${i.binding}` }),
   'PATCH /api/v1/role-bindings/:id': (i) => ({ path: `/role-bindings/${i.binding}`, body: { role: 'admin' } }),
   'DELETE /api/v1/role-bindings/:id': (i) => ({ path: `/role-bindings/${i.binding}` }),
+  'GET /api/v1/freezes': () => ({ path: '/freezes' }),
+  'POST /api/v1/freezes': () => ({ path: '/freezes', body: { name: 'their-freeze', starts_at: '2099-01-01T00:00:00Z', ends_at: '2099-01-02T00:00:00Z' } }),
+  'GET /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
+  'PATCH /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}`, body: { ends_at: '2099-01-01T00:00:01Z' } }),
+  'DELETE /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
 };
 
 /** What a stranger gets: 404 for anything of another organization's; its own (empty) world otherwise. */
@@ -134,6 +140,8 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/teams': 200,
   'POST /api/v1/teams': 422, // the person "does not exist" for it
   'GET /api/v1/role-bindings': 200,
+  'GET /api/v1/freezes': 200,
+  'POST /api/v1/freezes': 201,
 };
 
 describe('tenant isolation, route by route', () => {
@@ -166,7 +174,9 @@ describe('tenant isolation, route by route', () => {
     const account = (await call(owner, 'post', '/service-accounts', { name: 'ci-web' })).body.data.id;
     const team = (await call(owner, 'post', '/teams', { name: 'web team', members: [person] })).body.data.id;
     const binding = (await call(owner, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } })).body.data.id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, secret: 'db_password', token, person, account, team, binding };
+    // A freeze far in the future: the owner's runs here are not frozen by it.
+    const freeze = (await call(owner, 'post', '/freezes', { name: 'black-friday', starts_at: '2099-11-27T00:00:00Z', ends_at: '2099-11-30T00:00:00Z' })).body.data.id;
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, secret: 'db_password', token, person, account, team, binding, freeze };
   });
   afterAll(() => bosun.stop());
 
@@ -206,6 +216,7 @@ describe('tenant isolation, route by route', () => {
     expect((await call(owner, 'get', '/secrets')).body.data).toEqual([expect.objectContaining({ name: 'db_password' })]);
     expect((await call(owner, 'get', '/policy')).body.data.require_approval_for).toEqual(['read', 'change', 'destructive']);
     expect(await ownersTokens()).toEqual(tokensBefore);
+    expect((await call(owner, 'get', `/freezes/${ids.freeze}`)).body.data).toMatchObject({ name: 'black-friday', ends_at: '2099-11-30T00:00:00.000Z' });
   });
 
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {

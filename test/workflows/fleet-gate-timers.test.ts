@@ -40,6 +40,7 @@ function fleetMocks(planned: FleetPlan, extra: Mocks = {}) {
     recordGateDecision: async (): Promise<GateDecisionResult> => ({ recorded: true, approvals: 1, outcome: 'approved' }),
     requestPause: async (): Promise<PauseResult> => ({ recorded: true }),
     holdPaused: async () => true,
+    holdIfFrozen: async () => null,
     resumeRun: async (): Promise<PauseResult> => ({ recorded: true }),
     ...extra,
   };

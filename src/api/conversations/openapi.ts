@@ -29,7 +29,7 @@ export const conversationOperations: Operation[] = [
       'A server or plan of another organization: 404; an unverified server: 409.',
     body: { schema: startConversationSchema, required: true },
     responses: { 201: { description: 'Started, `running`', body: dataOf(conversationStartedSchema), headers: locationHeader('conversation') } },
-    errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
+    errors: ['not_found', 'conflict', 'frozen', 'validation_failed', 'service_unavailable'],
   },
   {
     method: 'get', path: '/api/v1/conversations', operationId: 'listConversations', tag, scope: 'read',
@@ -53,7 +53,7 @@ export const conversationOperations: Operation[] = [
     params: id,
     body: { schema: followUpSchema, required: true },
     responses: { 202: { description: 'Accepted; the conversation, `running` again', body: dataOf(conversationSchema) } },
-    errors: ['not_found', 'conflict', 'validation_failed', 'service_unavailable'],
+    errors: ['not_found', 'conflict', 'frozen', 'validation_failed', 'service_unavailable'],
   },
   {
     method: 'post', path: '/api/v1/conversations/:id/cancel', operationId: 'cancelConversation', tag, scope: 'conversations:write',

@@ -16,6 +16,7 @@ import { ConversationModel, MAX_CONVERSATION_STEPS, FINAL_CONVERSATION_STATUSES,
 import type { StartConversationInput } from './schemas';
 import { toConversationListView, toConversationView } from './views';
 import { clip } from '../../domain/text';
+import { refuseConversationIfFrozen } from '../freezes/enforce';
 
 
 /** How many conversations about a migration plan are still active (its deletion waits for them). */
@@ -102,6 +103,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
     async start(principal: Principal, input: StartConversationInput) {
       const servers = await resolveChatable(principal, input);
+      await refuseConversationIfFrozen(principal, [servers.server_id, servers.source_server_id]);
       const messageId = new Types.ObjectId();
       const conversation = await conversations.createConversation({
         organization_id: principal.organizationId,
@@ -129,6 +131,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       if (conversation.steps.length >= MAX_CONVERSATION_STEPS) {
         throw new ApiError('conflict', `The conversation holds ${MAX_CONVERSATION_STEPS} steps, the most it may: start a new one`);
       }
+      await refuseConversationIfFrozen(principal, [conversation.server_id, conversation.source_server_id]);
       const messageId = new Types.ObjectId();
       // Running again at once, so a client polling for the end does not stop at the previous one.
       const pushed = await conversations.addMessage(conversation._id, { _id: messageId, text, sent_by: actorLineOf(principal) });

@@ -2,7 +2,7 @@ import { stepLogOperation, stepNumberParam } from '../logs/openapi';
 import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
-import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, retrySchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import { deploymentListItemSchema, deploymentSchema, planSchema, runListItemSchema, runSchema, runTargetDetailSchema, runTriggeredSchema } from './views';
 
 const tag = 'Deployments';
@@ -78,12 +78,14 @@ export const deploymentOperations: Operation[] = [
     description:
       'Answers at once with the queued run, not wrapped in `data`; poll the run (or watch it over Socket.IO). ' +
       'A repeated trigger with the same `Idempotency-Key` returns the same run. A deployment whose server was deleted or never verified answers 409. ' +
-      'With `plan_hash` (from POST /plan), a plan changed since (a server tagged, a step edited) answers 409 `plan_changed` with both hashes, and nothing starts.',
+      'With `plan_hash` (from POST /plan), a plan changed since (a server tagged, a step edited) answers 409 `plan_changed` with both hashes, and nothing starts. ' +
+      'While a change freeze covers any of its servers: 409 `frozen` (the freezes with their ends, the servers), nothing stored or started, unless `override_freeze` is given by a person with role admin ' +
+      '(a service account: 403 `people_only`; anyone else: 403), which the run records as `freeze_override`.',
     params: id,
     headers: idempotencyHeader,
     body: { schema: triggerSchema, required: false },
     responses: { 202: runAccepted },
-    errors: ['not_found', 'conflict', 'plan_changed', 'validation_failed', 'service_unavailable'],
+    errors: ['not_found', 'conflict', 'plan_changed', 'frozen', 'people_only', 'validation_failed', 'service_unavailable'],
     beyondSchema: parameterRules,
   },
   {
@@ -128,11 +130,12 @@ export const deploymentOperations: Operation[] = [
     summary: 'Retry what did not succeed',
     description:
       'A new run (`retry_of`) over the targets of a finished run that did not succeed, each from its first step that did not succeed, with the same steps and parameters. ' +
-      'A run still going, or one that succeeded: 409.',
+      'A run still going, or one that succeeded: 409. While a change freeze covers any of the servers it would run on: 409 `frozen`, unless `override_freeze` (as a trigger’s).',
     params: runIds,
     headers: idempotencyHeader,
+    body: { schema: retrySchema, required: false },
     responses: { 202: runAccepted },
-    errors: ['not_found', 'conflict', 'service_unavailable'],
+    errors: ['not_found', 'conflict', 'frozen', 'people_only', 'validation_failed', 'service_unavailable'],
   },
   {
     method: 'post', path: '/api/v1/deployments/:id/runs/:runId/cancel', operationId: 'cancelRun', tag, scope: 'deployments:run',

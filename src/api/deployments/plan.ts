@@ -7,6 +7,22 @@ import { resolveTargets } from './targets';
 import { toDeploymentView } from './views';
 import { parametersFor, type FindDeployment } from './definitions';
 import { planOf } from './plan-hash';
+import { freezesCovering, freezesStarting } from '../../domain/freezes/coverage';
+
+/** A run's likely duration when its deployment has no successful run to go by. */
+export const DEFAULT_LIKELY_RUN_SECONDS = 3600;
+
+/** How long a run of the deployment likely takes: its last successful run's duration, else DEFAULT_LIKELY_RUN_SECONDS. */
+async function likelyDuration(deploymentId: Types.ObjectId): Promise<{ seconds: number; basis: 'last_success' | 'default' }> {
+  const last = await DeploymentRunModel.findOne(
+    { deployment_id: deploymentId, parent_run_id: null, rolls_back: null, status: 'success', started_at: { $ne: null }, completed_at: { $ne: null } },
+    { started_at: 1, completed_at: 1 },
+  )
+    .sort({ createdAt: -1, _id: -1 })
+    .lean();
+  if (!last?.started_at || !last.completed_at) return { seconds: DEFAULT_LIKELY_RUN_SECONDS, basis: 'default' };
+  return { seconds: Math.max(1, Math.round((last.completed_at.getTime() - last.started_at.getTime()) / 1000)), basis: 'last_success' };
+}
 
 /** A plan: what a trigger with this body would run, where and in which batches, and what to look out for. Runs nothing, stores nothing. */
 export function deploymentPlanner(findDeployment: FindDeployment) {
@@ -39,6 +55,27 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
       const waiting = busy.get(id);
       if (waiting) warnings.push({ server_id: id, code: 'busy', message: `${server.title} has ${waiting} run${waiting > 1 ? 's' : ''} queued or running: this run would wait its turn` });
     }
+    // Freezes: those covering targets now (a trigger would be refused), and those opening while a run would likely still go.
+    const now = new Date();
+    const likely = await likelyDuration(deployment._id);
+    const [covering, starting] = await Promise.all([
+      freezesCovering(deployment.organization_id, servers, now),
+      freezesStarting(deployment.organization_id, servers, now, new Date(now.getTime() + likely.seconds * 1000)),
+    ]);
+    const frozenBy = new Map<string, { id: string; name: string; ends_at: string }[]>();
+    for (const cover of covering) {
+      for (const server of cover.servers) {
+        const id = server._id.toString();
+        frozenBy.set(id, [...(frozenBy.get(id) ?? []), { id: cover.freeze._id.toString(), name: cover.freeze.name, ends_at: cover.window.ends_at.toISOString() }]);
+      }
+    }
+    for (const server of servers) {
+      const by = frozenBy.get(server._id.toString());
+      if (by) warnings.push({ server_id: server._id.toString(), code: 'frozen', message: `${server.title} is frozen by ${by.map((f) => `${f.name} until ${f.ends_at}`).join(', ')}: a trigger would be refused (409 frozen)` });
+    }
+    for (const cover of starting) {
+      warnings.push({ server_id: null, code: 'freeze_upcoming', message: `Change freeze ${cover.freeze.name} starts at ${cover.window.starts_at.toISOString()} on ${cover.servers.length} of the targets, within the run's likely duration (${likely.seconds} s): batches not started by then wait for it to end` });
+    }
     return {
       deployment_id: deployment._id.toString(),
       plan_hash: planned.hash,
@@ -54,6 +91,18 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
       steps: toDeploymentView(deployment).steps,
       environment: Object.fromEntries(values.map((p) => [environmentName(p.name), p.secret ? MASK : p.value])),
       warnings,
+      likely_duration: likely,
+      frozen_targets: servers.flatMap((server) => {
+        const by = frozenBy.get(server._id.toString());
+        return by ? [{ server_id: server._id.toString(), title: server.title, freezes: by }] : [];
+      }),
+      upcoming_freezes: starting.map((cover) => ({
+        id: cover.freeze._id.toString(),
+        name: cover.freeze.name,
+        starts_at: cover.window.starts_at.toISOString(),
+        ends_at: cover.window.ends_at.toISOString(),
+        server_ids: cover.servers.map((server) => server._id.toString()),
+      })),
     };
   };
 }

@@ -4,7 +4,7 @@ import { principalOf } from '../http/auth';
 import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, retrySchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import type { DeploymentService } from './service';
 
 export function deploymentRoutes(deployments: DeploymentService): Router {
@@ -67,7 +67,7 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
   router.post('/:id/runs/:runId/retry', requireAction('deployments:run'), async (req, res) => {
     const key = idempotencyKey(req);
     const id = param(req.params.id);
-    accepted(req, res, id, await deployments.retry(principalOf(req), id, param(req.params.runId), key));
+    accepted(req, res, id, await deployments.retry(principalOf(req), id, param(req.params.runId), key, validate(retrySchema, req.body ?? {})));
   });
 
   router.get('/:id/runs', requireAction('read'), async (req, res) => {

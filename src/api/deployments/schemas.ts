@@ -4,6 +4,7 @@ import { tagSchema } from '../servers/schemas';
 import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME, wholeValuePattern } from '../../domain/deployments/parameters';
 import { requiredText, text } from '../http/text';
 import { DURATION_PATTERN } from '../../domain/tokens/service';
+import { overrideFreezeSchema } from '../freezes/enforce';
 
 export const MAX_STEPS = 100;
 export const MAX_COMMAND_LENGTH = 16 * 1024;
@@ -148,8 +149,13 @@ export const triggerSchema = z
       .regex(/^[0-9a-f]{64}$/, 'plan_hash is the 64 hexadecimal digits POST /plan returned')
       .optional()
       .describe('The plan reviewed (POST /plan’s `plan_hash`): if the plan changed since, 409 plan_changed and nothing starts'),
+    override_freeze: overrideFreezeSchema.optional(),
   })
   .default({ parameters: {} });
+
+/** A retry's body: optional (an override of the freezes that cover its servers). */
+export const retrySchema = z.strictObject({ override_freeze: overrideFreezeSchema.optional() }).default({});
+export type RetryInput = z.infer<typeof retrySchema>;
 
 /** An approval's body. */
 export const approveSchema = z.strictObject({ comment: text('comment', { max: 2000 }).optional() }).default({});

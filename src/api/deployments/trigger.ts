@@ -14,7 +14,8 @@ import { DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type Deploymen
 import { requestDigest, storeParameters, type StoredParameter } from '../../domain/deployments/parameters';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { triggerAdmission } from './admission';
-import type { TriggerInput } from './schemas';
+import type { RetryInput, TriggerInput } from './schemas';
+import { refuseIfFrozen } from '../freezes/enforce';
 import { batchOf, resolveStrategy, resolveTargets, type TargetServer } from './targets';
 import { isDuplicateKey } from '../../domain/database';
 import { parametersFor, type FindDeployment } from './definitions';
@@ -59,6 +60,12 @@ export function runTriggers({
 }) {
   const { activeRuns, deploymentExists, takePlace } = admission;
   const settledStarts = new SettledStarts();
+
+  /** Servers by id, with what a freeze asks of them (a server deleted since: its id alone). */
+  const serversOf = async (ids: Types.ObjectId[]) => {
+    const found = await ServerModel.find({ _id: { $in: ids } }, { title: 1, tags: 1 }).lean();
+    return ids.map((id) => found.find((s) => s._id.equals(id)) ?? { _id: id, title: null, tags: [] });
+  };
 
   const runIdentity = (principal: Principal, deployment: Deployment, idempotencyKey: string | undefined, origin?: RunOrigin) => ({
     schedule: origin?.schedule ?? null,
@@ -218,13 +225,15 @@ export function runTriggers({
           if (deployment.server_id) {
             await checkRunTargets(principal, deploymentId, [{ _id: deployment.server_id }]);
             const plan_hash = hashed([{ _id: deployment.server_id }]);
-            return { fields: { ...fields, plan_hash }, server: { _id: deployment.server_id } as TargetServer, targets: null };
+            const freeze_override = await refuseIfFrozen(principal, await serversOf([deployment.server_id]), input.override_freeze);
+            return { fields: { ...fields, plan_hash, freeze_override }, server: { _id: deployment.server_id } as TargetServer, targets: null };
           }
           const servers = await resolveTargets(deployment);
           if (!servers.length) throw new ApiError('conflict', 'The deployment’s targets match no server: add servers with its tags, or list servers in targets.server_ids');
           await checkRunTargets(principal, deploymentId, servers);
           const plan_hash = hashed(servers);
-          return { fields: { ...fields, plan_hash, strategy: deployment.strategy, rollback: deployment.rollback }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
+          const freeze_override = await refuseIfFrozen(principal, servers, input.override_freeze);
+          return { fields: { ...fields, plan_hash, freeze_override, strategy: deployment.strategy, rollback: deployment.rollback }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
         },
       });
     },
@@ -233,7 +242,7 @@ export function runTriggers({
      * Retries a finished run that did not succeed: a new run (`retry_of`) over the targets that did
      * not succeed, each from its first step that did not succeed, with the same steps and parameters.
      */
-    async retry(principal: Principal, deploymentId: string, runId: string, idempotencyKey: string | undefined) {
+    async retry(principal: Principal, deploymentId: string, runId: string, idempotencyKey: string | undefined, input: RetryInput = {}) {
       const deployment = await findDeployment(principal, deploymentId, 'deployments:run');
       const original = await findRun(principal, deploymentId, runId, 'deployments:run');
       if (!FINAL_RUN_STATUSES.includes(original.status as RunStatus)) throw new ApiError('conflict', `The run is still ${original.status}: retry it once it has finished`);
@@ -253,16 +262,19 @@ export function runTriggers({
           if (!original.fleet) {
             if (original.status === 'success') throw new ApiError('conflict', 'The run succeeded: there is nothing to retry');
             await checkRunTargets(principal, deploymentId, [{ _id: original.server_id! }]);
-            return { fields: { ...fields, start_step: firstUnfinished(original) }, server: { _id: original.server_id } as TargetServer, targets: null };
+            const freeze_override = await refuseIfFrozen(principal, await serversOf([original.server_id!]), input.override_freeze);
+            return { fields: { ...fields, freeze_override, start_step: firstUnfinished(original) }, server: { _id: original.server_id } as TargetServer, targets: null };
           }
           const left = await DeploymentRunModel.find({ parent_run_id: original._id, status: { $ne: 'success' } }, { 'steps.output': 0 }).sort({ batch: 1, _id: 1 }).lean<DeploymentRun[]>();
           if (!left.length) throw new ApiError('conflict', 'Every target succeeded: there is nothing to retry');
           const servers = new Map(
             (await ServerModel.find({ _id: { $in: left.map((t) => t.server_id) } }, { title: 1, host: 1, status: 1, tags: 1 }).lean<TargetServer[]>()).map((s) => [s._id.toString(), s]),
           );
-          await checkRunTargets(principal, deploymentId, left.map((t) => servers.get(String(t.server_id)) ?? { _id: t.server_id!, title: t.server_title ?? null, tags: [] }));
+          const touched = left.map((t) => servers.get(String(t.server_id)) ?? { _id: t.server_id!, title: t.server_title ?? null, tags: [] });
+          await checkRunTargets(principal, deploymentId, touched);
+          const freeze_override = await refuseIfFrozen(principal, touched, input.override_freeze);
           return {
-            fields: { ...fields, strategy: original.fleet.strategy, rollback: original.fleet.rollback },
+            fields: { ...fields, freeze_override, strategy: original.fleet.strategy, rollback: original.fleet.rollback },
             server: null,
             targets: left.map((t) => ({
               // A server deleted since keeps its place: its target fails, unrun, saying so.

@@ -8,7 +8,7 @@ import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES, type Deployment, type Dep
 import { stepDefinitions } from '../../domain/deployments/new-runs';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
 import { maskedParameters } from '../../domain/deployments/parameters';
-import { toGateState, toHealthState, toPauseState, toRollbackState, toStepState } from '../../domain/deployments/run-events';
+import { toFreezeOverrideState, toFreezeState, toGateState, toHealthState, toPauseState, toRollbackState, toStepState } from '../../domain/deployments/run-events';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
 const gateDefinitionView = z.object({ before_batch: z.number().int(), approvals: z.number().int(), expires_in: z.string() });
@@ -142,6 +142,18 @@ export const runPauseSchema = z
   .object({ by: actorSchema, reason: z.string(), requested_at: timestampSchema, paused_at: timestampSchema.nullable().describe('When the run stopped between batches; null while its batch finishes') })
   .meta({ id: 'RunPause' });
 
+export const runFreezeSchema = z
+  .object({
+    names: z.array(z.string()).describe('The freezes covering the next batch’s servers'),
+    until: timestampSchema.describe('When they lift as things stood at the last check (the run checks again then, within minutes, and at once when a freeze is edited or deleted)'),
+    since: timestampSchema.describe('When the run stopped between batches for them'),
+  })
+  .meta({ id: 'RunFreeze' });
+
+export const runFreezeOverrideSchema = z
+  .object({ by: actorSchema, at: timestampSchema, reason: z.string(), freezes: z.array(z.string()).describe('The freezes that covered its servers then') })
+  .meta({ id: 'RunFreezeOverride' });
+
 export const runSchema = z
   .object({
     id: z.string(),
@@ -164,6 +176,8 @@ export const runSchema = z
     plan_hash: z.string().nullable().describe('The hash of its plan when it was triggered (as POST /plan computes it); null for runs of an older version'),
     gate: runGateSchema.nullable().describe('The approval gate it waits at (status awaiting_approval), or the last one it passed or failed at; null when it met none'),
     pause: runPauseSchema.nullable().describe('A pause asked (held from the end of the running batch: status paused) until resumed; null otherwise'),
+    freeze: runFreezeSchema.nullable().describe('The change freezes it is held by between batches (status frozen); null otherwise'),
+    freeze_override: runFreezeOverrideSchema.nullable().describe('Triggered through change freezes by a person with role admin: who, when, why, which freezes; null otherwise'),
     rollback: z
       .object({
         status: z.enum(['running', 'success', 'failed']),
@@ -312,6 +326,8 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     plan_hash: r.plan_hash ?? null,
     gate: r.gate ? toGateState(r.gate) : null,
     pause: toPauseState(r),
+    freeze: toFreezeState(r),
+    freeze_override: toFreezeOverrideState(r.freeze_override),
     rollback: toRollbackState(r.rollback),
     rollback_steps: r.fleet?.rollback?.steps.length ?? 0,
     created_at: iso(r.createdAt),
@@ -366,6 +382,15 @@ export const planSchema = z
     steps: deploymentSchema.shape.steps,
     rollback: deploymentSchema.shape.rollback.describe('The steps a halted run would run on the servers it touched (null: none)'),
     environment: z.record(z.string(), z.string()).describe('What each step would see: BOSUN_PARAM_<NAME>, secret values as ********'),
-    warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy', 'gate_ignored']), message: z.string() })),
+    warnings: z.array(z.object({ server_id: z.string().nullable(), code: z.enum(['no_targets', 'unverified', 'offline', 'busy', 'gate_ignored', 'frozen', 'freeze_upcoming']), message: z.string() })),
+    likely_duration: z
+      .object({ seconds: z.number().int(), basis: z.enum(['last_success', 'default']) })
+      .describe('How long a run likely takes, for upcoming_freezes: the deployment’s last successful run’s duration, else 3600 s (default)'),
+    frozen_targets: z
+      .array(z.object({ server_id: z.string(), title: z.string(), freezes: z.array(z.object({ id: z.string(), name: z.string(), ends_at: timestampSchema })) }))
+      .describe('Targets a change freeze covers now: a trigger would answer 409 frozen (unless overridden)'),
+    upcoming_freezes: z
+      .array(z.object({ id: z.string(), name: z.string(), starts_at: timestampSchema, ends_at: timestampSchema, server_ids: z.array(z.string()).describe('The targets it covers') }))
+      .describe('Freezes not open now whose next window opens within likely_duration: a fleet run still going then holds between batches until it ends'),
   })
   .meta({ id: 'DeploymentPlan' });

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'conflict'
   | 'plan_changed'
+  | 'frozen'
   | 'expired'
   | 'not_awaiting_approval'
   | 'already_approved'
@@ -39,6 +40,7 @@ const STATUS: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   conflict: 409,
   plan_changed: 409,
+  frozen: 409,
   expired: 409,
   not_awaiting_approval: 409,
   already_approved: 409,
@@ -60,6 +62,11 @@ export const errorBodySchema = z
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('One entry per invalid field (422), or per server refused (403)'),
       given_plan_hash: z.string().optional().describe('plan_changed: the plan_hash the trigger gave (the plan reviewed)'),
       current_plan_hash: z.string().optional().describe('plan_changed: the plan_hash of the plan as it is now'),
+      freezes: z
+        .array(z.object({ id: z.string(), name: z.string(), ends_at: z.iso.datetime().describe('When its current window ends (as things stand)') }))
+        .optional()
+        .describe('frozen: the change freezes that cover the servers now'),
+      servers: z.array(z.object({ id: z.string(), title: z.string() })).optional().describe('frozen: the servers they cover'),
     }),
   })
   .meta({ id: 'Error', description: 'The one envelope of every failure; nothing was changed by the request.' });
@@ -74,8 +81,13 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
-    /** Fields of the error beside its message (plan_changed: both hashes). */
-    readonly extra?: { given_plan_hash?: string; current_plan_hash?: string },
+    /** Fields of the error beside its message (plan_changed: both hashes; frozen: the freezes and the servers). */
+    readonly extra?: {
+      given_plan_hash?: string;
+      current_plan_hash?: string;
+      freezes?: Array<{ id: string; name: string; ends_at: string }>;
+      servers?: Array<{ id: string; title: string }>;
+    },
   ) {
     super(message);
     this.status = STATUS[code];

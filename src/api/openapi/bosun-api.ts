@@ -3,6 +3,7 @@ import { version } from '../../../package.json';
 import { conversationOperations } from '../conversations/openapi';
 import { deploymentOperations } from '../deployments/openapi';
 import { scheduleOperations } from '../schedules/openapi';
+import { freezeOperations } from '../freezes/openapi';
 import { migrationPlanOperations } from '../migration-plans/openapi';
 import { observabilityOperations } from '../observability/openapi';
 import { policyOperations } from '../organizations/openapi';
@@ -29,6 +30,7 @@ export const bosunOperations: Operation[] = [
   ...serverOperations,
   ...deploymentOperations,
   ...scheduleOperations,
+  ...freezeOperations,
   ...secretOperations,
   ...tokenOperations,
   ...accessOperations,
@@ -59,6 +61,7 @@ export function openApiDocument() {
     tags: [
       { name: 'Servers', description: 'The servers Bosun reaches over SSH: verified, fingerprinted, watched' },
       { name: 'Deployments', description: 'Named lists of shell steps on a server, triggered from CI; their runs' },
+      { name: 'Change freezes', description: 'Windows in which no run starts on the servers they cover' },
       { name: 'Conversations', description: 'Plain-English instructions planned into steps and run on a server' },
       { name: 'Migration plans', description: 'A move between two servers, which conversations can be about' },
       { name: 'Command policy', description: 'What conversations may run' },

@@ -57,7 +57,7 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
           log.warn({ err: error, scheduleId: input.scheduleId }, 'a schedule’s tick could not start its run yet');
           throw error;
         }
-        const outcome = (error.code as string) === 'frozen' ? 'frozen' : error.code === 'forbidden' || error.code === 'not_found' ? 'forbidden' : 'refused';
+        const outcome = error.code === 'frozen' ? 'frozen' : error.code === 'forbidden' || error.code === 'not_found' ? 'forbidden' : 'refused';
         const message = outcome === 'forbidden' ? `${schedule.run_as.name} (the service account it runs as) may not run this deployment now: ${error.message}` : error.message;
         return record(schedule, input, { outcome, runId: null, message });
       }

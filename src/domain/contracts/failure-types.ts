@@ -134,6 +134,13 @@ export const FAILURE_TYPES = [
     rerunElsewhere: false,
     meaning: 'The conversation has no such step (or it is not a transfer). Nothing to retry.',
   },
+  {
+    name: 'ChangeFrozen',
+    raisedBy: 'activity',
+    retryable: false,
+    rerunElsewhere: false,
+    meaning: 'A change freeze covers the step’s server: the step was not run. Run it again once the freeze has lifted (GET /api/v1/freezes says when).',
+  },
   // Workflows' own outcomes.
   {
     name: 'DeploymentRunFailed',

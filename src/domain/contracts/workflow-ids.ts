@@ -29,6 +29,8 @@ export const GATE_DECISION_UPDATE = 'gate-decision';
 /** Person → fleet run: pause between batches, or resume (updates). */
 export const PAUSE_UPDATE = 'pause';
 export const RESUME_UPDATE = 'resume';
+/** API → frozen fleet run: "the freezes changed (edited or deleted): check again now" (its timer re-checks anyway). */
+export const FREEZES_CHANGED_SIGNAL = 'freezes-changed';
 
 /** A Bosun schedule's Temporal Schedule; the tick workflows it starts are named after it (Temporal appends the due time). */
 export const temporalScheduleId = (scheduleId: string) => `bosun-schedule-${scheduleId}`;

@@ -154,3 +154,25 @@ export async function resumeRun(runId: string): Promise<PauseResult> {
   const run = await DeploymentRunModel.findById(runId, { status: 1 }).lean();
   return { refused: 'not_paused', message: `The run is not paused (it is ${run?.status ?? 'gone'})` };
 }
+
+/**
+ * Between batches, change freezes cover the next batch's servers: running → frozen, with their
+ * names and when they lift (a frozen run's are brought up to date, its `since` kept). False when
+ * the run is neither running nor frozen (cancelled meanwhile).
+ */
+export async function holdFrozen(runId: string, names: string[], until: Date, now = new Date()): Promise<boolean> {
+  const held = await DeploymentRunModel.updateOne({ _id: runId, status: 'running' }, asChange({ $set: { status: 'frozen', freeze: { names, until, since: now } } }));
+  if (held.modifiedCount) return true;
+  // Already frozen: a change (a freeze extended, another begun) is one event; the same freezes none.
+  const changed = await DeploymentRunModel.updateOne(
+    { _id: runId, status: 'frozen', $or: [{ 'freeze.until': { $ne: until } }, { 'freeze.names': { $ne: names } }] },
+    asChange({ $set: { 'freeze.names': names, 'freeze.until': until } }),
+  );
+  if (changed.modifiedCount) return true;
+  return (await DeploymentRunModel.exists({ _id: runId, status: 'frozen' })) !== null;
+}
+
+/** The freezes that held a run lifted (ended, edited or deleted): frozen → running. Nothing for a run not frozen. */
+export async function thawRun(runId: string): Promise<void> {
+  await DeploymentRunModel.updateOne({ _id: runId, status: 'frozen' }, asChange({ $set: { status: 'running', freeze: null } }));
+}

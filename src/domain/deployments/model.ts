@@ -3,14 +3,15 @@ import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
 
 /**
- * A run's statuses. `awaiting_approval` and `paused` are a fleet run's, between batches: it has
- * begun (like `running`) and holds no server while it waits for people.
+ * A run's statuses. `awaiting_approval`, `paused` and `frozen` are a fleet run's, between batches:
+ * it has begun (like `running`) and holds no server while it waits for people (or, frozen, for a
+ * change freeze to lift).
  */
-export const RUN_STATUSES = ['queued', 'running', 'awaiting_approval', 'paused', 'success', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'awaiting_approval', 'paused', 'frozen', 'success', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['success', 'failed', 'cancelled'];
 /** A run that has begun and not ended: running, or (a fleet run) waiting between batches. */
-export const BEGUN_RUN_STATUSES = ['running', 'awaiting_approval', 'paused'] as const;
+export const BEGUN_RUN_STATUSES = ['running', 'awaiting_approval', 'paused', 'frozen'] as const;
 export type BegunRunStatus = (typeof BEGUN_RUN_STATUSES)[number];
 /** Every status of a run that has not ended. */
 export const UNFINISHED_RUN_STATUSES = ['queued', ...BEGUN_RUN_STATUSES] as const;
@@ -135,6 +136,27 @@ const pauseSchema = new Schema(
     reason: { type: String, required: true },
     requested_at: { type: Date, required: true },
     paused_at: { type: Date, default: null },
+  },
+  { _id: false },
+);
+
+/** A person's override of the change freezes that covered the run's servers when it was triggered. */
+const freezeOverrideSchema = new Schema(
+  {
+    by: { type: actorSchema, required: true },
+    at: { type: Date, required: true },
+    reason: { type: String, required: true },
+    freezes: { type: [String], default: [] },
+  },
+  { _id: false },
+);
+
+/** The change freezes a fleet run is held by between batches (status frozen), and when they lift as things stood. */
+const runFreezeSchema = new Schema(
+  {
+    names: { type: [String], default: [] },
+    until: { type: Date, required: true },
+    since: { type: Date, required: true },
   },
   { _id: false },
 );
@@ -287,6 +309,9 @@ const deploymentRunSchema = new Schema(
     // A fleet run's approval gate, open or last decided; its pause, asked or held.
     gate: { type: gateSchema, default: null },
     pause: { type: pauseSchema, default: null },
+    // Triggered through change freezes by a person's override; held between batches by one (status frozen).
+    freeze_override: { type: freezeOverrideSchema, default: null },
+    freeze: { type: runFreezeSchema, default: null },
     // A fleet target's health check after its batch (null: none ran).
     health: { type: healthSchema, default: null },
     // A fleet run's rollback (status and counts); on a rollback run (a one-server run of the rollback steps), what it undoes.

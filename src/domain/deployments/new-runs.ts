@@ -48,7 +48,7 @@ const newRun = (() => {
 })();
 
 export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> &
-  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host' | 'plan_hash' | 'rolls_back'>> & {
+  Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host' | 'plan_hash' | 'rolls_back' | 'freeze_override'>> & {
     steps: readonly StepDefinition[];
     parameters?: readonly StoredParameter[];
     fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown; rollback?: unknown } | null;
@@ -74,6 +74,7 @@ export async function createFleetRun(fields: NewRun, targets: NewTarget[]): Prom
           idempotency_key: null,
           request_digest: null,
           plan_hash: null,
+          freeze_override: null,
           fleet: null,
           retry_of: null,
           queue_seq: null,

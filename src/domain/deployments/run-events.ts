@@ -1,6 +1,6 @@
 import type { ChangeStreamDocument } from 'mongodb';
 import { actorView } from '../access/actor';
-import type { DeploymentRunUpdatedEvent, RunGateState, RunHealthState, RunPauseState, RunRollbackState, RunStepState } from '../events';
+import type { DeploymentRunUpdatedEvent, RunFreezeOverrideState, RunFreezeState, RunGateState, RunHealthState, RunPauseState, RunRollbackState, RunStepState } from '../events';
 import { iso } from '../timestamps';
 import type { DeploymentRun } from './model';
 
@@ -65,6 +65,14 @@ export const toPauseState = (r: Pick<DeploymentRun, 'pause' | 'status'>): RunPau
     ? { by: actorView(r.pause.by)!, reason: r.pause.reason, requested_at: iso(r.pause.requested_at)!, paused_at: iso(r.pause.paused_at) }
     : null;
 
+/** The freezes a run is held by, while it is (status frozen). */
+export const toFreezeState = (r: Pick<DeploymentRun, 'freeze' | 'status'>): RunFreezeState | null =>
+  r.freeze && r.status === 'frozen' ? { names: [...r.freeze.names], until: iso(r.freeze.until)!, since: iso(r.freeze.since)! } : null;
+
+/** A person's override of the freezes the run was triggered through. */
+export const toFreezeOverrideState = (o: DeploymentRun['freeze_override']): RunFreezeOverrideState | null =>
+  o ? { by: actorView(o.by)!, at: iso(o.at)!, reason: o.reason, freezes: [...o.freezes] } : null;
+
 /** A change as the relay receives it: the post-image without outputs, and the names of the fields it set. */
 type RelayedChange = ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] };
 
@@ -124,13 +132,15 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
     gate: doc.gate ? toGateState(doc.gate) : null,
     pause: toPauseState(doc),
     rollback: toRollbackState(doc.rollback),
+    freeze: toFreezeState(doc),
+    freeze_override: toFreezeOverrideState(doc.freeze_override),
   };
 }
 
 const RUN_EVENT_FIELDS = Object.fromEntries(
   [
     'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
-    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback'].map(
+    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback', 'freeze', 'freeze_override'].map(
       (f) => `fullDocument.${f}`,
     ),
     ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),

@@ -87,7 +87,7 @@ export async function runEnded(run: EndedRun, status: RunStatus) {
 /**
  * Ends a run that nothing will carry on (still in `from`), its open steps closed as its workflow
  * would have: a cancelled run's cancelled; a failed run's running step failed and the rest skipped.
- * False when the run was no longer in `from` (`begun`: any of running, awaiting_approval, paused).
+ * False when the run was no longer in `from` (`begun`: any of running, awaiting_approval, paused, frozen).
  */
 export async function closeRun(runId: Types.ObjectId, from: 'queued' | BegunRunStatus | 'begun', to: 'cancelled' | 'failed', extra: { error?: string; cancel_requested_at?: Date; cancelled_by?: Actor } = {}) {
   const now = new Date();

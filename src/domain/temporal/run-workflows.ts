@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUp
 import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type QueuedRun, type RollbackRunInput } from '../contracts/runs';
 import { fleetSearchAttributes, runSearchAttributes } from '../contracts/search-attributes';
 import type { WorkflowSignatures } from '../contracts/signatures';
-import { deploymentRollbackWorkflowId, deploymentRunWorkflowId, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../contracts/workflow-ids';
+import { deploymentRollbackWorkflowId, deploymentRunWorkflowId, FREEZES_CHANGED_SIGNAL, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../contracts/workflow-ids';
 import { cancelIfRunning, isOpen } from './handles';
 import type { Reachability } from './reachability';
 
@@ -119,6 +119,15 @@ export class RunWorkflows {
 
   resume(runId: string, request: PauseRequest) {
     return this.update<PauseResult>(runId, RESUME_UPDATE, request);
+  }
+
+  /** Tells a frozen fleet run to check its freezes again now (one edited or deleted); nothing when its workflow has ended. */
+  async freezesChanged(runId: string): Promise<void> {
+    try {
+      await this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).signal(FREEZES_CHANGED_SIGNAL);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
   }
 
   /**

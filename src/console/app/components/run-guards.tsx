@@ -136,6 +136,26 @@ export function PauseControls({ run, runPath }: { run: Run; runPath: string }) {
   );
 }
 
+/** A run held by change freezes (which, until when), and a run triggered through them (who overrode, why). */
+export function FreezeNotes({ run }: { run: Run }) {
+  const { freeze, freeze_override: override } = run;
+  if (!freeze && !override) return null;
+  return (
+    <div class="freeze-notes">
+      {freeze ? (
+        <p data-freeze>
+          Frozen by <strong>{freeze.names.join(', ')}</strong> until <When at={freeze.until} />: the next batch starts when the freeze lifts (or cancel the run).
+        </p>
+      ) : null}
+      {override ? (
+        <p data-freeze-override>
+          Run through change freeze {override.freezes.join(', ')} by <strong>{override.by.name}</strong>: {override.reason}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 /** A fleet run's rollback: how it went, or Roll back on request (a failed run with rollback steps, for those who may run it). */
 export function RollbackPanel({ run, runPath }: { run: Run; runPath: string; deploymentId: string }) {
   const [error, setError] = useState<unknown>(null);

@@ -4,7 +4,7 @@ import { api, get } from '../api';
 import { FINISHED, type Deployment, type Run as RunView, type RunTargetDetail } from '../api-types';
 import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { WholeLog } from '../components/whole-log';
-import { GatePanel, PauseControls, RollbackPanel } from '../components/run-guards';
+import { FreezeNotes, GatePanel, PauseControls, RollbackPanel } from '../components/run-guards';
 import { watchRun, type Streamed } from '../live';
 import { session } from '../session';
 
@@ -134,6 +134,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
           </dd>
         </dl>
         <PauseControls run={run} runPath={runPath} />
+        <FreezeNotes run={run} />
       </Section>
       <GatePanel run={run} runPath={runPath} />
       <RollbackPanel run={run} runPath={runPath} deploymentId={deploymentId} />
