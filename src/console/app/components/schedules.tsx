@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { Page, Schedule, ScheduleTick } from '../api-types';
 import { session } from '../session';
@@ -16,7 +16,7 @@ const SKIPPED: Record<string, string> = {
 };
 
 /** A deployment's schedules: when each runs (in your zone and its own), paused or not and why, its ticks. */
-export function Schedules({ deploymentId }: { deploymentId: string }) {
+export function Schedules({ deploymentId, ticked }: { deploymentId: string; ticked: () => void }) {
   const list = useLoad(() => get<Schedule[]>(`/api/v1/deployments/${deploymentId}/schedules?per_page=100`), [deploymentId]);
   return (
     <Section title="Schedules" id="schedules">
@@ -27,13 +27,13 @@ export function Schedules({ deploymentId }: { deploymentId: string }) {
         </p>
       ) : null}
       {(list.data ?? []).map((s) => (
-        <ScheduleCard key={s.id} schedule={s} path={`/api/v1/deployments/${deploymentId}/schedules/${s.id}`} deploymentId={deploymentId} changed={list.reload} />
+        <ScheduleCard key={s.id} schedule={s} path={`/api/v1/deployments/${deploymentId}/schedules/${s.id}`} deploymentId={deploymentId} changed={list.reload} ticked={ticked} />
       ))}
     </Section>
   );
 }
 
-function ScheduleCard({ schedule: s, path, deploymentId, changed }: { schedule: Schedule; path: string; deploymentId: string; changed: () => Promise<void> }) {
+function ScheduleCard({ schedule: s, path, deploymentId, changed, ticked }: { schedule: Schedule; path: string; deploymentId: string; changed: () => Promise<void>; ticked: () => void }) {
   const [error, setError] = useState<unknown>(null);
   /** The number of ticks before a Run now: the ticks are polled until one more is there. */
   const [ticksBefore, setTicksBefore] = useState<number | null>(null);
@@ -41,6 +41,11 @@ function ScheduleCard({ schedule: s, path, deploymentId, changed }: { schedule: 
     pollMs: 1000,
     poll: (page) => ticksBefore !== null && page.meta.total <= ticksBefore,
   });
+  const tickCount = ticks.data?.meta.total;
+  // A tick of a Run now came in: the deployment's runs show its run too.
+  useEffect(() => {
+    if (ticksBefore !== null && tickCount !== undefined && tickCount > ticksBefore) ticked();
+  }, [tickCount]);
   const act = async (call: () => Promise<unknown>) => {
     setError(null);
     try {
@@ -156,8 +161,12 @@ function NextRuns({ schedule: s }: { schedule: Schedule }) {
       <caption>Next runs</caption>
       <thead>
         <tr>
-          <th scope="col">Your time ({mine})</th>
-          <th scope="col">Schedule’s time ({s.time_zone})</th>
+          <th scope="col">
+            Your time <span class="zone">({mine})</span>
+          </th>
+          <th scope="col">
+            Schedule’s time <span class="zone">({s.time_zone})</span>
+          </th>
         </tr>
       </thead>
       <tbody>

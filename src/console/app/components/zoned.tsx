@@ -5,11 +5,11 @@ export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZon
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 
-/** "Sun, 03/29/2026, 03:30 GMT+2" in `zone` (the browser's language decides the order). */
+/** "Sun, Mar 29, 03:30 AM GMT+2" in `zone` (the browser's language decides the order; the year is on hover). */
 export function inZone(iso: string, zone: string): string {
   let format = formats.get(zone);
   if (!format) {
-    format = new Intl.DateTimeFormat(undefined, { timeZone: zone, weekday: 'short', year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+    format = new Intl.DateTimeFormat(undefined, { timeZone: zone, weekday: 'short', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
     formats.set(zone, format);
   }
   return format.format(new Date(iso));

@@ -96,7 +96,7 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
           {plan ? <PlanView plan={plan} /> : null}
         </Section>
       ) : null}
-      <Schedules deploymentId={deploymentId} />
+      <Schedules deploymentId={deploymentId} ticked={() => void runs.reload()} />
       <Section title="Steps">
         <ol class="steps">
           {d.steps.map((step) => (
