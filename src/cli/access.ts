@@ -1,45 +1,12 @@
 import type { Command } from 'commander';
+import { all, call, find, action as run, print, type Json } from './calls';
 import { DeployExit } from './exit';
-import { bosunApiFromEnvironment, errorMessage } from './http';
 
 /*
  * `bosun whoami`, `bosun people|service-accounts|teams|roles …`: who may do what, over the API
  * (BOSUN_URL and BOSUN_TOKEN), so the server's one gate decides as it does for every client.
  * Exit 0 done, 1 refused by the API, 2 usage or connection trouble.
  */
-
-type Json = Record<string, any>;
-
-const print = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
-
-const api = bosunApiFromEnvironment;
-
-/** One call that must answer `status`; its `data`. A refusal is exit 1 with the API's reason. */
-async function call(method: string, path: string, status: number, body?: unknown): Promise<Json> {
-  const res = await api().request(method, path, {}, body);
-  if (res.status !== status) throw new DeployExit(res.status === 401 ? 2 : 1, errorMessage(res.body));
-  return (res.body as Json).data;
-}
-
-/** Every item of a list (pages of 100). */
-async function all(path: string): Promise<Json[]> {
-  const items: Json[] = [];
-  for (let page = 1; ; page += 1) {
-    const res = await api().request('GET', `${path}${path.includes('?') ? '&' : '?'}per_page=100&page=${page}`);
-    if (res.status !== 200) throw new DeployExit(1, errorMessage(res.body));
-    items.push(...((res.body as Json).data as Json[]));
-    if (page >= (res.body as Json).meta.last_page) return items;
-  }
-}
-
-/** An item named by its id or its (unique) name. */
-async function find(path: string, what: string, idOrName: string): Promise<Json> {
-  const found = (await all(path)).filter((item) => item.id === idOrName || item.name === idOrName);
-  if (found.length !== 1) throw new DeployExit(found.length ? 2 : 1, found.length ? `More than one ${what} is named "${idOrName}": give its id` : `No ${what} "${idOrName}"`);
-  return found[0]!;
-}
 
 const SUBJECTS = { person: '/people', team: '/teams', service_account: '/service-accounts' } as const;
 
@@ -62,18 +29,6 @@ const bindingLine = (b: Json) =>
   ]
     .filter(Boolean)
     .join(', ');
-
-/** A command's action, its DeployExit becoming the command's exit. */
-const run =
-  <A extends unknown[]>(fn: (...args: A) => Promise<void>, fail: (code: number, message: string) => never) =>
-  async (...args: A) => {
-    try {
-      await fn(...args);
-    } catch (error) {
-      if (error instanceof DeployExit) fail(error.code, error.message);
-      throw error;
-    }
-  };
 
 export function accessCommands(program: Command, fail: (code: number, message: string) => never): void {
   const json = (value: unknown): void => print(JSON.stringify(value, null, 2));

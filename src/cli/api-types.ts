@@ -4,6 +4,10 @@
  */
 import type { z } from 'zod';
 import type { runSchema, runTargetDetailSchema } from '../api/deployments/views';
+import type { scheduleSchema, tickSchema } from '../api/schedules/views';
 
 export type Run = z.infer<typeof runSchema>;
 export type RunTargetDetail = z.infer<typeof runTargetDetailSchema>;
+
+export type Schedule = z.infer<typeof scheduleSchema>;
+export type ScheduleTick = z.infer<typeof tickSchema>;

@@ -2,7 +2,9 @@ import { Command, Option } from 'commander';
 import type { Config } from '../config';
 import { SCOPES } from '../domain/tokens/scopes';
 import { accessCommands } from './access';
+import { freezeCommands } from './freezes';
 import { runCommands } from './runs';
+import { scheduleCommands } from './schedules';
 
 /**
  * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
@@ -135,6 +137,12 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   runCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  scheduleCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  freezeCommands(program, (code, message) => {
     throw new CliError(message, code);
   });
 

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`.ci/run` installs it); playwright-core never downloads a browser of its own. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -18,8 +18,9 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
-export async function newPage(browser: Browser): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+/** `options`: the context's own (a time zone, a locale) besides the viewport. */
+export async function newPage(browser: Browser, options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, ...options });
   const page = await context.newPage();
   // Anything the page refuses (its Content-Security-Policy above all) fails the test that caused it.
   const problems: string[] = [];

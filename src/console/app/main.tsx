@@ -15,6 +15,7 @@ import { SignIn } from './pages/sign-in';
 import { Conversation, Conversations } from './pages/conversations';
 import { MigrationPlan, MigrationPlans } from './pages/migration-plans';
 import { Policy, Tokens } from './pages/admin';
+import { Freezes } from './pages/freezes';
 import { Account } from './pages/account';
 import { IdentityPage } from './pages/identity';
 import { People } from './pages/people';
@@ -64,6 +65,7 @@ function Header({ current }: { current: SessionView }) {
         {link('/deployments', 'Deployments', here.startsWith('/deployments'))}
         {link('/conversations', 'Conversations', here.startsWith('/conversations'))}
         {link('/migration-plans', 'Migrations', here.startsWith('/migration-plans'))}
+        {link('/freezes', 'Freezes', here.startsWith('/freezes'))}
         {session.can('admin') ? link('/tokens', 'Tokens', here.startsWith('/tokens')) : null}
         {link('/policy', 'Policy', here.startsWith('/policy'))}
         {session.can('admin') ? link('/people', 'People', here.startsWith('/people')) : null}
@@ -125,6 +127,7 @@ function App() {
       {route.name === 'conversation' ? <Conversation conversationId={p.conversationId!} /> : null}
       {route.name === 'migration plans' ? <MigrationPlans /> : null}
       {route.name === 'migration plan' ? <MigrationPlan planId={p.planId!} /> : null}
+      {route.name === 'freezes' ? <Freezes /> : null}
       {route.name === 'tokens' ? <Tokens /> : null}
       {route.name === 'policy' ? <Policy /> : null}
       {route.name === 'people' ? <People /> : null}

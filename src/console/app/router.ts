@@ -18,6 +18,7 @@ const PATTERNS: Array<[name: string, pattern: RegExp, keys: string[]]> = [
   ['conversation', /^\/conversations\/([0-9a-f]{24})$/, ['conversationId']],
   ['migration plans', /^\/migration-plans$/, []],
   ['migration plan', /^\/migration-plans\/([0-9a-f]{24})$/, ['planId']],
+  ['freezes', /^\/freezes$/, []],
   ['tokens', /^\/tokens$/, []],
   ['policy', /^\/policy$/, []],
   ['people', /^\/people$/, []],

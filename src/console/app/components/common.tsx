@@ -95,9 +95,9 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], { pollMs = 0
   return { ...state, reload };
 }
 
-export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Section({ title, children, actions, id }: { title: string; children: ComponentChildren; actions?: ComponentChildren; id?: string }) {
   return (
-    <section class="panel" aria-label={title}>
+    <section class="panel" aria-label={title} id={id}>
       <header class="panel-head">
         <h2>{title}</h2>
         {actions ? <div class="actions">{actions}</div> : null}

@@ -2,11 +2,12 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { FINISHED, type Deployment as DeploymentView, type Plan, type RunListItem } from '../api-types';
 import { ErrorNote, Section, seconds, Status, summaryText, useLoad, When } from '../components/common';
+import { Schedules } from '../components/schedules';
 import { navigate } from '../router';
 import { session } from '../session';
 import { targetsText } from './deployments';
 
-/** A deployment: its steps and targets, a Run form for its parameters with a plan preview, and its history. */
+/** A deployment: its steps and targets, a Run form for its parameters with a plan preview, its schedules, and its history. */
 export function Deployment({ deploymentId }: { deploymentId: string }) {
   const deployment = useLoad(() => get<DeploymentView>(`/api/v1/deployments/${deploymentId}`), [deploymentId]);
   const runs = useLoad(() => get<RunListItem[]>(`/api/v1/deployments/${deploymentId}/runs?per_page=20`), [deploymentId], {
@@ -95,6 +96,7 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
           {plan ? <PlanView plan={plan} /> : null}
         </Section>
       ) : null}
+      <Schedules deploymentId={deploymentId} ticked={() => void runs.reload()} />
       <Section title="Steps">
         <ol class="steps">
           {d.steps.map((step) => (

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
-import { FINISHED, type Deployment, type Run as RunView, type RunTargetDetail } from '../api-types';
+import { FINISHED, type Deployment, type Run as RunView, type RunFreezes, type RunTargetDetail } from '../api-types';
 import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { WholeLog } from '../components/whole-log';
 import { FreezeNotes, GatePanel, PauseControls, RollbackPanel } from '../components/run-guards';
@@ -81,6 +81,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
         Run {run.id.slice(-8)} <Status value={run.status} />
       </h1>
       <ErrorNote error={error} />
+      <FreezeNotes run={run} />
       {run.error ? (
         <p class="error-note" role="alert">
           {run.error}
@@ -105,7 +106,9 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
       >
         <dl class="facts">
           <dt>Triggered by</dt>
-          <dd>{run.triggered_by}</dd>
+          <dd data-trigger>
+            <TriggeredBy run={run} deploymentId={deploymentId} />
+          </dd>
           <dt>Started</dt>
           <dd>
             <When at={run.started_at} />
@@ -163,6 +166,37 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
         </Section>
       )}
     </main>
+  );
+}
+
+/** Who or what started the run: a schedule's tick ("scheduled by nightly at …, as ci"), or a person or service account. */
+function TriggeredBy({ run, deploymentId }: { run: RunView; deploymentId: string }) {
+  const { trigger } = run;
+  if (trigger.type !== 'schedule') return <>{run.triggered_by}</>;
+  return (
+    <>
+      scheduled by <a href={`/deployments/${deploymentId}#schedules`}>{trigger.name}</a> at <When at={trigger.scheduled_at} />
+      {run.actor ? <span class="muted"> · as {run.actor.name} (service account)</span> : null}
+    </>
+  );
+}
+
+/** A run held by a change freeze between batches (status frozen), or triggered through one by an admin. */
+function FreezeNotes({ run }: { run: RunView & RunFreezes }) {
+  const { freeze, freeze_override: override } = run;
+  return (
+    <>
+      {freeze && (run.status as string) === 'frozen' ? (
+        <p class="warning" role="status" data-frozen>
+          Frozen by {freeze.names.join(', ')} until <When at={freeze.until} />: no new batch starts until then (it goes on by itself), or cancel it.
+        </p>
+      ) : null}
+      {override ? (
+        <p class="notice" data-freeze-override>
+          Triggered through the freeze{override.freezes.length === 1 ? '' : 's'} {override.freezes.join(', ')} by <strong>{override.by.name}</strong> <When at={override.at} />: {override.reason}
+        </p>
+      ) : null}
+    </>
   );
 }
 

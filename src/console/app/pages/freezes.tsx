@@ -1,0 +1,269 @@
+import { useState } from 'preact/hooks';
+import { api, get } from '../api';
+import type { Freeze } from '../api-types';
+import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
+import { browserZone, durationMs } from '../components/zoned';
+import { session } from '../session';
+import { nextFires } from '../../../domain/time/cron';
+
+/** A recurring freeze's occurrences drawn in one week at most (an every-minute cron is not a calendar). */
+const MAX_OCCURRENCES = 200;
+
+interface Occurrence {
+  freeze: Freeze;
+  start: number;
+  end: number;
+}
+
+/** Monday 00:00 of the week holding `at`, in the browser's time. */
+function weekOf(at: Date): Date {
+  const monday = new Date(at.getFullYear(), at.getMonth(), at.getDate());
+  monday.setDate(monday.getDate() - ((monday.getDay() + 6) % 7));
+  return monday;
+}
+
+const addDays = (day: Date, n: number) => new Date(day.getFullYear(), day.getMonth(), day.getDate() + n);
+
+/**
+ * The windows of a freeze that overlap [from, to): a one-off's own, or a recurring one's from its cron
+ * in its zone (the same computation as the server's, src/domain/time/cron.ts), each lasting its duration.
+ */
+export function occurrences(freeze: Freeze, from: number, to: number): Occurrence[] {
+  if (freeze.kind === 'once') {
+    const start = Date.parse(freeze.starts_at ?? '');
+    const end = Date.parse(freeze.ends_at ?? '');
+    return start < to && end > from ? [{ freeze, start, end }] : [];
+  }
+  const length = durationMs(freeze.duration);
+  if (!freeze.cron || !length) return [];
+  const found: Occurrence[] = [];
+  try {
+    let cursor = new Date(from - length);
+    while (found.length < MAX_OCCURRENCES) {
+      const fire = nextFires(freeze.cron, freeze.time_zone, cursor, 1)[0]!;
+      if (fire.getTime() >= to) break;
+      found.push({ freeze, start: fire.getTime(), end: fire.getTime() + length });
+      cursor = fire;
+    }
+  } catch {
+    // A cron the browser cannot read: the list below still shows the freeze.
+  }
+  return found;
+}
+
+const clock = (ms: number) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+
+/** An occurrence's part of one day: "all day", "from 08:00", "until 18:00", "08:00–18:00". */
+function partOfDay(o: Occurrence, dayStart: number, dayEnd: number): string {
+  const fromStart = o.start <= dayStart;
+  const toEnd = o.end >= dayEnd;
+  if (fromStart && toEnd) return 'all day';
+  if (fromStart) return `until ${clock(o.end)}`;
+  if (toEnd) return `from ${clock(o.start)}`;
+  return `${clock(o.start)}–${clock(o.end)}`;
+}
+
+export const coversText = (f: Pick<Freeze, 'tags'>) => (f.tags ? `servers tagged ${f.tags.join(' or ')}` : 'all servers');
+
+export const windowText = (f: Freeze) => (f.kind === 'recurring' ? `cron ${f.cron} for ${f.duration}, in ${f.time_zone}` : null);
+
+/** Change freezes: a week's calendar of what is frozen when, and the list; admins declare and lift them. */
+export function Freezes() {
+  const freezes = useLoad(() => get<Freeze[]>('/api/v1/freezes'), []);
+  const { error, confirm, setConfirm, act } = useChanges(freezes.reload);
+  const [week, setWeek] = useState(() => weekOf(new Date()));
+  const admin = session.can('admin');
+  const days = Array.from({ length: 7 }, (_, i) => addDays(week, i));
+  const weekEnd = addDays(week, 7).getTime();
+  const all = (freezes.data ?? []).flatMap((f) => occurrences(f, week.getTime(), weekEnd));
+  const now = Date.now();
+  const today = new Date().toDateString();
+  const range = `${days[0]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} – ${days[6]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' })}`;
+
+  return (
+    <main id="main">
+      <h1>Change freezes</h1>
+      <p class="muted">While a freeze holds, no run starts on the servers it covers (an admin may override it with a reason). Times are in your zone, {browserZone()}.</p>
+      <ErrorNote error={freezes.error ?? error} />
+      <Section title={`Week of ${range}`}>
+        <div class="week-nav">
+          <button type="button" onClick={() => setWeek(addDays(week, -7))}>
+            ← Previous week
+          </button>
+          <button type="button" onClick={() => setWeek(weekOf(new Date()))}>
+            This week
+          </button>
+          <button type="button" onClick={() => setWeek(addDays(week, 7))}>
+            Next week →
+          </button>
+        </div>
+        <ol class="week" aria-label="Calendar week">
+          {days.map((day) => {
+            const start = day.getTime();
+            const end = addDays(day, 1).getTime();
+            const covering = all.filter((o) => o.start < end && o.end > start).sort((a, b) => a.start - b.start);
+            const label = day.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
+            return (
+              <li key={start} class={`day${day.toDateString() === today ? ' today' : ''}`} aria-label={label} data-day={label}>
+                <h3>{label}</h3>
+                {covering.length ? (
+                  <ul>
+                    {covering.map((o) => (
+                      <li key={`${o.freeze.id}-${o.start}`} class={`occurrence${o.start <= now && now < o.end ? ' now' : ''}`} data-freeze={o.freeze.name}>
+                        <strong>{o.freeze.name}</strong>
+                        {partOfDay(o, start, end)}
+                        <div class="small">{coversText(o.freeze)}</div>
+                      </li>
+                    ))}
+                  </ul>
+                ) : (
+                  <p class="muted small">No freeze</p>
+                )}
+              </li>
+            );
+          })}
+        </ol>
+      </Section>
+      <Section title="All freezes">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">When</th>
+              <th scope="col">Covers</th>
+              <th scope="col">Now</th>
+              <th scope="col">Note</th>
+              <th scope="col">Declared by</th>
+              {admin ? <th scope="col" /> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {(freezes.data ?? []).map((f) => (
+              <tr key={f.id} data-freeze-row={f.name}>
+                <td>
+                  <strong>{f.name}</strong>
+                </td>
+                <td>
+                  {windowText(f) ?? (
+                    <>
+                      <When at={f.starts_at} /> → <When at={f.ends_at} />
+                    </>
+                  )}
+                </td>
+                <td>{coversText(f)}</td>
+                <td>
+                  {f.active_now ? (
+                    <span class="status status-frozen">frozen{f.current_window ? ' until ' : ''}{f.current_window ? <When at={f.current_window.ends_at} /> : null}</span>
+                  ) : f.next_window ? (
+                    <span class="small">
+                      next <When at={f.next_window.starts_at} />
+                    </span>
+                  ) : (
+                    <span class="muted">no</span>
+                  )}
+                </td>
+                <td>{f.note ?? <span class="muted">—</span>}</td>
+                <td>{f.created_by?.name ?? '—'}</td>
+                {admin ? (
+                  <td>
+                    {confirm === f.id ? (
+                      <>
+                        <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/freezes/${f.id}`))}>
+                          Lift {f.name} now
+                        </button>{' '}
+                        <button type="button" onClick={() => setConfirm(null)}>
+                          Keep
+                        </button>
+                      </>
+                    ) : (
+                      <button type="button" onClick={() => setConfirm(f.id)}>
+                        Delete
+                      </button>
+                    )}
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {freezes.data?.length === 0 ? <p class="muted">No change freezes.</p> : null}
+      </Section>
+      {admin ? (
+        <NewFreeze create={(body) => act(() => api('POST', '/api/v1/freezes', body))} />
+      ) : (
+        <p class="muted" data-why-not>
+          Declaring and lifting freezes takes the admin role over the whole organization; you can see them here.
+        </p>
+      )}
+    </main>
+  );
+}
+
+/** An admin's form: a one-off window (in the browser's time) or a recurring one (a cron and a duration in a zone). */
+function NewFreeze({ create }: { create: (body: Record<string, unknown>) => Promise<boolean> }) {
+  const [kind, setKind] = useState<'once' | 'recurring'>('once');
+  const save = async (event: Event) => {
+    const { field, form } = submitted(event);
+    const tags = field('tags')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+    const when =
+      kind === 'once'
+        ? { starts_at: new Date(field('starts_at')).toISOString(), ends_at: new Date(field('ends_at')).toISOString() }
+        : { cron: field('cron'), duration: field('duration'), time_zone: field('time_zone') };
+    if (await create({ name: field('name'), ...when, tags: tags.length ? tags : null, note: field('note') || null })) form.reset();
+  };
+  return (
+    <Section title="Declare a freeze">
+      <form class="grid-form" onSubmit={(e) => void save(e)} aria-label="Declare a freeze">
+        <label>
+          Name <input name="name" required maxLength={120} placeholder="black-friday" />
+        </label>
+        <fieldset>
+          <legend>Kind</legend>
+          <label>
+            <input type="radio" name="kind" checked={kind === 'once'} onChange={() => setKind('once')} /> Once
+          </label>
+          <label>
+            <input type="radio" name="kind" checked={kind === 'recurring'} onChange={() => setKind('recurring')} /> Recurring
+          </label>
+        </fieldset>
+        {kind === 'once' ? (
+          <>
+            <label>
+              Starts (your time) <input name="starts_at" type="datetime-local" required />
+            </label>
+            <label>
+              Ends (your time) <input name="ends_at" type="datetime-local" required />
+            </label>
+          </>
+        ) : (
+          <>
+            <label>
+              Starts (cron) <input name="cron" required placeholder="0 8 * * 1-5" />
+            </label>
+            <label>
+              Lasts <input name="duration" required placeholder="10h" pattern="\d{1,6}[smhdw]" />
+            </label>
+            <label>
+              Time zone <input name="time_zone" required defaultValue={browserZone()} />
+            </label>
+          </>
+        )}
+        <label>
+          Tags <input name="tags" placeholder="empty: all servers" />
+          <span class="hint">Comma-separated: the servers having any of them</span>
+        </label>
+        <label class="wide">
+          Note <input name="note" maxLength={2000} />
+        </label>
+        <div class="wide">
+          <button type="submit" class="primary">
+            Declare
+          </button>
+        </div>
+      </form>
+    </Section>
+  );
+}
