@@ -100,19 +100,28 @@ describe('schedules and freezes in the console', () => {
   });
 
   test('the Freezes page draws this week’s windows, one-off and recurring, with what they cover', async () => {
-    // The freezes API is built on another branch: its answer, by the agreed contract, stands in here.
+    // A one-off freeze through the API; a recurring one declared through the page's form.
     const now = Date.now();
-    const freezes = [
-      { id: 'a'.repeat(24), name: 'black-friday', kind: 'once', starts_at: new Date(now - 3_600_000).toISOString(), ends_at: new Date(now + 30 * 3_600_000).toISOString(), cron: null, duration: null, time_zone: 'UTC', tags: null, note: 'no changes while the sale runs', active_now: true, current_window: null, next_window: null },
-      { id: 'b'.repeat(24), name: 'business-hours', kind: 'recurring', starts_at: null, ends_at: null, cron: '0 8 * * 1-5', duration: '10h', time_zone: 'Europe/Berlin', tags: ['prod'], note: null, active_now: false, current_window: null, next_window: null },
-    ].map((f) => ({ ...f, created_by: { type: 'person', id: carol.id, name: 'Carol' }, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString() }));
+    const blackFriday = await bot.request('post', '/freezes', { name: 'black-friday', starts_at: new Date(now - 3_600_000).toISOString(), ends_at: new Date(now + 30 * 3_600_000).toISOString(), tags: null, note: 'no changes while the sale runs' });
+    expect(blackFriday.status).toBe(201);
     const page = await signedIn(carol.token);
-    await page.route('**/api/v1/freezes', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ data: freezes }) }));
     await page.goto(`${bosun.url}/deployments/${deploymentId}`);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Freezes' }).click();
 
+    const form = page.getByRole('form', { name: 'Declare a freeze' });
+    await form.getByLabel('Name').fill('business-hours');
+    await form.getByLabel('Recurring').check();
+    await form.getByLabel('Starts (cron)').fill('0 8 * * 1-5');
+    await form.getByLabel('Lasts').fill('10h');
+    await form.getByLabel('Time zone').fill('Europe/Berlin');
+    await form.getByLabel('Tags').fill('prod');
+    await form.getByRole('button', { name: 'Declare' }).click();
+    const declared = await eventually(async () => (await bot.request('get', '/freezes')).body.data, (list: Array<{ name: string }>) => list.length === 2);
+    expect(declared.find((f: { name: string }) => f.name === 'business-hours')).toMatchObject({ kind: 'recurring', cron: '0 8 * * 1-5', duration: '10h', time_zone: 'Europe/Berlin', tags: ['prod'], created_by: { name: 'Carol' } });
+
     const week = page.getByRole('list', { name: 'Calendar week' });
     await week.locator('[data-freeze="black-friday"]').first().waitFor();
+    await week.locator('[data-freeze="business-hours"]').first().waitFor();
     const days = week.locator(':scope > li');
     expect(await days.count()).toBe(7);
     // Business hours in Berlin (08:00–18:00, UTC+1 in winter, UTC+2 in summer) are 02:00–12:00 or 03:00–13:00 in New York, Monday to Friday.
@@ -121,7 +130,6 @@ describe('schedules and freezes in the console', () => {
     const today = week.locator('li.today');
     expect(await today.locator('[data-freeze="black-friday"]').innerText()).toContain('all servers');
     expect(await page.locator('tr[data-freeze-row="business-hours"]').innerText()).toContain('cron 0 8 * * 1-5 for 10h, in Europe/Berlin');
-    await page.getByRole('form', { name: 'Declare a freeze' }).waitFor();
     await screenshot(page, 'freezes-week');
 
     await page.getByRole('button', { name: 'Next week →' }).click();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
-import { createFreezeSchema, updateFreezeSchema } from './schemas';
+import { createFreezeSchema, freezeRangeSchema, updateFreezeSchema } from './schemas';
 import { freezeViewSchema } from './views';
 
 const tag = 'Change freezes';
@@ -18,9 +18,11 @@ export const freezeOperations: Operation[] = [
   {
     method: 'get', path: '/api/v1/freezes', operationId: 'listFreezes', tag, scope: 'read',
     summary: 'List the organization’s change freezes',
-    description: 'By name, each with whether it is active now and its current or next window.',
+    description: 'By name, each with whether it is active now and its current or next window; with `from` and `to` (at most 31 days apart), each with its `windows` in that range.',
+    query: freezeRangeSchema,
     responses: { 200: { description: 'Every freeze', body: dataOf(z.array(freezeViewSchema)) } },
-    errors: [],
+    errors: ['validation_failed'],
+    beyondSchema: ['`from` and `to` together, `to` after `from`, at most 31 days later'],
   },
   {
     method: 'post', path: '/api/v1/freezes', operationId: 'createFreeze', tag, scope: 'admin', everywhere: true,

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { principalOf } from '../http/auth';
 import { requireAction, requireEverywhere } from '../access/gate';
 import { validate } from '../http/validation';
-import { createFreezeSchema, updateFreezeSchema } from './schemas';
+import { createFreezeSchema, freezeRangeSchema, updateFreezeSchema } from './schemas';
 import type { FreezeService } from './service';
 
 /** Change freezes: read by anyone who reads; written by admins of the whole organization. */
@@ -11,7 +11,8 @@ export function freezeRoutes(freezes: FreezeService): Router {
   const param = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0]! : value!);
 
   router.get('/', requireAction('read'), async (req, res) => {
-    res.json({ data: await freezes.list(principalOf(req)) });
+    const { from, to } = validate(freezeRangeSchema, req.query, 'query');
+    res.json({ data: await freezes.list(principalOf(req), from && to ? { from: new Date(from), to: new Date(to) } : undefined) });
   });
 
   router.post('/', requireEverywhere('admin'), async (req, res) => {

@@ -45,3 +45,12 @@ export const updateFreezeSchema = z
 
 export type CreateFreezeInput = z.infer<typeof createFreezeSchema>;
 export type UpdateFreezeInput = z.infer<typeof updateFreezeSchema>;
+
+/** A range of the list (a calendar's week): both ends, at most 31 days apart. */
+export const freezeRangeSchema = z
+  .object({
+    from: z.iso.datetime({ offset: true }).optional().describe('With `to`: each freeze lists its windows overlapping [from, to)'),
+    to: z.iso.datetime({ offset: true }).optional(),
+  })
+  .refine((q) => (q.from === undefined) === (q.to === undefined), { message: 'give both from and to, or neither', path: ['to'] })
+  .refine((q) => !q.from || !q.to || (Date.parse(q.to) > Date.parse(q.from) && Date.parse(q.to) - Date.parse(q.from) <= 31 * 86_400_000), { message: 'to is after from, at most 31 days later', path: ['to'] });

@@ -77,9 +77,10 @@ export function createFreezeService({ workflows, log }: { workflows: Pick<RunWor
   }
 
   return {
-    async list(principal: Principal) {
+    /** Every freeze; with a range, each with its windows in it (a calendar's week). */
+    async list(principal: Principal, range?: { from: Date; to: Date }) {
       const now = new Date();
-      return (await freezes.listFreezes(principal.organizationId)).map((f) => toFreezeView(f, now));
+      return (await freezes.listFreezes(principal.organizationId)).map((f) => toFreezeView(f, now, range));
     },
 
     async get(principal: Principal, id: string) {

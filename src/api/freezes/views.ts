@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { actorView } from '../../domain/access/actor';
-import { nextWindow, windowAt, type FreezeWindow } from '../../domain/freezes/coverage';
+import { nextWindow, windowAt, windowsBetween, type FreezeWindow } from '../../domain/freezes/coverage';
 import type { Freeze } from '../../domain/freezes/model';
 import { iso } from '../../domain/timestamps';
 import { actorSchema } from '../access/views';
@@ -23,6 +23,7 @@ export const freezeViewSchema = z
     active_now: z.boolean().describe('A window of it is open now'),
     current_window: windowSchema.nullable().describe('The window open now (a recurring one followed through overlapping occurrences); null when none is'),
     next_window: windowSchema.nullable().describe('The next window to open; null when none will'),
+    windows: z.array(windowSchema).optional().describe('With ?from=&to= on the list: every window overlapping that range (at most 200 a freeze), for a calendar'),
     created_by: actorSchema,
     updated_by: actorSchema,
     created_at: timestampSchema,
@@ -32,7 +33,7 @@ export const freezeViewSchema = z
 
 const windowView = (w: FreezeWindow | null) => (w ? { starts_at: w.starts_at.toISOString(), ends_at: w.ends_at.toISOString() } : null);
 
-export function toFreezeView(f: Freeze, now = new Date()): z.infer<typeof freezeViewSchema> {
+export function toFreezeView(f: Freeze, now = new Date(), range?: { from: Date; to: Date }): z.infer<typeof freezeViewSchema> {
   const current = windowAt(f, now);
   return {
     id: f._id.toString(),
@@ -48,6 +49,7 @@ export function toFreezeView(f: Freeze, now = new Date()): z.infer<typeof freeze
     active_now: current !== null,
     current_window: windowView(current),
     next_window: windowView(nextWindow(f, now)),
+    ...(range ? { windows: windowsBetween(f, range.from, range.to).map((w) => windowView(w)!) } : {}),
     created_by: actorView(f.created_by)!,
     updated_by: actorView(f.updated_by)!,
     created_at: f.createdAt.toISOString(),

@@ -12,6 +12,7 @@ import type { tokenSchema, createdTokenSchema } from '../../api/tokens/views';
 import type { activityItemSchema } from '../../api/servers/activity';
 import type { policyViewSchema } from '../../domain/organizations/policy';
 import type { scheduleSchema, tickSchema } from '../../api/schedules/views';
+import type { freezeViewSchema } from '../../api/freezes/views';
 import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/access/views';
 
 export type { ProvidersView, SessionView, SignInFailure };
@@ -48,38 +49,8 @@ export type Me = z.infer<typeof meSchema>;
 export type Schedule = z.infer<typeof scheduleSchema>;
 export type ScheduleTick = z.infer<typeof tickSchema>;
 
-/*
- * Change freezes, by the API's contract (issue 25): their schemas live on the freezes branch, not
- * merged yet. When they are, these become z.infer of its views like the rest.
- */
-export interface FreezeWindow {
-  starts_at: string;
-  ends_at: string;
-}
-export interface Freeze {
-  id: string;
-  name: string;
-  kind: 'once' | 'recurring';
-  starts_at: string | null;
-  ends_at: string | null;
-  cron: string | null;
-  duration: string | null;
-  time_zone: string;
-  tags: string[] | null;
-  note: string | null;
-  active_now: boolean;
-  current_window?: FreezeWindow | null;
-  next_window?: FreezeWindow | null;
-  created_by: { type: string; id: string; name: string } | null;
-  created_at: string;
-  updated_at: string;
-}
-/** What a run shows of freezes: held by one between batches (status frozen), or triggered through one by an admin. */
-export interface RunFreezes {
-  freeze?: { names: string[]; until: string; since?: string } | null;
-  freeze_override?: { by: { type: string; id: string; name: string }; at: string; reason: string; freezes: string[] } | null;
-}
-
+export type Freeze = z.infer<typeof freezeViewSchema>;
+export type FreezeWindow = NonNullable<Freeze['next_window']>;
 export interface Page<T> {
   data: T[];
   meta: { current_page: number; per_page: number; total: number; last_page: number };

@@ -65,6 +65,30 @@ export function nextWindow(freeze: FreezeTiming, at: Date): FreezeWindow | null 
   return chained(freeze, nextFires(freeze.cron, freeze.time_zone, at, 1)[0]!);
 }
 
+/** How many windows of one freeze a range lists at most (an every-minute cron is not a calendar). */
+export const MAX_LISTED_WINDOWS = 200;
+
+/**
+ * The windows of `freeze` that overlap [from, to): a one-off's own, or each occurrence of a recurring
+ * one (a fire of its cron in its zone, lasting its duration), at most MAX_LISTED_WINDOWS — what a
+ * calendar draws, computed where every other answer about freezes is.
+ */
+export function windowsBetween(freeze: FreezeTiming, from: Date, to: Date): FreezeWindow[] {
+  if (!freeze.cron) {
+    return freeze.starts_at && freeze.ends_at && freeze.starts_at < to && freeze.ends_at > from ? [{ starts_at: freeze.starts_at, ends_at: freeze.ends_at }] : [];
+  }
+  const length = durationMs(freeze);
+  const found: FreezeWindow[] = [];
+  let cursor = new Date(from.getTime() - length);
+  while (found.length < MAX_LISTED_WINDOWS) {
+    const fire = nextFires(freeze.cron, freeze.time_zone, cursor, 1)[0]!;
+    if (fire.getTime() >= to.getTime()) break;
+    if (fire.getTime() + length > from.getTime()) found.push({ starts_at: fire, ends_at: new Date(fire.getTime() + length) });
+    cursor = fire;
+  }
+  return found;
+}
+
 /** Whether a freeze covers a server: it covers all (tags null), or the server has one of its tags. */
 export const coversServer = (freeze: Pick<Freeze, 'tags'>, server: FreezableServer) => !freeze.tags || freeze.tags.some((tag) => server.tags?.includes(tag));
 

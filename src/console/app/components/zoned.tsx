@@ -23,11 +23,3 @@ export function ZonedTime({ at, zone }: { at: string; zone: string }) {
     </time>
   );
 }
-
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
-
-/** "10h" → 36 000 000 ms (the API's durations: a number and s, m, h, d or w); null when not one. */
-export function durationMs(text: string | null | undefined): number | null {
-  const m = /^(\d{1,6})([smhdw])$/.exec(text ?? '');
-  return m ? Number(m[1]) * UNIT_SECONDS[m[2]!]! * 1000 : null;
-}

@@ -2,12 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { Freeze } from '../api-types';
 import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
-import { browserZone, durationMs } from '../components/zoned';
+import { browserZone } from '../components/zoned';
 import { session } from '../session';
-import { nextFires } from '../../../domain/time/cron';
-
-/** A recurring freeze's occurrences drawn in one week at most (an every-minute cron is not a calendar). */
-const MAX_OCCURRENCES = 200;
 
 interface Occurrence {
   freeze: Freeze;
@@ -24,32 +20,8 @@ function weekOf(at: Date): Date {
 
 const addDays = (day: Date, n: number) => new Date(day.getFullYear(), day.getMonth(), day.getDate() + n);
 
-/**
- * The windows of a freeze that overlap [from, to): a one-off's own, or a recurring one's from its cron
- * in its zone (the same computation as the server's, src/domain/time/cron.ts), each lasting its duration.
- */
-export function occurrences(freeze: Freeze, from: number, to: number): Occurrence[] {
-  if (freeze.kind === 'once') {
-    const start = Date.parse(freeze.starts_at ?? '');
-    const end = Date.parse(freeze.ends_at ?? '');
-    return start < to && end > from ? [{ freeze, start, end }] : [];
-  }
-  const length = durationMs(freeze.duration);
-  if (!freeze.cron || !length) return [];
-  const found: Occurrence[] = [];
-  try {
-    let cursor = new Date(from - length);
-    while (found.length < MAX_OCCURRENCES) {
-      const fire = nextFires(freeze.cron, freeze.time_zone, cursor, 1)[0]!;
-      if (fire.getTime() >= to) break;
-      found.push({ freeze, start: fire.getTime(), end: fire.getTime() + length });
-      cursor = fire;
-    }
-  } catch {
-    // A cron the browser cannot read: the list below still shows the freeze.
-  }
-  return found;
-}
+/** A freeze's windows in the week, as the server computed them (GET /freezes?from=&to=: one-off, or each occurrence of a recurring one). */
+const occurrences = (freeze: Freeze): Occurrence[] => (freeze.windows ?? []).map((w) => ({ freeze, start: Date.parse(w.starts_at), end: Date.parse(w.ends_at) }));
 
 const clock = (ms: number) => new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 
@@ -69,13 +41,12 @@ export const windowText = (f: Freeze) => (f.kind === 'recurring' ? `cron ${f.cro
 
 /** Change freezes: a week's calendar of what is frozen when, and the list; admins declare and lift them. */
 export function Freezes() {
-  const freezes = useLoad(() => get<Freeze[]>('/api/v1/freezes'), []);
-  const { error, confirm, setConfirm, act } = useChanges(freezes.reload);
   const [week, setWeek] = useState(() => weekOf(new Date()));
+  const freezes = useLoad(() => get<Freeze[]>(`/api/v1/freezes?from=${encodeURIComponent(week.toISOString())}&to=${encodeURIComponent(addDays(week, 7).toISOString())}`), [week.getTime()]);
+  const { error, confirm, setConfirm, act } = useChanges(freezes.reload);
   const admin = session.can('admin');
   const days = Array.from({ length: 7 }, (_, i) => addDays(week, i));
-  const weekEnd = addDays(week, 7).getTime();
-  const all = (freezes.data ?? []).flatMap((f) => occurrences(f, week.getTime(), weekEnd));
+  const all = (freezes.data ?? []).flatMap(occurrences);
   const now = Date.now();
   const today = new Date().toDateString();
   const range = `${days[0]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} – ${days[6]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' })}`;

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
-import { FINISHED, type Deployment, type Run as RunView, type RunFreezes, type RunTargetDetail } from '../api-types';
+import { FINISHED, type Deployment, type Run as RunView, type RunTargetDetail } from '../api-types';
 import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { WholeLog } from '../components/whole-log';
 import { FreezeNotes, GatePanel, PauseControls, RollbackPanel } from '../components/run-guards';
@@ -137,7 +137,6 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
           </dd>
         </dl>
         <PauseControls run={run} runPath={runPath} />
-        <FreezeNotes run={run} />
       </Section>
       <GatePanel run={run} runPath={runPath} />
       <RollbackPanel run={run} runPath={runPath} deploymentId={deploymentId} />
@@ -177,25 +176,6 @@ function TriggeredBy({ run, deploymentId }: { run: RunView; deploymentId: string
     <>
       scheduled by <a href={`/deployments/${deploymentId}#schedules`}>{trigger.name}</a> at <When at={trigger.scheduled_at} />
       {run.actor ? <span class="muted"> · as {run.actor.name} (service account)</span> : null}
-    </>
-  );
-}
-
-/** A run held by a change freeze between batches (status frozen), or triggered through one by an admin. */
-function FreezeNotes({ run }: { run: RunView & RunFreezes }) {
-  const { freeze, freeze_override: override } = run;
-  return (
-    <>
-      {freeze && (run.status as string) === 'frozen' ? (
-        <p class="warning" role="status" data-frozen>
-          Frozen by {freeze.names.join(', ')} until <When at={freeze.until} />: no new batch starts until then (it goes on by itself), or cancel it.
-        </p>
-      ) : null}
-      {override ? (
-        <p class="notice" data-freeze-override>
-          Triggered through the freeze{override.freezes.length === 1 ? '' : 's'} {override.freezes.join(', ')} by <strong>{override.by.name}</strong> <When at={override.at} />: {override.reason}
-        </p>
-      ) : null}
     </>
   );
 }
