@@ -68,7 +68,7 @@ const page = (script: string, style: string) => `<!doctype html>
  */
 export async function consoleBundle(cacheDir: string, log: Logger): Promise<ConsoleBundle> {
   const hash = createHash('sha256');
-  for (const pkg of ['preact', 'socket.io-client', 'esbuild', 'cron-parser', 'luxon']) hash.update(require(`${pkg}/package.json`).version as string);
+  for (const pkg of ['preact', 'socket.io-client', 'esbuild']) hash.update(require(`${pkg}/package.json`).version as string);
   for (const file of bundledFiles(APP_DIR)) hash.update(path.relative(APP_DIR, file)).update(readFileSync(file));
   const id = hash.digest('hex').slice(0, 16);
   const dir = path.join(cacheDir, `console-${id}`);
