@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
-import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { conversationWorkflowId, deploymentRunWorkflowId, requestedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
@@ -211,6 +211,39 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => FINAL.includes(s), 60_000);
     await ctx.api('post', `${runPath(runId)}/rollback`, { reason: 'recorded' });
     await save('deployment-rollback-requested', ctx.bosun.temporal.workflow.getHandle(`deployment-rollback-${runId}`));
+  },
+
+  async 'deployment-fleet-frozen'(ctx) {
+    const user = userWithToken(ctx.bosun, ctx.token);
+    const servers = [ctx.serverId, await user.addServer({ host: '127.0.0.9' })];
+    const work = sharedFolder('bosun-frozen-');
+    // The first batch waits for a file; a freeze is declared meanwhile, so the second batch waits for it; lifting it lets the run finish.
+    const created = await ctx.api('post', '/api/v1/deployments', {
+      name: 'meets-a-freeze',
+      targets: { server_ids: servers },
+      strategy: { batch_size: 1 },
+      steps: [{ name: 'release', command: `i=0; while [ ! -e ${work}/go ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done; echo released` }],
+    });
+    const deploymentId = created.body.data.id as string;
+    const runPath = (runId: string) => `/api/v1/deployments/${deploymentId}/runs/${runId}`;
+    const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`)).body.run_id!;
+    await eventually(async () => ((await ctx.api('get', runPath(runId))).body.data.targets as Array<{ status: string }>)[0]!.status, (s) => s === 'running', 30_000);
+    const freeze = (await ctx.api('post', '/api/v1/freezes', { name: 'recorded-freeze', starts_at: new Date(Date.now() - 1000).toISOString(), ends_at: new Date(Date.now() + 3600_000).toISOString(), tags: null })).body.data.id as string;
+    writeFileSync(`${work}/go`, '');
+    await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => s === 'frozen', 30_000);
+    await ctx.bosun.api.delete(`/api/v1/freezes/${freeze}`).set(bearer(ctx.token));
+    await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => FINAL.includes(s), 120_000);
+    await save('deployment-fleet-frozen', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
+  },
+
+  async 'schedule-tick'(ctx) {
+    const created = await ctx.api('post', '/api/v1/deployments', { name: 'scheduled', server_id: ctx.serverId, steps: [{ name: 'backup', command: 'echo backup' }] });
+    const deploymentId = created.body.data.id as string;
+    const schedule = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/schedules`, { name: 'nightly', cron: '30 2 * * *', time_zone: 'Europe/Berlin' })).body.data.id as string;
+    // A run now: the same workflow as the clock's ticks, which start it, wait for its run and record the tick.
+    const { scheduled_at: at } = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/schedules/${schedule}/trigger`)).body as unknown as { scheduled_at: string };
+    await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${deploymentId}/schedules/${schedule}/ticks`)).body.data as unknown as unknown[], (ticks) => ticks.length > 0, 60_000);
+    await save('schedule-tick', ctx.bosun.temporal.workflow.getHandle(requestedRunWorkflowId(schedule, at)));
   },
 
   async 'conversation-approval-and-replan'(ctx) {
