@@ -35,33 +35,44 @@ async function runningAt(scheduleId: Types.ObjectId, at: Date): Promise<boolean>
  * it within its catch-up window: Bosun or Temporal was down). A tick is looked at only once it can no
  * longer start (due + jitter + catch-up window + a minute), and only if Temporal has no workflow of it.
  */
-export async function accountForTicks(workflows: WorkflowGateway, countTick: (outcome: string) => void, now = new Date()): Promise<number> {
+export async function accountForTicks(workflows: WorkflowGateway, countTick: (outcome: string) => void, now = new Date(), log?: Logger): Promise<number> {
   let recorded = 0;
   for await (const schedule of ScheduleModel.find({}).lean<Schedule>().cursor()) {
-    const id = schedule._id.toString();
-    let horizon = new Date(now.getTime() - (schedule.catch_up_window_seconds + schedule.jitter_seconds) * 1000 - GRACE_MS);
-    // A buffered tick starts when the run before it ends: wait for that before judging.
-    if (schedule.overlap === 'buffer_one') {
-      const open = await ScheduleTickModel.find({ schedule_id: schedule._id, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1, scheduled_at: 1 }).sort({ scheduled_at: -1 }).limit(5).lean();
-      const unfinished = await DeploymentRunModel.find({ _id: { $in: open.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).lean();
-      const earliest = open.filter((t) => unfinished.some((u) => u._id.equals(t.run_id!))).map((t) => t.scheduled_at.getTime());
-      if (earliest.length) horizon = new Date(Math.min(horizon.getTime(), Math.min(...earliest)));
+    try {
+      recorded += await accountForSchedule(workflows, schedule, countTick, now);
+    } catch (err) {
+      // One schedule that cannot be judged now (its Temporal Schedule missing until the reconcile) does not hold up the others.
+      log?.warn({ err, scheduleId: schedule._id.toString() }, 'could not account for a schedule’s ticks; trying again later');
     }
-    if (horizon.getTime() <= schedule.ledger_until.getTime()) continue;
-    const due = (await workflows.schedules.matchingTimes(id, schedule.ledger_until, horizon)).filter((t) => t.getTime() > schedule.ledger_until.getTime() && t.getTime() <= horizon.getTime());
-    for (const at of due) {
-      if (await tickAt(schedule._id, at)) continue;
-      if (await workflows.workflowOpenOrClosed(tickWorkflowId(id, at))) continue;
-      const reason: SkipReason = pausedAt(schedule, at) ? 'paused' : schedule.overlap !== 'allow_all' && schedule.overlap !== 'cancel_other' && (await runningAt(schedule._id, at)) ? 'overlap' : 'missed';
-      const message =
-        reason === 'paused' ? `the schedule was paused${schedule.pause_note ? ` (${schedule.pause_note})` : ''}` : reason === 'overlap' ? 'the run of an earlier tick was still going (overlap: ' + schedule.overlap + ')' : `not run within its catch-up window (${schedule.catch_up_window}): Bosun or Temporal was down`;
-      if (await recordTick({ schedule, scheduledAt: at, outcome: reason, message })) {
-        recorded += 1;
-        countTick(reason);
-      }
-    }
-    await advanceLedger(schedule._id, horizon);
   }
+  return recorded;
+}
+
+async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule, countTick: (outcome: string) => void, now: Date): Promise<number> {
+  let recorded = 0;
+  const id = schedule._id.toString();
+  let horizon = new Date(now.getTime() - (schedule.catch_up_window_seconds + schedule.jitter_seconds) * 1000 - GRACE_MS);
+  // A buffered tick starts when the run before it ends: wait for that before judging.
+  if (schedule.overlap === 'buffer_one') {
+    const open = await ScheduleTickModel.find({ schedule_id: schedule._id, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1, scheduled_at: 1 }).sort({ scheduled_at: -1 }).limit(5).lean();
+    const unfinished = await DeploymentRunModel.find({ _id: { $in: open.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).lean();
+    const earliest = open.filter((t) => unfinished.some((u) => u._id.equals(t.run_id!))).map((t) => t.scheduled_at.getTime());
+    if (earliest.length) horizon = new Date(Math.min(horizon.getTime(), Math.min(...earliest)));
+  }
+  if (horizon.getTime() <= schedule.ledger_until.getTime()) return 0;
+  const due = (await workflows.schedules.matchingTimes(id, schedule.ledger_until, horizon)).filter((t) => t.getTime() > schedule.ledger_until.getTime() && t.getTime() <= horizon.getTime());
+  for (const at of due) {
+    if (await tickAt(schedule._id, at)) continue;
+    if (await workflows.workflowOpenOrClosed(tickWorkflowId(id, at))) continue;
+    const reason: SkipReason = pausedAt(schedule, at) ? 'paused' : schedule.overlap !== 'allow_all' && schedule.overlap !== 'cancel_other' && (await runningAt(schedule._id, at)) ? 'overlap' : 'missed';
+    const message =
+      reason === 'paused' ? `the schedule was paused${schedule.pause_note ? ` (${schedule.pause_note})` : ''}` : reason === 'overlap' ? 'the run of an earlier tick was still going (overlap: ' + schedule.overlap + ')' : `not run within its catch-up window (${schedule.catch_up_window}): Bosun or Temporal was down`;
+    if (await recordTick({ schedule, scheduledAt: at, outcome: reason, message })) {
+      recorded += 1;
+      countTick(reason);
+    }
+  }
+  await advanceLedger(schedule._id, horizon);
   return recorded;
 }
 
@@ -76,7 +87,7 @@ export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, co
         if (repaired.created || repaired.updated || repaired.deleted) log.info(repaired, 'Temporal Schedules brought to their schedules');
       }
       rounds += 1;
-      await accountForTicks(workflows, countTick);
+      await accountForTicks(workflows, countTick, new Date(), log);
     } catch (err) {
       log.warn({ err }, 'schedule sweep failed; trying again later');
     }
