@@ -70,3 +70,18 @@ export class TimeSkippingTemporal {
     await this.server.process.stop(5_000);
   }
 }
+
+/**
+ * A test file's own time-skipping Temporal, started before its tests and stopped after them: the
+ * getter answers it once started.
+ */
+export function useTimeSkippingTemporal(): () => TimeSkippingTemporal {
+  let temporal: TimeSkippingTemporal | undefined;
+  beforeAll(async () => {
+    temporal = await TimeSkippingTemporal.start();
+  }, 300_000);
+  afterAll(async () => {
+    await temporal?.stop();
+  });
+  return () => temporal!;
+}

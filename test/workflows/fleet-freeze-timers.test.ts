@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FleetPlan, FleetRunInput } from '../../src/domain/contracts/runs';
 import { deploymentRunWorkflowId, FREEZES_CHANGED_SIGNAL } from '../../src/domain/contracts/workflow-ids';
 import { eventually } from '../support/bosun';
-import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
+import { useTimeSkippingTemporal, type Mocks } from '../support/time-skipping';
 
 /**
  * A fleet run held by a change freeze between batches, on Temporal's time-skipping test server with
@@ -13,14 +13,7 @@ import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-let temporal: TimeSkippingTemporal;
-
-beforeAll(async () => {
-  temporal = await TimeSkippingTemporal.start();
-}, 300_000);
-afterAll(async () => {
-  await temporal?.stop();
-});
+const temporal = useTimeSkippingTemporal();
 
 const fleetRun = (): FleetRunInput => ({ runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', deploymentName: 'release', triggeredBy: 'Carol (person)' });
 const plan: FleetPlan = { total: 2, batches: 2, maxFailures: 0 };
@@ -34,7 +27,7 @@ function fleetMocks(frozenUntil: (batch: number, now: number) => number | null) 
     closeWaitingTargets: async () => 0,
     finishRun: async () => undefined,
     holdIfFrozen: async (input: { batch: number }) => {
-      const until = frozenUntil(input.batch, await temporal.now());
+      const until = frozenUntil(input.batch, await temporal().now());
       return until === null ? null : { names: ['black-friday'], until };
     },
   };
@@ -42,7 +35,7 @@ function fleetMocks(frozenUntil: (batch: number, now: number) => number | null) 
     Object.entries(base).map(([name, mock]) => [
       name,
       async (input: unknown) => {
-        calls.push({ name, input, at: await temporal.now() });
+        calls.push({ name, input, at: await temporal().now() });
         return mock(input);
       },
     ]),
@@ -51,7 +44,7 @@ function fleetMocks(frozenUntil: (batch: number, now: number) => number | null) 
 }
 
 const start = (taskQueue: string, input: FleetRunInput) =>
-  temporal.env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+  temporal().env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
 
 describe('a fleet run held by a change freeze, in test time', () => {
   test('a freeze over batch 2 for twelve hours: batch 2 starts only after it ends, the run re-checking every 2 minutes meanwhile (continuing as new as its history grows)', async () => {
@@ -61,7 +54,7 @@ describe('a fleet run held by a change freeze, in test time', () => {
       ends ||= now + 12 * HOUR;
       return now < ends ? ends : null;
     });
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const handle = await start(taskQueue, fleetRun());
       expect(await handle.result()).toMatchObject({ status: 'success' });
       const batches = named('batchTargets');
@@ -72,7 +65,7 @@ describe('a fleet run held by a change freeze, in test time', () => {
       expect(checks.length).toBeGreaterThan(12 * 30 - 5);
       expect(checks.length).toBeLessThan(12 * 30 + 10);
       // Its history stayed short: the run continued as new while it waited.
-      const first = await temporal.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+      const first = await temporal().env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(first.status.name).toBe('CONTINUED_AS_NEW');
     });
   }, 240_000);
@@ -80,11 +73,11 @@ describe('a fleet run held by a change freeze, in test time', () => {
   test('a freeze deleted: the signal wakes the run at once, without waiting for its timer', async () => {
     let lifted = false;
     const { mocks, named } = fleetMocks((batch, now) => (batch === 2 && !lifted ? now + 24 * HOUR : null));
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const handle = await start(taskQueue, fleetRun());
       await eventually(async () => named('holdIfFrozen').length, (n) => n >= 2);
       lifted = true;
-      const before = await temporal.now();
+      const before = await temporal().now();
       await handle.signal(FREEZES_CHANGED_SIGNAL);
       await eventually(async () => named('batchTargets').length, (n) => n === 2);
       expect(named('batchTargets')[1]!.at - before).toBeLessThan(2 * MINUTE);
@@ -94,7 +87,7 @@ describe('a fleet run held by a change freeze, in test time', () => {
 
   test('a frozen run cancelled: its waiting targets and the run end cancelled, batch 2 never starts', async () => {
     const { mocks, named } = fleetMocks((batch, now) => (batch === 2 ? now + 24 * HOUR : null));
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const handle = await start(taskQueue, fleetRun());
       await eventually(async () => named('holdIfFrozen').length, (n) => n >= 2);
       await handle.cancel();

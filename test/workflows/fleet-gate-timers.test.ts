@@ -3,7 +3,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { FleetPlan, FleetRunInput, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../../src/domain/contracts/runs';
 import { deploymentRunWorkflowId, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../../src/domain/contracts/workflow-ids';
 import { eventually } from '../support/bosun';
-import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
+import { useTimeSkippingTemporal, type Mocks } from '../support/time-skipping';
 
 /**
  * A fleet run's gates and pauses on Temporal's time-skipping test server, with mocked activities: a
@@ -13,14 +13,7 @@ import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
  */
 
 const HOUR = 3600_000;
-let temporal: TimeSkippingTemporal;
-
-beforeAll(async () => {
-  temporal = await TimeSkippingTemporal.start();
-}, 300_000);
-afterAll(async () => {
-  await temporal?.stop();
-});
+const temporal = useTimeSkippingTemporal();
 
 const person = { type: 'person' as const, id: 'a'.repeat(24), name: 'Alice', token_id: null };
 const fleetRun = (): FleetRunInput => ({ runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', deploymentName: 'release', triggeredBy: 'Carol (person)' });
@@ -48,7 +41,7 @@ function fleetMocks(planned: FleetPlan, extra: Mocks = {}) {
     Object.entries(base).map(([name, mock]) => [
       name,
       async (input: unknown) => {
-        calls.push({ name, input, at: await temporal.now() });
+        calls.push({ name, input, at: await temporal().now() });
         return mock(input);
       },
     ]),
@@ -65,12 +58,12 @@ const failureOf = (handle: { result(): Promise<unknown> }) =>
   );
 
 const start = (taskQueue: string, input: FleetRunInput) =>
-  temporal.env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
+  temporal().env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
 
 describe('a fleet run’s approval gate, in test time', () => {
   test('a 24-hour gate nobody decides expires after 24 hours: the run fails “approval expired after 24h”, batch 2 never starts', async () => {
     const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }));
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const input = fleetRun();
       const handle = await start(taskQueue, input);
       const failure = await failureOf(handle);
@@ -89,11 +82,11 @@ describe('a fleet run’s approval gate, in test time', () => {
 
   test('approved an hour in: batch 2 runs and the run succeeds; nothing expires later', async () => {
     const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }));
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const input = fleetRun();
       const handle = await start(taskQueue, input);
       await eventually(async () => named('openGate').length, (n) => n === 1);
-      await temporal.env.sleep(HOUR);
+      await temporal().env.sleep(HOUR);
       const decision: GateDecision = { kind: 'approve', by: person, comment: 'ok' };
       const answer = await handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [decision] });
       expect(answer).toEqual({ recorded: true, approvals: 1, outcome: 'approved' });
@@ -106,7 +99,7 @@ describe('a fleet run’s approval gate, in test time', () => {
 
   test('a decision while no gate is open is refused by the workflow without being recorded', async () => {
     const { mocks, named } = fleetMocks(plan());
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const handle = await start(taskQueue, { ...fleetRun() });
       const refused = await handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: null }] }).then(
         () => null,
@@ -130,7 +123,7 @@ describe('a batch’s soak and health check, in test time', () => {
       recordUnreachableHealthCheck: async () => undefined,
       finishHealthCheck: async () => undefined,
     });
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const input = fleetRun();
       const handle = await start(taskQueue, input);
       const failure = await failureOf(handle);
@@ -157,14 +150,14 @@ describe('a fleet run’s pause, in test time', () => {
         return [];
       },
     });
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const handle = await start(taskQueue, fleetRun());
       await eventually(async () => named('batchTargets').length, (n) => n === 1);
       const request: PauseRequest = { by: person, reason: 'watching' };
       expect(await handle.executeUpdate<PauseResult, [PauseRequest]>(PAUSE_UPDATE, { args: [request] })).toEqual({ recorded: true });
       releaseBatch();
       await eventually(async () => named('holdPaused').length, (n) => n === 1);
-      await temporal.env.sleep(72 * HOUR);
+      await temporal().env.sleep(72 * HOUR);
       expect(named('batchTargets')).toHaveLength(1);
       expect(await handle.executeUpdate<PauseResult, [PauseRequest]>(RESUME_UPDATE, { args: [request] })).toEqual({ recorded: true });
       expect(await handle.result()).toMatchObject({ status: 'success' });

@@ -200,6 +200,8 @@ describe('deploymentFleetWorkflow and its targets', () => {
     beginFleet: async () => ({ total: batches.flat().length, batches: batches.length, maxFailures }),
     batchTargets: async ({ batch }: { batch: number }) => batches[batch - 1]!,
     closeWaitingTargets: async () => 0,
+    // No change freeze covers the next batch.
+    holdIfFrozen: async () => null,
   });
 
   test('closed before it began (cancelled while queued): a Cancelled workflow, nothing run', async () => {

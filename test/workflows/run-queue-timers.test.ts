@@ -5,7 +5,7 @@ import type { NextRun, QueuedRun, QueueWake, StepResult, TurnOutcome } from '../
 import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import { eventually } from '../support/bosun';
 import { hasTurnQuery, turnKeepingTarget } from './stand-ins/turn-keeping-target';
-import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
+import { useTimeSkippingTemporal, type Mocks } from '../support/time-skipping';
 
 /**
  * The server run queue's timers, tens of minutes of them, on Temporal's time-skipping test server
@@ -15,14 +15,7 @@ import { TimeSkippingTemporal, type Mocks } from '../support/time-skipping';
 
 const MINUTE = 60_000;
 const TURN_KEEPING_TARGET = require.resolve('./stand-ins/turn-keeping-target');
-let temporal: TimeSkippingTemporal;
-
-beforeAll(async () => {
-  temporal = await TimeSkippingTemporal.start();
-}, 300_000);
-afterAll(async () => {
-  await temporal?.stop();
-});
+const temporal = useTimeSkippingTemporal();
 
 /** Every call of a mocked activity, with the server time it was made at. */
 class Timeline {
@@ -34,7 +27,7 @@ class Timeline {
       Object.entries(mocks).map(([name, mock]) => [
         name,
         async (input: unknown) => {
-          this.calls.push({ name, at: await temporal.now() });
+          this.calls.push({ name, at: await temporal().now() });
           return mock(input);
         },
       ]),
@@ -74,7 +67,7 @@ const queuedRun = (server: string): QueuedRun => ({
 const nextRun = (run: QueuedRun, extra: Partial<NextRun> = {}): NextRun => ({ ...run, workflowId: deploymentRunWorkflowId(run.runId), fleetTarget: false, ...extra });
 
 const startQueue = (taskQueue: string, server: string) =>
-  temporal.env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: serverRunQueueWorkflowId(server), args: [{ serverId: server, organizationId: 'org' }] });
+  temporal().env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: serverRunQueueWorkflowId(server), args: [{ serverId: server, organizationId: 'org' }] });
 /** A waiting run's wake (naming the run: the queue reads the database for the order). */
 const wake = (queue: WorkflowHandle, runId = 'a-run') => queue.signal<[QueueWake]>(WAKE_QUEUE_SIGNAL, { runIds: [runId] });
 const statusOf = async (handle: WorkflowHandle) => (await handle.describe()).status.name;
@@ -82,27 +75,27 @@ const statusOf = async (handle: WorkflowHandle) => (await handle.describe()).sta
 describe('an idle queue', () => {
   test('with no run queued, it waits 10 minutes for a wake, then ends', async () => {
     const timeline = new Timeline();
-    await temporal.withWorker(timeline.record({ nextQueuedRun: queueOf([]) }), async (taskQueue) => {
+    await temporal().withWorker(timeline.record({ nextQueuedRun: queueOf([]) }), async (taskQueue) => {
       const queue = await startQueue(taskQueue, serverId());
       const idleSince = await timeline.untilCalled('nextQueuedRun', 1);
       await queue.result();
-      expect(minutesBetween(idleSince, await temporal.now())).toBe(10);
+      expect(minutesBetween(idleSince, await temporal().now())).toBe(10);
       expect(timeline.times('nextQueuedRun')).toHaveLength(1);
     });
   });
 
   test('a wake within the 10 minutes keeps it going: it reads the queue again and waits 10 minutes from then', async () => {
     const timeline = new Timeline();
-    await temporal.withWorker(timeline.record({ nextQueuedRun: queueOf([]) }), async (taskQueue) => {
+    await temporal().withWorker(timeline.record({ nextQueuedRun: queueOf([]) }), async (taskQueue) => {
       const queue = await startQueue(taskQueue, serverId());
       const idleSince = await timeline.untilCalled('nextQueuedRun', 1);
-      await temporal.env.sleep(9 * MINUTE);
+      await temporal().env.sleep(9 * MINUTE);
       expect(await statusOf(queue)).toBe('RUNNING');
       await wake(queue);
       const wokenAt = await timeline.untilCalled('nextQueuedRun', 2);
       expect(minutesBetween(idleSince, wokenAt)).toBe(9);
       await queue.result();
-      expect(minutesBetween(wokenAt, await temporal.now())).toBe(10);
+      expect(minutesBetween(wokenAt, await temporal().now())).toBe(10);
       expect(timeline.times('nextQueuedRun')).toHaveLength(2);
     });
   });
@@ -118,9 +111,9 @@ describe('a run holding the turn the queue gave it', () => {
     const checks = scripted([running, running, running, closedByReconcile]);
     const timeline = new Timeline();
     const queueMocks = timeline.record({ nextQueuedRun: queueOf([target]), endedRun: checks });
-    await temporal.withWorker({}, async (standInQueue) => {
-      const holder = await temporal.env.client.workflow.start(turnKeepingTarget, { taskQueue: standInQueue, workflowId: target.workflowId });
-      await temporal.withWorker(queueMocks, async (taskQueue) => {
+    await temporal().withWorker({}, async (standInQueue) => {
+      const holder = await temporal().env.client.workflow.start(turnKeepingTarget, { taskQueue: standInQueue, workflowId: target.workflowId });
+      await temporal().withWorker(queueMocks, async (taskQueue) => {
         const queue = await startQueue(taskQueue, server);
         const turnGivenAt = await timeline.untilCalled('nextQueuedRun', 1);
         await eventually(() => holder.query(hasTurnQuery), (has) => has);
@@ -151,7 +144,7 @@ describe('a long-lived queue', () => {
       startStep: async (): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false, endedRun: true }),
       finishRun: async () => undefined,
     });
-    await temporal.withWorker(mocks, async (taskQueue) => {
+    await temporal().withWorker(mocks, async (taskQueue) => {
       const queue = await startQueue(taskQueue, server);
       await timeline.untilCalled('nextQueuedRun', 1);
       await padHistoryPast4MB(queue, timeline);
@@ -159,11 +152,11 @@ describe('a long-lived queue', () => {
       const readsBefore = timeline.times('nextQueuedRun').length;
       queued.push(nextRun(run));
       await wake(queue, run.runId);
-      const first = temporal.env.client.workflow.getHandle(queue.workflowId, queue.firstExecutionRunId);
+      const first = temporal().env.client.workflow.getHandle(queue.workflowId, queue.firstExecutionRunId);
       expect(await eventually(() => statusOf(first), (status) => status !== 'RUNNING')).toBe('CONTINUED_AS_NEW');
-      expect(await statusOf(temporal.env.client.workflow.getHandle(deploymentRunWorkflowId(run.runId)))).toBe('COMPLETED');
+      expect(await statusOf(temporal().env.client.workflow.getHandle(deploymentRunWorkflowId(run.runId)))).toBe('COMPLETED');
       // The new execution reads the queue afresh (one read: the first went on to its run), then idles out as any queue does.
-      const latest = temporal.env.client.workflow.getHandle(queue.workflowId);
+      const latest = temporal().env.client.workflow.getHandle(queue.workflowId);
       expect((await latest.describe()).runId).not.toBe(queue.firstExecutionRunId);
       await latest.result();
       expect(timeline.times('nextQueuedRun')).toHaveLength(readsBefore + 2);
@@ -192,8 +185,8 @@ describe('a run waiting for its turn', () => {
       endedRun: async () => ({ status: 'cancelled', error: null }),
       ...createWorkflowOutcomeActivities(),
     });
-    await temporal.withWorker(mocks, async (taskQueue) => {
-      const handle = await temporal.env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(run.runId), args: [run] });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await temporal().env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(run.runId), args: [run] });
       const askedAt = await timeline.untilCalled('takeTurn', 1);
       await expect(handle.result()).rejects.toThrow();
       expect(minutesApart([askedAt, ...timeline.times('stillWaiting')])).toEqual([1, 1, 1]);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { FireTickInput, ScheduledRunInput, TickOutcome } from '../../src/domain/contracts/schedules';
 import { eventually } from '../support/bosun';
-import { TimeSkippingTemporal } from '../support/time-skipping';
+import { useTimeSkippingTemporal } from '../support/time-skipping';
 
 /**
  * A schedule's tick workflow with mocked activities (what they do for real is covered end to end in
@@ -10,14 +10,7 @@ import { TimeSkippingTemporal } from '../support/time-skipping';
  * `cancel_other`) cancels its run; a refused tick ends at once with its reason.
  */
 
-let temporal: TimeSkippingTemporal;
-
-beforeAll(async () => {
-  temporal = await TimeSkippingTemporal.start();
-}, 300_000);
-afterAll(async () => {
-  await temporal?.stop();
-});
+const temporal = useTimeSkippingTemporal();
 
 const tick = (extra: Partial<ScheduledRunInput> = {}): ScheduledRunInput => ({ scheduleId: 'a'.repeat(24), organizationId: 'org', deploymentId: 'dep', requestedAt: '2027-03-28T01:00:00.000Z', ...extra });
 
@@ -39,8 +32,8 @@ function mocks(fired: TickOutcome, runEnds: Promise<string> = Promise.resolve('s
 
 test('a tick that starts its run waits for it, and ends with its status', async () => {
   const { calls, activities } = mocks({ outcome: 'fired', runId: 'r1', message: null }, Promise.resolve('failed'));
-  const result = await temporal.withWorker(activities, (taskQueue) =>
-    temporal.env.client.workflow.execute('scheduledRunWorkflow', { taskQueue, workflowId: `tick-${randomBytes(4).toString('hex')}`, args: [tick()] }),
+  const result = await temporal().withWorker(activities, (taskQueue) =>
+    temporal().env.client.workflow.execute('scheduledRunWorkflow', { taskQueue, workflowId: `tick-${randomBytes(4).toString('hex')}`, args: [tick()] }),
   );
   expect(result).toEqual({ outcome: 'fired', runId: 'r1', message: null, runStatus: 'failed' });
   expect(calls.map((c) => c.name)).toEqual(['fireScheduledRun', 'awaitRunEnd']);
@@ -49,8 +42,8 @@ test('a tick that starts its run waits for it, and ends with its status', async 
 
 test('a refused tick (frozen) ends at once with its reason, waiting for nothing', async () => {
   const { calls, activities } = mocks({ outcome: 'frozen', runId: null, message: 'Change freeze black-friday covers web-1' });
-  const result = await temporal.withWorker(activities, (taskQueue) =>
-    temporal.env.client.workflow.execute('scheduledRunWorkflow', { taskQueue, workflowId: `tick-${randomBytes(4).toString('hex')}`, args: [tick()] }),
+  const result = await temporal().withWorker(activities, (taskQueue) =>
+    temporal().env.client.workflow.execute('scheduledRunWorkflow', { taskQueue, workflowId: `tick-${randomBytes(4).toString('hex')}`, args: [tick()] }),
   );
   expect(result).toMatchObject({ outcome: 'frozen', runId: null, runStatus: null });
   expect(calls.map((c) => c.name)).toEqual(['fireScheduledRun']);
@@ -59,8 +52,8 @@ test('a refused tick (frozen) ends at once with its reason, waiting for nothing'
 test('a tick cancelled while its run goes on (overlap cancel_other) cancels its run', async () => {
   let never!: (status: string) => void;
   const { calls, activities } = mocks({ outcome: 'fired', runId: 'r2', message: null }, new Promise<string>((resolve) => (never = resolve)));
-  await temporal.withWorker(activities, async (taskQueue) => {
-    const handle = await temporal.env.client.workflow.start('scheduledRunWorkflow', { taskQueue, workflowId: `tick-${randomBytes(4).toString('hex')}`, args: [tick()] });
+  await temporal().withWorker(activities, async (taskQueue) => {
+    const handle = await temporal().env.client.workflow.start('scheduledRunWorkflow', { taskQueue, workflowId: `tick-${randomBytes(4).toString('hex')}`, args: [tick()] });
     await eventually(async () => calls.map((c) => c.name), (names) => names.includes('awaitRunEnd'), 30_000);
     await handle.cancel();
     const ended = await handle.result().then(

@@ -178,13 +178,10 @@ export async function authenticateToken(plaintext: string): Promise<Principal | 
   return principalOfToken(token);
 }
 
-/**
- * The principal of a person signed in without a token (OpenID Connect): their identity's grants,
- * narrowed by nothing; or why they no longer act.
- */
-export async function authenticateIdentity(identityId: string): Promise<Principal | Rejection> {
+/** An identity of `type` acting without a token: its own grants, narrowed by nothing; or why it no longer acts. */
+async function tokenlessPrincipal(identityId: string, type: 'person' | 'service_account'): Promise<Principal | Rejection> {
   const access = await identityAccess(identityId);
-  if (!access || access.identity.type !== 'person') return 'unknown';
+  if (!access || access.identity.type !== type) return 'unknown';
   if (access.disabled) return 'disabled';
   return {
     organizationId: access.organizationId,
@@ -198,25 +195,11 @@ export async function authenticateIdentity(identityId: string): Promise<Principa
   };
 }
 
-/**
- * A service account acting by itself, with no token (a schedule's tick): its own grants, narrowed
- * by nothing; or why it no longer acts.
- */
-export async function actAsServiceAccount(identityId: string): Promise<Principal | Rejection> {
-  const access = await identityAccess(identityId);
-  if (!access || access.identity.type !== 'service_account') return 'unknown';
-  if (access.disabled) return 'disabled';
-  return {
-    organizationId: access.organizationId,
-    identity: access.identity,
-    teams: access.teams,
-    grants: access.grants,
-    tokenId: null,
-    tokenName: null,
-    scopes: ['admin'],
-    expiresAt: null,
-  };
-}
+/** The principal of a person signed in without a token (OpenID Connect). */
+export const authenticateIdentity = (identityId: string) => tokenlessPrincipal(identityId, 'person');
+
+/** A service account acting by itself, with no token: a schedule's tick. */
+export const actAsServiceAccount = (identityId: string) => tokenlessPrincipal(identityId, 'service_account');
 
 /** The principal of a token known by id (a console session's), or why it no longer acts. */
 export async function authenticateTokenId(tokenId: string): Promise<Principal | Rejection> {
