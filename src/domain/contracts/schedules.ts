@@ -1,4 +1,4 @@
-import type { Actor } from '../access/actor';
+import type { DecidingActor as Actor } from './runs';
 
 /*
  * What the schedules' Temporal side and Bosun agree on: the tick workflow's input and result, and
