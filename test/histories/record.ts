@@ -215,7 +215,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
 
   async 'deployment-fleet-frozen'(ctx) {
     const user = userWithToken(ctx.bosun, ctx.token);
-    const servers = [ctx.serverId, await user.addServer({ host: '127.0.0.9' })];
+    const servers = [ctx.serverId, await user.addServer({ host: '127.0.0.10' })];
     const work = sharedFolder('bosun-frozen-');
     // The first batch waits for a file; a freeze is declared meanwhile, so the second batch waits for it; lifting it lets the run finish.
     const created = await ctx.api('post', '/api/v1/deployments', {
