@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeployExit, exitCodeOf } from './exit';
+import { DeployExit, exitCodeOf, FROZEN_EXIT } from './exit';
 import { bosunApiFromEnvironment, errorMessage } from './http';
 import { resolveDeployment } from './resolve';
 import { OutputPrinter, reportFailure, reportFleet, say } from './print';
@@ -28,6 +28,8 @@ export async function deploy(deployment: string, options: { wait?: boolean; time
 
   const parameters = parseParams(options.params ?? []);
   const trigger = await api.request('POST', `/deployments/${encodeURIComponent(deploymentId)}/run`, { 'Idempotency-Key': key }, { parameters });
+  // A change freeze is no mistake of the caller's: its own code, so a pipeline can wait for the freeze to lift.
+  if (trigger.status === 409 && (trigger.body as { error?: { code?: string } }).error?.code === 'frozen') throw new DeployExit(FROZEN_EXIT, `Not triggered: ${errorMessage(trigger.body)}`);
   if (trigger.status !== 202) throw new DeployExit(2, `Could not trigger: ${errorMessage(trigger.body)}`);
   const runId = trigger.body.run_id as string;
   process.stdout.write(options.wait ? '' : `${runId}\n`);

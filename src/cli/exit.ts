@@ -3,12 +3,15 @@
  * usage or connection trouble, 4 an approval gate rejected, 5 an approval gate expired.
  */
 export class DeployExit extends Error {
-  constructor(readonly code: 0 | 1 | 2 | 4 | 5, message: string) {
+  constructor(readonly code: 0 | 1 | 2 | 4 | 5 | 6, message: string) {
     super(message);
   }
 }
 
 /** The exit code of a run that ended: its gate's outcome when a gate stopped it, else its status. */
+/** `bosun deploy` refused because a change freeze covers the deployment's servers (nothing started). */
+export const FROZEN_EXIT = 6 as const;
+
 export function exitCodeOf(run: { status: string; gate?: { outcome: string | null } | null }): 0 | 1 | 4 | 5 {
   if (run.status === 'success') return 0;
   if (run.status === 'failed' && run.gate?.outcome === 'rejected') return 4;

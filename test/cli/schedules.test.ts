@@ -89,3 +89,27 @@ test('an interval with jitter, created paused; mistakes are refused with the rea
   const outcome = await runCli(['schedules', 'ticks', 'web-release', 'rotate logs', '--outcome', 'exploded'], env);
   expect(outcome.code).toBe(1);
 });
+
+test('freezes: declared, listed as holding now, a deploy refused naming it (exit 6), lifted, and the deploy goes', async () => {
+  const now = Date.now();
+  const created = JSON.parse(
+    await ok(['freezes', 'create', '--name', 'black-friday', '--starts-at', new Date(now - 60_000).toISOString(), '--ends-at', new Date(now + 3600_000).toISOString(), '--note', 'the sale', '--json']),
+  );
+  expect(created).toMatchObject({ name: 'black-friday', kind: 'once', tags: null, active_now: true, note: 'the sale' });
+  const listed = await ok(['freezes', 'list']);
+  expect(listed).toMatch(/\nblack-friday|\n[0-9a-f]{24}\tblack-friday\t.+\tall servers\tfrozen now, until .+\tthe sale\n/);
+
+  const refused = await runCli(['deploy', 'web-release', '--wait'], env);
+  expect([refused.code, refused.stderr]).toEqual([6, expect.stringContaining('Not triggered: Change freeze black-friday')]);
+  expect((await admin.request('get', `/deployments/${deploymentId}/runs`)).body.data.every((r: { trigger: { type: string } }) => r.trigger.type === 'schedule')).toBe(true);
+
+  const recurring = await runCli(['freezes', 'create', '--name', 'office-hours', '--cron', '0 8 * * 1-5', '--duration', '10h', '--time-zone', 'Europe/Berlin', '--tag', 'prod'], env);
+  expect(recurring.code).toBe(0);
+  expect((await admin.request('get', '/freezes')).body.data.find((f: { name: string }) => f.name === 'office-hours')).toMatchObject({ kind: 'recurring', tags: ['prod'] });
+
+  const lifted = await runCli(['freezes', 'delete', 'black-friday'], env);
+  expect([lifted.code, lifted.stderr]).toEqual([0, 'Deleted the freeze "black-friday".\n']);
+  expect((await admin.request('get', '/freezes')).body.data.map((f: { name: string }) => f.name)).toEqual(['office-hours']);
+  const deployed = await runCli(['deploy', 'web-release', '--wait'], env);
+  expect(deployed.code).toBe(0);
+});
