@@ -180,6 +180,18 @@ test('PATCH changes the schedule and its Temporal Schedule; DELETE removes both;
   await expect(temporal.schedule.getHandle(`bosun-schedule-${doomed.id}`).describe()).rejects.toThrow();
 });
 
+test('concurrent changes of one schedule: the last write wins on both the document and its Temporal Schedule', async () => {
+  const schedule = await create({ name: 'contended', every: '1h', time_zone: 'UTC' });
+  const hours = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+  const answers = await Promise.all(hours.map((h) => ops.request('patch', path(`/${schedule.id}`), { every: `${h}h`, note: `edit ${h}` })));
+  expect(answers.map((a) => a.status)).toEqual(hours.map(() => 200));
+  const final = (await ops.request('get', path(`/${schedule.id}`))).body.data;
+  const described = await temporal.schedule.getHandle(`bosun-schedule-${schedule.id}`).describe();
+  // Whichever write came last, Temporal carries the same: its interval, and the document's revision.
+  expect(described.spec.intervals?.[0]?.every).toBe(Number.parseInt(final.every, 10) * 3600 * 1000);
+  expect((described.action as { memo?: { revision?: number } }).memo?.revision).toBe(1 + hours.length);
+});
+
 test('drift is repaired both ways: a Temporal Schedule deleted behind Bosun’s back comes back; one without a document goes', async () => {
   const schedule = await create({ name: 'drifting', every: '12h', time_zone: 'UTC' });
   await temporal.schedule.getHandle(`bosun-schedule-${schedule.id}`).delete();
