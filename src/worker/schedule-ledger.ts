@@ -12,7 +12,8 @@ const GRACE_MS = 60_000;
 /** Temporal's name for a tick's workflow: the schedule's workflow id and the due time, to the second. */
 const tickWorkflowId = (scheduleId: string, due: Date) => `${scheduledRunWorkflowId(scheduleId)}-${due.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
 
-const pausedAt = (schedule: Schedule, at: Date) => schedule.pauses.some((p) => p.from.getTime() <= at.getTime() && (!p.to || at.getTime() < p.to.getTime()));
+/** The pause the schedule was in at `at`, if any (its note is that pause's, not the last pause or unpause's). */
+const pauseAt = (schedule: Schedule, at: Date) => schedule.pauses.find((p) => p.from.getTime() <= at.getTime() && (!p.to || at.getTime() < p.to.getTime()));
 
 /** Whether a run of an earlier tick was still going at `at` (the overlap policy then skipped this one). */
 async function runningAt(scheduleId: Types.ObjectId, at: Date): Promise<boolean> {
@@ -64,9 +65,10 @@ async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule
   for (const at of due) {
     if (await tickAt(schedule._id, at)) continue;
     if (await workflows.workflowOpenOrClosed(tickWorkflowId(id, at))) continue;
-    const reason: SkipReason = pausedAt(schedule, at) ? 'paused' : schedule.overlap !== 'allow_all' && schedule.overlap !== 'cancel_other' && (await runningAt(schedule._id, at)) ? 'overlap' : 'missed';
+    const pause = pauseAt(schedule, at);
+    const reason: SkipReason = pause ? 'paused' : schedule.overlap !== 'allow_all' && schedule.overlap !== 'cancel_other' && (await runningAt(schedule._id, at)) ? 'overlap' : 'missed';
     const message =
-      reason === 'paused' ? `the schedule was paused${schedule.pause_note ? ` (${schedule.pause_note})` : ''}` : reason === 'overlap' ? 'the run of an earlier tick was still going (overlap: ' + schedule.overlap + ')' : `not run within its catch-up window (${schedule.catch_up_window}): Bosun or Temporal was down`;
+      reason === 'paused' ? `the schedule was paused${pause?.note ? ` (${pause.note})` : ''}` : reason === 'overlap' ? 'the run of an earlier tick was still going (overlap: ' + schedule.overlap + ')' : `not run within its catch-up window (${schedule.catch_up_window}): Bosun or Temporal was down`;
     if (await recordTick({ schedule, scheduledAt: at, outcome: reason, message })) {
       recorded += 1;
       countTick(reason);

@@ -40,8 +40,8 @@ const scheduleSchema = new Schema(
     pause_note: { type: String, default: null },
     paused_by: { type: actorSchema, default: null },
     paused_at: { type: Date, default: null },
-    // Pauses past and present, so a tick that fell in one is recorded as `paused`.
-    pauses: { type: [new Schema({ from: { type: Date, required: true }, to: { type: Date, default: null } }, { _id: false })], default: [] },
+    // Pauses past and present, each with its own note, so a tick that fell in one is recorded as `paused` with why.
+    pauses: { type: [new Schema({ from: { type: Date, required: true }, to: { type: Date, default: null }, note: { type: String, default: null } }, { _id: false })], default: [] },
     // The service account each tick runs as (its grants are checked at every tick).
     run_as: { type: actorSchema, required: true },
     created_by: { type: actorSchema, required: true },

@@ -32,7 +32,7 @@ export async function createSchedule(input: ScheduleFields & { organization_id: 
     updated_by: input.created_by,
     revision: 1,
     ledger_until: now,
-    ...(input.paused ? { paused_by: input.created_by, paused_at: now, pause_note: input.note, pauses: [{ from: now, to: null }] } : {}),
+    ...(input.paused ? { paused_by: input.created_by, paused_at: now, pause_note: input.note, pauses: [{ from: now, to: null, note: input.note }] } : {}),
   });
   return created.toObject() as Schedule;
 }
@@ -57,7 +57,7 @@ export async function setPaused(id: Types.ObjectId, paused: boolean, by: Actor, 
   const changed = await ScheduleModel.findOneAndUpdate(
     { _id: id, paused: !paused },
     paused
-      ? { $set: { paused: true, paused_by: by, paused_at: now, pause_note: note, updated_by: by }, $push: { pauses: { from: now, to: null } }, $inc: { revision: 1 } }
+      ? { $set: { paused: true, paused_by: by, paused_at: now, pause_note: note, updated_by: by }, $push: { pauses: { from: now, to: null, note } }, $inc: { revision: 1 } }
       : { $set: { paused: false, paused_by: by, paused_at: now, pause_note: note, updated_by: by, 'pauses.$[open].to': now }, $inc: { revision: 1 } },
     { returnDocument: 'after', ...(paused ? {} : { arrayFilters: [{ 'open.to': null }] }) },
   ).lean<Schedule>();
