@@ -72,6 +72,8 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
       else finished.add(id);
     },
     closeWaitingTargets: async () => 0,
+    // No change freeze holds a batch.
+    holdIfFrozen: async () => null,
     cancelQueuedRun: async () => undefined,
     skipSteps: async () => undefined,
     cancelSteps: async () => undefined,
