@@ -16,6 +16,7 @@ import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { triggerAdmission } from './admission';
 import type { RetryInput, TriggerInput } from './schemas';
 import { refuseIfFrozen } from '../freezes/enforce';
+import { freezesOf } from '../../domain/freezes/coverage';
 import { batchOf, resolveStrategy, resolveTargets, type TargetServer } from './targets';
 import { isDuplicateKey } from '../../domain/database';
 import { parametersFor, type FindDeployment } from './definitions';
@@ -203,6 +204,9 @@ export function runTriggers({
   return {
     /** A trigger: a run of the deployment's steps on its server, or on each of its targets, with the parameters given. */
     async trigger(principal: Principal, deploymentId: string, idempotencyKey: string | undefined, input: TriggerInput = { parameters: {} }, origin?: RunOrigin) {
+      // Read beside the deployment, not after it: the freezes are asked of every trigger.
+      const freezes = freezesOf(principal.organizationId);
+      freezes.catch(() => undefined);
       const deployment = await findDeployment(principal, deploymentId, 'deployments:run');
       const values = parametersFor(deployment, input.parameters);
       return startRun({
@@ -225,14 +229,14 @@ export function runTriggers({
           if (deployment.server_id) {
             await checkRunTargets(principal, deploymentId, [{ _id: deployment.server_id }]);
             const plan_hash = hashed([{ _id: deployment.server_id }]);
-            const freeze_override = await refuseIfFrozen(principal, await serversOf([deployment.server_id]), input.override_freeze);
+            const freeze_override = await refuseIfFrozen(principal, () => serversOf([deployment.server_id!]), input.override_freeze, { freezes });
             return { fields: { ...fields, plan_hash, freeze_override }, server: { _id: deployment.server_id } as TargetServer, targets: null };
           }
           const servers = await resolveTargets(deployment);
           if (!servers.length) throw new ApiError('conflict', 'The deployment’s targets match no server: add servers with its tags, or list servers in targets.server_ids');
           await checkRunTargets(principal, deploymentId, servers);
           const plan_hash = hashed(servers);
-          const freeze_override = await refuseIfFrozen(principal, servers, input.override_freeze);
+          const freeze_override = await refuseIfFrozen(principal, servers, input.override_freeze, { freezes });
           return { fields: { ...fields, plan_hash, freeze_override, strategy: deployment.strategy, rollback: deployment.rollback }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
         },
       });
@@ -262,7 +266,7 @@ export function runTriggers({
           if (!original.fleet) {
             if (original.status === 'success') throw new ApiError('conflict', 'The run succeeded: there is nothing to retry');
             await checkRunTargets(principal, deploymentId, [{ _id: original.server_id! }]);
-            const freeze_override = await refuseIfFrozen(principal, await serversOf([original.server_id!]), input.override_freeze);
+            const freeze_override = await refuseIfFrozen(principal, () => serversOf([original.server_id!]), input.override_freeze);
             return { fields: { ...fields, freeze_override, start_step: firstUnfinished(original) }, server: { _id: original.server_id } as TargetServer, targets: null };
           }
           const left = await DeploymentRunModel.find({ parent_run_id: original._id, status: { $ne: 'success' } }, { 'steps.output': 0 }).sort({ batch: 1, _id: 1 }).lean<DeploymentRun[]>();

@@ -1,7 +1,8 @@
 import { Types } from 'mongoose';
 import { z } from 'zod';
 import { mayEverywhere } from '../../domain/access/grants';
-import { freezesCovering, type Cover, type FreezableServer } from '../../domain/freezes/coverage';
+import { coveringAmong, freezesCovering, freezesOf, type Cover, type FreezableServer } from '../../domain/freezes/coverage';
+import type { Freeze } from '../../domain/freezes/model';
 import { actorOf, type Principal } from '../../domain/tokens/service';
 import { ServerModel } from '../../domain/servers/model';
 import { ApiError } from '../http/errors';
@@ -51,9 +52,17 @@ function assertMayOverride(principal: Principal): void {
  * covers any of them, unless `override` is given by a person allowed to (checked whether or not a
  * freeze covers them now). The override to record on the run, or null when no freeze covered them.
  */
-export async function refuseIfFrozen(principal: Principal, servers: readonly FreezableServer[], override?: { reason: string } | null, now = new Date()): Promise<FreezeOverride | null> {
+export async function refuseIfFrozen(
+  principal: Principal,
+  servers: readonly FreezableServer[] | (() => Promise<readonly FreezableServer[]>),
+  override?: { reason: string } | null,
+  { freezes = freezesOf(principal.organizationId), now = new Date() }: { freezes?: Promise<readonly Freeze[]>; now?: Date } = {},
+): Promise<FreezeOverride | null> {
   if (override) assertMayOverride(principal);
-  const found = await freezesCovering(principal.organizationId, servers, now);
+  const all = await freezes;
+  // Most of the time an organization has no freeze at all: then nothing more is looked up.
+  if (!all.length) return null;
+  const found = coveringAmong(all, typeof servers === 'function' ? await servers() : servers, now);
   if (!found.length) return null;
   if (!override) throw frozenError(found);
   const by = actorOf(principal);

@@ -1,6 +1,7 @@
 import { Types } from 'mongoose';
 import { lastFireAtOrBefore, nextFires } from '../time/cron';
 import { parseDuration } from '../tokens/service';
+import { batcher } from '../batch';
 import { ServerModel } from '../servers/model';
 import { FreezeModel, type Freeze } from './model';
 
@@ -99,13 +100,28 @@ export interface Cover<S extends FreezableServer = FreezableServer> {
   servers: S[];
 }
 
-const freezesOf = (organizationId: Types.ObjectId | string) => FreezeModel.find({ organization_id: new Types.ObjectId(String(organizationId)) }).sort({ name: 1 }).lean<Freeze[]>();
+/**
+ * An organization's freezes, by name. Every trigger asks: the requests of the same moment share one
+ * query (a burst of triggers costs one round trip, not one each).
+ */
+const freezesByOrganization = batcher(async (organizationIds: string[]): Promise<Freeze[][]> => {
+  const wanted = [...new Set(organizationIds)];
+  const found = await FreezeModel.find({ organization_id: { $in: wanted.map((id) => new Types.ObjectId(id)) } })
+    .sort({ name: 1 })
+    .lean<Freeze[]>();
+  return organizationIds.map((id) => found.filter((f) => f.organization_id.toString() === id));
+});
+export const freezesOf = (organizationId: Types.ObjectId | string) => freezesByOrganization(String(organizationId));
 
 /** Pairs each freeze with the servers it covers, where `windowOf` gives it a window. */
 async function covers<S extends FreezableServer>(organizationId: Types.ObjectId | string, servers: readonly S[], windowOf: (freeze: Freeze) => FreezeWindow | null): Promise<Cover<S>[]> {
+  return coversAmong(await freezesOf(organizationId), servers, windowOf);
+}
+
+function coversAmong<S extends FreezableServer>(freezes: readonly Freeze[], servers: readonly S[], windowOf: (freeze: Freeze) => FreezeWindow | null): Cover<S>[] {
   if (!servers.length) return [];
   const found: Cover<S>[] = [];
-  for (const freeze of await freezesOf(organizationId)) {
+  for (const freeze of freezes) {
     const covered = servers.filter((server) => coversServer(freeze, server));
     if (!covered.length) continue;
     const window = windowOf(freeze);
@@ -113,6 +129,9 @@ async function covers<S extends FreezableServer>(organizationId: Types.ObjectId 
   }
   return found;
 }
+
+/** Of `freezes` (an organization's, read already), those covering any of `servers` at `at`. */
+export const coveringAmong = <S extends FreezableServer>(freezes: readonly Freeze[], servers: readonly S[], at = new Date()): Cover<S>[] => coversAmong(freezes, servers, (freeze) => windowAt(freeze, at));
 
 /** The freezes of the organization that cover any of `servers` at `at`, each with its open window (its end: when it lifts) and the servers it covers. */
 export function freezesCovering<S extends FreezableServer>(organizationId: Types.ObjectId | string, servers: readonly S[], at = new Date()): Promise<Cover<S>[]> {
