@@ -1,10 +1,11 @@
+import type { Types } from 'mongoose';
 import type { DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
 import { parseDuration } from '../src/domain/tokens/service';
 import { healthCheckOf } from '../src/domain/deployments/strategy';
 import { DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
-import { freezesCovering, liftsAt } from '../src/domain/freezes/coverage';
+import { coveringAmong, freezesOf, liftsAt } from '../src/domain/freezes/coverage';
 import { ServerModel } from '../src/domain/servers/model';
 import * as runs from '../src/domain/deployments/runs';
 import { batchTargets, closeWaitingTargets } from '../src/domain/deployments/targets';
@@ -15,6 +16,12 @@ import { wakeWaiting, type RunQueueActivityDeps } from './run-queue';
  * A run's bookkeeping as its workflow moves it along — begin, a fleet run's batches, its end — each
  * one transition of the runs store. Local activities: short database work.
  */
+/** The servers of a fleet run's batch whose targets have not started (what a freeze would hold). */
+async function queuedServersOf(runId: Types.ObjectId, batch: number) {
+  const waiting = await DeploymentRunModel.find({ parent_run_id: runId, batch, status: 'queued' }, { server_id: 1 }).lean();
+  return ServerModel.find({ _id: { $in: waiting.map((t) => t.server_id) } }, { title: 1, tags: 1 }).lean();
+}
+
 export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDeps) {
   const afterEnd = wakeWaiting(wakeQueue);
   return {
@@ -79,13 +86,13 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
      * lift in ms), or null. A run triggered with a freeze override is never held.
      */
     async holdIfFrozen({ runId, batch }: { runId: string; batch: number }): Promise<{ names: string[]; until: number } | null> {
-      const run = await DeploymentRunModel.findById(runId, { organization_id: 1, freeze_override: 1 }).lean();
+      const run = await DeploymentRunModel.findById(runId, { organization_id: 1, freeze_override: 1, status: 1 }).lean();
       if (!run || run.freeze_override) return null;
-      const waiting = await DeploymentRunModel.find({ parent_run_id: run._id, batch, status: 'queued' }, { server_id: 1 }).lean();
-      const servers = await ServerModel.find({ _id: { $in: waiting.map((t) => t.server_id) } }, { title: 1, tags: 1 }).lean();
-      const found = await freezesCovering(run.organization_id, servers);
+      // Asked before every batch: while the organization has no freeze, nothing more is read.
+      const freezes = await freezesOf(run.organization_id);
+      const found = freezes.length ? coveringAmong(freezes, await queuedServersOf(run._id, batch)) : [];
       if (!found.length) {
-        await gates.thawRun(runId);
+        if (run.status === 'frozen') await gates.thawRun(runId);
         return null;
       }
       const names = found.map((c) => c.freeze.name);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { all, call, find, action as run, print, type Json } from './calls';
+import { all, call, find, action as run, print, printJson, type Json } from './calls';
 import { DeployExit } from './exit';
 
 /*
@@ -31,7 +31,6 @@ const bindingLine = (b: Json) =>
     .join(', ');
 
 export function accessCommands(program: Command, fail: (code: number, message: string) => never): void {
-  const json = (value: unknown): void => print(JSON.stringify(value, null, 2));
 
   program
     .command('whoami')
@@ -40,7 +39,7 @@ export function accessCommands(program: Command, fail: (code: number, message: s
     .action(
       run(async (opts: { json?: boolean }) => {
         const me = await call('GET', '/me', 200);
-        if (opts.json) return json(me);
+        if (opts.json) return printJson(me);
         print(`${me.identity.name} (${me.identity.type === 'person' ? 'person' : 'service account'}) ${me.identity.id}`);
         if (me.token) print(`token    ${me.token.name} (scopes: ${me.token.scopes.join(', ')})`);
         if (me.teams.length) print(`teams    ${me.teams.map((t: Json) => t.name).join(', ')}`);
@@ -53,7 +52,7 @@ export function accessCommands(program: Command, fail: (code: number, message: s
   people.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {
       const items = await all('/people');
-      if (opts.json) return json(items);
+      if (opts.json) return printJson(items);
       print(['ID', 'NAME', 'EMAIL', 'DISABLED'].join('\t'));
       for (const p of items) print([p.id, p.name, p.email ?? '-', p.disabled ? 'yes' : 'no'].join('\t'));
     }, fail),
@@ -75,7 +74,7 @@ export function accessCommands(program: Command, fail: (code: number, message: s
   accounts.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {
       const items = await all('/service-accounts');
-      if (opts.json) return json(items);
+      if (opts.json) return printJson(items);
       print(['ID', 'NAME', 'DESCRIPTION'].join('\t'));
       for (const a of items) print([a.id, a.name, a.description ?? '-'].join('\t'));
     }, fail),
@@ -102,7 +101,7 @@ export function accessCommands(program: Command, fail: (code: number, message: s
   teams.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {
       const items = await all('/teams');
-      if (opts.json) return json(items);
+      if (opts.json) return printJson(items);
       print(['ID', 'NAME', 'MEMBERS', 'OIDC GROUPS'].join('\t'));
       for (const t of items) print([t.id, t.name, String(t.members.length), t.oidc_groups.join(',') || '-'].join('\t'));
     }, fail),
@@ -123,7 +122,7 @@ export function accessCommands(program: Command, fail: (code: number, message: s
   roles.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {
       const items = await all('/role-bindings');
-      if (opts.json) return json(items);
+      if (opts.json) return printJson(items);
       print(['ID', 'SUBJECT', 'BINDING'].join('\t'));
       for (const b of items) print([b.id, `${b.subject.type}:${b.subject.id}`, bindingLine(b)].join('\t'));
     }, fail),

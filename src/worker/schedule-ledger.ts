@@ -85,7 +85,7 @@ export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, co
   const round = async () => {
     try {
       if (rounds % 10 === 0) {
-        const repaired = await workflows.schedules.reconcile();
+        const repaired = await workflows.schedules.reconcile({ renew: rounds === 0 });
         if (repaired.created || repaired.updated || repaired.deleted) log.info(repaired, 'Temporal Schedules brought to their schedules');
       }
       rounds += 1;

@@ -4,7 +4,7 @@ import type { Freeze } from '../../domain/freezes/model';
 import * as freezes from '../../domain/freezes/store';
 import type { FreezeFields } from '../../domain/freezes/store';
 import type { RunWorkflows } from '../../domain/temporal/run-workflows';
-import { cronProblem, isTimeZone } from '../../domain/time/cron';
+import { cronProblem, isTimeZone, normalCron } from '../../domain/time/cron';
 import { actorOf, parseDuration, type Principal } from '../../domain/tokens/service';
 import { MAX_FREEZE_DURATION_SECONDS } from '../../domain/freezes/coverage';
 import type { Logger } from '../../logger';
@@ -52,7 +52,7 @@ export function freezeFields(input: CreateFreezeInput | UpdateFreezeInput, curre
   if (parseDuration(duration) > MAX_FREEZE_DURATION_SECONDS) throw invalid('duration', `a freeze's window lasts at most 31d; "${duration}" is longer`);
   const problem = cronProblem(cron);
   if (problem) throw invalid('cron', problem);
-  return { ...common, cron: cron.trim().split(/\s+/).join(' '), duration, starts_at: null, ends_at: null };
+  return { ...common, cron: normalCron(cron), duration, starts_at: null, ends_at: null };
 }
 
 const taken = (name: string) => new ApiError('conflict', `A freeze named "${name}" already exists in the organization`);

@@ -32,11 +32,17 @@ export function pageMeta({ page, per_page }: PageQuery, total: number): PageMeta
 
 const skipFor = ({ page, per_page }: PageQuery) => (page - 1) * per_page;
 
-/** One page of a collection, newest first, in the list envelope: `data` (each through `view`) and `meta`. */
-export async function findPage<Doc, View>(model: Model<any>, filter: Record<string, unknown>, page: PageQuery, view: (doc: Doc) => View) {
-  const [total, docs] = await Promise.all([
-    model.countDocuments(filter),
-    model.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skipFor(page)).limit(page.per_page).lean<Doc[]>(),
-  ]);
-  return { data: docs.map(view), meta: pageMeta(page, total) };
+/**
+ * One page of a collection in the list envelope: `data` (each through `view`, which may ask
+ * something more of each) and `meta`. Newest first unless `sort` says otherwise.
+ */
+export async function findPage<Doc, View>(
+  model: Model<any>,
+  filter: Record<string, unknown>,
+  page: PageQuery,
+  view: (doc: Doc) => View | Promise<View>,
+  sort: Record<string, 1 | -1> = { createdAt: -1, _id: -1 },
+): Promise<{ data: View[]; meta: PageMeta }> {
+  const [total, docs] = await Promise.all([model.countDocuments(filter), model.find(filter).sort(sort).skip(skipFor(page)).limit(page.per_page).lean<Doc[]>()]);
+  return { data: await Promise.all(docs.map(view)), meta: pageMeta(page, total) };
 }

@@ -9,12 +9,13 @@ import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES, type Schedule } from '
 import { createSchedule, deleteSchedule, setPaused, updateSchedule, type ScheduleFields } from '../../domain/schedules/store';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { ScheduleWorkflows } from '../../domain/temporal/schedules';
+import { normalCron } from '../../domain/time/cron';
 import { actAsServiceAccount, actorOf, parseDuration, type Principal } from '../../domain/tokens/service';
 import type { Logger } from '../../logger';
 import type { FindDeployment } from '../deployments/definitions';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { parseId } from '../http/ids';
-import { pageMeta, type PageQuery } from '../http/pagination';
+import { findPage, type PageQuery } from '../http/pagination';
 import type { CreateScheduleInput, UpdateScheduleInput } from './schemas';
 import { toScheduleView, toTickView } from './views';
 
@@ -83,7 +84,7 @@ export function createScheduleService({ schedules, findDeployment, secretBox, lo
   }
 
   const timing = (input: { cron?: string; every?: string; catch_up_window?: string; jitter?: string | null }): Partial<ScheduleFields> => ({
-    ...(input.cron !== undefined ? { cron: input.cron.trim().split(/\s+/).join(' '), every: null, every_seconds: null } : {}),
+    ...(input.cron !== undefined ? { cron: normalCron(input.cron), every: null, every_seconds: null } : {}),
     ...(input.every !== undefined ? { every: input.every, every_seconds: parseDuration(input.every), cron: null } : {}),
     ...(input.catch_up_window !== undefined ? { catch_up_window: input.catch_up_window, catch_up_window_seconds: parseDuration(input.catch_up_window) } : {}),
     ...(input.jitter !== undefined ? { jitter: input.jitter, jitter_seconds: input.jitter ? parseDuration(input.jitter) : 0 } : {}),
@@ -94,12 +95,7 @@ export function createScheduleService({ schedules, findDeployment, secretBox, lo
   return {
     async list(principal: Principal, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(principal, deploymentId, 'read');
-      const filter = { deployment_id: deployment._id };
-      const [total, docs] = await Promise.all([
-        ScheduleModel.countDocuments(filter),
-        ScheduleModel.find(filter).sort({ name: 1, _id: 1 }).skip((page.page - 1) * page.per_page).limit(page.per_page).lean<Schedule[]>(),
-      ]);
-      return { data: await Promise.all(docs.map(view)), meta: pageMeta(page, total) };
+      return findPage(ScheduleModel, { deployment_id: deployment._id }, page, view, { name: 1, _id: 1 });
     },
 
     /** One schedule; with `from`, its next runs are those after that time (a preview of any week: a DST change, a holiday). */
@@ -194,11 +190,7 @@ export function createScheduleService({ schedules, findDeployment, secretBox, lo
         schedule_id: schedule._id,
         ...(outcome === 'skipped' ? { outcome: { $ne: 'fired' } } : outcome ? { outcome } : {}),
       };
-      const [total, docs] = await Promise.all([
-        ScheduleTickModel.countDocuments(filter),
-        ScheduleTickModel.find(filter).sort({ scheduled_at: -1, _id: -1 }).skip((page.page - 1) * page.per_page).limit(page.per_page).lean(),
-      ]);
-      return { data: docs.map((d) => toTickView(d as never)), meta: pageMeta(page, total) };
+      return findPage(ScheduleTickModel, filter, page, toTickView, { scheduled_at: -1, _id: -1 });
     },
   };
 }

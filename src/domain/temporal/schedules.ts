@@ -156,19 +156,20 @@ export class ScheduleWorkflows {
 
   /**
    * Repairs drift both ways: every document gets its Temporal Schedule at its revision (created when
-   * missing, updated when behind), and a Temporal Schedule of Bosun's without a document is deleted.
+   * missing, updated when behind), and a Temporal Schedule of this Bosun's without a document is deleted.
    */
-  async reconcile(): Promise<{ created: number; updated: number; deleted: number }> {
+  async reconcile({ renew = false }: { renew?: boolean } = {}): Promise<{ created: number; updated: number; deleted: number }> {
     const counts = { created: 0, updated: 0, deleted: 0 };
     const known = new Set<string>();
     for await (const schedule of ScheduleModel.find({}, { _id: 1, revision: 1 }).lean().cursor()) {
       const id = schedule._id.toString();
       known.add(temporalScheduleId(id));
       const described = await this.describe(id);
-      // Renewed at every start too: a cron schedule's make-ups stay years ahead.
-      await this.sync(id);
+      const behind = !described || described.revision !== schedule.revision;
+      // `renew` (at start): every one pushed again, so a cron schedule's make-ups stay years ahead.
+      if (behind || renew) await this.sync(id);
       if (!described) counts.created += 1;
-      else if (described.revision !== schedule.revision) counts.updated += 1;
+      else if (behind) counts.updated += 1;
     }
     for await (const summary of this.client.schedule.list()) {
       if (!summary.scheduleId.startsWith('bosun-schedule-') || known.has(summary.scheduleId)) continue;

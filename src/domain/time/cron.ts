@@ -14,12 +14,17 @@ export function isTimeZone(name: string): boolean {
   return /^[A-Za-z_]+(\/[A-Za-z0-9_+-]+)*$/.test(name) && IANAZone.isValidZone(name);
 }
 
+const cronFields = (expression: string) => expression.trim().split(/\s+/).filter(Boolean);
+
+/** An expression as stored: its fields one space apart ("30  2 * * *" → "30 2 * * *"). */
+export const normalCron = (expression: string) => cronFields(expression).join(' ');
+
 /**
  * What is wrong with a cron expression, naming the field (1–5) and what it allows, or null when it
  * is a valid five-field one: minute hour day-of-month month day-of-week.
  */
 export function cronProblem(expression: string): string | null {
-  const fields = expression.trim().split(/\s+/).filter(Boolean);
+  const fields = cronFields(expression);
   if (fields.length !== 5) {
     return `a cron expression has 5 fields (minute hour day-of-month month day-of-week); this one has ${fields.length}${fields.length === 6 ? ' (seconds are not supported)' : ''}`;
   }
@@ -73,7 +78,7 @@ function firesAtWallClock(expression: string, wall: DateTime): boolean {
  * does). Only for a fixed-hour expression: one whose hour field is "*" fires at every real hour anyway.
  */
 export function springForwardMakeUps(expression: string, zone: string, from: Date, until: Date): Array<{ year: number; month: number; day: number; hour: number; minute: number }> {
-  if (expression.trim().split(/\s+/)[1] === '*') return [];
+  if (cronFields(expression)[1] === '*') return [];
   const makeUps = [];
   let cursor = DateTime.fromJSDate(from, { zone }).startOf('day');
   const end = DateTime.fromJSDate(until, { zone });
