@@ -49,7 +49,11 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     const { run } = found;
     const target = await verifiedTargetOf(found.server, secretBox);
     const organizationSecrets = openSecrets(found.secrets, input.organizationId, secretBox);
-    const afterEnd = async () => wakeWaiting(await runs.runEnded(run, 'success'));
+    const afterEnd = async () => {
+      // A fleet's target or a rollback run is not told of: its fleet run is.
+      if (!run.parent_run_id && !run.rolls_back) await runs.recordRunSucceeded(runId);
+      await wakeWaiting(await runs.runEnded(run, 'success'));
+    };
     const recorded = recordedResult(step, input.exitAttempt);
     if (recorded) {
       // Its result's write ended the run, and what follows may not have happened (its worker died): again.

@@ -78,7 +78,7 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
         const sshError = classifySshError(error, describeTarget(target));
         // A changed host key is a trust problem, not an outage: stop treating the server as verified.
         const next = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
-        await servers.recordHealth(serverId, seen, next, sshError.message);
+        await servers.recordHealth(serverId, seen, next, sshError.message, sshError.kind === 'host_key_mismatch');
         if (status !== next) log.warn({ server: serverId, status: next, reason: sshError.message }, 'server health changed');
         return { outcome: 'offline', intervalSeconds: healthIntervalSeconds };
       }

@@ -2,6 +2,8 @@ import type { Actor } from '../access/actor';
 import type { Types } from 'mongoose';
 import { asChange, stepField, stepTransitions, type StepKind, type StepTransitions } from '../execution/steps';
 import { ConversationModel, type ChatableType, type Conversation, type ConversationStatus, type ConversationStep } from './model';
+import { inTransaction } from '../notifications/outbox';
+import { recordConversationEvent } from '../notifications/other-events';
 
 /*
  * The conversations store: every write to a conversation goes through these transitions. Each checks
@@ -85,7 +87,11 @@ export async function noteOnStep(id: Id, index: number, log: string | null | und
 
 /** Running ⇄ waiting for a person's approval, while the conversation is active. */
 export async function setStatus(id: Id, status: ConversationStatus): Promise<void> {
-  await ConversationModel.updateOne({ _id: id, status: { $in: ACTIVE_CONVERSATION_STATUSES } }, asChange({ $set: { status } }));
+  // Waiting for a person is an event; the change and it are one transaction.
+  await inTransaction(async (session) => {
+    const before = await ConversationModel.findOneAndUpdate({ _id: id, status: { $in: ACTIVE_CONVERSATION_STATUSES } }, asChange({ $set: { status } }), { session, projection: { status: 1 } }).lean();
+    if (before?.status === 'running' && status === 'awaiting_approval') await recordConversationEvent(id, 'conversation.awaiting_approval', session);
+  });
 }
 
 /** A person's decision on a step waiting for one; a rejected step fails as not run. */
@@ -163,6 +169,9 @@ export const CANCELLED = 'Cancelled.';
 
 /** The conversation's final status, with its one-line `error` (null when it completed). Only an active conversation ends. */
 export async function finish(id: Id, status: ConversationStatus, error: string | null): Promise<boolean> {
-  const ended = await ConversationModel.updateOne({ _id: id, status: { $in: ACTIVE_CONVERSATION_STATUSES } }, asChange({ $set: { status, error, completed_at: new Date() } }));
-  return ended.modifiedCount > 0;
+  return inTransaction(async (session) => {
+    const ended = await ConversationModel.updateOne({ _id: id, status: { $in: ACTIVE_CONVERSATION_STATUSES } }, asChange({ $set: { status, error, completed_at: new Date() } }), { session });
+    if (ended.modifiedCount) await recordConversationEvent(id, 'conversation.finished', session);
+    return ended.modifiedCount > 0;
+  });
 }

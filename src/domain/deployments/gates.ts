@@ -2,6 +2,8 @@ import { Types } from 'mongoose';
 import type { DecidingActor, GateDecision, GateDecisionResult, PauseResult } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { DeploymentRunModel, type DeploymentRun } from './model';
+import { inTransaction } from '../notifications/outbox';
+import { recordRunEvent } from '../notifications/run-events';
 
 /*
  * A fleet run's guards between batches, part of the runs store: its approval gate (opened by its
@@ -23,15 +25,21 @@ export interface OpeningGate {
 
 /** running → awaiting_approval at a gate. True when it waits there (a repeat finds it waiting); false when the run is no longer running. */
 export async function openGate(runId: string, gate: OpeningGate): Promise<boolean> {
-  const opened = await DeploymentRunModel.updateOne(
-    { _id: runId, status: 'running' },
-    asChange({
-      $set: {
-        status: 'awaiting_approval',
-        gate: { before_batch: gate.beforeBatch, approvals_required: gate.approvals, approvals: [], opened_at: gate.openedAt, expires_in: gate.expiresIn, expires_at: gate.expiresAt, outcome: null },
-      },
-    }),
-  );
+  // The gate and its notification event, in one transaction.
+  const opened = await inTransaction(async (session) => {
+    const written = await DeploymentRunModel.updateOne(
+      { _id: runId, status: 'running' },
+      asChange({
+        $set: {
+          status: 'awaiting_approval',
+          gate: { before_batch: gate.beforeBatch, approvals_required: gate.approvals, approvals: [], opened_at: gate.openedAt, expires_in: gate.expiresIn, expires_at: gate.expiresAt, outcome: null },
+        },
+      }),
+      { session },
+    );
+    if (written.modifiedCount) await recordRunEvent(runId, 'run.awaiting_approval', { session, key: `run.awaiting_approval:${runId}:${gate.beforeBatch}` });
+    return written;
+  });
   if (opened.modifiedCount) return true;
   return (await DeploymentRunModel.exists({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': gate.beforeBatch })) !== null;
 }
@@ -138,7 +146,11 @@ export async function requestPause(runId: string, by: DecidingActor, reason: str
 
 /** Between batches, a pause asked: running → paused. False when none was asked (or the run is no longer running). */
 export async function holdPaused(runId: string, now = new Date()): Promise<boolean> {
-  const held = await DeploymentRunModel.updateOne({ _id: runId, status: 'running', pause: { $ne: null }, 'pause.paused_at': null }, asChange({ $set: { status: 'paused', 'pause.paused_at': now } }));
+  const held = await inTransaction(async (session) => {
+    const written = await DeploymentRunModel.updateOne({ _id: runId, status: 'running', pause: { $ne: null }, 'pause.paused_at': null }, asChange({ $set: { status: 'paused', 'pause.paused_at': now } }), { session });
+    if (written.modifiedCount) await recordRunEvent(runId, 'run.paused', { session });
+    return written;
+  });
   if (held.modifiedCount) return true;
   return (await DeploymentRunModel.exists({ _id: runId, status: 'paused' })) !== null;
 }

@@ -4,6 +4,8 @@ import { actorText } from '../access/actor';
 import type { QueuedRun } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { placeOne } from '../run-queue';
+import { inTransaction } from '../notifications/outbox';
+import { recordRunEvent } from '../notifications/run-events';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from './model';
 import { createRun } from './new-runs';
 
@@ -98,9 +100,14 @@ export async function finishRollback(runId: string, progress: { total: number; s
   const summary = progress.failed.length
     ? `rolled back on ${progress.succeeded} of ${progress.total} touched servers; the rollback failed on ${progress.failed.join(', ')}`
     : `rolled back on ${progress.succeeded} of ${progress.total} touched servers`;
-  await DeploymentRunModel.updateOne(
-    { _id: runId, 'rollback.status': 'running' },
-    asChange({ $set: { 'rollback.status': progress.failed.length ? 'failed' : 'success', 'rollback.succeeded': progress.succeeded, 'rollback.failed': progress.failed.length, 'rollback.summary': summary, 'rollback.completed_at': new Date() } }),
-  );
+  // The rollback's end and its notification event, in one transaction.
+  await inTransaction(async (session) => {
+    const written = await DeploymentRunModel.updateOne(
+      { _id: runId, 'rollback.status': 'running' },
+      asChange({ $set: { 'rollback.status': progress.failed.length ? 'failed' : 'success', 'rollback.succeeded': progress.succeeded, 'rollback.failed': progress.failed.length, 'rollback.summary': summary, 'rollback.completed_at': new Date() } }),
+      { session },
+    );
+    if (written.modifiedCount) await recordRunEvent(runId, 'run.rolled_back', { session });
+  });
   return summary;
 }

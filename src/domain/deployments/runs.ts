@@ -9,6 +9,8 @@ import { asChange, stepField, stepTransitions, type AttemptResult, type StepKind
 import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel, type BegunRunStatus, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
+import { inTransaction } from '../notifications/outbox';
+import { endEventOf, recordRunEvent } from '../notifications/run-events';
 
 /*
  * The runs store: every write to a deployment run goes through these transitions (and a run's
@@ -63,11 +65,30 @@ const marksItsDeployment = (run: Partial<Pick<DeploymentRun, 'parent_run_id' | '
  * A run already closed (by the API, its workflow gone) keeps the status it was given: null.
  */
 export async function finishRun(runId: string, status: RunStatus, error: string | null) {
-  const run = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: { $in: BEGUN_RUN_STATUSES } }, asChange({ $set: endFields(status, error) }), {
-    returnDocument: 'after',
-    projection: ENDED_RUN_FIELDS,
-  }).lean();
+  // The end and its notification event, in one transaction.
+  const run = await inTransaction(async (session) => {
+    const ended = await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: { $in: BEGUN_RUN_STATUSES } }, asChange({ $set: endFields(status, error) }), {
+      returnDocument: 'after',
+      projection: ENDED_RUN_FIELDS,
+      session,
+    }).lean();
+    const event = endEventOf(status);
+    if (ended && event) await recordRunEvent(runId, event, { session, key: runEndKey(runId) });
+    return ended;
+  });
   return run ? runEnded(run, status) : null;
+}
+
+/** One end event per run, however its end is recorded (and repeated). */
+const runEndKey = (runId: string | Types.ObjectId) => `run.end:${String(runId)}`;
+
+/**
+ * The event of a run its last step ended (that step's result and the run's end are one write, on
+ * the hot path of every step): recorded by the step's activity after that write, and again by its
+ * retry when its worker died between the two, once (`runEndKey`).
+ */
+export async function recordRunSucceeded(runId: string): Promise<void> {
+  await recordRunEvent(runId, 'run.succeeded', { key: runEndKey(runId) });
 }
 
 /**
@@ -91,21 +112,26 @@ export async function runEnded(run: EndedRun, status: RunStatus) {
  */
 export async function closeRun(runId: Types.ObjectId, from: 'queued' | BegunRunStatus | 'begun', to: 'cancelled' | 'failed', extra: { error?: string; cancel_requested_at?: Date; cancelled_by?: Actor } = {}) {
   const now = new Date();
-  const closed = await DeploymentRunModel.findOneAndUpdate(
-    { _id: runId, status: from === 'begun' ? { $in: BEGUN_RUN_STATUSES } : from },
-    asChange({
-      $set: {
-        ...extra,
-        status: to,
-        completed_at: now,
-        'steps.$[running].status': to,
-        'steps.$[running].completed_at': now,
-        'steps.$[running].pgid': null,
-        'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
-      },
-    }),
-    { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, rolls_back: 1, fleet: 1, server_id: 1, started_at: 1, queue_seq: 1 } },
-  ).lean();
+  // The close and (for a deployment's run) its notification event, in one transaction.
+  const closed = await inTransaction(async (session) => {
+    const found = await DeploymentRunModel.findOneAndUpdate(
+      { _id: runId, status: from === 'begun' ? { $in: BEGUN_RUN_STATUSES } : from },
+      asChange({
+        $set: {
+          ...extra,
+          status: to,
+          completed_at: now,
+          'steps.$[running].status': to,
+          'steps.$[running].completed_at': now,
+          'steps.$[running].pgid': null,
+          'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
+        },
+      }),
+      { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, rolls_back: 1, fleet: 1, server_id: 1, started_at: 1, queue_seq: 1 }, session },
+    ).lean();
+    if (found && marksItsDeployment(found)) await recordRunEvent(runId, to === 'cancelled' ? 'run.cancelled' : 'run.failed', { session, key: runEndKey(runId) });
+    return found;
+  });
   if (!closed) return false;
   await giveBackTurn(closed);
   // A run that had begun may be its deployment's last run (one closed while queued never was).

@@ -1,6 +1,8 @@
 import { Types } from 'mongoose';
 import type { Actor } from '../access/actor';
 import { isDuplicateKey } from '../database';
+import { inTransaction } from '../notifications/outbox';
+import { recordTickSkipped } from '../notifications/other-events';
 import type { StoredParameter } from '../deployments/parameters';
 import { ScheduleModel, ScheduleTickModel, type OverlapPolicy, type Schedule, type ScheduleTick, type SkipReason } from './model';
 
@@ -78,7 +80,7 @@ export async function deleteSchedulesOf(deploymentId: Types.ObjectId): Promise<s
 }
 
 export interface TickRecord {
-  schedule: Pick<Schedule, '_id' | 'organization_id' | 'deployment_id'>;
+  schedule: Pick<Schedule, '_id' | 'organization_id' | 'deployment_id' | 'name'>;
   scheduledAt: Date;
   requestedBy?: Actor | null;
   outcome: 'fired' | SkipReason;
@@ -89,16 +91,27 @@ export interface TickRecord {
 /** Records a tick once: true when this call recorded it, false when it was recorded already. */
 export async function recordTick({ schedule, scheduledAt, requestedBy = null, outcome, runId = null, message = null }: TickRecord): Promise<boolean> {
   try {
-    await ScheduleTickModel.create({
-      organization_id: schedule.organization_id,
-      schedule_id: schedule._id,
-      deployment_id: schedule.deployment_id,
-      scheduled_at: scheduledAt,
-      requested_by: requestedBy,
-      outcome,
-      run_id: runId ? new Types.ObjectId(String(runId)) : null,
-      message,
-      recorded_at: new Date(),
+    // A skipped tick is an event: the tick and it are one transaction.
+    await inTransaction(async (session) => {
+      await ScheduleTickModel.create(
+        [
+          {
+            organization_id: schedule.organization_id,
+            schedule_id: schedule._id,
+            deployment_id: schedule.deployment_id,
+            scheduled_at: scheduledAt,
+            requested_by: requestedBy,
+            outcome,
+            run_id: runId ? new Types.ObjectId(String(runId)) : null,
+            message,
+            recorded_at: new Date(),
+          },
+        ],
+        { session },
+      );
+      if (outcome !== 'fired') {
+        await recordTickSkipped({ organizationId: schedule.organization_id, scheduleId: schedule._id, scheduleName: schedule.name, deploymentId: schedule.deployment_id, scheduledAt, outcome, message }, session);
+      }
     });
     return true;
   } catch (error) {

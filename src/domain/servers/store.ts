@@ -1,5 +1,7 @@
 import type { Types } from 'mongoose';
 import { ServerModel, type Server, type ServerStatus } from './model';
+import { inTransaction } from '../notifications/outbox';
+import { recordServerEvent } from '../notifications/other-events';
 
 /*
  * The servers store: every write to a server document — its creation, its verification and health
@@ -46,9 +48,15 @@ export async function markUnverified(id: Id, message: string): Promise<void> {
  * A health check's result, written only if nothing changed the server since the check began (a
  * re-verification, a new pin): `seen` is the status and pinned key the check started from.
  */
-export async function recordHealth(id: Id, seen: { status: ServerStatus; hostKey: string }, next: ServerStatus, error: string | null): Promise<void> {
-  await ServerModel.updateOne(
-    { _id: id, status: seen.status, host_key_fingerprint: seen.hostKey },
-    { $set: { status: next, last_checked_at: new Date(), last_error: error } },
-  );
+export async function recordHealth(id: Id, seen: { status: ServerStatus; hostKey: string }, next: ServerStatus, error: string | null, hostKeyChanged = false): Promise<void> {
+  // Going offline, or a changed host key, is an event: the change and it are one transaction.
+  const event = hostKeyChanged ? 'server.host_key_changed' : next === 'offline' && seen.status !== 'offline' ? 'server.offline' : null;
+  await inTransaction(async (session) => {
+    const changed = await ServerModel.updateOne(
+      { _id: id, status: seen.status, host_key_fingerprint: seen.hostKey },
+      { $set: { status: next, last_checked_at: new Date(), last_error: error } },
+      { session },
+    );
+    if (changed.modifiedCount && event) await recordServerEvent(id, event, error, session);
+  });
 }
