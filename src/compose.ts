@@ -25,6 +25,7 @@ import { loadMasterKey, SecretBox } from './domain/secrets/secret-box';
 import { SshPool } from './domain/ssh/pool';
 import { connectTemporal, WorkflowGateway } from './domain/temporal/client';
 import { ensureSearchAttributes } from './domain/temporal/search-attributes';
+import { ensureNotificationDispatcher } from './domain/temporal/notification-dispatcher';
 import { freePort } from './embedded/ports';
 import type { Logger } from './logger';
 import { reconcileAtStart } from './worker/reconcile';
@@ -152,6 +153,12 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
           wakeQueue: (serverId, organizationId, runId) => workflows.queues.wake(serverId, organizationId, runId),
           stepHandoffAfterMs: options.stepHandoffAfterMs,
           scheduledRuns: scheduledRunStarter({ deployments, secretBox, log, countTick }),
+          // PUBLIC_URL, or this process's API once it listens (a lone worker without PUBLIC_URL sends no links).
+          consoleUrl: () => config.console.publicUrl ?? composed.url,
+          notificationMetrics: {
+            count: (channel, outcome) => metrics.notifications.inc({ channel, outcome }),
+            delivered: (seconds) => metrics.notificationLatency.observe(seconds),
+          },
         },
       );
       const running = worker.run();
@@ -169,6 +176,16 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         options.onWorkerFailure?.(err);
       });
       void reconcileAtStart(workflows, log);
+      // The notification dispatcher, one per Bosun: started if it is not running, now and every minute (Temporal may be down now).
+      const dispatcher = () =>
+        ensureNotificationDispatcher(temporal, config.temporal.taskQueue).then(
+          (state) => state === 'started' && log.info('notification dispatcher started'),
+          (err: Error) => log.warn({ err: err.message }, 'could not start the notification dispatcher; trying again in a minute'),
+        );
+      void dispatcher();
+      const dispatcherTimer = setInterval(() => void dispatcher(), 60_000);
+      dispatcherTimer.unref();
+      cleanups.push(async () => clearInterval(dispatcherTimer));
       const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs);
       cleanups.push(async () => stopSweeper());
       // Temporal Schedules reconciled with their documents at start (and every few minutes); skipped ticks accounted for.

@@ -4,6 +4,8 @@ import { deploymentFleetWorkflow } from './deployment-fleet';
 import { deploymentTargetWorkflow } from './deployment-target';
 import { deploymentRunWorkflow } from './deployment-run';
 import { deploymentRollbackWorkflow } from './rollback';
+import { notificationDeliveryWorkflow } from './notification-delivery';
+import { notificationDispatchWorkflow } from './notification-dispatch';
 import { scheduledRunWorkflow } from './scheduled-run';
 import { serverHealthWorkflow } from './server-health';
 import { serverRunQueueWorkflow } from './server-run-queue';
@@ -19,6 +21,8 @@ export {
   deploymentRollbackWorkflow,
   conversationWorkflow,
   scheduledRunWorkflow,
+  notificationDispatchWorkflow,
+  notificationDeliveryWorkflow,
 };
 
 // The signatures src/ starts them with (it never imports this folder's code): checked here.
@@ -32,4 +36,6 @@ void ({
   deploymentRollbackWorkflow,
   conversationWorkflow,
   scheduledRunWorkflow,
+  notificationDispatchWorkflow,
+  notificationDeliveryWorkflow,
 } satisfies WorkflowSignatures);

@@ -45,6 +45,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly notifications = new Counter({
+    name: 'bosun_notifications_total',
+    help: 'Notification delivery attempts and ends, by channel (its id) and outcome: delivered, failed_attempt (retried), failed, dead, dropped',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly notificationLatency = new Histogram({
+    name: 'bosun_notification_delivery_seconds',
+    help: 'From an event to its delivery (2xx from the receiver), retries included',
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400],
+    registers: [this.registry],
+  });
+
   readonly stepDuration = new Histogram({
     name: 'bosun_step_duration_seconds',
     help: 'Steps that ran, from their start to their final status, by kind (deployment, conversation) and final status',

@@ -1,4 +1,5 @@
 import type { ConversationInput, ConversationResult } from './conversations';
+import type { NotificationDeliveryInput, NotificationDispatchInput } from './notifications';
 import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
 import type { ScheduledRunInput, ScheduledRunResult } from './schedules';
 import type { ServerHealthInput, VerifyServerInput } from './servers';
@@ -18,4 +19,6 @@ export interface WorkflowSignatures {
   deploymentRollbackWorkflow: (input: RollbackRunInput) => Promise<string>;
   conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
   scheduledRunWorkflow: (input: ScheduledRunInput) => Promise<ScheduledRunResult>;
+  notificationDispatchWorkflow: (input: NotificationDispatchInput) => Promise<void>;
+  notificationDeliveryWorkflow: (input: NotificationDeliveryInput) => Promise<void>;
 }

@@ -42,3 +42,10 @@ export const requestedRunWorkflowId = (scheduleId: string, requestedAt: string) 
 export const conversationWorkflowId = (conversationId: string) => `conversation-${conversationId}`;
 export const CONVERSATION_MESSAGE_SIGNAL = 'message';
 export const STEP_DECISION_UPDATE = 'decide';
+
+/** The one notification dispatcher of a Bosun (its task queue names it: Bosuns sharing a namespace each have theirs). */
+export const notificationDispatchWorkflowId = (taskQueue: string) => `notification-dispatch-${taskQueue}`;
+/** One delivery workflow per channel and subject (a run, a conversation, a server…): its events go out in order. */
+export const notificationDeliveryWorkflowId = (channelId: string, subject: { kind: string; id: string }) => `notify-${channelId}-${subject.kind}-${subject.id}`;
+/** Dispatcher → delivery workflow: "send this delivery (this round of it) after those before it". */
+export const DELIVER_SIGNAL = 'deliver';

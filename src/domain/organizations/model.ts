@@ -15,6 +15,11 @@ const organizationSchema = new Schema(
       ),
       default: null,
     },
+    // Notifications: whether channels may send to loopback and private addresses (allowed unless refused).
+    notification_settings: {
+      type: new Schema({ refuse_private_addresses: { type: Boolean, required: true, default: false } }, { _id: false }),
+      default: null,
+    },
   },
   { timestamps: true },
 );

@@ -1,0 +1,216 @@
+import { Context } from '@temporalio/activity';
+import type { ChangeStream } from 'mongodb';
+import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
+import type { DeliveryRef, SendOutcome } from '../src/domain/contracts/notifications';
+import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
+import { AddressRefused, allowedAddresses } from '../src/domain/notifications/addresses';
+import { channelSecret, disableChannel } from '../src/domain/notifications/channels';
+import * as deliveries from '../src/domain/notifications/deliveries';
+import { NotificationDeliveryModel, NotificationEventModel } from '../src/domain/notifications/model';
+import { post, RESPONSE_EXCERPT_BYTES, signedHeaders, slackMessage, type Answer } from '../src/domain/notifications/send';
+import { notificationSettings } from '../src/domain/notifications/settings';
+import { OrganizationModel } from '../src/domain/organizations/model';
+import type { SecretBox } from '../src/domain/secrets/secret-box';
+import type { Logger } from '../src/logger';
+
+export interface NotificationActivityDeps {
+  secretBox: SecretBox;
+  log: Logger;
+  /** The console's address for links (PUBLIC_URL, or the API's own); undefined: no links. */
+  consoleUrl?: () => string | undefined;
+  /** bosun_notifications_total and the delivery latency. */
+  notificationMetrics?: { count(channel: string, outcome: string): void; delivered(seconds: number): void };
+}
+
+/** How often the dispatcher looks for events and deliveries the change streams did not tell it of. */
+const SWEEP_MS = 5_000;
+const BATCH = 200;
+
+/** The retry policy's delays (the workflow's): the next attempt after attempt `n` failed. */
+export const INITIAL_RETRY_SECONDS = 5;
+export const MAX_RETRY_SECONDS = 3600;
+export const GIVE_UP_AFTER_SECONDS = 24 * 3600;
+export const retryDelaySeconds = (attempt: number) => Math.min(INITIAL_RETRY_SECONDS * 2 ** (attempt - 1), MAX_RETRY_SECONDS);
+
+/** A receiver's answer that is not a success: retried (the activity's retry policy). */
+class ReceiverRefused extends Error {
+  override name = 'NotificationNotDelivered';
+}
+
+export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics }: NotificationActivityDeps) {
+  const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
+
+  /** Every undispatched event given its deliveries, then every delivery not yet queued handed to its subject's workflow. */
+  async function drainOnce(context: Context): Promise<number> {
+    let handled = 0;
+    for (;;) {
+      const events = await deliveries.undispatchedEvents(BATCH);
+      for (const event of events) {
+        await deliveries.dispatchEvent(event);
+        context.heartbeat();
+      }
+      handled += events.length;
+      if (events.length < BATCH) break;
+    }
+    for (;;) {
+      const queued = await deliveries.unqueuedDeliveries(BATCH);
+      for (const ref of queued) {
+        await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
+          workflowId: notificationDeliveryWorkflowId(ref.channelId, ref.subject),
+          taskQueue: context.info.taskQueue,
+          args: [{ channelId: ref.channelId, subject: ref.subject }],
+          signal: DELIVER_SIGNAL,
+          signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
+          staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
+        });
+        await deliveries.markQueued(ref.deliveryId, ref.round);
+        context.heartbeat();
+      }
+      handled += queued.length;
+      if (queued.length < BATCH) break;
+    }
+    return handled;
+  }
+
+  async function organizationSlug(id: unknown) {
+    return (await OrganizationModel.findById(id, { slug: 1 }).lean())?.slug ?? null;
+  }
+
+  return {
+    /**
+     * The dispatcher's drain, for `drainMs`: woken by change streams on events and deliveries, and
+     * every SWEEP_MS regardless (a change missed while nothing listened). Heartbeats; cancellable.
+     */
+    async drainNotifications({ drainMs }: { drainMs: number }): Promise<number> {
+      const context = Context.current();
+      const until = Date.now() + drainMs;
+      let dirty = true;
+      let wake: (() => void) | undefined;
+      const poke = () => {
+        dirty = true;
+        wake?.();
+      };
+      const streams: ChangeStream[] = [];
+      try {
+        streams.push(NotificationEventModel.collection.watch([{ $match: { operationType: 'insert' } }]));
+        streams.push(NotificationDeliveryModel.collection.watch([{ $match: { $or: [{ operationType: 'insert' }, { 'updateDescription.updatedFields.queued': false }] } }]));
+      } catch (error) {
+        log.warn({ err: (error as Error).message }, 'notification dispatch: no change streams; sweeping only');
+      }
+      for (const stream of streams) {
+        stream.on('change', poke);
+        stream.on('error', (error) => log.warn({ err: error.message }, 'notification dispatch: a change stream failed; sweeping only'));
+      }
+      context.cancellationSignal.addEventListener('abort', poke);
+      let handled = 0;
+      try {
+        while (Date.now() < until && !context.cancellationSignal.aborted) {
+          if (dirty) {
+            dirty = false;
+            handled += await drainOnce(context);
+          }
+          context.heartbeat();
+          if (dirty) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+              dirty = true;
+              resolve();
+            }, Math.min(SWEEP_MS, Math.max(0, until - Date.now())));
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+        }
+      } finally {
+        await Promise.all(streams.map((s) => s.close().catch(() => undefined)));
+      }
+      return handled;
+    },
+
+    /**
+     * One attempt at a delivery. 2xx: delivered. A refused address: failed, for good. 410: the
+     * channel disabled, the delivery dropped. A channel deleted or disabled meanwhile: dropped.
+     * Anything else (another status, no answer within 10 s, no connection): thrown, and retried by
+     * the workflow's policy with the same webhook-id.
+     */
+    async sendNotification({ deliveryId, round }: DeliveryRef): Promise<SendOutcome> {
+      const context = Context.current();
+      const found = await deliveries.deliveryToSend(deliveryId);
+      if (!found || found.delivery.round !== round) return 'skipped';
+      const { delivery, event, channel } = found;
+      const channelId = delivery.channel_id.toString();
+      if (!channel || !event) {
+        await deliveries.endDelivery(deliveryId, round, 'dropped', channel ? 'its event is gone' : 'the channel was deleted');
+        count(channelId, 'dropped');
+        return 'dropped';
+      }
+      if (channel.disabled_at && event.type !== 'ping') {
+        await deliveries.endDelivery(deliveryId, round, 'dropped', `the channel is disabled: ${channel.disabled_reason ?? ''}`);
+        count(channelId, 'dropped');
+        return 'dropped';
+      }
+      if (!(await deliveries.beginAttempt(deliveryId, round))) return 'skipped';
+
+      const at = new Date();
+      const started = Date.now();
+      const attemptNo = context.info.attempt;
+      const elapsed = (Date.now() - delivery.createdAt.getTime()) / 1000;
+      const nextAttemptAt = () => (elapsed + retryDelaySeconds(attemptNo) < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + retryDelaySeconds(attemptNo) * 1000) : null);
+      let answer: Answer | undefined;
+      try {
+        const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
+        const [address] = await allowedAddresses(channel.url, refuse_private_addresses);
+        const payload = event.payload as Record<string, unknown>;
+        const base = consoleUrl?.();
+        const console_url = typeof payload.console_path === 'string' && base ? `${base}${payload.console_path}` : null;
+        const { console_path: _path, ...fields } = payload;
+        const message = { id: event._id.toString(), ...fields, type: event.type, at: event.at.toISOString(), organization: { id: event.organization_id.toString(), slug: await organizationSlug(event.organization_id) }, console_url };
+        const body = JSON.stringify(channel.type === 'slack' ? slackMessage(message) : message);
+        const headers = signedHeaders(channelSecret(channel, secretBox), `msg_${deliveryId}`, body, at);
+        answer = await post({ url: channel.url, address: address!, body, headers });
+      } catch (error) {
+        const refused = error instanceof AddressRefused;
+        const reason = refused ? error.message : `no answer: ${(error as Error).message}`;
+        await deliveries.recordAttempt(deliveryId, round, { at, response_code: null, response_body: null, error: reason, duration_ms: Date.now() - started }, { delivered: false, nextAttemptAt: refused ? null : nextAttemptAt() });
+        if (refused) {
+          await deliveries.endDelivery(deliveryId, round, 'failed', reason);
+          count(channelId, 'failed');
+          log.warn({ channel: channelId, delivery: deliveryId, reason }, 'notification refused: its address is not allowed');
+          return 'failed';
+        }
+        count(channelId, 'failed_attempt');
+        throw new ReceiverRefused(reason);
+      }
+      const excerpt = answer.body.subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+      const attempt = { at, response_code: answer.status, response_body: excerpt, error: null, duration_ms: Date.now() - started };
+      if (answer.status >= 200 && answer.status < 300) {
+        await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: true });
+        count(channelId, 'delivered');
+        notificationMetrics?.delivered((Date.now() - event.at.getTime()) / 1000);
+        return 'delivered';
+      }
+      if (answer.status === 410) {
+        await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: null });
+        await disableChannel(channel._id, `the receiver answered 410 Gone at ${at.toISOString()}`, delivery._id);
+        await deliveries.endDelivery(deliveryId, round, 'dropped', 'the receiver answered 410 Gone: the channel is disabled');
+        count(channelId, 'dropped');
+        log.warn({ channel: channelId }, 'notification channel disabled: its receiver answered 410 Gone');
+        return 'dropped';
+      }
+      await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: nextAttemptAt() });
+      count(channelId, 'failed_attempt');
+      throw new ReceiverRefused(`the receiver answered ${answer.status}`);
+    },
+
+    /** A delivery whose retries were spent (24 h): dead. */
+    async giveUpDelivery({ deliveryId, round, reason }: DeliveryRef & { reason: string }): Promise<void> {
+      const found = await NotificationDeliveryModel.findById(deliveryId, { channel_id: 1 }).lean();
+      await deliveries.endDelivery(deliveryId, round, 'dead', reason);
+      if (found) count(found.channel_id.toString(), 'dead');
+    },
+  };
+}
+
+export type NotificationActivities = ReturnType<typeof createNotificationActivities>;

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { Types } from 'mongoose';
+import type { SecretBox } from '../secrets/secret-box';
+import { FINAL_DELIVERY_STATUSES, NotificationChannelModel, NotificationDeliveryModel, type ChannelType, type NotificationChannel } from './model';
+import { inTransaction, recordEvent } from './outbox';
+
+/*
+ * The channels store: every write to a channel — created, changed, disabled by a receiver's 410,
+ * deleted (its deliveries not yet made dropped, in the same transaction).
+ */
+
+export interface ChannelFields {
+  name: string;
+  type: ChannelType;
+  url: string;
+  events: string[];
+  filter: { deployments: Types.ObjectId[] | null; tags: string[] | null; only_final_failure: boolean };
+}
+
+/** The associated data binding a channel's sealed secret to it. */
+const secretContext = (channelId: Types.ObjectId | string) => `notification-channel:${String(channelId)}`;
+
+/** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
+const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** A new channel and its secret (returned here once, stored sealed); rejects with code 11000 for a name in use. */
+export async function createChannel(organizationId: Types.ObjectId, fields: ChannelFields, secretBox: SecretBox, createdBy: unknown): Promise<{ channel: NotificationChannel; secret: string }> {
+  const _id = new Types.ObjectId();
+  const secret = newSecret();
+  const created = await NotificationChannelModel.create({ _id, organization_id: organizationId, ...fields, secret_sealed: secretBox.encrypt(secret, secretContext(_id)), created_by: createdBy });
+  return { channel: created.toObject() as NotificationChannel, secret };
+}
+
+/** The channel's secret, opened for signing (the worker's side only). */
+export const channelSecret = (channel: Pick<NotificationChannel, '_id' | 'secret_sealed'>, secretBox: SecretBox) => secretBox.decrypt(channel.secret_sealed, secretContext(channel._id));
+
+/** A change; `enabled: true` enables a disabled channel again. Rejects with code 11000 for a name in use. */
+export async function updateChannel(organizationId: Types.ObjectId, id: Types.ObjectId, changes: Partial<ChannelFields> & { enabled?: boolean }): Promise<NotificationChannel | null> {
+  const { enabled, ...fields } = changes;
+  const $set: Record<string, unknown> = { ...fields };
+  if (enabled === true) Object.assign($set, { disabled_at: null, disabled_reason: null });
+  if (enabled === false) Object.assign($set, { disabled_at: new Date(), disabled_reason: 'disabled by an administrator' });
+  return NotificationChannelModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set }, { returnDocument: 'after' }).lean<NotificationChannel>();
+}
+
+const dropOpenDeliveries = (channelId: Types.ObjectId, reason: string, session: import('mongoose').ClientSession) =>
+  NotificationDeliveryModel.updateMany({ channel_id: channelId, status: { $nin: FINAL_DELIVERY_STATUSES } }, { $set: { status: 'dropped', reason, next_attempt_at: null } }, { session });
+
+/** A deleted channel: gone, and its deliveries not yet made are dropped (recorded on each). False when there was none. */
+export async function deleteChannel(organizationId: Types.ObjectId, id: Types.ObjectId): Promise<boolean> {
+  return inTransaction(async (session) => {
+    const deleted = await NotificationChannelModel.deleteOne({ _id: id, organization_id: organizationId }, { session });
+    if (!deleted.deletedCount) return false;
+    await dropOpenDeliveries(id, 'the channel was deleted', session);
+    return true;
+  });
+}
+
+/** A receiver answered 410 Gone: the channel is disabled (recorded with why) and its other open deliveries dropped. */
+export async function disableChannel(id: Types.ObjectId, reason: string, except: Types.ObjectId): Promise<void> {
+  await inTransaction(async (session) => {
+    const disabled = await NotificationChannelModel.updateOne({ _id: id, disabled_at: null }, { $set: { disabled_at: new Date(), disabled_reason: reason } }, { session });
+    if (!disabled.modifiedCount) return;
+    await NotificationDeliveryModel.updateMany(
+      { channel_id: id, _id: { $ne: except }, status: { $nin: FINAL_DELIVERY_STATUSES } },
+      { $set: { status: 'dropped', reason: `the channel was disabled: ${reason}`, next_attempt_at: null } },
+      { session },
+    );
+  });
+}
+
+/** POST …/test: a `ping` for this channel alone, through the outbox like every event. */
+export async function recordPing(channel: Pick<NotificationChannel, '_id' | 'organization_id' | 'name'>, by: unknown): Promise<void> {
+  await recordEvent({
+    organizationId: channel.organization_id,
+    type: 'ping',
+    subject: { kind: 'channel', id: channel._id },
+    channelId: channel._id,
+    payload: { summary: `A test of the notification channel ${channel.name}`, channel: { id: channel._id.toString(), name: channel.name }, requested_by: by },
+  });
+}

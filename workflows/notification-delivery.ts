@@ -1,0 +1,59 @@
+import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { NotificationActivities } from '../activities/notifications';
+import type { DeliveryRef, NotificationDeliveryInput } from '../src/domain/contracts/notifications';
+import { DELIVER_SIGNAL } from '../src/domain/contracts/workflow-ids';
+
+const deliverSignal = defineSignal<[DeliveryRef]>(DELIVER_SIGNAL);
+
+/** Each attempt: 10 s for the receiver (the request's own timeout), retried from 5 s doubling to 1 h, for 24 h. */
+const sending = proxyActivities<NotificationActivities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '24 hours',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour' },
+});
+
+const bookkeeping = proxyActivities<NotificationActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** How long the workflow waits for more before it ends (the next event starts it again). */
+const IDLE = '1 minute';
+/** Deliveries remembered as done, for the de-duplication of a dispatcher's repeated signal. */
+const DONE_KEPT = 200;
+
+const keyOf = (ref: DeliveryRef) => `${ref.deliveryId}:${ref.round}`;
+
+/**
+ * One channel's notifications about one subject (a run, a conversation, a server…), in the order
+ * the dispatcher signalled them: each delivery retried by its activity's policy until it is sent,
+ * refused or 24 h have passed (then dead), before the next one goes. Ends when idle; continues as
+ * new before its history grows large.
+ */
+export async function notificationDeliveryWorkflow(input: NotificationDeliveryInput): Promise<void> {
+  const queue: DeliveryRef[] = [...(input.pending ?? [])];
+  const done = new Set(input.done ?? []);
+  setHandler(deliverSignal, (ref) => {
+    const key = keyOf(ref);
+    if (done.has(key) || queue.some((queued) => keyOf(queued) === key)) return;
+    queue.push(ref);
+  });
+  for (;;) {
+    if (!(await condition(() => queue.length > 0, IDLE))) break;
+    const ref = queue[0]!;
+    setCurrentDetails(`sending delivery ${ref.deliveryId} (${queue.length - 1} more waiting)`);
+    try {
+      await sending.sendNotification(ref);
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      await bookkeeping.giveUpDelivery({ ...ref, reason: `not delivered within 24 h: ${error.cause?.message ?? error.message}` });
+    }
+    queue.shift();
+    done.add(keyOf(ref));
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2_000) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof notificationDeliveryWorkflow>({ ...input, pending: queue, done: [...done].slice(-DONE_KEPT) });
+    }
+  }
+  await condition(allHandlersFinished);
+}
