@@ -8,6 +8,7 @@ import { activeConversationsAbout, createConversationService } from './api/conve
 import { createDeploymentService } from './api/deployments/service';
 import { createFreezeService } from './api/freezes/service';
 import { createMigrationPlanService } from './api/migration-plans/service';
+import { createNotificationService } from './api/notifications/service';
 import { listenForScrapes } from './api/observability/listener';
 import { Metrics } from './api/observability/metrics';
 import { readinessChecks } from './api/observability/readiness';
@@ -223,6 +224,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         conversations: createConversationService({ workflows }),
         freezes: createFreezeService({ workflows: workflows.runs, log }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
+        notifications: createNotificationService({ secretBox }),
         secretBox,
         sessions,
         signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },

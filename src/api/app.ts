@@ -25,6 +25,8 @@ import type { FreezeService } from './freezes/service';
 import { migrationPlanRoutes } from './migration-plans/routes';
 import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
+import { notificationChannelRoutes, notificationSettingsRoutes } from './notifications/routes';
+import type { NotificationService } from './notifications/service';
 import { referenceRoutes } from './openapi/routes';
 import { sessionRoutes } from './session/routes';
 import type { SignInSettings } from './session/oidc-routes';
@@ -42,6 +44,7 @@ export interface AppDeps {
   conversations: ConversationService;
   freezes: FreezeService;
   migrationPlans: MigrationPlanService;
+  notifications: NotificationService;
   secretBox: SecretBox;
   /** How long a console sign-in lasts. */
   sessions: SessionLifetime;
@@ -85,7 +88,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -145,6 +148,8 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/freezes', refuseOtherMethods(freezeRoutes(freezes)));
   api.use('/migration-plans', refuseOtherMethods(migrationPlanRoutes(migrationPlans)));
   api.use('/policy', refuseOtherMethods(policyRoutes()));
+  api.use('/notification-channels', refuseOtherMethods(notificationChannelRoutes(notifications)));
+  api.use('/notification-settings', refuseOtherMethods(notificationSettingsRoutes(notifications)));
 
   app.use('/api/v1', api);
   app.use(routeNotFound);

@@ -5,6 +5,7 @@ import { deploymentOperations } from '../deployments/openapi';
 import { scheduleOperations } from '../schedules/openapi';
 import { freezeOperations } from '../freezes/openapi';
 import { migrationPlanOperations } from '../migration-plans/openapi';
+import { notificationOperations } from '../notifications/openapi';
 import { observabilityOperations } from '../observability/openapi';
 import { policyOperations } from '../organizations/openapi';
 import { secretOperations } from '../secrets/openapi';
@@ -37,6 +38,7 @@ export const bosunOperations: Operation[] = [
   ...conversationOperations,
   ...migrationPlanOperations,
   ...policyOperations,
+  ...notificationOperations,
   ...sessionOperations,
   documentOperation,
   ...observabilityOperations,
@@ -65,6 +67,7 @@ export function openApiDocument() {
       { name: 'Conversations', description: 'Plain-English instructions planned into steps and run on a server' },
       { name: 'Migration plans', description: 'A move between two servers, which conversations can be about' },
       { name: 'Command policy', description: 'What conversations may run' },
+      { name: 'Notifications', description: 'Channels (signed webhooks, slack) told of runs, conversations, servers and schedules, durably' },
       { name: 'Secrets', description: 'Values redacted from all step output' },
       { name: 'Tokens', description: 'API tokens: each acts for one person or service account' },
       { name: 'People and roles', description: 'Who may do what, on which servers: people, service accounts, teams and role bindings' },

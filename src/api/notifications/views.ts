@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { CHANNEL_TYPES, DELIVERY_STATUSES, EVENT_TYPES, type NotificationChannel, type NotificationDelivery } from '../../domain/notifications/model';
+import { timestampSchema } from '../http/timestamps';
+
+export const channelSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    type: z.enum(CHANNEL_TYPES),
+    url: z.string().describe('A slack incoming-webhook URL’s secret part is shown as ********'),
+    events: z.array(z.enum(EVENT_TYPES)),
+    filter: z.object({ deployments: z.array(z.string()).nullable(), tags: z.array(z.string()).nullable(), only_final_failure: z.boolean() }),
+    enabled: z.boolean(),
+    disabled_at: timestampSchema.nullable(),
+    disabled_reason: z.string().nullable().describe('Why it was disabled: a receiver’s 410 Gone, or an administrator'),
+    created_at: timestampSchema,
+    updated_at: timestampSchema,
+  })
+  .meta({ id: 'NotificationChannel' });
+
+export const createdChannelSchema = channelSchema
+  .extend({ secret: z.string().describe('The webhook signing secret (whsec_…): shown this once, never again') })
+  .meta({ id: 'CreatedNotificationChannel' });
+
+export const deliverySchema = z
+  .object({
+    id: z.string(),
+    webhook_id: z.string().describe('The webhook-id header of every attempt (msg_<id>): receivers de-duplicate with it'),
+    event: z.object({ id: z.string(), type: z.string(), at: timestampSchema, subject: z.object({ kind: z.string(), id: z.string() }) }),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.array(
+      z.object({
+        at: timestampSchema,
+        response_code: z.number().int().nullable(),
+        response_body: z.string().nullable().describe('The first 200 bytes of the answer'),
+        error: z.string().nullable(),
+        duration_ms: z.number().int(),
+      }),
+    ),
+    attempt_count: z.number().int(),
+    next_attempt_at: timestampSchema.nullable(),
+    reason: z.string().nullable().describe('Why the last attempt failed, or why the delivery ended unsent'),
+    delivered_at: timestampSchema.nullable(),
+    created_at: timestampSchema,
+  })
+  .meta({ id: 'NotificationDelivery' });
+
+/** A slack incoming webhook's URL is its credential: its last part is not shown. */
+const shownUrl = (channel: Pick<NotificationChannel, 'type' | 'url'>) => (channel.type === 'slack' ? channel.url.replace(/[^/]+$/, '********') : channel.url);
+
+export const toChannelView = (channel: NotificationChannel): z.infer<typeof channelSchema> => ({
+  id: channel._id.toString(),
+  name: channel.name,
+  type: channel.type as (typeof CHANNEL_TYPES)[number],
+  url: shownUrl(channel),
+  events: channel.events as Array<(typeof EVENT_TYPES)[number]>,
+  filter: {
+    deployments: channel.filter?.deployments?.map(String) ?? null,
+    tags: channel.filter?.tags ?? null,
+    only_final_failure: channel.filter?.only_final_failure ?? false,
+  },
+  enabled: !channel.disabled_at,
+  disabled_at: channel.disabled_at?.toISOString() ?? null,
+  disabled_reason: channel.disabled_reason ?? null,
+  created_at: channel.createdAt.toISOString(),
+  updated_at: channel.updatedAt.toISOString(),
+});
+
+export const toDeliveryView = (delivery: NotificationDelivery): z.infer<typeof deliverySchema> => ({
+  id: delivery._id.toString(),
+  webhook_id: `msg_${delivery._id.toString()}`,
+  event: { id: delivery.event_id.toString(), type: delivery.event_type, at: delivery.event_at.toISOString(), subject: { kind: delivery.subject.kind, id: delivery.subject.id } },
+  status: delivery.status as (typeof DELIVERY_STATUSES)[number],
+  attempts: delivery.attempts.map((a) => ({ at: a.at.toISOString(), response_code: a.response_code ?? null, response_body: a.response_body ?? null, error: a.error ?? null, duration_ms: Math.round(a.duration_ms) })),
+  attempt_count: delivery.attempt_count,
+  next_attempt_at: delivery.next_attempt_at?.toISOString() ?? null,
+  reason: delivery.reason ?? null,
+  delivered_at: delivery.delivered_at?.toISOString() ?? null,
+  created_at: delivery.createdAt.toISOString(),
+});
