@@ -34,6 +34,8 @@ interface World {
   team: string;
   binding: string;
   freeze: string;
+  channel: string;
+  delivery: string;
 }
 
 /** What makes a fresh thing for a destructive call, as the organization's administrator. */
@@ -48,6 +50,7 @@ interface Fresh {
   binding(): Promise<string>;
   secret(): Promise<string>;
   freeze(): Promise<string>;
+  channel(): Promise<string>;
   /** A token of the caller's own (made with the caller's token). */
   ownToken(caller: string): Promise<string>;
 }
@@ -156,6 +159,16 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}` })),
   'PATCH /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}`, body: { note: 'checked' } })),
   'DELETE /api/v1/freezes/:id': org(async (_s, _w, f) => ({ path: `/freezes/${await f.freeze()}` })),
+  'GET /api/v1/notification-channels': org(() => ({ path: '/notification-channels' })),
+  'POST /api/v1/notification-channels': org(() => ({ path: '/notification-channels', body: { name: `c-${n()}`, type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] } })),
+  'GET /api/v1/notification-channels/:id': org((_s, w) => ({ path: `/notification-channels/${w.channel}` })),
+  'PATCH /api/v1/notification-channels/:id': org((_s, w) => ({ path: `/notification-channels/${w.channel}`, body: { events: ['run.failed', 'run.succeeded'] } })),
+  'DELETE /api/v1/notification-channels/:id': org(async (_s, _w, f) => ({ path: `/notification-channels/${await f.channel()}` })),
+  'GET /api/v1/notification-channels/:id/deliveries': org((_s, w) => ({ path: `/notification-channels/${w.channel}/deliveries` })),
+  'POST /api/v1/notification-channels/:id/deliveries/:deliveryId/redeliver': org((_s, w) => ({ path: `/notification-channels/${w.channel}/deliveries/${w.delivery}/redeliver` })),
+  'POST /api/v1/notification-channels/:id/test': org((_s, w) => ({ path: `/notification-channels/${w.channel}/test` })),
+  'GET /api/v1/notification-settings': org(() => ({ path: '/notification-settings' })),
+  'PUT /api/v1/notification-settings': org(() => ({ path: '/notification-settings', body: { refuse_private_addresses: false } })),
 };
 
 const OPERATIONS = new Map(bosunOperations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op]));
@@ -233,7 +246,12 @@ describe('permissions, route by route: every role, bound to some servers or to a
     const binding = await created(admin, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } });
     const futureFreeze = () => ({ name: `f-${n()}`, starts_at: '2099-01-01T00:00:00Z', ends_at: '2099-01-02T00:00:00Z' });
     const freeze = await created(admin, 'post', '/freezes', futureFreeze());
-    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, person, account, team, binding, freeze };
+    // A channel (to a port nothing listens on) with a delivery: its test ping's.
+    const newChannel = () => created(admin, 'post', '/notification-channels', { name: `c-${n()}`, type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] });
+    const channel = await newChannel();
+    await call(admin, 'post', `/notification-channels/${channel}/test`);
+    const delivery = (await eventually(async () => (await call(admin, 'get', `/notification-channels/${channel}/deliveries`)).body.data as { id: string }[], (d) => d.length === 1))[0]!.id;
+    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, person, account, team, binding, freeze, channel, delivery };
 
     let spare = 1;
     fresh = {
@@ -251,6 +269,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
         return name;
       },
       freeze: async () => created(admin, 'post', '/freezes', futureFreeze()),
+      channel: newChannel,
       ownToken: async (caller) => created(caller, 'post', '/tokens', { name: `own-${n()}`, scopes: ['read'] }),
     };
   }, 180_000);

@@ -19,6 +19,8 @@ interface Ids {
   team: string;
   binding: string;
   freeze: string;
+  channel: string;
+  delivery: string;
 }
 
 /**
@@ -113,6 +115,16 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
   'PATCH /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}`, body: { ends_at: '2099-01-01T00:00:01Z' } }),
   'DELETE /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
+  'GET /api/v1/notification-channels': () => ({ path: '/notification-channels' }),
+  'POST /api/v1/notification-channels': () => ({ path: '/notification-channels', body: { name: 'their-hooks', type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] } }),
+  'GET /api/v1/notification-channels/:id': (i) => ({ path: `/notification-channels/${i.channel}` }),
+  'PATCH /api/v1/notification-channels/:id': (i) => ({ path: `/notification-channels/${i.channel}`, body: { url: 'http://127.0.0.1:10/theirs' } }),
+  'DELETE /api/v1/notification-channels/:id': (i) => ({ path: `/notification-channels/${i.channel}` }),
+  'GET /api/v1/notification-channels/:id/deliveries': (i) => ({ path: `/notification-channels/${i.channel}/deliveries` }),
+  'POST /api/v1/notification-channels/:id/deliveries/:deliveryId/redeliver': (i) => ({ path: `/notification-channels/${i.channel}/deliveries/${i.delivery}/redeliver` }),
+  'POST /api/v1/notification-channels/:id/test': (i) => ({ path: `/notification-channels/${i.channel}/test` }),
+  'GET /api/v1/notification-settings': () => ({ path: '/notification-settings' }),
+  'PUT /api/v1/notification-settings': () => ({ path: '/notification-settings', body: { refuse_private_addresses: true } }),
 };
 
 /** What a stranger gets: 404 for anything of another organization's; its own (empty) world otherwise. */
@@ -142,6 +154,10 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/role-bindings': 200,
   'GET /api/v1/freezes': 200,
   'POST /api/v1/freezes': 201,
+  'GET /api/v1/notification-channels': 200,
+  'POST /api/v1/notification-channels': 201,
+  'GET /api/v1/notification-settings': 200,
+  'PUT /api/v1/notification-settings': 200,
 };
 
 describe('tenant isolation, route by route', () => {
@@ -176,7 +192,10 @@ describe('tenant isolation, route by route', () => {
     const binding = (await call(owner, 'post', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team } })).body.data.id;
     // A freeze far in the future: the owner's runs here are not frozen by it.
     const freeze = (await call(owner, 'post', '/freezes', { name: 'black-friday', starts_at: '2099-11-27T00:00:00Z', ends_at: '2099-11-30T00:00:00Z' })).body.data.id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, secret: 'db_password', token, person, account, team, binding, freeze };
+    const channel = (await call(owner, 'post', '/notification-channels', { name: 'ops-hooks', type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] })).body.data.id;
+    await call(owner, 'post', `/notification-channels/${channel}/test`);
+    const delivery = (await eventually(async () => (await call(owner, 'get', `/notification-channels/${channel}/deliveries`)).body.data, (d) => d.length === 1))[0].id;
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
   });
   afterAll(() => bosun.stop());
 
@@ -217,6 +236,8 @@ describe('tenant isolation, route by route', () => {
     expect((await call(owner, 'get', '/policy')).body.data.require_approval_for).toEqual(['read', 'change', 'destructive']);
     expect(await ownersTokens()).toEqual(tokensBefore);
     expect((await call(owner, 'get', `/freezes/${ids.freeze}`)).body.data).toMatchObject({ name: 'black-friday', ends_at: '2099-11-30T00:00:00.000Z' });
+    expect((await call(owner, 'get', `/notification-channels/${ids.channel}`)).body.data).toMatchObject({ name: 'ops-hooks', url: 'http://127.0.0.1:9/hooks' });
+    expect((await call(owner, 'get', '/notification-settings')).body.data).toEqual({ refuse_private_addresses: false });
   });
 
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {
