@@ -51,4 +51,13 @@ describe('what the routes refuse beyond the schema is in the document', () => {
       'two different servers',
     );
   });
+
+  test('POST /notification-channels: a URL resolving to a cloud metadata address', async () => {
+    await refusedBeyondSchema(
+      '/api/v1/notification-channels',
+      { name: 'metadata', type: 'webhook', url: 'http://169.254.169.254/latest', events: ['run.failed'] },
+      'url',
+      'never link-local or cloud metadata',
+    );
+  });
 });

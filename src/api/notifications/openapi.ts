@@ -8,6 +8,7 @@ const tag = 'Notifications';
 const base = '/api/v1/notification-channels';
 const id = { id: idParam('notification channel') };
 const urlRules = [
+  '`url` a valid http or https URL, without credentials in it',
   '`url` resolves only to addresses Bosun may send to: never link-local or cloud metadata (169.254.0.0/16, fe80::/10, fd00:ec2::254); loopback and private ones unless the organization’s notification settings refuse them; a host that does not resolve is refused',
   '`filter.deployments` are the organization’s deployments',
 ];

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { CHANNEL_TYPES, DELIVERY_STATUSES, EVENT_TYPES } from '../../domain/notifications/model';
-import { schemeRefusal } from '../../domain/notifications/addresses';
 import { objectIdSchema } from '../http/ids';
 import { pageQuerySchema } from '../http/pagination';
 import { requiredText } from '../http/text';
@@ -8,10 +7,7 @@ import { requiredText } from '../http/text';
 const urlSchema = z
   .string()
   .max(2000)
-  .superRefine((value, ctx) => {
-    const refusal = schemeRefusal(value);
-    if (refusal) ctx.addIssue({ code: 'custom', message: `url must be ${refusal.startsWith('not') ? 'an http or https URL' : refusal}` });
-  })
+  .regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s]+$/, 'url must be an http or https URL')
   .describe('Where Bosun POSTs: an http(s) URL (for slack, the incoming-webhook URL). Never a link-local or cloud metadata address; loopback and private ones unless the organization’s notification settings refuse them.');
 
 const eventsSchema = z

@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import { isDuplicateKey } from '../../domain/database';
 import { DeploymentModel } from '../../domain/deployments/model';
-import { AddressRefused, allowedAddresses } from '../../domain/notifications/addresses';
+import { AddressRefused, allowedAddresses, schemeRefusal } from '../../domain/notifications/addresses';
 import * as channels from '../../domain/notifications/channels';
 import { redeliver } from '../../domain/notifications/deliveries';
 import { NotificationChannelModel, NotificationDeliveryModel, type NotificationChannel, type NotificationDelivery } from '../../domain/notifications/model';
@@ -29,6 +29,8 @@ export function createNotificationService({ secretBox }: { secretBox: SecretBox 
 
   /** The URL's host resolves to addresses the organization may send to (checked again at each delivery). */
   async function checkUrl(principal: Principal, url: string) {
+    const scheme = schemeRefusal(url);
+    if (scheme) throw invalid('url', `must be ${scheme === 'not a URL' ? 'a valid http or https URL' : scheme}`);
     const { refuse_private_addresses } = await notificationSettings(principal.organizationId);
     try {
       await allowedAddresses(url, refuse_private_addresses);

@@ -1,0 +1,99 @@
+import { eventually, runEnded } from '../support/bosun';
+import type { User } from '../support/client';
+import { BosunProcesses, externalServicesEnv } from '../support/processes';
+import { startReceiver, type Received, type WebhookReceiver } from '../support/webhook-receiver';
+
+/*
+ * The issue's durability story: a team's webhook receiver is down for two minutes while 30 runs end
+ * (and three conversations wait for approval, then finish), and Bosun itself — API and worker — is
+ * SIGKILLed meanwhile. Once both are back, every event reaches the receiver: none lost, each
+ * conversation's in order, every copy of a message with the same webhook-id, every signature valid.
+ */
+
+type Json = any;
+
+const RECEIVER_DOWN_MS = 2 * 60_000;
+const RUNS = 30;
+
+describe('notifications survive a receiver outage and Bosun killed -9', () => {
+  const bosun = new BosunProcesses(externalServicesEnv('notify'));
+  let ops: User;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    await bosun.createToken('notify');
+    ({ ops } = await bosun.launchApiAndWorker());
+    receiver = await startReceiver();
+  }, 150_000);
+  afterAll(async () => {
+    await receiver.stop();
+    await bosun.stop();
+  });
+
+  test('30 runs end while the receiver is down for two minutes and Bosun is killed -9: all delivered, in order, duplicates share their webhook-id', async () => {
+    const channel = (await ops.request('post', '/notification-channels', { name: 'ops', type: 'webhook', url: receiver.url, events: ['run.succeeded', 'run.failed', 'conversation.awaiting_approval', 'conversation.finished'] })).body.data;
+    receiver.secret = channel.secret;
+    const servers = [await ops.addServer({ host: '127.0.0.2' }), await ops.addServer({ host: '127.0.0.3' }), await ops.addServer({ host: '127.0.0.4' })];
+    const deployments = await Promise.all(servers.map((server, i) => ops.defineDeployment(server, [{ name: 'work', command: `echo working; test $(( RANDOM % 3 )) -ne 0 || exit ${i + 1}` }], `deploy-${i}`)));
+    await ops.setPolicy({ allow_destructive: false, require_approval_for: ['read', 'change', 'destructive'] });
+
+    await receiver.stop();
+    const downAt = Date.now();
+
+    // The first half of the runs, and conversations that wait for a person.
+    const runs: Array<{ deployment: string; run: string }> = [];
+    const trigger = async (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        const deployment = deployments[runs.length % deployments.length]!.id as string;
+        runs.push({ deployment, run: (await ops.trigger(deployment)).run_id });
+      }
+    };
+    await trigger(RUNS / 2);
+    const conversations: string[] = [];
+    for (const server of servers) conversations.push((await ops.startConversation(server, 'show uptime')).id);
+    const waiting = await Promise.all(conversations.map((id) => ops.waitForConversation(id, (c: Json) => c.status === 'awaiting_approval')));
+    await Promise.all(runs.map(({ deployment, run }) => ops.waitForRun(deployment, run, runEnded, 120_000)));
+
+    // Bosun killed -9, API and worker, and started again.
+    for (const p of [...bosun.alive('api'), ...bosun.alive('worker')]) await p.stop('SIGKILL');
+    ({ ops } = await bosun.launchApiAndWorker());
+
+    await trigger(RUNS / 2);
+    for (const [i, conversation] of waiting.entries()) await ops.approveStep(conversations[i]!, conversation.steps[0].id);
+    await Promise.all(runs.map(({ deployment, run }) => ops.waitForRun(deployment, run, runEnded, 120_000)));
+    await Promise.all(conversations.map((id) => ops.waitForConversation(id, (c: Json) => c.status === 'completed')));
+    expect(receiver.received).toEqual([]);
+
+    // The receiver is back after two minutes (awaited: the runs above took part of them).
+    await eventually(async () => Date.now() - downAt, (ms) => ms >= RECEIVER_DOWN_MS, RECEIVER_DOWN_MS + 60_000);
+    await receiver.start();
+
+    const expected = RUNS + 2 * conversations.length;
+    const distinct = () => new Map(receiver.received.map((r) => [r.id, r]));
+    await eventually(async () => distinct().size, (n) => n >= expected, 6 * 60_000);
+    const messages = [...distinct().values()];
+    expect(messages).toHaveLength(expected);
+
+    // Every run's end, once per webhook-id, with its true status; every signature valid.
+    const ended = await Promise.all(runs.map(({ deployment, run }) => ops.getRun(deployment, run)));
+    const byRun = new Map(messages.filter((m) => m.json.type.startsWith('run.')).map((m) => [m.json.run.id as string, m]));
+    expect(byRun.size).toBe(RUNS);
+    for (const run of ended) expect([run.id, byRun.get(run.id)?.json.type]).toEqual([run.id, run.status === 'success' ? 'run.succeeded' : 'run.failed']);
+    expect(receiver.received.every((r) => r.verified)).toBe(true);
+    // Duplicates (an attempt whose answer was lost) are the same message: same webhook-id, same event.
+    const eventsById = new Map<string, Set<string>>();
+    for (const r of receiver.received) eventsById.set(r.id, (eventsById.get(r.id) ?? new Set()).add(r.json.id));
+    for (const [, events] of eventsById) expect(events.size).toBe(1);
+
+    // Each conversation's events arrived in the order they happened.
+    const firstArrival = (conversation: string, type: string) => receiver.received.findIndex((r: Received) => r.json.type === type && r.json.conversation?.id === conversation);
+    for (const conversation of conversations) {
+      const [asked, finished] = [firstArrival(conversation, 'conversation.awaiting_approval'), firstArrival(conversation, 'conversation.finished')];
+      expect([conversation, asked >= 0, finished > asked]).toEqual([conversation, true, true]);
+    }
+
+    const listed = (await ops.request('get', `/notification-channels/${channel.id}/deliveries?per_page=100`)).body;
+    expect(listed.meta.total).toBe(expected);
+    expect(listed.data.every((d: Json) => d.status === 'delivered' && d.attempt_count >= 2)).toBe(true);
+  }, 12 * 60_000);
+});
