@@ -64,6 +64,9 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
     /** The gate's timer fired: expired unless decided first; its outcome as it stands. */
     expireGate: ({ runId, beforeBatch }: { runId: string; beforeBatch: number }) => gates.expireGate(runId, beforeBatch),
 
+    /** An hour before a gate expires, undecided: run.approval_expiring (once). */
+    warnGateExpiring: ({ runId, beforeBatch, expiresAt }: { runId: string; beforeBatch: number; expiresAt: number }): Promise<void> => gates.warnGateExpiring(runId, beforeBatch, new Date(expiresAt)),
+
     /** A halted fleet run's rollback: its rollback runs (created once), newest batch first; null when it has none to run. */
     prepareRollback: ({ runId, reason, requestedBy }: { runId: string; reason: string; requestedBy?: DecidingActor | null }): Promise<rollback.RollbackPlan | null> =>
       rollback.prepareRollback(runId, reason, requestedBy ?? null),

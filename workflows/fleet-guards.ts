@@ -1,6 +1,7 @@
 import { condition, defineSignal, defineUpdate, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { FleetGate, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../src/domain/contracts/runs';
 import { FREEZES_CHANGED_SIGNAL, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../src/domain/contracts/workflow-ids';
+import { isPatched, PATCHES } from './patches';
 import { bookkeeping } from './run-activities';
 
 /** A person's approval or rejection of the gate the run waits at; refused at once (not recorded) when it waits at none. */
@@ -23,6 +24,20 @@ interface OpenGate {
   approvers: string[];
   outcome: 'approved' | 'rejected' | null;
   rejection: string | null;
+}
+
+/** How long before a gate expires its run tells of it (run.approval_expiring). */
+const EXPIRY_WARNING_MS = 3600_000;
+
+/**
+ * Waits for people's decision until the gate expires: true when decided. A gate open longer than
+ * the warning tells of its expiry an hour before (a durable timer; the event is recorded once).
+ */
+async function waitForDecision(runId: string, decided: () => boolean, gate: FleetGate, expiresAt: number): Promise<boolean> {
+  if (gate.expiresInMs <= EXPIRY_WARNING_MS || !isPatched(PATCHES.gateExpiryWarning)) return condition(decided, gate.expiresInMs);
+  if (await condition(decided, gate.expiresInMs - EXPIRY_WARNING_MS)) return true;
+  await bookkeeping.warnGateExpiring({ runId, beforeBatch: gate.beforeBatch, expiresAt });
+  return condition(decided, EXPIRY_WARNING_MS);
 }
 
 const approvalsText = (open: OpenGate) =>
@@ -111,7 +126,7 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
       open = waiting;
       setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
       try {
-        const decided = await condition(() => waiting.outcome !== null, gate.expiresInMs);
+        const decided = await waitForDecision(runId, () => waiting.outcome !== null, gate, expiresAt);
         // Time is up: expired, unless people decided it first (the store knows which came first).
         const outcome = decided ? waiting.outcome : await bookkeeping.expireGate({ runId, beforeBatch: gate.beforeBatch });
         if (outcome === 'approved') return { approved: true };

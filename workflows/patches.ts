@@ -62,6 +62,12 @@ export const PATCHES = {
     oldBranch: 'A fleet run starts its next batch without asking whether a change freeze covers it (no holdIfFrozen); every fleet history recorded before it.',
     retire: 'Deprecate once no fleet run started before it is open (fleet runs end with their targets).',
   },
+  gateExpiryWarning: {
+    id: 'gate-expiry-warning',
+    since: 'this release (notifications: run.approval_expiring)',
+    oldBranch: 'A gate waits its whole expiry in one timer, with no warning an hour before (warnGateExpiring); every gate history recorded before it.',
+    retire: 'Deprecate once no fleet run started before it waits at a gate (gates expire within their expires_in).',
+  },
 } as const satisfies Record<string, Patch>;
 
 /** Whether this workflow takes the new branch of a patch (see PATCHES). */

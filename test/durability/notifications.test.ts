@@ -59,7 +59,16 @@ describe('notifications survive a receiver outage and Bosun killed -9', () => {
     ({ ops } = await bosun.launchApiAndWorker());
 
     await trigger(RUNS / 2);
-    for (const [i, conversation] of waiting.entries()) await ops.approveStep(conversations[i]!, conversation.steps[0].id);
+    // The new worker takes over the conversations once their old worker's hold on them lapses: an approval until one is recorded.
+    for (const [i, conversation] of waiting.entries()) {
+      const id = conversations[i]!;
+      const step = conversation.steps[0].id;
+      await eventually(
+        async () => ((await ops.getConversation(id)).steps[0].approval.decision === 'approved' ? 202 : (await ops.request('post', `/conversations/${id}/steps/${step}/approve`)).status),
+        (status) => status === 202,
+        90_000,
+      );
+    }
     await Promise.all(runs.map(({ deployment, run }) => ops.waitForRun(deployment, run, runEnded, 120_000)));
     await Promise.all(conversations.map((id) => ops.waitForConversation(id, (c: Json) => c.status === 'completed')));
     expect(receiver.received).toEqual([]);

@@ -7,7 +7,7 @@ import { useTimeSkippingTemporal, type Mocks } from '../support/time-skipping';
 
 /**
  * A fleet run's gates and pauses on Temporal's time-skipping test server, with mocked activities: a
- * 24-hour gate expires in milliseconds of test time; an approval in time lets the run go on; a pause
+ * 24-hour gate warns of its expiry an hour before and expires in milliseconds of test time; an approval in time lets the run go on; a pause
  * holds for days until a resume. What they do with real runs is covered end to end
  * (test/deployments/gates.test.ts).
  */
@@ -30,6 +30,7 @@ function fleetMocks(planned: FleetPlan, extra: Mocks = {}) {
     finishRun: async () => undefined,
     openGate: async () => true,
     expireGate: async () => 'expired',
+    warnGateExpiring: async () => undefined,
     recordGateDecision: async (): Promise<GateDecisionResult> => ({ recorded: true, approvals: 1, outcome: 'approved' }),
     requestPause: async (): Promise<PauseResult> => ({ recorded: true }),
     holdPaused: async () => true,
@@ -74,6 +75,10 @@ describe('a fleet run’s approval gate, in test time', () => {
       // Opened before batch 2 (after batch 1), expired a day of server time later.
       expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1]);
       expect(Math.floor((expired!.at - opened!.at) / HOUR)).toBe(24);
+      // An hour before it expired, the run told of it (run.approval_expiring), once.
+      const warned = named('warnGateExpiring');
+      expect(warned.map((c) => c.input)).toEqual([{ runId: input.runId, beforeBatch: 2, expiresAt: (opened!.input as { expiresAt: number }).expiresAt }]);
+      expect(Math.floor((warned[0]!.at - opened!.at) / HOUR)).toBe(23);
       expect((opened!.input as { expiresAt: number; openedAt: number }).expiresAt - (opened!.input as { openedAt: number }).openedAt).toBe(24 * HOUR);
       expect(named('closeWaitingTargets').map((c) => c.input)).toEqual([{ runId: input.runId, to: 'skipped', fromBatch: 2 }]);
       expect(named('finishRun').map((c) => c.input)).toEqual([{ runId: input.runId, status: 'failed', error: 'approval expired after 24h' }]);
@@ -93,6 +98,7 @@ describe('a fleet run’s approval gate, in test time', () => {
       expect(await handle.result()).toMatchObject({ status: 'success', targets: 4 });
       expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
       expect(named('expireGate')).toEqual([]);
+      expect(named('warnGateExpiring')).toEqual([]);
       expect(named('recordGateDecision').map((c) => c.input)).toEqual([{ runId: input.runId, beforeBatch: 2, decision }]);
     });
   });

@@ -132,6 +132,16 @@ export async function expireGate(runId: string, beforeBatch: number, now = new D
   return (run?.gate?.outcome as 'approved' | 'rejected' | 'expired' | null | undefined) ?? null;
 }
 
+/**
+ * An hour before a gate expires (the workflow's timer): run.approval_expiring, once, when the run
+ * still waits at that gate undecided. The event is the whole record: the run does not change.
+ */
+export async function warnGateExpiring(runId: string, beforeBatch: number, expiresAt: Date): Promise<void> {
+  const waiting = await DeploymentRunModel.exists({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': beforeBatch, 'gate.outcome': null });
+  if (!waiting) return;
+  await recordRunEvent(runId, 'run.approval_expiring', { key: `run.approval_expiring:${runId}:${beforeBatch}`, extra: { expires_at: expiresAt.toISOString() } });
+}
+
 /** A pause asked of a running fleet run (the batch running finishes first). Refused when the run is not running, or a pause is already asked. */
 export async function requestPause(runId: string, by: DecidingActor, reason: string, now = new Date()): Promise<PauseResult> {
   const asked = await DeploymentRunModel.updateOne(
