@@ -1,0 +1,60 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { useTimeSkippingTemporal } from '../support/time-skipping';
+
+/**
+ * A subject's delivery workflow on Temporal's time-skipping test server, with mocked activities: a
+ * receiver that never answers is retried 5 s, 10 s, 20 s… at most an hour apart for 24 hours, then the
+ * delivery is dead and the next one of the subject goes; a later signal for a delivery already done is
+ * ignored. The real thing, with real receivers, is test/notifications/ and test/durability/notifications.
+ */
+
+const HOUR = 3600_000;
+const temporal = useTimeSkippingTemporal();
+
+describe('a subject’s notifications, in test time', () => {
+  test('24 h of failures: attempts back off from 5 s doubling to 1 h, then the delivery is dead and the next one is sent', async () => {
+    const attempts: Array<{ deliveryId: string; at: number }> = [];
+    const givenUp: Array<{ deliveryId: string; at: number; reason: string }> = [];
+    const mocks = {
+      sendNotification: async ({ deliveryId }: { deliveryId: string }) => {
+        attempts.push({ deliveryId, at: await temporal().now() });
+        if (deliveryId === 'first') throw ApplicationFailure.retryable('the receiver answered 503', 'NotificationNotDelivered');
+        return 'delivered';
+      },
+      giveUpDelivery: async ({ deliveryId, reason }: { deliveryId: string; reason: string }) => {
+        givenUp.push({ deliveryId, reason, at: await temporal().now() });
+      },
+    };
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const subject = { kind: 'run', id: 'r1' };
+      const signal = (deliveryId: string) =>
+        temporal().env.client.workflow.signalWithStart('notificationDeliveryWorkflow', {
+          taskQueue,
+          workflowId: notificationDeliveryWorkflowId('c1', subject),
+          args: [{ channelId: 'c1', subject }],
+          signal: DELIVER_SIGNAL,
+          signalArgs: [{ deliveryId, round: 0 }],
+        });
+      const handle = await signal('first');
+      await signal('second');
+      await signal('first');
+      const started = await temporal().now();
+      await handle.result();
+
+      const first = attempts.filter((a) => a.deliveryId === 'first');
+      const gaps = first.slice(1).map((a, i) => Math.round((a.at - first[i]!.at) / 1000));
+      expect(gaps.slice(0, 5)).toEqual([5, 10, 20, 40, 80]);
+      expect(Math.max(...gaps)).toBe(3600);
+      expect(givenUp).toEqual([{ deliveryId: 'first', reason: expect.stringContaining('not delivered within 24 h'), at: expect.any(Number) }]);
+      // Temporal gives up at the last attempt whose next retry would start past the 24 h: between 23 and 24 h.
+      expect((givenUp[0]!.at - started) / HOUR).toBeGreaterThan(23);
+      expect((givenUp[0]!.at - started) / HOUR).toBeLessThanOrEqual(24);
+      // In order: the second only after the first was given up; the repeated signal for the first did nothing.
+      const second = attempts.filter((a) => a.deliveryId === 'second');
+      expect(second).toHaveLength(1);
+      expect(second[0]!.at).toBeGreaterThanOrEqual(givenUp[0]!.at);
+      expect(attempts.at(-1)!.deliveryId).toBe('second');
+    });
+  });
+});
