@@ -118,17 +118,17 @@ describe('notification channels', () => {
     expect(failure!.json.summary).toContain('Run of notify-bad failed');
   });
 
-  test('a fleet run waiting at its gate is told to a webhook and to slack (Block Kit, a button to the console’s run page), then its end, in order; a channel filtered to another deployment hears nothing', async () => {
+  test('a fleet run waiting at its gate is told to a webhook and to slack (Block Kit, a button to the console’s run page), then its cancel, in order; a channel filtered to another deployment hears nothing', async () => {
     await admin.addServer({ host: '127.0.0.2', tags: ['web'] });
     const fleet = await admin.define({ name: 'notify-fleet', targets: { tags: ['web'] }, strategy: { batch_size: 1, gates: [{ before_batch: 2, approvals: 1, expires_in: '2h' }] }, steps: [{ name: 'hello', command: 'echo hello' }] });
     const other = await admin.defineDeployment(server, [{ name: 'hello', command: 'echo hello' }], 'notify-other');
     const slack = await startReceiver();
     try {
-      const webhook = await addChannel({ name: `gates-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.awaiting_approval', 'run.failed'], filter: { deployments: [fleet.id] } });
+      const webhook = await addChannel({ name: `gates-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.awaiting_approval', 'run.cancelled'], filter: { deployments: [fleet.id] } });
       receiver.secret = webhook.secret;
       const slackChannel = await addChannel({ name: `slack-${Date.now()}`, type: 'slack', url: `${slack.url}/T000/B000/XXXXXXXX`, events: ['run.awaiting_approval'] });
       expect(slackChannel.url).toBe(`${slack.url}/T000/B000/********`);
-      const elsewhere = await addChannel({ name: `elsewhere-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.awaiting_approval', 'run.failed'], filter: { deployments: [other.id] } });
+      const elsewhere = await addChannel({ name: `elsewhere-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.awaiting_approval', 'run.cancelled'], filter: { deployments: [other.id] } });
 
       const { run_id: runId } = await admin.trigger(fleet.id);
       await admin.waitForRun(fleet.id, runId, (r) => r.status === 'awaiting_approval');
@@ -139,11 +139,11 @@ describe('notification channels', () => {
       expect(message!.json.text).toBe('Run of notify-fleet is waiting for approval');
       expect(message!.json.blocks.at(-1)).toEqual({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Review and approve' }, url: `${bosun.url}/deployments/${fleet.id}/runs/${runId}`, style: 'primary' }] });
 
-      // Rejected (one may stop one's own run): the run fails, told after the gate.
-      expect((await admin.decide(fleet.id, runId, 'reject', { reason: 'not today' })).status).toBe(200);
-      await eventually(async () => receiver.events('run.failed').filter((r) => r.json.run.id === runId), (r) => r.length === 1);
+      // Cancelled at its gate: told after the gate.
+      await admin.cancelRun(fleet.id, runId);
+      await eventually(async () => receiver.events('run.cancelled').filter((r) => r.json.run.id === runId), (r) => r.length === 1);
       const types = receiver.received.filter((r) => r.json.run?.id === runId).map((r) => r.json.type);
-      expect(types).toEqual(['run.awaiting_approval', 'run.failed']);
+      expect(types).toEqual(['run.awaiting_approval', 'run.cancelled']);
       expect(await deliveries(elsewhere.id)).toEqual([]);
     } finally {
       await slack.stop();

@@ -32,6 +32,8 @@ export const CONSOLE_PATHS = [
   '/conversations/:id',
   '/migration-plans',
   '/migration-plans/:id',
+  '/notifications',
+  '/notifications/:id',
   '/tokens',
   '/policy',
   '/people',

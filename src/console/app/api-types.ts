@@ -13,6 +13,7 @@ import type { activityItemSchema } from '../../api/servers/activity';
 import type { policyViewSchema } from '../../domain/organizations/policy';
 import type { scheduleSchema, tickSchema } from '../../api/schedules/views';
 import type { freezeViewSchema } from '../../api/freezes/views';
+import type { channelSchema, createdChannelSchema, deliverySchema } from '../../api/notifications/views';
 import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/access/views';
 
 export type { ProvidersView, SessionView, SignInFailure };
@@ -51,6 +52,9 @@ export type ScheduleTick = z.infer<typeof tickSchema>;
 
 export type Freeze = z.infer<typeof freezeViewSchema>;
 export type FreezeWindow = NonNullable<Freeze['next_window']>;
+export type NotificationChannel = z.infer<typeof channelSchema>;
+export type CreatedNotificationChannel = z.infer<typeof createdChannelSchema>;
+export type NotificationDelivery = z.infer<typeof deliverySchema>;
 export interface Page<T> {
   data: T[];
   meta: { current_page: number; per_page: number; total: number; last_page: number };

@@ -16,6 +16,7 @@ import { Conversation, Conversations } from './pages/conversations';
 import { MigrationPlan, MigrationPlans } from './pages/migration-plans';
 import { Policy, Tokens } from './pages/admin';
 import { Freezes } from './pages/freezes';
+import { NotificationChannelPage, NotificationChannels } from './pages/notifications';
 import { Account } from './pages/account';
 import { IdentityPage } from './pages/identity';
 import { People } from './pages/people';
@@ -66,6 +67,7 @@ function Header({ current }: { current: SessionView }) {
         {link('/conversations', 'Conversations', here.startsWith('/conversations'))}
         {link('/migration-plans', 'Migrations', here.startsWith('/migration-plans'))}
         {link('/freezes', 'Freezes', here.startsWith('/freezes'))}
+        {session.can('admin') ? link('/notifications', 'Notifications', here.startsWith('/notifications')) : null}
         {session.can('admin') ? link('/tokens', 'Tokens', here.startsWith('/tokens')) : null}
         {link('/policy', 'Policy', here.startsWith('/policy'))}
         {session.can('admin') ? link('/people', 'People', here.startsWith('/people')) : null}
@@ -128,6 +130,8 @@ function App() {
       {route.name === 'migration plans' ? <MigrationPlans /> : null}
       {route.name === 'migration plan' ? <MigrationPlan planId={p.planId!} /> : null}
       {route.name === 'freezes' ? <Freezes /> : null}
+      {route.name === 'notifications' ? <NotificationChannels /> : null}
+      {route.name === 'notification channel' ? <NotificationChannelPage channelId={p.channelId!} /> : null}
       {route.name === 'tokens' ? <Tokens /> : null}
       {route.name === 'policy' ? <Policy /> : null}
       {route.name === 'people' ? <People /> : null}

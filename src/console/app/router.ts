@@ -19,6 +19,8 @@ const PATTERNS: Array<[name: string, pattern: RegExp, keys: string[]]> = [
   ['migration plans', /^\/migration-plans$/, []],
   ['migration plan', /^\/migration-plans\/([0-9a-f]{24})$/, ['planId']],
   ['freezes', /^\/freezes$/, []],
+  ['notifications', /^\/notifications$/, []],
+  ['notification channel', /^\/notifications\/([0-9a-f]{24})$/, ['channelId']],
   ['tokens', /^\/tokens$/, []],
   ['policy', /^\/policy$/, []],
   ['people', /^\/people$/, []],

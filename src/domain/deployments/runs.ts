@@ -73,7 +73,7 @@ export async function finishRun(runId: string, status: RunStatus, error: string 
       session,
     }).lean();
     const event = endEventOf(status);
-    if (ended && event) await recordRunEvent(runId, event, { session, key: runEndKey(runId) });
+    if (ended && event && marksItsDeployment(ended)) await recordRunEvent(runId, event, { session, key: runEndKey(runId) });
     return ended;
   });
   return run ? runEnded(run, status) : null;

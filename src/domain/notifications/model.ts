@@ -6,23 +6,7 @@ import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
  * owns events; the channels store (channels.ts) owns channels and deliveries.
  */
 
-/** Every event a channel can subscribe to (`ping` is sent by POST …/test alone, to one channel). */
-export const EVENT_TYPES = [
-  'run.succeeded',
-  'run.failed',
-  'run.cancelled',
-  'run.awaiting_approval',
-  'run.approval_expiring',
-  'run.paused',
-  'run.rolled_back',
-  'conversation.awaiting_approval',
-  'conversation.finished',
-  'schedule.tick_skipped',
-  'server.offline',
-  'server.host_key_changed',
-  'audit.checkpoint',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number] | 'ping';
+export { EVENT_TYPES, type EventType } from './event-types';
 
 export const SUBJECT_KINDS = ['run', 'conversation', 'server', 'schedule', 'channel', 'audit'] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];

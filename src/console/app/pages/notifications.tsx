@@ -1,0 +1,197 @@
+import { useState } from 'preact/hooks';
+import { api, get } from '../api';
+import type { CreatedNotificationChannel, NotificationChannel, NotificationDelivery, Page } from '../api-types';
+import { ErrorNote, Section, Status, submitted, useChanges, useLoad, When } from '../components/common';
+import { EVENT_TYPES } from '../../../domain/notifications/event-types';
+
+/** Notification channels: each with its events and state; an admin adds, tests, enables and deletes them. */
+export function NotificationChannels() {
+  const channels = useLoad(() => get<NotificationChannel[]>('/api/v1/notification-channels'), []);
+  const { error, confirm, setConfirm, act } = useChanges(channels.reload);
+  const [created, setCreated] = useState<CreatedNotificationChannel | null>(null);
+
+  const add = async (event: Event) => {
+    const { field, all, form } = submitted(event);
+    const made = await act(async () => {
+      const tags = field('tags') ? field('tags').split(',').map((t) => t.trim()).filter(Boolean) : null;
+      const body = { name: field('name'), type: field('type'), url: field('url'), events: all('events'), filter: { tags, only_final_failure: field('only_final_failure') === 'on' } };
+      setCreated((await api<{ data: CreatedNotificationChannel }>('POST', '/api/v1/notification-channels', body)).data);
+    });
+    if (made) form.reset();
+  };
+
+  return (
+    <main id="main">
+      <h1>Notifications</h1>
+      <p class="muted">Channels are told of the events they subscribe to: signed webhooks (Standard Webhooks) or Slack messages, retried for 24 hours, in order per run.</p>
+      <ErrorNote error={channels.error ?? error} />
+      {created ? (
+        <Section title={`Channel “${created.name}” added`}>
+          <p class="notice">Its signing secret, shown this once: give it to the receiver to verify each webhook’s signature.</p>
+          <p class="token-once">
+            <code aria-label="The signing secret">{created.secret}</code>{' '}
+            <button type="button" onClick={() => setCreated(null)}>
+              Done
+            </button>
+          </p>
+        </Section>
+      ) : null}
+      <Section title={channels.data ? `${channels.data.length} channel${channels.data.length === 1 ? '' : 's'}` : 'Channels'}>
+        <table>
+          <caption class="visually-hidden">Notification channels</caption>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Type</th>
+              <th>Events</th>
+              <th>State</th>
+              <th>
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(channels.data ?? []).map((c) => (
+              <tr key={c.id} data-channel={c.name}>
+                <td>
+                  <a href={`/notifications/${c.id}`}>{c.name}</a>
+                  <div class="muted small">{c.url}</div>
+                </td>
+                <td>{c.type}</td>
+                <td class="small">{c.events.join(', ')}</td>
+                <td>{c.enabled ? 'enabled' : <span class="warning">disabled: {c.disabled_reason}</span>}</td>
+                <td>
+                  <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${c.id}/test`))} aria-label={`Send ${c.name} a test`}>
+                    Send a test
+                  </button>{' '}
+                  {c.enabled ? null : (
+                    <button type="button" onClick={() => void act(() => api('PATCH', `/api/v1/notification-channels/${c.id}`, { enabled: true }))} aria-label={`Enable ${c.name}`}>
+                      Enable
+                    </button>
+                  )}{' '}
+                  {confirm === c.id ? (
+                    <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/notification-channels/${c.id}`))}>
+                      Yes, delete {c.name}
+                    </button>
+                  ) : (
+                    <button type="button" onClick={() => setConfirm(c.id)} aria-label={`Delete ${c.name}`}>
+                      Delete…
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+      <Section title="Add a channel">
+        <form class="grid-form" onSubmit={(e) => void add(e)} aria-label="Add a channel">
+          <label>
+            Name <input name="name" required maxLength={64} />
+          </label>
+          <label>
+            Type
+            <select name="type">
+              <option value="webhook">webhook</option>
+              <option value="slack">slack</option>
+            </select>
+          </label>
+          <label class="wide">
+            URL <input name="url" required type="url" placeholder="https://hooks.example.com/bosun" />
+          </label>
+          <fieldset class="wide">
+            <legend>Events</legend>
+            {EVENT_TYPES.map((type) => (
+              <label key={type}>
+                <input type="checkbox" name="events" value={type} defaultChecked={type === 'run.failed'} /> {type}
+              </label>
+            ))}
+          </fieldset>
+          <label>
+            Only servers tagged <input name="tags" placeholder="prod, web" />
+          </label>
+          <label>
+            <input type="checkbox" name="only_final_failure" /> Only a run’s final failure
+          </label>
+          <div class="wide">
+            <button type="submit" class="primary">
+              Add the channel
+            </button>
+          </div>
+        </form>
+      </Section>
+    </main>
+  );
+}
+
+/** One channel's deliveries, newest first, with their attempts; any can be sent again. */
+export function NotificationChannelPage({ channelId }: { channelId: string }) {
+  const channel = useLoad(() => get<NotificationChannel>(`/api/v1/notification-channels/${channelId}`), [channelId]);
+  const deliveries = useLoad(() => api<Page<NotificationDelivery>>('GET', `/api/v1/notification-channels/${channelId}/deliveries?per_page=50`), [channelId], {
+    pollMs: 3000,
+    poll: (page) => page.data.some((d) => d.status === 'pending' || d.status === 'delivering'),
+  });
+  const { error, act } = useChanges(deliveries.reload);
+  const c = channel.data;
+  return (
+    <main id="main">
+      <h1>{c ? `Channel ${c.name}` : 'Channel'}</h1>
+      <ErrorNote error={channel.error ?? deliveries.error ?? error} />
+      {c ? (
+        <p class="muted">
+          {c.type} to {c.url} · {c.enabled ? 'enabled' : `disabled: ${c.disabled_reason ?? ''}`}
+        </p>
+      ) : null}
+      <Section title="Deliveries" actions={<button type="button" onClick={() => void deliveries.reload()}>Refresh</button>}>
+        <table>
+          <caption class="visually-hidden">Deliveries</caption>
+          <thead>
+            <tr>
+              <th>Event</th>
+              <th>Status</th>
+              <th>Attempts</th>
+              <th>Next attempt</th>
+              <th>
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(deliveries.data?.data ?? []).map((d) => (
+              <tr key={d.id} data-delivery={d.id}>
+                <td>
+                  {d.event.type} <span class="muted small">{d.event.subject.kind} {d.event.subject.id}</span>
+                  <div class="muted small">
+                    <When at={d.event.at} /> · <code>{d.webhook_id}</code>
+                  </div>
+                </td>
+                <td>
+                  <Status value={d.status} />
+                  {d.reason ? <div class="muted small">{d.reason}</div> : null}
+                </td>
+                <td>
+                  <details>
+                    <summary>{d.attempt_count}</summary>
+                    <ul class="small">
+                      {d.attempts.map((a, i) => (
+                        <li key={i}>
+                          <When at={a.at} />: {a.response_code ?? a.error} {a.response_body ? <code>{a.response_body}</code> : null}
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                </td>
+                <td>{d.next_attempt_at ? <When at={d.next_attempt_at} /> : <span class="muted">—</span>}</td>
+                <td>
+                  <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${channelId}/deliveries/${d.id}/redeliver`))} aria-label={`Redeliver ${d.event.type} ${d.id}`}>
+                    Redeliver
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+    </main>
+  );
+}
