@@ -198,6 +198,35 @@ describe('notification channels', () => {
     await eventually(() => deliveries(channel.id, '?status=delivered'), (d) => d.some((x) => x.id === gone.id));
   }, 90_000);
 
+  test('a receiver that hangs: the attempt gives up after 10 s, and the next one delivers the same message', async () => {
+    let hung = false;
+    receiver.answer = () => (hung ? { status: 204 } : ((hung = true), 'hang'));
+    const channel = await addChannel({ name: `hang-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.succeeded'] });
+    const deployment = await admin.defineDeployment(server, [{ name: 'hello', command: 'echo hello' }]);
+    await admin.runToEnd(deployment.id);
+    const [delivery] = await eventually(() => deliveries(channel.id), (d) => d[0]?.status === 'delivered', 60_000);
+    expect(delivery.attempts.map((a: Json) => [a.response_code, a.error])).toEqual([[null, expect.stringContaining('no answer within 10 s')], [204, null]]);
+    expect(delivery.attempts[0].duration_ms).toBeGreaterThanOrEqual(10_000);
+    expect(receiver.received.map((r) => r.id)).toEqual([delivery.webhook_id, delivery.webhook_id]);
+  }, 90_000);
+
+  test('a schedule’s tick skipped during a change freeze is told, naming why', async () => {
+    const channel = await addChannel({ name: `ticks-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['schedule.tick_skipped'] });
+    receiver.secret = channel.secret;
+    const deployment = await admin.defineDeployment(server, [{ name: 'hello', command: 'echo hello' }], 'notify-scheduled');
+    const schedule = (await admin.request('post', `/deployments/${deployment.id}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true })).body.data;
+    const now = Date.now();
+    const freeze = (await admin.request('post', '/freezes', { name: 'code-freeze', starts_at: new Date(now - 60_000).toISOString(), ends_at: new Date(now + 3600_000).toISOString() })).body.data;
+    try {
+      expect((await admin.request('post', `/deployments/${deployment.id}/schedules/${schedule.id}/trigger`)).status).toBe(202);
+      const [told] = await eventually(async () => receiver.events('schedule.tick_skipped'), (r) => r.length === 1, 60_000);
+      expect(told!.verified).toBe(true);
+      expect(told!.json).toMatchObject({ schedule: { id: schedule.id, name: 'nightly', outcome: 'frozen', message: expect.stringContaining('code-freeze') }, summary: expect.stringContaining('did not run (frozen') });
+    } finally {
+      await admin.request('delete', `/freezes/${freeze.id}`);
+    }
+  }, 90_000);
+
   test('a deleted channel’s pending deliveries are dropped, with why', async () => {
     receiver.answer = () => ({ status: 500 });
     const channel = await addChannel({ name: `deleted-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.succeeded'] });
