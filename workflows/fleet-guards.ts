@@ -105,13 +105,17 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
     /** Waits at a gate until enough people approved, one rejected, or its time ran out. */
     async awaitGate(gate: FleetGate): Promise<GateEnd> {
       const openedAt = Date.now();
-      const expiresAt = openedAt + gate.expiresInMs;
-      if (!(await bookkeeping.openGate({ runId, gate, openedAt, expiresAt }))) return { approved: false, error: 'the run stopped before its approval gate' };
       const waiting: OpenGate = { gate, approvers: [], outcome: null, rejection: null };
+      // Open to decisions before the store opens the gate: after a worker's death the gate's opening
+      // is done again, and a decision the store already takes must not be refused meanwhile.
       open = waiting;
-      setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
       try {
-        const decided = await condition(() => waiting.outcome !== null, gate.expiresInMs);
+        const opened = (await bookkeeping.openGate({ runId, gate, openedAt, expiresAt: openedAt + gate.expiresInMs })) as boolean | { expiresAt: number };
+        if (!opened) return { approved: false, error: 'the run stopped before its approval gate' };
+        // The gate as the store holds it (`true` in histories of before): opened again, it keeps its first expiry.
+        const expiresAt = opened === true ? openedAt + gate.expiresInMs : opened.expiresAt;
+        setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
+        const decided = await condition(() => waiting.outcome !== null, Math.max(1, expiresAt - Date.now()));
         // Time is up: expired, unless people decided it first (the store knows which came first).
         const outcome = decided ? waiting.outcome : await bookkeeping.expireGate({ runId, beforeBatch: gate.beforeBatch });
         if (outcome === 'approved') return { approved: true };

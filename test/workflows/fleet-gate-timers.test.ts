@@ -28,7 +28,7 @@ function fleetMocks(planned: FleetPlan, extra: Mocks = {}) {
     batchTargets: async () => [],
     closeWaitingTargets: async () => 0,
     finishRun: async () => undefined,
-    openGate: async () => true,
+    openGate: async (input: { expiresAt: number }) => ({ expiresAt: input.expiresAt }),
     expireGate: async () => 'expired',
     recordGateDecision: async (): Promise<GateDecisionResult> => ({ recorded: true, approvals: 1, outcome: 'approved' }),
     requestPause: async (): Promise<PauseResult> => ({ recorded: true }),
@@ -94,6 +94,42 @@ describe('a fleet run’s approval gate, in test time', () => {
       expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
       expect(named('expireGate')).toEqual([]);
       expect(named('recordGateDecision').map((c) => c.input)).toEqual([{ runId: input.runId, beforeBatch: 2, decision }]);
+    });
+  });
+
+  test('a decision that arrives while the gate is being opened (as after a worker died, when the opening is done again) is taken, not refused', async () => {
+    let opening: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (opening = resolve));
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
+      // The store has the gate open (the API saw it) while the workflow still waits for this answer.
+      openGate: async (input: { expiresAt: number }) => {
+        await opened;
+        return { expiresAt: input.expiresAt };
+      },
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      await eventually(async () => named('openGate').length, (n) => n === 1);
+      const decision: GateDecision = { kind: 'approve', by: person, comment: 'as soon as it opened' };
+      const answer = handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [decision] });
+      await eventually(async () => named('recordGateDecision').length, (n) => n === 1);
+      opening();
+      expect(await answer).toEqual({ recorded: true, approvals: 1, outcome: 'approved' });
+      expect(await handle.result()).toMatchObject({ status: 'success', targets: 4 });
+      expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
+    });
+  });
+
+  test('a gate opened again keeps its first expiry: the store’s, not a new 24 hours', async () => {
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
+      // Opened before, by a worker that died: it expires an hour from now.
+      openGate: async (input: { openedAt: number }) => ({ expiresAt: input.openedAt + HOUR }),
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      const failure = await failureOf(handle);
+      expect(((failure as WorkflowFailedError).cause as Error).message).toBe('approval expired after 24h');
+      expect(Math.round((named('expireGate')[0]!.at - named('openGate')[0]!.at) / 60_000)).toBe(60);
     });
   });
 

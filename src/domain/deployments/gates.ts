@@ -21,8 +21,8 @@ export interface OpeningGate {
   expiresAt: Date;
 }
 
-/** running → awaiting_approval at a gate. True when it waits there (a repeat finds it waiting); false when the run is no longer running. */
-export async function openGate(runId: string, gate: OpeningGate): Promise<boolean> {
+/** running → awaiting_approval at a gate: when it expires (a repeat finds it waiting, as first opened); null when the run is no longer running. */
+export async function openGate(runId: string, gate: OpeningGate): Promise<{ expiresAt: Date } | null> {
   const opened = await DeploymentRunModel.updateOne(
     { _id: runId, status: 'running' },
     asChange({
@@ -32,8 +32,10 @@ export async function openGate(runId: string, gate: OpeningGate): Promise<boolea
       },
     }),
   );
-  if (opened.modifiedCount) return true;
-  return (await DeploymentRunModel.exists({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': gate.beforeBatch })) !== null;
+  if (opened.modifiedCount) return { expiresAt: gate.expiresAt };
+  // Opened already (the workflow's task was done again after a worker died): as it was opened then.
+  const open = await DeploymentRunModel.findOne({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': gate.beforeBatch }, { 'gate.expires_at': 1 }).lean();
+  return open?.gate ? { expiresAt: open.gate.expires_at } : null;
 }
 
 type GateHolder = Pick<DeploymentRun, 'status' | 'gate' | 'actor'>;
