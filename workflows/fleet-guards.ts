@@ -15,6 +15,9 @@ export const freezesChangedSignal = defineSignal(FREEZES_CHANGED_SIGNAL);
 /** A frozen run checks its freezes again at least this often (one may be edited or deleted without a signal arriving). */
 export const FREEZE_RECHECK_MS = 2 * 60_000;
 
+/** How long a decision waits for the run to reach the gate the store has open (see the update's handler). */
+const GATE_CATCH_UP = '15 seconds';
+
 /** How a gate ended: approved (the run goes on), or why not, in the run's error. */
 export type GateEnd = { approved: true } | { approved: false; error: string };
 
@@ -42,7 +45,11 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
   setHandler(
     gateDecisionUpdate,
     async (decision) => {
-      const waiting = open!;
+      // The store opens a gate a moment before the workflow holds it open, and after a worker's death
+      // the workflow does again what led it there: a decision the store already takes waits for it.
+      if (!open) await condition(() => open !== null, GATE_CATCH_UP);
+      const waiting = open;
+      if (!waiting || waiting.outcome) return { refused: 'not_awaiting_approval', message: 'The run is not awaiting approval' };
       const result = await bookkeeping.recordGateDecision({ runId, beforeBatch: waiting.gate.beforeBatch, decision });
       if ('recorded' in result) {
         if (decision.kind === 'approve') waiting.approvers.push(decision.by.name);
@@ -54,7 +61,7 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
     },
     {
       validator: (_decision: GateDecision) => {
-        if (!open || open.outcome) throw new Error('The run is not awaiting approval');
+        if (open?.outcome) throw new Error('The run is not awaiting approval');
       },
     },
   );

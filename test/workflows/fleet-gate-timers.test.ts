@@ -120,6 +120,26 @@ describe('a fleet run’s approval gate, in test time', () => {
     });
   });
 
+  test('a decision that arrives before the run reaches the gate the store has open (a worker redoing what led there) waits for it', async () => {
+    let batchDone: () => void = () => undefined;
+    const batchOne = new Promise<void>((resolve) => (batchDone = resolve));
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
+      // Batch 1, done again after a worker's death, while the store already has batch 2's gate open.
+      batchTargets: async (input: { batch: number }) => {
+        if (input.batch === 1) await batchOne;
+        return [];
+      },
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      await eventually(async () => named('batchTargets').length, (n) => n === 1);
+      const answer = handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: 'early' }] });
+      batchDone();
+      expect(await answer).toEqual({ recorded: true, approvals: 1, outcome: 'approved' });
+      expect(await handle.result()).toMatchObject({ status: 'success', targets: 4 });
+    });
+  });
+
   test('a gate opened again keeps its first expiry: the store’s, not a new 24 hours', async () => {
     const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
       // Opened before, by a worker that died: it expires an hour from now.
@@ -137,12 +157,10 @@ describe('a fleet run’s approval gate, in test time', () => {
     const { mocks, named } = fleetMocks(plan());
     await temporal().withWorker(mocks, async (taskQueue) => {
       const handle = await start(taskQueue, { ...fleetRun() });
-      const refused = await handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: null }] }).then(
-        () => null,
-        (error: unknown) => error,
-      );
+      // The decision waits a while for a gate (awaiting the result lets test time run on); the run ends without one.
+      const decided = handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: null }] });
+      const [refused] = await Promise.all([decided.then(() => null, (error: unknown) => error), handle.result()]);
       expect(refused).toBeInstanceOf(Error);
-      await handle.result();
       expect(named('recordGateDecision')).toEqual([]);
     });
   });
