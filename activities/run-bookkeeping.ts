@@ -53,9 +53,15 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
       return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}), ...(rollbackAutomatic ? { rollbackAutomatic } : {}) };
     },
 
-    /** running → awaiting_approval at a gate (`openedAt`, `expiresAt`: the workflow's clock, as its timer's); false when the run no longer runs. */
-    openGate: ({ runId, gate, openedAt, expiresAt }: { runId: string; gate: FleetGate; openedAt: number; expiresAt: number }): Promise<boolean> =>
-      gates.openGate(runId, { beforeBatch: gate.beforeBatch, approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) }),
+    /**
+     * running → awaiting_approval at a gate (`openedAt`, `expiresAt`: the workflow's clock, as its
+     * timer's): when it expires (the first opening's, when it was open already); false when the run no
+     * longer runs.
+     */
+    openGate: async ({ runId, gate, openedAt, expiresAt }: { runId: string; gate: FleetGate; openedAt: number; expiresAt: number }): Promise<false | { expiresAt: number }> => {
+      const opened = await gates.openGate(runId, { beforeBatch: gate.beforeBatch, approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) });
+      return opened ? { expiresAt: opened.expiresAt.getTime() } : false;
+    },
 
     /** A person's approval or rejection, as the store finds it: recorded (the count, the outcome) or refused with why. */
     recordGateDecision: ({ runId, beforeBatch, decision }: { runId: string; beforeBatch: number; decision: GateDecision }): Promise<GateDecisionResult> =>

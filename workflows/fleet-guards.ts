@@ -16,6 +16,9 @@ export const freezesChangedSignal = defineSignal(FREEZES_CHANGED_SIGNAL);
 /** A frozen run checks its freezes again at least this often (one may be edited or deleted without a signal arriving). */
 export const FREEZE_RECHECK_MS = 2 * 60_000;
 
+/** How long a decision waits for the run to reach the gate the store has open (see the update's handler). */
+const GATE_CATCH_UP = '15 seconds';
+
 /** How a gate ended: approved (the run goes on), or why not, in the run's error. */
 export type GateEnd = { approved: true } | { approved: false; error: string };
 
@@ -33,11 +36,12 @@ const EXPIRY_WARNING_MS = 3600_000;
  * Waits for people's decision until the gate expires: true when decided. A gate open longer than
  * the warning tells of its expiry an hour before (a durable timer; the event is recorded once).
  */
-async function waitForDecision(runId: string, decided: () => boolean, gate: FleetGate, expiresAt: number): Promise<boolean> {
-  if (gate.expiresInMs <= EXPIRY_WARNING_MS || !isPatched(PATCHES.gateExpiryWarning)) return condition(decided, gate.expiresInMs);
-  if (await condition(decided, gate.expiresInMs - EXPIRY_WARNING_MS)) return true;
-  await bookkeeping.warnGateExpiring({ runId, beforeBatch: gate.beforeBatch, expiresAt });
-  return condition(decided, EXPIRY_WARNING_MS);
+async function waitForDecision(runId: string, beforeBatch: number, decided: () => boolean, expiresAt: number): Promise<boolean> {
+  const left = Math.max(1, expiresAt - Date.now());
+  if (left <= EXPIRY_WARNING_MS || !isPatched(PATCHES.gateExpiryWarning)) return condition(decided, left);
+  if (await condition(decided, left - EXPIRY_WARNING_MS)) return true;
+  await bookkeeping.warnGateExpiring({ runId, beforeBatch, expiresAt });
+  return condition(decided, Math.max(1, expiresAt - Date.now()));
 }
 
 const approvalsText = (open: OpenGate) =>
@@ -57,7 +61,11 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
   setHandler(
     gateDecisionUpdate,
     async (decision) => {
-      const waiting = open!;
+      // The store opens a gate a moment before the workflow holds it open, and after a worker's death
+      // the workflow does again what led it there: a decision the store already takes waits for it.
+      if (!open) await condition(() => open !== null, GATE_CATCH_UP);
+      const waiting = open;
+      if (!waiting || waiting.outcome) return { refused: 'not_awaiting_approval', message: 'The run is not awaiting approval' };
       const result = await bookkeeping.recordGateDecision({ runId, beforeBatch: waiting.gate.beforeBatch, decision });
       if ('recorded' in result) {
         if (decision.kind === 'approve') waiting.approvers.push(decision.by.name);
@@ -69,7 +77,7 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
     },
     {
       validator: (_decision: GateDecision) => {
-        if (!open || open.outcome) throw new Error('The run is not awaiting approval');
+        if (open?.outcome) throw new Error('The run is not awaiting approval');
       },
     },
   );
@@ -120,13 +128,17 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
     /** Waits at a gate until enough people approved, one rejected, or its time ran out. */
     async awaitGate(gate: FleetGate): Promise<GateEnd> {
       const openedAt = Date.now();
-      const expiresAt = openedAt + gate.expiresInMs;
-      if (!(await bookkeeping.openGate({ runId, gate, openedAt, expiresAt }))) return { approved: false, error: 'the run stopped before its approval gate' };
       const waiting: OpenGate = { gate, approvers: [], outcome: null, rejection: null };
+      // Open to decisions before the store opens the gate: after a worker's death the gate's opening
+      // is done again, and a decision the store already takes must not be refused meanwhile.
       open = waiting;
-      setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
       try {
-        const decided = await waitForDecision(runId, () => waiting.outcome !== null, gate, expiresAt);
+        const opened = (await bookkeeping.openGate({ runId, gate, openedAt, expiresAt: openedAt + gate.expiresInMs })) as boolean | { expiresAt: number };
+        if (!opened) return { approved: false, error: 'the run stopped before its approval gate' };
+        // The gate as the store holds it (`true` in histories of before): opened again, it keeps its first expiry.
+        const expiresAt = opened === true ? openedAt + gate.expiresInMs : opened.expiresAt;
+        setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
+        const decided = await waitForDecision(runId, gate.beforeBatch, () => waiting.outcome !== null, expiresAt);
         // Time is up: expired, unless people decided it first (the store knows which came first).
         const outcome = decided ? waiting.outcome : await bookkeeping.expireGate({ runId, beforeBatch: gate.beforeBatch });
         if (outcome === 'approved') return { approved: true };

@@ -323,7 +323,7 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
     const run = await createRun(fields);
     await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running', plan_hash: 'h'.repeat(64) } });
     const now = Date.now();
-    expect(await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals: 2, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) })).toBe(true);
+    expect(await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals: 2, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) })).toEqual({ expiresAt: new Date(now + 3600_000) });
     const seq = async () => (await DeploymentRunModel.findById(run._id).lean())!.seq;
     const before = await seq();
 

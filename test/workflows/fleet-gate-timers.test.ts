@@ -28,7 +28,7 @@ function fleetMocks(planned: FleetPlan, extra: Mocks = {}) {
     batchTargets: async () => [],
     closeWaitingTargets: async () => 0,
     finishRun: async () => undefined,
-    openGate: async () => true,
+    openGate: async (input: { expiresAt: number }) => ({ expiresAt: input.expiresAt }),
     expireGate: async () => 'expired',
     warnGateExpiring: async () => undefined,
     recordGateDecision: async (): Promise<GateDecisionResult> => ({ recorded: true, approvals: 1, outcome: 'approved' }),
@@ -103,16 +103,70 @@ describe('a fleet run’s approval gate, in test time', () => {
     });
   });
 
+  test('a decision that arrives while the gate is being opened (as after a worker died, when the opening is done again) is taken, not refused', async () => {
+    let opening: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (opening = resolve));
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
+      // The store has the gate open (the API saw it) while the workflow still waits for this answer.
+      openGate: async (input: { expiresAt: number }) => {
+        await opened;
+        return { expiresAt: input.expiresAt };
+      },
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      await eventually(async () => named('openGate').length, (n) => n === 1);
+      const decision: GateDecision = { kind: 'approve', by: person, comment: 'as soon as it opened' };
+      const answer = handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [decision] });
+      await eventually(async () => named('recordGateDecision').length, (n) => n === 1);
+      opening();
+      expect(await answer).toEqual({ recorded: true, approvals: 1, outcome: 'approved' });
+      expect(await handle.result()).toMatchObject({ status: 'success', targets: 4 });
+      expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
+    });
+  });
+
+  test('a decision that arrives before the run reaches the gate the store has open (a worker redoing what led there) waits for it', async () => {
+    let batchDone: () => void = () => undefined;
+    const batchOne = new Promise<void>((resolve) => (batchDone = resolve));
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
+      // Batch 1, done again after a worker's death, while the store already has batch 2's gate open.
+      batchTargets: async (input: { batch: number }) => {
+        if (input.batch === 1) await batchOne;
+        return [];
+      },
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      await eventually(async () => named('batchTargets').length, (n) => n === 1);
+      const answer = handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: 'early' }] });
+      batchDone();
+      expect(await answer).toEqual({ recorded: true, approvals: 1, outcome: 'approved' });
+      expect(await handle.result()).toMatchObject({ status: 'success', targets: 4 });
+    });
+  });
+
+  test('a gate opened again keeps its first expiry: the store’s, not a new 24 hours', async () => {
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
+      // Opened before, by a worker that died: it expires an hour from now.
+      openGate: async (input: { openedAt: number }) => ({ expiresAt: input.openedAt + HOUR }),
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      const failure = await failureOf(handle);
+      expect(((failure as WorkflowFailedError).cause as Error).message).toBe('approval expired after 24h');
+      expect(Math.round((named('expireGate')[0]!.at - named('openGate')[0]!.at) / 60_000)).toBe(60);
+    });
+  });
+
   test('a decision while no gate is open is refused by the workflow without being recorded', async () => {
     const { mocks, named } = fleetMocks(plan());
     await temporal().withWorker(mocks, async (taskQueue) => {
       const handle = await start(taskQueue, { ...fleetRun() });
-      const refused = await handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: null }] }).then(
-        () => null,
-        (error: unknown) => error,
-      );
+      // The decision waits a while for a gate (awaiting the result lets test time run on); the run ends without one.
+      const decided = handle.executeUpdate<GateDecisionResult, [GateDecision]>(GATE_DECISION_UPDATE, { args: [{ kind: 'approve', by: person, comment: null }] });
+      const [refused] = await Promise.all([decided.then(() => null, (error: unknown) => error), handle.result()]);
       expect(refused).toBeInstanceOf(Error);
-      await handle.result();
       expect(named('recordGateDecision')).toEqual([]);
     });
   });

@@ -23,8 +23,8 @@ export interface OpeningGate {
   expiresAt: Date;
 }
 
-/** running → awaiting_approval at a gate. True when it waits there (a repeat finds it waiting); false when the run is no longer running. */
-export async function openGate(runId: string, gate: OpeningGate): Promise<boolean> {
+/** running → awaiting_approval at a gate: when it expires (a repeat finds it waiting, as first opened); null when the run is no longer running. */
+export async function openGate(runId: string, gate: OpeningGate): Promise<{ expiresAt: Date } | null> {
   // The gate and its notification event, in one transaction.
   const opened = await inTransaction(async (session) => {
     const written = await DeploymentRunModel.updateOne(
@@ -40,8 +40,10 @@ export async function openGate(runId: string, gate: OpeningGate): Promise<boolea
     if (written.modifiedCount) await recordRunEvent(runId, 'run.awaiting_approval', { session, key: `run.awaiting_approval:${runId}:${gate.beforeBatch}` });
     return written;
   });
-  if (opened.modifiedCount) return true;
-  return (await DeploymentRunModel.exists({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': gate.beforeBatch })) !== null;
+  if (opened.modifiedCount) return { expiresAt: gate.expiresAt };
+  // Opened already (the workflow's task was done again after a worker died): as it was opened then.
+  const open = await DeploymentRunModel.findOne({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': gate.beforeBatch }, { 'gate.expires_at': 1 }).lean();
+  return open?.gate ? { expiresAt: open.gate.expires_at } : null;
 }
 
 type GateHolder = Pick<DeploymentRun, 'status' | 'gate' | 'actor'>;
