@@ -31,7 +31,8 @@ export async function recordRunEvent(runId: RunId, type: EventType, { session, k
   const run = await DeploymentRunModel.findById(runId, {
     organization_id: 1, deployment_id: 1, server_id: 1, parent_run_id: 1, rolls_back: 1, status: 1, error: 1, actor: 1, triggered_by: 1,
     started_at: 1, completed_at: 1, createdAt: 1, retry_of: 1, schedule: 1, fleet: 1, gate: 1, pause: 1, rollback: 1,
-    'steps.name': 1, 'steps.status': 1, 'steps.output': 1,
+    // A step's output can be long: read only for a failure's last lines.
+    'steps.name': 1, 'steps.status': 1, ...(type === 'run.failed' ? { 'steps.output': 1 } : {}),
   })
     .session(session ?? null)
     .lean();
