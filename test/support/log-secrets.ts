@@ -10,6 +10,7 @@ function secretPatterns(sshd: SshdInfo): Array<{ what: string; test: (line: stri
     { what: 'a private key header', test: (line) => line.includes('PRIVATE KEY-----') },
     { what: 'the test login password', test: (line) => line.includes(TEST_PASSWORD) },
     { what: 'an LLM API key', test: (line) => /\bsk-[A-Za-z0-9-]{12,}/.test(line) },
+    { what: 'a notification channel’s signing secret', test: (line) => /\bwhsec_[A-Za-z0-9+/=]{20,}/.test(line) },
   ];
 }
 
