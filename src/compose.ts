@@ -33,6 +33,7 @@ import { startScheduleSweeper } from './worker/schedule-ledger';
 import { scheduledRunStarter } from './api/schedules/ticks';
 import { createScheduleService } from './api/schedules/service';
 import { createWorker } from './worker/temporal-worker';
+import { startAuditWorkflows } from './domain/temporal/audit-workflows';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -130,6 +131,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       }
       const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
       metrics.trackSshPool(sshPool);
+      const auditStopping = new AbortController();
       const { worker, connection } = await createWorker(
         {
           address: services.temporalAddress,
@@ -152,10 +154,13 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
           wakeQueue: (serverId, organizationId, runId) => workflows.queues.wake(serverId, organizationId, runId),
           stepHandoffAfterMs: options.stepHandoffAfterMs,
           scheduledRuns: scheduledRunStarter({ deployments, secretBox, log, countTick }),
+          audit: { checkpointMinutes: config.audit.checkpointMinutes, retentionDays: config.audit.retentionDays, stopping: auditStopping.signal },
         },
       );
       const running = worker.run();
       cleanups.push(async () => {
+        // The chainer hands its activity back at once rather than holding the shutdown for its grace time.
+        auditStopping.abort();
         worker.shutdown();
         try {
           await running;
@@ -169,6 +174,9 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         options.onWorkerFailure?.(err);
       });
       void reconcileAtStart(workflows, log);
+      await startAuditWorkflows(temporal, config.temporal.taskQueue).catch((err: Error) =>
+        log.error({ err: err.message }, 'could not start the audit trail’s chainer: entries wait in the outbox until a worker starts it'),
+      );
       const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs);
       cleanups.push(async () => stopSweeper());
       // Temporal Schedules reconciled with their documents at start (and every few minutes); skipped ticks accounted for.

@@ -1,4 +1,5 @@
 import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
+import { auditChainWorkflow, auditCheckpointWorkflow } from './audit';
 import { conversationWorkflow } from './conversation';
 import { deploymentFleetWorkflow } from './deployment-fleet';
 import { deploymentTargetWorkflow } from './deployment-target';
@@ -19,6 +20,8 @@ export {
   deploymentRollbackWorkflow,
   conversationWorkflow,
   scheduledRunWorkflow,
+  auditChainWorkflow,
+  auditCheckpointWorkflow,
 };
 
 // The signatures src/ starts them with (it never imports this folder's code): checked here.
@@ -32,4 +35,6 @@ void ({
   deploymentRollbackWorkflow,
   conversationWorkflow,
   scheduledRunWorkflow,
+  auditChainWorkflow,
+  auditCheckpointWorkflow,
 } satisfies WorkflowSignatures);

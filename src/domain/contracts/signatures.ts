@@ -18,4 +18,6 @@ export interface WorkflowSignatures {
   deploymentRollbackWorkflow: (input: RollbackRunInput) => Promise<string>;
   conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
   scheduledRunWorkflow: (input: ScheduledRunInput) => Promise<ScheduledRunResult>;
+  auditChainWorkflow: () => Promise<void>;
+  auditCheckpointWorkflow: () => Promise<void>;
 }

@@ -42,3 +42,7 @@ export const requestedRunWorkflowId = (scheduleId: string, requestedAt: string) 
 export const conversationWorkflowId = (conversationId: string) => `conversation-${conversationId}`;
 export const CONVERSATION_MESSAGE_SIGNAL = 'message';
 export const STEP_DECISION_UPDATE = 'decide';
+
+/** The audit trail's one chainer and its checkpoints: one each per task queue (`bosun-audit-chain` with the default queue). */
+export const auditChainWorkflowId = (taskQueue: string) => `${taskQueue}-audit-chain`;
+export const auditCheckpointWorkflowId = (taskQueue: string) => `${taskQueue}-audit-checkpoints`;
