@@ -219,6 +219,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },
         console: bundle,
         observability,
+        auditPendingSeconds: config.audit.pendingSeconds,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
       await enableChangeStreamImages();

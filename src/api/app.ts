@@ -25,6 +25,8 @@ import type { FreezeService } from './freezes/service';
 import { migrationPlanRoutes } from './migration-plans/routes';
 import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
+import { auditRoutes } from './audit/routes';
+import { recordWrites } from './audit/recorder';
 import { referenceRoutes } from './openapi/routes';
 import { sessionRoutes } from './session/routes';
 import type { SignInSettings } from './session/oidc-routes';
@@ -49,6 +51,8 @@ export interface AppDeps {
   signIn?: SignInSettings;
   /** The web console's built front end, served at / and its pages. */
   console: ConsoleBundle;
+  /** How long a write's audit entry waits for its outcome before it is chained as `unknown` (AUDIT_PENDING_SECONDS). */
+  auditPendingSeconds?: number;
   /** Metrics, readiness checks and the optional METRICS_TOKEN of /metrics. */
   observability: Omit<ObservabilityDeps, 'log'>;
 }
@@ -85,7 +89,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -126,6 +130,8 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use(authenticate(sessions));
   // Per token; a person signed in without one (OpenID Connect) counts per person.
   api.use(limiter((req) => principalOf(req).tokenId ?? `person:${principalOf(req).identity.id}`));
+  // Every write route's entry in the audit trail, written before the route runs; its outcome after.
+  api.use(recordWrites(log, auditPendingSeconds));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
   const readJson = express.json({ limit: http.bodyLimitBytes, strict: true });
@@ -145,6 +151,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/freezes', refuseOtherMethods(freezeRoutes(freezes)));
   api.use('/migration-plans', refuseOtherMethods(migrationPlanRoutes(migrationPlans)));
   api.use('/policy', refuseOtherMethods(policyRoutes()));
+  api.use('/audit', refuseOtherMethods(auditRoutes()));
 
   app.use('/api/v1', api);
   app.use(routeNotFound);

@@ -10,6 +10,7 @@ import { policyOperations } from '../organizations/openapi';
 import { secretOperations } from '../secrets/openapi';
 import { tokenOperations } from '../tokens/openapi';
 import { accessOperations } from '../access/openapi';
+import { auditOperations } from '../audit/openapi';
 import { serverOperations } from '../servers/openapi';
 import { sessionOperations } from '../session/openapi';
 import { buildOpenApiDocument } from './document';
@@ -37,6 +38,7 @@ export const bosunOperations: Operation[] = [
   ...conversationOperations,
   ...migrationPlanOperations,
   ...policyOperations,
+  ...auditOperations,
   ...sessionOperations,
   documentOperation,
   ...observabilityOperations,

@@ -1,0 +1,53 @@
+import { once } from 'node:events';
+import { Router, type Request } from 'express';
+import { AuditEntryModel, type AuditEntry } from '../../domain/audit/model';
+import { auditCursor, auditQuery, type AuditFilter } from '../../domain/audit/reads';
+import { verifyChain } from '../../domain/audit/verify';
+import { requireEverywhere } from '../access/gate';
+import { principalOf } from '../http/auth';
+import { findPage } from '../http/pagination';
+import { validate } from '../http/validation';
+import { auditExportQuerySchema, auditQuerySchema, verifyBodySchema } from './schemas';
+import { auditEntryView } from './views';
+
+const filterOf = ({ actor, server, action, since, until }: { actor?: string; server?: string; action?: string; since?: string; until?: string }): AuditFilter => ({
+  actor,
+  server: server?.toLowerCase(),
+  action,
+  since: since ? new Date(since) : undefined,
+  until: until ? new Date(until) : undefined,
+});
+
+/** /api/v1/audit — the organization's audit trail: read, exported, verified (role admin or auditor). */
+export function auditRoutes(): Router {
+  const router = Router();
+  const organizationOf = (req: Request) => principalOf(req).organizationId;
+
+  router.get('/', requireEverywhere('audit:read'), async (req, res) => {
+    const { page, per_page, ...filters } = validate(auditQuerySchema, req.query, 'query');
+    res.json(await findPage<AuditEntry, ReturnType<typeof auditEntryView>>(AuditEntryModel, auditQuery(organizationOf(req), filterOf(filters)), { page, per_page }, auditEntryView, { seq: -1 }));
+  });
+
+  // JSON lines from a cursor, oldest first: constant memory whatever the trail's size; a slow reader slows the cursor.
+  router.get('/export', requireEverywhere('audit:read'), async (req, res) => {
+    const filters = validate(auditExportQuerySchema, req.query, 'query');
+    const cursor = auditCursor(organizationOf(req), filterOf(filters));
+    res.status(200).type('application/x-ndjson').setHeader('Content-Disposition', 'attachment; filename="audit.jsonl"');
+    try {
+      for await (const entry of cursor) {
+        if (res.destroyed) break;
+        if (!res.write(`${JSON.stringify(auditEntryView(entry as AuditEntry))}\n`)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      }
+    } finally {
+      await cursor.close();
+    }
+    res.end();
+  });
+
+  router.post('/verify', requireEverywhere('audit:read'), async (req, res) => {
+    const { checkpoint } = validate(verifyBodySchema, req.body ?? {});
+    res.json(await verifyChain(organizationOf(req), checkpoint));
+  });
+
+  return router;
+}
