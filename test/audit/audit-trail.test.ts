@@ -12,6 +12,7 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
   let admin: string;
   let ops: User;
   let db: MongoClient;
+  let server: string;
 
   const get = (token: string, path: string) => bosun.api.get(`/api/v1${path}`).set(bearer(token));
   const post = (token: string, path: string, body?: object) => bosun.api.post(`/api/v1${path}`).set(bearer(token)).send(body ?? {});
@@ -25,6 +26,7 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
     admin = await bosun.token('acme');
     ops = userWithToken(bosun, admin);
     db = await MongoClient.connect(bosun.mongoUri);
+    server = await ops.addServer();
   }, 120_000);
   afterAll(async () => {
     await db?.close();
@@ -34,7 +36,6 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
   test('a deployment’s commands are recorded with their redacted text, its SHA-256, the exit code, run and step; the trigger with its actor', async () => {
     const secret = `s3cret-${n()}-${n()}`;
     expect((await bosun.api.put('/api/v1/secrets/AUDIT_TOKEN').set(bearer(admin)).send({ value: secret })).status).toBe(200);
-    const server = await ops.addServer();
     const deployment = await ops.defineDeployment(server, [
       { name: 'greet', command: `echo hello ${secret}` },
       { name: 'fail', command: 'exit 3' },
@@ -64,7 +65,6 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
   });
 
   test('a conversation’s commands are recorded with their step', async () => {
-    const server = await ops.addServer();
     const conversation = await ops.converse(server, 'show uptime');
     const step = conversation.steps.find((s: Json) => s.command);
     const [entry] = await entries(admin, `action=command.run&server=${server}`, (list) => list.some((e) => e.details.conversation_id === conversation.id && e.outcome !== 'pending'));
