@@ -113,6 +113,9 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
   'PATCH /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}`, body: { ends_at: '2099-01-01T00:00:01Z' } }),
   'DELETE /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
+  'GET /api/v1/audit': (i) => ({ path: `/audit?server=${i.server}` }),
+  'GET /api/v1/audit/export': (i) => ({ path: `/audit/export?server=${i.server}` }),
+  'POST /api/v1/audit/verify': () => ({ path: '/audit/verify' }),
 };
 
 /** What a stranger gets: 404 for anything of another organization's; its own (empty) world otherwise. */
@@ -142,6 +145,10 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/role-bindings': 200,
   'GET /api/v1/freezes': 200,
   'POST /api/v1/freezes': 201,
+  // The stranger's own trail: none of the owner's entries (below).
+  'GET /api/v1/audit': 200,
+  'GET /api/v1/audit/export': 200,
+  'POST /api/v1/audit/verify': 200,
 };
 
 describe('tenant isolation, route by route', () => {
@@ -217,6 +224,18 @@ describe('tenant isolation, route by route', () => {
     expect((await call(owner, 'get', '/policy')).body.data.require_approval_for).toEqual(['read', 'change', 'destructive']);
     expect(await ownersTokens()).toEqual(tokensBefore);
     expect((await call(owner, 'get', `/freezes/${ids.freeze}`)).body.data).toMatchObject({ name: 'black-friday', ends_at: '2099-11-30T00:00:00.000Z' });
+  });
+
+  test('the audit trail shows, exports and verifies an organization’s own entries only', async () => {
+    const owners = await eventually(async () => (await call(owner, 'get', `/audit?server=${ids.server}&per_page=100`)).body.data as { hash: string }[], (list) => list.length > 0);
+    // The stranger's trail holds its own refused attempts on the owner's ids, and nothing of the owner's.
+    const theirs = (await call(stranger, 'get', `/audit?server=${ids.server}&per_page=100`)).body.data as { hash: string; outcome: string }[];
+    expect(new Set(theirs.map((entry) => entry.outcome))).toEqual(new Set(['not_found']));
+    const everything = (await call(stranger, 'get', '/audit/export')).text;
+    for (const entry of owners) expect(everything).not.toContain(entry.hash);
+    const strangers = (await call(stranger, 'post', '/audit/verify')).body;
+    const ownersVerdict = (await call(owner, 'post', '/audit/verify')).body;
+    expect([strangers.ok, ownersVerdict.ok]).toEqual([true, true]);
   });
 
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {
