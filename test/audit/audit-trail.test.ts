@@ -71,6 +71,21 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
     expect(entry).toMatchObject({ details: { conversation_id: conversation.id, step_id: step.id, command: step.command, command_sha256: sha256(step.command), exit_code: 0 }, outcome: 'ok' });
   });
 
+  test('a schedule’s tick is recorded as the schedule, running as its service account, with its run', async () => {
+    const deployment = await ops.defineDeployment(server, [{ name: 'tick', command: 'echo tick' }]);
+    const schedule = (await post(admin, `/deployments/${deployment.id}/schedules`, { name: `nightly-${n()}`, every: '24h', time_zone: 'UTC', paused: true })).body.data;
+    expect((await post(admin, `/deployments/${deployment.id}/schedules/${schedule.id}/trigger`)).status).toBe(202);
+    const [tick] = await entries(admin, 'action=schedule.tick', (list) => list.some((e) => e.actor.id === schedule.id && e.outcome === 'ok'));
+    expect(tick).toMatchObject({
+      actor: { type: 'schedule', id: schedule.id, name: schedule.name, run_as: { id: expect.any(String), name: expect.any(String) } },
+      target: { kind: 'deployment', id: deployment.id },
+      details: { schedule_id: schedule.id, run_id: expect.any(String), requested_by: expect.objectContaining({ name: expect.any(String) }) },
+    });
+    // The person's run-now is its own entry; the run's commands follow, as every command does.
+    await entries(admin, 'action=schedule.trigger', (list) => list.some((e) => e.target.id === schedule.id && e.outcome === 'ok'));
+    await entries(admin, 'action=command.run', (list) => list.some((e) => e.details.run_id === tick.details.run_id));
+  });
+
   test('refused writes are recorded with their error code; an unknown query field is a 422', async () => {
     const refused = await post(admin, '/freezes', { name: '' });
     expect(refused.status).toBe(422);
