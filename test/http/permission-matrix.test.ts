@@ -161,6 +161,7 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/audit': org(() => ({ path: '/audit' })),
   'GET /api/v1/audit/export': org(() => ({ path: '/audit/export?action=freeze.create' })),
   'POST /api/v1/audit/verify': org(() => ({ path: '/audit/verify' })),
+  'GET /api/v1/audit/checkpoints': org(() => ({ path: '/audit/checkpoints' })),
 };
 
 const OPERATIONS = new Map(bosunOperations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op]));

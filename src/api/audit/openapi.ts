@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { pageOf } from '../http/pagination';
+import { pageOf, pageQuerySchema } from '../http/pagination';
 import type { Operation } from '../openapi/operation';
 import { auditExportQuerySchema, auditQuerySchema, verifyBodySchema } from './schemas';
-import { auditEntrySchema, verdictSchema } from './views';
+import { auditEntrySchema, checkpointViewSchema, verdictSchema } from './views';
 
 const tag = 'Audit';
 
@@ -23,6 +23,14 @@ export const auditOperations: Operation[] = [
     description: 'One entry per line, oldest first, with the same filters as the list; streamed (any size, in constant memory).',
     query: auditExportQuerySchema,
     responses: { 200: { description: 'The entries, one JSON object per line', contentType: 'application/x-ndjson', body: z.string() } },
+    errors: ['validation_failed'],
+  },
+  {
+    method: 'get', path: '/api/v1/audit/checkpoints', operationId: 'listAuditCheckpoints', tag, scope: 'audit:read', everywhere: true,
+    summary: 'The trail’s checkpoints',
+    description: 'Every AUDIT_CHECKPOINT_MINUTES, each organization’s head (seq, hash) is recorded, logged and published as an `audit.checkpoint` notification (when it moved). Keep them elsewhere: `verify` with one proves the trail still holds it. Newest first.',
+    query: pageQuerySchema.strict(),
+    responses: { 200: { description: 'One page of checkpoints', body: pageOf(checkpointViewSchema) } },
     errors: ['validation_failed'],
   },
   {

@@ -3,12 +3,13 @@ import { Router, type Request } from 'express';
 import { AuditEntryModel, type AuditEntry } from '../../domain/audit/model';
 import { auditCursor, auditQuery, type AuditFilter } from '../../domain/audit/reads';
 import { verifyChain } from '../../domain/audit/verify';
+import { AuditCheckpointModel } from '../../domain/audit/model';
 import { requireEverywhere } from '../access/gate';
 import { principalOf } from '../http/auth';
-import { findPage } from '../http/pagination';
+import { findPage, pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { auditExportQuerySchema, auditQuerySchema, verifyBodySchema } from './schemas';
-import { auditEntryView } from './views';
+import { auditEntryView, checkpointView } from './views';
 
 const filterOf = ({ actor, server, action, since, until }: { actor?: string; server?: string; action?: string; since?: string; until?: string }): AuditFilter => ({
   actor,
@@ -42,6 +43,11 @@ export function auditRoutes(): Router {
       await cursor.close();
     }
     res.end();
+  });
+
+  router.get('/checkpoints', requireEverywhere('audit:read'), async (req, res) => {
+    const page = validate(pageQuerySchema.strict(), req.query, 'query');
+    res.json(await findPage(AuditCheckpointModel, { organization_id: organizationOf(req) }, page, checkpointView, { seq: -1 }));
   });
 
   router.post('/verify', requireEverywhere('audit:read'), async (req, res) => {

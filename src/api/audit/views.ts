@@ -51,3 +51,13 @@ export function auditEntryView(entry: AuditEntry): AuditEntryView {
     hash: entry.hash,
   };
 }
+
+export const checkpointViewSchema = z
+  .object({
+    seq: z.number().int().min(0),
+    hash: z.string(),
+    at: timestampSchema.describe('When the head was recorded (and published as an audit.checkpoint notification)'),
+  })
+  .meta({ id: 'AuditCheckpointRecord' });
+
+export const checkpointView = (checkpoint: { seq: number; hash: string; at: Date }) => ({ seq: checkpoint.seq, hash: checkpoint.hash, at: checkpoint.at.toISOString() });
