@@ -1,5 +1,4 @@
-import { once } from 'node:events';
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { AuditEntryModel, type AuditEntry } from '../../domain/audit/model';
 import { auditCursor, auditQuery, type AuditFilter } from '../../domain/audit/reads';
 import { verifyChain } from '../../domain/audit/verify';
@@ -19,6 +18,18 @@ const filterOf = ({ actor, server, action, since, until }: { actor?: string; ser
   until: until ? new Date(until) : undefined,
 });
 
+/** Until the response can take more (or the client went away). */
+const drained = (res: Response) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+
 /** /api/v1/audit — the organization's audit trail: read, exported, verified (role admin or auditor). */
 export function auditRoutes(): Router {
   const router = Router();
@@ -37,7 +48,7 @@ export function auditRoutes(): Router {
     try {
       for await (const entry of cursor) {
         if (res.destroyed) break;
-        if (!res.write(`${JSON.stringify(auditEntryView(entry as AuditEntry))}\n`)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        if (!res.write(`${JSON.stringify(auditEntryView(entry as AuditEntry))}\n`)) await drained(res);
       }
     } finally {
       await cursor.close();

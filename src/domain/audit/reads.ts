@@ -24,5 +24,6 @@ export function auditQuery(organizationId: string, filter: AuditFilter): Record<
 
 /** Entries in chain order, from a cursor: an export of any size in constant memory. */
 export function auditCursor(organizationId: string, filter: AuditFilter) {
-  return AuditEntryModel.find(auditQuery(organizationId, filter)).sort({ seq: 1 }).lean<AuditEntry[]>().cursor({ batchSize: 1000 });
+  // The driver's own cursor: no document wrapping per entry, at a million entries it shows.
+  return AuditEntryModel.collection.find<AuditEntry>(auditQuery(organizationId, filter), { sort: { seq: 1 }, batchSize: 1000 });
 }
