@@ -21,8 +21,8 @@ async function sessionView(principal: Principal, session: ConsoleSession, secret
     identity: principal.identity,
     token_name: principal.tokenName,
     scopes: principal.scopes,
-    // `admin` counts for the whole organization only: the pages it opens (people, roles, tokens) need that.
-    rights: ACTIONS.filter((action) => (action === 'admin' ? mayEverywhere(principal, action) : mayAtAll(principal, action))),
+    // `admin` and `audit:read` count for the whole organization only: the pages they open (people, roles, tokens, the audit trail) need that.
+    rights: ACTIONS.filter((action) => (action === 'admin' || action === 'audit:read' ? mayEverywhere(principal, action) : mayAtAll(principal, action))),
     csrf_token: csrfTokenOf(secret),
     idle_seconds: lifetime.idleSeconds,
     expires_at: session.expires_at.toISOString(),
