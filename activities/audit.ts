@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { failure } from '../src/domain/contracts/failure-types';
-import { AuditChainer } from '../src/domain/audit/chainer';
+import { AuditChainer, BATCH } from '../src/domain/audit/chainer';
 import { recordCheckpoints } from '../src/domain/audit/checkpoints';
 import { organizationsWithEntriesBefore, pruneBefore } from '../src/domain/audit/trail';
 import type { Logger } from '../src/logger';
@@ -19,8 +19,12 @@ export interface AuditActivityDeps {
 
 /** How long one chainer activity runs before it returns (the workflow then starts the next). */
 const CHAINER_RUN_MS = 10 * 60_000;
-/** How often an idle chainer looks at the outbox. */
-const IDLE_POLL_MS = 250;
+/**
+ * How long the chainer waits after a round that did not fill its batch: entries are chained in
+ * rounds about a second apart, many at a time, rather than one round per entry (which, beside runs of
+ * quick steps, cost them a quarter more per step on a loaded 2-core machine).
+ */
+const ROUND_EVERY_MS = 1000;
 
 const DEFAULTS = { checkpointMinutes: 60, retentionDays: 400 };
 
@@ -46,7 +50,7 @@ export function createAuditActivities({ log, audit = DEFAULTS }: AuditActivityDe
         });
         chained += moved;
         context.heartbeat({ chained });
-        if (moved === 0) await context.sleep(IDLE_POLL_MS).catch(() => undefined);
+        if (moved < BATCH) await context.sleep(ROUND_EVERY_MS).catch(() => undefined);
       }
       return chained;
     },

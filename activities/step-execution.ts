@@ -278,7 +278,10 @@ export function startStepExecution(
       start: startInResult ? start : undefined,
       chunk: stepLog.finalChunk(),
     };
-    const [written] = await Promise.all([stepLog.write((s) => (ends ? ends.finish(index, outcome) : s.finishAttempt(index, outcome))), audited]);
+    // The command's exit in the trail is not waited for: the step's own result is (an exit lost with
+    // its worker leaves the entry `unknown`, saying so).
+    void audited;
+    const written = await stepLog.write((s) => (ends ? ends.finish(index, outcome) : s.finishAttempt(index, outcome)));
     const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
     if (!ends || !written) return stepResult;
     await ends.after();

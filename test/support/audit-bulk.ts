@@ -43,7 +43,7 @@ export async function insertChainedEntries(mongoUri: string, organizationId: str
         };
         const hash = entryHash(entry);
         prev = hash;
-        batch.push({ ...entry, hash, pending_id: `bulk:${organizationId}:${seq}` });
+        batch.push({ ...entry, hash, _id: `bulk:${organizationId}:${seq}` as never });
       }
       await trail.insertMany(batch, { ordered: false, writeConcern: { w: 1 } });
     }

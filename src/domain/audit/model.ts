@@ -65,6 +65,8 @@ export const AuditPendingModel = model('AuditPending', pendingSchema);
 
 const entrySchema = new Schema(
   {
+    /** The outbox entry's id: chained once, however often the chainer is interrupted. */
+    _id: { type: String, required: true },
     organization_id: { type: String, required: true },
     seq: { type: Number, required: true },
     at: { type: Date, required: true },
@@ -77,20 +79,18 @@ const entrySchema = new Schema(
     details: mixed,
     prev_hash: { type: String, required: true },
     hash: { type: String, required: true },
-    /** The outbox entry it came from: chained once, however often the chainer is interrupted. */
-    pending_id: { type: String, required: true, unique: true },
   },
   { collection: 'audit', versionKey: false, minimize: false },
 );
 // One chain per organization: two chainers can never both write seq n (the chain cannot fork).
+// Few indexes, as each costs every step's command a write: filters by actor and action walk the
+// organization's chain newest first (its seq index); by server and by time they have their own.
 entrySchema.index({ organization_id: 1, seq: 1 }, { unique: true });
-entrySchema.index({ organization_id: 1, 'actor.id': 1, seq: -1 });
 entrySchema.index({ organization_id: 1, server_id: 1, seq: -1 });
-entrySchema.index({ organization_id: 1, action: 1, seq: -1 });
 entrySchema.index({ organization_id: 1, at: 1 });
 
 export const AuditEntryModel = model('AuditEntry', entrySchema);
-export type AuditEntry = AuditFields & { seq: number; prev_hash: string; hash: string; pending_id: string };
+export type AuditEntry = AuditFields & { _id: string; seq: number; prev_hash: string; hash: string };
 
 /** Where an organization's chain restarts after retention pruned its oldest entries: the last pruned entry. */
 const anchorSchema = new Schema(

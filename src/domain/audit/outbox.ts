@@ -1,4 +1,5 @@
 import { Types } from 'mongoose';
+import { isDuplicateKey } from '../database';
 import { AuditPendingModel, type AuditActor, type AuditFields, type AuditTarget } from './model';
 
 /*
@@ -43,8 +44,12 @@ const fieldsOf = (intent: AuditIntent, outcome: string): AuditFields => ({
 export async function recordIntent(intent: AuditIntent, pendingSeconds: number, key?: string): Promise<string> {
   const id = key ?? new Types.ObjectId().toHexString();
   const doc = { _id: id, ...fieldsOf(intent, 'pending'), ready_at: new Date(Date.now() + pendingSeconds * 1000) };
-  if (key) await AuditPendingModel.collection.updateOne({ _id: id as never }, { $setOnInsert: doc }, { upsert: true, ...W1 });
-  else await AuditPendingModel.collection.insertOne(doc as never, W1);
+  try {
+    await AuditPendingModel.collection.insertOne(doc as never, W1);
+  } catch (error) {
+    // Written before (a retried activity's): the first is kept.
+    if (!key || !isDuplicateKey(error)) throw error;
+  }
   return id;
 }
 

@@ -32,8 +32,8 @@ export async function appendEntries(entries: AuditEntry[]): Promise<void> {
 
 /** Which of these outbox entries are already in the trail (a chainer stopped between the append and the outbox's clean-up). */
 export async function alreadyChained(pendingIds: string[]): Promise<Set<string>> {
-  const found = await AuditEntryModel.find({ pending_id: { $in: pendingIds } }, { pending_id: 1 }).lean();
-  return new Set(found.map((entry) => entry.pending_id));
+  const found = await AuditEntryModel.find({ _id: { $in: pendingIds } }, { _id: 1 }).lean();
+  return new Set(found.map((entry) => String(entry._id)));
 }
 
 /** Organizations with entries older than `before`. */
