@@ -242,7 +242,9 @@ export function startStepExecution(
       throw new StepTransportError(classifySshError(error, describeTarget(target)));
     }
     clearInterval(ticker);
-    const audited = auditEnd(stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed', result);
+    // The command's exit in the trail is not waited for: the step's own result is (an exit lost with
+    // its worker leaves the entry `unknown`, saying so).
+    void auditEnd(stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed', result);
     // A quick command that ended before its start was written: the result's write records the start
     // too (one change). A stopped one has its start written now, before its notes.
     const startInResult = !startWritten && stop === null;
@@ -278,9 +280,6 @@ export function startStepExecution(
       start: startInResult ? start : undefined,
       chunk: stepLog.finalChunk(),
     };
-    // The command's exit in the trail is not waited for: the step's own result is (an exit lost with
-    // its worker leaves the entry `unknown`, saying so).
-    void audited;
     const written = await stepLog.write((s) => (ends ? ends.finish(index, outcome) : s.finishAttempt(index, outcome)));
     const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
     if (!ends || !written) return stepResult;

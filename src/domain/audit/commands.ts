@@ -6,8 +6,8 @@ import { recordIntent, recordOutcome, systemActor } from './outbox';
 export interface CommandContext {
   organizationId: string;
   serverId: string;
-  /** A deployment run's step, or a conversation's. */
-  kind: 'run' | 'conversation';
+  /** A deployment run's step, a conversation's, or a fleet target's health check (`stepIndex`: its attempt). */
+  kind: 'run' | 'conversation' | 'health_check';
   /** The run's (or conversation's) id. */
   ownerId: string;
   stepIndex: number;
@@ -36,8 +36,8 @@ export function redactedCommand(command: string, secrets: readonly string[]): st
  */
 export async function commandStarting(context: CommandContext): Promise<string> {
   const text = redactedCommand(context.command, context.secrets);
-  const owner = context.kind === 'run' ? { run_id: context.ownerId } : { conversation_id: context.ownerId };
-  const key = `command:${context.ownerId}:${context.serverId}:${context.stepIndex}:${context.exitAttempt}:${context.startedBefore}`;
+  const owner = context.kind === 'conversation' ? { conversation_id: context.ownerId } : { run_id: context.ownerId };
+  const key = `command:${context.kind}:${context.ownerId}:${context.serverId}:${context.stepIndex}:${context.exitAttempt}:${context.startedBefore}`;
   return recordIntent(
     {
       organizationId: context.organizationId,
@@ -47,7 +47,7 @@ export async function commandStarting(context: CommandContext): Promise<string> 
       serverId: context.serverId,
       details: {
         ...owner,
-        step: context.stepIndex,
+        ...(context.kind === 'health_check' ? { health_check_attempt: context.stepIndex } : { step: context.stepIndex }),
         ...(context.stepId ? { step_id: context.stepId } : {}),
         ...(context.stepName ? { step_name: context.stepName } : {}),
         exit_attempt: context.exitAttempt,
