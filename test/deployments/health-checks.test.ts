@@ -82,7 +82,7 @@ test('a healthy fleet: every target’s check passes and the run succeeds', asyn
     (list) => list.length >= 3,
   );
   expect(new Set(checks.map((e) => e.server_id)).size).toBe(3);
-  expect(checks[0].details).toMatchObject({ health_check_attempt: expect.any(Number), exit_code: 0, command_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  expect(checks[0]!.details).toMatchObject({ health_check_attempt: expect.any(Number), exit_code: 0, command_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
 });
 
 test('without a soak, each target is checked as soon as its own steps end, not after the rest of its batch', async () => {
