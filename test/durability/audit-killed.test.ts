@@ -35,4 +35,16 @@ describe('the audit trail survives the API’s death between a change and its ou
     expect(entries[0]).toMatchObject({ seq: 1, outcome: 'unknown', target: { kind: 'freeze' }, details: { route: 'POST /api/v1/freezes', unknown: expect.stringContaining('Bosun stopped between the change and its outcome') } });
     expect((await ops.request('post', '/audit/verify')).body).toMatchObject({ ok: true, first_broken: null });
   }, 240_000);
+
+  test('SIGKILL the worker (where the chainer runs): changes made meanwhile wait in the outbox, and a new worker chains them in order', async () => {
+    const api = bosun.alive('api')[0]!;
+    const ops = bosun.userAt(await api.ready());
+    await bosun.alive('worker')[0]!.stop('SIGKILL');
+    for (const name of ['while-down-1', 'while-down-2']) expect((await ops.request('post', '/freezes', { name, starts_at: '2099-01-01T00:00:00Z', ends_at: '2099-01-02T00:00:00Z' })).status).toBe(201);
+    await (await bosun.launch('worker')).ready();
+    // The chaining activity of the killed worker is taken over after its heartbeat timeout.
+    const entries = await eventually(async () => (await ops.request('get', '/audit?action=freeze.create')).body.data as Json[], (list) => list.length === 3, 90_000);
+    expect(entries.map((e) => [e.seq, e.outcome])).toEqual([[3, 'ok'], [2, 'ok'], [1, 'unknown']]);
+    expect((await ops.request('post', '/audit/verify')).body).toEqual({ ok: true, checked: 3, first_broken: null });
+  }, 240_000);
 });
