@@ -164,6 +164,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
         limitSeconds: DEFAULT_STEP_LIMIT_SECONDS,
         steps: conversations.conversationSteps(conversationId),
         failureNote: true,
+        audit: { kind: 'conversation', stepId: input.stepId, stepName: step.title },
       });
       return follow(execution);
     },

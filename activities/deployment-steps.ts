@@ -73,6 +73,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
       steps,
       successEnds: input.endsRun ? { finish: steps.finishStepEndingRun, after: afterEnd } : undefined,
+      audit: { kind: 'run', stepName: step.name },
     });
   }
 

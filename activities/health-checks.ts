@@ -6,6 +6,8 @@ import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
+import { commandEnded, commandStarting } from '../src/domain/audit/commands';
+import { DeploymentRunModel } from '../src/domain/deployments/model';
 
 /** How much of a check's output is kept per attempt: its end, where the reason usually is. */
 const HEALTH_OUTPUT_CHARS = 4000;
@@ -26,8 +28,15 @@ export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckA
      * a round trip through Temporal would cost more): it heartbeats only when it is not one.
      */
     async runHealthCheck({ runId, serverId, attempt, command, timeoutSeconds }: HealthAttempt): Promise<HealthAttemptResult> {
-      const target = await loadVerifiedTarget(serverId, secretBox);
+      const [target, run] = await Promise.all([loadVerifiedTarget(serverId, secretBox), DeploymentRunModel.findById(runId, { organization_id: 1 }).lean()]);
       const redactor = new Redactor(credentialSecrets(target));
+      // A health check is a command Bosun runs: in the audit trail like a step's.
+      const auditId = run
+        ? await commandStarting({
+            kind: 'health_check', organizationId: String(run.organization_id), serverId, ownerId: runId, stepIndex: attempt, stepName: 'health check',
+            exitAttempt: 0, startedBefore: 0, command, secrets: credentialSecrets(target), limitSeconds: timeoutSeconds,
+          })
+        : null;
       let output = '';
       const context = Context.current();
       const beating = setInterval(() => (context.info.isLocal ? undefined : context.heartbeat()), HEARTBEAT_MS);
@@ -57,6 +66,7 @@ export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckA
         });
         output = (output + redactor.flush()).slice(-HEALTH_OUTPUT_CHARS);
         const healthy = exitCode === 0 && !timedOut;
+        if (auditId) void commandEnded(auditId, timedOut ? 'timed_out' : exitCode === 0 ? 'ok' : 'failed', { exitCode }).catch(() => undefined);
         await recordHealthAttempt(runId, command, { attempt, at: new Date(), exit_code: exitCode, timed_out: timedOut, output }, healthy);
         return { healthy, exitCode, timedOut, output };
       } finally {

@@ -1,3 +1,4 @@
+import { createAuditActivities, type AuditActivityDeps } from './audit';
 import { createConversationActivities, type ConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployment-steps';
 import { createRunBookkeepingActivities } from './run-bookkeeping';
@@ -9,7 +10,7 @@ import { createServerActivities, type ServerActivityDeps } from './servers';
 import { createTransferActivities, type TransferActivityDeps } from './transfers';
 import { createWorkflowOutcomeActivities } from './workflow-outcome';
 
-export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps & TransferActivityDeps & ScheduleTickActivityDeps & NotificationActivityDeps;
+export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps & TransferActivityDeps & ScheduleTickActivityDeps & NotificationActivityDeps & AuditActivityDeps;
 
 /** The activities of one file of this folder, under the name the worker registers each with. */
 export interface ActivitySource {
@@ -56,6 +57,7 @@ export function activitySources(deps: ActivityDeps) {
     { file: 'activities/transfers.ts', activities: createTransferActivities(deps) },
     { file: 'activities/schedule-ticks.ts', activities: createScheduleTickActivities(deps) },
     { file: 'activities/notifications.ts', activities: createNotificationActivities(deps) },
+    { file: 'activities/audit.ts', activities: createAuditActivities(deps) },
     { file: 'activities/workflow-outcome.ts', activities: createWorkflowOutcomeActivities() },
     { file: 'activities/index.ts (names of before the rename)', activities: legacyNames(conversations) },
   ];

@@ -12,6 +12,7 @@ import type { StepAttempt, StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
 import type { AttemptResult, AttemptStart, StepTransitions } from '../src/domain/execution/steps';
 import { StepLog } from './step-log';
+import { commandEnded, commandStarting, type CommandContext } from '../src/domain/audit/commands';
 
 /** The SSH side of a step failed (not the command, not the database). */
 class StepTransportError extends Error {
@@ -129,6 +130,7 @@ export function startStepExecution(
     steps,
     successEnds,
     failureNote = false,
+    audit,
   }: {
     attempt: StepAttempt;
     step: ExecutableStep;
@@ -147,6 +149,8 @@ export function startStepExecution(
     successEnds?: { finish: (index: number, result: AttemptResult) => Promise<boolean>; after: () => Promise<void> };
     /** End a failed step's output with the exit code (a conversation's execution log holds the failure details). */
     failureNote?: boolean;
+    /** The command's audit entry: what ran it (a run's or a conversation's step). */
+    audit: Pick<CommandContext, 'kind' | 'stepId' | 'stepName'>;
   },
 ): StepExecution {
   const { sshPool, log } = settings;
@@ -190,8 +194,27 @@ export function startStepExecution(
     void killGroup();
   }, limitSeconds * 1000);
 
+  // Every command Bosun runs is in the audit trail: its entry is written before it starts, its exit after.
+  const auditEntry = () =>
+    commandStarting({
+      ...audit,
+      organizationId: attempt.organizationId,
+      serverId: attempt.serverId,
+      ownerId: runId,
+      stepIndex: index,
+      exitAttempt: attempt.exitAttempt,
+      startedBefore: step.attempts ?? 0,
+      command: step.command,
+      secrets,
+      limitSeconds,
+    });
+  let auditId: string | null = null;
+  const auditEnd = (outcome: string, exit?: { exitCode?: number | null; signal?: string | null }) =>
+    auditId ? commandEnded(auditId, outcome, exit).catch((err: Error) => log.warn({ err: err.message, runId, index }, 'could not record a command’s outcome in the audit trail')) : Promise.resolve();
+
   const run = async (): Promise<StepResult> => {
     let result;
+    auditId = await auditEntry();
     try {
       // An earlier attempt's command may still run on the server (its worker died): stop it first.
       if (step.pgid) {
@@ -215,9 +238,13 @@ export function startStepExecution(
       );
     } catch (error) {
       writeStart();
+      await auditEnd('ssh_error');
       throw new StepTransportError(classifySshError(error, describeTarget(target)));
     }
     clearInterval(ticker);
+    // The command's exit in the trail is not waited for: the step's own result is (an exit lost with
+    // its worker leaves the entry `unknown`, saying so).
+    void auditEnd(stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed', result);
     // A quick command that ended before its start was written: the result's write records the start
     // too (one change). A stopped one has its start written now, before its notes.
     const startInResult = !startWritten && stop === null;

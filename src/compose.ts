@@ -35,6 +35,7 @@ import { startScheduleSweeper } from './worker/schedule-ledger';
 import { scheduledRunStarter } from './api/schedules/ticks';
 import { createScheduleService } from './api/schedules/service';
 import { createWorker } from './worker/temporal-worker';
+import { startAuditWorkflows } from './domain/temporal/audit-workflows';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -132,6 +133,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       }
       const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
       metrics.trackSshPool(sshPool);
+      const auditStopping = new AbortController();
       const { worker, connection } = await createWorker(
         {
           address: services.temporalAddress,
@@ -160,10 +162,13 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
             count: (channel, outcome) => metrics.notifications.inc({ channel, outcome }),
             delivered: (seconds) => metrics.notificationLatency.observe(seconds),
           },
+          audit: { checkpointMinutes: config.audit.checkpointMinutes, retentionDays: config.audit.retentionDays, stopping: auditStopping.signal },
         },
       );
       const running = worker.run();
       cleanups.push(async () => {
+        // The chainer hands its activity back at once rather than holding the shutdown for its grace time.
+        auditStopping.abort();
         worker.shutdown();
         try {
           await running;
@@ -187,6 +192,9 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       const dispatcherTimer = setInterval(() => void dispatcher(), 60_000);
       dispatcherTimer.unref();
       cleanups.push(async () => clearInterval(dispatcherTimer));
+      await startAuditWorkflows(temporal, config.temporal.taskQueue).catch((err: Error) =>
+        log.error({ err: err.message }, 'could not start the audit trail’s chainer: entries wait in the outbox until a worker starts it'),
+      );
       const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs);
       cleanups.push(async () => stopSweeper());
       // Temporal Schedules reconciled with their documents at start (and every few minutes); skipped ticks accounted for.
@@ -230,6 +238,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },
         console: bundle,
         observability,
+        auditPendingSeconds: config.audit.pendingSeconds,
       });
       const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
       await enableChangeStreamImages();

@@ -64,6 +64,11 @@ const envSchema = z.object({
   OIDC_CREATE_PEOPLE: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
   OIDC_DISPLAY_NAME: optionalString,
 
+  AUDIT_CHECKPOINT_MINUTES: z.coerce.number().positive().default(60),
+  AUDIT_RETENTION_DAYS: z.coerce.number().positive().default(400),
+  // An entry whose outcome never came (Bosun died between a change and its outcome) is chained as unknown after this.
+  AUDIT_PENDING_SECONDS: positiveInt.default(300),
+
   LLM_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   LLM_API_KEY: optionalString,
   LLM_MODEL: optionalString,
@@ -131,6 +136,8 @@ export interface Config {
   /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
   transfers: { maxBytesPerSecond: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
+  /** The audit trail: checkpoints' period, retention, and how long an entry waits for its outcome. */
+  audit: { checkpointMinutes: number; retentionDays: number; pendingSeconds: number };
   /** Without llm, conversations use the built-in rules planner. */
   planner: { llm?: LlmConfig };
   /**
@@ -210,6 +217,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
     console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS, publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''), oidc: oidcConfig(e) },
+    audit: { checkpointMinutes: e.AUDIT_CHECKPOINT_MINUTES, retentionDays: e.AUDIT_RETENTION_DAYS, pendingSeconds: e.AUDIT_PENDING_SECONDS },
     planner: {
       llm:
         e.LLM_BASE_URL && e.LLM_MODEL

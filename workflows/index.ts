@@ -1,4 +1,5 @@
 import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
+import { auditChainWorkflow, auditCheckpointWorkflow } from './audit';
 import { conversationWorkflow } from './conversation';
 import { deploymentFleetWorkflow } from './deployment-fleet';
 import { deploymentTargetWorkflow } from './deployment-target';
@@ -23,6 +24,8 @@ export {
   scheduledRunWorkflow,
   notificationDispatchWorkflow,
   notificationDeliveryWorkflow,
+  auditChainWorkflow,
+  auditCheckpointWorkflow,
 };
 
 // The signatures src/ starts them with (it never imports this folder's code): checked here.
@@ -38,4 +41,6 @@ void ({
   scheduledRunWorkflow,
   notificationDispatchWorkflow,
   notificationDeliveryWorkflow,
+  auditChainWorkflow,
+  auditCheckpointWorkflow,
 } satisfies WorkflowSignatures);

@@ -27,6 +27,8 @@ import type { MigrationPlanService } from './migration-plans/service';
 import { policyRoutes } from './organizations/routes';
 import { notificationChannelRoutes, notificationSettingsRoutes } from './notifications/routes';
 import type { NotificationService } from './notifications/service';
+import { auditRoutes } from './audit/routes';
+import { recordWrites } from './audit/recorder';
 import { referenceRoutes } from './openapi/routes';
 import { sessionRoutes } from './session/routes';
 import type { SignInSettings } from './session/oidc-routes';
@@ -52,6 +54,8 @@ export interface AppDeps {
   signIn?: SignInSettings;
   /** The web console's built front end, served at / and its pages. */
   console: ConsoleBundle;
+  /** How long a write's audit entry waits for its outcome before it is chained as `unknown` (AUDIT_PENDING_SECONDS). */
+  auditPendingSeconds?: number;
   /** Metrics, readiness checks and the optional METRICS_TOKEN of /metrics. */
   observability: Omit<ObservabilityDeps, 'log'>;
 }
@@ -88,7 +92,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, secretBox, sessions, signIn = {}, console: bundle, observability }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -129,6 +133,8 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use(authenticate(sessions));
   // Per token; a person signed in without one (OpenID Connect) counts per person.
   api.use(limiter((req) => principalOf(req).tokenId ?? `person:${principalOf(req).identity.id}`));
+  // Every write route's entry in the audit trail, written before the route runs; its outcome after.
+  api.use(recordWrites(log, auditPendingSeconds));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
   const readJson = express.json({ limit: http.bodyLimitBytes, strict: true });
@@ -150,6 +156,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/policy', refuseOtherMethods(policyRoutes()));
   api.use('/notification-channels', refuseOtherMethods(notificationChannelRoutes(notifications)));
   api.use('/notification-settings', refuseOtherMethods(notificationSettingsRoutes(notifications)));
+  api.use('/audit', refuseOtherMethods(auditRoutes()));
 
   app.use('/api/v1', api);
   app.use(routeNotFound);

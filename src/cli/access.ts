@@ -129,7 +129,7 @@ export function accessCommands(program: Command, fail: (code: number, message: s
   );
   roles
     .command('grant <role>')
-    .description('viewer, operator, approver, deployer, server-admin or admin')
+    .description('viewer, operator, approver, deployer, server-admin, auditor or admin')
     .requiredOption('--to <subject>', 'person:<name>, team:<name> or service-account:<name>')
     .option('--tags <tags>', 'only the servers having all of these tags (comma-separated)')
     .option('--deployments <ids>', 'only these deployments (comma-separated ids)')

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { SCOPES } from '../domain/tokens/scopes';
 import { accessCommands } from './access';
 import { freezeCommands } from './freezes';
+import { auditCommands } from './audit';
 import { runCommands } from './runs';
 import { scheduleCommands } from './schedules';
 
@@ -143,6 +144,9 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   freezeCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  auditCommands(program, (code, message) => {
     throw new CliError(message, code);
   });
 

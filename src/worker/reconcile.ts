@@ -7,6 +7,7 @@ import { ServerModel, toRef, type Server } from '../domain/servers/model';
 import type { WorkflowGateway } from '../domain/temporal/client';
 import { runStart, type StartableRun } from '../domain/temporal/run-workflows';
 import type { Logger } from '../logger';
+import { recordIntent, recordOutcome, systemActor } from '../domain/audit/outbox';
 
 /**
  * Runs marked running whose workflow has ended (terminated by hand in Temporal, or its data reset)
@@ -14,11 +15,19 @@ import type { Logger } from '../logger';
  */
 export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<number> {
   let count = 0;
-  for await (const run of DeploymentRunModel.find({ status: { $in: BEGUN_RUN_STATUSES } }, { _id: 1, parent_run_id: 1, server_id: 1 }).lean().cursor()) {
+  for await (const run of DeploymentRunModel.find({ status: { $in: BEGUN_RUN_STATUSES } }, { _id: 1, parent_run_id: 1, server_id: 1, organization_id: 1 }).lean().cursor()) {
     // A fleet run's target has its own workflow, a child of its run's.
     const workflowId = run.parent_run_id ? fleetTargetWorkflowId(run.parent_run_id.toString(), String(run.server_id)) : deploymentRunWorkflowId(run._id.toString());
     if (await workflows.workflowOpen(workflowId)) continue;
-    if (await closeRun(run._id, 'begun', 'failed', { error: 'The run’s workflow ended without finishing it (terminated in Temporal?)' })) count += 1;
+    // A change Bosun makes by itself: in the audit trail as the system's.
+    const audit = await recordIntent(
+      { organizationId: String(run.organization_id), actor: systemActor('start-up reconcile'), action: 'run.fail_orphaned', target: { kind: 'run', id: run._id.toString() }, serverId: run.server_id ? String(run.server_id) : null, details: { workflow_id: workflowId } },
+      300,
+      `orphaned:${run._id.toString()}`,
+    );
+    const closed = await closeRun(run._id, 'begun', 'failed', { error: 'The run’s workflow ended without finishing it (terminated in Temporal?)' });
+    await recordOutcome(audit, closed ? 'ok' : 'unchanged');
+    if (closed) count += 1;
   }
   return count;
 }

@@ -52,6 +52,6 @@ describe('bosun whoami, people, service-accounts, teams, roles: who may do what,
     const unknown = await runCli(['roles', 'grant', 'viewer', '--to', 'person:Nobody'], admin);
     expect([unknown.code, unknown.stderr]).toEqual([1, 'bosun: No person "Nobody"\n']);
     const badRole = await runCli(['roles', 'grant', 'superuser', '--to', 'person:Alice'], admin);
-    expect([badRole.code, badRole.stderr]).toEqual([1, expect.stringContaining('role: a role is one of viewer, operator, approver, deployer, server-admin, admin')]);
+    expect([badRole.code, badRole.stderr]).toEqual([1, expect.stringContaining('role: a role is one of viewer, operator, approver, deployer, server-admin, auditor, admin')]);
   });
 });

@@ -72,7 +72,7 @@ describe('bosun tokens', () => {
     // A bad argument is a usage error: one line, exit 2, nothing created.
     const badScope = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'x', '--scopes', 'root'], env);
     expect(badScope.code).toBe(2);
-    expect(badScope.stderr).toBe('bosun: Unknown scope(s): root. Known scopes: read, servers:write, deployments:write, deployments:run, conversations:write, approve, admin\n');
+    expect(badScope.stderr).toBe('bosun: Unknown scope(s): root. Known scopes: read, servers:write, deployments:write, deployments:run, conversations:write, approve, audit:read, admin\n');
 
     const badName = await runCli(['tokens', 'create', '--org', 'initech', '--name', 'two words'], env);
     expect(badName.code).toBe(2);

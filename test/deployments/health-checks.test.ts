@@ -1,6 +1,6 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { sharedFolder } from '../support/trees';
-import { startBosun, type Bosun } from '../support/bosun';
+import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
 
 /*
@@ -76,6 +76,13 @@ test('a healthy fleet: every target’s check passes and the run succeeds', asyn
   const run = await ops.runToEnd(deployment.id);
   expect(run.status).toBe('success');
   expect(run.targets.map((t: { health: { status: string } }) => t.health.status)).toEqual(['success', 'success', 'success']);
+  // Each check is a command Bosun ran: in the audit trail, on its server, with its exit.
+  const checks = await eventually(
+    async () => ((await ops.request('get', '/audit?action=command.run&per_page=100')).body.data as Array<Record<string, any>>).filter((e) => e.details.step_name === 'health check' && e.details.command === 'true' && e.outcome === 'ok'),
+    (list) => list.length >= 3,
+  );
+  expect(new Set(checks.map((e) => e.server_id)).size).toBe(3);
+  expect(checks[0]!.details).toMatchObject({ health_check_attempt: expect.any(Number), exit_code: 0, command_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
 });
 
 test('without a soak, each target is checked as soon as its own steps end, not after the rest of its batch', async () => {

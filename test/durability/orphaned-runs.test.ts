@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { failOrphanedRuns } from '../../src/worker/reconcile';
 import { WorkflowGateway } from '../../src/domain/temporal/client';
-import { startBosun, type Bosun } from '../support/bosun';
+import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
 
 describe('a run whose workflow was terminated by hand in Temporal', () => {
@@ -29,6 +29,9 @@ describe('a run whose workflow was terminated by hand in Temporal', () => {
     expect(run.steps[0].completed_at).not.toBeNull();
     // Its deployment no longer shows a run in progress.
     expect((await ops.getDeployment(id)).last_run_status).toBe('failed');
+    // A change Bosun made by itself: in the audit trail, as the system's.
+    const [entry] = await eventually(async () => (await ops.request('get', '/audit?action=run.fail_orphaned')).body.data as Array<Record<string, any>>, (list) => list.length === 1);
+    expect(entry).toMatchObject({ actor: { type: 'system', name: 'start-up reconcile' }, target: { kind: 'run', id: runId }, outcome: 'ok' });
   });
 });
 

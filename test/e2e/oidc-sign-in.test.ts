@@ -25,8 +25,8 @@ describe('signing in to the console through OpenID Connect', () => {
   beforeAll(async () => {
     const port = await portForProcess();
     // Bosun reads the provider's metadata when a sign-in needs it: the provider may start after Bosun.
+    // With a worker: the audit trail's chainer runs there, and sign-ins are read back from the trail.
     bosun = await startBosun({
-      worker: false,
       env: {
         OIDC_ISSUER_URL: `http://127.0.0.1:${port}`,
         OIDC_CLIENT_ID: 'bosun',
@@ -66,6 +66,10 @@ describe('signing in to the console through OpenID Connect', () => {
     await bosun?.stop();
   });
 
+  /** The audit trail's sign-in entries, once one matches. */
+  const auditEntries = (match: (entry: any) => boolean) =>
+    eventually(async () => ((await bosun.api.get('/api/v1/audit?action=session.*&per_page=100').set(bearer(admin.token))).body.data as any[]).filter(match), (list) => list.length > 0);
+
   const sessionCookie = async (page: Page) => (await page.context().cookies()).find((c) => c.name === 'bosun_session');
   const asCookie = (value: string) => `bosun_session=${value}`;
 
@@ -102,6 +106,9 @@ describe('signing in to the console through OpenID Connect', () => {
     expect(me.body.data.teams.map((t: { name: string }) => t.name).sort()).toEqual(['manual', 'ops']);
     const session = await bosun.api.get('/api/v1/session').set('Cookie', asCookie(cookie!.value)).expect(200);
     expect([session.body.data.organization, session.body.data.token_name, session.body.data.rights]).toEqual(['acme', null, ['read']]);
+    // In the audit trail: the person, their session, the method and where from.
+    const [signedIn] = await auditEntries((e) => e.action === 'session.sign_in' && e.actor.id === people.alice && e.outcome === 'ok');
+    expect(signedIn).toMatchObject({ actor: { type: 'person', name: 'alice', token_id: null, session_id: expect.any(String) }, details: { method: 'oidc', subject: 'alice-sub' }, source_address: expect.any(String) });
     await page.context().close();
   });
 
@@ -141,6 +148,11 @@ describe('signing in to the console through OpenID Connect', () => {
     expect(await accessibilityViolations(another)).toEqual([]);
     await screenshot(another, 'sign-in-oidc-unknown-person');
     await another.context().close();
+
+    // Both refusals are in the audit trail, with why.
+    await auditEntries((e) => e.outcome === 'refused' && e.actor.id === people.bob && e.details.reason === 'disabled');
+    const [unknown] = await auditEntries((e) => e.outcome === 'refused' && e.details.reason === 'unknown_person');
+    expect(unknown).toMatchObject({ action: 'session.sign_in', actor: { type: 'person', id: null, name: 'Mallory' }, details: { method: 'oidc', subject: 'mallory-sub' } });
   });
 
   test('a callback with a forged state, or an ID token with another nonce, is refused', async () => {

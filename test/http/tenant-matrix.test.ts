@@ -125,6 +125,10 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'POST /api/v1/notification-channels/:id/test': (i) => ({ path: `/notification-channels/${i.channel}/test` }),
   'GET /api/v1/notification-settings': () => ({ path: '/notification-settings' }),
   'PUT /api/v1/notification-settings': () => ({ path: '/notification-settings', body: { refuse_private_addresses: true } }),
+  'GET /api/v1/audit': (i) => ({ path: `/audit?server=${i.server}` }),
+  'GET /api/v1/audit/export': (i) => ({ path: `/audit/export?server=${i.server}` }),
+  'POST /api/v1/audit/verify': () => ({ path: '/audit/verify' }),
+  'GET /api/v1/audit/checkpoints': () => ({ path: '/audit/checkpoints' }),
 };
 
 /** What a stranger gets: 404 for anything of another organization's; its own (empty) world otherwise. */
@@ -158,6 +162,11 @@ const EXPECTED: Record<string, number> = {
   'POST /api/v1/notification-channels': 201,
   'GET /api/v1/notification-settings': 200,
   'PUT /api/v1/notification-settings': 200,
+  // The stranger's own trail: none of the owner's entries (below).
+  'GET /api/v1/audit': 200,
+  'GET /api/v1/audit/export': 200,
+  'POST /api/v1/audit/verify': 200,
+  'GET /api/v1/audit/checkpoints': 200,
 };
 
 describe('tenant isolation, route by route', () => {
@@ -238,6 +247,18 @@ describe('tenant isolation, route by route', () => {
     expect((await call(owner, 'get', `/freezes/${ids.freeze}`)).body.data).toMatchObject({ name: 'black-friday', ends_at: '2099-11-30T00:00:00.000Z' });
     expect((await call(owner, 'get', `/notification-channels/${ids.channel}`)).body.data).toMatchObject({ name: 'ops-hooks', url: 'http://127.0.0.1:9/hooks' });
     expect((await call(owner, 'get', '/notification-settings')).body.data).toEqual({ refuse_private_addresses: false });
+  });
+
+  test('the audit trail shows, exports and verifies an organization’s own entries only', async () => {
+    const owners = await eventually(async () => (await call(owner, 'get', `/audit?server=${ids.server}&per_page=100`)).body.data as { hash: string }[], (list) => list.length > 0);
+    // The stranger's trail holds its own refused attempts on the owner's ids, and nothing of the owner's.
+    const theirs = (await call(stranger, 'get', `/audit?server=${ids.server}&per_page=100`)).body.data as { hash: string; outcome: string }[];
+    expect(new Set(theirs.map((entry) => entry.outcome))).toEqual(new Set(['not_found']));
+    const everything = (await call(stranger, 'get', '/audit/export')).text;
+    for (const entry of owners) expect(everything).not.toContain(entry.hash);
+    const strangers = (await call(stranger, 'post', '/audit/verify')).body;
+    const ownersVerdict = (await call(owner, 'post', '/audit/verify')).body;
+    expect([strangers.ok, ownersVerdict.ok]).toEqual([true, true]);
   });
 
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {

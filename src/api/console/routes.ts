@@ -44,6 +44,7 @@ export const CONSOLE_PATHS = [
   '/teams/:id',
   '/role-bindings',
   '/account',
+  '/audit',
 ];
 
 /** The console's page, for a browser (JSON clients asking `/` get the API's links instead: see app.ts). */

@@ -11,6 +11,7 @@ import { policyOperations } from '../organizations/openapi';
 import { secretOperations } from '../secrets/openapi';
 import { tokenOperations } from '../tokens/openapi';
 import { accessOperations } from '../access/openapi';
+import { auditOperations } from '../audit/openapi';
 import { serverOperations } from '../servers/openapi';
 import { sessionOperations } from '../session/openapi';
 import { buildOpenApiDocument } from './document';
@@ -39,6 +40,7 @@ export const bosunOperations: Operation[] = [
   ...migrationPlanOperations,
   ...policyOperations,
   ...notificationOperations,
+  ...auditOperations,
   ...sessionOperations,
   documentOperation,
   ...observabilityOperations,

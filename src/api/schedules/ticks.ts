@@ -9,6 +9,10 @@ import { recordTick, tickAt } from '../../domain/schedules/store';
 import type { Logger } from '../../logger';
 import { ApiError } from '../http/errors';
 import type { DeploymentService } from '../deployments/service';
+import { recordIntent, recordOutcome } from '../../domain/audit/outbox';
+
+/** How long a tick's entry waits for its outcome (the trigger's retries included) before it counts as unknown. */
+const TICK_PENDING_SECONDS = 3600;
 
 /** Counts ticks by outcome (bosun_schedule_ticks_total). */
 export type TickCounter = (outcome: string) => void;
@@ -22,7 +26,26 @@ export type TickCounter = (outcome: string) => void;
  * said no to: no matching server, the organization's run limit reached, a parameter no longer valid).
  */
 export function scheduledRunStarter({ deployments, secretBox, log, countTick }: { deployments: DeploymentService; secretBox: SecretBox; log: Logger; countTick: TickCounter }): ScheduledRunStarter {
-  async function record(schedule: Schedule, input: FireTickInput, outcome: TickOutcome) {
+  /**
+   * The tick's audit entry, written before it tries to start its run (actor: the schedule, running as
+   * its service account; or the person who asked for a run-now), keyed by the tick: a retried
+   * activity writes no second entry.
+   */
+  const tickIntent = (schedule: Schedule, input: FireTickInput, key: string) =>
+    recordIntent(
+      {
+        organizationId: schedule.organization_id.toString(),
+        actor: { type: 'schedule', id: schedule._id.toString(), name: schedule.name, run_as: { id: schedule.run_as.id.toString(), name: schedule.run_as.name } },
+        action: 'schedule.tick',
+        target: { kind: 'deployment', id: schedule.deployment_id.toString() },
+        details: { schedule_id: schedule._id.toString(), scheduled_at: new Date(input.scheduledAt).toISOString(), ...(input.requestedBy ? { requested_by: input.requestedBy } : {}) },
+      },
+      TICK_PENDING_SECONDS,
+      `tick:${key}`,
+    );
+
+  async function record(schedule: Schedule, input: FireTickInput, outcome: TickOutcome, auditId?: string) {
+    if (auditId) await recordOutcome(auditId, outcome.outcome === 'fired' ? 'ok' : outcome.outcome, { details: { run_id: outcome.runId, ...(outcome.message ? { message: outcome.message } : {}) } });
     const recorded = await recordTick({
       schedule,
       scheduledAt: new Date(input.scheduledAt),
@@ -42,15 +65,16 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
       // A tick recorded already (this activity ran before and its answer was lost): the same answer.
       const earlier = await tickAt(schedule._id, new Date(input.scheduledAt), input.requestedBy);
       if (earlier) return { outcome: earlier.outcome as TickOutcome['outcome'], runId: earlier.run_id?.toString() ?? null, message: earlier.message ?? null };
+      const key = `schedule-${schedule._id.toString()}-${input.requestedBy ? `now-${input.requestedBy.id}-` : ''}${new Date(input.scheduledAt).toISOString()}`;
+      const auditId = await tickIntent(schedule, input, key);
       const principal = await actAsServiceAccount(schedule.run_as.id.toString());
       if (typeof principal === 'string') {
-        return record(schedule, input, { outcome: 'forbidden', runId: null, message: `the service account ${schedule.run_as.name} it runs as is ${principal === 'disabled' ? 'disabled' : 'gone'}` });
+        return record(schedule, input, { outcome: 'forbidden', runId: null, message: `the service account ${schedule.run_as.name} it runs as is ${principal === 'disabled' ? 'disabled' : 'gone'}` }, auditId);
       }
       const parameters = Object.fromEntries(openParameters(schedule, secretBox).map((p) => [p.name, p.value]));
-      const key = `schedule-${schedule._id.toString()}-${input.requestedBy ? `now-${input.requestedBy.id}-` : ''}${new Date(input.scheduledAt).toISOString()}`;
       try {
         const { run } = await deployments.trigger(principal, schedule.deployment_id.toString(), key, { parameters }, { schedule: { id: schedule._id, name: schedule.name, scheduled_at: new Date(input.scheduledAt) } });
-        return record(schedule, input, { outcome: 'fired', runId: run._id.toString(), message: null });
+        return record(schedule, input, { outcome: 'fired', runId: run._id.toString(), message: null }, auditId);
       } catch (error) {
         // Bosun could not answer (Temporal or MongoDB away): the activity retries.
         if (!(error instanceof ApiError) || error.status >= 500) {
@@ -59,7 +83,7 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
         }
         const outcome = error.code === 'frozen' ? 'frozen' : error.code === 'forbidden' || error.code === 'not_found' ? 'forbidden' : 'refused';
         const message = outcome === 'forbidden' ? `${schedule.run_as.name} (the service account it runs as) may not run this deployment now: ${error.message}` : error.message;
-        return record(schedule, input, { outcome, runId: null, message });
+        return record(schedule, input, { outcome, runId: null, message }, auditId);
       }
     },
 

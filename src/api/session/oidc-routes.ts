@@ -7,6 +7,8 @@ import type { OidcConfig } from '../../config';
 import type { Logger } from '../../logger';
 import { cookieValue, SESSION_COOKIE } from '../http/auth';
 import { oidcClient } from './oidc-client';
+import { recordSignIn } from './audit';
+import type { OidcClaims } from '../../domain/access/oidc-people';
 import type { ProvidersView, SignInFailure } from './schemas';
 
 /** The browser's key to its sign-in under way. */
@@ -54,10 +56,26 @@ export function oidcRoutes(settings: SignInSettings, lifetime: SessionLifetime, 
   router.get('/oidc/callback', async (req, res) => {
     res.clearCookie(PENDING_COOKIE, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: PENDING_PATH });
     if (!provider || !settings.oidc) return toSignInPage(res, 'not_configured');
+    const slug = settings.oidc.organization;
+    const organization = await OrganizationModel.findOne({ slug }, { _id: 1 }).lean();
+    // A refused sign-in: in the organization's audit trail, then back to the sign-in page saying why.
+    const refuse = async (failure: SignInFailure, claims: OidcClaims | null = null, personId: string | null = null) => {
+      if (organization) {
+        const name = claims ? (claims.name ?? claims.email ?? claims.subject) : 'unknown';
+        await recordSignIn(req, log, {
+          organizationId: organization._id.toString(),
+          actor: { type: 'person', id: personId, name, token_id: null, session_id: null },
+          outcome: 'refused',
+          method: 'oidc',
+          details: { reason: failure, ...(claims ? { subject: claims.subject } : {}) },
+        });
+      }
+      return toSignInPage(res, failure);
+    };
     const key = cookieValue(req.headers.cookie, PENDING_COOKIE);
     const pending = key ? await takeSignIn(key) : null;
-    if (!pending) return toSignInPage(res, 'expired');
-    if (typeof req.query.error === 'string') return toSignInPage(res, 'denied');
+    if (!pending) return refuse('expired');
+    if (typeof req.query.error === 'string') return refuse('denied');
     // The callback's own URL as the provider sent the browser to it: the registered redirect URI and the query.
     const callbackUrl = new URL(pending.redirectUri);
     callbackUrl.search = new URL(req.originalUrl, 'http://callback').search;
@@ -65,20 +83,26 @@ export function oidcRoutes(settings: SignInSettings, lifetime: SessionLifetime, 
       log.warn({ err: err.message }, 'an OpenID Connect sign-in was refused');
       return null;
     });
-    if (!claims) return toSignInPage(res, 'failed');
-    const organization = await OrganizationModel.findOne({ slug: settings.oidc.organization }, { _id: 1 }).lean();
+    if (!claims) return refuse('failed');
     if (!organization) {
-      log.error({ organization: settings.oidc.organization }, 'OIDC_ORGANIZATION names no organization');
+      log.error({ organization: slug }, 'OIDC_ORGANIZATION names no organization');
       return toSignInPage(res, 'failed');
     }
     const person = await personOfSubject(organization._id, claims, settings.oidc.createPeople);
-    if (!person) return toSignInPage(res, 'unknown_person');
-    if (person.disabled_at) return toSignInPage(res, 'disabled');
+    if (!person) return refuse('unknown_person', claims);
+    if (person.disabled_at) return refuse('disabled', claims, person._id.toString());
     await syncTeamsOfGroups(organization._id, person._id, claims.groups);
     const { secret, session } = await openSession(
       { tokenId: null, identityId: person._id.toString(), organizationId: organization._id.toString(), expiresAt: null },
       lifetime,
     );
+    await recordSignIn(req, log, {
+      organizationId: organization._id.toString(),
+      actor: { type: 'person', id: person._id.toString(), name: person.name, token_id: null, session_id: session._id.toString() },
+      outcome: 'ok',
+      method: 'oidc',
+      details: { subject: claims.subject },
+    });
     res.cookie(SESSION_COOKIE, secret, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/', expires: session.expires_at });
     log.info({ person: person.name, groups: claims.groups.length }, 'a person signed in through OpenID Connect');
     res.redirect(303, '/');

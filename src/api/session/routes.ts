@@ -1,5 +1,6 @@
 import express, { Router, type Request, type Response } from 'express';
-import { authenticateToken } from '../../domain/tokens/service';
+import { authenticateToken, ownerOfRefusedToken } from '../../domain/tokens/service';
+import { principalActor, recordSignIn } from './audit';
 import { OrganizationModel } from '../../domain/organizations/model';
 import { closeSession, csrfTokenOf, openSession, type SessionLifetime } from '../../domain/sessions/store';
 import type { ConsoleSession } from '../../domain/sessions/model';
@@ -20,8 +21,8 @@ async function sessionView(principal: Principal, session: ConsoleSession, secret
     identity: principal.identity,
     token_name: principal.tokenName,
     scopes: principal.scopes,
-    // `admin` counts for the whole organization only: the pages it opens (people, roles, tokens) need that.
-    rights: ACTIONS.filter((action) => (action === 'admin' ? mayEverywhere(principal, action) : mayAtAll(principal, action))),
+    // `admin` and `audit:read` count for the whole organization only: the pages they open (people, roles, tokens, the audit trail) need that.
+    rights: ACTIONS.filter((action) => (action === 'admin' || action === 'audit:read' ? mayEverywhere(principal, action) : mayAtAll(principal, action))),
     csrf_token: csrfTokenOf(secret),
     idle_seconds: lifetime.idleSeconds,
     expires_at: session.expires_at.toISOString(),
@@ -43,11 +44,19 @@ export function sessionRoutes(lifetime: SessionLifetime, signIn: SignInSettings,
     if (!req.is('application/json')) throw new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json"');
     const { token } = validate(signInSchema, req.body);
     const principal = await authenticateToken(token);
-    if (typeof principal === 'string') throw refusal(principal, 'token');
+    if (typeof principal === 'string') {
+      const owner = await ownerOfRefusedToken(token);
+      if (owner) {
+        const actor = { ...(owner.identity ?? { type: 'system' as const, id: null, name: 'unknown' }), token_id: owner.tokenId, session_id: null };
+        await recordSignIn(req, log, { organizationId: owner.organizationId, actor, outcome: 'unauthorized', method: 'token', target: { kind: 'token', id: owner.tokenId }, details: { reason: principal } });
+      } else log.warn({ address: req.ip }, 'a console sign-in with a token that matches none was refused');
+      throw refusal(principal, 'token');
+    }
     const { secret, session } = await openSession(
       { tokenId: principal.tokenId, identityId: principal.identity.id, organizationId: principal.organizationId, expiresAt: principal.expiresAt },
       lifetime,
     );
+    await recordSignIn(req, log, { organizationId: principal.organizationId, actor: principalActor(principal, session._id.toString()), outcome: 'ok', method: 'token' });
     res.cookie(SESSION_COOKIE, secret, { ...cookieOptions(req), expires: session.expires_at });
     res.status(201).json({ data: await sessionView(principal, session, secret, lifetime) });
   });
@@ -60,6 +69,13 @@ export function sessionRoutes(lifetime: SessionLifetime, signIn: SignInSettings,
     const held = req.consoleSession;
     if (!held) throw new ApiError('not_found', 'No console session: this request was authenticated by a bearer token');
     await closeSession(held.secret);
+    await recordSignIn(req, log, {
+      organizationId: principalOf(req).organizationId,
+      actor: principalActor(principalOf(req), String(held.session._id)),
+      outcome: 'ok',
+      method: principalOf(req).tokenId ? 'token' : 'oidc',
+      action: 'session.sign_out',
+    });
     res.clearCookie(SESSION_COOKIE, cookieOptions(req));
     res.status(204).end();
   });

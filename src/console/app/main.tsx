@@ -23,6 +23,7 @@ import { People } from './pages/people';
 import { RoleBindings } from './pages/role-bindings';
 import { ServiceAccounts } from './pages/service-accounts';
 import { Team, Teams } from './pages/teams';
+import { Audit } from './pages/audit';
 
 let notice: string | null = null;
 
@@ -74,6 +75,7 @@ function Header({ current }: { current: SessionView }) {
         {session.can('admin') ? link('/teams', 'Teams', here.startsWith('/teams')) : null}
         {session.can('admin') ? link('/service-accounts', 'Service accounts', here.startsWith('/service-accounts')) : null}
         {session.can('admin') ? link('/role-bindings', 'Role bindings', here.startsWith('/role-bindings')) : null}
+        {session.can('audit:read') ? link('/audit', 'Audit', here.startsWith('/audit')) : null}
       </nav>
       <a class="who" href="/account" aria-current={here === '/account' ? 'page' : undefined} title={`Signed in with the token ${current.token_name}`}>
         <span class="visually-hidden">My account: </span>
@@ -142,6 +144,7 @@ function App() {
       {route.name === 'team' ? <Team teamId={p.teamId!} /> : null}
       {route.name === 'role bindings' ? <RoleBindings /> : null}
       {route.name === 'my account' ? <Account /> : null}
+      {route.name === 'audit' ? <Audit /> : null}
       {route.name === 'not-found' ? (
         <main id="main">
           <h1>Not found</h1>

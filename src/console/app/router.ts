@@ -31,6 +31,7 @@ const PATTERNS: Array<[name: string, pattern: RegExp, keys: string[]]> = [
   ['team', /^\/teams\/([0-9a-f]{24})$/, ['teamId']],
   ['role bindings', /^\/role-bindings$/, []],
   ['my account', /^\/account$/, []],
+  ['audit', /^\/audit$/, []],
 ];
 
 export function match(pathname: string): Route {

@@ -4,16 +4,17 @@ import { SCOPES, type Scope } from '../tokens/scopes';
 export const ACTIONS = SCOPES;
 export type Action = Scope;
 
-export const ROLES = ['viewer', 'operator', 'approver', 'deployer', 'server-admin', 'admin'] as const;
+export const ROLES = ['viewer', 'operator', 'approver', 'deployer', 'server-admin', 'auditor', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Every role reads; each adds what its name says. */
+/** Every role but auditor reads; each adds what its name says. An auditor reads the audit trail and nothing else. */
 export const ROLE_ACTIONS: Record<Role, readonly Action[]> = {
   viewer: ['read'],
   operator: ['read', 'deployments:run', 'conversations:write'],
   approver: ['read', 'approve'],
   deployer: ['read', 'deployments:run', 'conversations:write', 'deployments:write'],
   'server-admin': ['read', 'servers:write'],
+  auditor: ['audit:read'],
   admin: ACTIONS,
 };
 
@@ -30,6 +31,7 @@ export const ROLE_OF_SCOPE: Record<Scope, Role> = {
   'deployments:write': 'deployer',
   'servers:write': 'server-admin',
   approve: 'approver',
+  'audit:read': 'auditor',
   admin: 'admin',
 };
 

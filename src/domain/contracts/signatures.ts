@@ -21,4 +21,6 @@ export interface WorkflowSignatures {
   scheduledRunWorkflow: (input: ScheduledRunInput) => Promise<ScheduledRunResult>;
   notificationDispatchWorkflow: (input: NotificationDispatchInput) => Promise<void>;
   notificationDeliveryWorkflow: (input: NotificationDeliveryInput) => Promise<void>;
+  auditChainWorkflow: () => Promise<void>;
+  auditCheckpointWorkflow: () => Promise<void>;
 }

@@ -49,3 +49,6 @@ export const notificationDispatchWorkflowId = (taskQueue: string) => `notificati
 export const notificationDeliveryWorkflowId = (channelId: string, subject: { kind: string; id: string }) => `notify-${channelId}-${subject.kind}-${subject.id}`;
 /** Dispatcher → delivery workflow: "send this delivery (this round of it) after those before it". */
 export const DELIVER_SIGNAL = 'deliver';
+/** The audit trail's one chainer and its checkpoints: one each per task queue (`bosun-audit-chain` with the default queue). */
+export const auditChainWorkflowId = (taskQueue: string) => `${taskQueue}-audit-chain`;
+export const auditCheckpointWorkflowId = (taskQueue: string) => `${taskQueue}-audit-checkpoints`;

@@ -1,5 +1,5 @@
 /** What a token may be narrowed to; the same names as the actions roles grant (src/domain/access/roles.ts). */
-export const SCOPES = ['read', 'servers:write', 'deployments:write', 'deployments:run', 'conversations:write', 'approve', 'admin'] as const;
+export const SCOPES = ['read', 'servers:write', 'deployments:write', 'deployments:run', 'conversations:write', 'approve', 'audit:read', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);

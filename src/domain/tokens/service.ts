@@ -259,3 +259,14 @@ export async function adoptTokensWithoutIdentity(): Promise<number> {
   }
   return orphans.length;
 }
+
+/**
+ * A refused token that exists (revoked, expired, its identity disabled): whose it is, so its refusal
+ * goes in its organization's audit trail. A token that matches nothing belongs to nobody: null.
+ */
+export async function ownerOfRefusedToken(plaintext: string): Promise<{ tokenId: string; organizationId: string; identity: IdentityRef | null } | null> {
+  const token = await ApiTokenModel.findOne({ prefix: prefixOf(plaintext), token_hash: hashToken(plaintext) }, { organization_id: 1, identity_id: 1 }).lean();
+  if (!token) return null;
+  const identity = token.identity_id ? await IdentityModel.findById(token.identity_id, { type: 1, name: 1 }).lean() : null;
+  return { tokenId: token._id.toString(), organizationId: token.organization_id.toString(), identity: identity ? identityRef(identity as never) : null };
+}

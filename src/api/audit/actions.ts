@@ -1,0 +1,54 @@
+/*
+ * The audit trail's name for each write route, derived from its method and path so that a route
+ * added tomorrow is named (and recorded) without a line here: `POST /api/v1/servers` → server.create,
+ * `PATCH /api/v1/servers/:id` → server.update, `POST /api/v1/deployments/:id/runs/:runId/cancel` →
+ * run.cancel. The few whose derived name would mislead are named below.
+ */
+
+const NAMED: Record<string, string> = {
+  'POST /api/v1/deployments/:id/run': 'run.trigger',
+  'POST /api/v1/deployments/:id/plan': 'deployment.plan',
+  'POST /api/v1/conversations/:id/messages': 'conversation.message',
+  'POST /api/v1/conversations/:id/steps/:stepId/approve': 'conversation.step.approve',
+  'POST /api/v1/conversations/:id/steps/:stepId/reject': 'conversation.step.reject',
+};
+
+const SINGULAR: Record<string, string> = { people: 'person', policy: 'policy', audit: 'audit' };
+const singular = (noun: string) => SINGULAR[noun] ?? noun.replace(/s$/, '');
+const isParam = (segment: string) => segment.startsWith(':');
+const ON_ONE: Record<string, string> = { PATCH: 'update', PUT: 'set', DELETE: 'delete', POST: 'update' };
+const ON_COLLECTION: Record<string, string> = { POST: 'create', PUT: 'set', PATCH: 'update', DELETE: 'delete' };
+
+export interface RouteAction {
+  action: string;
+  /** What the route acts on, by kind; its id is the path parameter named by `idParam` (or the created thing's). */
+  kind: string;
+  idParam: string | null;
+}
+
+/** The action of a write route given as "POST /api/v1/servers/:id/verify". */
+export function routeAction(route: string): RouteAction {
+  const [method = '', path = ''] = route.split(' ');
+  const segments = path.replace(/^\/api\/v1\/?/, '').split('/').filter(Boolean);
+  const last = segments.at(-1) ?? '';
+  const lastParam = [...segments].reverse().find(isParam) ?? null;
+  const idParam = lastParam ? lastParam.slice(1) : null;
+  const named = NAMED[route];
+  let kind: string;
+  let verb: string;
+  if (isParam(last)) {
+    kind = singular(segments.at(-2) ?? '');
+    verb = ON_ONE[method] ?? method.toLowerCase();
+  } else if (segments.length === 1 || (isParam(segments.at(-2) ?? '') && last.endsWith('s'))) {
+    // A collection: POST creates one (its id comes from the answer).
+    kind = singular(last);
+    verb = ON_COLLECTION[method] ?? method.toLowerCase();
+    return { action: named ?? `${kind}.${verb}`, kind, idParam: null };
+  } else {
+    // A verb on a thing (…/:runId/cancel) or on a collection (/audit/verify).
+    const noun = [...segments.slice(0, -1)].reverse().find((segment) => !isParam(segment)) ?? last;
+    kind = singular(noun);
+    verb = last;
+  }
+  return { action: named ?? `${kind}.${verb}`, kind, idParam };
+}

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { pageQuerySchema } from '../http/pagination';
+import { text } from '../http/text';
+
+const filters = {
+  actor: text('actor', { min: 1, max: 200 }).optional().describe('An identity’s id (a person, a service account) or a schedule’s, or its name'),
+  server: z.string().regex(/^[0-9a-fA-F]{24}$/, 'must be a server id').optional().describe('Entries about this server: its routes’ writes and every command run on it'),
+  action: z
+    .string()
+    .max(100)
+    .regex(/^[a-z][a-z0-9_.-]*(\.\*)?$/, 'an action such as "run.trigger", or a family such as "run.*"')
+    .optional()
+    .describe('An action ("run.trigger", "command.run") or a family ("run.*")'),
+  since: z.iso.datetime({ offset: true }).optional().describe('Entries whose change began at or after this time (ISO 8601)'),
+  until: z.iso.datetime({ offset: true }).optional().describe('Entries whose change began before this time (ISO 8601)'),
+};
+
+/** The trail's list: the filters and the usual pages; any other field is refused (422). */
+export const auditQuerySchema = z.strictObject({ ...pageQuerySchema.shape, ...filters });
+/** The export: the same filters, every entry (no pages). */
+export const auditExportQuerySchema = z.strictObject(filters);
+
+export const checkpointSchema = z
+  .strictObject({
+    seq: z.number().int().min(0).describe('The checkpoint’s entry'),
+    hash: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex (64 lowercase digits)').describe('Its hash as published'),
+  })
+  .meta({ id: 'AuditCheckpoint' });
+
+export const verifyBodySchema = z.strictObject({
+  checkpoint: checkpointSchema.optional().describe('A head published earlier (audit.checkpoint, or the log): the trail must still hold it, which catches deleted newest entries'),
+});
