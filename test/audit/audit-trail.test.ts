@@ -64,6 +64,18 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
     expect(trigger).toMatchObject({ actor: { type: 'service_account', token_id: expect.any(String) }, target: { kind: 'deployment', id: deployment.id }, outcome: 'ok', source_address: expect.any(String) });
   });
 
+  test('a run’s entries, by its id: its trigger and the commands it ran (a fleet run’s targets’ too); a run id that is no id is a 422', async () => {
+    const second = await ops.addServer({ host: '127.0.0.3' });
+    const fleet = await ops.define({ name: `fleet-${n()}`, targets: { server_ids: [server, second] }, steps: [{ name: 'hello', command: 'echo hi' }] });
+    const run = await ops.runToEnd(fleet.id);
+    expect(run.status).toBe('success');
+    const about = await entries(admin, `run=${run.id}`, (list) => list.filter((e) => e.outcome !== 'pending').length === 3);
+    expect(about.map((e) => [e.action, e.server_id]).sort()).toEqual([['command.run', second], ['command.run', server], ['run.trigger', null]].sort());
+    // The earlier test's run's commands on the same server, minutes before, are not among them.
+    const bad = await get(admin, '/audit?run=nope');
+    expect([bad.status, bad.body.error.details]).toEqual([422, [{ path: 'run', message: 'must be a run id' }]]);
+  });
+
   test('a conversation’s commands are recorded with their step', async () => {
     const conversation = await ops.converse(server, 'show uptime');
     const step = conversation.steps.find((s: Json) => s.command);

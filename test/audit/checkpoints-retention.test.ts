@@ -1,4 +1,5 @@
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { startReceiver } from '../support/webhook-receiver';
 
 type Json = any;
 
@@ -33,5 +34,26 @@ describe('the audit trail’s checkpoints and retention', () => {
     expect(fourth).toMatchObject({ seq: 4, prev_hash: head.hash });
     expect((await post('/audit/verify')).body).toEqual({ ok: true, checked: 1, first_broken: null });
     expect((await post('/audit/verify', { checkpoint: { seq: 3, hash: head.hash } })).body).toEqual({ ok: true, checked: 1, first_broken: null });
+  }, 120_000);
+
+  test('each checkpoint is told to the channels subscribed to audit.checkpoint: its seq and hash, signed', async () => {
+    const receiver = await startReceiver();
+    try {
+      const channel = (await post('/notification-channels', { name: 'trail-heads', type: 'webhook', url: receiver.url, events: ['audit.checkpoint'] })).body.data;
+      receiver.secret = channel.secret;
+      expect((await freeze('e')).status).toBe(201);
+      // A head told, and the same head recorded as a checkpoint.
+      const told = await eventually(
+        async () => receiver.received.filter((r) => r.json.type === 'audit.checkpoint'),
+        (list) => list.length > 0,
+        60_000,
+      );
+      const { seq, hash } = told[0]!.json.audit;
+      const recorded = (await get('/audit/checkpoints')).body.data as Json[];
+      expect(recorded).toContainEqual(expect.objectContaining({ seq, hash }));
+      expect(told.every((r) => r.verified)).toBe(true);
+    } finally {
+      await receiver.stop();
+    }
   }, 120_000);
 });

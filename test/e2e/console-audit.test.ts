@@ -2,6 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { accessibilityViolations, launchBrowser, newPage, screenshot } from '../support/browser';
+import { userWithToken } from '../support/client';
 
 /**
  * The audit trail in the console, in Debian's Chromium against the whole stack: an auditor signs in,
@@ -50,5 +51,23 @@ describe('the console’s audit page', () => {
     await page.getByRole('status').filter({ hasText: /Chain intact: \d+ entries checked/ }).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, 'audit');
+  });
+
+  test('an administrator sees who did what on a run’s page: its trigger and its commands', async () => {
+    const ops = userWithToken(bosun, admin);
+    const deployment = await ops.defineDeployment(await ops.addServer(), [{ name: 'hello', command: 'echo hello' }]);
+    const run = await ops.runToEnd(deployment.id);
+    await eventually(async () => (await bosun.api.get(`/api/v1/audit?run=${run.id}`).set(bearer(admin))).body.meta.total as number, (total) => total >= 2);
+
+    const adminPage = await newPage(browser);
+    await adminPage.goto(`${bosun.url}/deployments/${deployment.id}/runs/${run.id}`);
+    await adminPage.getByLabel('API token').fill(admin);
+    await adminPage.getByRole('button', { name: 'Sign in' }).click();
+    const panel = adminPage.getByRole('region', { name: 'Who did what' });
+    await panel.getByRole('cell', { name: 'run.trigger' }).waitFor();
+    await panel.getByRole('cell', { name: 'echo hello → exit 0' }).waitFor();
+    expect(await accessibilityViolations(adminPage)).toEqual([]);
+    await screenshot(adminPage, 'run-who-did-what');
+    await adminPage.close();
   });
 });

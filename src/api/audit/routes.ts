@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { AuditEntryModel, type AuditEntry } from '../../domain/audit/model';
+import { DeploymentRunModel } from '../../domain/deployments/model';
 import { auditCursor, auditQuery, type AuditFilter } from '../../domain/audit/reads';
 import { verifyChain } from '../../domain/audit/verify';
 import { AuditCheckpointModel } from '../../domain/audit/model';
@@ -10,13 +11,25 @@ import { validate } from '../http/validation';
 import { auditExportQuerySchema, auditQuerySchema, verifyBodySchema } from './schemas';
 import { auditEntryView, checkpointView } from './views';
 
-const filterOf = ({ actor, server, action, since, until }: { actor?: string; server?: string; action?: string; since?: string; until?: string }): AuditFilter => ({
-  actor,
-  server: server?.toLowerCase(),
-  action,
-  since: since ? new Date(since) : undefined,
-  until: until ? new Date(until) : undefined,
-});
+/** How long before a run's creation its trigger's entry may have begun (a request's longest time). */
+const RUN_LEAD_MS = 10 * 60_000;
+
+type FilterQuery = { actor?: string; server?: string; run?: string; action?: string; since?: string; until?: string };
+
+/**
+ * The query's filter. A run's: the run and its fleet targets' runs, from its creation on (entries
+ * outlive their run: one whose deployment was deleted is still found by its id).
+ */
+async function filterOf(organizationId: string, { actor, server, run, action, since, until }: FilterQuery): Promise<AuditFilter> {
+  const filter: AuditFilter = { actor, server: server?.toLowerCase(), action, since: since ? new Date(since) : undefined, until: until ? new Date(until) : undefined };
+  if (!run) return filter;
+  const runId = run.toLowerCase();
+  const found = await DeploymentRunModel.findOne({ _id: runId, organization_id: organizationId }, { createdAt: 1 }).lean();
+  const targets = found ? await DeploymentRunModel.distinct('_id', { parent_run_id: found._id }) : [];
+  // Nothing about a run began long before it was created (its trigger's entry began a moment before): the scan starts there.
+  const from = found ? new Date(found.createdAt.getTime() - RUN_LEAD_MS) : undefined;
+  return { ...filter, runIds: [runId, ...targets.map(String)], since: from && (!filter.since || filter.since < from) ? from : filter.since };
+}
 
 /** Until the response can take more (or the client went away). */
 const drained = (res: Response) =>
@@ -37,13 +50,13 @@ export function auditRoutes(): Router {
 
   router.get('/', requireEverywhere('audit:read'), async (req, res) => {
     const { page, per_page, ...filters } = validate(auditQuerySchema, req.query, 'query');
-    res.json(await findPage<AuditEntry, ReturnType<typeof auditEntryView>>(AuditEntryModel, auditQuery(organizationOf(req), filterOf(filters)), { page, per_page }, auditEntryView, { seq: -1 }));
+    res.json(await findPage<AuditEntry, ReturnType<typeof auditEntryView>>(AuditEntryModel, auditQuery(organizationOf(req), await filterOf(organizationOf(req), filters)), { page, per_page }, auditEntryView, { seq: -1 }));
   });
 
   // JSON lines from a cursor, oldest first: constant memory whatever the trail's size; a slow reader slows the cursor.
   router.get('/export', requireEverywhere('audit:read'), async (req, res) => {
     const filters = validate(auditExportQuerySchema, req.query, 'query');
-    const cursor = auditCursor(organizationOf(req), filterOf(filters));
+    const cursor = auditCursor(organizationOf(req), await filterOf(organizationOf(req), filters));
     res.status(200).type('application/x-ndjson').setHeader('Content-Disposition', 'attachment; filename="audit.jsonl"');
     try {
       for await (const entry of cursor) {

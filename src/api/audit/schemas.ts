@@ -5,6 +5,11 @@ import { text } from '../http/text';
 const filters = {
   actor: text('actor', { min: 1, max: 200 }).optional().describe('An identity’s id (a person, a service account) or a schedule’s, or its name'),
   server: z.string().regex(/^[0-9a-fA-F]{24}$/, 'must be a server id').optional().describe('Entries about this server: its routes’ writes and every command run on it'),
+  run: z
+    .string()
+    .regex(/^[0-9a-fA-F]{24}$/, 'must be a run id')
+    .optional()
+    .describe('Entries about this run: its trigger, people’s decisions on it, and every command it ran (a fleet run’s targets’ too)'),
   action: z
     .string()
     .max(100)

@@ -7,6 +7,8 @@ export interface AuditFilter {
   action?: string;
   since?: Date;
   until?: Date;
+  /** A run and, for a fleet run, its targets' runs: entries that name one of them. */
+  runIds?: string[];
 }
 
 /**
@@ -18,6 +20,10 @@ export function auditQuery(organizationId: string, filter: AuditFilter): Record<
   if (filter.actor) query[Types.ObjectId.isValid(filter.actor) && filter.actor.length === 24 ? 'actor.id' : 'actor.name'] = filter.actor;
   if (filter.server) query.server_id = filter.server;
   if (filter.action) query.action = filter.action.endsWith('.*') ? { $regex: `^${filter.action.slice(0, -2).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } : filter.action;
+  if (filter.runIds) {
+    const ids = { $in: filter.runIds };
+    query.$or = [{ 'target.kind': 'run', 'target.id': ids }, { 'details.run_id': ids }, { 'details.created_id': ids }];
+  }
   if (filter.since || filter.until) query.at = { ...(filter.since ? { $gte: filter.since } : {}), ...(filter.until ? { $lt: filter.until } : {}) };
   return query;
 }

@@ -34,6 +34,42 @@ export const whatText = (e: AuditEntry) =>
     ? `${String(e.details.command)}${e.details.exit_code !== undefined && e.details.exit_code !== null ? ` → exit ${String(e.details.exit_code)}` : ''}`
     : `${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}`;
 
+/** Entries as a table, newest first: who did what, when, and how it went. */
+export function AuditTable({ entries }: { entries: AuditEntry[] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>#</th>
+          <th>When</th>
+          <th>Who</th>
+          <th>Action</th>
+          <th>What</th>
+          <th>Outcome</th>
+        </tr>
+      </thead>
+      <tbody>
+        {entries.map((e) => (
+          <tr key={e.seq}>
+            <td>{e.seq}</td>
+            <td>
+              <When at={e.at} />
+            </td>
+            <td>{actorText(e.actor)}</td>
+            <td>
+              <code>{e.action}</code>
+            </td>
+            <td>
+              <code>{whatText(e)}</code>
+            </td>
+            <td>{e.outcome}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** The audit trail: filtered, newest first, a page at a time; and its verification. */
 export function Audit() {
   const [query, setQuery] = useState<Record<string, string>>({});
@@ -105,36 +141,7 @@ export function Audit() {
         </form>
       </Section>
       <Section title={meta ? `${meta.total} entr${meta.total === 1 ? 'y' : 'ies'}` : 'Entries'}>
-        <table>
-          <thead>
-            <tr>
-              <th>#</th>
-              <th>When</th>
-              <th>Who</th>
-              <th>Action</th>
-              <th>What</th>
-              <th>Outcome</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(entries.data?.data ?? []).map((e) => (
-              <tr key={e.seq}>
-                <td>{e.seq}</td>
-                <td>
-                  <When at={e.at} />
-                </td>
-                <td>{actorText(e.actor)}</td>
-                <td>
-                  <code>{e.action}</code>
-                </td>
-                <td>
-                  <code>{whatText(e)}</code>
-                </td>
-                <td>{e.outcome}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <AuditTable entries={entries.data?.data ?? []} />
         {meta && meta.last_page > 1 ? (
           <nav aria-label="Pages" class="week-nav">
             <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>

@@ -1,12 +1,13 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
-import { FINISHED, type Deployment, type Run as RunView, type RunTargetDetail } from '../api-types';
+import { FINISHED, type Deployment, type Page, type Run as RunView, type RunTargetDetail } from '../api-types';
 import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { WholeLog } from '../components/whole-log';
 import { FreezeNotes, GatePanel, PauseControls, RollbackPanel } from '../components/run-guards';
 import { watchRun, type Streamed } from '../live';
 import { session } from '../session';
+import { AuditTable, type AuditEntry } from './audit';
 
 /** A step with its output: a one-server run's, or a fleet target's. */
 type Step = RunView['steps'][number] | RunTargetDetail['steps'][number];
@@ -139,6 +140,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
         <PauseControls run={run} runPath={runPath} />
       </Section>
       <GatePanel run={run} runPath={runPath} />
+      {session.can('audit:read') ? <WhoDidWhat runId={runId} status={run.status} /> : null}
       <RollbackPanel run={run} runPath={runPath} deploymentId={deploymentId} />
       {fleet ? (
         <Section title={`Targets: ${run.summary.success} of ${run.summary.total} succeeded`}>
@@ -165,6 +167,26 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
         </Section>
       )}
     </main>
+  );
+}
+
+/**
+ * The audit trail's entries about this run: who triggered it, who decided at its gates, paused or
+ * cancelled it, and every command it ran (its targets' too), read again as its status changes.
+ */
+function WhoDidWhat({ runId, status }: { runId: string; status: string }) {
+  const entries = useLoad(() => api<Page<AuditEntry>>('GET', `/api/v1/audit?run=${runId}&per_page=100`), [runId, status]);
+  const list = entries.data?.data ?? [];
+  return (
+    <Section title="Who did what">
+      <ErrorNote error={entries.error} />
+      {list.length ? <AuditTable entries={list} /> : <p class="muted">Nothing in the audit trail yet (entries are chained about a second after each change).</p>}
+      {entries.data && entries.data.meta.total > list.length ? (
+        <p class="muted small">
+          The newest {list.length} of {entries.data.meta.total}: <a href="/audit">the audit trail</a> has them all.
+        </p>
+      ) : null}
+    </Section>
   );
 }
 
