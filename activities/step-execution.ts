@@ -214,7 +214,9 @@ export function startStepExecution(
 
   const run = async (): Promise<StepResult> => {
     let result;
-    auditId = await auditEntry();
+    // Sent before the command starts, acknowledged before its result is recorded (a round trip off the step's path).
+    const intent = auditEntry();
+    intent.catch(() => undefined);
     try {
       // An earlier attempt's command may still run on the server (its worker died): stop it first.
       if (step.pgid) {
@@ -238,10 +240,12 @@ export function startStepExecution(
       );
     } catch (error) {
       writeStart();
+      auditId = await intent;
       await auditEnd('ssh_error');
       throw new StepTransportError(classifySshError(error, describeTarget(target)));
     }
     clearInterval(ticker);
+    auditId = await intent;
     // The command's exit in the trail is not waited for: the step's own result is (an exit lost with
     // its worker leaves the entry `unknown`, saying so).
     void auditEnd(stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed', result);

@@ -43,18 +43,23 @@ export interface AuditFields {
 
 const mixed = { type: Schema.Types.Mixed };
 
+/** What an entry is, in the outbox and in the trail alike. */
+const entryFields = {
+  _id: { type: String, required: true },
+  organization_id: { type: String, required: true },
+  at: { type: Date, required: true },
+  actor: mixed,
+  source_address: { type: String, default: null },
+  action: { type: String, required: true },
+  target: mixed,
+  server_id: { type: String, default: null },
+  outcome: { type: String, required: true },
+  details: mixed,
+};
+
 const pendingSchema = new Schema(
   {
-    _id: { type: String, required: true },
-    organization_id: { type: String, required: true },
-    at: { type: Date, required: true },
-    actor: mixed,
-    source_address: { type: String, default: null },
-    action: { type: String, required: true },
-    target: mixed,
-    server_id: { type: String, default: null },
-    outcome: { type: String, required: true },
-    details: mixed,
+    ...entryFields,
     /** When the chainer may take it: its outcome's time, or (while pending) when it counts as `unknown`. */
     ready_at: { type: Date, required: true, index: true },
   },
@@ -65,18 +70,9 @@ export const AuditPendingModel = model('AuditPending', pendingSchema);
 
 const entrySchema = new Schema(
   {
-    /** The outbox entry's id: chained once, however often the chainer is interrupted. */
-    _id: { type: String, required: true },
-    organization_id: { type: String, required: true },
+    /** `_id`: the outbox entry's id: chained once, however often the chainer is interrupted. */
+    ...entryFields,
     seq: { type: Number, required: true },
-    at: { type: Date, required: true },
-    actor: mixed,
-    source_address: { type: String, default: null },
-    action: { type: String, required: true },
-    target: mixed,
-    server_id: { type: String, default: null },
-    outcome: { type: String, required: true },
-    details: mixed,
     prev_hash: { type: String, required: true },
     hash: { type: String, required: true },
   },
