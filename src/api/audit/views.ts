@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { timestampSchema } from '../http/timestamps';
 import type { AuditEntry } from '../../domain/audit/model';
+import { hashedFields } from '../../domain/audit/chain';
 
 export const auditEntrySchema = z
   .object({
@@ -37,19 +38,8 @@ export const verdictSchema = z
 
 /** An entry as the API shows it (and exports it): what its hash covers, and the hash. */
 export function auditEntryView(entry: AuditEntry): AuditEntryView {
-  return {
-    seq: entry.seq,
-    at: entry.at.toISOString(),
-    actor: entry.actor,
-    source_address: entry.source_address ?? null,
-    action: entry.action,
-    target: entry.target,
-    server_id: entry.server_id ?? null,
-    outcome: entry.outcome,
-    details: entry.details ?? {},
-    prev_hash: entry.prev_hash,
-    hash: entry.hash,
-  };
+  const { organization_id: _organization, ...hashed } = hashedFields(entry);
+  return { ...hashed, at: entry.at.toISOString(), hash: entry.hash };
 }
 
 export const checkpointViewSchema = z

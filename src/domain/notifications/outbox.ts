@@ -1,4 +1,5 @@
 import mongoose, { Types, type ClientSession } from 'mongoose';
+import { asObjectId } from '../ids';
 import { NotificationEventModel, type EventType, type SubjectKind } from './model';
 
 export { EVENT_TYPES, type EventType } from './model';
@@ -30,20 +31,18 @@ export interface NewEvent {
   key?: string;
 }
 
-const oid = (id: Id) => (typeof id === 'string' ? new Types.ObjectId(id) : id);
-
 /** Records an event, in `session`'s transaction when given; one with a `key` already recorded is left as it is. */
 export async function recordEvent(event: NewEvent, { session }: { session?: ClientSession } = {}): Promise<void> {
   const at = event.at ?? new Date();
   const document = {
-    organization_id: oid(event.organizationId),
+    organization_id: asObjectId(event.organizationId),
     type: event.type,
     subject: { kind: event.subject.kind, id: String(event.subject.id) },
-    deployment_id: event.deploymentId ? oid(event.deploymentId) : null,
-    server_ids: (event.serverIds ?? []).map(oid),
+    deployment_id: event.deploymentId ? asObjectId(event.deploymentId) : null,
+    server_ids: (event.serverIds ?? []).map(asObjectId),
     tags: event.tags ?? [],
     superseded: event.superseded ?? false,
-    channel_id: event.channelId ? oid(event.channelId) : null,
+    channel_id: event.channelId ? asObjectId(event.channelId) : null,
     payload: { type: event.type, at: at.toISOString(), ...event.payload },
     at,
     dispatched_at: null,
