@@ -2,7 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { startBosun, eventually, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
-import { launchBrowser, newPage, problemsOf } from '../support/browser';
+import { launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /*
@@ -61,6 +61,7 @@ describe('notification channels in the console', () => {
     const [first, second] = await eventually(async () => receiver.events('ping'), (r) => r.length === 2);
     expect([first!.verified, second!.verified]).toEqual([true, true]);
     expect(second!.id).toBe(first!.id);
+    await screenshot(page, 'notification-deliveries');
     expect((await bot.request('get', '/notification-channels')).body.data.map((c: { name: string }) => c.name)).toEqual(['ops hooks']);
     expect(problemsOf(page)).toEqual([]);
   }, 90_000);
