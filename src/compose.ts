@@ -26,7 +26,7 @@ import { loadMasterKey, SecretBox } from './domain/secrets/secret-box';
 import { SshPool } from './domain/ssh/pool';
 import { connectTemporal, WorkflowGateway } from './domain/temporal/client';
 import { ensureSearchAttributes } from './domain/temporal/search-attributes';
-import { ensureNotificationDispatcher } from './domain/temporal/notification-dispatcher';
+import { ensureSingletonWorkflows } from './domain/temporal/singleton-workflows';
 import { freePort } from './embedded/ports';
 import type { Logger } from './logger';
 import { reconcileAtStart } from './worker/reconcile';
@@ -35,7 +35,6 @@ import { startScheduleSweeper } from './worker/schedule-ledger';
 import { scheduledRunStarter } from './api/schedules/ticks';
 import { createScheduleService } from './api/schedules/service';
 import { createWorker } from './worker/temporal-worker';
-import { startAuditWorkflows } from './domain/temporal/audit-workflows';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -182,19 +181,17 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         options.onWorkerFailure?.(err);
       });
       void reconcileAtStart(workflows, log);
-      // The notification dispatcher, one per Bosun: started if it is not running, now and every minute (Temporal may be down now).
-      const dispatcher = () =>
-        ensureNotificationDispatcher(temporal, config.temporal.taskQueue).then(
-          (state) => state === 'started' && log.info('notification dispatcher started'),
-          (err: Error) => log.warn({ err: err.message }, 'could not start the notification dispatcher; trying again in a minute'),
+      // The notification dispatcher and the audit trail's chainer and clock, one each per Bosun: started
+      // if they are not running, now and every minute (Temporal may be away; until then events and
+      // entries wait in their outboxes).
+      const singletons = () =>
+        ensureSingletonWorkflows(temporal, config.temporal.taskQueue).catch((err: Error) =>
+          log.warn({ err: err.message }, 'could not start the notification dispatcher and the audit trail’s workflows; trying again in a minute'),
         );
-      void dispatcher();
-      const dispatcherTimer = setInterval(() => void dispatcher(), 60_000);
-      dispatcherTimer.unref();
-      cleanups.push(async () => clearInterval(dispatcherTimer));
-      await startAuditWorkflows(temporal, config.temporal.taskQueue).catch((err: Error) =>
-        log.error({ err: err.message }, 'could not start the audit trail’s chainer: entries wait in the outbox until a worker starts it'),
-      );
+      await singletons();
+      const singletonsTimer = setInterval(() => void singletons(), 60_000);
+      singletonsTimer.unref();
+      cleanups.push(async () => clearInterval(singletonsTimer));
       const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs);
       cleanups.push(async () => stopSweeper());
       // Temporal Schedules reconciled with their documents at start (and every few minutes); skipped ticks accounted for.
