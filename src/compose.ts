@@ -32,6 +32,7 @@ import type { Logger } from './logger';
 import { reconcileAtStart } from './worker/reconcile';
 import { startQueueSweeper } from './worker/sweeps';
 import { startScheduleSweeper } from './worker/schedule-ledger';
+import { periodically } from './worker/periodic';
 import { scheduledRunStarter } from './api/schedules/ticks';
 import { createScheduleService } from './api/schedules/service';
 import { createWorker } from './worker/temporal-worker';
@@ -52,6 +53,8 @@ export interface ComposeOptions {
   queueSweepMs?: number;
   /** How often the worker accounts for schedules' skipped ticks (tests: shorter). */
   scheduleSweepMs?: number;
+  /** How often a worker starts the notification dispatcher and the audit trail's workflows if they are not running (a minute). */
+  singletonsEveryMs?: number;
   /** How long a step runs as a local activity before its hand-off (STEP_HANDOFF_AFTER_MS unless given). */
   stepHandoffAfterMs?: number;
   /** Socket.IO subscriptions one connection may hold. */
@@ -183,20 +186,15 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       void reconcileAtStart(workflows, log);
       // The notification dispatcher and the audit trail's chainer and clock, one each per Bosun: started
       // if they are not running, now and every minute (Temporal may be away; until then events and
-      // entries wait in their outboxes).
-      const singletons = () =>
-        ensureSingletonWorkflows(temporal, config.temporal.taskQueue).catch((err: Error) =>
-          log.warn({ err: err.message }, 'could not start the notification dispatcher and the audit trail’s workflows; trying again in a minute'),
-        );
-      await singletons();
-      const singletonsTimer = setInterval(() => void singletons(), 60_000);
-      singletonsTimer.unref();
-      cleanups.push(async () => clearInterval(singletonsTimer));
-      const stopSweeper = startQueueSweeper(workflows, log, options.queueSweepMs);
-      cleanups.push(async () => stopSweeper());
+      // entries wait in their outboxes). Stopping waits for a start in flight.
+      const singletons = () => ensureSingletonWorkflows(temporal, config.temporal.taskQueue);
+      const singletonsFailed = (err: unknown) =>
+        log.warn({ err: (err as Error).message }, 'could not start the notification dispatcher and the audit trail’s workflows; trying again in a minute');
+      await singletons().catch(singletonsFailed);
+      cleanups.push(periodically(options.singletonsEveryMs ?? 60_000, singletons, singletonsFailed, { now: false }));
+      cleanups.push(startQueueSweeper(workflows, log, options.queueSweepMs));
       // Temporal Schedules reconciled with their documents at start (and every few minutes); skipped ticks accounted for.
-      const stopScheduleSweeper = startScheduleSweeper(workflows, log, countTick, options.scheduleSweepMs);
-      cleanups.push(async () => stopScheduleSweeper());
+      cleanups.push(startScheduleSweeper(workflows, log, countTick, options.scheduleSweepMs));
       composed.lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
       composed.lines.push(`  planner     ${options.planner ? options.planner.name : describePlanner(config.planner)}`);
       log.info({ address: sdkMetricsAddress }, 'Temporal SDK metrics served (appended to /metrics)');

@@ -5,6 +5,7 @@ import { ScheduleModel, ScheduleTickModel, type Schedule, type SkipReason } from
 import { advanceLedger, recordTick, tickAt } from '../domain/schedules/store';
 import type { WorkflowGateway } from '../domain/temporal/client';
 import type { Logger } from '../logger';
+import { periodically } from './periodic';
 
 /** How long after a tick's latest possible start (due + jitter + catch-up window) it is accounted for. */
 const GRACE_MS = 60_000;
@@ -79,29 +80,18 @@ async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule
 }
 
 /** Every 30 s: ticks accounted for; every 5 minutes (and at start): Temporal Schedules reconciled with their documents. */
-export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, countTick: (outcome: string) => void, everyMs = 30_000): () => void {
-  let stopped = false;
+export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, countTick: (outcome: string) => void, everyMs = 30_000): () => Promise<void> {
   let rounds = 0;
-  const round = async () => {
-    try {
+  return periodically(
+    everyMs,
+    async () => {
       if (rounds % 10 === 0) {
         const repaired = await workflows.schedules.reconcile({ renew: rounds === 0 });
         if (repaired.created || repaired.updated || repaired.deleted) log.info(repaired, 'Temporal Schedules brought to their schedules');
       }
       rounds += 1;
       await accountForTicks(workflows, countTick, new Date(), log);
-    } catch (err) {
-      log.warn({ err }, 'schedule sweep failed; trying again later');
-    }
-  };
-  let timer: NodeJS.Timeout;
-  const loop = async () => {
-    await round();
-    if (!stopped) timer = setTimeout(() => void loop(), everyMs);
-  };
-  void loop();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+    },
+    (err) => log.warn({ err }, 'schedule sweep failed; trying again later'),
+  );
 }

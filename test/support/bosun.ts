@@ -27,6 +27,8 @@ export interface BosunOptions {
   queueSweepMs?: number;
   /** How often the worker accounts for skipped ticks and reconciles Temporal Schedules (every 10th round). */
   scheduleSweepMs?: number;
+  /** How often the worker starts the notification dispatcher and the audit trail's workflows if they are not running (a minute). */
+  singletonsEveryMs?: number;
   bodyLimitBytes?: number;
   stepOutputLimitBytes?: number;
   /** Seal with one master key in the API and open with another in the worker (a misconfiguration). */
@@ -114,6 +116,7 @@ export async function startBosun(options: BosunOptions = {}) {
     planner: options.planner,
     queueSweepMs: options.queueSweepMs ?? 10_000,
     scheduleSweepMs: options.scheduleSweepMs ?? 2_000,
+    singletonsEveryMs: options.singletonsEveryMs,
     subscriptionsPerConnection: options.subscriptionsPerConnection,
     stepHandoffAfterMs: options.stepHandoffAfterMs,
   };
@@ -134,6 +137,8 @@ export async function startBosun(options: BosunOptions = {}) {
     /** Where the HTTP API and Socket.IO listen, for clients other than supertest. */
     url: api.url!,
     temporal: api.temporal,
+    /** This Bosun's Temporal task queue (its own, as each test's Bosun has). */
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
     sshd: services.sshd,
     services,
     mongoUri,
