@@ -1,12 +1,11 @@
 import { Context } from '@temporalio/activity';
-import type { ChangeStream } from 'mongodb';
 import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import type { DeliveryRef, SendOutcome } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { AddressRefused, allowedAddresses } from '../src/domain/notifications/addresses';
 import { channelSecret, disableChannel } from '../src/domain/notifications/channels';
 import * as deliveries from '../src/domain/notifications/deliveries';
-import { NotificationDeliveryModel, NotificationEventModel } from '../src/domain/notifications/model';
+import { NotificationDeliveryModel } from '../src/domain/notifications/model';
 import { post, RESPONSE_EXCERPT_BYTES, signedHeaders, slackMessage, type Answer } from '../src/domain/notifications/send';
 import { notificationSettings } from '../src/domain/notifications/settings';
 import { OrganizationModel } from '../src/domain/organizations/model';
@@ -22,8 +21,8 @@ export interface NotificationActivityDeps {
   notificationMetrics?: { count(channel: string, outcome: string): void; delivered(seconds: number): void };
 }
 
-/** How often the dispatcher looks for events and deliveries the change streams did not tell it of. */
-const SWEEP_MS = 5_000;
+/** How often the dispatcher looks for new events and deliveries to queue: a notification leaves within about this. */
+const POLL_MS = 1_000;
 const BATCH = 200;
 /** Events dispatched, and subjects' deliveries queued, at a time. */
 const PARALLEL = 16;
@@ -101,53 +100,22 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
 
   return {
     /**
-     * The dispatcher's drain, for `drainMs`: woken by change streams on events and deliveries, and
-     * every SWEEP_MS regardless (a change missed while nothing listened). Heartbeats; cancellable.
+     * The dispatcher's drain, for `drainMs`: a look for undispatched events and unqueued deliveries
+     * every POLL_MS (at once again after a look that found some). Polling, not change streams: a
+     * change stream is woken by every write to the database (each step's result, log and audit
+     * entry), which cost every deployment step more than these two indexed finds a second cost
+     * everything. Heartbeats; cancellable.
      */
     async drainNotifications({ drainMs }: { drainMs: number }): Promise<number> {
       const context = Context.current();
       const until = Date.now() + drainMs;
-      let dirty = true;
-      let wake: (() => void) | undefined;
-      const poke = () => {
-        dirty = true;
-        wake?.();
-      };
-      const streams: ChangeStream[] = [];
-      try {
-        streams.push(NotificationEventModel.collection.watch([{ $match: { operationType: 'insert' } }]));
-        streams.push(NotificationDeliveryModel.collection.watch([{ $match: { $or: [{ operationType: 'insert' }, { 'updateDescription.updatedFields.queued': false }] } }]));
-      } catch (error) {
-        log.warn({ err: (error as Error).message }, 'notification dispatch: no change streams; sweeping only');
-      }
-      for (const stream of streams) {
-        stream.on('change', poke);
-        stream.on('error', (error) => log.warn({ err: error.message }, 'notification dispatch: a change stream failed; sweeping only'));
-      }
-      context.cancellationSignal.addEventListener('abort', poke);
       let handled = 0;
-      try {
-        while (Date.now() < until && !context.cancellationSignal.aborted) {
-          if (dirty) {
-            dirty = false;
-            handled += await drainOnce(context);
-          }
-          context.heartbeat();
-          if (dirty) continue;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => {
-              dirty = true;
-              resolve();
-            }, Math.min(SWEEP_MS, Math.max(0, until - Date.now())));
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
-        }
-      } finally {
-        await Promise.all(streams.map((s) => s.close().catch(() => undefined)));
+      while (Date.now() < until && !context.cancellationSignal.aborted) {
+        const found = await drainOnce(context);
+        handled += found;
+        context.heartbeat();
+        if (found) continue;
+        await context.sleep(Math.min(POLL_MS, Math.max(0, until - Date.now()))).catch(() => undefined);
       }
       return handled;
     },

@@ -246,9 +246,15 @@ export function startStepExecution(
     }
     clearInterval(ticker);
     auditId = await intent;
-    // The command's exit in the trail is not waited for: the step's own result is (an exit lost with
-    // its worker leaves the entry `unknown`, saying so).
-    void auditEnd(stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed', result);
+    // The command's exit in the trail is sent once the step's own result is written (or the step
+    // stopped), and not waited for: it keeps off the step's path (an exit lost with its worker
+    // leaves the entry `unknown`, saying so).
+    let exitSent = false;
+    const exitRecorded = () => {
+      if (exitSent) return;
+      exitSent = true;
+      void auditEnd(stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed', result);
+    };
     // A quick command that ended before its start was written: the result's write records the start
     // too (one change). A stopped one has its start written now, before its notes.
     const startInResult = !startWritten && stop === null;
@@ -258,6 +264,8 @@ export function startStepExecution(
     } else writeStart();
     const succeeded = result.exitCode === 0 && stop === null;
     if (stop === 'timeout') stepLog.note(`\n--- timed out after ${limitSeconds} s: the command's process group was killed ---\n`);
+    // A stopped command's step ends by throwing, without a result written.
+    if (stop === 'cancel' || stop === 'shutdown') exitRecorded();
     if (stop === 'cancel') {
       stepLog.note("\n--- cancelled: the command's process group was killed ---\n");
       await stepLog.flush();
@@ -284,7 +292,7 @@ export function startStepExecution(
       start: startInResult ? start : undefined,
       chunk: stepLog.finalChunk(),
     };
-    const written = await stepLog.write((s) => (ends ? ends.finish(index, outcome) : s.finishAttempt(index, outcome)));
+    const written = await stepLog.write((s) => (ends ? ends.finish(index, outcome) : s.finishAttempt(index, outcome))).finally(exitRecorded);
     const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: result.exitCode, timedOut: stop === 'timeout' };
     if (!ends || !written) return stepResult;
     await ends.after();
