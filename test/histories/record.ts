@@ -9,18 +9,21 @@
  * files too while workflows recorded by the old code may still be running somewhere.
  */
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
-import { conversationWorkflowId, deploymentRunWorkflowId, requestedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { auditChainWorkflowId, auditCheckpointWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
 import { sharedServices } from '../support/shared';
 import { sharedFolder } from '../support/trees';
+import { NotificationEventModel } from '../../src/domain/notifications/model';
 
 const OUT = path.join(__dirname);
 const FINAL = ['success', 'failed', 'cancelled', 'completed'];
@@ -177,6 +180,37 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     const third = (await ctx.api('post', `/api/v1/deployments/${expiring}/run`)).body.run_id!;
     await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${expiring}/runs/${third}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
     await save('deployment-fleet-gate-expired', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(third)));
+
+    // A gate open longer than an hour warns of its expiry an hour before (run.approval_expiring), then is approved.
+    const warned = (await ctx.api('post', '/api/v1/deployments', { name: 'gate-warns', targets: { server_ids: servers }, strategy: { gates: [{ before_batch: 1, approvals: 1, expires_in: '3602s' }] }, steps: [{ name: 'after', command: 'true' }] })).body.data.id as string;
+    const fourth = (await ctx.api('post', `/api/v1/deployments/${warned}/run`)).body.run_id!;
+    const fourthHandle = ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(fourth));
+    // The warning is recorded (its notification event) once the timer an hour before expiry fired.
+    await eventually(() => NotificationEventModel.exists({ type: 'run.approval_expiring', 'subject.id': fourth }), (found) => found !== null, 30_000);
+    expect200(await asApprover(`/api/v1/deployments/${warned}/runs/${fourth}/approve`, { comment: 'approved after the warning' }));
+    await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${warned}/runs/${fourth}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await save('deployment-fleet-gate-warned', fourthHandle);
+  },
+
+  async 'notifications-and-audit'(ctx) {
+    // A receiver that takes every notification.
+    const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const channel = (await ctx.api('post', '/api/v1/notification-channels', { name: 'recorded-hook', type: 'webhook', url, events: ['run.succeeded'] })).body.data.id as string;
+      const created = await ctx.api('post', '/api/v1/deployments', { name: 'told', server_id: ctx.serverId, steps: [{ name: 'hello', command: 'echo hello' }] });
+      const runId = (await ctx.api('post', `/api/v1/deployments/${created.body.data.id as string}/run`)).body.run_id!;
+      await eventually(async () => ((await ctx.api('get', `/api/v1/notification-channels/${channel}/deliveries`)).body.data as unknown as Array<{ status: string }>).map((d) => d.status), (s) => s.includes('delivered'), 60_000);
+      // Long-lived workflows, saved as they stand: the delivery's (it ends after a minute idle), the dispatcher, the trail's chainer and clock.
+      await save('notification-delivery', ctx.bosun.temporal.workflow.getHandle(notificationDeliveryWorkflowId(channel, { kind: 'run', id: runId })), { open: true });
+      await save('notification-dispatch', ctx.bosun.temporal.workflow.getHandle(notificationDispatchWorkflowId(ctx.bosun.taskQueue)), { open: true });
+      await eventually(async () => (await ctx.api('get', `/api/v1/audit?run=${runId}`)).body.data as unknown as unknown[], (entries) => entries.length > 0, 30_000);
+      await save('audit-chain', ctx.bosun.temporal.workflow.getHandle(auditChainWorkflowId(ctx.bosun.taskQueue)), { open: true });
+      await save('audit-checkpoints', ctx.bosun.temporal.workflow.getHandle(auditCheckpointWorkflowId(ctx.bosun.taskQueue)), { open: true });
+    } finally {
+      receiver.close();
+    }
   },
 
   async 'deployment-fleet-health-rollback'(ctx) {
