@@ -45,7 +45,7 @@ function parse(content: string): SSHConfig {
 
 export function parseSshConfig(content: string): ParsedInventory {
   const config = parse(content);
-  const warnings = [
+  const warnings: string[] = [
     ...linesOf(content, /^\s*Include[\s=]/i).map((line) => [line, `line ${line}: Include is not followed (an import reads only the content sent): skipped`] as const),
     ...linesOf(content, /^\s*Match[\s=]/i).map((line) => [line, `line ${line}: Match block ignored (only Host blocks are read)`] as const),
   ]
