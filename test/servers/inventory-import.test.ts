@@ -147,6 +147,10 @@ describe('inventory import', () => {
     const run = await ops.waitForRun(deployment.id, (await ops.trigger(deployment.id)).run_id);
     expect(run.targets.map((t: { server_id: string }) => t.server_id).sort()).toEqual([ids.web1, ids.web2, ids.db1].sort());
 
+    // Back in the inventory, it stays quarantined until a person says otherwise.
+    const back = (await importAs(ops, { format: 'ansible-ini', source: 'fleet', content: fleetInventory(['web1', 'web2', 'web3'], '[web]\ndb1'), defaults, dry_run: true })).body.data;
+    expect(back.warnings).toEqual(['line 4: web3 is quarantined: it stays so until the tag is removed (PATCH its tags)']);
+
     // Released by a person: targeted again.
     await ops.patchServer(ids.web3, { tags: ['imported', 'web', 'prod'] });
     expect(await targets()).toEqual([ids.web1, ids.web2, ids.web3, ids.db1].sort());
