@@ -127,13 +127,14 @@ describe('inventory import', () => {
     const targets = async () => (await ops.plan(deployment.id)).targets.map((t: { server_id: string }) => t.server_id).sort();
     expect(await targets()).toEqual([ids.web1, ids.web2, ids.web3].sort());
 
-    // web3 leaves the inventory; db1 joins [web]; a tag a person added to web2 survives the re-import.
+    // web3 leaves the inventory; db1 joins [web]; a tag a person added to web2, and db1's new title, survive the re-import.
     await ops.patchServer(ids.web2, { tags: ['imported', 'web', 'prod', 'pinned'] });
+    await ops.patchServer(ids.db1, { title: 'db1 (primary)' });
     const next = fleetInventory(['web1', 'web2'], '[web]\ndb1');
     const preview = await importAs(ops, { format: 'ansible-ini', source: 'fleet', content: next, defaults, dry_run: true });
     expect(preview.body.data).toMatchObject({
       add: [],
-      change: [{ id: ids.db1, title: 'db1', fields: { tags: { from: ['imported', 'prod', 'db'], to: ['imported', 'prod', 'web', 'db'] } } }],
+      change: [{ id: ids.db1, title: 'db1 (primary)', fields: { tags: { from: ['imported', 'prod', 'db'], to: ['imported', 'prod', 'web', 'db'] } } }],
       unchanged: [{ id: ids.web1, title: 'web1' }, { id: ids.web2, title: 'web2' }],
       missing: [{ id: ids.web3, title: 'web3', host: '127.0.0.12' }],
     });
@@ -143,6 +144,7 @@ describe('inventory import', () => {
     expect(reimported.body.data.counts).toEqual({ add: 0, change: 1, unchanged: 2, missing: 1 });
     expect((await ops.getServer(ids.web3)).tags).toEqual(['imported', 'prod', 'web', 'quarantined']);
     expect((await ops.getServer(ids.web2)).tags).toEqual(['imported', 'web', 'prod', 'pinned']);
+    expect(await ops.getServer(ids.db1)).toMatchObject({ title: 'db1 (primary)', tags: ['imported', 'prod', 'web', 'db'] });
     expect(await targets()).toEqual([ids.web1, ids.web2, ids.db1].sort());
     const run = await ops.waitForRun(deployment.id, (await ops.trigger(deployment.id)).run_id);
     expect(run.targets.map((t: { server_id: string }) => t.server_id).sort()).toEqual([ids.web1, ids.web2, ids.db1].sort());

@@ -95,7 +95,9 @@ export function createServerImport({ secretBox, workflows }: ServerServiceDeps) 
     const change = plan.change.map((c) => ({
       id: c.server._id,
       details: {
-        title: c.desired.title, host: c.desired.host, port: c.desired.port, username: c.desired.username, tags: c.tags,
+        // The title follows the inventory only when adopting or renaming (a person's own title stays).
+        ...(c.fields.title ? { title: c.desired.title } : {}),
+        host: c.desired.host, port: c.desired.port, username: c.desired.username, tags: c.tags,
         inventory: inventoryOf(c.desired.title, c.desired.importTags, c.desired.via), ...serverViaFields((hops.get(c.desired.title) ?? []) as string[]),
       },
     }));
