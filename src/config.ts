@@ -42,6 +42,8 @@ const envSchema = z.object({
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
   SSH_MAX_CHANNELS_PER_CONNECTION: positiveInt.max(64).default(8),
   SSH_VERIFY_MAX_ATTEMPTS: positiveInt.max(100).default(6),
+  // How many servers an inventory import verifies at once.
+  IMPORT_VERIFY_CONCURRENCY: positiveInt.max(100).default(8),
 
   STEP_OUTPUT_LIMIT_BYTES: positiveInt.min(1024).default(128 * 1024),
   STEP_LOG_LIMIT_BYTES: positiveInt.min(1024).default(64 * 1024 * 1024),
@@ -129,7 +131,7 @@ export interface Config {
   worker: { maxConcurrentSteps: number };
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
-  servers: { healthIntervalSeconds: number; verifyMaxAttempts: number };
+  servers: { healthIntervalSeconds: number; verifyMaxAttempts: number; importVerifyConcurrency: number };
   deployments: { stepOutputLimitBytes: number; maxActiveRunsPerOrganization: number };
   /** Steps' whole logs: how much of each step's output is kept, and for how long. */
   stepLogs: { limitBytes: number; retentionDays: number };
@@ -211,7 +213,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     },
     worker: { maxConcurrentSteps: e.WORKER_MAX_CONCURRENT_STEPS },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
-    servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS },
+    servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS, importVerifyConcurrency: e.IMPORT_VERIFY_CONCURRENCY },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },
     stepLogs: { limitBytes: e.STEP_LOG_LIMIT_BYTES, retentionDays: e.STEP_LOG_RETENTION_DAYS },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },

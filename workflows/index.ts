@@ -11,10 +11,12 @@ import { scheduledRunWorkflow } from './scheduled-run';
 import { serverHealthWorkflow } from './server-health';
 import { serverRunQueueWorkflow } from './server-run-queue';
 import { serverVerificationWorkflow } from './server-verification';
+import { inventoryVerificationWorkflow } from './inventory-verification';
 
 export {
   serverVerificationWorkflow,
   serverHealthWorkflow,
+  inventoryVerificationWorkflow,
   serverRunQueueWorkflow,
   deploymentRunWorkflow,
   deploymentFleetWorkflow,
@@ -32,6 +34,7 @@ export {
 void ({
   serverVerificationWorkflow,
   serverHealthWorkflow,
+  inventoryVerificationWorkflow,
   serverRunQueueWorkflow,
   deploymentRunWorkflow,
   deploymentFleetWorkflow,

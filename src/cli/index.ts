@@ -6,6 +6,7 @@ import { freezeCommands } from './freezes';
 import { auditCommands } from './audit';
 import { runCommands } from './runs';
 import { scheduleCommands } from './schedules';
+import { serverCommands } from './servers';
 
 /**
  * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
@@ -147,6 +148,9 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   auditCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  serverCommands(program, (code, message) => {
     throw new CliError(message, code);
   });
 

@@ -76,6 +76,7 @@ const org = (request: Case['request']): Case => ({ kind: 'org', request });
 const CASES: Record<string, Case> = {
   'GET /api/v1/servers': org(() => ({ path: '/servers' })),
   'POST /api/v1/servers': { kind: 'create', outside: 403, request: (s) => ({ path: '/servers', body: { title: `new-${n()}`, host: `127.0.9.${Math.floor(Math.random() * 250) + 1}`, port: 1, username: `u${n()}`, auth_method: 'password', password: 'p', tags: [s] } }) },
+  'POST /api/v1/servers/import': { kind: 'create', outside: 403, request: (s) => ({ path: '/servers/import', body: { format: 'ansible-ini', source: `inv-${n()}`, content: `[${s}]\nh-${n()} ansible_host=127.0.9.${Math.floor(Math.random() * 250) + 1} ansible_user=u${n()}`, dry_run: true } }) },
   'GET /api/v1/servers/:id': scoped((s, w) => ({ path: `/servers/${w.server[s]}` })),
   'GET /api/v1/servers/:id/activity': scoped((s, w) => ({ path: `/servers/${w.server[s]}/activity` })),
   'PATCH /api/v1/servers/:id': scoped((s, w) => ({ path: `/servers/${w.server[s]}`, body: { title: `${s}-a` } })),

@@ -4,6 +4,7 @@ import { DeploymentModel } from '../../domain/deployments/model';
 import type { Action } from '../../domain/access/roles';
 import type { Deployment } from '../../domain/deployments/model';
 import { ServerModel } from '../../domain/servers/model';
+import { selectedByTags } from '../../domain/servers/quarantine';
 import type { Principal } from '../../domain/tokens/service';
 import { assertOnServers } from '../access/gate';
 import { ApiError, notFound } from '../http/errors';
@@ -61,7 +62,7 @@ export async function readableDeploymentFilter(principal: Principal): Promise<Re
     if (d.server_id) return byId.has(d.server_id.toString()) ? [byId.get(d.server_id.toString())!] : [];
     const ids = new Set((d.targets?.server_ids ?? []).map(String));
     const tags = d.targets?.tags ?? [];
-    return servers.filter((s) => ids.has(s._id.toString()) || (tags.length > 0 && tags.every((t) => s.tags.includes(t))));
+    return servers.filter((s) => ids.has(s._id.toString()) || selectedByTags(s.tags, tags));
   };
   const readable = definitions.filter((d) => mayReadDeployment(principal, d._id.toString(), targetsOf(d)));
   return { organization_id, _id: { $in: readable.map((d) => d._id) } };

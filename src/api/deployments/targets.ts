@@ -2,10 +2,11 @@ import { Types } from 'mongoose';
 import { MAX_BATCH_SIZE } from '../../domain/contracts/runs';
 import type { Deployment } from '../../domain/deployments/model';
 import { ServerModel, type Server } from '../../domain/servers/model';
+import { taggedForTargeting } from '../../domain/servers/quarantine';
 
 /*
  * A deployment's targets, resolved when a run is triggered (or planned): the servers it lists and
- * the servers having all its tags, in the order they were added; and its strategy, resolved
+ * the servers having all its tags (quarantined ones left out), in the order they were added; and its strategy, resolved
  * against how many they are.
  */
 
@@ -18,7 +19,7 @@ export async function resolveTargets(deployment: Pick<Deployment, 'organization_
   if (deployment.server_id) return ServerModel.find({ _id: deployment.server_id, organization_id }, projection).lean<TargetServer[]>();
   const ids = (deployment.targets?.server_ids ?? []).map((id) => new Types.ObjectId(String(id)));
   const tags = deployment.targets?.tags ?? [];
-  const either = [...(ids.length ? [{ _id: { $in: ids } }] : []), ...(tags.length ? [{ tags: { $all: tags } }] : [])];
+  const either = [...(ids.length ? [{ _id: { $in: ids } }] : []), ...(tags.length ? [taggedForTargeting(tags)] : [])];
   if (!either.length) return [];
   // A server listed but deleted since is no longer a target.
   return ServerModel.find({ organization_id, $or: either }, projection).sort({ _id: 1 }).lean<TargetServer[]>();

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { createServerSchema, serverListFilterSchema, tagFilterSchema, updateServerSchema, verifyServerSchema } from './schemas';
 import { serverListItemSchema, serverSchema } from './views';
 import { activityItemSchema, activityQuerySchema } from './activity';
+import { importDiffSchema, importServersSchema } from './import-schemas';
 
 const tag = 'Servers';
 const id = { id: idParam('server') };
@@ -30,6 +31,26 @@ export const serverOperations: Operation[] = [
     responses: { 201: { description: 'Added, `unverified`', body: dataOf(serverSchema), headers: locationHeader('server') } },
     errors: ['conflict', 'validation_failed', 'service_unavailable'],
     beyondSchema: ['`private_key` must be a key OpenSSH or PEM can read (`details` names `private_key`)', 'an encrypted key needs its `passphrase`, and the passphrase must decrypt it (`details` names `passphrase`)'],
+  },
+  {
+    method: 'post', path: '/api/v1/servers/import', operationId: 'importServers', tag, scope: 'servers:write',
+    summary: 'Import servers from an inventory (Ansible INI or YAML, OpenSSH config)',
+    description:
+      'Reads the inventory and answers the diff against the servers an earlier import of the same `source` made: to `add`, to `change` (which fields, from and to), ' +
+      '`unchanged`, and `missing` (imported from this source before, not listed now). A host\'s inventory name is its title; its groups (lowercased tag words) are tags. ' +
+      '`dry_run` is required: `true` changes nothing; `false` applies the diff in one transaction — servers added (credentials from `defaults`) and verified as `POST /servers` does, ' +
+      'IMPORT_VERIFY_CONCURRENCY at a time by one workflow (`verification`; poll the servers for `verified`); servers changed; missing ones quarantined ' +
+      '(tagged `quarantined`, kept, selected by no deployment\'s `targets.tags` until the tag is removed). Any line that cannot be read aborts the whole import (422 naming the line). ' +
+      'Credentials are never returned.',
+    body: { schema: importServersSchema, required: true },
+    responses: { 200: { description: 'The diff (applied unless `dry_run`)', body: dataOf(importDiffSchema) } },
+    errors: ['conflict', 'validation_failed', 'service_unavailable'],
+    beyondSchema: [
+      'a line of `content` its `format` cannot read (`details` names `content` and the line)',
+      'a host without a user when `defaults.username` is not given, or whose address is not one `POST /servers` accepts',
+      'a jump host that is neither a host of the inventory nor a server of the organization',
+      'adding servers needs `defaults.auth_method` and its credential (`details` names `defaults`)',
+    ],
   },
   {
     method: 'get', path: '/api/v1/servers/:id/activity', operationId: 'getServerActivity', tag, scope: 'read',

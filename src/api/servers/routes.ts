@@ -6,6 +6,7 @@ import { validate } from '../http/validation';
 import { createServerSchema, serverListFilterSchema, updateServerSchema, verifyServerSchema } from './schemas';
 import type { ServerService } from './service';
 import { activityQuerySchema } from './activity';
+import { importServersSchema } from './import-schemas';
 
 export function serverRoutes(servers: ServerService): Router {
   const router = Router();
@@ -29,6 +30,10 @@ export function serverRoutes(servers: ServerService): Router {
     const input = validate(createServerSchema, req.body);
     const server = await servers.create(principalOf(req), input);
     res.status(201).location(`${req.baseUrl}/${server.id}`).json({ data: server });
+  });
+
+  router.post('/import', requireAction('servers:write'), async (req, res) => {
+    res.json({ data: await servers.importInventory(principalOf(req), validate(importServersSchema, req.body)) });
   });
 
   router.patch('/:id', requireAction('servers:write'), async (req, res) => {

@@ -13,7 +13,7 @@ export const tagSchema = z
 export const MAX_TAGS = 20;
 
 /** Up to 20 tags. */
-const tagListSchema = z.array(tagSchema).max(MAX_TAGS, `at most ${MAX_TAGS} tags`);
+export const tagListSchema = z.array(tagSchema).max(MAX_TAGS, `at most ${MAX_TAGS} tags`);
 
 /** Up to 20 tags; repeats dropped, first order kept. */
 const tagsSchema = tagListSchema.transform((tags) => [...new Set(tags)]);
@@ -28,6 +28,9 @@ const common = {
   port: z.number().int().min(1).max(65535).default(22),
   username: text('username', { min: 1, max: 64 }).regex(/^[A-Za-z0-9_.][A-Za-z0-9_.@-]*\$?$/, 'username has characters a login name cannot have'),
 };
+
+/** Where a server is and who logs in: what an inventory import checks each host against, as `POST /servers` does. */
+export const serverAddressSchema = z.object({ title, host: common.host, port: common.port, username: common.username });
 
 export const createServerSchema = z.discriminatedUnion(
   'auth_method',

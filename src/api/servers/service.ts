@@ -1,5 +1,4 @@
 import { Types } from 'mongoose';
-import { utils as ssh2Utils } from 'ssh2';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { assertOnServers, checkServer, readableServerFilter } from '../access/gate';
 import type { Action } from '../../domain/access/roles';
@@ -18,21 +17,12 @@ type ServerListFilter = z.infer<typeof serverListFilterSchema>;
 import { toDetailView, toListView } from './views';
 import { isDuplicateKey } from '../../domain/database';
 import { serverActivity } from './activity';
+import { checkPrivateKey } from './private-key';
+import { createServerImport } from './import-service';
 
 export interface ServerServiceDeps {
   secretBox: SecretBox;
   workflows: WorkflowGateway;
-}
-
-function checkPrivateKey(privateKey: string, passphrase: string | undefined) {
-  const parsed = ssh2Utils.parseKey(privateKey, passphrase);
-  if (!(parsed instanceof Error)) return;
-  const encrypted = /encrypted|passphrase/i.test(parsed.message);
-  throw new ApiError('validation_failed', 'The request body is invalid', [
-    encrypted
-      ? { path: 'passphrase', message: passphrase ? 'The passphrase does not decrypt private_key' : 'private_key is encrypted: send its passphrase' }
-      : { path: 'private_key', message: 'private_key is not a private key OpenSSH or PEM can read' },
-  ]);
 }
 
 export function createServerService({ secretBox, workflows }: ServerServiceDeps) {
@@ -46,6 +36,9 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     unlessTemporalUnreachable('schedule verification', () => workflows.servers.verify(toRef(server), { trustNewHostKey }));
 
   return {
+    /** `POST /servers/import`: an inventory's diff, applied unless a dry run. */
+    importInventory: createServerImport({ secretBox, workflows }),
+
     /** The servers of the organization the caller may read, those having all of `tags` and in `status` when given. */
     list(principal: Principal, page: PageQuery, { tag, status }: ServerListFilter = { tag: [] }) {
       const filter = { ...readableServerFilter(principal), ...(tag.length ? { tags: { $all: tag } } : {}), ...(status ? { status } : {}) };

@@ -10,6 +10,7 @@ import type { conversationListItemSchema, conversationSchema } from '../../api/c
 import type { migrationPlanListItemSchema, migrationPlanSchema } from '../../api/migration-plans/views';
 import type { tokenSchema, createdTokenSchema } from '../../api/tokens/views';
 import type { activityItemSchema } from '../../api/servers/activity';
+import type { importDiffSchema } from '../../api/servers/import-schemas';
 import type { policyViewSchema } from '../../domain/organizations/policy';
 import type { scheduleSchema, tickSchema } from '../../api/schedules/views';
 import type { freezeViewSchema } from '../../api/freezes/views';
@@ -41,6 +42,7 @@ export type MigrationPlan = z.infer<typeof migrationPlanSchema>;
 export type Token = z.infer<typeof tokenSchema>;
 export type CreatedToken = z.infer<typeof createdTokenSchema>;
 export type ServerActivity = z.infer<typeof activityItemSchema>;
+export type ImportDiff = z.infer<typeof importDiffSchema>;
 export type Policy = z.infer<typeof policyViewSchema>;
 export type Person = z.infer<typeof personSchema>;
 export type ServiceAccount = z.infer<typeof serviceAccountSchema>;

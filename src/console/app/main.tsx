@@ -16,6 +16,7 @@ import { Conversation, Conversations } from './pages/conversations';
 import { MigrationPlan, MigrationPlans } from './pages/migration-plans';
 import { Policy, Tokens } from './pages/admin';
 import { Freezes } from './pages/freezes';
+import { ServerImport } from './pages/server-import';
 import { NotificationChannelPage, NotificationChannels } from './pages/notifications';
 import { Account } from './pages/account';
 import { IdentityPage } from './pages/identity';
@@ -123,6 +124,7 @@ function App() {
       <Header current={current} />
       {route.name === 'servers' ? <Servers /> : null}
       {route.name === 'server' ? <Server serverId={p.serverId!} /> : null}
+      {route.name === 'server import' ? <ServerImport /> : null}
       {route.name === 'deployments' ? <Deployments /> : null}
       {route.name === 'deployment' ? <Deployment deploymentId={p.deploymentId!} /> : null}
       {route.name === 'run' ? <Run deploymentId={p.deploymentId!} runId={p.runId!} /> : null}

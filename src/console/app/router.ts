@@ -10,6 +10,7 @@ const PATTERNS: Array<[name: string, pattern: RegExp, keys: string[]]> = [
   ['sign-in', /^\/sign-in$/, []],
   ['servers', /^\/(?:servers)?$/, []],
   ['server', /^\/servers\/([0-9a-f]{24})$/, ['serverId']],
+  ['server import', /^\/servers\/import$/, []],
   ['deployments', /^\/deployments$/, []],
   ['deployment', /^\/deployments\/([0-9a-f]{24})$/, ['deploymentId']],
   ['run', /^\/deployments\/([0-9a-f]{24})\/runs\/([0-9a-f]{24})$/, ['deploymentId', 'runId']],

@@ -11,6 +11,20 @@ export interface VerifyServerInput {
   serverLabel?: string;
 }
 
+/** The servers an inventory import added, verified `concurrency` at a time by one workflow. */
+export interface ImportVerificationInput {
+  organizationId: string;
+  source: string;
+  servers: VerifyServerInput[];
+  concurrency: number;
+}
+
+/** How an import's verifications ended (a failed one says why on its server: `last_error`). */
+export interface ImportVerificationResult {
+  verified: number;
+  failed: number;
+}
+
 export interface ServerHealthInput {
   serverId: string;
   organizationId: string;

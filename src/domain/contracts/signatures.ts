@@ -2,7 +2,7 @@ import type { ConversationInput, ConversationResult } from './conversations';
 import type { NotificationDeliveryInput, NotificationDispatchInput } from './notifications';
 import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
 import type { ScheduledRunInput, ScheduledRunResult } from './schedules';
-import type { ServerHealthInput, VerifyServerInput } from './servers';
+import type { ImportVerificationInput, ImportVerificationResult, ServerHealthInput, VerifyServerInput } from './servers';
 
 /**
  * The workflows as their clients see them: started by name with these signatures, so code that
@@ -12,6 +12,7 @@ import type { ServerHealthInput, VerifyServerInput } from './servers';
 export interface WorkflowSignatures {
   serverVerificationWorkflow: (input: VerifyServerInput) => Promise<void>;
   serverHealthWorkflow: (input: ServerHealthInput) => Promise<void>;
+  inventoryVerificationWorkflow: (input: ImportVerificationInput) => Promise<ImportVerificationResult>;
   serverRunQueueWorkflow: (input: RunQueueInput) => Promise<void>;
   deploymentRunWorkflow: (run: QueuedRun) => Promise<RunResult>;
   deploymentFleetWorkflow: (run: FleetRunInput) => Promise<FleetResult>;

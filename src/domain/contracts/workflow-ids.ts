@@ -7,6 +7,7 @@
 /** One verification and one health monitor per server. */
 export const serverVerifyWorkflowId = (serverId: string) => `server-verify-${serverId}`;
 export const serverHealthWorkflowId = (serverId: string) => `server-health-${serverId}`;
+export const inventoryVerificationWorkflowId = (importId: string) => `inventory-verify-${importId}`;
 
 /** One workflow per run: a one-server run's, or a fleet run's (which starts one child per target). */
 export const deploymentRunWorkflowId = (runId: string) => `deployment-run-${runId}`;

@@ -14,6 +14,19 @@ const fingerprintSchema = new Schema(
   { _id: false },
 );
 
+/** Where an imported server came from: the import's `source` and the host's name there; and the tags that import gave it. */
+const inventorySchema = new Schema(
+  {
+    source: { type: String, required: true },
+    name: { type: String, required: true },
+    // Only these are replaced by a re-import: tags a person added stay.
+    tags: { type: [String], default: [] },
+    // Its jump hosts by name, as the inventory gave them (what a re-import compares).
+    via: { type: [String], default: [] },
+  },
+  { _id: false },
+);
+
 const serverSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
@@ -32,6 +45,8 @@ const serverSchema = new Schema(
     last_error: { type: String, default: null },
     verified_at: { type: Date, default: null },
     last_checked_at: { type: Date, default: null },
+    // Set when an inventory import added or adopted it; null for a server added by hand.
+    inventory: { type: inventorySchema, default: null },
     // Hands out each deployment run's place in this server's queue, in trigger order.
     run_seq: { type: Number, default: 0 },
     // The run whose turn it is on this server (runs on one server never interleave); null when none.
@@ -45,6 +60,7 @@ const serverSchema = new Schema(
 serverSchema.index({ organization_id: 1, createdAt: -1, _id: -1 });
 serverSchema.index({ organization_id: 1, host: 1, port: 1, username: 1 }, { unique: true });
 serverSchema.index({ organization_id: 1, tags: 1 });
+serverSchema.index({ organization_id: 1, 'inventory.source': 1 });
 
 export type Server = InferSchemaType<typeof serverSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
 export const ServerModel = model('Server', serverSchema);

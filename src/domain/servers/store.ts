@@ -1,7 +1,8 @@
-import type { Types } from 'mongoose';
+import type { ClientSession, Types } from 'mongoose';
 import { ServerModel, type Server, type ServerStatus } from './model';
 import { inTransaction } from '../notifications/outbox';
 import { recordServerEvent } from '../notifications/other-events';
+import { QUARANTINE_TAG } from './quarantine';
 
 /*
  * The servers store: every write to a server document — its creation, its verification and health
@@ -12,7 +13,9 @@ import { recordServerEvent } from '../notifications/other-events';
 type Id = string | Types.ObjectId;
 
 /** A server as a person adds it: its credentials sealed already (bound to its `_id`). */
-export type NewServer = Pick<Server, '_id' | 'organization_id' | 'title' | 'tags' | 'host' | 'port' | 'username' | 'auth_method' | 'credentials'>;
+export type NewServer = Pick<Server, '_id' | 'organization_id' | 'title' | 'tags' | 'host' | 'port' | 'username' | 'auth_method' | 'credentials'> & {
+  inventory?: ImportedDetails['inventory'];
+};
 
 /** A new server (unverified); rejects with code 11000 when the organization has one for the same user@host:port. */
 export async function createServer(server: NewServer): Promise<void> {
@@ -22,6 +25,34 @@ export async function createServer(server: NewServer): Promise<void> {
 /** A person renamed or re-tagged it: the server as it is now, or null when it is not the organization's. */
 export async function updateServerDetails(id: Id, organizationId: string, details: { title?: string; tags?: string[] }) {
   return ServerModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set: details }, { returnDocument: 'after' }).lean<Server>();
+}
+
+/** What an inventory import sets on a server it adds or changes. */
+export interface ImportedDetails {
+  title?: string;
+  host?: string;
+  port?: number;
+  username?: string;
+  tags?: string[];
+  inventory: { source: string; name: string; tags: string[]; via: string[] };
+}
+
+/** An inventory import, applied at once: servers added, changed, and quarantined (tagged, kept) — all or none. */
+export async function applyInventoryImport(
+  organizationId: string,
+  changes: { add: NewServer[]; change: Array<{ id: Id; details: ImportedDetails }>; quarantine: Id[] },
+  session: ClientSession,
+): Promise<void> {
+  if (changes.add.length) await ServerModel.insertMany(changes.add, { session, ordered: true });
+  if (changes.change.length) {
+    await ServerModel.bulkWrite(changes.change.map(({ id, details }) => ({ updateOne: { filter: { _id: id, organization_id: organizationId }, update: { $set: details } } })), { session });
+  }
+  if (changes.quarantine.length) await ServerModel.updateMany({ _id: { $in: changes.quarantine }, organization_id: organizationId }, { $addToSet: { tags: QUARANTINE_TAG } }, { session });
+}
+
+/** Verification of imported servers could not be started: said on each, so a person re-verifies them. */
+export async function noteVerificationNotStarted(ids: Id[], message: string): Promise<void> {
+  await ServerModel.updateMany({ _id: { $in: ids } }, { $set: { last_error: message } });
 }
 
 export async function deleteServer(id: Id): Promise<void> {

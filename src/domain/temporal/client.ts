@@ -51,7 +51,7 @@ export class WorkflowGateway {
   constructor(
     private readonly client: Client,
     taskQueue: string,
-    serverSettings: { verifyMaxAttempts: number; healthIntervalSeconds: number },
+    serverSettings: { verifyMaxAttempts: number; healthIntervalSeconds: number; importVerifyConcurrency?: number },
     /** The Temporal Web UI (TEMPORAL_UI_URL), for links from runs and conversations to their workflows. */
     uiUrl?: string,
   ) {

@@ -1,8 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { serverSearchAttributes } from '../contracts/search-attributes';
 import type { ServerHealthInput, VerifyServerInput } from '../contracts/servers';
+import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import type { WorkflowSignatures } from '../contracts/signatures';
-import { serverHealthWorkflowId, serverVerifyWorkflowId } from '../contracts/workflow-ids';
+import { inventoryVerificationWorkflowId, serverHealthWorkflowId, serverVerifyWorkflowId } from '../contracts/workflow-ids';
 
 export interface ServerRef {
   id: string;
@@ -25,7 +26,7 @@ export class ServerWorkflows {
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
-    private readonly settings: { verifyMaxAttempts: number; healthIntervalSeconds: number },
+    private readonly settings: { verifyMaxAttempts: number; healthIntervalSeconds: number; importVerifyConcurrency?: number },
   ) {}
 
   /**
@@ -33,8 +34,28 @@ export class ServerWorkflows {
    * with a result older than the request (and without its trust_new_host_key), so reusing it would drop the request.
    */
   async verify(server: ServerRef, options: { trustNewHostKey?: boolean } = {}) {
-    const trustNewHostKey = options.trustNewHostKey ?? false;
-    const input: VerifyServerInput = {
+    const input = this.verifyInput(server, options.trustNewHostKey ?? false);
+    await this.start('serverVerificationWorkflow', server, serverVerifyWorkflowId(server.id), input, 'TERMINATE_EXISTING', 'Verify');
+  }
+
+  /** How many servers an import verifies at once (IMPORT_VERIFY_CONCURRENCY). */
+  get importConcurrency(): number {
+    return this.settings.importVerifyConcurrency ?? 8;
+  }
+
+  /** Starts the verification of the servers an inventory import added: IMPORT_VERIFY_CONCURRENCY at a time, by one workflow. */
+  async verifyImported(importId: string, organizationId: string, source: string, servers: ServerRef[]) {
+    await this.client.workflow.start<WorkflowSignatures['inventoryVerificationWorkflow']>('inventoryVerificationWorkflow', {
+      taskQueue: this.taskQueue,
+      workflowId: inventoryVerificationWorkflowId(importId),
+      args: [{ organizationId, source, concurrency: this.importConcurrency, servers: servers.map((server) => this.verifyInput(server, false)) }],
+      typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.organization, value: organizationId }],
+      staticSummary: `Verify the ${servers.length} servers imported from ${source}`,
+    });
+  }
+
+  private verifyInput(server: ServerRef, trustNewHostKey: boolean): VerifyServerInput {
+    return {
       serverId: server.id,
       organizationId: server.organizationId,
       maxAttempts: this.settings.verifyMaxAttempts,
@@ -42,7 +63,6 @@ export class ServerWorkflows {
       trustNewHostKey,
       serverLabel: serverLabel(server),
     };
-    await this.start('serverVerificationWorkflow', server, serverVerifyWorkflowId(server.id), input, 'TERMINATE_EXISTING', 'Verify');
   }
 
   /** Starts a server's health monitor unless it runs already: repairs monitors lost to a reset Temporal. */

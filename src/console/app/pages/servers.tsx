@@ -51,6 +51,7 @@ export function Servers() {
             Add a server
           </button>
         ) : null}
+        {session.can('servers:write') ? <a href="/servers/import">Import an inventory</a> : null}
       </form>
       {adding ? (
         <AddServer
