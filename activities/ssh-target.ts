@@ -1,5 +1,5 @@
 import type { SecretBox } from '../src/domain/secrets/secret-box';
-import { CredentialsUnreadableError, loadSshTarget, sshTargetOf, type StoredServer } from '../src/domain/servers/credentials';
+import { CredentialsUnreadableError, JumpHostUnusableError, loadSshTarget, routedTargetOf, type StoredServer } from '../src/domain/servers/credentials';
 import type { SshTarget } from '../src/domain/ssh/connect';
 import { failure } from '../src/domain/contracts/failure-types';
 
@@ -13,6 +13,7 @@ async function unsealedOrFail<T>(open: () => T | Promise<T>): Promise<T> {
     return await open();
   } catch (error) {
     if (error instanceof CredentialsUnreadableError) throw failure('CredentialsUnreadable', error.message);
+    if (error instanceof JumpHostUnusableError) throw failure('JumpHostUnusable', error.message);
     throw error;
   }
 }
@@ -24,7 +25,7 @@ export async function loadVerifiedTarget(serverId: string, box: SecretBox): Prom
 
 /** `loadVerifiedTarget` for a server document already read (null: it is gone), with its sealed credentials. */
 export async function verifiedTargetOf(server: StoredServer | null, box: SecretBox): Promise<SshTarget> {
-  return verified(server && (await unsealedOrFail(() => sshTargetOf(server, box))));
+  return verified(server && (await unsealedOrFail(() => routedTargetOf(server, box))));
 }
 
 function verified(loaded: { target: SshTarget } | null): SshTarget {

@@ -59,9 +59,9 @@ describe('inventory import in the console', () => {
     await diff.getByText('tags lab, web').first().waitFor();
     await form.getByRole('button', { name: 'Apply this import' }).click();
     await page.getByRole('status').getByText('Applied: 2 to add, 0 to change, 0 unchanged, 0 missing · verifying 2 servers, 8 at a time').waitFor();
-    const servers = await eventually(async () => (await ops.listServers()).data as Array<{ title: string; status: string }>, (list) => list.length === 2 && list.every((s) => s.status === 'verified'));
+    const servers = await eventually(async () => (await ops.listServers()).data as Array<{ title: string; status: string; tags: string[] }>, (list) => list.length === 2 && list.every((s) => s.status === 'verified'));
     expect(servers.map((s) => s.title).sort()).toEqual(['web1', 'web2']);
-    expect((servers as Array<{ tags: string[] }>).map((s) => s.tags)).toEqual([['lab', 'web'], ['lab', 'web']]);
+    expect(servers.map((s) => s.tags)).toEqual([['lab', 'web'], ['lab', 'web']]);
     expect(problemsOf(page)).toEqual([]);
   }, 120_000);
 });

@@ -28,6 +28,8 @@ export interface AddServer {
   /** A private sshd of the test's own (to stop or re-key it); the shared one otherwise. */
   sshd?: SshdInfo;
   tags?: string[];
+  /** Jump hosts it is reached through. */
+  via?: string[];
 }
 
 // The API's JSON, as the tests read it.
@@ -68,10 +70,10 @@ export function userWithToken(bosun: BosunAt, token: string) {
      * Adds a server — on the tests' shared sshd unless another is given, at a loopback address of its
      * own — and waits until it is verified; its id.
      */
-    async addServer({ host = '127.0.0.1', auth_method = 'private_key', title = `srv-${host}`, sshd = bosun.sshd, tags }: AddServer = {}): Promise<string> {
+    async addServer({ host = '127.0.0.1', auth_method = 'private_key', title = `srv-${host}`, sshd = bosun.sshd, tags, via }: AddServer = {}): Promise<string> {
       const { port, username, privateKey, password } = sshd;
       const credentials = auth_method === 'private_key' ? { auth_method, private_key: privateKey } : { auth_method, password };
-      const created = expectStatus(await bosun.api.post('/api/v1/servers').set(auth).send({ title, host, port, username, ...credentials, ...(tags ? { tags } : {}) }), 201, 'add a server');
+      const created = expectStatus(await bosun.api.post('/api/v1/servers').set(auth).send({ title, host, port, username, ...credentials, ...(tags ? { tags } : {}), ...(via ? { via } : {}) }), 201, 'add a server');
       const id = created.data.id as string;
       await eventually(async () => (await bosun.api.get(`/api/v1/servers/${id}`).set(auth)).body.data.status, (status) => status === 'verified');
       return id;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SERVER_STATUSES } from '../../domain/servers/model';
+import { MAX_HOPS } from '../../domain/servers/route';
 import { requiredText, text } from '../http/text';
 
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -20,12 +21,19 @@ const tagsSchema = tagListSchema.transform((tags) => [...new Set(tags)]);
 
 const title = requiredText('title', 120);
 
+/** The jump hosts a server is reached through, in order (`ssh -J`): ids of servers of the organization. */
+const viaSchema = z
+  .array(z.string().regex(/^[0-9a-f]{24}$/, 'a server id'))
+  .max(MAX_HOPS, `at most ${MAX_HOPS} jump hosts`)
+  .describe('The jump hosts this server is reached through, outermost first (each a verified server of the organization; the first one\'s own `via` is followed too)');
+
 const common = {
   title,
   tags: tagsSchema.default([]),
   // IPv6 by its pattern alone (zod's own check takes more forms than the pattern the document carries).
   host: z.union([z.string().regex(HOSTNAME), z.ipv4(), z.string().regex(z.regexes.ipv6)], { error: 'host must be a host name or an IP address' }),
   port: z.number().int().min(1).max(65535).default(22),
+  via: viaSchema.default([]),
   username: text('username', { min: 1, max: 64 }).regex(/^[A-Za-z0-9_.][A-Za-z0-9_.@-]*\$?$/, 'username has characters a login name cannot have'),
 };
 
@@ -53,9 +61,9 @@ export const createServerSchema = z.discriminatedUnion(
 export type CreateServerInput = z.infer<typeof createServerSchema>;
 
 export const updateServerSchema = z
-  .strictObject({ title: title.optional(), tags: tagsSchema.optional() })
-  .refine((v) => v.title !== undefined || v.tags !== undefined, 'send at least one of title, tags')
-  // The refinement, as the document states it (title and tags are the only fields).
+  .strictObject({ title: title.optional(), tags: tagsSchema.optional(), via: viaSchema.optional() })
+  .refine((v) => v.title !== undefined || v.tags !== undefined || v.via !== undefined, 'send at least one of title, tags, via')
+  // The refinement, as the document states it.
   .meta({ minProperties: 1 });
 
 export type UpdateServerInput = z.infer<typeof updateServerSchema>;

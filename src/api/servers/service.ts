@@ -10,6 +10,7 @@ import type { WorkflowGateway } from '../../domain/temporal/client';
 import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
 import { ServerModel, toRef, type Server } from '../../domain/servers/model';
 import * as servers from '../../domain/servers/store';
+import { MAX_HOPS, RouteError, routeOf, serversBehind, type RouteServer } from '../../domain/servers/route';
 import type { CreateServerInput, UpdateServerInput, serverListFilterSchema } from './schemas';
 import type { z } from 'zod';
 
@@ -23,6 +24,42 @@ import { createServerImport } from './import-service';
 export interface ServerServiceDeps {
   secretBox: SecretBox;
   workflows: WorkflowGateway;
+}
+
+const viaRefused = (message: string) => new ApiError('validation_failed', 'The request body is invalid', [{ path: 'via', message }]);
+
+/**
+ * A server's `via` as it would be: every hop a server the caller can read, verified (its host key
+ * pinned: a jump host is never trusted on first use), and the whole route — this server's and those
+ * of the servers behind it — without a cycle and at most MAX_HOPS long. 422 otherwise.
+ */
+async function checkVia(principal: Principal, serverId: string, via: readonly string[]) {
+  const { organizationId } = principal;
+  if (via.length) {
+    const readable = await ServerModel.find({ ...readableServerFilter(principal), _id: { $in: via.map((id) => new Types.ObjectId(id)) } }, { host_key_fingerprint: 1, title: 1 }).lean();
+    for (const id of via) {
+      const hop = readable.find((candidate) => String(candidate._id) === id);
+      if (!hop) throw viaRefused(`server ${id} is not a server of this organization`);
+      if (!hop.host_key_fingerprint) throw viaRefused(`jump host "${hop.title}" is not verified yet: verify it first (its host key is pinned then)`);
+    }
+  }
+  // This server's new route changes the routes of the servers whose first hop it is (and theirs, in turn).
+  const load = async (ids: string[]) => {
+    const found = await ServerModel.find({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) }, organization_id: organizationId }, { title: 1, host: 1, port: 1, username: 1, via: 1, host_key_fingerprint: 1 }).lean<RouteServer[]>();
+    return new Map(found.map((hop) => [String(hop._id), String(hop._id) === serverId ? { ...hop, via: via.map((id) => new Types.ObjectId(id)) } : hop]));
+  };
+  try {
+    await routeOf({ id: serverId, organizationId, via }, load);
+    let behind = [serverId];
+    for (let depth = 0; behind.length && depth < MAX_HOPS; depth += 1) {
+      const next = await ServerModel.find({ organization_id: organizationId, 'via.0': { $in: behind.map((id) => new Types.ObjectId(id)) } }, { via: 1 }).lean();
+      for (const server of next) await routeOf({ id: String(server._id), organizationId, via: (server.via ?? []).map(String) }, load);
+      behind = next.map((server) => String(server._id));
+    }
+  } catch (error) {
+    if (error instanceof RouteError) throw viaRefused(error.message.replace(/^via: /, ''));
+    throw error;
+  }
 }
 
 export function createServerService({ secretBox, workflows }: ServerServiceDeps) {
@@ -50,6 +87,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       const server = await find(principal, id, 'servers:write');
       // Not re-tagged out of the caller's reach either.
       if (input.tags) assertOnServers(principal, 'servers:write', [{ ...server, tags: input.tags }]);
+      if (input.via) await checkVia(principal, server._id.toString(), input.via);
       const updated = await servers.updateServerDetails(server._id, principal.organizationId, input);
       if (!updated) throw notFound('Server');
       return toDetailView(updated);
@@ -68,8 +106,10 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     /** Stores the server with its credentials sealed, then starts verification; if that cannot start, nothing is kept. */
     async create(principal: Principal, input: CreateServerInput) {
       const { organizationId } = principal;
-      const { title, tags, host, port, username, auth_method } = input;
+      const { title, tags, host, port, username, auth_method, via } = input;
       assertOnServers(principal, 'servers:write', [{ _id: 'new', title, tags }]);
+      const _id = new Types.ObjectId();
+      await checkVia(principal, _id.toString(), via);
       let credentials: ServerCredentials;
       if (input.auth_method === 'private_key') {
         checkPrivateKey(input.private_key, input.passphrase);
@@ -77,7 +117,6 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       } else {
         credentials = { password: input.password };
       }
-      const _id = new Types.ObjectId();
       const doc = {
         _id,
         organization_id: new Types.ObjectId(organizationId),
@@ -87,13 +126,14 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
         port,
         username,
         auth_method,
+        via: via.map((hop) => new Types.ObjectId(hop)),
         credentials: sealCredentials(secretBox, _id.toString(), credentials),
       };
       try {
         await servers.createServer(doc);
       } catch (error) {
         if (isDuplicateKey(error)) {
-          throw new ApiError('conflict', `A server for ${username}@${host}:${port} already exists in this organization`);
+          throw new ApiError('conflict', `A server for ${username}@${host}:${port} already exists in this organization${via.length ? ' behind the same jump host' : ''}`);
         }
         throw error;
       }
@@ -117,6 +157,10 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     /** Stops the server's workflows first, so a Temporal outage leaves the server in place (503), not half-deleted. */
     async remove(principal: Principal, id: string) {
       const server = await find(principal, id, 'servers:write');
+      const behind = await serversBehind(principal.organizationId, server._id);
+      if (behind.length) {
+        throw new ApiError('conflict', `Server "${server.title}" is the jump host of ${behind.map((s) => `"${s.title}" (${s._id.toString()})`).join(', ')}: change their via first`);
+      }
       await unlessTemporalUnreachable('stop the server’s workflows', () => workflows.servers.stop(server._id.toString()));
       await servers.deleteServer(server._id);
     },

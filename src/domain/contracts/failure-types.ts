@@ -85,6 +85,13 @@ export const FAILURE_TYPES = [
     meaning: "This worker cannot decrypt the server's credentials: its BOSUN_SECRET_KEY is not the one they were saved with. Start it with that key, or save the credentials again.",
   },
   {
+    name: 'JumpHostUnusable',
+    raisedBy: 'activity',
+    retryable: false,
+    rerunElsewhere: false,
+    meaning: "A jump host in the server's `via` chain has no verified host key, was deleted, or the chain is refused (a cycle, too long). Verify the jump host, or change the server's `via`.",
+  },
+  {
     name: 'FingerprintParseError',
     raisedBy: 'activity',
     retryable: false,

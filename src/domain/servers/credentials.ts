@@ -1,9 +1,10 @@
 import type { SecretBox } from '../secrets/secret-box';
 import type { SshTarget } from '../ssh/connect';
 import { ServerModel, type Server, type ServerStatus } from './model';
+import { RouteError, routeOf } from './route';
 
 /** A server document as stored, its sealed credentials included. */
-export type StoredServer = Pick<Server, '_id' | 'credentials' | 'status' | 'host' | 'port' | 'username' | 'host_key_fingerprint'>;
+export type StoredServer = Pick<Server, '_id' | 'credentials' | 'status' | 'host' | 'port' | 'username' | 'host_key_fingerprint' | 'organization_id'> & Partial<Pick<Server, 'via'>>;
 
 export interface ServerCredentials {
   private_key?: string;
@@ -21,10 +22,40 @@ const associatedData = (serverId: string) => `server:${serverId}`;
 export const sealCredentials = (box: SecretBox, serverId: string, credentials: ServerCredentials) =>
   box.encrypt(JSON.stringify(credentials), associatedData(serverId));
 
-/** A server's decrypted connection details and current status, for activities only; null when the server is gone. */
+/** A server's decrypted connection details (its jump hosts' too) and current status, for activities only; null when the server is gone. */
 export async function loadSshTarget(serverId: string, box: SecretBox): Promise<{ target: SshTarget; status: ServerStatus } | null> {
   const server = await ServerModel.findById(serverId).select('+credentials').lean();
-  return server && sshTargetOf(server, box);
+  return server && routedTargetOf(server, box);
+}
+
+/** A jump host that cannot be used: not verified (no pinned host key) or gone. No retry fixes it. */
+export class JumpHostUnusableError extends Error {
+  override name = 'JumpHostUnusableError';
+}
+
+/**
+ * `sshTargetOf`, with the chain of jump hosts the server is reached through (each hop with its own
+ * credentials and pinned host key: a hop without one is refused, never trusted on first use).
+ */
+export async function routedTargetOf(server: StoredServer, box: SecretBox): Promise<{ target: SshTarget; status: ServerStatus }> {
+  const own = sshTargetOf(server, box);
+  if (!server.via?.length) return own;
+  let route;
+  try {
+    route = await routeOf({ id: String(server._id), organizationId: String(server.organization_id), via: server.via.map(String) });
+  } catch (error) {
+    if (error instanceof RouteError) throw new JumpHostUnusableError(error.message);
+    throw error;
+  }
+  const stored = await ServerModel.find({ _id: { $in: route.map((hop) => hop._id) } }).select('+credentials').lean();
+  let via: SshTarget | undefined;
+  for (const hop of route) {
+    const found = stored.find((candidate) => candidate._id.equals(hop._id));
+    if (!found) throw new JumpHostUnusableError(`Jump host "${hop.title}" was deleted`);
+    if (!found.host_key_fingerprint) throw new JumpHostUnusableError(`Jump host "${hop.title}" (${found.username}@${found.host}:${found.port}) has no verified host key: verify it first`);
+    via = { ...sshTargetOf(found, box).target, ...(via ? { via } : {}) };
+  }
+  return { status: own.status, target: { ...own.target, via } };
 }
 
 /** The connection details of a server document read with its sealed credentials. */

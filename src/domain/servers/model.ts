@@ -42,6 +42,8 @@ const serverSchema = new Schema(
     status: { type: String, enum: SERVER_STATUSES, required: true, default: 'unverified' },
     fingerprint: { type: fingerprintSchema, default: null },
     host_key_fingerprint: { type: String, default: null },
+    // The jump hosts it is reached through, in order (`ssh -J`): servers of the same organization.
+    via: { type: [Schema.Types.ObjectId], default: [] },
     last_error: { type: String, default: null },
     verified_at: { type: Date, default: null },
     last_checked_at: { type: Date, default: null },
@@ -58,9 +60,16 @@ const serverSchema = new Schema(
 );
 
 serverSchema.index({ organization_id: 1, createdAt: -1, _id: -1 });
-serverSchema.index({ organization_id: 1, host: 1, port: 1, username: 1 }, { unique: true });
+// One server per login and address reached the same way: the same private address behind two
+// bastions is two servers (`via` is the index's one array: a shared hop counts as the same way).
+serverSchema.index({ organization_id: 1, host: 1, port: 1, username: 1, via: 1 }, { unique: true, name: 'organization_login_address_via' });
+
+/** Indexes of earlier releases that would refuse what today's allow: dropped before the models' own are built. */
+export const RETIRED_SERVER_INDEXES = ['organization_id_1_host_1_port_1_username_1'];
 serverSchema.index({ organization_id: 1, tags: 1 });
 serverSchema.index({ organization_id: 1, 'inventory.source': 1 });
+// The servers behind a jump host (refusing its deletion, following a change of its route).
+serverSchema.index({ organization_id: 1, via: 1 });
 
 export type Server = InferSchemaType<typeof serverSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
 export const ServerModel = model('Server', serverSchema);

@@ -1,4 +1,4 @@
-import type { ClientSession, Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import { ServerModel, type Server, type ServerStatus } from './model';
 import { inTransaction } from '../notifications/outbox';
 import { recordServerEvent } from '../notifications/other-events';
@@ -23,8 +23,10 @@ export async function createServer(server: NewServer): Promise<void> {
 }
 
 /** A person renamed or re-tagged it: the server as it is now, or null when it is not the organization's. */
-export async function updateServerDetails(id: Id, organizationId: string, details: { title?: string; tags?: string[] }) {
-  return ServerModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set: details }, { returnDocument: 'after' }).lean<Server>();
+export async function updateServerDetails(id: Id, organizationId: string, details: { title?: string; tags?: string[]; via?: string[] }) {
+  const { via, ...rest } = details;
+  const set = { ...rest, ...(via ? { via: via.map((hop) => new Types.ObjectId(hop)) } : {}) };
+  return ServerModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set: set }, { returnDocument: 'after' }).lean<Server>();
 }
 
 /** What an inventory import sets on a server it adds or changes. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import { NodeSSH } from 'node-ssh';
 import { classifySshError, SshError } from './errors';
 
@@ -14,6 +15,11 @@ export interface SshTarget {
   password?: string;
   /** The pinned host key (trust on first use); null when none is recorded yet. */
   hostKeyFingerprint: string | null;
+  /**
+   * The jump host this server is reached through (`ssh -J`): the last hop of its chain, itself
+   * reached through its own `via`. Absent: connected to directly.
+   */
+  via?: SshTarget;
 }
 
 export interface OpenedConnection {
@@ -46,13 +52,17 @@ function openSocket(host: string, port: number, timeoutMs: number): Promise<net.
   });
 }
 
-/** Opens an authenticated SSH connection, refusing a host key that differs from the pinned one; timeoutMs covers TCP and handshake. */
-export async function openConnection(target: SshTarget, timeoutMs: number): Promise<OpenedConnection> {
+/**
+ * Opens an authenticated SSH connection, refusing a host key that differs from the pinned one;
+ * timeoutMs covers TCP and handshake. `through`: a stream already open to the server (a channel
+ * forwarded by its jump host) instead of a TCP connection of this process's own.
+ */
+export async function openConnection(target: SshTarget, timeoutMs: number, through?: Duplex): Promise<OpenedConnection> {
   const where = describeTarget(target);
   const deadline = Date.now() + timeoutMs;
   let presented: string | null = null;
   try {
-    const sock = await openSocket(target.host, target.port, timeoutMs);
+    const sock = through ?? (await openSocket(target.host, target.port, timeoutMs));
     const ssh = new NodeSSH();
     await ssh.connect({
       sock,
@@ -65,6 +75,8 @@ export async function openConnection(target: SshTarget, timeoutMs: number): Prom
       tryKeyboard: false,
       readyTimeout: Math.max(1, deadline - Date.now()),
       keepaliveInterval: 15_000,
+      // Never: a jump host must not be able to use Bosun's credentials for other servers.
+      agentForward: false,
       hostVerifier: (key: Buffer) => {
         presented = hostKeyFingerprintOf(key);
         return target.hostKeyFingerprint === null || presented === target.hostKeyFingerprint;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NodeSSH } from 'node-ssh';
 import type { Logger } from '../../logger';
+import type { Duplex } from 'node:stream';
 import { describeTarget, openConnection, type OpenedConnection, type SshTarget } from './connect';
 import { classifySshError, SshError, type SshErrorKind } from './errors';
 
@@ -19,17 +20,24 @@ interface Entry {
   identity: string;
   connection: Promise<OpenedConnection>;
   active: number;
+  /** Connections of servers behind this one (a jump host) that go through it: it stays open while any does. */
+  dependents: number;
   /** Callers waiting for a channel; resolved true with a slot, or false when the entry was retired. */
   waiters: Array<(granted: boolean) => void>;
   retired: boolean;
   idleTimer?: NodeJS.Timeout;
 }
 
-/** What makes two targets the same connection: address, login, credentials and pinned host key. */
-const identityOf = (t: SshTarget) =>
+/** What makes two targets the same connection: address, login, credentials, pinned host key, and the hops to it. */
+const identityOf = (t: SshTarget): string =>
   createHash('sha256')
-    .update(JSON.stringify([t.host, t.port, t.username, t.privateKey, t.passphrase, t.password, t.hostKeyFingerprint]))
+    .update(JSON.stringify([t.host, t.port, t.username, t.privateKey, t.passphrase, t.password, t.hostKeyFingerprint, t.via ? identityOf(t.via) : null]))
     .digest('hex');
+
+/** A connection's key in the pool: the server's id, and the hops it is reached through (one server may be reached by two routes). */
+const poolKeyOf = (t: SshTarget): string => (t.via ? `${t.key}<${poolKeyOf(t.via)}` : t.key);
+
+const describeHop = (hop: SshTarget) => `jump host ${describeTarget(hop)}`;
 
 /**
  * One SSH connection per server, shared by every activity of a worker, with a bounded number of
@@ -66,7 +74,7 @@ export class SshPool {
   /** Connects afresh (not through the pool) and runs a no-op: can a new session log in and run a command now? */
   async probe(target: SshTarget): Promise<void> {
     const timeoutMs = this.options.connectTimeoutMs;
-    const { ssh } = await openConnection(target, timeoutMs).catch((error: unknown) => {
+    const { ssh } = await this.open(target).catch((error: unknown) => {
       throw this.failed(error, target);
     });
     let timer: NodeJS.Timeout | undefined;
@@ -86,10 +94,9 @@ export class SshPool {
     }
   }
 
-  /** Stops handing out the server's current connection; commands running on it finish first. */
-  evict(key: string): void {
-    const entry = this.entries.get(key);
-    if (entry) this.retire(entry);
+  /** Stops handing out the server's current connections (and those through it); commands running on them finish first. */
+  evict(serverId: string): void {
+    for (const entry of [...this.entries.values()]) if (entry.key.split('<').includes(serverId)) this.retire(entry);
   }
 
   async close(): Promise<void> {
@@ -109,14 +116,16 @@ export class SshPool {
   private entryFor(target: SshTarget): Entry {
     if (this.closed) throw new SshError('transport', 'The SSH pool is shut down');
     const identity = identityOf(target);
-    const existing = this.entries.get(target.key);
+    const key = poolKeyOf(target);
+    const existing = this.entries.get(key);
     if (existing && existing.identity === identity) return existing;
     if (existing) this.retire(existing);
     const entry: Entry = {
-      key: target.key,
+      key,
       identity,
-      connection: openConnection(target, this.options.connectTimeoutMs),
+      connection: this.open(target),
       active: 0,
+      dependents: 0,
       waiters: [],
       retired: false,
     };
@@ -135,8 +144,54 @@ export class SshPool {
         this.retire(entry);
       },
     );
-    this.entries.set(target.key, entry);
+    this.entries.set(key, entry);
     return entry;
+  }
+
+  /** A new connection to the server: directly, or through its jump host's pooled connection. */
+  private open(target: SshTarget): Promise<OpenedConnection> {
+    return target.via ? this.openThrough(target, target.via) : openConnection(target, this.options.connectTimeoutMs);
+  }
+
+  /**
+   * As `ssh -J` does: a direct-tcpip channel from the jump host to the server, and the SSH session
+   * inside it (the server's own host key checked against its pin, as the hop's was against its own).
+   * The hop's connection is shared by every server behind it and kept open while one uses it.
+   */
+  private async openThrough(target: SshTarget, hop: SshTarget): Promise<OpenedConnection> {
+    const timeoutMs = this.options.connectTimeoutMs;
+    const hopEntry = this.entryFor(hop);
+    hopEntry.dependents += 1;
+    clearTimeout(hopEntry.idleTimer);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      hopEntry.dependents -= 1;
+      this.idle(hopEntry);
+    };
+    try {
+      const { ssh: hopSsh } = await hopEntry.connection.catch((error: unknown) => {
+        const cause = classifySshError(error, describeTarget(hop));
+        throw new SshError(cause.kind, `Through ${describeHop(hop)}: ${cause.message}`);
+      });
+      const channel = await new Promise<Duplex>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new SshError('timeout', `${describeHop(hop)} did not open a connection to ${target.host}:${target.port} within ${timeoutMs} ms`)), timeoutMs);
+        const client = hopSsh.connection;
+        if (!client) return reject(new SshError('transport', `The connection to ${describeHop(hop)} is closed`));
+        client.forwardOut('127.0.0.1', 0, target.host, target.port, (error, stream) => {
+          clearTimeout(timer);
+          if (error) reject(new SshError('transport', `${describeHop(hop)} could not connect to ${target.host}:${target.port}: ${error.message}`));
+          else resolve(stream);
+        });
+      });
+      const opened = await openConnection(target, timeoutMs, channel);
+      opened.ssh.connection?.once('close', release);
+      return opened;
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
   /** A channel slot on the server's live entry; a waiter whose entry is retired tries the newer one. */
@@ -160,11 +215,17 @@ export class SshPool {
       next(true);
       return;
     }
-    if (entry.active > 0) return;
+    this.idle(entry);
+  }
+
+  /** Nothing runs on the entry now: disposed if retired, else retired after the idle time (a jump host: once nothing goes through it either). */
+  private idle(entry: Entry): void {
+    if (entry.active > 0 || entry.dependents > 0) return;
     if (entry.retired) {
       this.dispose(entry);
       return;
     }
+    clearTimeout(entry.idleTimer);
     entry.idleTimer = setTimeout(() => this.retire(entry), this.options.idleTimeoutMs ?? 60_000);
     entry.idleTimer.unref();
   }
@@ -176,7 +237,7 @@ export class SshPool {
     this.options.log.debug({ server: entry.key, running: entry.active }, 'ssh connection retired');
     clearTimeout(entry.idleTimer);
     for (const wake of entry.waiters.splice(0)) wake(false);
-    if (entry.active === 0) this.dispose(entry);
+    if (entry.active === 0 && entry.dependents === 0) this.dispose(entry);
   }
 
   private failed(error: unknown, target: SshTarget): SshError {
