@@ -81,6 +81,8 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/tokens': () => ({ path: '/tokens' }),
   // Per organization by design: a stranger's writes land in its own organization.
   'POST /api/v1/servers': () => ({ path: '/servers', body: { title: 'theirs', host: '127.0.0.1', port: 1, username: 'x', auth_method: 'password', password: 'p' } }),
+  // An inventory naming the victim's server's address: a dry run sees nothing of theirs to change.
+  'POST /api/v1/servers/import': () => ({ path: '/servers/import', body: { format: 'ansible-ini', source: 'theirs', content: '[web]\nh1 ansible_host=127.0.0.1 ansible_user=x\n', dry_run: true } }),
   'PUT /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}`, body: { value: 'the strangers-own value' } }),
   'POST /api/v1/tokens': () => ({ path: '/tokens', body: { name: 'theirs', scopes: ['read'] } }),
   'GET /api/v1/policy': () => ({ path: '/policy' }),
@@ -141,6 +143,7 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/migration-plans': 200,
   'GET /api/v1/secrets': 200,
   'POST /api/v1/servers': 201,
+  'POST /api/v1/servers/import': 200,
   'PUT /api/v1/secrets/:name': 200,
   'GET /api/v1/tokens': 200,
   'POST /api/v1/tokens': 201,
