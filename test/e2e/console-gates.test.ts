@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startBosun, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
-import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
+import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 import { sharedFolder } from '../support/trees';
 
 /*
@@ -40,14 +40,7 @@ describe('guarded rollouts in the console', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  const signedIn = async (token: string): Promise<Page> => {
-    const page = await newPage(browser);
-    await page.goto(`${bosun.url}/sign-in`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return page;
-  };
+  const signedIn = (token: string): Promise<Page> => signedInPage(browser, bosun.url, token);
 
   test('the triggerer is told why she cannot approve; another person approves on the page and the run goes on to success', async () => {
     const deployment = await carol.define({ name: 'gated-release', targets: { tags: ['gated'] }, strategy: { batch_size: 1, gates: [{ before_batch: 2, approvals: 1, expires_in: '4h' }] }, steps: [{ name: 'release', command: 'echo released' }] });

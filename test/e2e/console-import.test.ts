@@ -2,7 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { startBosun, eventually, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
-import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
+import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 
 /*
  * An operator pastes an inventory in the console, previews its diff (nothing changes), applies it,
@@ -25,14 +25,7 @@ describe('inventory import in the console', () => {
     await bosun?.stop();
   });
 
-  const signedIn = async (token: string): Promise<Page> => {
-    const page = await newPage(browser);
-    await page.goto(`${bosun.url}/sign-in`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return page;
-  };
+  const signedIn = (token: string): Promise<Page> => signedInPage(browser, bosun.url, token);
 
   test('preview the diff, then apply it: the servers are added and verified', async () => {
     const { port, username, privateKey } = bosun.sshd;

@@ -2,7 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { startBosun, eventually, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
-import { launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
+import { launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /*
@@ -31,14 +31,7 @@ describe('notification channels in the console', () => {
     await bosun?.stop();
   });
 
-  const signedIn = async (token: string): Promise<Page> => {
-    const page = await newPage(browser);
-    await page.goto(`${bosun.url}/sign-in`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return page;
-  };
+  const signedIn = (token: string): Promise<Page> => signedInPage(browser, bosun.url, token);
 
   test('add a channel, see its secret once, send a test, redeliver it from its deliveries', async () => {
     const page = await signedIn(carol.token);

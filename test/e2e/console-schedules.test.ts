@@ -2,7 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { startBosun, eventually, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
-import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
+import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 
 /*
  * A person in New York looks after a nightly release scheduled in Berlin: the deployment's page shows
@@ -39,14 +39,7 @@ describe('schedules and freezes in the console', () => {
     await bosun?.stop();
   });
 
-  const signedIn = async (token: string): Promise<Page> => {
-    const page = await newPage(browser, { timezoneId: HER_ZONE, locale: 'en-US' });
-    await page.goto(`${bosun.url}/sign-in`);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return page;
-  };
+  const signedIn = (token: string): Promise<Page> => signedInPage(browser, bosun.url, token, { timezoneId: HER_ZONE, locale: 'en-US' });
 
   test('next runs in her zone and Berlin’s; paused with a note, unpaused, run now: the tick leads to its run', async () => {
     const page = await signedIn(carol.token);

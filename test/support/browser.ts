@@ -54,3 +54,13 @@ export async function accessibilityViolations(page: Page): Promise<Array<{ id: s
       .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
   });
 }
+
+/** A new page signed in to the console at `baseUrl` with an API token, as a person does on the sign-in page. */
+export async function signedInPage(browser: Browser, baseUrl: string, token: string, options: BrowserContextOptions = {}): Promise<Page> {
+  const page = await newPage(browser, options);
+  await page.goto(`${baseUrl}/sign-in`);
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  return page;
+}
