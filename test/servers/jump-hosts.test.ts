@@ -86,6 +86,12 @@ describe('jump hosts: servers reached only through a bastion (real OpenSSH, a pr
     await network.killBastion();
     const stalled = await ops.waitForRun(id, runId, (r: Json) => r.steps[0].output.includes('retrying') || runEnded(r), 60_000);
     expect(stalled.status).not.toBe('failed');
+    // Meanwhile a server added behind it cannot be verified, and says which hop failed and how.
+    const behindDown = await addBehind('127.0.0.8', [bastion], 'behind-a-down-bastion');
+    const unreachable = await eventually(() => serverOf(behindDown), (s: Json) => !!s.last_error, 60_000);
+    expect(unreachable.status).toBe('unverified');
+    expect(unreachable.last_error).toContain(`jump host ${bosun.sshd.username}@${network.bastion.host}:${network.bastion.port}`);
+    expect(unreachable.last_error).toMatch(/refused/i);
     await network.startBastion();
     const run = await ops.waitForRun(id, runId, runEnded, 120_000);
     expect(run.status).toBe('success');
