@@ -114,6 +114,38 @@ describe('jump hosts: servers reached only through a bastion (real OpenSSH, a pr
     expect(network.bastionConnections - before).toBe(1);
   }, 300_000);
 
+  test('an ssh config imported with ProxyJump: a hop it adds is verified first, and what is behind goes through both', async () => {
+    const content = [
+      'Host inner',
+      '  HostName 127.0.0.9',
+      `  Port ${network.insidePort}`,
+      '  ProxyJump bastion',
+      'Host deep',
+      '  HostName 127.0.0.10',
+      `  Port ${network.insidePort}`,
+      '  ProxyJump inner',
+      '',
+    ].join('\n');
+    const body = { format: 'ssh-config', source: 'behind-the-bastion', content, defaults: { username: insideSshd.username, auth_method: 'private_key', private_key: insideSshd.privateKey }, dry_run: false };
+    const imported = await ops.request('post', '/servers/import', body);
+    expect(imported.status).toBe(200);
+    const ids = Object.fromEntries((imported.body.data.add as Json[]).map((a) => [a.title, a.id]));
+    expect((imported.body.data.add as Json[]).find((a) => a.title === 'inner').via_ids).toEqual([bastion]);
+    expect((imported.body.data.add as Json[]).find((a) => a.title === 'deep').via_ids).toEqual([ids.inner]);
+    const deep = await eventually(() => serverOf(ids.deep), (s: Json) => s.status === 'verified' || !!s.last_error, 120_000);
+    expect([deep.status, deep.last_error]).toEqual(['verified', null]);
+    expect(deep.via).toEqual([ids.inner]);
+    const { id } = await ops.defineDeployment(ids.deep, [{ name: 'where', command: INTERFACES }]);
+    const run = await ops.runToEnd(id);
+    expect([run.status, run.steps[0].output.trim()]).toEqual(['success', '1']);
+    // A host behind a jump host that is not verified: the whole import is refused, naming its line.
+    const unverified = await ops.request('post', '/servers', { title: 'never-verified', host: '127.0.0.1', port: 1, username: 'nobody', auth_method: 'password', password: 'x' });
+    const refused = await ops.request('post', '/servers/import', { ...body, source: 'refused', content: `Host far\n  HostName 127.0.0.12\n  ProxyJump never-verified\n`, dry_run: true });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details[0].message).toMatch(/line 1: far: jump host "never-verified" is not verified/);
+    expect(unverified.status).toBe(201);
+  }, 240_000);
+
   test('a bastion whose host key changed is refused, and the error names it', async () => {
     const inside = await addBehind('127.0.0.7', [bastion]);
     await eventually(() => serverOf(inside), (s: Json) => s.status === 'verified', 60_000);

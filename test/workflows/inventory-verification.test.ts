@@ -51,3 +51,34 @@ test('verifies the imported servers `concurrency` at a time; a failed one is cou
   expect(most).toBe(2);
   await Promise.all(ids.map((id) => w.env.client.workflow.getHandle(serverHealthWorkflowId(id)).terminate('test over').catch(() => undefined)));
 });
+
+test('a server behind a jump host of the same import is verified after it, even with lanes to spare', async () => {
+  const [hop, behind, other] = Array.from({ length: 3 }, () => randomBytes(12).toString('hex')) as [string, string, string];
+  const order: string[] = [];
+  const release = new Map<string, () => void>();
+  const mocks = {
+    verifyServer: async ({ serverId }: { serverId: string }) => {
+      order.push(serverId);
+      await new Promise<void>((done) => release.set(serverId, done));
+      return {};
+    },
+    recordVerificationFailure: async () => undefined,
+    checkServerHealth: async () => ({ outcome: 'gone', intervalSeconds: 1 }),
+  };
+  const result = await w.withWorker(mocks, async (taskQueue) => {
+    const server = (serverId: string, after?: string[]) => ({ serverId, organizationId: 'org', maxAttempts: 1, healthIntervalSeconds: 1, trustNewHostKey: false, ...(after ? { after } : {}) });
+    // Listed first, and three lanes: only the hop's order can hold it back.
+    const input: ImportVerificationInput = { organizationId: 'org', source: 'prod', concurrency: 3, servers: [server(behind, [hop]), server(hop), server(other)] };
+    const handle = await w.env.client.workflow.start('inventoryVerificationWorkflow', { taskQueue, workflowId: `inventory-verify-test-${hop}`, args: [input] });
+    await eventually(async () => [...order], (o) => o.length === 2, 10_000);
+    expect([...order].sort()).toEqual([hop, other].sort());
+    release.get(other)!();
+    release.get(hop)!();
+    await eventually(async () => [...order], (o) => o.length === 3);
+    expect(order[2]).toBe(behind);
+    release.get(behind)!();
+    return handle.result();
+  });
+  expect(result).toEqual({ verified: 3, failed: 0 });
+  await Promise.all([hop, behind, other].map((id) => w.env.client.workflow.getHandle(serverHealthWorkflowId(id)).terminate('test over').catch(() => undefined)));
+});

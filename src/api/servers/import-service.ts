@@ -11,7 +11,7 @@ import { inventoryVerificationWorkflowId } from '../../domain/contracts/workflow
 import { assertOnServers, readableServerFilter } from '../access/gate';
 import { ApiError, unlessTemporalUnreachable } from '../http/errors';
 import { isDuplicateKey } from '../../domain/database';
-import { resolveHops, serverViaFields } from './import-hops';
+import { checkImportRoutes, resolveHops, serverViaFields } from './import-hops';
 import { planImport, type ImportPlan, type KnownServer } from './import-plan';
 import type { ImportDiff, ImportServersInput } from './import-schemas';
 import { checkPrivateKey } from './private-key';
@@ -70,6 +70,9 @@ export function createServerImport({ secretBox, workflows }: ServerServiceDeps) 
     const plan = planImport(input.source, parsed.hosts, input.defaults, known, [...parsed.warnings]);
     const addedIds = new Map(input.dry_run ? [] : plan.add.map((a) => [a.title, new Types.ObjectId()] as const));
     const hops = resolveHops(plan, known, addedIds);
+    // The routes checked with ids for the servers to add (a dry run's are not shown: they are not the ones applying would give).
+    const routeIds = new Map(plan.add.map((a) => [a.title, addedIds.get(a.title) ?? new Types.ObjectId()] as const));
+    await checkImportRoutes(organizationId, plan, resolveHops(plan, known, routeIds) as Map<string, string[]>, routeIds);
     assertOnServers(principal, 'servers:write', [
       ...plan.add.map((a) => ({ _id: 'new', title: a.title, tags: a.tags })),
       ...plan.change.flatMap((c) => [c.server, { ...c.server, tags: c.tags }]),
@@ -79,7 +82,9 @@ export function createServerImport({ secretBox, workflows }: ServerServiceDeps) 
 
     const { auth_method, credentials } = plan.add.length ? credentialsOf(input.defaults) : { auth_method: 'password' as const, credentials: null };
     const readdressed = plan.change.filter((c) => c.fields.host || c.fields.port || c.fields.username);
-    const toVerify = [...plan.add.map((a) => ({ id: addedIds.get(a.title)!.toString(), title: a.title, host: a.host })), ...readdressed.map((c) => ({ id: c.server._id.toString(), title: c.server.title, host: c.desired.host }))];
+    const toVerify = [...plan.add.map((a) => ({ id: addedIds.get(a.title)!.toString(), title: a.title, host: a.host, via: hops.get(a.title) ?? [] })), ...readdressed.map((c) => ({ id: c.server._id.toString(), title: c.server.title, host: c.desired.host, via: hops.get(c.desired.title) ?? [] }))];
+    // A server behind a jump host this import verifies too is verified after it.
+    const verifying = new Set(toVerify.map((s) => s.id));
     // Nothing is changed when the servers could not then be verified.
     if (toVerify.length) await unlessTemporalUnreachable('verify the imported servers', () => workflows.reachability.check(TEMPORAL_CHECK_MS));
 
@@ -111,7 +116,7 @@ export function createServerImport({ secretBox, workflows }: ServerServiceDeps) 
     const importId = randomUUID();
     if (toVerify.length) {
       try {
-        await workflows.servers.verifyImported(importId, organizationId, input.source, toVerify.map((s) => ({ ...s, organizationId })));
+        await workflows.servers.verifyImported(importId, organizationId, input.source, toVerify.map(({ via, ...s }) => ({ ...s, organizationId, after: via.filter((hop): hop is string => !!hop && verifying.has(hop)) })));
       } catch (error) {
         await noteVerificationNotStarted(toVerify.map((s) => s.id), 'Imported, but its verification could not start (Temporal unreachable): verify it again');
         throw Object.assign(new ApiError('service_unavailable', 'The import was applied, but verification of its servers could not start (Temporal is unreachable): verify them again'), { cause: error });

@@ -15,7 +15,8 @@ export interface VerifyServerInput {
 export interface ImportVerificationInput {
   organizationId: string;
   source: string;
-  servers: VerifyServerInput[];
+  /** `after`: the jump hosts of the same import this server is reached through, verified first. */
+  servers: Array<VerifyServerInput & { after?: string[] }>;
   concurrency: number;
 }
 

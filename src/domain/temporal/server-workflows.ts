@@ -44,11 +44,11 @@ export class ServerWorkflows {
   }
 
   /** Starts the verification of the servers an inventory import added: IMPORT_VERIFY_CONCURRENCY at a time, by one workflow. */
-  async verifyImported(importId: string, organizationId: string, source: string, servers: ServerRef[]) {
+  async verifyImported(importId: string, organizationId: string, source: string, servers: Array<ServerRef & { after?: string[] }>) {
     await this.client.workflow.start<WorkflowSignatures['inventoryVerificationWorkflow']>('inventoryVerificationWorkflow', {
       taskQueue: this.taskQueue,
       workflowId: inventoryVerificationWorkflowId(importId),
-      args: [{ organizationId, source, concurrency: this.importConcurrency, servers: servers.map((server) => this.verifyInput(server, false)) }],
+      args: [{ organizationId, source, concurrency: this.importConcurrency, servers: servers.map((server) => ({ ...this.verifyInput(server, false), ...(server.after?.length ? { after: server.after } : {}) })) }],
       typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.organization, value: organizationId }],
       staticSummary: `Verify the ${servers.length} servers imported from ${source}`,
     });
