@@ -1,6 +1,9 @@
 import { bearer, eventually, runEnded, startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { PrivateNetwork } from '../support/private-network';
+import { sharedFolder, treeDigest } from '../support/trees';
 
 // The API's JSON, as the tests read it.
 type Json = any;
@@ -146,6 +149,33 @@ describe('jump hosts: servers reached only through a bastion (real OpenSSH, a pr
     expect(unverified.status).toBe(201);
   }, 240_000);
 
+  test('a migration copies a tree between two servers behind different bastions, through the worker', async () => {
+    const other = await PrivateNetwork.start(bosun.sshd, '127.0.0.15');
+    try {
+      const otherBastion = await ops.addServer({ host: other.bastion.host, title: 'other-bastion', sshd: { ...bosun.sshd, port: other.bastion.port } });
+      const source = await addBehind('127.0.0.31', [bastion], 'migrate-from');
+      const created = await ops.request('post', '/servers', { title: 'migrate-to', host: '127.0.0.31', port: other.insidePort, username: insideSshd.username, auth_method: 'private_key', private_key: insideSshd.privateKey, via: [otherBastion] });
+      expect(created.status).toBe(201);
+      const target = created.body.data.id as string;
+      for (const id of [source, target]) await eventually(() => serverOf(id), (s: Json) => s.status === 'verified', 60_000);
+      // Both "servers" share this machine's filesystem (not its network): each side has its own folder.
+      const work = sharedFolder('bosun-jump-copy-');
+      const from = path.join(work, 'www');
+      mkdirSync(path.join(from, 'static'), { recursive: true });
+      writeFileSync(path.join(from, 'index.html'), '<h1>behind two bastions</h1>\n');
+      writeFileSync(path.join(from, 'static/blob.bin'), Buffer.alloc(512 * 1024, 3));
+      const to = path.join(work, 'copied/www');
+      const plan = await ops.planMigration(source, target);
+      const conversation = await ops.startMigration(plan.id, `copy ${from} to the target at ${to}`);
+      const done = await eventually(() => ops.getConversation(conversation.id), (c: Json) => ['completed', 'failed', 'cancelled', 'awaiting_approval'].includes(c.status), 120_000);
+      expect(done.status).toBe('completed');
+      expect(done.steps[0].transfer).toMatchObject({ kind: 'copy', source_server_id: source });
+      expect(treeDigest(to)).toEqual(treeDigest(from));
+    } finally {
+      await other.stop();
+    }
+  }, 240_000);
+
   test('a bastion whose host key changed is refused, and the error names it', async () => {
     const inside = await addBehind('127.0.0.7', [bastion]);
     await eventually(() => serverOf(inside), (s: Json) => s.status === 'verified', 60_000);
@@ -206,4 +236,30 @@ describe('jump hosts: what a via may not be', () => {
     const listed = (await bosun.api.get('/api/v1/servers?per_page=100').set(bearer(ops.token))).body.data as Json[];
     expect(listed.filter((s) => s.title === 'behind')).toHaveLength(1);
   });
+});
+
+describe('jump hosts: a server behind a bastion is watched through it', () => {
+  let bosun: Bosun;
+  let network: PrivateNetwork;
+  beforeAll(async () => {
+    bosun = await startBosun({ healthIntervalSeconds: 1 });
+    network = await PrivateNetwork.start(bosun.sshd, '127.0.0.16');
+  }, 120_000);
+  afterAll(async () => {
+    await bosun?.stop();
+    await network?.stop();
+  });
+
+  test('the bastion down → offline, the reason naming the jump host; back → verified', async () => {
+    const ops = await asUser(bosun, 'watched-behind');
+    const bastion = await ops.addServer({ host: network.bastion.host, title: 'bastion', sshd: { ...bosun.sshd, port: network.bastion.port } });
+    const created = await ops.request('post', '/servers', { title: 'watched', host: '127.0.0.3', port: network.insidePort, username: bosun.sshd.username, auth_method: 'private_key', private_key: bosun.sshd.privateKey, via: [bastion] });
+    const id = created.body.data.id as string;
+    await eventually(() => ops.getServer(id), (s: Json) => s.status === 'verified', 60_000);
+    await network.killBastion();
+    const offline = await eventually(() => ops.getServer(id), (s: Json) => s.status === 'offline', 60_000);
+    expect(offline.last_error).toContain(`jump host ${bosun.sshd.username}@${network.bastion.host}:${network.bastion.port}`);
+    await network.startBastion();
+    await eventually(() => ops.getServer(id), (s: Json) => s.status === 'verified', 60_000);
+  }, 180_000);
 });
