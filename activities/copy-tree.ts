@@ -1,6 +1,6 @@
-import type { NodeSSH } from 'node-ssh';
 import { humanSize } from '../src/domain/ssh/fingerprint';
-import { capture, commandFailure as failure, streamBetween } from '../src/domain/ssh/stream';
+import { commandFailure as failure } from '../src/domain/ssh/stream';
+import { captureOn, streamOn, type Side } from './audited-commands';
 import { shellQuote as q } from '../src/domain/shell';
 
 /** One entry of a directory tree; names are kept as latin1 strings so any byte sequence survives the round trip. */
@@ -90,15 +90,15 @@ const tarBytes = (list: string[], tree: Tree) =>
  * every file on both sides. Throws CopyFailed with the reason when the copy cannot be done.
  */
 export async function copyTree(
-  source: { ssh: NodeSSH; dir: string },
-  target: { ssh: NodeSSH; dir: string },
+  source: Side & { dir: string },
+  target: Side & { dir: string },
   report: CopyReport,
   { signal, bytesPerSecond }: { signal: AbortSignal; bytesPerSecond: number },
 ): Promise<void> {
   // The source first: a copy that cannot start leaves nothing behind on the target, not even its folder.
-  const sourceList = await capture(source.ssh, listing(source.dir), { maxBytes: MANIFEST_LIMIT, signal });
+  const sourceList = await captureOn(source, listing(source.dir), { maxBytes: MANIFEST_LIMIT, signal });
   if (sourceList.exitCode !== 0) throw new CopyFailed(failure(`Listing ${source.dir} on the source`, sourceList));
-  const targetList = await capture(target.ssh, `mkdir -p -- ${q(target.dir)} && ${listing(target.dir)}`, { maxBytes: MANIFEST_LIMIT, signal });
+  const targetList = await captureOn(target, `mkdir -p -- ${q(target.dir)} && ${listing(target.dir)}`, { maxBytes: MANIFEST_LIMIT, signal });
   if (targetList.exitCode !== 0) throw new CopyFailed(failure(`Preparing ${target.dir} on the target`, targetList));
   signal.throwIfAborted();
   const sourceTree = parseTree(sourceList.stdout);
@@ -111,8 +111,8 @@ export async function copyTree(
   const movingSince = Date.now();
   for (const { name, from, entry } of plan.appends) {
     const [sourceSum, targetSum] = await Promise.all([
-      capture(source.ssh, `cd -- ${q(source.dir)} && head -c ${from} -- ${q(name)} | sha256sum`, { maxBytes: 4096, signal }),
-      capture(target.ssh, `cd -- ${q(target.dir)} && sha256sum < ${q(name)}`, { maxBytes: 4096, signal }),
+      captureOn(source, `cd -- ${q(source.dir)} && head -c ${from} -- ${q(name)} | sha256sum`, { maxBytes: 4096, signal }),
+      captureOn(target, `cd -- ${q(target.dir)} && sha256sum < ${q(name)}`, { maxBytes: 4096, signal }),
     ]);
     signal.throwIfAborted();
     const same = sourceSum.exitCode === 0 && targetSum.exitCode === 0 && sourceSum.stdout.toString().split(' ')[0] === targetSum.stdout.toString().split(' ')[0];
@@ -122,11 +122,11 @@ export async function copyTree(
     }
     report.note(`resuming ${display(name)} from ${humanSize(from)} of ${humanSize(entry.size)}\n`);
     const base = moved;
-    const appended = await streamBetween(
-      { ssh: source.ssh, command: `cd -- ${q(source.dir)} && tail -c +${from + 1} -- ${q(name)}` },
+    const appended = await streamOn(
+      { ...source, command: `cd -- ${q(source.dir)} && tail -c +${from + 1} -- ${q(name)}` },
       // Then what tar would have set at the end: mode, owner (where the login may), mtime.
       {
-        ssh: target.ssh,
+        ...target,
         command: `cd -- ${q(target.dir)} && cat >> ${q(name)} && chmod ${entry.mode} -- ${q(name)} && { chown ${entry.uid}:${entry.gid} -- ${q(name)} 2>/dev/null || true; } && touch -m -d @${entry.mtime} -- ${q(name)}`,
       },
       { onBytes: (bytes) => report.progress(base + bytes), signal, bytesPerSecond },
@@ -141,9 +141,9 @@ export async function copyTree(
   if (plan.full.length) {
     signal.throwIfAborted();
     const base = moved;
-    const streamed = await streamBetween(
-      { ssh: source.ssh, command: `tar -C ${q(source.dir)} --null --no-recursion -T - -cf -`, stdin: names(plan.full) },
-      { ssh: target.ssh, command: `tar -C ${q(target.dir)} -xpf -` },
+    const streamed = await streamOn(
+      { ...source, command: `tar -C ${q(source.dir)} --null --no-recursion -T - -cf -`, stdin: names(plan.full) },
+      { ...target, command: `tar -C ${q(target.dir)} -xpf -` },
       { onBytes: (bytes) => report.progress(base + bytes), signal, bytesPerSecond },
     );
     if (streamed.source.exitCode !== 0) throw new CopyFailed(failure('tar on the source', streamed.source));
@@ -155,8 +155,8 @@ export async function copyTree(
 
   const files = [...sourceTree].filter(([, entry]) => entry.type === 'f').map(([name]) => name);
   report.note(`verifying SHA-256 checksums of ${files.length} files on both servers\n`);
-  const checksums = (side: { ssh: NodeSSH; dir: string }) =>
-    capture(side.ssh, `cd -- ${q(side.dir)} && xargs -0 -r sha256sum --`, { stdin: names(files), maxBytes: MANIFEST_LIMIT, signal });
+  const checksums = (side: Side & { dir: string }) =>
+    captureOn(side, `cd -- ${q(side.dir)} && xargs -0 -r sha256sum --`, { stdin: names(files), maxBytes: MANIFEST_LIMIT, signal });
   signal.throwIfAborted();
   const [sourceSums, targetSums] = await Promise.all([checksums(source), checksums(target)]);
   signal.throwIfAborted();

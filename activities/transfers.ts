@@ -4,7 +4,9 @@ import { organizationSecretValues } from '../src/domain/secrets/model';
 import { describeTarget, type SshTarget } from '../src/domain/ssh/connect';
 import { classifySshError, SshError } from '../src/domain/ssh/errors';
 import { humanSize } from '../src/domain/ssh/fingerprint';
-import { capture, commandFailure, OutputLimitExceeded, streamBetween, type ChannelExit } from '../src/domain/ssh/stream';
+import { commandFailure, OutputLimitExceeded, type ChannelExit } from '../src/domain/ssh/stream';
+import { commandEnded, commandStarting } from '../src/domain/audit/commands';
+import { captureOn, streamOn, type Side } from './audited-commands';
 import type { StepResult } from '../src/domain/contracts/runs';
 import type { TransferStepAttempt } from '../src/domain/contracts/conversations';
 import { failure } from '../src/domain/contracts/failure-types';
@@ -23,6 +25,9 @@ export interface TransferActivityDeps extends StepExecutionDeps {
   /** Per transfer; 0 for no limit. */
   transferMaxBytesPerSecond?: number;
 }
+
+/** How long a transfer command's entry waits for its exit before the trail says `unknown` (a copy may take hours). */
+const TRANSFER_AUDIT_LIMIT_SECONDS = 24 * 3600;
 
 /** The transfer could not be done (a command failed, content differs): the step fails, nothing to retry. */
 class TransferFailed extends Error {}
@@ -104,10 +109,28 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         return { status: succeeded ? 'success' : 'failed', exitCode: succeeded ? 0 : 1, timedOut: false } as const;
       };
 
-      const run = (source: NodeSSH, target: NodeSSH): Promise<void> => {
+      // Every command the transfer runs, on either server, is in the audit trail (redacted, with its exit).
+      let sequence = 0;
+      const auditOn = (serverId: string) => async (command: string) => {
+        const id = await commandStarting({
+          kind: 'conversation', organizationId: input.organizationId, serverId, ownerId: conversationId, stepIndex: index, stepId: input.stepId,
+          exitAttempt: 0, startedBefore: step.attempts ?? 0, sequence: sequence++, command, secrets, limitSeconds: TRANSFER_AUDIT_LIMIT_SECONDS,
+        });
+        return (exit: ChannelExit | null) => {
+          const outcome = exit === null ? 'interrupted' : exit.exitCode === 0 ? 'ok' : 'failed';
+          void commandEnded(id, outcome, exit ?? {}).catch((err: Error) => log.warn({ err: err.message, conversationId, index }, 'could not record a transfer command’s outcome in the audit trail'));
+        };
+      };
+      const sides = (source: NodeSSH, target: NodeSSH): [Side, Side] => [
+        { ssh: source, audit: auditOn(input.sourceServerId) },
+        { ssh: target, audit: auditOn(input.targetServerId) },
+      ];
+
+      const run = (sourceSsh: NodeSSH, targetSsh: NodeSSH): Promise<void> => {
+        const [source, target] = sides(sourceSsh, targetSsh);
         switch (transfer.kind) {
           case 'copy':
-            return copyTree({ ssh: source, dir: transfer.from! }, { ssh: target, dir: transfer.to! }, {
+            return copyTree({ ...source, dir: transfer.from! }, { ...target, dir: transfer.to! }, {
               note: (line) => stepLog.note(line),
               expect: (bytes) => (expected = bytes),
               progress: (bytes) => (moved = bytes),
@@ -121,10 +144,10 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         }
       };
 
-      const pipe = async (source: NodeSSH, target: NodeSSH) => {
-        const result = await streamBetween(
-          { ssh: source, command: transfer.source_command! },
-          { ssh: target, command: transfer.target_command! },
+      const pipe = async (source: Side, target: Side) => {
+        const result = await streamOn(
+          { ...source, command: transfer.source_command! },
+          { ...target, command: transfer.target_command! },
           { onBytes: (bytes) => (moved = bytes), signal: aborted, bytesPerSecond: transferMaxBytesPerSecond },
         );
         stepLog.note(`moved ${humanSize(result.bytes)} from the source to the target\n`);
@@ -134,10 +157,10 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
         requireBothSucceeded(result.source, result.target);
       };
 
-      const compare = async (source: NodeSSH, target: NodeSSH) => {
+      const compare = async (source: Side, target: Side) => {
         const [a, b] = await Promise.all([
-          capture(source, transfer.source_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
-          capture(target, transfer.target_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
+          captureOn(source, transfer.source_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
+          captureOn(target, transfer.target_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
         ]);
         requireBothSucceeded(a, b);
         const diff = difference(a.stdout.toString('utf8'), b.stdout.toString('utf8'));

@@ -64,6 +64,18 @@ describe('migration plans move data between their servers through the worker', (
     expect(again.status).toBe('completed');
     expect(again.steps[0]!.execution_log).toMatch(/already on the target, identical \(size and mtime\): 4 files/);
     expect(again.steps[0]!.execution_log).not.toMatch(/copying \d+ files/);
+
+    // Every command the copy ran is in the audit trail, on its own server, with its exit.
+    type Entry = { server_id: string; outcome: string; details: { command: string; exit_code: number | null; conversation_id: string } };
+    const commandsOf = async (server: string) =>
+      (((await bosun.api.get(`/api/v1/audit?action=command.run&server=${server}&per_page=100`).set(bearer(token))).body.data ?? []) as Entry[]).filter((e) => e.details.conversation_id === done.id);
+    const onTarget = await eventually(() => commandsOf(target), (entries) => entries.some((e) => /^tar -C .* -xpf -$/.test(e.details.command) && e.outcome !== 'pending'), 60_000);
+    const onSource = await eventually(() => commandsOf(source), (entries) => entries.some((e) => /^tar -C .* -cf -$/.test(e.details.command) && e.outcome !== 'pending'), 60_000);
+    for (const [entries, server] of [[onTarget, target], [onSource, source]] as const) {
+      expect(entries.every((e) => e.server_id === server && e.outcome === 'ok' && e.details.exit_code === 0)).toBe(true);
+    }
+    expect(onTarget.some((e) => e.details.command.startsWith('mkdir -p -- '))).toBe(true);
+    expect(onSource.some((e) => e.details.command.includes('xargs -0 -r sha256sum'))).toBe(true);
   });
 
   test('a SQLite database is dumped on the source and restored on the target', async () => {

@@ -16,6 +16,8 @@ export interface CommandContext {
   exitAttempt: number;
   /** How many times the step's command was started before (an interrupted attempt's rerun is another command). */
   startedBefore: number;
+  /** A step that runs several commands (a migration's transfer): which of this attempt's it is. */
+  sequence?: number;
   command: string;
   /** Values never written to the trail: secrets, secret parameters, credentials. */
   secrets: readonly string[];
@@ -37,7 +39,7 @@ export function redactedCommand(command: string, secrets: readonly string[]): st
 export async function commandStarting(context: CommandContext): Promise<string> {
   const text = redactedCommand(context.command, context.secrets);
   const owner = context.kind === 'conversation' ? { conversation_id: context.ownerId } : { run_id: context.ownerId };
-  const key = `command:${context.kind}:${context.ownerId}:${context.serverId}:${context.stepIndex}:${context.exitAttempt}:${context.startedBefore}`;
+  const key = `command:${context.kind}:${context.ownerId}:${context.serverId}:${context.stepIndex}:${context.exitAttempt}:${context.startedBefore}${context.sequence === undefined ? '' : `:${context.sequence}`}`;
   return recordIntent(
     {
       organizationId: context.organizationId,
