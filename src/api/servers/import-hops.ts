@@ -1,6 +1,5 @@
 import { Types } from 'mongoose';
-import { ServerModel } from '../../domain/servers/model';
-import { RouteError, routeOf, type RouteServer } from '../../domain/servers/route';
+import { checkPlannedRoutes, RouteError } from '../../domain/servers/route';
 import { ApiError } from '../http/errors';
 import type { ImportPlan, KnownServer } from './import-plan';
 
@@ -48,34 +47,22 @@ export function serverViaFields(hopIds: string[]): { via: Types.ObjectId[] } {
  * 422 naming the host's line otherwise.
  */
 export async function checkImportRoutes(organizationId: string, plan: ImportPlan, hops: Map<string, string[]>, ids: Map<string, Types.ObjectId>): Promise<void> {
-  const hosts = [...plan.add.map((a) => ({ host: a, id: ids.get(a.title)!.toString() })), ...plan.change.map((c) => ({ host: c.desired, id: c.server._id.toString() }))];
+  const hosts = new Map([...plan.add.map((a) => [ids.get(a.title)!.toString(), a] as const), ...plan.change.map((c) => [c.server._id.toString(), c.desired] as const)]);
   const adding = new Set(plan.add.map((a) => ids.get(a.title)!.toString()));
-  const planned = new Map(hosts.map(({ host, id }) => [id, { title: host.title, via: hops.get(host.title) ?? [] }]));
-  const load = async (wanted: string[]) => {
-    const stored = await ServerModel.find({ _id: { $in: wanted.filter((id) => !adding.has(id)).map((id) => new Types.ObjectId(id)) }, organization_id: organizationId }, { title: 1, host: 1, port: 1, username: 1, via: 1, host_key_fingerprint: 1 }).lean<RouteServer[]>();
-    const found = new Map(stored.map((server) => [String(server._id), server]));
-    for (const id of wanted) {
-      const change = planned.get(id);
-      if (!change) continue;
-      const base = found.get(id) ?? { _id: new Types.ObjectId(id), title: change.title, host: '', port: 0, username: '', host_key_fingerprint: null };
-      found.set(id, { ...base, title: change.title, via: change.via.map((hop) => new Types.ObjectId(hop)) });
-    }
-    return found;
+  const refuse = (id: string, why: string) => {
+    const host = hosts.get(id)!;
+    const message = `line ${host.line}: ${host.title}: ${why}`;
+    return new ApiError('validation_failed', `The inventory cannot be imported: ${message}`, [{ path: 'content', message }]);
   };
-  for (const { host, id } of hosts) {
-    const via = hops.get(host.title) ?? [];
-    if (!via.length) continue;
-    const refuse = (why: string) => {
-      const message = `line ${host.line}: ${host.title}: ${why}`;
-      return new ApiError('validation_failed', `The inventory cannot be imported: ${message}`, [{ path: 'content', message }]);
-    };
-    try {
-      const route = await routeOf({ id, organizationId, via }, load);
-      const unverified = route.find((hop) => !adding.has(String(hop._id)) && !hop.host_key_fingerprint);
-      if (unverified) throw refuse(`jump host "${unverified.title}" is not verified yet: verify it first`);
-    } catch (error) {
-      if (error instanceof RouteError) throw refuse(error.message.replace(/^via: /, ''));
-      throw error;
-    }
+  let routes;
+  try {
+    routes = await checkPlannedRoutes(organizationId, new Map([...hosts].map(([id, host]) => [id, { title: host.title, via: hops.get(host.title) ?? [] }])));
+  } catch (error) {
+    if (error instanceof RouteError) throw refuse(error.serverId!, error.message.replace(/^via: /, ''));
+    throw error;
+  }
+  for (const [id, route] of routes) {
+    const unverified = route.find((hop) => !adding.has(String(hop._id)) && !hop.host_key_fingerprint);
+    if (unverified) throw refuse(id, `jump host "${unverified.title}" is not verified yet: verify it first`);
   }
 }

@@ -10,7 +10,7 @@ import type { WorkflowGateway } from '../../domain/temporal/client';
 import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
 import { ServerModel, toRef, type Server } from '../../domain/servers/model';
 import * as servers from '../../domain/servers/store';
-import { MAX_HOPS, RouteError, routeOf, serversBehind, type RouteServer } from '../../domain/servers/route';
+import { checkPlannedRoutes, RouteError, serversBehind } from '../../domain/servers/route';
 import type { CreateServerInput, UpdateServerInput, serverListFilterSchema } from './schemas';
 import type { z } from 'zod';
 
@@ -33,8 +33,7 @@ const viaRefused = (message: string) => new ApiError('validation_failed', 'The r
  * pinned: a jump host is never trusted on first use), and the whole route — this server's and those
  * of the servers behind it — without a cycle and at most MAX_HOPS long. 422 otherwise.
  */
-async function checkVia(principal: Principal, serverId: string, via: readonly string[]) {
-  const { organizationId } = principal;
+async function checkVia(principal: Principal, server: { id: string; title: string }, via: readonly string[]) {
   if (via.length) {
     const readable = await ServerModel.find({ ...readableServerFilter(principal), _id: { $in: via.map((id) => new Types.ObjectId(id)) } }, { host_key_fingerprint: 1, title: 1 }).lean();
     for (const id of via) {
@@ -43,19 +42,8 @@ async function checkVia(principal: Principal, serverId: string, via: readonly st
       if (!hop.host_key_fingerprint) throw viaRefused(`jump host "${hop.title}" is not verified yet: verify it first (its host key is pinned then)`);
     }
   }
-  // This server's new route changes the routes of the servers whose first hop it is (and theirs, in turn).
-  const load = async (ids: string[]) => {
-    const found = await ServerModel.find({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) }, organization_id: organizationId }, { title: 1, host: 1, port: 1, username: 1, via: 1, host_key_fingerprint: 1 }).lean<RouteServer[]>();
-    return new Map(found.map((hop) => [String(hop._id), String(hop._id) === serverId ? { ...hop, via: via.map((id) => new Types.ObjectId(id)) } : hop]));
-  };
   try {
-    await routeOf({ id: serverId, organizationId, via }, load);
-    let behind = [serverId];
-    for (let depth = 0; behind.length && depth < MAX_HOPS; depth += 1) {
-      const next = await ServerModel.find({ organization_id: organizationId, 'via.0': { $in: behind.map((id) => new Types.ObjectId(id)) } }, { via: 1 }).lean();
-      for (const server of next) await routeOf({ id: String(server._id), organizationId, via: (server.via ?? []).map(String) }, load);
-      behind = next.map((server) => String(server._id));
-    }
+    await checkPlannedRoutes(principal.organizationId, new Map([[server.id, { title: server.title, via }]]));
   } catch (error) {
     if (error instanceof RouteError) throw viaRefused(error.message.replace(/^via: /, ''));
     throw error;
@@ -87,7 +75,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       const server = await find(principal, id, 'servers:write');
       // Not re-tagged out of the caller's reach either.
       if (input.tags) assertOnServers(principal, 'servers:write', [{ ...server, tags: input.tags }]);
-      if (input.via) await checkVia(principal, server._id.toString(), input.via);
+      if (input.via) await checkVia(principal, { id: server._id.toString(), title: input.title ?? server.title }, input.via);
       const updated = await servers.updateServerDetails(server._id, principal.organizationId, input);
       if (!updated) throw notFound('Server');
       return toDetailView(updated);
@@ -109,7 +97,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       const { title, tags, host, port, username, auth_method, via } = input;
       assertOnServers(principal, 'servers:write', [{ _id: 'new', title, tags }]);
       const _id = new Types.ObjectId();
-      await checkVia(principal, _id.toString(), via);
+      await checkVia(principal, { id: _id.toString(), title }, via);
       let credentials: ServerCredentials;
       if (input.auth_method === 'private_key') {
         checkPrivateKey(input.private_key, input.passphrase);

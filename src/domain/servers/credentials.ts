@@ -40,20 +40,22 @@ export class JumpHostUnusableError extends Error {
 export async function routedTargetOf(server: StoredServer, box: SecretBox): Promise<{ target: SshTarget; status: ServerStatus }> {
   const own = sshTargetOf(server, box);
   if (!server.via?.length) return own;
+  // The hops read once, with their credentials, as the route follows them.
+  const load = async (ids: string[]) => {
+    const hops = await ServerModel.find({ _id: { $in: ids }, organization_id: server.organization_id }).select('+credentials').lean();
+    return new Map(hops.map((hop) => [String(hop._id), hop]));
+  };
   let route;
   try {
-    route = await routeOf({ id: String(server._id), organizationId: String(server.organization_id), via: server.via.map(String) });
+    route = await routeOf({ id: String(server._id), via: server.via.map(String) }, load);
   } catch (error) {
     if (error instanceof RouteError) throw new JumpHostUnusableError(error.message);
     throw error;
   }
-  const stored = await ServerModel.find({ _id: { $in: route.map((hop) => hop._id) } }).select('+credentials').lean();
   let via: SshTarget | undefined;
   for (const hop of route) {
-    const found = stored.find((candidate) => candidate._id.equals(hop._id));
-    if (!found) throw new JumpHostUnusableError(`Jump host "${hop.title}" was deleted`);
-    if (!found.host_key_fingerprint) throw new JumpHostUnusableError(`Jump host "${hop.title}" (${found.username}@${found.host}:${found.port}) has no verified host key: verify it first`);
-    via = { ...sshTargetOf(found, box).target, ...(via ? { via } : {}) };
+    if (!hop.host_key_fingerprint) throw new JumpHostUnusableError(`Jump host "${hop.title}" (${hop.username}@${hop.host}:${hop.port}) has no verified host key: verify it first`);
+    via = { ...sshTargetOf(hop, box).target, ...(via ? { via } : {}) };
   }
   return { status: own.status, target: { ...own.target, via } };
 }
