@@ -249,12 +249,8 @@ export function startStepExecution(
     // The command's exit in the trail is sent once the step's own result is written (or the step
     // stopped), and not waited for: it keeps off the step's path (an exit lost with its worker
     // leaves the entry `unknown`, saying so).
-    let exitSent = false;
-    const exitRecorded = () => {
-      if (exitSent) return;
-      exitSent = true;
-      void auditEnd(stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed', result);
-    };
+    const exitOutcome = stop === 'timeout' ? 'timed_out' : stop === 'cancel' ? 'cancelled' : stop === 'shutdown' ? 'interrupted' : result.exitCode === 0 ? 'ok' : 'failed';
+    const exitRecorded = () => void auditEnd(exitOutcome, result);
     // A quick command that ended before its start was written: the result's write records the start
     // too (one change). A stopped one has its start written now, before its notes.
     const startInResult = !startWritten && stop === null;
