@@ -163,10 +163,8 @@ export class SshPool {
     const hopEntry = this.entryFor(hop);
     hopEntry.dependents += 1;
     clearTimeout(hopEntry.idleTimer);
-    let released = false;
+    // Once: when the connection through the hop closes, or when it could not be opened.
     const release = () => {
-      if (released) return;
-      released = true;
       hopEntry.dependents -= 1;
       this.idle(hopEntry);
     };
@@ -176,9 +174,9 @@ export class SshPool {
         throw new SshError(cause.kind, `Through ${describeHop(hop)}: ${cause.message}`);
       });
       const channel = await new Promise<Duplex>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new SshError('timeout', `${describeHop(hop)} did not open a connection to ${target.host}:${target.port} within ${timeoutMs} ms`)), timeoutMs);
         const client = hopSsh.connection;
         if (!client) return reject(new SshError('transport', `The connection to ${describeHop(hop)} is closed`));
+        const timer = setTimeout(() => reject(new SshError('timeout', `${describeHop(hop)} did not open a connection to ${target.host}:${target.port} within ${timeoutMs} ms`)), timeoutMs);
         client.forwardOut('127.0.0.1', 0, target.host, target.port, (error, stream) => {
           clearTimeout(timer);
           if (error) reject(new SshError('transport', `${describeHop(hop)} could not connect to ${target.host}:${target.port}: ${error.message}`));
