@@ -1,20 +1,22 @@
 import type { NodeSSH } from 'node-ssh';
-import { capture, streamBetween, type ChannelExit } from '../src/domain/ssh/stream';
+import type { CommandRecorder } from '../src/domain/ssh/exec';
+import { capture, streamBetween } from '../src/domain/ssh/stream';
 
 /**
  * A server one side of a transfer runs commands on, each of them recorded in the audit trail when
- * `audit` is given: written before the command starts, its exit after (null: it did not end normally).
+ * `audit` is given: written before the command starts, its exit after (null: it did not end normally);
+ * the kill of one stopped half-way too.
  */
 export interface Side {
   ssh: NodeSSH;
-  audit?: (command: string) => Promise<(exit: ChannelExit | null) => void>;
+  audit?: CommandRecorder;
 }
 
 /** `capture` on a side, in the trail. */
 export async function captureOn(side: Side, command: string, options: Parameters<typeof capture>[2]): ReturnType<typeof capture> {
   const ended = await side.audit?.(command);
   try {
-    const result = await capture(side.ssh, command, options);
+    const result = await capture(side.ssh, command, { ...options, record: side.audit });
     ended?.(result);
     return result;
   } catch (error) {

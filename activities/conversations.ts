@@ -31,10 +31,16 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
    * step with its own reason; a command still running is stopped once its step is closed.
    */
   async function closeSteps(conversation: Conversation, reason: string, which: (index: number) => boolean = () => true) {
-    const running = (conversation.steps as ConversationStep[]).filter((step, index) => step.status === 'running' && step.pgid && which(index));
+    const running = (conversation.steps as ConversationStep[])
+      .map((step, index) => ({ step, index }))
+      .filter(({ step, index }) => step.status === 'running' && step.pgid && which(index));
     // Closed first: a command killed before would end as its own failure in the execution still holding it.
     await conversations.closeSteps(conversation, reason, which);
-    await Promise.all(running.map((step) => stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid!])));
+    await Promise.all(
+      running.map(({ step, index }) =>
+        stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid!], { kind: 'conversation', id: String(conversation._id), stepIndex: index }),
+      ),
+    );
   }
 
   /** A step that stands for the instruction itself, failed with why it could not be planned. */
@@ -174,7 +180,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
       const step = await conversations.findStep(conversationId, index);
       if (!step) return;
       await conversations.failStep(conversationId, index, step, message);
-      if (step.pgid) await stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid]);
+      if (step.pgid) await stopLeftoverCommands({ secretBox, sshPool, log }, step.server_id, [step.pgid], { kind: 'conversation', id: conversationId, stepIndex: index });
     },
 
     /** Every step still pending or running fails, with the reason (a refused step with its own). */

@@ -30,10 +30,10 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
   const wakeWaiting = wakeWaitingRuns(wakeQueue);
 
   /** Best effort: a step that ends without its command's result (cancelled in a retry pause, given up) may leave it running. */
-  async function killLeftovers(runId: string, pgids: number[]) {
+  async function killLeftovers(runId: string, pgids: number[], stepIndex: number | null = null) {
     if (!pgids.length) return;
     const run = await DeploymentRunModel.findById(runId, { server_id: 1 }).lean();
-    await stopLeftoverCommands({ secretBox, sshPool, log }, run?.server_id, pgids, { runId });
+    await stopLeftoverCommands({ secretBox, sshPool, log }, run?.server_id, pgids, { kind: 'run', id: runId, stepIndex });
   }
 
   /**
@@ -132,7 +132,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       stepLog.note(`${step.output && !step.output.endsWith('\n') ? '\n' : ''}--- failed: ${message} ---\n`);
       await steps.failStep(index, { chunk: stepLog.finalChunk() });
       // Stopped once failed: a command killed before would record its own exit over this failure.
-      if (step.pgid) await killLeftovers(runId, [step.pgid]);
+      if (step.pgid) await killLeftovers(runId, [step.pgid], index);
       log.warn({ runId, index, message }, 'step failed for good');
     },
 

@@ -6,20 +6,24 @@ import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { commandEnded, commandStarting } from '../src/domain/audit/commands';
+import { commandEnded, commandRecorder, commandStarting } from '../src/domain/audit/commands';
+import type { Logger } from '../src/logger';
 import { DeploymentRunModel } from '../src/domain/deployments/model';
 
 /** How much of a check's output is kept per attempt: its end, where the reason usually is. */
 const HEALTH_OUTPUT_CHARS = 4000;
 const HEARTBEAT_MS = 2000;
+/** How long the kill of a check past its timeout may go without its exit before its entry counts as unknown. */
+const HEALTH_KILL_LIMIT_SECONDS = 30;
 
 export interface HealthCheckActivityDeps {
   secretBox: SecretBox;
   sshPool: SshPool;
+  log: Logger;
 }
 
 /** A fleet target's health check after its batch: one activity per attempt, each recorded on the target. */
-export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckActivityDeps) {
+export function createHealthCheckActivities({ secretBox, sshPool, log }: HealthCheckActivityDeps) {
   return {
     /**
      * One attempt: the command on the target's server, stopped after `timeoutSeconds`. Exit 0 is
@@ -31,12 +35,10 @@ export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckA
       const [target, run] = await Promise.all([loadVerifiedTarget(serverId, secretBox), DeploymentRunModel.findById(runId, { organization_id: 1 }).lean()]);
       const redactor = new Redactor(credentialSecrets(target));
       // A health check is a command Bosun runs: in the audit trail like a step's.
-      const auditId = run
-        ? await commandStarting({
-            kind: 'health_check', organizationId: String(run.organization_id), serverId, ownerId: runId, stepIndex: attempt, stepName: 'health check',
-            exitAttempt: 0, startedBefore: 0, command, secrets: credentialSecrets(target), limitSeconds: timeoutSeconds,
-          })
-        : null;
+      const audit = { kind: 'health_check', organizationId: String(run?.organization_id), serverId, ownerId: runId, stepIndex: attempt, stepName: 'health check', exitAttempt: 0, startedBefore: 0, secrets: credentialSecrets(target) } as const;
+      const auditId = run ? await commandStarting({ ...audit, command, limitSeconds: timeoutSeconds }) : null;
+      // The kill of a check past its timeout is in the trail too.
+      const recordKill = run ? commandRecorder({ ...audit, limitSeconds: HEALTH_KILL_LIMIT_SECONDS }, (message) => log.warn({ runId, serverId }, message)) : undefined;
       let output = '';
       const context = Context.current();
       const beating = setInterval(() => (context.info.isLocal ? undefined : context.heartbeat()), HEARTBEAT_MS);
@@ -58,7 +60,7 @@ export function createHealthCheckActivities({ secretBox, sshPool }: HealthCheckA
           try {
             const ended = await Promise.race([running, late]);
             if (ended !== 'late') return { exitCode: ended.exitCode, timedOut: false };
-            if (pgid !== null) await killProcessGroup(ssh, pgid, 1).catch(() => undefined);
+            if (pgid !== null) await killProcessGroup(ssh, pgid, 1, recordKill).catch(() => undefined);
             return { exitCode: null, timedOut: true };
           } finally {
             clearTimeout(timer);

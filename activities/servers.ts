@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
-import { loadTargetOrFail } from './ssh-target';
+import { credentialSecrets, loadTargetOrFail } from './ssh-target';
+import { commandRecorder } from '../src/domain/audit/commands';
 import * as servers from '../src/domain/servers/store';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { describeTarget } from '../src/domain/ssh/connect';
@@ -10,6 +11,9 @@ import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '..
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { HealthCheckResult } from '../src/domain/contracts/servers';
 import { failure } from '../src/domain/contracts/failure-types';
+
+/** How long a verification's fingerprint command may go without its exit before its entry counts as unknown. */
+const VERIFY_COMMAND_LIMIT_SECONDS = 60;
 
 export interface ServerActivityDeps {
   secretBox: SecretBox;
@@ -29,14 +33,26 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
       const loaded = await loadTargetOrFail(serverId, secretBox);
       if (!loaded) throw failure('ServerNotFound', `Server ${serverId} no longer exists`);
       const target = { ...loaded.target, hostKeyFingerprint: trustNewHostKey ? null : loaded.target.hostKeyFingerprint };
-      const { attempt } = Context.current().info;
+      const { attempt, workflowExecution, activityId } = Context.current().info;
+      // The fingerprint is a command Bosun runs on the server: in the audit trail like a step's.
+      const record = commandRecorder(
+        { kind: 'verification', organizationId: loaded.organizationId, serverId, ownerId: workflowExecution?.workflowId ?? activityId, stepIndex: attempt, exitAttempt: 0, startedBefore: 0, secrets: credentialSecrets(target), limitSeconds: VERIFY_COMMAND_LIMIT_SECONDS },
+        (message) => log.warn({ server: serverId, attempt }, message),
+      );
       // A fresh session: verification proves the credentials work now. Commands on the old one finish first.
       sshPool.evict(serverId);
       try {
-        const { output, hostKey } = await sshPool.withConnection(target, async (ssh, hostKey) => ({
-          output: (await ssh.execCommand(FINGERPRINT_COMMAND)).stdout,
-          hostKey,
-        }));
+        const { output, hostKey } = await sshPool.withConnection(target, async (ssh, hostKey) => {
+          const ended = await record(FINGERPRINT_COMMAND, 'fingerprint');
+          try {
+            const { stdout, code, signal } = await ssh.execCommand(FINGERPRINT_COMMAND);
+            ended({ exitCode: code, signal: signal ?? null });
+            return { output: stdout, hostKey };
+          } catch (error) {
+            ended(null);
+            throw error;
+          }
+        });
         const fingerprint = parseFingerprint(output);
         await servers.markVerified(serverId, { fingerprint, hostKey });
         log.info({ server: serverId, attempt }, 'server verified');

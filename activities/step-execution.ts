@@ -12,7 +12,8 @@ import type { StepAttempt, StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
 import type { AttemptResult, AttemptStart, StepTransitions } from '../src/domain/execution/steps';
 import { StepLog } from './step-log';
-import { commandEnded, commandStarting, type CommandContext } from '../src/domain/audit/commands';
+import { commandEnded, commandRecorder, commandStarting, type CommandContext } from '../src/domain/audit/commands';
+import { credentialSecrets } from './ssh-target';
 
 /** The SSH side of a step failed (not the command, not the database). */
 class StepTransportError extends Error {
@@ -56,24 +57,33 @@ export function executionSettings({
 
 /**
  * Best effort: stops commands a step left running on its server (process groups `pgids`), when the
- * step ends without its command's result (cancelled in a retry pause, given up, closed).
+ * step ends without its command's result (cancelled in a retry pause, given up, closed). Each kill is
+ * in the audit trail, for the run or conversation (and step, when known) whose command it stops.
  */
 export async function stopLeftoverCommands(
   { secretBox, sshPool, log }: { secretBox: SecretBox; sshPool: SshPool; log: Logger },
   serverId: { toString(): string } | null | undefined,
   pgids: number[],
-  context: Record<string, unknown> = {},
+  owner: { kind: 'run' | 'conversation'; id: string; stepIndex: number | null },
 ): Promise<void> {
   const loaded = serverId && pgids.length ? await loadSshTarget(serverId.toString(), secretBox).catch(() => null) : null;
   if (!loaded) return;
+  const context = { [owner.kind === 'run' ? 'runId' : 'conversationId']: owner.id, step: owner.stepIndex };
+  const record = commandRecorder(
+    { kind: owner.kind, organizationId: loaded.organizationId, serverId: serverId!.toString(), ownerId: owner.id, stepIndex: owner.stepIndex, exitAttempt: 0, startedBefore: 0, secrets: credentialSecrets(loaded.target), limitSeconds: KILL_LIMIT_SECONDS },
+    (message) => log.warn(context, message),
+  );
   await Promise.all(
     pgids.map((pgid) =>
-      sshPool.withConnection(loaded.target, (ssh) => killProcessGroup(ssh, pgid, 1)).catch((err) =>
+      sshPool.withConnection(loaded.target, (ssh) => killProcessGroup(ssh, pgid, 1, record)).catch((err) =>
         log.warn({ err: (err as Error).message, ...context, pgid }, 'could not stop a leftover command'),
       ),
     ),
   );
 }
+
+/** How long a kill may go without its exit before its audit entry counts as unknown. */
+const KILL_LIMIT_SECONDS = 30;
 
 /**
  * One command of a step running on its server, independent of the activity that started it: a
@@ -177,9 +187,14 @@ export function startStepExecution(
 
   let pgid: number | null = null;
   let stop: 'timeout' | 'cancel' | 'shutdown' | null = null;
+  // Bosun's kills of this attempt's commands are in the trail beside the command itself.
+  const recordKill = commandRecorder(
+    { ...audit, organizationId: attempt.organizationId, serverId: attempt.serverId, ownerId: runId, stepIndex: index, exitAttempt: attempt.exitAttempt, startedBefore: step.attempts ?? 0, secrets, limitSeconds: KILL_LIMIT_SECONDS },
+    (message) => log.warn({ runId, index }, message),
+  );
   const killGroup = async () => {
     if (pgid === null) return;
-    await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, pgid!)).catch((err) =>
+    await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, pgid!, 2, recordKill)).catch((err) =>
       log.warn({ err: (err as Error).message, runId, pgid }, 'could not kill the process group'),
     );
   };
@@ -221,7 +236,7 @@ export function startStepExecution(
       // An earlier attempt's command may still run on the server (its worker died): stop it first.
       if (step.pgid) {
         const previous = step.pgid;
-        await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, previous, 1));
+        await sshPool.withConnection(target, (ssh) => killProcessGroup(ssh, previous, 1, recordKill));
       }
       result = await sshPool.withConnection(target, (ssh) =>
         runInProcessGroup(ssh, step.command, {

@@ -5,7 +5,7 @@ import { describeTarget, type SshTarget } from '../src/domain/ssh/connect';
 import { classifySshError, SshError } from '../src/domain/ssh/errors';
 import { humanSize } from '../src/domain/ssh/fingerprint';
 import { commandFailure, OutputLimitExceeded, type ChannelExit } from '../src/domain/ssh/stream';
-import { commandEnded, commandStarting } from '../src/domain/audit/commands';
+import { commandRecorder } from '../src/domain/audit/commands';
 import { captureOn, streamOn, type Side } from './audited-commands';
 import type { StepResult } from '../src/domain/contracts/runs';
 import type { TransferStepAttempt } from '../src/domain/contracts/conversations';
@@ -111,16 +111,12 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
 
       // Every command the transfer runs, on either server, is in the audit trail (redacted, with its exit).
       let sequence = 0;
-      const auditOn = (serverId: string) => async (command: string) => {
-        const id = await commandStarting({
-          kind: 'conversation', organizationId: input.organizationId, serverId, ownerId: conversationId, stepIndex: index, stepId: input.stepId,
-          exitAttempt: 0, startedBefore: step.attempts ?? 0, sequence: sequence++, command, secrets, limitSeconds: TRANSFER_AUDIT_LIMIT_SECONDS,
-        });
-        return (exit: ChannelExit | null) => {
-          const outcome = exit === null ? 'interrupted' : exit.exitCode === 0 ? 'ok' : 'failed';
-          void commandEnded(id, outcome, exit ?? {}).catch((err: Error) => log.warn({ err: err.message, conversationId, index }, 'could not record a transfer command’s outcome in the audit trail'));
-        };
-      };
+      const auditOn = (serverId: string) =>
+        commandRecorder(
+          { kind: 'conversation', organizationId: input.organizationId, serverId, ownerId: conversationId, stepIndex: index, stepId: input.stepId, exitAttempt: 0, startedBefore: step.attempts ?? 0, secrets, limitSeconds: TRANSFER_AUDIT_LIMIT_SECONDS },
+          (message) => log.warn({ conversationId, index }, message),
+          () => sequence++,
+        );
       const sides = (source: NodeSSH, target: NodeSSH): [Side, Side] => [
         { ssh: source, audit: auditOn(input.sourceServerId) },
         { ssh: target, audit: auditOn(input.targetServerId) },

@@ -76,6 +76,26 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
     expect([bad.status, bad.body.error.details]).toEqual([422, [{ path: 'run', message: 'must be a run id' }]]);
   });
 
+  test('Bosun’s own commands are recorded: the fingerprint at verification, the kill of a step’s command past its timeout', async () => {
+    const [fingerprint] = await entries(admin, `action=command.run&server=${server}`, (list) => list.some((e) => e.details.purpose === 'fingerprint' && e.outcome !== 'pending'))
+      .then((list) => list.filter((e) => e.details.purpose === 'fingerprint'));
+    expect(fingerprint).toMatchObject({
+      outcome: 'ok',
+      actor: { type: 'system' },
+      target: { kind: 'server', id: server },
+      details: { purpose: 'fingerprint', verification_id: expect.any(String), attempt: 1, command: expect.stringContaining('uname -r'), exit_code: 0 },
+    });
+    expect(fingerprint.details.command_sha256).toBe(sha256(fingerprint.details.command));
+
+    const deployment = await ops.defineDeployment(server, [{ name: 'hang', command: 'sleep 60', timeout_seconds: 1 }]);
+    const run = await ops.runToEnd(deployment.id);
+    expect(run.status).toBe('failed');
+    const about = await entries(admin, `run=${run.id}&action=command.run`, (list) => list.length === 2 && list.every((e) => e.outcome !== 'pending'));
+    const [kill, hang] = [about.find((e) => e.details.purpose === 'stop_process_group'), about.find((e) => !e.details.purpose)];
+    expect(hang).toMatchObject({ outcome: 'timed_out', details: { step: 0, step_name: 'hang', command: 'sleep 60' } });
+    expect(kill).toMatchObject({ outcome: 'ok', server_id: server, details: { run_id: run.id, step: 0, step_name: 'hang', command: expect.stringMatching(/^kill -TERM -\d+ /), exit_code: 0 } });
+  });
+
   test('a conversation’s commands are recorded with their step', async () => {
     const conversation = await ops.converse(server, 'show uptime');
     const step = conversation.steps.find((s: Json) => s.command);

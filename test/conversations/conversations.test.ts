@@ -137,6 +137,15 @@ describe('conversations: plain-English instructions run on a server', () => {
       // The server-side curl is gone: its connection to our silent port closed.
       await eventually(async () => new Promise<number>((r) => silent.getConnections((_e, n) => r(n))), (n) => n === 0, 10_000);
       expect((await bosun.api.post(`/api/v1/conversations/${id}/cancel`).set(bearer(token))).status).toBe(409);
+      // The kill is a command Bosun ran: in the audit trail with the conversation and step it stopped.
+      const kills = await eventually(
+        async () =>
+          ((await bosun.api.get('/api/v1/audit?action=command.run&per_page=100').set(bearer(token))).body.data as Array<Record<string, any>>).filter(
+            (e) => e.details.conversation_id === id && e.details.purpose === 'stop_process_group' && e.outcome !== 'pending',
+          ),
+        (list) => list.length > 0,
+      );
+      expect(kills[0]).toMatchObject({ outcome: 'ok', details: { step: 0, command: expect.stringMatching(/^kill -TERM -\d+ /) } });
     } finally {
       silent.close();
     }

@@ -64,6 +64,15 @@ test('a check that outlasts its timeout is stopped and fails; an empty check com
   expect(run.status).toBe('failed');
   expect(run.targets[0].health).toMatchObject({ status: 'failed', attempts: [{ attempt: 1, exit_code: null, timed_out: true, output: 'waiting\n' }] });
   expect(run.targets[0].error).toBe(`Health check "echo waiting; sleep 30" failed on ${run.targets[0].title} after 1 attempt: timed out after 1 s: waiting`);
+  // The kill of the check's process group is a command Bosun ran: in the trail, on that server, for that attempt.
+  const [kill] = await eventually(
+    async () =>
+      ((await ops.request('get', `/audit?action=command.run&server=${run.targets[0].server_id}&per_page=100`)).body.data as Array<Record<string, any>>).filter(
+        (e) => e.details.purpose === 'stop_process_group' && e.details.step_name === 'health check' && e.outcome !== 'pending',
+      ),
+    (list) => list.length === 1,
+  );
+  expect(kill).toMatchObject({ outcome: 'ok', actor: { type: 'system' }, details: { health_check_attempt: 1, command: expect.stringMatching(/^kill -TERM -\d+ /), exit_code: 0 } });
 
   for (const command of ['', '   ']) {
     const refused = await ops.request('post', '/deployments', { name: 'no-check', targets: { tags: ['svc'] }, strategy: { health_check: { command } }, steps: release('never') });

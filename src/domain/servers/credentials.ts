@@ -23,7 +23,7 @@ export const sealCredentials = (box: SecretBox, serverId: string, credentials: S
   box.encrypt(JSON.stringify(credentials), associatedData(serverId));
 
 /** A server's decrypted connection details (its jump hosts' too) and current status, for activities only; null when the server is gone. */
-export async function loadSshTarget(serverId: string, box: SecretBox): Promise<{ target: SshTarget; status: ServerStatus } | null> {
+export async function loadSshTarget(serverId: string, box: SecretBox): Promise<LoadedTarget | null> {
   const server = await ServerModel.findById(serverId).select('+credentials').lean();
   return server && routedTargetOf(server, box);
 }
@@ -37,7 +37,7 @@ export class JumpHostUnusableError extends Error {
  * `sshTargetOf`, with the chain of jump hosts the server is reached through (each hop with its own
  * credentials and pinned host key: a hop without one is refused, never trusted on first use).
  */
-export async function routedTargetOf(server: StoredServer, box: SecretBox): Promise<{ target: SshTarget; status: ServerStatus }> {
+export async function routedTargetOf(server: StoredServer, box: SecretBox): Promise<LoadedTarget> {
   const own = sshTargetOf(server, box);
   if (!server.via?.length) return own;
   // The hops read once, with their credentials, as the route follows them.
@@ -57,11 +57,18 @@ export async function routedTargetOf(server: StoredServer, box: SecretBox): Prom
     if (!hop.host_key_fingerprint) throw new JumpHostUnusableError(`Jump host "${hop.title}" (${hop.username}@${hop.host}:${hop.port}) has no verified host key: verify it first`);
     via = { ...sshTargetOf(hop, box).target, ...(via ? { via } : {}) };
   }
-  return { status: own.status, target: { ...own.target, via } };
+  return { ...own, target: { ...own.target, via } };
 }
 
 /** The connection details of a server document read with its sealed credentials. */
-export function sshTargetOf(server: StoredServer, box: SecretBox): { target: SshTarget; status: ServerStatus } {
+/** A server's connection details, its status and its organization (whose audit trail its commands go in). */
+export interface LoadedTarget {
+  target: SshTarget;
+  status: ServerStatus;
+  organizationId: string;
+}
+
+export function sshTargetOf(server: StoredServer, box: SecretBox): LoadedTarget {
   const serverId = server._id.toString();
   let credentials: ServerCredentials;
   try {
@@ -73,6 +80,7 @@ export function sshTargetOf(server: StoredServer, box: SecretBox): { target: Ssh
   }
   return {
     status: server.status,
+    organizationId: String(server.organization_id),
     target: {
       key: serverId,
       host: server.host,

@@ -100,10 +100,32 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
   });
 }
 
-/** Stops a process group: TERM, then KILL after a grace period if anything is left. */
-export async function killProcessGroup(ssh: NodeSSH, pgid: number, graceSeconds = 2): Promise<void> {
-  await ssh.execCommand(
-    // No `--`: dash's kill rejects it; a negative operand right after the signal names the process group.
-    `kill -TERM -${pgid} 2>/dev/null || exit 0; i=0; while [ $i -lt ${graceSeconds * 10} ] && kill -0 -${pgid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; kill -KILL -${pgid} 2>/dev/null; exit 0`,
-  );
+/** Why Bosun runs a command of its own, not a step's: its audit entry says so. */
+export type CommandPurpose = 'fingerprint' | 'stop_process_group';
+
+/**
+ * Records a command Bosun runs in the audit trail: called before it starts; what it answers is
+ * called with its exit (null: it did not end normally). A recorder logs its own write failures.
+ */
+export type CommandRecorder = (
+  command: string,
+  purpose?: CommandPurpose,
+) => Promise<(exit: { exitCode: number | null; signal?: string | null } | null) => void>;
+
+/**
+ * Stops a process group: TERM, then KILL after a grace period if anything is left. With `record`,
+ * the kill is in the audit trail like any command (a trail that cannot be written does not keep a
+ * leftover command running: the kill goes ahead).
+ */
+export async function killProcessGroup(ssh: NodeSSH, pgid: number, graceSeconds = 2, record?: CommandRecorder): Promise<void> {
+  // No `--`: dash's kill rejects it; a negative operand right after the signal names the process group.
+  const command = `kill -TERM -${pgid} 2>/dev/null || exit 0; i=0; while [ $i -lt ${graceSeconds * 10} ] && kill -0 -${pgid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; kill -KILL -${pgid} 2>/dev/null; exit 0`;
+  const ended = record ? await record(command, 'stop_process_group').catch(() => undefined) : undefined;
+  try {
+    const { code, signal } = await ssh.execCommand(command);
+    ended?.({ exitCode: code, signal: signal ?? null });
+  } catch (error) {
+    ended?.(null);
+    throw error;
+  }
 }

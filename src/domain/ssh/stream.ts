@@ -2,7 +2,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { ClientChannel } from 'ssh2';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
-import { inProcessGroup, killProcessGroup, processGroupLine } from './exec';
+import { inProcessGroup, killProcessGroup, processGroupLine, type CommandRecorder } from './exec';
 
 const TEXT_LIMIT = 64 * 1024;
 
@@ -27,6 +27,8 @@ interface Running {
   pgid: number | null;
   stopped: boolean;
   closed: boolean;
+  /** Where the kill of its process group is recorded, if it is stopped. */
+  record?: CommandRecorder;
 }
 const running = new WeakMap<ClientChannel, Running>();
 
@@ -34,7 +36,7 @@ const running = new WeakMap<ClientChannel, Running>();
  * Starts a command; its exit is watched from the callback on (ssh2 may deliver a quick command's
  * exit and close in the same read as the channel's opening, before any later listener exists).
  */
-function openChannel(ssh: NodeSSH, command: string, signal?: AbortSignal): Promise<{ channel: ClientChannel; exit: Promise<ChannelExit> }> {
+function openChannel(ssh: NodeSSH, command: string, signal?: AbortSignal, record?: CommandRecorder): Promise<{ channel: ClientChannel; exit: Promise<ChannelExit> }> {
   const connection = ssh.connection;
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
   if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('Aborted'));
@@ -43,7 +45,7 @@ function openChannel(ssh: NodeSSH, command: string, signal?: AbortSignal): Promi
     // reads and writes nothing for a while; stdin, stdout and stderr stay apart.
     connection.exec(inProcessGroup(command, { mergeStderr: false }), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start a command: ${error.message}`));
-      running.set(channel, { ssh, pgid: null, stopped: false, closed: false });
+      running.set(channel, { ssh, pgid: null, stopped: false, closed: false, record });
       const exit = exitOf(channel);
       exit.catch(() => undefined);
       // A write after the far end closed must not crash the process: the exit (or its absence) tells the story.
@@ -69,7 +71,7 @@ function stop(channel: ClientChannel): void {
   const state = running.get(channel);
   if (!state || state.stopped || state.closed) return;
   state.stopped = true;
-  if (state.pgid !== null) void killProcessGroup(state.ssh, state.pgid, 1).catch(() => undefined);
+  if (state.pgid !== null) void killProcessGroup(state.ssh, state.pgid, 1, state.record).catch(() => undefined);
   channel.unpipe();
   channel.resume();
   channel.close();
@@ -124,8 +126,12 @@ const abortWith = (signal: AbortSignal | undefined, channels: ClientChannel[]) =
  * Runs a command with `stdin` as its input and collects its stdout; more than `maxBytes` stops it and
  * throws OutputLimitExceeded (never a silently shortened answer).
  */
-export async function capture(ssh: NodeSSH, command: string, { stdin, maxBytes, signal }: { stdin?: Buffer; maxBytes: number; signal?: AbortSignal }) {
-  const { channel, exit: exited } = await openChannel(ssh, command, signal);
+export async function capture(
+  ssh: NodeSSH,
+  command: string,
+  { stdin, maxBytes, signal, record }: { stdin?: Buffer; maxBytes: number; signal?: AbortSignal; record?: CommandRecorder },
+) {
+  const { channel, exit: exited } = await openChannel(ssh, command, signal, record);
   const detach = abortWith(signal, [channel]);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -167,18 +173,18 @@ class Throttle extends Transform {
  * (with backpressure: neither side buffers more than a window here). `stdin` feeds the first command.
  */
 export async function streamBetween(
-  from: { ssh: NodeSSH; command: string; stdin?: Buffer },
-  to: { ssh: NodeSSH; command: string },
+  from: { ssh: NodeSSH; command: string; stdin?: Buffer; audit?: CommandRecorder },
+  to: { ssh: NodeSSH; command: string; audit?: CommandRecorder },
   { onBytes, signal, bytesPerSecond = 0 }: { onBytes: (bytes: number) => void; signal?: AbortSignal; bytesPerSecond?: number },
 ): Promise<{ bytes: number; source: ChannelExit; target: ChannelExit; targetOutput: string }> {
-  const { channel: target, exit: targetExit } = await openChannel(to.ssh, to.command, signal);
+  const { channel: target, exit: targetExit } = await openChannel(to.ssh, to.command, signal, to.audit);
   // What the target prints (a restore's messages) is kept for the log; reading it also lets its channel close.
   const targetOutput = keepText(target);
   let source: ClientChannel | null = null;
   let sourceEnded = false;
   // The target gave up (it failed): stop the source too, unless it had already sent everything.
   target.once('close', () => source && !sourceEnded && stop(source));
-  const opened = await openChannel(from.ssh, from.command, signal).catch((error) => {
+  const opened = await openChannel(from.ssh, from.command, signal, from.audit).catch((error) => {
     stop(target);
     throw error;
   });
