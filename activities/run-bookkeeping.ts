@@ -1,11 +1,11 @@
 import type { Types } from 'mongoose';
-import type { DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
+import type { BegunRun, FrozenHold, DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
 import { parseDuration } from '../src/domain/tokens/service';
 import { healthCheckOf } from '../src/domain/deployments/strategy';
 import { DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
-import { coveringAmong, freezesOf, liftsAt } from '../src/domain/freezes/coverage';
+import { holdOneServerRun, holdOrThaw, type HoldableRun } from '../src/domain/deployments/freeze-hold';
 import { ServerModel } from '../src/domain/servers/model';
 import * as runs from '../src/domain/deployments/runs';
 import { batchTargets, closeWaitingTargets } from '../src/domain/deployments/targets';
@@ -33,6 +33,17 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
     async beginRun({ runId }: { runId: string }): Promise<RunStepDefinition[] | null> {
       const run = await runs.beginRun(runId);
       return run && runs.stepsToRun(run);
+    },
+
+    /**
+     * A one-server run: queued → running as `beginRun`, and then, while change freezes cover its
+     * server, running → frozen (unless triggered with an override): the run holds before its first
+     * step (a run found frozen was held before its worker died: it holds on).
+     */
+    async beginOneServerRun({ runId }: { runId: string }): Promise<BegunRun> {
+      const run = await runs.beginRun(runId);
+      if (!run) return { steps: null, frozen: null };
+      return { steps: runs.stepsToRun(run), frozen: await holdOneServerRun(run) };
     },
 
     /** A fleet run: queued → running, and what its workflow needs to run its batches; null when it has ended (cancelled while queued). */
@@ -90,23 +101,15 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
     holdPaused: ({ runId }: { runId: string }): Promise<boolean> => gates.holdPaused(runId),
 
     /**
-     * Before batch `batch`: change freezes covering its servers hold the run (running → frozen), and
-     * a frozen run they no longer cover goes on (frozen → running). What holds it (names, when they
-     * lift in ms), or null. A run triggered with a freeze override is never held.
+     * Before batch `batch` of a fleet run — or, without `batch`, before a one-server run's first
+     * step: change freezes covering its servers hold the run (running → frozen), and a frozen run
+     * they no longer cover goes on (frozen → running). What holds it (names, when they lift in ms),
+     * or null. A run triggered with a freeze override is never held.
      */
-    async holdIfFrozen({ runId, batch }: { runId: string; batch: number }): Promise<{ names: string[]; until: number } | null> {
-      const run = await DeploymentRunModel.findById(runId, { organization_id: 1, freeze_override: 1, status: 1 }).lean();
-      if (!run || run.freeze_override) return null;
-      // Asked before every batch: while the organization has no freeze, nothing more is read.
-      const freezes = await freezesOf(run.organization_id);
-      const found = freezes.length ? coveringAmong(freezes, await queuedServersOf(run._id, batch)) : [];
-      if (!found.length) {
-        if (run.status === 'frozen') await gates.thawRun(runId);
-        return null;
-      }
-      const names = found.map((c) => c.freeze.name);
-      const until = liftsAt(found);
-      return (await gates.holdFrozen(runId, names, until)) ? { names, until: until.getTime() } : null;
+    async holdIfFrozen({ runId, batch }: { runId: string; batch?: number }): Promise<FrozenHold | null> {
+      const run = await DeploymentRunModel.findById(runId, { organization_id: 1, freeze_override: 1, status: 1, server_id: 1, parent_run_id: 1, rolls_back: 1 }).lean<HoldableRun>();
+      if (batch === undefined) return holdOneServerRun(run);
+      return holdOrThaw(run, () => queuedServersOf(run!._id, batch));
     },
 
     /** A person resumed the run (or withdrew a pause not yet held). */

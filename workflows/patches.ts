@@ -68,6 +68,12 @@ export const PATCHES = {
     oldBranch: 'A gate waits its whole expiry in one timer, with no warning an hour before (warnGateExpiring); every gate history recorded before it.',
     retire: 'Deprecate once no fleet run started before it waits at a gate (gates expire within their expires_in).',
   },
+  oneServerRunFreezes: {
+    id: 'one-server-run-freezes',
+    since: 'this release (a one-server run whose turn comes during a change freeze holds)',
+    oldBranch: 'A one-server run begins with beginRun and runs its steps whatever freezes cover its server by then (the trigger alone refused frozen servers); every one-server run history recorded before it.',
+    retire: 'Deprecate once no one-server run started before it is open (runs end with their steps).',
+  },
 } as const satisfies Record<string, Patch>;
 
 /** Whether this workflow takes the new branch of a patch (see PATCHES). */

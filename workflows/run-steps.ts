@@ -7,15 +7,46 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
+  condition,
   setCurrentDetails,
+  setHandler,
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../activities/deployment-steps';
-import { DEFAULT_STEP_LIMIT_SECONDS, serverLabel, STEP_HANDOFF_AFTER_MS, type QueuedRun, type RunResult, type StepFailureDetails, type RunStepDefinition, type StepAttempt, type StepResult } from '../src/domain/contracts/runs';
+import { DEFAULT_STEP_LIMIT_SECONDS, serverLabel, STEP_HANDOFF_AFTER_MS, type FrozenHold, type QueuedRun, type RunResult, type StepFailureDetails, type RunStepDefinition, type StepAttempt, type StepResult } from '../src/domain/contracts/runs';
 import { failure as failureOf, NON_RETRYABLE_FAILURES, rerunsElsewhere } from '../src/domain/contracts/failure-types';
 import { endsAsItsOutcome, firstLine, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 import { bookkeeping, endAsRecorded } from './run-activities';
+import { freezesChangedSignal } from './fleet-guards';
+import { isPatched, PATCHES } from './patches';
+
+/**
+ * A one-server run held by a change freeze checks again when the freeze should lift, at once when a
+ * freeze changes (the API signals it), and at least this often (a signal lost: a freeze edited while
+ * Temporal could not be reached). Half an hour keeps a month-long freeze's wait to a few thousand
+ * history events.
+ */
+const ONE_SERVER_FREEZE_RECHECK_MS = 30 * 60_000;
+
+/**
+ * Before a one-server run's first step: while change freezes cover its server the run holds (status
+ * frozen, holding its server's turn: every other run there is frozen too, unless triggered with an
+ * override), and goes on when they lift. A durable wait: a cancel ends it.
+ */
+async function holdWhileFrozen(run: QueuedRun, server: string, held: FrozenHold): Promise<void> {
+  let changed = false;
+  setHandler(freezesChangedSignal, () => {
+    changed = true;
+  });
+  for (let frozen: FrozenHold | null = held; frozen; ) {
+    setCurrentDetails(`frozen by ${frozen.names.join(', ')} until ${new Date(frozen.until).toISOString()}: waits to start on ${server}`);
+    changed = false;
+    // A second past the end: the freeze's window is over when the run asks again.
+    await condition(() => changed, Math.max(1000, Math.min(frozen.until - Date.now() + 1000, ONE_SERVER_FREEZE_RECHECK_MS)));
+    frozen = await bookkeeping.holdIfFrozen({ runId: run.runId });
+  }
+}
 
 /** Transport failures retry with backoff for about 45 s; an exit code is not a transport failure. */
 const transportRetry = {
@@ -111,11 +142,15 @@ const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) 
  * The workflow's outcome is the run's: it completes when the run succeeded, fails (not retried) with
  * the first failed step, its server and exit code when the run failed, and is cancelled when it was.
  */
-export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | null): Promise<RunResult> {
+export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | null, held: FrozenHold | null = null): Promise<RunResult> {
   const startedAt = Date.now();
   const server = serverLabel(run);
   // Not cancellable: once the run is marked running, the cancel must go through the cleanup below.
-  const steps = begun !== undefined ? begun : await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
+  let steps: RunStepDefinition[] | null;
+  let frozen = held;
+  if (begun !== undefined) steps = begun;
+  else if (isPatched(PATCHES.oneServerRunFreezes)) ({ steps, frozen } = await CancellationScope.nonCancellable(() => bookkeeping.beginOneServerRun({ runId: run.runId })));
+  else steps = await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
   if (!steps) {
     if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     // Closed before this workflow began (cancelled while queued, or by a sweep): end as the run did.
@@ -132,6 +167,7 @@ export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | n
   // The last step's success ended the run with it (one write): no finishRun.
   let endedByLastStep = false;
   try {
+    if (frozen) await holdWhileFrozen(run, server, frozen);
     if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled before the first step');
     for (let index = 0; index < steps.length; index += 1) {
       const step = steps[index]!;

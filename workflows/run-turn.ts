@@ -1,6 +1,6 @@
 import { CancellationScope, condition, defineSignal, getExternalWorkflowHandle, isCancellation, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import { failure } from '../src/domain/contracts/failure-types';
-import { serverLabel, type QueuedRun, type RunResult, type RunStepDefinition, type TurnOutcome } from '../src/domain/contracts/runs';
+import { serverLabel, type QueuedRun, type RunResult, type RunStepDefinition, type TurnOutcome, type FrozenHold } from '../src/domain/contracts/runs';
 import { RELEASED_SIGNAL, serverRunQueueWorkflowId, TURN_SIGNAL } from '../src/domain/contracts/workflow-ids';
 import { executeRun } from './run-steps';
 import { bookkeeping } from './run-activities';
@@ -25,13 +25,17 @@ export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>)
   const giveBack = () => releaseTo(run);
   // Begun with the turn (taken without the queue): the steps to run.
   let begun: RunStepDefinition[] | null | undefined;
+  let frozen: FrozenHold | null = null;
   try {
     const asked = await CancellationScope.nonCancellable(ask);
     if ('failed' in asked) {
       setCurrentDetails(`not run: ${asked.failed}`);
       throw failure('DeploymentRunFailed', asked.failed);
     }
-    if ('turn' in asked) begun = asked.steps;
+    if ('turn' in asked) {
+      begun = asked.steps;
+      frozen = asked.frozen ?? null;
+    }
     else await waitForTurn(run, () => given);
   } catch (error) {
     if (!isCancellation(error)) throw error;
@@ -41,7 +45,7 @@ export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>)
     throw error;
   }
   try {
-    return await executeRun(run, begun);
+    return await executeRun(run, begun, frozen);
   } finally {
     // The queue that gave a turn waits for it back; a turn taken without it was given back by the run's end.
     if (given) await giveBack();

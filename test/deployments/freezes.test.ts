@@ -231,3 +231,55 @@ describe('a fleet run meets a freeze between batches', () => {
     });
   }, 180_000);
 });
+
+describe('a one-server run queued before a freeze', () => {
+  /** A one-server deployment on web-1 held until let go, and a second one queued behind it there. */
+  async function queuedBehind(tag: string) {
+    const first = await admin.define({ server_id: servers[0], steps: marking(`${tag}-first`, true) });
+    const second = await admin.define({ server_id: servers[0], steps: marking(`${tag}-second`) });
+    const { run_id: firstRun } = await admin.trigger(first.id);
+    await admin.waitForRun(first.id, firstRun, (run) => run.status === 'running');
+    const { run_id: secondRun } = await admin.trigger(second.id);
+    expect((await admin.waitForRun(second.id, secondRun, (run) => run.status === 'queued')).status).toBe('queued');
+    return { first, firstRun, second, secondRun };
+  }
+
+  test('its turn comes during the freeze: it waits frozen, runs nothing, and runs once the freeze ends', async () => {
+    const { first, firstRun, second, secondRun } = await queuedBehind('turn');
+    const endsAt = iso(Date.now() + HOUR);
+    const freeze = await declare({ name: 'queue-freeze', starts_at: iso(Date.now()), ends_at: endsAt, tags: ['prod'] });
+    try {
+      letGo('turn-first');
+      // The run ahead was begun before the freeze: it finishes.
+      expect((await admin.waitForRun(first.id, firstRun)).status).toBe('success');
+      const frozen = await admin.waitForRun(second.id, secondRun, (run) => run.status === 'frozen');
+      expect(frozen.freeze).toMatchObject({ names: ['queue-freeze'], until: endsAt });
+      expect(frozen.steps.map((s: { status: string }) => s.status)).toEqual(['pending']);
+      expect(ranOn('turn-second')).toEqual([]);
+      // Ended early: the run hears of it (the API signals it) and goes on.
+      expect((await admin.request('patch', `/freezes/${freeze.id}`, { ends_at: iso(Date.now() + 1000) })).status).toBe(200);
+      const done = await admin.waitForRun(second.id, secondRun, undefined, 120_000);
+      expect([done.status, done.freeze]).toEqual(['success', null]);
+      expect(ranOn('turn-second')).toEqual(ADDRESSES.slice(0, 1));
+    } finally {
+      await admin.request('delete', `/freezes/${freeze.id}`);
+    }
+  }, 180_000);
+
+  test('a person cancels it while it waits frozen: it ends cancelled, nothing of it ran, and the server takes the next run', async () => {
+    const { first, firstRun, second, secondRun } = await queuedBehind('cancel');
+    await whileFrozen({ name: 'queue-cancel-freeze', starts_at: iso(Date.now()), ends_at: iso(Date.now() + HOUR), tags: ['prod'] }, async () => {
+      letGo('cancel-first');
+      expect((await admin.waitForRun(first.id, firstRun)).status).toBe('success');
+      await admin.waitForRun(second.id, secondRun, (run) => run.status === 'frozen');
+      await carol.cancelRun(second.id, secondRun);
+      const run = await carol.waitForRun(second.id, secondRun);
+      expect([run.status, run.cancelled_by?.name, run.steps[0].status]).toEqual(['cancelled', 'Carol', 'cancelled']);
+      expect(ranOn('cancel-second')).toEqual([]);
+    });
+    // The server's turn was given back: a run after the freeze runs there.
+    const third = await admin.define({ server_id: servers[0], steps: marking('cancel-third') });
+    expect((await admin.waitForRun(third.id, (await admin.trigger(third.id)).run_id)).status).toBe('success');
+    expect(ranOn('cancel-third')).toEqual(ADDRESSES.slice(0, 1));
+  }, 180_000);
+});

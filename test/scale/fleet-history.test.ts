@@ -66,6 +66,7 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
       return { queued: true };
     },
     beginRun: async () => [],
+    beginOneServerRun: async () => ({ steps: [], frozen: null }),
     endedRun: async () => null,
     finishRun: async ({ runId: id, status }: { runId: string; status: string }) => {
       if (id === runId) fleetStatus = status;

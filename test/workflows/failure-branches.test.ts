@@ -46,7 +46,7 @@ describe('deploymentRunWorkflow', () => {
     { name: 'restart', command: 'y', timeout_seconds: null, retries: 0, continue_on_error: false },
   ];
   const bookkeeping = {
-    beginRun: async () => twoSteps,
+    beginOneServerRun: async () => ({ steps: twoSteps, frozen: null }),
     endedRun: async () => null,
     failRunStep: async () => undefined,
     skipSteps: async () => undefined,
@@ -67,7 +67,7 @@ describe('deploymentRunWorkflow', () => {
           message: 'Step "migrate" (1/2) failed on web-1: Host key mismatch for 127.0.0.1:22',
           details: [{ step: 'migrate', index: 0, server: 'web-1', exit_code: null }],
         });
-        expect(names(calls)).toEqual(['beginRun', 'startStep', 'failRunStep', 'skipSteps', 'finishRun']);
+        expect(names(calls)).toEqual(['beginOneServerRun', 'startStep', 'failRunStep', 'skipSteps', 'finishRun']);
         expect(calls.find(([n]) => n === 'failRunStep')![1]).toEqual({ runId: input.runId, index: 0, message: 'Host key mismatch for 127.0.0.1:22' });
         expect(calls.at(-1)![1]).toEqual({ runId: input.runId, status: 'failed', error: 'Step "migrate" (1/2) failed on web-1: Host key mismatch for 127.0.0.1:22' });
         expect(await outcome(handle)).toBe('FAILED');
@@ -82,7 +82,7 @@ describe('deploymentRunWorkflow', () => {
       async (taskQueue, calls) => {
         const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(succeeding.runId), args: [succeeding] });
         await expect(handle.result()).resolves.toMatchObject({ status: 'success', steps: 2 });
-        expect(names(calls)).toEqual(['beginRun', 'startStep', 'startStep']);
+        expect(names(calls)).toEqual(['beginOneServerRun', 'startStep', 'startStep']);
         expect(calls.map(([, input]) => (input as { endsRun?: boolean }).endsRun)).toEqual([undefined, undefined, true]);
       },
     );
@@ -92,13 +92,13 @@ describe('deploymentRunWorkflow', () => {
     await withWorker(
       {
         ...bookkeeping,
-        beginRun: async () => steps,
+        beginOneServerRun: async () => ({ steps: steps, frozen: null }),
         startStep: async ({ index }: { index: number }): Promise<StepResult> => (index === 0 ? { status: 'failed', exitCode: 1, timedOut: false } : { status: 'success', exitCode: 0, timedOut: false }),
       },
       async (taskQueue, calls) => {
         const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(failing.runId), args: [failing] });
         await expect(handle.result()).rejects.toMatchObject({ cause: { message: 'Step "migrate" (1/2) failed on web-1: exit code 1' } });
-        expect(names(calls)).toEqual(['beginRun', 'startStep', 'startStep', 'finishRun']);
+        expect(names(calls)).toEqual(['beginOneServerRun', 'startStep', 'startStep', 'finishRun']);
         expect((calls[2]![1] as { endsRun?: boolean }).endsRun).toBeUndefined();
         expect(calls.at(-1)![1]).toMatchObject({ status: 'failed' });
       },
@@ -109,28 +109,28 @@ describe('deploymentRunWorkflow', () => {
     const input = run();
     const steps = [{ ...twoSteps[0]!, retries: 2 }, twoSteps[1]!];
     await withWorker(
-      { ...bookkeeping, beginRun: async () => steps, startStep: async (): Promise<StepResult> => ({ status: 'failed', exitCode: 2, timedOut: false }) },
+      { ...bookkeeping, beginOneServerRun: async () => ({ steps: steps, frozen: null }), startStep: async (): Promise<StepResult> => ({ status: 'failed', exitCode: 2, timedOut: false }) },
       async (taskQueue, calls) => {
         const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
         await expect(handle.result()).rejects.toMatchObject({ cause: { message: 'Step "migrate" (1/2) failed on web-1: exit code 2 (after 3 attempts)' } });
-        expect(names(calls)).toEqual(['beginRun', 'startStep', 'startStep', 'startStep', 'skipSteps', 'finishRun']);
+        expect(names(calls)).toEqual(['beginOneServerRun', 'startStep', 'startStep', 'startStep', 'skipSteps', 'finishRun']);
       },
     );
   });
 
   test('cancelled while queued (closed before its workflow began): a Cancelled workflow, nothing run', async () => {
     const input = run();
-    await withWorker({ ...bookkeeping, beginRun: async () => null, endedRun: async () => ({ status: 'cancelled', error: null }) }, async (taskQueue, calls) => {
+    await withWorker({ ...bookkeeping, beginOneServerRun: async () => ({ steps: null, frozen: null }), endedRun: async () => ({ status: 'cancelled', error: null }) }, async (taskQueue, calls) => {
       const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
       await expect(handle.result()).rejects.toMatchObject({ cause: expect.any(CancelledFailure) });
-      expect(names(calls)).toEqual(['beginRun', 'endedRun', 'cancelOwnWorkflow']);
+      expect(names(calls)).toEqual(['beginOneServerRun', 'endedRun', 'cancelOwnWorkflow']);
       expect(await outcome(handle)).toBe('CANCELLED');
     });
   });
 
   test('closed as failed before it began (by a sweep): a Failed workflow with the run’s error', async () => {
     const input = run();
-    await withWorker({ ...bookkeeping, beginRun: async () => null, endedRun: async () => ({ status: 'failed', error: 'Its worker died' }) }, async (taskQueue) => {
+    await withWorker({ ...bookkeeping, beginOneServerRun: async () => ({ steps: null, frozen: null }), endedRun: async () => ({ status: 'failed', error: 'Its worker died' }) }, async (taskQueue) => {
       const handle = await env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
       await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'DeploymentRunFailed', message: 'Its worker died' } });
     });
@@ -142,7 +142,7 @@ describe('deploymentRunWorkflow', () => {
       let ownQueue = '';
       const mocks = {
         ...bookkeeping,
-        beginRun: async () => [twoSteps[0]!],
+        beginOneServerRun: async () => ({ steps: [twoSteps[0]!], frozen: null }),
         // Handed off to this worker's own task queue, where awaitStep then fails.
         startStep: async () => ({ handedOff: ownQueue }),
         awaitStep: async () => { throw why; },
@@ -155,11 +155,11 @@ describe('deploymentRunWorkflow', () => {
     };
     await followed(ApplicationFailure.nonRetryable('This worker no longer holds the command', 'StepNotHeld'), async (handle, calls) => {
       await expect(handle.result()).resolves.toMatchObject({ status: 'success', steps: 1 });
-      expect(names(calls)).toEqual(['beginRun', 'startStep', 'awaitStep', 'runStep', 'finishRun']);
+      expect(names(calls)).toEqual(['beginOneServerRun', 'startStep', 'awaitStep', 'runStep', 'finishRun']);
     });
     await followed(ApplicationFailure.nonRetryable('Host key mismatch for 127.0.0.1:22', 'SshHostKeyMismatch'), async (handle, calls) => {
       await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'DeploymentRunFailed', message: 'Step "migrate" (1/1) failed on web-1: Host key mismatch for 127.0.0.1:22' } });
-      expect(names(calls)).toEqual(['beginRun', 'startStep', 'awaitStep', 'failRunStep', 'skipSteps', 'finishRun']);
+      expect(names(calls)).toEqual(['beginOneServerRun', 'startStep', 'awaitStep', 'failRunStep', 'skipSteps', 'finishRun']);
     });
   });
 
@@ -174,7 +174,7 @@ describe('deploymentRunWorkflow', () => {
         await eventually(async () => names(calls), (n) => n.includes('awaitStep'));
         await handle.cancel();
         await expect(handle.result()).rejects.toMatchObject({ cause: expect.any(CancelledFailure) });
-        expect(names(calls)).toEqual(['beginRun', 'startStep', 'awaitStep', 'cancelSteps', 'finishRun']);
+        expect(names(calls)).toEqual(['beginOneServerRun', 'startStep', 'awaitStep', 'cancelSteps', 'finishRun']);
         expect(calls.at(-1)![1]).toEqual({ runId: input.runId, status: 'cancelled', error: null });
         expect(await outcome(handle)).toBe('CANCELLED');
       },

@@ -47,7 +47,19 @@ export interface RunPlace {
  * null when the run had ended meanwhile), waits in the server's queue for it, or failed without
  * running (its server gone or never verified).
  */
-export type TurnOutcome = { turn: true; steps?: RunStepDefinition[] | null } | { queued: true } | { failed: string };
+/** Change freezes holding a run (status frozen): their names, and when they lift (ms since the epoch) as things stood. */
+export interface FrozenHold {
+  names: string[];
+  until: number;
+}
+
+/** A one-server run begun: its steps (null: it had ended), and the freezes holding it before its first step, if any. */
+export interface BegunRun {
+  steps: RunStepDefinition[] | null;
+  frozen: FrozenHold | null;
+}
+
+export type TurnOutcome = { turn: true; steps?: RunStepDefinition[] | null; frozen?: FrozenHold | null } | { queued: true } | { failed: string };
 
 /** The queue → run hand-off, from the queue's side: the next run to give the turn to, taken for it. */
 export interface NextRun extends QueuedRun {

@@ -5,7 +5,8 @@ import { executionFields, lastChunkField } from '../execution/fields';
 /**
  * A run's statuses. `awaiting_approval`, `paused` and `frozen` are a fleet run's, between batches:
  * it has begun (like `running`) and holds no server while it waits for people (or, frozen, for a
- * change freeze to lift).
+ * change freeze to lift). A one-server run whose turn came during a freeze is `frozen` too, before
+ * its first step (holding its server's turn).
  */
 export const RUN_STATUSES = ['queued', 'running', 'awaiting_approval', 'paused', 'frozen', 'success', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];

@@ -38,7 +38,9 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
   const run =
     (await DeploymentRunModel.findOneAndUpdate({ _id: runId, status: 'queued' }, asChange({ $set: { status: 'running', started_at: new Date() } }), {
       returnDocument: 'after',
-    }).lean<DeploymentRun>()) ?? (await DeploymentRunModel.findOne({ _id: runId, status: 'running' }).lean<DeploymentRun>());
+    }).lean<DeploymentRun>()) ??
+    // Begun already by this workflow (its local activity run again after its worker died), and maybe held by a freeze since.
+    (await DeploymentRunModel.findOne({ _id: runId, status: { $in: ['running', 'frozen'] } }).lean<DeploymentRun>());
   // A target is not its deployment's run (its fleet run is), nor is a rollback run.
   // Only forward in time: a repeated begin of an older run (its activity retried) leaves a later run's mark.
   if (run && !run.parent_run_id && !run.rolls_back) {

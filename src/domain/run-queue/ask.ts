@@ -4,6 +4,7 @@ import type { RunPlace, TurnOutcome } from '../contracts/runs';
 import { DeploymentRunModel } from '../deployments/model';
 import { beginRun, stepsToRun } from '../deployments/runs';
 import { beginPlacedTarget, failUnrunTarget, placeTarget } from '../deployments/targets';
+import { holdOneServerRun } from '../deployments/freeze-hold';
 import { ServerModel } from '../servers/model';
 import { queuedPlace, runsAhead } from './order';
 import { releaseTurn, takePlaceAndTurn } from './server-turn';
@@ -19,7 +20,8 @@ import { takeTurnIfFirst } from './turns';
 async function begin(runId: string, serverId: string): Promise<TurnOutcome> {
   const run = await beginRun(runId);
   if (!run) await releaseTurn(serverId, new Types.ObjectId(runId));
-  return { turn: true, steps: run && stepsToRun(run) };
+  // Begun with its turn: change freezes covering its server hold it before its first step.
+  return { turn: true, steps: run && stepsToRun(run), frozen: await holdOneServerRun(run) };
 }
 
 /** A run whose server cannot take it (gone, or never verified: its host key unknown): it fails unrun. */

@@ -144,7 +144,8 @@ export function FreezeNotes({ run }: { run: Run }) {
     <div class="freeze-notes">
       {freeze ? (
         <p data-freeze>
-          Frozen by <strong>{freeze.names.join(', ')}</strong> until <When at={freeze.until} />: the next batch starts when the freeze lifts (or cancel the run).
+          Frozen by <strong>{freeze.names.join(', ')}</strong> until <When at={freeze.until} />:{' '}
+          {run.strategy !== null ? 'the next batch starts when the freeze lifts' : 'the run starts on its server when the freeze lifts'} (or cancel the run).
         </p>
       ) : null}
       {override ? (
