@@ -223,7 +223,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
         deployments,
-        schedules: createScheduleService({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log }),
+        schedules: createScheduleService({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log, countTick }),
         conversations: createConversationService({ workflows }),
         freezes: createFreezeService({ workflows: workflows.runs, log }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),

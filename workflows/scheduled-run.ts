@@ -27,6 +27,15 @@ const waiting = proxyActivities<ScheduleTickActivities>({
  */
 export async function scheduledRunWorkflow(input: ScheduledRunInput): Promise<ScheduledRunResult> {
   const due = input.requestedAt ?? workflowInfo().typedSearchAttributes.get(SCHEDULED_START_TIME)?.toISOString() ?? new Date(workflowInfo().startTime).toISOString();
+  // A run-now applies the schedule's overlap policy to the runs of earlier ticks still going.
+  for (const runId of input.cancelling ?? []) {
+    setCurrentDetails(`run now: cancelling run ${runId} of an earlier tick (overlap: cancel_other)`);
+    await firing.cancelScheduledRun({ runId, reason: `a run-now of its schedule took over (overlap: cancel_other)${input.requestedBy ? `, asked by ${input.requestedBy.name}` : ''}` });
+  }
+  for (const runId of input.after ?? []) {
+    setCurrentDetails(`run now, buffered: waits for run ${runId} of an earlier tick to end (overlap: buffer_one)`);
+    await waiting.awaitRunEnd({ runId });
+  }
   const fired = await firing.fireScheduledRun({ scheduleId: input.scheduleId, scheduledAt: due, requestedBy: input.requestedBy ?? null });
   if (fired.outcome !== 'fired' || !fired.runId) {
     setCurrentDetails(`tick of ${due}: no run (${fired.outcome}${fired.message ? `: ${fired.message}` : ''})`);

@@ -170,12 +170,16 @@ export function scheduleCommands(program: Command, fail: (code: number, message:
   schedules
     .command('trigger <deployment> <schedule>')
     .description('run it now, as its service account, the way a tick does; `ticks` then shows its run (or why none started)')
+    .option('--overlap <policy>', 'while a run of the schedule is still going, instead of its own policy: skip, buffer_one, cancel_other, allow_all')
     .action(
-      action(async (deployment: string, schedule: string) => {
+      action(async (deployment: string, schedule: string, options: { overlap?: string }) => {
         const { path, schedule: s } = await scheduleOf(deployment, schedule);
-        const res = await bosunApiFromEnvironment().request('POST', `${path}/trigger`, {}, {});
+        const res = await bosunApiFromEnvironment().request('POST', `${path}/trigger`, {}, options.overlap ? { overlap: options.overlap } : {});
         if (res.status !== 202) throw new DeployExit(res.status === 401 ? 2 : 1, errorMessage(res.body));
-        print(`${s.name}: a tick started at ${utc(res.body.scheduled_at as string)}`);
+        // "Tick started", or how the overlap policy met the runs still going (buffered, cancelling them).
+        const how = String(res.body.message).split('; GET')[0];
+        const at = utc(res.body.scheduled_at as string);
+        print(how === 'Tick started' ? `${s.name}: a tick started at ${at}` : `${s.name}: a tick asked at ${at}: ${how}`);
       }, fail),
     );
 

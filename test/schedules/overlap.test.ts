@@ -52,3 +52,54 @@ test('a tick due while the last tick’s run still goes is skipped (overlap), re
   // Only one run: the skipped tick started none.
   expect((await ops.request('get', `/deployments/${deployment.id}/runs`)).body.data).toHaveLength(1);
 }, 360_000);
+
+test('run now applies the overlap policy to the runs still going: skip refuses (409, a tick skipped for overlap), buffer_one waits for them, cancel_other cancels them first', async () => {
+  const serverId = await ops.addServer({ host: '127.0.0.5', title: 'now' });
+  // Each run holds until a file appears, the one `gate-name` named when the run started.
+  const deployment = await ops.define({
+    name: 'held-job',
+    server_id: serverId,
+    steps: [{ name: 'hold', command: `g=$(cat ${work}/gate-name); i=0; while [ ! -e ${work}/$g ] && [ $i -lt 1500 ]; do i=$((i+1)); sleep 0.2; done; echo released` }],
+  });
+  writeFileSync(`${work}/gate-name`, 'first');
+  const path = `/deployments/${deployment.id}/schedules`;
+  // Its clock ticks once a year: every tick here is a run-now.
+  const schedule = (await ops.request('post', path, { name: 'by-hand', cron: '0 0 1 1 *', time_zone: 'UTC' })).body.data;
+  const runNow = (body?: Json) => ops.request('post', `${path}/${schedule.id}/trigger`, body);
+  const ticks = () => ops.request('get', `${path}/${schedule.id}/ticks`).then((r) => r.body.data as Json[]);
+  const firedRuns = async (n: number) => (await eventually(ticks, (list) => list.filter((t) => t.outcome === 'fired').length >= n, 60_000)).filter((t) => t.outcome === 'fired').map((t) => t.run_id as string).reverse();
+
+  expect((await runNow()).status).toBe(202);
+  const [first] = await firedRuns(1);
+  await eventually(() => ops.getRun(deployment.id, first!), (r) => r.status === 'running', 60_000);
+
+  // skip (the schedule's policy): refused, naming the run, and recorded as a skipped tick.
+  const skipped = await runNow();
+  expect([skipped.status, skipped.body.error.code, skipped.body.error.run_ids]).toEqual([409, 'overlap', [first]]);
+  const overlapTick = (await ticks()).find((t) => t.outcome === 'overlap');
+  expect(overlapTick).toMatchObject({ skipped: true, run_id: null, requested_by: { type: 'service_account' }, message: expect.stringContaining(first!) });
+
+  // buffer_one for this run-now: accepted, waits for the first run; a second buffered one is refused.
+  const buffered = await runNow({ overlap: 'buffer_one' });
+  expect([buffered.status, buffered.body.message]).toEqual([202, expect.stringContaining(`starts when ${first} ends`)]);
+  expect((await runNow({ overlap: 'buffer_one' })).body.error).toMatchObject({ code: 'overlap', message: expect.stringContaining('already waits') });
+  expect((await runNow({ overlap: 'sometimes' })).status).toBe(422);
+  // Nothing of it started while the first run holds.
+  expect((await ops.request('get', `/deployments/${deployment.id}/runs`)).body.meta.total).toBe(1);
+  writeFileSync(`${work}/gate-name`, 'second');
+  writeFileSync(`${work}/first`, '');
+  const firstDone = await eventually(() => ops.getRun(deployment.id, first!), (r) => r.status === 'success', 60_000);
+  const [, second] = await firedRuns(2);
+  const secondRun = await eventually(() => ops.getRun(deployment.id, second!), (r) => r.status === 'running', 60_000);
+  // Triggered only once the first had ended.
+  expect(Date.parse(secondRun.created_at)).toBeGreaterThanOrEqual(Date.parse(firstDone.completed_at));
+
+  // cancel_other: the second run is cancelled, then the new one starts.
+  writeFileSync(`${work}/gate-name`, 'third');
+  const takeover = await runNow({ overlap: 'cancel_other' });
+  expect([takeover.status, takeover.body.message]).toEqual([202, expect.stringContaining(`cancelling ${second}`)]);
+  expect((await eventually(() => ops.getRun(deployment.id, second!), (r) => ['success', 'failed', 'cancelled'].includes(r.status), 60_000)).status).toBe('cancelled');
+  const [, , third] = await firedRuns(3);
+  writeFileSync(`${work}/third`, '');
+  expect((await eventually(() => ops.getRun(deployment.id, third!), (r) => ['success', 'failed', 'cancelled'].includes(r.status), 60_000)).status).toBe('success');
+}, 300_000);

@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'conflict'
   | 'plan_changed'
   | 'frozen'
+  | 'overlap'
   | 'expired'
   | 'not_awaiting_approval'
   | 'already_approved'
@@ -41,6 +42,7 @@ const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   plan_changed: 409,
   frozen: 409,
+  overlap: 409,
   expired: 409,
   not_awaiting_approval: 409,
   already_approved: 409,
@@ -67,6 +69,7 @@ export const errorBodySchema = z
         .optional()
         .describe('frozen: the change freezes that cover the servers now'),
       servers: z.array(z.object({ id: z.string(), title: z.string() })).optional().describe('frozen: the servers they cover'),
+      run_ids: z.array(z.string()).optional().describe('overlap: the runs of the schedule still going'),
     }),
   })
   .meta({ id: 'Error', description: 'The one envelope of every failure; nothing was changed by the request.' });
@@ -87,6 +90,7 @@ export class ApiError extends Error {
       current_plan_hash?: string;
       freezes?: Array<{ id: string; name: string; ends_at: string }>;
       servers?: Array<{ id: string; title: string }>;
+      run_ids?: string[];
     },
   ) {
     super(message);

@@ -3,7 +3,7 @@ import { pageOf, pageQuerySchema } from '../http/pagination';
 import { timestampSchema } from '../http/timestamps';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { scheduleQuerySchema, tickQuerySchema } from './routes';
-import { createScheduleSchema, pauseScheduleSchema, updateScheduleSchema } from './schemas';
+import { createScheduleSchema, pauseScheduleSchema, runNowSchema, updateScheduleSchema } from './schemas';
 import { scheduleSchema, tickSchema } from './views';
 
 const tag = 'Schedules';
@@ -91,11 +91,14 @@ export const scheduleOperations: Operation[] = [
     method: 'post', path: `${base}/:scheduleId/trigger`, operationId: 'triggerSchedule', tag, scope: 'deployments:run',
     summary: 'Run a schedule now',
     description:
-      'A tick now, on the same path as the clock’s: the run starts as the schedule’s service account (or the tick records why not). The overlap policy is for the clock’s ticks: a run-now always starts. ' +
+      'A tick now, on the same path as the clock’s: the run starts as the schedule’s service account (or the tick records why not). ' +
+      'The schedule’s overlap policy (or `overlap` in the body, for this run-now only) applies to its runs still going: `skip` answers 409 `overlap` (recorded as a tick skipped for overlap), ' +
+      '`buffer_one` starts it when they end (one run-now waits so at a time; a second is 409 `overlap`), `cancel_other` cancels them first, `allow_all` starts it beside them. ' +
       'Its tick appears in …/ticks with `requested_by`.',
     params: ids,
-    responses: { 202: { description: 'The tick started', body: z.object({ scheduled_at: timestampSchema, message: z.string() }) } },
-    errors: ['not_found', 'service_unavailable'],
+    body: { schema: runNowSchema, required: false },
+    responses: { 202: { description: 'The tick started (or buffered: see `message`)', body: z.object({ scheduled_at: timestampSchema, message: z.string() }) } },
+    errors: ['not_found', 'overlap', 'validation_failed', 'service_unavailable'],
   },
   {
     method: 'get', path: `${base}/:scheduleId/ticks`, operationId: 'listScheduleTicks', tag, scope: 'read',

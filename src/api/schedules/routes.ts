@@ -4,7 +4,7 @@ import { principalOf } from '../http/auth';
 import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { createScheduleSchema, pauseScheduleSchema, updateScheduleSchema } from './schemas';
+import { createScheduleSchema, pauseScheduleSchema, runNowSchema, updateScheduleSchema } from './schemas';
 import { TICK_OUTCOME_FILTERS, type ScheduleService } from './service';
 
 export const tickQuerySchema = pageQuerySchema.extend({
@@ -62,7 +62,8 @@ export function scheduleRoutes(schedules: ScheduleService): Router {
 
   router.post('/:scheduleId/trigger', requireAction('deployments:run'), async (req, res) => {
     const { principal, deploymentId, scheduleId } = p(req);
-    res.status(202).json(await schedules.runNow(principal, deploymentId, scheduleId));
+    const { overlap } = validate(runNowSchema, req.body ?? {});
+    res.status(202).json(await schedules.runNow(principal, deploymentId, scheduleId, overlap));
   });
 
   router.get('/:scheduleId/ticks', requireAction('read'), async (req, res) => {

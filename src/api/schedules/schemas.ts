@@ -85,6 +85,13 @@ export const updateScheduleSchema = z
   .refine((input) => !(input.cron !== undefined && input.every !== undefined), oneKindMessage);
 export type UpdateScheduleInput = z.infer<typeof updateScheduleSchema>;
 
+export const runNowSchema = z.strictObject({
+  overlap: z
+    .enum(OVERLAP_POLICIES)
+    .optional()
+    .describe('For this run-now only, instead of the schedule’s policy: what to do while a run of the schedule is still going (`allow_all`: start anyway)'),
+});
+
 export const pauseScheduleSchema = z.strictObject({ note: text('note', { max: 500 }).nullable().default(null) });
 
 export const TICK_FILTERS = ['fired', 'skipped'] as const;

@@ -5,8 +5,8 @@ import { IdentityModel } from '../../domain/access/model';
 import { isDuplicateKey } from '../../domain/database';
 import type { Deployment } from '../../domain/deployments/model';
 import { resolveParameters, storeParameters } from '../../domain/deployments/parameters';
-import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES, type Schedule } from '../../domain/schedules/model';
-import { createSchedule, deleteSchedule, setPaused, updateSchedule, type ScheduleFields } from '../../domain/schedules/store';
+import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES, type OverlapPolicy, type Schedule } from '../../domain/schedules/model';
+import { createSchedule, deleteSchedule, recordTick, setPaused, unfinishedRunsOf, updateSchedule, type ScheduleFields } from '../../domain/schedules/store';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { ScheduleWorkflows } from '../../domain/temporal/schedules';
 import { normalCron } from '../../domain/time/cron';
@@ -26,7 +26,20 @@ const invalid = (path: string, message: string) => new ApiError('validation_fail
  * brought to them after each change. Reading needs `read` on the deployment; changing it,
  * `deployments:write`; a run-now, `deployments:run`, as a trigger does.
  */
-export function createScheduleService({ schedules, findDeployment, secretBox, log }: { schedules: ScheduleWorkflows; findDeployment: FindDeployment; secretBox: SecretBox; log: Logger }) {
+export function createScheduleService({
+  schedules,
+  findDeployment,
+  secretBox,
+  log,
+  countTick,
+}: {
+  schedules: ScheduleWorkflows;
+  findDeployment: FindDeployment;
+  secretBox: SecretBox;
+  log: Logger;
+  /** Counts ticks by outcome (bosun_schedule_ticks_total): a run-now refused for overlap is one. */
+  countTick: (outcome: string) => void;
+}) {
   /** The schedule of this deployment (another's, or none: 404). */
   async function findSchedule(principal: Principal, deploymentId: string, scheduleId: string, action: Parameters<FindDeployment>[2] = 'read') {
     const deployment = await findDeployment(principal, deploymentId, action);
@@ -177,11 +190,35 @@ export function createScheduleService({ schedules, findDeployment, secretBox, lo
       return view(changed);
     },
 
-    /** Run now: the same tick workflow as the clock's, started at once, as the schedule's service account. */
-    async runNow(principal: Principal, deploymentId: string, scheduleId: string) {
+    /**
+     * Run now: the same tick workflow as the clock's, started at once, as the schedule's service
+     * account. The schedule's overlap policy (or `overlap`, for this run-now only) applies to the runs
+     * of its ticks still going: `skip` refuses (409 overlap, recorded as a tick skipped for overlap),
+     * `buffer_one` starts it once they end (one run-now waits so at a time), `cancel_other` cancels
+     * them first, `allow_all` starts it beside them.
+     */
+    async runNow(principal: Principal, deploymentId: string, scheduleId: string, overlap?: OverlapPolicy) {
       const { schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:run');
-      const requestedAt = await unlessTemporalUnreachable('start the tick', () => schedules.runNow(schedule, actorOf(principal) as Actor));
-      return { scheduled_at: requestedAt, message: `Tick started; GET …/schedules/${scheduleId}/ticks shows its run (or why none started).` };
+      const policy = overlap ?? schedule.overlap;
+      const going = policy === 'allow_all' ? [] : (await unfinishedRunsOf(schedule._id)).map(String);
+      const requestedBy = actorOf(principal) as Actor;
+      const list = going.join(', ');
+      const refuse = async (message: string) => {
+        if (await recordTick({ schedule, scheduledAt: new Date(), requestedBy, outcome: 'overlap', message })) countTick('overlap');
+        throw new ApiError('overlap', `Not started: ${message}`, undefined, { run_ids: going });
+      };
+      if (going.length && policy === 'skip') await refuse(`a run of this schedule is still going (${list}) and its overlap policy is skip`);
+      const options = !going.length ? {} : policy === 'buffer_one' ? { after: going } : policy === 'cancel_other' ? { cancelling: going } : {};
+      const requestedAt = await unlessTemporalUnreachable('start the tick', () => schedules.runNow(schedule, requestedBy, options));
+      if (requestedAt === null) return refuse(`a run-now already waits for the runs still going (${list}) and the overlap policy buffers one`);
+      const how = !going.length
+        ? 'Tick started'
+        : policy === 'buffer_one'
+          ? `Tick buffered: it starts when ${list} ends (overlap buffer_one)`
+          : policy === 'cancel_other'
+            ? `Tick started; cancelling ${list} first (overlap cancel_other)`
+            : `Tick started beside ${list} (overlap allow_all)`;
+      return { scheduled_at: requestedAt, message: `${how}; GET …/schedules/${scheduleId}/ticks shows its run (or why none started).` };
     },
 
     async ticks(principal: Principal, deploymentId: string, scheduleId: string, page: PageQuery, outcome?: string) {

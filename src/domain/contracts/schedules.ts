@@ -13,6 +13,10 @@ export interface ScheduledRunInput {
   /** A run-now: who asked, and when (the tick's time). Absent for the clock's ticks. */
   requestedBy?: Actor | null;
   requestedAt?: string | null;
+  /** A run-now under overlap `buffer_one`: the runs of earlier ticks it waits for before it fires. */
+  after?: string[];
+  /** A run-now under overlap `cancel_other`: the runs of earlier ticks it cancels before it fires. */
+  cancelling?: string[];
 }
 
 /** What a tick came to: a run started (`fired`), or why none did. */

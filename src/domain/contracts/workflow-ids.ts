@@ -38,6 +38,8 @@ export const temporalScheduleId = (scheduleId: string) => `bosun-schedule-${sche
 export const scheduledRunWorkflowId = (scheduleId: string) => `bosun-schedule-${scheduleId}-tick`;
 /** A run-now a person asked for: the same workflow as a tick, started by the API. */
 export const requestedRunWorkflowId = (scheduleId: string, requestedAt: string) => `bosun-schedule-${scheduleId}-now-${requestedAt}`;
+/** The one run-now of a schedule waiting for its earlier runs to end (overlap buffer_one). */
+export const bufferedRunWorkflowId = (scheduleId: string) => `bosun-schedule-${scheduleId}-now-buffered`;
 
 /** One workflow per conversation, planning each instruction and running its steps in order. */
 export const conversationWorkflowId = (conversationId: string) => `conversation-${conversationId}`;

@@ -4,6 +4,7 @@ import { isDuplicateKey } from '../database';
 import { inTransaction } from '../notifications/outbox';
 import { recordTickSkipped } from '../notifications/other-events';
 import type { StoredParameter } from '../deployments/parameters';
+import { DeploymentRunModel } from '../deployments/model';
 import { ScheduleModel, ScheduleTickModel, type OverlapPolicy, type Schedule, type ScheduleTick, type SkipReason } from './model';
 
 /*
@@ -126,3 +127,11 @@ export const tickAt = (scheduleId: Types.ObjectId | string, scheduledAt: Date, r
 
 /** Ticks due up to `until` are accounted for. */
 export const advanceLedger = (id: Types.ObjectId, until: Date) => ScheduleModel.updateOne({ _id: id, ledger_until: { $lt: until } }, { $set: { ledger_until: until } });
+
+/** The runs of this schedule's ticks (the clock's and run-nows) still going, oldest first. */
+export async function unfinishedRunsOf(scheduleId: Types.ObjectId): Promise<Types.ObjectId[]> {
+  const fired = await ScheduleTickModel.find({ schedule_id: scheduleId, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1 }).sort({ scheduled_at: -1 }).limit(20).lean();
+  if (!fired.length) return [];
+  const going = await DeploymentRunModel.find({ _id: { $in: fired.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).sort({ _id: 1 }).lean();
+  return going.map((r) => r._id);
+}

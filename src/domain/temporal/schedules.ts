@@ -1,8 +1,8 @@
-import { ScheduleNotFoundError, type Client, type ScheduleOptions, type ScheduleOverlapPolicy } from '@temporalio/client';
+import { ScheduleNotFoundError, WorkflowExecutionAlreadyStartedError, type Client, type ScheduleOptions, type ScheduleOverlapPolicy } from '@temporalio/client';
 import Long from 'long';
 import type { Actor } from '../access/actor';
 import type { WorkflowSignatures } from '../contracts/signatures';
-import { requestedRunWorkflowId, scheduledRunWorkflowId, temporalScheduleId } from '../contracts/workflow-ids';
+import { bufferedRunWorkflowId, requestedRunWorkflowId, scheduledRunWorkflowId, temporalScheduleId } from '../contracts/workflow-ids';
 import { ScheduleModel, type OverlapPolicy, type Schedule } from '../schedules/model';
 import { springForwardMakeUps } from '../time/cron';
 
@@ -140,17 +140,26 @@ export class ScheduleWorkflows {
     return [];
   }
 
-  /** A run-now: the tick workflow, started at once (the schedule's overlap policy is for the clock's ticks). */
-  async runNow(schedule: Schedule, requestedBy: Actor): Promise<string> {
+  /**
+   * A run-now: the tick workflow, started at once. `cancelling`: runs of earlier ticks it cancels
+   * first (overlap cancel_other); `after`: runs it waits for first (overlap buffer_one — at most one
+   * run-now waits so: null when one already does).
+   */
+  async runNow(schedule: Schedule, requestedBy: Actor, { after = [], cancelling = [] }: { after?: string[]; cancelling?: string[] } = {}): Promise<string | null> {
     const id = schedule._id.toString();
     const requestedAt = new Date().toISOString();
-    const workflowId = requestedRunWorkflowId(id, requestedAt);
-    await this.client.workflow.start<WorkflowSignatures['scheduledRunWorkflow']>('scheduledRunWorkflow', {
-      taskQueue: this.taskQueue,
-      workflowId,
-      args: [{ scheduleId: id, organizationId: schedule.organization_id.toString(), deploymentId: schedule.deployment_id.toString(), requestedBy, requestedAt }],
-      staticSummary: `schedule "${schedule.name}": run now, asked by ${requestedBy.name}`,
-    });
+    const buffered = after.length > 0;
+    try {
+      await this.client.workflow.start<WorkflowSignatures['scheduledRunWorkflow']>('scheduledRunWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: buffered ? bufferedRunWorkflowId(id) : requestedRunWorkflowId(id, requestedAt),
+        args: [{ scheduleId: id, organizationId: schedule.organization_id.toString(), deploymentId: schedule.deployment_id.toString(), requestedBy, requestedAt, ...(buffered ? { after } : {}), ...(cancelling.length ? { cancelling } : {}) }],
+        staticSummary: `schedule "${schedule.name}": run now${buffered ? ' (buffered)' : ''}, asked by ${requestedBy.name}`,
+      });
+    } catch (error) {
+      if (buffered && error instanceof WorkflowExecutionAlreadyStartedError) return null;
+      throw error;
+    }
     return requestedAt;
   }
 
