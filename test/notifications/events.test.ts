@@ -2,6 +2,8 @@ import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken, type User } from '../support/client';
 import { Sshd } from '../support/sshd';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { rmSync, writeFileSync } from 'node:fs';
+import { sharedFolder } from '../support/trees';
 
 /*
  * Events beyond a run's end, on the real stack: a watched server going offline and presenting another
@@ -81,5 +83,37 @@ describe('notification events of servers and rollbacks', () => {
     expect(rolledBack).toMatchObject({ run: { id: run.id, rollback: { status: 'success', summary: expect.stringContaining('rolled back on') } }, deployment: { name: 'rolls-back' } });
     const failed = receiver.events('run.failed')[0]!.json;
     expect(failed.run.failed_step).toMatchObject({ name: 'release', server: expect.any(String), last_lines: expect.stringContaining('release on 127.0.0.3') });
+  }, 120_000);
+
+  test('a fleet run paused between batches tells run.paused with who and why; resumed, it tells run.succeeded', async () => {
+    const work = sharedFolder('bosun-paused-');
+    try {
+      await admin.addServer({ host: '127.0.0.4', tags: ['pz'] });
+      await admin.addServer({ host: '127.0.0.5', tags: ['pz'] });
+      const fleet = await admin.define({
+        name: 'pausable',
+        targets: { tags: ['pz'] },
+        strategy: { batch_size: 1 },
+        steps: [{ name: 'hold', command: `while [ ! -e ${work}/go ]; do sleep 0.1; done` }],
+      });
+      const channel = await addChannel({ name: 'pauses', type: 'webhook', url: `${receiver.url}?pauses`, events: ['run.paused', 'run.succeeded'], filter: { deployments: [fleet.id] } });
+      receiver.secret = channel.secret;
+      const { run_id: runId } = await admin.trigger(fleet.id);
+      await admin.waitForRun(fleet.id, runId, (run) => run.targets.some((t: { status: string }) => t.status === 'running'));
+      expect((await admin.decide(fleet.id, runId, 'pause', { reason: 'error budget check' })).status).toBe(200);
+      writeFileSync(`${work}/go`, '');
+      await admin.waitForRun(fleet.id, runId, (run) => run.status === 'paused');
+      const [paused] = await eventually(async () => receiver.events('run.paused').filter((e) => e.json.run.id === runId), (list) => list.length === 1, 30_000);
+      expect(paused!.verified).toBe(true);
+      expect(paused!.json).toMatchObject({ summary: expect.stringContaining('is paused'), run: { id: runId, status: 'paused', pause: { reason: 'error budget check' } }, deployment: { name: 'pausable' } });
+      expect((await admin.decide(fleet.id, runId, 'resume')).status).toBe(200);
+      expect((await admin.waitForRun(fleet.id, runId)).status).toBe('success');
+      await eventually(async () => receiver.events('run.succeeded').filter((e) => e.json.run.id === runId), (list) => list.length === 1, 30_000);
+      // Told once each, in the order they happened.
+      const told = (await admin.request('get', `/notification-channels/${channel.id}/deliveries`)).body.data as Json[];
+      expect(told.map((d) => d.event.type).reverse()).toEqual(['run.paused', 'run.succeeded']);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   }, 120_000);
 });
