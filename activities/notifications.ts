@@ -3,7 +3,7 @@ import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import type { DeliveryRef, SendOutcome } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { AddressRefused, allowedAddresses } from '../src/domain/notifications/addresses';
-import { channelSecret, disableChannel } from '../src/domain/notifications/channels';
+import { channelSecret, channelUrl, disableChannel } from '../src/domain/notifications/channels';
 import * as deliveries from '../src/domain/notifications/deliveries';
 import { NotificationDeliveryModel } from '../src/domain/notifications/model';
 import { post, RESPONSE_EXCERPT_BYTES, signedHeaders, slackMessage, type Answer } from '../src/domain/notifications/send';
@@ -152,7 +152,8 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       let answer: Answer | undefined;
       try {
         const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
-        const [address] = await allowedAddresses(channel.url, refuse_private_addresses);
+        const url = channelUrl(channel, secretBox);
+        const [address] = await allowedAddresses(url, refuse_private_addresses);
         const payload = event.payload as Record<string, unknown>;
         const base = consoleUrl?.();
         const console_url = typeof payload.console_path === 'string' && base ? `${base}${payload.console_path}` : null;
@@ -160,7 +161,7 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
         const message = { id: event._id.toString(), ...fields, type: event.type, at: event.at.toISOString(), organization: { id: event.organization_id.toString(), slug: await organizationSlug(event.organization_id) }, console_url };
         const body = JSON.stringify(channel.type === 'slack' ? slackMessage(message) : message);
         const headers = signedHeaders(channelSecret(channel, secretBox), `msg_${deliveryId}`, body, at);
-        answer = await post({ url: channel.url, address: address!, body, headers });
+        answer = await post({ url, address: address!, body, headers });
       } catch (error) {
         const refused = error instanceof AddressRefused;
         const reason = refused ? error.message : `no answer: ${(error as Error).message}`;

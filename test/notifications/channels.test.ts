@@ -1,3 +1,4 @@
+import { MongoClient, ObjectId } from 'mongodb';
 import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken, type User } from '../support/client';
 import { parseMetrics, valueOf } from '../support/metrics';
@@ -137,6 +138,16 @@ describe('notification channels', () => {
       expect(asked!.json).toMatchObject({ run: { id: runId, gate: { before_batch: 2, approvals_required: 1 } }, deployment: { name: 'notify-fleet' }, console_url: `${bosun.url}/deployments/${fleet.id}/runs/${runId}` });
       const [message] = await eventually(async () => slack.received, (r) => r.length === 1);
       expect(message!.json.text).toBe('Run of notify-fleet is waiting for approval');
+      // Posted to the whole URL, which is stored sealed: its token is nowhere in the database in clear.
+      expect(message!.path).toBe('/hooks/T000/B000/XXXXXXXX');
+      const db = await MongoClient.connect(bosun.mongoUri);
+      try {
+        const stored = await db.db().collection('notification_channels').findOne({ _id: new ObjectId(slackChannel.id as string) });
+        expect(stored).toMatchObject({ url: `${slack.url}/T000/B000/********`, url_sealed: expect.any(String) });
+        expect(JSON.stringify(stored)).not.toContain('XXXXXXXX');
+      } finally {
+        await db.close();
+      }
       expect(message!.json.blocks.at(-1)).toEqual({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Review and approve' }, url: `${bosun.url}/deployments/${fleet.id}/runs/${runId}`, style: 'primary' }] });
 
       // Cancelled at its gate: told after the gate.

@@ -10,6 +10,8 @@ import { Webhook } from 'standardwebhooks';
  */
 
 export interface Received {
+  /** The request's path and query, as the sender addressed it. */
+  path: string;
   id: string;
   timestamp: string;
   signature: string;
@@ -41,7 +43,7 @@ export class WebhookReceiver {
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
         const header = (name: string) => String(req.headers[name] ?? '');
-        const received: Received = { id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature'), body, json: safeJson(body), verified: null, at: Date.now() };
+        const received: Received = { path: req.url ?? '', id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature'), body, json: safeJson(body), verified: null, at: Date.now() };
         if (this.secret) received.verified = verifies(this.secret, body, req.headers);
         this.received.push(received);
         const answer = this.answer(received);

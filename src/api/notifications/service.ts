@@ -87,7 +87,7 @@ export function createNotificationService({ secretBox }: { secretBox: SecretBox 
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       };
       try {
-        const updated = await channels.updateChannel(org(principal), current._id, changes);
+        const updated = await channels.updateChannel(org(principal), current, changes, secretBox);
         if (!updated) throw notFound('Notification channel');
         return toChannelView(updated);
       } catch (error) {

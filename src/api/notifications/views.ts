@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CHANNEL_TYPES, DELIVERY_STATUSES, EVENT_TYPES, type NotificationChannel, type NotificationDelivery } from '../../domain/notifications/model';
+import { CHANNEL_TYPES, DELIVERY_STATUSES, EVENT_TYPES, type ChannelType, type NotificationChannel, type NotificationDelivery } from '../../domain/notifications/model';
+import { shownUrl } from '../../domain/notifications/channels';
 import { timestampSchema } from '../http/timestamps';
 
 export const channelSchema = z
@@ -46,13 +47,12 @@ export const deliverySchema = z
   .meta({ id: 'NotificationDelivery' });
 
 /** A slack incoming webhook's URL is its credential: its last part is not shown. */
-const shownUrl = (channel: Pick<NotificationChannel, 'type' | 'url'>) => (channel.type === 'slack' ? channel.url.replace(/[^/]+$/, '********') : channel.url);
 
 export const toChannelView = (channel: NotificationChannel): z.infer<typeof channelSchema> => ({
   id: channel._id.toString(),
   name: channel.name,
   type: channel.type as (typeof CHANNEL_TYPES)[number],
-  url: shownUrl(channel),
+  url: shownUrl(channel.type as ChannelType, channel.url),
   events: channel.events as Array<(typeof EVENT_TYPES)[number]>,
   filter: {
     deployments: channel.filter?.deployments?.map(String) ?? null,

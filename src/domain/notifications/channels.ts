@@ -20,6 +20,19 @@ export interface ChannelFields {
 /** The associated data binding a channel's sealed secret to it. */
 const secretContext = (channelId: Types.ObjectId | string) => `notification-channel:${String(channelId)}`;
 
+/** The associated data binding a channel's sealed URL to it. */
+const urlContext = (channelId: Types.ObjectId | string) => `notification-channel-url:${String(channelId)}`;
+
+/** A channel's URL as shown: a Slack incoming webhook's last segment (its token) masked. */
+export const shownUrl = (type: ChannelType, url: string) => (type === 'slack' ? url.replace(/[^/]+$/, '********') : url);
+
+/** How a channel's URL is stored: shown (masked where it is a credential) and sealed. */
+const storedUrl = (channelId: Types.ObjectId, type: ChannelType, url: string, secretBox: SecretBox) => ({ url: shownUrl(type, url), url_sealed: secretBox.encrypt(url, urlContext(channelId)) });
+
+/** The URL a delivery is sent to, opened (the worker's side only). */
+export const channelUrl = (channel: Pick<NotificationChannel, '_id' | 'url' | 'url_sealed'>, secretBox: SecretBox) =>
+  channel.url_sealed ? secretBox.decrypt(channel.url_sealed, urlContext(channel._id)) : channel.url;
+
 /** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -27,7 +40,14 @@ const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 export async function createChannel(organizationId: Types.ObjectId, fields: ChannelFields, secretBox: SecretBox, createdBy: unknown): Promise<{ channel: NotificationChannel; secret: string }> {
   const _id = new Types.ObjectId();
   const secret = newSecret();
-  const created = await NotificationChannelModel.create({ _id, organization_id: organizationId, ...fields, secret_sealed: secretBox.encrypt(secret, secretContext(_id)), created_by: createdBy });
+  const created = await NotificationChannelModel.create({
+    _id,
+    organization_id: organizationId,
+    ...fields,
+    ...storedUrl(_id, fields.type, fields.url, secretBox),
+    secret_sealed: secretBox.encrypt(secret, secretContext(_id)),
+    created_by: createdBy,
+  });
   return { channel: created.toObject() as NotificationChannel, secret };
 }
 
@@ -35,9 +55,15 @@ export async function createChannel(organizationId: Types.ObjectId, fields: Chan
 export const channelSecret = (channel: Pick<NotificationChannel, '_id' | 'secret_sealed'>, secretBox: SecretBox) => secretBox.decrypt(channel.secret_sealed, secretContext(channel._id));
 
 /** A change; `enabled: true` enables a disabled channel again. Rejects with code 11000 for a name in use. */
-export async function updateChannel(organizationId: Types.ObjectId, id: Types.ObjectId, changes: Partial<ChannelFields> & { enabled?: boolean }): Promise<NotificationChannel | null> {
-  const { enabled, ...fields } = changes;
-  const $set: Record<string, unknown> = { ...fields };
+export async function updateChannel(
+  organizationId: Types.ObjectId,
+  channel: Pick<NotificationChannel, '_id' | 'type'>,
+  changes: Partial<Omit<ChannelFields, 'type'>> & { enabled?: boolean },
+  secretBox: SecretBox,
+): Promise<NotificationChannel | null> {
+  const { enabled, url, ...fields } = changes;
+  const id = channel._id;
+  const $set: Record<string, unknown> = { ...fields, ...(url !== undefined ? storedUrl(id, channel.type as ChannelType, url, secretBox) : {}) };
   if (enabled === true) Object.assign($set, { disabled_at: null, disabled_reason: null });
   if (enabled === false) Object.assign($set, { disabled_at: new Date(), disabled_reason: 'disabled by an administrator' });
   return NotificationChannelModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set }, { returnDocument: 'after' }).lean<NotificationChannel>();

@@ -48,7 +48,14 @@ const notificationChannelSchema = new Schema(
     organization_id: { type: Schema.Types.ObjectId, required: true },
     name: { type: String, required: true },
     type: { type: String, enum: CHANNEL_TYPES, required: true },
+    /** The URL as shown (a Slack webhook's token masked); what is sent to is `url_sealed`. */
     url: { type: String, required: true },
+    /**
+     * The URL sent to, sealed with the master key: a Slack incoming-webhook URL is a credential
+     * (whoever has it posts to the channel), and a webhook's may carry a token. Absent on channels
+     * created before it was sealed: their `url` is the one sent to.
+     */
+    url_sealed: { type: String, default: null },
     events: { type: [String], required: true },
     filter: {
       type: new Schema(
