@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
-import { auditChainWorkflowId, auditCheckpointWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { auditChainWorkflowId, auditCheckpointWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
@@ -270,6 +270,39 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     await save('deployment-fleet-frozen', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
   },
 
+  async 'deployment-one-server-frozen'(ctx) {
+    const work = sharedFolder('bosun-one-frozen-');
+    // A run holds the server until a file appears; a second queues behind it; a freeze is declared, so the second's turn comes frozen; lifting it lets it run.
+    const hold = (await ctx.api('post', '/api/v1/deployments', { name: 'holds-the-server', server_id: ctx.serverId, steps: [{ name: 'hold', command: `i=0; while [ ! -e ${work}/go ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done` }] })).body.data.id as string;
+    const holding = (await ctx.api('post', `/api/v1/deployments/${hold}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${hold}/runs/${holding}`)).body.data.status as string, (s) => s === 'running', 30_000);
+    const created = await ctx.api('post', '/api/v1/deployments', { name: 'queued-into-a-freeze', server_id: ctx.serverId, steps: [{ name: 'release', command: 'echo released' }] });
+    const deploymentId = created.body.data.id as string;
+    const runPath = (runId: string) => `/api/v1/deployments/${deploymentId}/runs/${runId}`;
+    const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`)).body.run_id!;
+    const freeze = (await ctx.api('post', '/api/v1/freezes', { name: 'recorded-queue-freeze', starts_at: new Date(Date.now() - 1000).toISOString(), ends_at: new Date(Date.now() + 3600_000).toISOString(), tags: null })).body.data.id as string;
+    writeFileSync(`${work}/go`, '');
+    await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => s === 'frozen', 30_000);
+    await ctx.bosun.api.delete(`/api/v1/freezes/${freeze}`).set(bearer(ctx.token));
+    await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => FINAL.includes(s), 120_000);
+    await save('deployment-one-server-frozen', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
+  },
+
+  async 'schedule-tick-buffered'(ctx) {
+    const work = sharedFolder('bosun-buffered-');
+    const created = await ctx.api('post', '/api/v1/deployments', { name: 'buffered', server_id: ctx.serverId, steps: [{ name: 'hold', command: `i=0; while [ ! -e ${work}/go ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done` }] });
+    const deploymentId = created.body.data.id as string;
+    const schedule = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/schedules`, { name: 'by-hand', cron: '0 0 1 1 *', time_zone: 'UTC' })).body.data.id as string;
+    const ticks = `/api/v1/deployments/${deploymentId}/schedules/${schedule}/ticks`;
+    // A first run-now holds; a second, buffer_one, waits for it to end, then fires.
+    await ctx.api('post', `/api/v1/deployments/${deploymentId}/schedules/${schedule}/trigger`);
+    await eventually(async () => (await ctx.api('get', ticks)).body.data as unknown as unknown[], (list) => list.length === 1, 60_000);
+    expect200(await ctx.bosun.api.post(`/api/v1/deployments/${deploymentId}/schedules/${schedule}/trigger`).set(bearer(ctx.token)).send({ overlap: 'buffer_one' }), 202);
+    writeFileSync(`${work}/go`, '');
+    await eventually(async () => (await ctx.api('get', ticks)).body.data as unknown as unknown[], (list) => list.length === 2, 60_000);
+    await save('schedule-tick-buffered', ctx.bosun.temporal.workflow.getHandle(bufferedRunWorkflowId(schedule)));
+  },
+
   async 'schedule-tick'(ctx) {
     const created = await ctx.api('post', '/api/v1/deployments', { name: 'scheduled', server_id: ctx.serverId, steps: [{ name: 'backup', command: 'echo backup' }] });
     const deploymentId = created.body.data.id as string;
@@ -341,8 +374,8 @@ async function personToken(ctx: Context, name: string): Promise<string> {
   return (await ctx.api('post', `/api/v1/people/${person}/tokens`, { name: `${name.toLowerCase()}-token` })).body.data.token as string;
 }
 
-function expect200(res: { status: number; body: unknown }) {
-  if (res.status !== 200) throw new Error(`expected 200, got ${res.status} ${JSON.stringify(res.body)}`);
+function expect200(res: { status: number; body: unknown }, status = 200) {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
 }
 
 async function main() {
