@@ -4,6 +4,7 @@ import { SCOPES } from '../domain/tokens/scopes';
 import { accessCommands } from './access';
 import { freezeCommands } from './freezes';
 import { auditCommands } from './audit';
+import { notifyCommands } from './notify';
 import { runCommands } from './runs';
 import { scheduleCommands } from './schedules';
 import { serverCommands } from './servers';
@@ -148,6 +149,9 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   auditCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  notifyCommands(program, (code, message) => {
     throw new CliError(message, code);
   });
   serverCommands(program, (code, message) => {
