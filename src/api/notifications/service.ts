@@ -103,7 +103,7 @@ export function createNotificationService({ secretBox }: { secretBox: SecretBox 
 
     async deliveries(principal: Principal, id: string, page: PageQuery, status?: string) {
       const channel = await findChannel(principal, id);
-      return findPage<NotificationDelivery, ReturnType<typeof toDeliveryView>>(NotificationDeliveryModel, { channel_id: channel._id, ...(status ? { status } : {}) }, page, toDeliveryView);
+      return findPage<NotificationDelivery, ReturnType<typeof toDeliveryView>>(NotificationDeliveryModel, { channel_id: channel._id, ...(status ? { status } : {}) }, page, toDeliveryView, { event_at: -1, _id: -1 });
     },
 
     async redeliver(principal: Principal, id: string, deliveryId: string) {

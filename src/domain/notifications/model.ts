@@ -124,7 +124,8 @@ const notificationDeliverySchema = new Schema(
   { timestamps: true, versionKey: false },
 );
 notificationDeliverySchema.index({ channel_id: 1, event_id: 1 }, { unique: true });
-notificationDeliverySchema.index({ channel_id: 1, createdAt: -1, _id: -1 });
+// A channel's deliveries newest event first (events are dispatched in parallel: creation order is not theirs).
+notificationDeliverySchema.index({ channel_id: 1, event_at: -1, _id: -1 });
 notificationDeliverySchema.index({ queued: 1, event_at: 1, _id: 1 }, { partialFilterExpression: { queued: false } });
 
 export const NotificationDeliveryModel = model('NotificationDelivery', notificationDeliverySchema, 'notification_deliveries');
