@@ -41,6 +41,8 @@ export interface ShellCommand {
   redirects: ShellRedirect[];
   /** Its standard input comes from a pipe (it is on the right of a `|`, at any depth). */
   piped: boolean;
+  /** Variables it assigns (`X=1 cmd`, `export X=1`). */
+  assigns: string[];
   /** Names of the functions whose body this command is in, innermost last. */
   inFunctions: string[];
 }
@@ -70,7 +72,7 @@ const unescapeBare = (raw: string) => raw.replace(/\\\n/g, '').replace(/\\(.)/gs
 /** Inside double quotes a backslash only escapes `$`, `` ` ``, `"`, `\` and a newline. */
 const unescapeDouble = (raw: string) => raw.replace(/\\\n/g, '').replace(/\\([$`"\\])/g, '$1');
 
-const PATTERN = /[*?[]|\{[^{}]*(,|\.\.)[^{}]*\}/;
+const PATTERN = /[*?]|\[[^\]]*\]|\{[^{}]*(,|\.\.)[^{}]*\}/;
 
 function wordOf(node: MvdanNode): ShellWord {
   const word: ShellWord = { text: '', pattern: false, processSubstitution: false };
@@ -126,11 +128,16 @@ export function parseShell(line: string): ParsedLine {
     }
     const cmd = node.Cmd;
     const words: ShellWord[] = [];
-    if (cmd && syntax.NodeType(cmd) === 'CallExpr') for (let i = 0; i < cmd.Args.length; i += 1) words.push(wordOf(cmd.Args[i]));
-    if (words.length || redirects.length) {
+    const assigns: string[] = [];
+    const cmdType = cmd ? syntax.NodeType(cmd) : '';
+    if (cmdType === 'CallExpr') for (let i = 0; i < cmd.Args.length; i += 1) words.push(wordOf(cmd.Args[i]));
+    const assignNodes = cmdType === 'CallExpr' ? cmd.Assigns : cmdType === 'DeclClause' ? cmd.Args : [];
+    for (let i = 0; i < assignNodes.length; i += 1) if (assignNodes[i].Name) assigns.push(String(assignNodes[i].Name.Value));
+    if (words.length || redirects.length || assigns.length) {
       commands.push({
         words,
         redirects,
+        assigns,
         piped: pipedRanges.some(([from, to]) => at >= from && at < to),
         inFunctions: functions.filter((f) => at > f.from && at < f.to).map((f) => f.name),
       });

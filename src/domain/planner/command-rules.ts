@@ -109,7 +109,9 @@ function after(cmd: Command, valued: string[], skip = 0, hiddenOperands = cmd.hi
       i += 1;
       break;
     }
-    if (valued.includes(args[i]!.text!)) i += 1;
+    const option = args[i]!.text!;
+    // A value follows the option, or a cluster of short options ending in one (`-dmS name`, `-iu root`).
+    if (valued.includes(option) || (/^-[A-Za-z]{2,}$/.test(option) && valued.includes(`-${option.slice(-1)}`))) i += 1;
     i += 1;
   }
   i += skip;
@@ -155,7 +157,9 @@ const readOnlyCommands: CommandRule = {
       if (name === 'rc-status') return true;
       if (READ_ONLY.has(name)) return true;
       const subcommands = READ_SUBCOMMANDS[name];
-      const first = text(args[0]);
+      // `git -C dir status`, `service nginx status`: the subcommand comes after a directory or a service name.
+      const rest = name === 'git' && text(args[0]) === '-C' ? args.slice(2) : name === 'service' && text(args[0]) !== '--status-all' ? args.slice(1) : args;
+      const first = text(rest[0]);
       return !!subcommands && first !== null && subcommands.includes(first) && (name !== 'ip' || !has(args, 'add', 'del', 'delete', 'set', 'flush', 'change', 'replace'));
     })();
     return reads ? { reads: true } : null;
@@ -192,6 +196,10 @@ const WRAPPERS: Record<string, { valued: string[]; skip?: number }> = {
   taskset: { valued: [], skip: 1 },
   strace: { valued: ['-o', '-e', '-p', '-s', '-u'] },
   flock: { valued: ['-w', '-E', '--timeout'], skip: 1 },
+  'systemd-run': { valued: ['-u', '--unit', '-p', '--property', '-M', '--machine', '--uid', '--gid', '-E', '--setenv', '--description', '--slice', '--on-calendar', '--on-active', '-H', '--host'] },
+  nsenter: { valued: ['-t', '--target', '-S', '--setuid', '-G', '--setgid', '-w', '--wd', '-r', '--root'] },
+  unshare: { valued: ['--propagation', '--setgroups', '-S', '--setuid', '-G', '--setgid'] },
+  screen: { valued: ['-S', '-c', '-p', '-t', '-L', '-Logfile', '-e', '-h', '-s', '-T'] },
 };
 
 const wrappers: CommandRule = {
@@ -207,6 +215,9 @@ const wrappers: CommandRule = {
     if (split !== -1) return { code: [cmd.args[split + 1]?.text ?? ''], ...(cmd.args[split + 1]?.text == null ? { risk: 'destructive' as Risk, reason: 'env -S runs a string known only when it runs' } : {}) };
     const inner = after(cmd, spec.valued, spec.skip ?? 0);
     if (inner.length) return { runs: inner };
+    if (cmd.hiddenOperands) return { risk: 'destructive', reason: `${cmd.name} runs a command named by its input` };
+    // `sudo -s` / `sudo -i` without a command start a shell, which reads its program from standard input.
+    if ((cmd.name === 'sudo' || cmd.name === 'doas') && (hasFlag(cmd.args, 's') || hasFlag(cmd.args, 'i'))) return stdinProgram(cmd);
     // Without a command: env and printenv print, exec only redirects, the others do nothing here.
     return ['env', 'exec', 'time', 'command', 'builtin'].includes(cmd.name!) ? { reads: true } : null;
   },
@@ -231,13 +242,16 @@ const findActions: CommandRule = {
     const roots = cmd.args.slice(0, Math.max(0, cmd.args.findIndex((a) => a.text !== null && /^[-(!]/.test(a.text)))) ;
     const starts = roots.length ? roots : cmd.args.findIndex((a) => a.text !== null && /^[-(!]/.test(a.text)) === -1 ? cmd.args : [{ text: '.', pattern: false, processSubstitution: false }];
     if (has(cmd.args, '-delete') && starts.some(isCriticalDir)) return { risk: 'destructive', reason: `find deleting under ${starts.map(describe).join(' ')}` };
+    const printed = cmd.args.filter((a, i) => i > 0 && ['-fprint', '-fprint0', '-fprintf', '-fls'].includes(cmd.args[i - 1]!.text ?? ''));
+    const overwritten = printed.find(isCriticalFile);
+    if (overwritten) return { risk: 'destructive', reason: `find writing onto ${describe(overwritten)}` };
     const runs: Command[] = [];
     cmd.args.forEach((a, i) => {
       if (!a.text || !['-exec', '-execdir', '-ok', '-okdir'].includes(a.text)) return;
       const end = cmd.args.findIndex((b, j) => j > i && (b.text === ';' || b.text === '+'));
       const words = cmd.args.slice(i + 1, end === -1 ? undefined : end);
       // `{}` stands for every path found: the starting points themselves among them.
-      const expanded = words.flatMap((w) => (w.text === '{}' ? starts : [w]));
+      const expanded = words.flatMap((w) => (w.text === '{}' ? starts.flatMap((s) => [s, { text: s.text === null ? null : `${s.text.replace(/\/+$/, '')}/*`, pattern: true, processSubstitution: false }]) : [w]));
       if (expanded.length) runs.push(toCommand(cmd, expanded, true));
     });
     return runs.length ? { runs } : null;
@@ -360,7 +374,7 @@ const remoteShell: CommandRule = {
   apply(cmd) {
     if (cmd.name === 'su' || cmd.name === 'runuser') {
       const at = cmd.args.findIndex((a) => a.text === '-c' || a.text === '--command');
-      if (at === -1) return null;
+      if (at === -1) return stdinProgram(cmd);
       const code = cmd.args[at + 1];
       return code?.text != null ? { code: [code.text] } : { risk: 'destructive', reason: `${cmd.name} -c runs code known only when it runs` };
     }
@@ -368,6 +382,19 @@ const remoteShell: CommandRule = {
       const inner = after(cmd, ['-n', '-d', '--interval', '--differences'])[0];
       if (!inner) return null;
       return inner.words.some((w) => w.text === null) ? { risk: 'destructive', reason: 'watch runs code known only when it runs' } : { code: [inner.words.map((w) => w.text).join(' ')] };
+    }
+    if (cmd.name === 'at' || cmd.name === 'batch') {
+      if (has(cmd.args, '-l', '-c', '-r', '-d') || cmd.name === 'at' && !cmd.args.length) return { reads: true };
+      return has(cmd.args, '-f') ? null : stdinProgram(cmd) ?? { risk: 'change' };
+    }
+    if (cmd.name === 'tmux') {
+      // A session's command is given as one word or as the words after the subcommand's options.
+      const at = cmd.args.findIndex((a) => ['new', 'new-session', 'new-window', 'neww', 'split-window', 'splitw', 'respawn-pane', 'respawn-window', 'run-shell', 'run', 'send-keys', 'send', 'pipe-pane'].includes(a.text ?? ''));
+      if (at === -1) return null;
+      const words = after(toCommand(cmd, cmd.args.slice(at)), ['-s', '-n', '-t', '-c', '-x', '-y', '-F', '-e', '-l', '-S'])[0]?.words ?? [];
+      const literal = words.filter((w) => !isOption(w));
+      if (literal.some((w) => w.text === null)) return { risk: 'destructive', reason: 'tmux runs a command known only when it runs' };
+      return literal.length ? { code: [literal.map((w) => w.text!).join(' '), ...literal.map((w) => w.text!)] } : null;
     }
     if (cmd.name === 'ssh') {
       const host = after(cmd, ['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w'])[0];
@@ -440,7 +467,7 @@ const recursiveDelete: CommandRule = {
     const targets = operands(args);
     const recursive = name === 'rm' && (hasFlag(args, 'r', '--recursive') || hasFlag(args, 'R'));
     if (recursive && hiddenOperands) return { risk: 'destructive', reason: 'recursive rm of paths known only when it runs' };
-    const critical = targets.filter((t) => (recursive ? isCriticalDir(t) : t.text !== null && !t.pattern && CRITICAL_FILE.test(posix.normalize(t.text))));
+    const critical = targets.filter((t) => (recursive || t.pattern ? isCriticalDir(t) : t.text !== null && CRITICAL_FILE.test(posix.normalize(t.text))));
     if (critical.length) return { risk: 'destructive', reason: `${recursive ? 'recursive rm' : name} of a system path (${critical.map(describe).join(' ')})` };
     return null;
   },
@@ -451,7 +478,8 @@ const recursivePermissions: CommandRule = {
   kind: 'command',
   apply({ name, args, hiddenOperands }) {
     if (name !== 'chmod' && name !== 'chown' && name !== 'chgrp' && name !== 'chattr' && name !== 'setfacl') return null;
-    const targets = operands(args).slice(1);
+    // chmod's mode may look like an option (`-x`); chown's and chgrp's first operand is the owner.
+    const targets = name === 'chmod' ? args.filter((a) => a.text === null || !/^[-+=]?[ugoa]*([-+=][rwxXst]*)+$|^[0-7]{3,4}$|^--?[A-Za-z]/.test(a.text)) : operands(args).slice(1);
     const recursive = hasFlag(args, 'R', '--recursive');
     if (recursive && (hiddenOperands || targets.some(isCriticalDir))) return { risk: 'destructive', reason: `recursive ${name} of a system path` };
     const files = targets.filter((t) => t.text !== null && CRITICAL_FILE.test(posix.normalize(t.text)));
@@ -462,7 +490,7 @@ const recursivePermissions: CommandRule = {
 const diskTools: CommandRule = {
   name: 'disk-tools',
   kind: 'command',
-  apply({ name, args }) {
+  apply({ name, args, hiddenOperands }) {
     if (!name) return null;
     if (name.startsWith('mkfs') || ['mkswap', 'wipefs', 'mke2fs', 'fdisk', 'sfdisk', 'cfdisk', 'gdisk', 'sgdisk', 'parted', 'blkdiscard', 'badblocks'].includes(name)) {
       return { risk: 'destructive', reason: `${name} rewrites a disk` };
@@ -474,7 +502,10 @@ const diskTools: CommandRule = {
       if (target && ((target.startsWith('/dev/') && !SINKS.has(target) && target !== '/dev/zero') || CRITICAL_FILE.test(posix.normalize(target)))) return { risk: 'destructive', reason: `dd writing to ${target}` };
       return null;
     }
-    if (name === 'shred') return operands(args).some((a) => a.text === null || a.text.startsWith('/dev/') || CRITICAL_FILE.test(a.text)) ? { risk: 'destructive', reason: 'shred of a device or a system file' } : null;
+    if (name === 'shred') {
+      const lost = hiddenOperands || operands(args).some((a) => a.text === null || a.text.startsWith('/dev/') || CRITICAL_FILE.test(a.text));
+      return lost ? { risk: 'destructive', reason: 'shred of a device, a system file or files known only when it runs' } : null;
+    }
     return null;
   },
 };
@@ -496,6 +527,7 @@ const criticalFileWrites: CommandRule = {
       }
       return [];
     })();
+    if (name === 'rsync' && args.some((a) => a.text?.startsWith('--delete')) && write.some(isCriticalDir)) return { risk: 'destructive', reason: `rsync --delete onto ${describe(write[0]!)}` };
     const hit = write.find((w) => (w.text === null ? true : w.pattern ? isCriticalDir(w) : CRITICAL_FILE.test(posix.normalize(w.text)) || BLOCK_DEVICE.test(w.text) || (name === 'mv' && isCriticalDir(w))));
     return hit ? { risk: 'destructive', reason: `${name} onto ${describe(hit)}` } : null;
   },
@@ -571,6 +603,20 @@ const recursiveFunction: CommandRule = {
   apply: (cmd) => (cmd.name && cmd.inFunctions.includes(cmd.name) ? { risk: 'destructive', reason: `the function ${cmd.name} calls itself (a fork bomb)` } : null),
 };
 
+/** Variables that make every later command load or run code of someone's choosing. */
+const CODE_VARIABLES = new Set(['LD_PRELOAD', 'LD_AUDIT', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PROMPT_COMMAND', 'PS4', 'SHELLOPTS', 'BASHOPTS', 'GCONV_PATH', 'PYTHONSTARTUP', 'PERL5OPT', 'NODE_OPTIONS']);
+
+const environmentHijack: CommandRule = {
+  name: 'environment-hijack',
+  kind: 'command',
+  apply({ assigns, name, args }) {
+    const variables = [...assigns, ...(name === 'env' ? args.filter((a) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(a.text ?? '')).map((a) => a.text!.split('=')[0]!) : [])];
+    const code = variables.find((v) => CODE_VARIABLES.has(v));
+    if (code) return { risk: 'destructive', reason: `sets ${code}, which loads code into the commands that follow` };
+    return variables.includes('PATH') || variables.includes('IFS') ? { risk: 'change' } : null;
+  },
+};
+
 // ── line rules ─────────────────────────────────────────────────────────────────────────────────
 
 const unparseable: LineRule = {
@@ -591,11 +637,49 @@ const downloadThenRun: LineRule = {
   },
 };
 
+/** The paths a command writes, with what it writes there when the line shows it (a here-document). */
+function writtenFiles(cmd: Command): Array<{ path: string | null; content: string | null }> {
+  const body = cmd.redirects.find((r) => ['<<', '<<-', '<<<'].includes(r.op));
+  const content = body ? (body.op === '<<<' ? body.target.text : body.heredoc?.text ?? null) : null;
+  const redirected = cmd.redirects.filter((r) => ['>', '>>', '>|', '&>', '&>>'].includes(r.op)).map((r) => r.target.text);
+  const copied = cmd.name && ['tee', 'cp', 'mv', 'install', 'curl', 'wget', 'dd'].includes(cmd.name) ? cmd.args.map((a) => a.text?.replace(/^of=/, '') ?? null) : [];
+  return [...redirected.map((path) => ({ path, content: cmd.name === 'cat' || cmd.name === 'tee' || !cmd.name ? content : null })), ...copied.map((path) => ({ path, content: null }))];
+}
+
+/** The script file a command runs, if it runs one: `bash f`, `. f`, `./f`, `/tmp/f`. */
+function scriptRun(cmd: Command): string | null {
+  if (cmd.name === 'source' || cmd.name === '.') return cmd.args[0]?.text ?? null;
+  if (cmd.name && (SHELLS.has(cmd.name) || INTERPRETER.test(cmd.name))) return operands(cmd.args)[0]?.text ?? null;
+  const path = cmd.words[0]?.text;
+  return path && path.includes('/') ? path : null;
+}
+
+const writeThenRun: LineRule = {
+  name: 'write-then-run',
+  kind: 'line',
+  apply({ commands }) {
+    const written = commands.flatMap(writtenFiles);
+    const code: string[] = [];
+    for (const cmd of commands) {
+      const script = scriptRun(cmd);
+      if (script === null) continue;
+      const file = posix.normalize(script);
+      const writes = written.filter((w) => w.path === null || posix.normalize(w.path) === file || basename(w.path) === basename(file));
+      if (!writes.length) continue;
+      if (writes.some((w) => w.content === null)) return { risk: 'destructive', reason: `runs ${script}, a script written by the same line` };
+      code.push(...writes.map((w) => w.content!));
+    }
+    return code.length ? { code } : null;
+  },
+};
+
 /** Every rule, in no particular order: each one's findings are combined, the highest risk wins. */
 export const RULES: readonly Rule[] = [
   unparseable,
   downloadThenRun,
+  writeThenRun,
   dynamicCommandName,
+  environmentHijack,
   readOnlyCommands,
   wrappers,
   xargs,
@@ -669,7 +753,13 @@ export function classify(line: string, rules: readonly Rule[] = RULES, depth = 0
   const facts: LineFacts = { parseError: parsed.ok ? null : parsed.error, commands: all };
   for (const rule of lineRules) {
     const result = rule.apply(facts);
-    if (result) note(result);
+    if (!result) continue;
+    note(result);
+    for (const code of result.code ?? []) {
+      const inner = depth >= MAX_DEPTH ? { risk: 'destructive' as Risk, reasons: ['code inside code nested too deep to follow'] } : classify(code, rules, depth + 1);
+      note({ risk: inner.risk });
+      reasons.push(...inner.reasons);
+    }
   }
   return { risk, reasons: [...new Set(reasons)], commands: all };
 }
