@@ -100,11 +100,27 @@ function wordOf(node: MvdanNode): ShellWord {
 const offset = (node: MvdanNode): number => node.Pos().Offset();
 const endOffset = (node: MvdanNode): number => node.End().Offset();
 
+/** One parser for the process: Parse resets it, and JavaScript runs one Parse at a time. */
+const parser = syntax.NewParser();
+
+/** Lines parsed lately: a planned step is judged more than once (when planned, again when it is recorded). */
+const recent = new Map<string, ParsedLine>();
+const RECENT_LINES = 1000;
+
 /** Parses a line as bash; a line the parser rejects is reported as such (the policy fails closed on it). */
 export function parseShell(line: string): ParsedLine {
+  const known = recent.get(line);
+  if (known) return known;
+  const parsed = parse(line);
+  if (recent.size >= RECENT_LINES) recent.delete(recent.keys().next().value!);
+  recent.set(line, parsed);
+  return parsed;
+}
+
+function parse(line: string): ParsedLine {
   let file: MvdanNode;
   try {
-    file = syntax.NewParser().Parse(line, '');
+    file = parser.Parse(line, '');
   } catch (error) {
     const message = error && typeof (error as MvdanNode).Error === 'function' ? (error as MvdanNode).Error() : String(error);
     return { ok: false, error: String(message) };
