@@ -70,7 +70,7 @@ const has = (args: ShellWord[], ...values: string[]) => args.some((a) => a.text 
 
 const CRITICAL_DIRS = new Set(['/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/opt', '/proc', '/root', '/sbin', '/srv', '/sys', '/usr', '/usr/bin', '/usr/sbin', '/usr/lib', '/usr/local', '/var', '/var/lib']);
 /** Files whose loss or rewrite breaks the server or hands it to someone else. */
-const CRITICAL_FILE = /^(\/etc\/(passwd|shadow|group|gshadow|sudoers|sudoers\.d(\/.*)?|fstab|crontab|ld\.so\.preload|ld\.so\.conf|pam\.d(\/.*)?|ssh\/sshd_config|hosts|resolv\.conf|profile|bash\.bashrc|environment)|\/boot\/.*|\/(usr\/)?s?bin\/.*|\/(usr\/)?lib(32|64)?\/.*|.*\/\.ssh\/authorized_keys2?|\/root\/\.(bashrc|profile))$/;
+const CRITICAL_FILE = /^(\/etc\/(passwd|shadow|group|gshadow|sudoers|sudoers\.d(\/.*)?|fstab|crontab|ld\.so\.preload|ld\.so\.conf|pam\.d(\/.*)?|ssh\/sshd_config|hosts|resolv\.conf|profile|bash\.bashrc|environment)|\/boot\/.*|\/(usr\/)?s?bin\/.*|\/(usr\/)?lib(32|64)?\/.*|.*\/\.ssh\/authorized_keys2?|\/root\/\.(bashrc|profile)|\/proc\/sysrq-trigger)$/;
 const BLOCK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|dm-\d|md\d|loop\d|mapper\/|disk\/|mem$|kmem$|port$)/;
 const SINKS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty']);
 
@@ -227,6 +227,16 @@ const xargs: CommandRule = {
   name: 'xargs',
   kind: 'command',
   apply(cmd) {
+    if (cmd.name === 'parallel') {
+      // GNU parallel: the command, then `:::` and the arguments it is run with.
+      const end = cmd.args.findIndex((a) => a.text !== null && /^:::+$/.test(a.text));
+      const inner = after(toCommand(cmd, [cmd.words[0]!, ...(end === -1 ? cmd.args : cmd.args.slice(0, end))]), ['-j', '--jobs', '-S', '--sshlogin', '--delay', '--joblog', '-a', '--arg-file'], 0, true);
+      if (!inner.length) return null;
+      if (inner[0]!.words.some((w) => w.text === null)) return { risk: 'destructive', reason: 'parallel runs a command known only when it runs' };
+      // It runs the words through a shell, with each argument in place of `{}` (or after them).
+      const line = inner[0]!.words.map((w) => w.text!).join(' ');
+      return { code: [/\{[^}]*\}/.test(line) ? line.replace(/\{[^}]*\}/g, '"$x"') : `${line} "$x"`] };
+    }
     if (cmd.name !== 'xargs') return null;
     const inner = after(cmd, ['-I', '-i', '-d', '-n', '-L', '-l', '-P', '-s', '-E', '-e', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs'], 0, true);
     // With no command xargs echoes its input.
@@ -383,6 +393,12 @@ const remoteShell: CommandRule = {
       if (!inner) return null;
       return inner.words.some((w) => w.text === null) ? { risk: 'destructive', reason: 'watch runs code known only when it runs' } : { code: [inner.words.map((w) => w.text).join(' ')] };
     }
+    if (cmd.name === 'flock') {
+      const at = cmd.args.findIndex((a) => a.text === '-c' || a.text === '--command');
+      if (at === -1) return null;
+      const code = cmd.args[at + 1];
+      return code?.text != null ? { code: [code.text] } : { risk: 'destructive', reason: 'flock -c runs code known only when it runs' };
+    }
     if (cmd.name === 'at' || cmd.name === 'batch') {
       if (has(cmd.args, '-l', '-c', '-r', '-d') || cmd.name === 'at' && !cmd.args.length) return { reads: true };
       return has(cmd.args, '-f') ? null : stdinProgram(cmd) ?? { risk: 'change' };
@@ -398,7 +414,7 @@ const remoteShell: CommandRule = {
     }
     if (cmd.name === 'ssh') {
       const host = after(cmd, ['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w'])[0];
-      const remote = host?.args ?? [];
+      const remote = (host?.args ?? []).filter((w, i) => i > 0 || w.text !== '--');
       if (!remote.length) return null;
       return remote.some((w) => w.text === null) ? { risk: 'destructive', reason: 'ssh runs a remote command known only when it runs' } : { code: [remote.map((w) => w.text).join(' ')] };
     }
@@ -492,6 +508,11 @@ const diskTools: CommandRule = {
   kind: 'command',
   apply({ name, args, hiddenOperands }) {
     if (!name) return null;
+    if (name === 'tar') {
+      const file = args.find((a, i) => i > 0 && /^(-[A-Za-z]*f|--file|[a-eg-zA-Z]*f)$/.test(args[i - 1]!.text ?? '') && args[i - 1]!.text !== '-f-') ?? args.find((a) => a.text?.startsWith('--file='));
+      const target = file?.text?.replace(/^--file=/, '');
+      return target && BLOCK_DEVICE.test(target) ? { risk: 'destructive', reason: `tar writing to ${target}` } : null;
+    }
     if (name.startsWith('mkfs') || ['mkswap', 'wipefs', 'mke2fs', 'fdisk', 'sfdisk', 'cfdisk', 'gdisk', 'sgdisk', 'parted', 'blkdiscard', 'badblocks'].includes(name)) {
       return { risk: 'destructive', reason: `${name} rewrites a disk` };
     }
@@ -603,6 +624,33 @@ const recursiveFunction: CommandRule = {
   apply: (cmd) => (cmd.name && cmd.inFunctions.includes(cmd.name) ? { risk: 'destructive', reason: `the function ${cmd.name} calls itself (a fork bomb)` } : null),
 };
 
+/** Options whose value is a command the program runs (GTFOBins): `tar --to-command=…`, `ssh -o ProxyCommand=…`, `git -c core.pager=…`. */
+const COMMAND_OPTION = /^(?:--to-command|--checkpoint-action=exec|--use-compress-program|--compress-program|--rsh|--unzip-command|--upload-pack|--receive-pack|--info-script|--new-volume-script|-oProxyCommand|-oLocalCommand|ProxyCommand|LocalCommand|KnownHostsCommand|core\.(?:pager|sshCommand|editor|fsmonitor|askPass|hooksPath)|(?:sequence|diff|credential|gpg)\.[A-Za-z.]*(?:command|program|helper|editor)|[A-Za-z:]*(?:Pre|Post)-Invoke(?:-Success)?::?|DPkg::Pre-Install-Pkgs::?)=(.*)$/s;
+/** Options whose next word is such a command, per program. */
+const COMMAND_OPTION_NEXT: Record<string, string[]> = { tar: ['-I', '--use-compress-program', '--to-command', '-F', '--info-script'], rsync: ['-e', '--rsh'], zip: ['-TT', '--unzip-command'], vim: ['-c', '--cmd'], vi: ['-c', '--cmd'], nvim: ['-c', '--cmd'], ex: ['-c'], less: ['+!'] };
+
+const commandsInOptions: CommandRule = {
+  name: 'commands-in-options',
+  kind: 'command',
+  apply({ name, args }) {
+    const code: string[] = [];
+    for (let i = 0; i < args.length; i += 1) {
+      const a = args[i]!;
+      if (a.text === null) continue;
+      const value = COMMAND_OPTION.exec(a.text)?.[1] ?? ((name && COMMAND_OPTION_NEXT[name]?.includes(a.text)) ? args[i + 1]?.text ?? null : undefined);
+      if (value === undefined) continue;
+      if (value === null) return { risk: 'destructive', reason: `${name} runs a command known only when it runs` };
+      // vim's `-c` takes an ex command: only `!cmd` runs a shell.
+      if (name && ['vim', 'vi', 'nvim', 'ex'].includes(name)) {
+        if (/^\s*:?\s*!/.test(value)) code.push(value.replace(/^\s*:?\s*!/, ''));
+        continue;
+      }
+      code.push(value);
+    }
+    return code.length ? { code } : null;
+  },
+};
+
 /** Variables that make every later command load or run code of someone's choosing. */
 const CODE_VARIABLES = new Set(['LD_PRELOAD', 'LD_AUDIT', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PROMPT_COMMAND', 'PS4', 'SHELLOPTS', 'BASHOPTS', 'GCONV_PATH', 'PYTHONSTARTUP', 'PERL5OPT', 'NODE_OPTIONS']);
 
@@ -680,6 +728,7 @@ export const RULES: readonly Rule[] = [
   writeThenRun,
   dynamicCommandName,
   environmentHijack,
+  commandsInOptions,
   readOnlyCommands,
   wrappers,
   xargs,
