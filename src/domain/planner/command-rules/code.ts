@@ -1,5 +1,5 @@
 import type { ShellWord } from '../../shell-syntax';
-import { has, hasFlag, isCriticalFile, isOption, operands, INTERPRETER, SHELLS, stdinProgram, type CommandRule } from './command';
+import { has, hasFlag, isCriticalFile, isOption, operands, INTERPRETER, SHELL, stdinProgram, type CommandRule } from './command';
 
 // Code handed to a shell or another interpreter, and what the policy cannot read of it.
 
@@ -25,7 +25,7 @@ export const shellCode: CommandRule = {
   name: 'shell-code',
   kind: 'command',
   apply(cmd) {
-    if (!cmd.name || !SHELLS.has(cmd.name)) return null;
+    if (!cmd.name || !SHELL.test(cmd.name)) return null;
     let i = 0;
     let inline = false;
     let fromStdin = false;
@@ -124,11 +124,12 @@ export const awkProgram: CommandRule = {
     if (has(cmd.args, '-f', '--file') || cmd.args.some((a) => /^-f./.test(a.text ?? ''))) return null;
     let i = 0;
     while (i < cmd.args.length && isOption(cmd.args[i]!)) i += ['-F', '-v', '--assign', '--field-separator'].includes(cmd.args[i]!.text!) ? 2 : 1;
+    // Every word is looked at: gawk also takes its program as `-e`/`--source=` options.
+    if (cmd.args.some((a) => a.text !== null && /\bsystem\s*\(|\|\s*getline|\|&|\bprintf?\b[^;}]*\|/.test(a.text))) return { risk: 'destructive', reason: 'awk runs a command of its own' };
     const program = cmd.args[i];
     if (!program) return { reads: true };
     if (program.text === null) return { risk: 'destructive', reason: 'awk runs a program known only when it runs' };
     const p = program.text;
-    if (/\bsystem\s*\(|\|\s*getline|\|&|\bprintf?\b[^;}]*\|/.test(p)) return { risk: 'destructive', reason: 'awk runs a command of its own' };
     const target = /\bprintf?\b[^;}]*>>?\s*"([^"]*)"/.exec(p)?.[1];
     if (target !== undefined && isCriticalFile({ text: target, pattern: false, processSubstitution: false })) return { risk: 'destructive', reason: `awk writes to ${target}` };
     return /\bprintf?\b[^;}]*>/.test(p) ? null : { reads: true };
@@ -140,7 +141,10 @@ export const sedProgram: CommandRule = {
   kind: 'command',
   apply(cmd) {
     if (cmd.name !== 'sed' && cmd.name !== 'gsed') return null;
-    const scripts = cmd.args.filter((a, i) => i > 0 && ['-e', '--expression'].includes(cmd.args[i - 1]!.text ?? ''));
+    const scripts = [
+      ...cmd.args.filter((a, i) => i > 0 && ['-e', '--expression'].includes(cmd.args[i - 1]!.text ?? '')),
+      ...cmd.args.filter((a) => a.text?.startsWith('--expression=')).map((a) => ({ ...a, text: a.text!.slice('--expression='.length) })),
+    ];
     const program = scripts.length ? scripts : operands(cmd.args).slice(0, 1);
     if (program.some((w) => w.text === null)) return { risk: 'destructive', reason: 'sed runs a script known only when it runs' };
     const source = program.map((w) => w.text).join('\n');

@@ -124,14 +124,19 @@ export function after(cmd: Command, valued: string[], skip = 0, hiddenOperands =
   return i < args.length ? [toCommand(cmd, args.slice(i), hiddenOperands)] : [];
 }
 
-export const SHELLS = new Set(['sh', 'bash', 'rbash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'yash']);
+/** Shells, versioned names included (`bash5`, `ksh93`, `zsh-5.9`). */
+export const SHELL = /^(sh|bash|rbash|zsh|dash|ksh|mksh|oksh|loksh|pdksh|ash|hush|posh|fish|csh|tcsh|yash|elvish|nu|xonsh)[0-9.-]*$/;
 
-export const INTERPRETER = /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby|irb|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh|wish|pwsh|powershell|Rscript|julia|guile|expect)$/;
+export const INTERPRETER = /^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|irb|node[0-9.]*|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh|wish|pwsh|powershell|Rscript|julia|guile|expect)$/;
 
 /** Where a command's standard input comes from, when that is what it runs as a program. */
 export function stdinProgram(cmd: Command): RuleResult | null {
-  const input = [...cmd.redirects].reverse().find((r) => ['<', '<<', '<<-', '<<<', '<>'].includes(r.op) && (r.fd === null || r.fd === '0'));
+  const input = [...cmd.redirects].reverse().find((r) => (['<', '<<', '<<-', '<<<', '<>', '<&'].includes(r.op) && (r.fd === null || r.fd === '0')) || (r.op === '>&' && r.fd === '0'));
   const what = cmd.name ?? 'a shell';
+  // `bash <&5`, `bash -i 0>&1`, `bash < /dev/tcp/host/port`: a program from another descriptor or the network.
+  if (input && (input.op === '<&' || input.op === '>&' || /^\/dev\/(tcp|udp)\//.test(input.target.text ?? ''))) {
+    return input.target.text === '0' ? null : { risk: 'destructive', reason: `${what} runs whatever another descriptor or the network sends` };
+  }
   if (input && (input.op === '<<' || input.op === '<<-' || input.op === '<<<')) {
     const body = input.op === '<<<' ? input.target : input.heredoc;
     return body?.text != null ? { code: [body.text] } : { risk: 'destructive', reason: `${what} runs a here-document known only when it runs` };

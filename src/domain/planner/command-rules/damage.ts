@@ -109,7 +109,8 @@ export const power: CommandRule = {
     if (name === 'systemctl' && has(args, 'stop', 'disable', 'mask', 'kill') && has(args, 'sshd', 'ssh', 'sshd.service', 'ssh.service', 'systemd-networkd', 'NetworkManager', 'networking')) {
       return { risk: 'destructive', reason: 'systemctl cuts the server off (ssh or the network)' };
     }
-    return null;
+    const down = (name === 'ip' && has(args, 'link') && has(args, 'down')) || ((name === 'ifconfig' || name === 'ifdown') && (name === 'ifdown' || has(args, 'down'))) || (name === 'nmcli' && has(args, 'networking') && has(args, 'off'));
+    return down ? { risk: 'destructive', reason: `${name} takes a network interface down (and the server off the network)` } : null;
   },
 };
 

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { basename, INTERPRETER, operands, SHELLS, type Command, type LineRule } from './command';
+import { basename, INTERPRETER, operands, SHELL, type Command, type LineRule } from './command';
 
 // Rules about a whole line: what the parser rejected, and what one command prepares for another.
 
@@ -16,7 +16,7 @@ export const downloadThenRun: LineRule = {
   kind: 'line',
   apply({ commands }) {
     const download = commands.find((c) => c.name && DOWNLOADERS.has(c.name));
-    const run = commands.find((c) => c.name && (SHELLS.has(c.name) || INTERPRETER.test(c.name) || c.name === 'source' || c.name === '.' || (c.words[0]?.text ?? '').startsWith('./')));
+    const run = commands.find((c) => c.name && (SHELL.test(c.name) || INTERPRETER.test(c.name) || c.name === 'source' || c.name === '.' || (c.words[0]?.text ?? '').startsWith('./')));
     return download && run ? { risk: 'destructive', reason: `runs a download (${download.name}) with ${run.name}` } : null;
   },
 };
@@ -33,7 +33,7 @@ function writtenFiles(cmd: Command): Array<{ path: string | null; content: strin
 /** The script file a command runs, if it runs one: `bash f`, `. f`, `./f`, `/tmp/f`. */
 function scriptRun(cmd: Command): string | null {
   if (cmd.name === 'source' || cmd.name === '.') return cmd.args[0]?.text ?? null;
-  if (cmd.name && (SHELLS.has(cmd.name) || INTERPRETER.test(cmd.name))) return operands(cmd.args)[0]?.text ?? null;
+  if (cmd.name && (SHELL.test(cmd.name) || INTERPRETER.test(cmd.name))) return operands(cmd.args)[0]?.text ?? null;
   const path = cmd.words[0]?.text;
   return path && path.includes('/') ? path : null;
 }

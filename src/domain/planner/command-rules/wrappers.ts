@@ -103,9 +103,11 @@ export const remoteShell: CommandRule = {
   name: 'remote-commands',
   kind: 'command',
   apply(cmd) {
-    if (cmd.name === 'su' || cmd.name === 'runuser') {
-      const at = cmd.args.findIndex((a) => a.text === '-c' || a.text === '--command');
-      if (at === -1) return stdinProgram(cmd);
+    if (cmd.name === 'su' || cmd.name === 'runuser' || cmd.name === 'script') {
+      const at = cmd.args.findIndex((a) => a.text === '--command' || /^-[A-Za-z]*c$/.test(a.text ?? ''));
+      const attached = cmd.args.find((a) => a.text?.startsWith('--command='));
+      if (attached) return { code: [attached.text!.slice('--command='.length)] };
+      if (at === -1) return cmd.name === 'script' ? null : stdinProgram(cmd);
       const code = cmd.args[at + 1];
       return code?.text != null ? { code: [code.text] } : { risk: 'destructive', reason: `${cmd.name} -c runs code known only when it runs` };
     }
@@ -153,6 +155,11 @@ export const commandsInOptions: CommandRule = {
   name: 'commands-in-options',
   kind: 'command',
   apply({ name, args }) {
+    // A program handed to the network: whoever connects runs it (a reverse or bind shell).
+    if ((name === 'nc' || name === 'ncat' || name === 'netcat') && args.some((a) => a.text === null || /^-[A-Za-z]*[ec]$|^--(sh-|lua-)?exec\b/.test(a.text))) {
+      return { risk: 'destructive', reason: `${name} hands a program to the network` };
+    }
+    if (name === 'socat' && args.some((a) => a.text === null || /^(exec|system):/i.test(a.text))) return { risk: 'destructive', reason: 'socat hands a program to the network' };
     const code: string[] = [];
     for (let i = 0; i < args.length; i += 1) {
       const a = args[i]!;
