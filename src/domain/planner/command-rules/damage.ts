@@ -85,6 +85,7 @@ export const criticalFileWrites: CommandRule = {
     const write = (() => {
       if (name === 'tee') return targets;
       if (name === 'truncate') return targets;
+      if (name === 'sort') return [...args.filter((a, i) => i > 0 && args[i - 1]!.text === '-o'), ...args.filter((a) => a.text?.startsWith('--output=')).map((a) => ({ ...a, text: a.text!.slice('--output='.length) }))];
       if (['cp', 'mv', 'install', 'ln', 'rsync'].includes(name)) {
         const t = args.findIndex((a) => a.text === '-t' || a.text === '--target-directory');
         if (t !== -1 && args[t + 1]) return [args[t + 1]!];
