@@ -58,6 +58,10 @@ export const diskTools: CommandRule = {
       const target = file?.text?.replace(/^--file=/, '');
       return target && BLOCK_DEVICE.test(target) ? { risk: 'destructive', reason: `tar writing to ${target}` } : null;
     }
+    const sub = text(args[0]);
+    if (((name === 'zfs' || name === 'zpool') && sub === 'destroy') || ['lvremove', 'vgremove', 'pvremove'].includes(name)) return { risk: 'destructive', reason: `${name} ${name.startsWith('z') ? 'destroy ' : ''}deletes storage` };
+    if ((name === 'mdadm' && has(args, '--zero-superblock')) || (name === 'cryptsetup' && ['luksErase', 'erase', 'luksKillSlot'].includes(sub ?? ''))) return { risk: 'destructive', reason: `${name} erases a disk's metadata` };
+    if (name === 'umount' && operands(args).some(isCriticalDir)) return { risk: 'destructive', reason: 'umount of a system directory' };
     if (name.startsWith('mkfs') || ['mkswap', 'wipefs', 'mke2fs', 'fdisk', 'sfdisk', 'cfdisk', 'gdisk', 'sgdisk', 'parted', 'blkdiscard', 'badblocks'].includes(name)) {
       return { risk: 'destructive', reason: `${name} rewrites a disk` };
     }
@@ -135,6 +139,9 @@ export const accounts: CommandRule = {
   kind: 'command',
   apply({ name, args }) {
     if (name === 'userdel' || name === 'deluser' || name === 'delgroup' || name === 'groupdel') return { risk: 'destructive', reason: `${name} deletes accounts` };
+    if ((name === 'useradd' || name === 'usermod' || name === 'adduser') && args.some((a, i) => (a.text === '0' && ['-u', '--uid'].includes(args[i - 1]?.text ?? '')) || a.text === '--uid=0')) {
+      return { risk: 'destructive', reason: `${name} gives an account uid 0 (a second root)` };
+    }
     if (name === 'passwd' && hasFlag(args, 'd', '--delete')) return { risk: 'destructive', reason: 'passwd -d removes a password' };
     if (name === 'crontab' && has(args, '-r')) return { risk: 'destructive', reason: 'crontab -r deletes every cron job' };
     return null;
@@ -165,6 +172,22 @@ export const databases: CommandRule = {
     }
     if (name === 'redis-cli' && has(args, 'flushall', 'FLUSHALL', 'flushdb', 'FLUSHDB')) return { risk: 'destructive', reason: 'empties redis' };
     return null;
+  },
+};
+
+/** Packages without which the server does not boot, cannot be reached, or cannot be administered. */
+const ESSENTIAL_PACKAGE = /^(openssh(-server|-client)?|ssh|sshd|systemd|systemd-sysv|init|linux-image.*|linux-generic|kernel(-core)?|grub.*|sudo|bash|coreutils|libc6|glibc|util-linux|login|passwd|dpkg|apt|rpm|yum|dnf|apk-tools|busybox|openrc|network-manager|netplan\.io|ifupdown|iproute2)$/;
+
+export const essentialPackages: CommandRule = {
+  name: 'essential-packages',
+  kind: 'command',
+  apply({ name, args }) {
+    const removes: Record<string, string[]> = { apt: ['remove', 'purge', 'autoremove'], 'apt-get': ['remove', 'purge', 'autoremove'], aptitude: ['remove', 'purge'], dpkg: ['-r', '-P', '--remove', '--purge'], yum: ['remove', 'erase'], dnf: ['remove', 'erase'], zypper: ['remove', 'rm'], apk: ['del'], pacman: ['-R', '-Rs', '-Rns', '-Rdd'], rpm: ['-e', '--erase'] };
+    const verbs = name ? removes[name] : undefined;
+    if (!verbs || !args.some((a) => a.text !== null && verbs.includes(a.text))) return null;
+    const packages = operands(args).filter((a) => !verbs.includes(a.text ?? ''));
+    const essential = packages.find((p) => p.text === null || p.pattern || ESSENTIAL_PACKAGE.test(p.text.replace(/[:=].*$/, '')));
+    return essential ? { risk: 'destructive', reason: `${name} removes ${essential.text ?? 'packages known only when it runs'}, which the server needs` } : null;
   },
 };
 
