@@ -24,6 +24,8 @@ export interface ShellWord {
   pattern: boolean;
   /** The word is a process substitution (`<(…)`, `>(…)`): a file whose content another command writes. */
   processSubstitution: boolean;
+  /** It expands a variable as a prompt (`${x@P}`), which runs the `$(…)` the variable holds. */
+  evaluates?: boolean;
 }
 
 export interface ShellRedirect {
@@ -43,6 +45,8 @@ export interface ShellCommand {
   piped: boolean;
   /** Variables it assigns (`X=1 cmd`, `export X=1`). */
   assigns: string[];
+  /** The values it assigns, array elements included. */
+  assignedValues: ShellWord[];
   /** Names of the functions whose body this command is in, innermost last. */
   inFunctions: string[];
 }
@@ -52,6 +56,8 @@ export type ParsedLine = { ok: true; commands: ShellCommand[] } | { ok: false; e
 const REDIRECT_OPS: Record<number, ShellRedirect['op']> = {
   54: '>', 55: '>>', 56: '<', 57: '<>', 58: '<&', 59: '>&', 60: '>|', 61: '<<', 62: '<<-', 63: '<<<', 64: '&>', 65: '&>>',
 };
+/** The ParamExp operator of `${x@P}` (and its siblings `@Q`, `@E`…; only P runs code). */
+const PROMPT_EXPANSION = 84;
 /** BinaryCmd operators `|` and `|&`. */
 const PIPE_OPS = new Set([12, 13]);
 
@@ -89,6 +95,7 @@ function wordOf(node: MvdanNode): ShellWord {
       for (let i = 0; i < part.Parts.length; i += 1) append(part.Parts[i], true);
     } else {
       if (type === 'ProcSubst') word.processSubstitution = true;
+      if (type === 'ParamExp' && part.Exp && Number(part.Exp.Op) === PROMPT_EXPANSION && part.Exp.Word && String(part.Exp.Word.Lit()) === 'P') word.evaluates = true;
       if (type === 'ExtGlob') word.pattern = true;
       word.text = null;
     }
@@ -148,12 +155,21 @@ function parse(line: string): ParsedLine {
     const cmdType = cmd ? syntax.NodeType(cmd) : '';
     if (cmdType === 'CallExpr') for (let i = 0; i < cmd.Args.length; i += 1) words.push(wordOf(cmd.Args[i]));
     const assignNodes = cmdType === 'CallExpr' ? cmd.Assigns : cmdType === 'DeclClause' ? cmd.Args : [];
-    for (let i = 0; i < assignNodes.length; i += 1) if (assignNodes[i].Name) assigns.push(String(assignNodes[i].Name.Value));
+    const assignedValues: ShellWord[] = [];
+    for (let i = 0; i < assignNodes.length; i += 1) {
+      const assign = assignNodes[i];
+      if (!assign.Name) continue;
+      assigns.push(String(assign.Name.Value));
+      if (assign.Value) assignedValues.push(wordOf(assign.Value));
+      const elems = assign.Array ? assign.Array.Elems : [];
+      for (let j = 0; j < elems.length; j += 1) if (elems[j].Value) assignedValues.push(wordOf(elems[j].Value));
+    }
     if (words.length || redirects.length || assigns.length) {
       commands.push({
         words,
         redirects,
         assigns,
+        assignedValues,
         piped: pipedRanges.some(([from, to]) => at >= from && at < to),
         inFunctions: functions.filter((f) => at > f.from && at < f.to).map((f) => f.name),
       });

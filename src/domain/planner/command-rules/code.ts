@@ -159,6 +159,19 @@ export const sedProgram: CommandRule = {
 /** Variables that make every later command load or run code of someone's choosing. */
 const CODE_VARIABLES = new Set(['LD_PRELOAD', 'LD_AUDIT', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PROMPT_COMMAND', 'PS4', 'SHELLOPTS', 'BASHOPTS', 'GCONV_PATH', 'PYTHONSTARTUP', 'PERL5OPT', 'NODE_OPTIONS']);
 
+/** Code kept in a variable for later (`x='$(reboot)'`), run by `${x@P}`, arithmetic on `a[$(…)]`, `[[ $x -eq 1 ]]`… */
+export const storedCode: CommandRule = {
+  name: 'stored-code',
+  kind: 'command',
+  apply({ words, redirects, assignedValues }) {
+    if ([...words, ...assignedValues, ...redirects.map((r) => r.target)].some((w) => w.evaluates)) {
+      return { risk: 'destructive', reason: 'a prompt expansion (${x@P}) runs the code a variable holds' };
+    }
+    const code = assignedValues.map((w) => w.text).filter((t): t is string => t !== null && /\$\(|`|[<>]\(/.test(t));
+    return code.length ? { code } : null;
+  },
+};
+
 export const environmentHijack: CommandRule = {
   name: 'environment-hijack',
   kind: 'command',

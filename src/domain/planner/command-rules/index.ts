@@ -7,7 +7,7 @@
 import { higherRisk, type Risk } from '../types';
 import { parseShell } from '../../shell-syntax';
 import { toCommand, type Classification, type Command, type CommandRule, type LineFacts, type LineRule, type Rule, type RuleResult } from './command';
-import { aliases, awkProgram, dynamicCommandName, environmentHijack, evalAndTrap, interpreterCode, sedProgram, shellCode, sourceFile } from './code';
+import { aliases, awkProgram, dynamicCommandName, environmentHijack, storedCode, evalAndTrap, interpreterCode, sedProgram, shellCode, sourceFile } from './code';
 import { accounts, criticalFileWrites, essentialPackages, databases, diskTools, firewall, killEverything, power, recursiveDelete, recursiveFunction, recursivePermissions, redirectWrites } from './damage';
 import { downloadThenRun, unparseable, writeThenRun } from './lines';
 import { readOnlyCommands } from './reads';
@@ -22,6 +22,7 @@ export const RULES: readonly Rule[] = [
   writeThenRun,
   dynamicCommandName,
   environmentHijack,
+  storedCode,
   commandsInOptions,
   readOnlyCommands,
   wrappers,
