@@ -157,7 +157,7 @@ export const sedProgram: CommandRule = {
 };
 
 /** Variables that make every later command load or run code of someone's choosing. */
-const CODE_VARIABLES = new Set(['LD_PRELOAD', 'LD_AUDIT', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PROMPT_COMMAND', 'PS4', 'SHELLOPTS', 'BASHOPTS', 'GCONV_PATH', 'PYTHONSTARTUP', 'PERL5OPT', 'NODE_OPTIONS']);
+const CODE_VARIABLES = new Set(['BASH_ALIASES', 'BASH_CMDS', 'LD_PRELOAD', 'LD_AUDIT', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'PROMPT_COMMAND', 'PS4', 'SHELLOPTS', 'BASHOPTS', 'GCONV_PATH', 'PYTHONSTARTUP', 'PERL5OPT', 'NODE_OPTIONS']);
 
 /** Code kept in a variable for later (`x='$(reboot)'`), run by `${x@P}`, arithmetic on `a[$(…)]`, `[[ $x -eq 1 ]]`… */
 export const storedCode: CommandRule = {
@@ -176,9 +176,11 @@ export const environmentHijack: CommandRule = {
   name: 'environment-hijack',
   kind: 'command',
   apply({ assigns, name, args }) {
+    // (`BASH_ALIASES[ls]=reboot` assigns BASH_ALIASES.)
     const variables = [...assigns, ...(name === 'env' ? args.filter((a) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(a.text ?? '')).map((a) => a.text!.split('=')[0]!) : [])];
     const code = variables.find((v) => CODE_VARIABLES.has(v));
     if (code) return { risk: 'destructive', reason: `sets ${code}, which loads code into the commands that follow` };
+    if ((name === 'enable' && hasFlag(args, 'f')) || (name === 'hash' && hasFlag(args, 'p'))) return { risk: 'destructive', reason: `${name} makes a command name run other code` };
     return variables.includes('PATH') || variables.includes('IFS') ? { risk: 'change' } : null;
   },
 };

@@ -69,9 +69,16 @@ export const xargs: CommandRule = {
       return { code: [/\{[^}]*\}/.test(line) ? line.replace(/\{[^}]*\}/g, '"$x"') : `${line} "$x"`] };
     }
     if (cmd.name !== 'xargs') return null;
-    const inner = after(cmd, ['-I', '-i', '-d', '-n', '-L', '-l', '-P', '-s', '-E', '-e', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs'], 0, true);
+    const inner = after(cmd, ['-I', '-d', '-n', '-L', '-l', '-P', '-s', '-E', '-e', '-a', '--arg-file', '--delimiter', '--max-args', '--max-procs'], 0, true);
     // With no command xargs echoes its input.
-    return inner.length ? { runs: inner } : { reads: true };
+    if (!inner.length) return { reads: true };
+    // `-I R` (`-i`, `--replace`): every word holding R is made of the input, known only when it runs.
+    const at = cmd.args.findIndex((a) => a.text === '-I');
+    const replace = at !== -1 ? cmd.args[at + 1]?.text : cmd.args.map((a) => /^-I(.+)$|^--replace=(.+)$/.exec(a.text ?? '')).find(Boolean)?.slice(1).find(Boolean) ?? (has(cmd.args, '-i', '--replace') ? '{}' : undefined);
+    if (replace === null) return { risk: 'destructive', reason: 'xargs replaces a string known only when it runs' };
+    if (!replace) return { runs: inner };
+    const words = inner[0]!.words.map((w) => (w.text?.includes(replace) ? { ...w, text: null } : w));
+    return { runs: [toCommand(inner[0]!, words, true)] };
   },
 };
 
