@@ -118,10 +118,19 @@ const RECENT_LINES = 1000;
 export function parseShell(line: string): ParsedLine {
   const known = recent.get(line);
   if (known) return known;
-  const parsed = parse(line);
+  // Frozen: a parse is shared by every later judgement of the same line, so no rule may alter it.
+  const parsed = deepFreeze(parse(line));
   if (recent.size >= RECENT_LINES) recent.delete(recent.keys().next().value!);
   recent.set(line, parsed);
   return parsed;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 function parse(line: string): ParsedLine {
