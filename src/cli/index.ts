@@ -7,6 +7,7 @@ import { auditCommands } from './audit';
 import { runCommands } from './runs';
 import { scheduleCommands } from './schedules';
 import { serverCommands } from './servers';
+import { mcpCommand } from './mcp';
 
 /**
  * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
@@ -151,6 +152,9 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   serverCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  mcpCommand(program, (code, message) => {
     throw new CliError(message, code);
   });
 

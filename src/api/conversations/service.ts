@@ -7,6 +7,7 @@ import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { MigrationPlanModel } from '../../domain/migration-plans/model';
 import { ServerModel } from '../../domain/servers/model';
+import { IdentityModel } from '../../domain/access/model';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
 import type { Action } from '../../domain/access/roles';
@@ -18,6 +19,9 @@ import { toConversationListView, toConversationView } from './views';
 import { clip } from '../../domain/text';
 import { refuseConversationIfFrozen } from '../freezes/enforce';
 
+
+/** Whether a service account is marked as an AI agent's. */
+const isAgent = async (identityId: string) => !!(await IdentityModel.exists({ _id: identityId, type: 'service_account', agent: true }));
 
 /** How many conversations about a migration plan are still active (its deletion waits for them). */
 export const activeConversationsAbout = (organizationId: string, planId: Types.ObjectId) =>
@@ -101,8 +105,9 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     },
 
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
-    async start(principal: Principal, input: StartConversationInput) {
+    async start(principal: Principal, input: StartConversationInput, { viaAgentDoor = false }: { viaAgentDoor?: boolean } = {}) {
       const servers = await resolveChatable(principal, input);
+      const agent = principal.identity.type === 'service_account' && (viaAgentDoor || (await isAgent(principal.identity.id)));
       await refuseConversationIfFrozen(principal, [servers.server_id, servers.source_server_id]);
       const messageId = new Types.ObjectId();
       const conversation = await conversations.createConversation({
@@ -111,9 +116,10 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         chatable_id: new Types.ObjectId(input.chatable_id),
         ...servers,
         require_approval: input.require_approval,
+        agent,
         created_by: principal.tokenName ?? actorLineOf(principal),
         actor: actorOf(principal),
-        message: { _id: messageId, text: input.message, sent_by: actorLineOf(principal) },
+        message: { _id: messageId, text: input.message, sent_by: actorLineOf(principal), ...(input.commands ? { commands: input.commands } : {}) },
       });
       try {
         await send(conversation, messageId);
@@ -150,9 +156,12 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       const conversation = await find(principal, id, 'conversations:write');
       const step = (conversation.steps as ConversationStep[]).find((s) => s._id.toString() === stepId.toLowerCase());
       if (!step) throw notFound('Step');
+      // What the step's state refuses comes first (as for a run's gate); then who may decide.
       if (!step.approval || step.approval.decision || step.status !== 'pending') {
         throw new ApiError('conflict', step.approval?.decision ? `The step was already ${step.approval.decision}` : 'The step is not waiting for approval');
       }
+      // A person decides: an agent (or any service account) never approves, not even its own steps.
+      if (principal.identity.type !== 'person') throw new ApiError('people_only', `Only people approve or reject steps: ${principal.identity.name} is a service account`);
       const delivered = await unlessTemporalUnreachable('pass on the decision', () =>
         workflows.conversations.decide(id, { stepId: step._id.toString(), approved, by: actorLineOf(principal) }),
       );

@@ -27,10 +27,11 @@ export interface NewConversation {
   server_id: Types.ObjectId;
   source_server_id?: Types.ObjectId | null;
   require_approval?: boolean;
+  agent?: boolean;
   created_by: string;
   actor?: { type: 'person' | 'service_account'; id: string; name: string; token_id: string | null } | null;
   /** Its first instruction. */
-  message: { _id: Types.ObjectId; text: string; sent_by: string };
+  message: { _id: Types.ObjectId; text: string; sent_by: string; commands?: string[] };
 }
 
 /** A new conversation, running, with its first instruction. */
