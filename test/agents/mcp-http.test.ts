@@ -57,6 +57,8 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(byName.list_servers!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(byName.run_commands!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    // Measured as any route.
+    expect((await bosun.api.get('/metrics')).text).toMatch(/bosun_http_request_duration_seconds_count\{[^}]*route="\/mcp"[^}]*\} [1-9]/);
   });
 
   test('a read-only command runs at once; its output comes back as untrusted server output; the agent is its actor', async () => {

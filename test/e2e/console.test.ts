@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
 import { bearer, startBosun, type Bosun } from '../support/bosun';
-import { asUser, type User } from '../support/client';
+import { asUser, personToken, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
 import { createToken, revokeToken } from '../../src/domain/tokens/service';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -165,7 +165,7 @@ describe('the web console in a real browser', () => {
     await page.getByRole('button', { name: 'Save the policy' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
     const policy = (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data;
-    expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']) });
+    expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']), agents_require_approval_for_change: true });
     await expectAccessible(page);
     await screenshot(page, 'policy');
   });
@@ -202,12 +202,25 @@ describe('the web console in a real browser', () => {
     await expectAccessible(page);
     await screenshot(page, 'conversation-waiting');
 
+    // Only a person decides: the page signed in as a service account is refused; a person's page approves.
     await decide.getByRole('button', { name: 'Approve and run' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Only people approve or reject steps' }).waitFor();
+    const person = await personToken(ops, 'Olivia', 'operator');
+    const personPage = await newPage(browser);
+    try {
+      await personPage.goto(`${bosun.url}/conversations/${conversationId}`);
+      await personPage.waitForURL(/\/sign-in/);
+      await signIn(personPage, person.token);
+      await personPage.goto(`${bosun.url}/conversations/${conversationId}`);
+      await personPage.getByRole('group', { name: 'Decide on step 1' }).getByRole('button', { name: 'Approve and run' }).click();
+    } finally {
+      await personPage.close();
+    }
     // The transfer's progress shows while it runs, then the step completes.
     await page.getByRole('progressbar', { name: 'Transfer of step 1' }).waitFor({ timeout: 20_000 });
     await page.locator('h1').getByText('completed').waitFor({ timeout: 60_000 });
     const conversation = (await bosun.api.get(`/api/v1/conversations/${conversationId}`).set(bearer(ops.token))).body.data;
-    expect(conversation.steps[0]).toMatchObject({ status: 'completed', risk: 'change', approval: { decision: 'approved', decided_by: expect.stringMatching(/ \(service account\)$/) } });
+    expect(conversation.steps[0]).toMatchObject({ status: 'completed', risk: 'change', approval: { decision: 'approved', decided_by: 'Olivia (person)' } });
     await page.getByText(`by ${conversation.steps[0].approval.decided_by}`).waitFor();
     expect(readFileSync(path.join(to, 'index.html'), 'utf8')).toBe('<h1>shop</h1>\n');
 
