@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { FINAL_CONVERSATION_STATUSES } from '../../domain/conversations/model';
+import { FINAL_RUN_STATUSES } from '../../domain/deployments/model';
 import type { AgentApi, ApiAnswer } from './loopback';
 import { separateServerOutput } from './untrusted';
 
@@ -19,7 +21,8 @@ export const MAX_LOG_LINES_PER_CALL = 2000;
 /** The most servers one `run_commands` or `ask` may reach, whatever the bindings allow. */
 export const MAX_TARGETS_PER_CALL = 50;
 
-const FINAL = new Set(['success', 'failed', 'cancelled', 'completed', 'rolled_back', 'partially_failed', 'timed_out', 'rejected', 'skipped']);
+/** Statuses a run or a conversation never leaves. */
+const FINAL = new Set<string>([...FINAL_RUN_STATUSES, ...FINAL_CONVERSATION_STATUSES]);
 
 export interface ToolContext {
   api: AgentApi;
@@ -285,7 +288,14 @@ export function createBosunMcpServer(context: ToolContext, version: string): Mcp
       const isConversation = !!conversation_id;
       if (isConversation === !!(deployment_id && run_id)) throw new Refused({ status: 422, code: 'validation_failed', message: 'Give conversation_id, or deployment_id and run_id' });
       const read = () => (isConversation ? readConversation(conversation_id!) : readRun(deployment_id!, run_id!));
-      const stateOf = (thing: Record<string, unknown>) => JSON.stringify([thing.status, ((thing.steps ?? []) as Array<Record<string, unknown>>).map((s) => [s.status, (s.approval as { decision?: unknown } | null)?.decision ?? null]), thing.gate ?? null]);
+      // What counts as a change: the status, each step's status and decision, a fleet run's servers' statuses, its gate.
+      const stateOf = (thing: Record<string, unknown>) =>
+        JSON.stringify([
+          thing.status,
+          ((thing.steps ?? []) as Array<Record<string, unknown>>).map((s) => [s.status, (s.approval as { decision?: unknown } | null)?.decision ?? null]),
+          ((thing.targets ?? []) as Array<Record<string, unknown>>).map((t) => t.status),
+          thing.gate ?? null,
+        ]);
       const first = await read();
       const before = stateOf(first);
       let now = first;
