@@ -180,6 +180,16 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
 
       const fine = await small.call('ask', { server_id: serverId, instruction: 'show uptime' });
       expect(fine.isError).toBe(false);
+
+      // A deployment over both is refused by the server itself, naming the limit; nothing runs.
+      const fleet = (await ops.request('post', '/deployments', { name: `fleet-${n()}`, targets: { tags: ['fleet'] }, steps: [{ name: 'x', command: 'true' }] })).body.data;
+      const run = await small.call('run_deployment', { deployment_id: fleet.id });
+      expect(run.data.error).toMatchObject({ status: 403, message: expect.stringContaining('at most 1 server(s) per run') });
+      expect((await ops.request('get', `/deployments/${fleet.id}/runs`)).body.meta.total).toBe(0);
+
+      // An agent without a limit reaches every server having the tags: one conversation each.
+      const both = await agent.call('run_commands', { tags: ['fleet'], commands: ['hostname'], reason: 'fleet check' });
+      expect(both.data.conversations.map((c: Json) => c.status)).toEqual(['running', 'running']);
     } finally {
       await small.close();
     }
