@@ -134,6 +134,14 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
     expect([waiting.agent, waiting.steps[0].risk, waiting.steps[0].approval?.decision]).toEqual([true, 'change', null]);
     await ops.request('post', `/conversations/${held}/cancel`);
 
+    // An agent's follow-up in someone else's conversation is held as an agent's too.
+    const ours = (await ops.startConversation(serverId, 'show uptime')).id;
+    expect((await ops.waitForConversation(ours, (c: Json) => c.status === 'completed')).agent).toBe(false);
+    expect((await bosun.api.post(`/api/v1/conversations/${ours}/messages`).set(bearer(plain.token)).send({ message: 'restart nginx' })).status).toBe(202);
+    const followed = await ops.waitForConversation(ours, (c: Json) => c.status === 'awaiting_approval');
+    expect([followed.agent, followed.steps.at(-1).risk, followed.steps.at(-1).approval?.decision]).toEqual([true, 'change', null]);
+    await ops.request('post', `/conversations/${ours}/cancel`);
+
     // The agent header only tightens: a plain API call carrying it is held too.
     const other = await agentAccount(ops, `script-${n()}`);
     const tagged = await bosun.api.post('/api/v1/conversations').set(bearer(other.token)).set('X-Bosun-Agent', 'some-client').send({ chatable_type: 'server', chatable_id: serverId, message: 'mark', commands: [`touch /tmp/bosun-x-${n()}`] });

@@ -33,7 +33,7 @@ export function conversationRoutes(conversations: ConversationService): Router {
 
   router.post('/:id/messages', requireAction('conversations:write'), async (req, res) => {
     const { message } = validate(followUpSchema, req.body);
-    res.status(202).json({ data: await conversations.followUp(principalOf(req), id(req), message) });
+    res.status(202).json({ data: await conversations.followUp(principalOf(req), id(req), message, { viaAgentDoor: cameThroughAgentDoor(req) }) });
   });
 
   router.post('/:id/cancel', requireAction('conversations:write'), async (req, res) => {

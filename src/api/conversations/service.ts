@@ -20,8 +20,9 @@ import { clip } from '../../domain/text';
 import { refuseConversationIfFrozen } from '../freezes/enforce';
 
 
-/** Whether a service account is marked as an AI agent's. */
-const isAgent = async (identityId: string) => !!(await IdentityModel.exists({ _id: identityId, type: 'service_account', agent: true }));
+/** Whether an AI agent acts: a service account marked as one, or any service account through the MCP door. */
+const startedByAgent = async (principal: Principal, viaAgentDoor: boolean) =>
+  principal.identity.type === 'service_account' && (viaAgentDoor || !!(await IdentityModel.exists({ _id: principal.identity.id, type: 'service_account', agent: true })));
 
 /** How many conversations about a migration plan are still active (its deletion waits for them). */
 export const activeConversationsAbout = (organizationId: string, planId: Types.ObjectId) =>
@@ -107,7 +108,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
     async start(principal: Principal, input: StartConversationInput, { viaAgentDoor = false }: { viaAgentDoor?: boolean } = {}) {
       const servers = await resolveChatable(principal, input);
-      const agent = principal.identity.type === 'service_account' && (viaAgentDoor || (await isAgent(principal.identity.id)));
+      const agent = await startedByAgent(principal, viaAgentDoor);
       await refuseConversationIfFrozen(principal, [servers.server_id, servers.source_server_id]);
       const messageId = new Types.ObjectId();
       const conversation = await conversations.createConversation({
@@ -131,13 +132,15 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     },
 
     /** A follow-up instruction: planned and run after the current ones. A cancelled conversation takes none. */
-    async followUp(principal: Principal, id: string, text: string) {
+    async followUp(principal: Principal, id: string, text: string, { viaAgentDoor = false }: { viaAgentDoor?: boolean } = {}) {
       const conversation = await find(principal, id, 'conversations:write');
       if (conversation.status === 'cancelled') throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
       if (conversation.steps.length >= MAX_CONVERSATION_STEPS) {
         throw new ApiError('conflict', `The conversation holds ${MAX_CONVERSATION_STEPS} steps, the most it may: start a new one`);
       }
       await refuseConversationIfFrozen(principal, [conversation.server_id, conversation.source_server_id]);
+      // An agent's instruction in anyone's conversation is held as an agent's.
+      if (!conversation.agent && (await startedByAgent(principal, viaAgentDoor))) await conversations.markAgentConversation(conversation._id);
       const messageId = new Types.ObjectId();
       // Running again at once, so a client polling for the end does not stop at the previous one.
       const pushed = await conversations.addMessage(conversation._id, { _id: messageId, text, sent_by: actorLineOf(principal) });

@@ -50,6 +50,11 @@ export async function deleteConversation(id: Id): Promise<void> {
   await ConversationModel.deleteOne({ _id: id });
 }
 
+/** An agent spoke in it: from now on its change and destructive steps wait for a person (never undone). */
+export async function markAgentConversation(id: Id): Promise<void> {
+  await ConversationModel.updateOne({ _id: id, agent: { $ne: true } }, asChange({ $set: { agent: true } }));
+}
+
 /** A follow-up instruction, and the conversation running again; false when it was cancelled meanwhile. */
 export async function addMessage(id: Id, message: { _id: Types.ObjectId; text: string; sent_by: string }): Promise<boolean> {
   const pushed = await ConversationModel.updateOne(
