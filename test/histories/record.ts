@@ -316,7 +316,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
           async () => (await ctx.api('get', `/api/v1/conversations/${id}`)).body.data as { status: string; steps: Array<{ id: string }> },
           (c) => c.status === 'awaiting_approval',
         );
-        await ctx.api('post', `/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`);
+        await ctx.decide('post', `/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`);
       });
       await save('conversation-rejected', handle);
     } finally {
