@@ -43,11 +43,11 @@ describe('an agent’s change, approved by a person in the console', () => {
     const held = await eventually(() => agent.call('wait', { conversation_id: id, timeout_seconds: 10 }), (w) => w.data.status === 'awaiting_approval');
     expect(held.data.conversation.steps[0]).toMatchObject({ risk: 'change', approval: { decision: null } });
 
-    // The agent's token in the console: the decision is refused, the step still waits.
+    // The agent's token in the console: no decision is offered (and the API refuses one: 403 people_only).
     const agentPage = await signedInPage(browser, bosun.url, agentToken);
     await agentPage.goto(link);
-    await agentPage.getByRole('group', { name: 'Decide on step 1' }).getByRole('button', { name: 'Approve and run' }).click();
-    await agentPage.getByRole('alert').filter({ hasText: 'Only people approve or reject steps' }).waitFor();
+    await agentPage.getByText('a service account cannot').waitFor();
+    expect(await agentPage.getByRole('group', { name: 'Decide on step 1' }).count()).toBe(0);
     await agentPage.close();
 
     const person = await personToken(ops, 'Alice', 'operator');

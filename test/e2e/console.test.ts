@@ -193,18 +193,16 @@ describe('the web console in a real browser', () => {
     await page.getByRole('button', { name: 'Plan and run' }).click();
     await page.waitForURL(/\/conversations\/[0-9a-f]{24}$/);
     const conversationId = page.url().split('/').pop()!;
-    const decide = page.getByRole('group', { name: 'Decide on step 1' });
-    await decide.waitFor({ timeout: 30_000 });
-    await page.locator('h1').getByText('awaiting_approval').waitFor();
+    await page.locator('h1').getByText('awaiting_approval').waitFor({ timeout: 30_000 });
     await page.locator('.risk-change').first().waitFor();
     // Nothing ran before the decision.
     expect(existsSync(to)).toBe(false);
     await expectAccessible(page);
     await screenshot(page, 'conversation-waiting');
 
-    // Only a person decides: the page signed in as a service account is refused; a person's page approves.
-    await decide.getByRole('button', { name: 'Approve and run' }).click();
-    await page.getByRole('alert').filter({ hasText: 'Only people approve or reject steps' }).waitFor();
+    // Only a person decides: the page signed in as a service account offers no decision; a person's page approves.
+    await page.getByText('Waits for a person with the conversations:write scope').waitFor();
+    expect(await page.getByRole('group', { name: 'Decide on step 1' }).count()).toBe(0);
     const person = await personToken(ops, 'Olivia', 'operator');
     const personPage = await newPage(browser);
     try {
