@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { asUser, personToken, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
 import { createToken, revokeToken } from '../../src/domain/tokens/service';
@@ -160,12 +160,19 @@ describe('the web console in a real browser', () => {
   test('the command policy page: an administrator makes "change" steps wait for a person', async () => {
     await page.goto(`${bosun.url}/policy`);
     const form = page.getByRole('form', { name: 'Command policy' });
-    await form.getByLabel('change').check();
+    await form.getByLabel('change', { exact: true }).check();
     await form.getByLabel(/may run at all/).check();
     await page.getByRole('button', { name: 'Save the policy' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
     const policy = (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data;
     expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']), agents_require_approval_for_change: true });
+    // Letting agents' changes run is one box; saving the page keeps what is not touched.
+    await form.getByLabel(/an agent’s change steps wait/).uncheck();
+    await page.getByRole('button', { name: 'Save the policy' }).click();
+    await eventually(async () => (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data.agents_require_approval_for_change, (v) => v === false);
+    await form.getByLabel(/an agent’s change steps wait/).check();
+    await page.getByRole('button', { name: 'Save the policy' }).click();
+    await eventually(async () => (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data, (v) => v.agents_require_approval_for_change === true && v.allow_destructive === true);
     await expectAccessible(page);
     await screenshot(page, 'policy');
   });
