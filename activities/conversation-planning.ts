@@ -8,6 +8,7 @@ import { transferCommand } from '../src/domain/planner/transfer';
 import type { PlanContext, PlannedStep, PlanResult, ServerContext, StepTarget } from '../src/domain/planner/types';
 import { ServerModel } from '../src/domain/servers/model';
 import type { PlannedStepRef } from '../src/domain/contracts/conversations';
+import { clip } from '../src/domain/text';
 
 /* What planning an instruction needs around the planner: its context, the policy's judgement, and the steps as stored. */
 
@@ -81,6 +82,15 @@ function transferProblem(step: PlannedStep, context: PlanContext): string | null
   }
   return transfer.source_command.trim() && transfer.target_command.trim() ? null : 'A transfer needs a command on each server.';
 }
+
+/**
+ * Commands sent as they are, one step each: claimed `read`, so the policy's own reading of each
+ * command sets its risk (and whether it waits for a person, or is refused).
+ */
+export const literalPlan = (commands: readonly string[]): PlanResult => ({
+  ok: true,
+  steps: commands.map((command) => ({ title: `Run: ${clip(command.replace(/\s+/g, ' '), 100)}`, command, target: 'server', risk: 'read' })),
+});
 
 /** A planner may check its steps against the organization's policy (and transfer rules) before answering. */
 export const refusalUnder = (policy: CommandPolicy, conversation: Conversation) => (step: PlannedStep) => {

@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import { ConversationModel, MAX_CONVERSATION_STEPS, type Conversation, type ConversationStatus, type ConversationStep } from '../src/domain/conversations/model';
 import * as conversations from '../src/domain/conversations/store';
-import { organizationPolicy } from '../src/domain/organizations/policy';
+import { conversationPolicy } from '../src/domain/organizations/policy';
 import type { Planner, Risk, StepReport, StepTarget } from '../src/domain/planner/types';
 import { organizationSecretValues } from '../src/domain/secrets/model';
 import { DEFAULT_STEP_LIMIT_SECONDS, type StepResult } from '../src/domain/contracts/runs';
@@ -10,7 +10,7 @@ import { failure } from '../src/domain/contracts/failure-types';
 import { frozenLine } from '../src/domain/freezes/coverage';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
 import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecutionDeps } from './step-execution';
-import { LOG_TAIL_FOR_PLANNER, planContext, plannerCall, refOf, refusalUnder, stepsToStore } from './conversation-planning';
+import { literalPlan, LOG_TAIL_FOR_PLANNER, planContext, plannerCall, refOf, refusalUnder, stepsToStore } from './conversation-planning';
 import { outcomeLine, type FinishConversation } from './conversation-outcome';
 
 export interface ConversationActivityDeps extends StepExecutionDeps {
@@ -74,8 +74,11 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
 
       const planning = await planContext(conversation);
       if (typeof planning === 'string') return failPlanning(conversation, message._id, planning);
-      const policy = await organizationPolicy(conversation.organization_id);
-      const result = await plannerCall(() => planner.plan(message.text, planning.context, { refusal: refusalUnder(policy, conversation) }));
+      const policy = await conversationPolicy(conversation);
+      // Commands given as they are (an agent's `run_commands`) are not planned: each is a step, judged like any other.
+      const result = message.commands?.length
+        ? literalPlan(message.commands)
+        : await plannerCall(() => planner.plan(message.text, planning.context, { refusal: refusalUnder(policy, conversation) }));
       if (!result.ok) return failPlanning(conversation, message._id, result.reason, result.risk);
       if (conversation.steps.length + result.steps.length > MAX_CONVERSATION_STEPS) {
         return failPlanning(conversation, message._id, `This instruction needs ${result.steps.length} steps, more than the ${MAX_CONVERSATION_STEPS} a conversation may hold: start a new conversation.`);
@@ -103,6 +106,8 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
     async replanAfterFailure({ conversationId, messageId, failedStepId, round }: { conversationId: string; messageId: string; failedStepId: string; round: number }): Promise<PlanOutcome> {
       if (!planner.replan || round > (planner.maxReplans ?? 0)) return { ok: false };
       const conversation = await load(conversationId);
+      // Commands given as they are were not planned: nothing to ask the planner for.
+      if (conversation.messages.find((m) => m._id.toString() === messageId)?.commands?.length) return { ok: false };
       const steps = conversation.steps as ConversationStep[];
       const failedIndex = steps.findIndex((s) => s._id.toString() === failedStepId);
       const message = conversation.messages.find((m) => m._id.toString() === messageId);
@@ -116,7 +121,7 @@ export function createConversationActivities({ secretBox, sshPool, log, stepOutp
 
       const planning = await planContext(conversation);
       if (typeof planning === 'string') return { ok: false };
-      const policy = await organizationPolicy(conversation.organization_id);
+      const policy = await conversationPolicy(conversation);
       const history: StepReport[] = steps
         .filter((step, index) => step.message_id.equals(message._id) && index <= failedIndex && (step.status === 'completed' || step.status === 'failed'))
         .map((step) => ({ title: step.title, command: step.command ?? '', target: step.target as StepTarget, status: step.status as 'completed' | 'failed', log: (step.output ?? '').slice(-LOG_TAIL_FOR_PLANNER) }));

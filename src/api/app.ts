@@ -1,6 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import rateLimit, { ipKeyGenerator } from 'express-rate-limit';
 import helmet from 'helmet';
+import { version } from '../../package.json';
 import { authenticate, principalOf } from './http/auth';
 import { ApiError, errorHandler, routeNotFound } from './http/errors';
 import { refuseOtherMethods } from './http/methods';
@@ -28,6 +29,7 @@ import { policyRoutes } from './organizations/routes';
 import { notificationChannelRoutes, notificationSettingsRoutes } from './notifications/routes';
 import type { NotificationService } from './notifications/service';
 import { auditRoutes } from './audit/routes';
+import { mcpRoutes } from './mcp/routes';
 import { recordWrites } from './audit/recorder';
 import { referenceRoutes } from './openapi/routes';
 import { sessionRoutes } from './session/routes';
@@ -124,20 +126,24 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
       ...extra,
     });
 
-  const api = express.Router();
+  // One counter each for the API and the MCP endpoint together: an agent's calls count as any client's.
   // Failed authentications count per address, so guessing tokens (each a fresh "token") is bounded too.
   // It sends no RateLimit headers: a response carries one set, the caller's token's (below).
-  api.use(limiter((req) => ipKeyGenerator(req.ip ?? ''), { standardHeaders: false, requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true }));
+  const perAddress = limiter((req) => ipKeyGenerator(req.ip ?? ''), { standardHeaders: false, requestWasSuccessful: (_req, res) => res.statusCode !== 401, skipSuccessfulRequests: true });
+  // Per token; a person signed in without one (OpenID Connect) counts per person.
+  const perCaller = limiter((req) => principalOf(req).tokenId ?? `person:${principalOf(req).identity.id}`);
+  const readJson = express.json({ limit: http.bodyLimitBytes, strict: true });
+
+  const api = express.Router();
+  api.use(perAddress);
   // Sign-in takes a token in its body (or goes through the OpenID provider); signing out and reading the session authenticate by cookie.
   api.use('/session', refuseOtherMethods(sessionRoutes(sessions, signIn, log)));
   api.use(authenticate(sessions));
-  // Per token; a person signed in without one (OpenID Connect) counts per person.
-  api.use(limiter((req) => principalOf(req).tokenId ?? `person:${principalOf(req).identity.id}`));
+  api.use(perCaller);
   // Every write route's entry in the audit trail, written before the route runs; its outcome after.
   api.use(recordWrites(log, auditPendingSeconds));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
-  const readJson = express.json({ limit: http.bodyLimitBytes, strict: true });
   api.use((req, res, next) => (WRITES.has(req.method) ? readJson(req, res, next) : next()));
   // Each resource's known paths answer another method with 405 and Allow.
   api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
@@ -159,6 +165,12 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/audit', refuseOtherMethods(auditRoutes()));
 
   app.use('/api/v1', api);
+
+  // The door for AI agents (Model Context Protocol): the same authentication, limits and metrics as the API.
+  const door = express.Router();
+  door.use(perAddress, authenticate(sessions), perCaller, requireJsonBody, readJson);
+  door.use(refuseOtherMethods(mcpRoutes({ log, secretBox, auditPendingSeconds, publicUrl: signIn.publicUrl, version })));
+  app.use('/mcp', door);
   app.use(routeNotFound);
   app.use(errorHandler(log));
   return app;

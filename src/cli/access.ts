@@ -82,7 +82,10 @@ export function accessCommands(program: Command, fail: (code: number, message: s
   accounts
     .command('add <name>')
     .option('--description <text>')
-    .action(run(async (name: string, opts: { description?: string }) => print((await call('POST', '/service-accounts', 201, { name, description: opts.description ?? null })).id), fail));
+    .option('--agent', 'an AI agent acts as it: its conversations hold change and destructive steps for a person (docs/agents.md)')
+    .action(
+      run(async (name: string, opts: { description?: string; agent?: boolean }) => print((await call('POST', '/service-accounts', 201, { name, description: opts.description ?? null, agent: !!opts.agent })).id), fail),
+    );
   accounts.command('remove <account>').action(run(async (who: string) => void (await call('DELETE', `/service-accounts/${(await find('/service-accounts', 'service account', who)).id}`, 204)), fail));
   accounts
     .command('token <account>')

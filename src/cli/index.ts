@@ -8,6 +8,7 @@ import { notifyCommands } from './notify';
 import { runCommands } from './runs';
 import { scheduleCommands } from './schedules';
 import { serverCommands } from './servers';
+import { mcpCommand } from './mcp';
 
 /**
  * The `bosun` command. Shipped compiled (dist/, see bin.js); each command loads what it needs when it
@@ -155,6 +156,9 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   serverCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  mcpCommand(program, (code, message) => {
     throw new CliError(message, code);
   });
 

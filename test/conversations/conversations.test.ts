@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken, type User } from '../support/client';
+import { personToken, userWithToken, type User } from '../support/client';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { ConversationStepUpdatedEvent } from '../../src/domain/events';
 
@@ -13,6 +13,7 @@ describe('conversations: plain-English instructions run on a server', () => {
   let token: string;
   let ops: User;
   let serverId: string;
+  let person: string;
   const sockets: BosunSocket[] = [];
 
   beforeAll(async () => {
@@ -20,6 +21,7 @@ describe('conversations: plain-English instructions run on a server', () => {
     token = await bosun.token('chat', ['admin'], 'ops-person');
     ops = userWithToken(bosun, token);
     serverId = await ops.addServer();
+    person = (await personToken(ops, 'Olga', 'operator')).token;
   });
   afterAll(async () => {
     sockets.forEach((s) => s.close());
@@ -88,18 +90,21 @@ describe('conversations: plain-English instructions run on a server', () => {
       const { id } = await start('show memory usage and show the hostname');
       let waiting = await until(id, (c) => c.status === 'awaiting_approval');
       expect(waiting.steps.map((s) => s.status)).toEqual(['pending', 'pending']);
-      const approve = await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`).set(bearer(token));
+      // Only people decide: the service account that started it may not.
+      const byAccount = await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`).set(bearer(token));
+      expect([byAccount.status, byAccount.body.error.code]).toEqual([403, 'people_only']);
+      const approve = await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`).set(bearer(person));
       expect(approve.status).toBe(202);
       // Approving twice, or a step that is not waiting, is a conflict.
-      expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`).set(bearer(token))).status).toBe(409);
+      expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/approve`).set(bearer(person))).status).toBe(409);
 
       waiting = await until(id, (c) => c.status === 'awaiting_approval' && c.steps[0]!.status === 'completed');
-      expect(waiting.steps[0]!.approval).toMatchObject({ decision: 'approved', decided_by: 'ops-person (service account)' });
-      expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[1]!.id}/reject`).set(bearer(token))).status).toBe(202);
+      expect(waiting.steps[0]!.approval).toMatchObject({ decision: 'approved', decided_by: 'Olga (person)' });
+      expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[1]!.id}/reject`).set(bearer(person))).status).toBe(202);
       const done = await until(id, ended);
       expect(done.status).toBe('cancelled');
       expect(done.steps[1]).toMatchObject({ status: 'failed', execution_success: false, approval: { decision: 'rejected' } });
-      expect(done.steps[1]!.execution_log).toContain('rejected by ops-person (service account); not run');
+      expect(done.steps[1]!.execution_log).toContain('rejected by Olga (person); not run');
       // A cancelled conversation takes no follow-up.
       expect((await bosun.api.post(`/api/v1/conversations/${id}/messages`).set(bearer(token)).send({ message: 'uptime' })).status).toBe(409);
     } finally {

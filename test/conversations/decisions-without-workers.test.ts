@@ -2,6 +2,7 @@ import { Types } from 'mongoose';
 import { ConversationModel } from '../../src/domain/conversations/model';
 import { ServerModel } from '../../src/domain/servers/model';
 import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { personToken, userWithToken } from '../support/client';
 
 // Found by fuzzing: an approval waited for a worker to take the decision, so with every worker down the request hung.
 describe('a decision on a step while no worker runs', () => {
@@ -31,8 +32,10 @@ describe('a decision on a step while no worker runs', () => {
       },
     );
 
+    // A person decides (a service account may not).
+    const person = await personToken(userWithToken(bosun, token), 'Pat', 'operator');
     const t0 = Date.now();
-    const approve = await bosun.api.post(`/api/v1/conversations/${conversation._id}/steps/${stepId}/approve`).set(bearer(token));
+    const approve = await bosun.api.post(`/api/v1/conversations/${conversation._id}/steps/${stepId}/approve`).set(bearer(person.token));
     expect(Date.now() - t0).toBeLessThan(15_000);
     expect(approve.status).toBe(503);
     expect(approve.body.error).toEqual({ code: 'service_unavailable', message: expect.stringContaining('No worker took the decision') });

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { conversationEnded, eventually } from '../support/bosun';
-import type { User } from '../support/client';
+import { personToken, userAt, type User } from '../support/client';
 import { heldWebServer } from '../support/held-web-server';
 import { BosunProcesses, externalServicesEnv } from '../support/processes';
 import { PrivateTemporal } from '../support/temporal';
@@ -79,6 +79,8 @@ describe('conversations survive the death of the API and a restart of Temporal',
 
   test('restart Temporal while a step runs, and again while the next one waits for approval: the conversation completes, nothing runs twice', async () => {
     const user = await ops();
+    // A person decides on the steps.
+    const approver = userAt(await bosun.alive('api')[0]!.ready(), (await personToken(user, 'Dana', 'operator')).token);
     // Every step waits for approval, so the conversation can be caught waiting without a command that changes anything.
     await user.setPolicy({ allow_destructive: false, require_approval_for: ['read', 'change'] });
     const web = await heldWebServer();
@@ -86,7 +88,7 @@ describe('conversations survive the death of the API and a restart of Temporal',
       const { id } = await user.startConversation(serverId, `check ${web.url} and then show the hostname`);
       const waiting: Conversation = await user.waitForConversation(id, (c) => c.status === 'awaiting_approval');
       expect(waiting.steps.map((s) => [s.status, s.approval?.decision])).toEqual([['pending', null], ['pending', null]]);
-      await user.approveStep(id, waiting.steps[0]!.id);
+      await approver.approveStep(id, waiting.steps[0]!.id);
 
       // Temporal goes away while the approved step's command runs on the server...
       await eventually(async () => web.requests, (n) => n === 1, 30_000);
@@ -105,7 +107,7 @@ describe('conversations survive the death of the API and a restart of Temporal',
       await temporal.stop();
       expect(await temporal.reachable()).toBe(false);
       await temporal.resume();
-      await user.approveStep(id, second.steps[1]!.id);
+      await approver.approveStep(id, second.steps[1]!.id);
 
       const done: Conversation = await user.waitForConversation(id, conversationEnded);
       expect(done.status).toBe('completed');

@@ -1,5 +1,5 @@
 import { eventually, runEnded } from '../support/bosun';
-import type { User } from '../support/client';
+import { personToken, userAt, type User } from '../support/client';
 import { BosunProcesses, externalServicesEnv } from '../support/processes';
 import { startReceiver, type Received, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -51,12 +51,16 @@ describe('notifications survive a receiver outage and Bosun killed -9', () => {
     await trigger(RUNS / 2);
     const conversations: string[] = [];
     for (const server of servers) conversations.push((await ops.startConversation(server, 'show uptime')).id);
+    // People decide on steps: a person's token, used against whichever API process runs.
+    const approverToken = (await personToken(ops, 'Nia', 'operator')).token;
     const waiting = await Promise.all(conversations.map((id) => ops.waitForConversation(id, (c: Json) => c.status === 'awaiting_approval')));
     await Promise.all(runs.map(({ deployment, run }) => ops.waitForRun(deployment, run, runEnded, 120_000)));
 
     // Bosun killed -9, API and worker, and started again.
     for (const p of [...bosun.alive('api'), ...bosun.alive('worker')]) await p.stop('SIGKILL');
-    ({ ops } = await bosun.launchApiAndWorker());
+    const relaunched = await bosun.launchApiAndWorker();
+    ops = relaunched.ops;
+    const approver = userAt(await relaunched.api.ready(), approverToken);
 
     await trigger(RUNS / 2);
     // The new worker takes over the conversations once their old worker's hold on them lapses: an approval until one is recorded.
@@ -64,7 +68,7 @@ describe('notifications survive a receiver outage and Bosun killed -9', () => {
       const id = conversations[i]!;
       const step = conversation.steps[0].id;
       await eventually(
-        async () => ((await ops.getConversation(id)).steps[0].approval.decision === 'approved' ? 202 : (await ops.request('post', `/conversations/${id}/steps/${step}/approve`)).status),
+        async () => ((await ops.getConversation(id)).steps[0].approval.decision === 'approved' ? 202 : (await approver.request('post', `/conversations/${id}/steps/${step}/approve`)).status),
         (status) => status === 202,
         90_000,
       );

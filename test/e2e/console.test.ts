@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { bearer, startBosun, type Bosun } from '../support/bosun';
-import { asUser, type User } from '../support/client';
+import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { asUser, personToken, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
 import { createToken, revokeToken } from '../../src/domain/tokens/service';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -160,12 +160,19 @@ describe('the web console in a real browser', () => {
   test('the command policy page: an administrator makes "change" steps wait for a person', async () => {
     await page.goto(`${bosun.url}/policy`);
     const form = page.getByRole('form', { name: 'Command policy' });
-    await form.getByLabel('change').check();
+    await form.getByLabel('change', { exact: true }).check();
     await form.getByLabel(/may run at all/).check();
     await page.getByRole('button', { name: 'Save the policy' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
     const policy = (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data;
-    expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']) });
+    expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']), agents_require_approval_for_change: true });
+    // Letting agents' changes run is one box; saving the page keeps what is not touched.
+    await form.getByLabel(/an agent’s change steps wait/).uncheck();
+    await page.getByRole('button', { name: 'Save the policy' }).click();
+    await eventually(async () => (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data.agents_require_approval_for_change, (v) => v === false);
+    await form.getByLabel(/an agent’s change steps wait/).check();
+    await page.getByRole('button', { name: 'Save the policy' }).click();
+    await eventually(async () => (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data, (v) => v.agents_require_approval_for_change === true && v.allow_destructive === true);
     await expectAccessible(page);
     await screenshot(page, 'policy');
   });
@@ -193,21 +200,32 @@ describe('the web console in a real browser', () => {
     await page.getByRole('button', { name: 'Plan and run' }).click();
     await page.waitForURL(/\/conversations\/[0-9a-f]{24}$/);
     const conversationId = page.url().split('/').pop()!;
-    const decide = page.getByRole('group', { name: 'Decide on step 1' });
-    await decide.waitFor({ timeout: 30_000 });
-    await page.locator('h1').getByText('awaiting_approval').waitFor();
+    await page.locator('h1').getByText('awaiting_approval').waitFor({ timeout: 30_000 });
     await page.locator('.risk-change').first().waitFor();
     // Nothing ran before the decision.
     expect(existsSync(to)).toBe(false);
     await expectAccessible(page);
     await screenshot(page, 'conversation-waiting');
 
-    await decide.getByRole('button', { name: 'Approve and run' }).click();
+    // Only a person decides: the page signed in as a service account offers no decision; a person's page approves.
+    await page.getByText('Waits for a person with the conversations:write scope').waitFor();
+    expect(await page.getByRole('group', { name: 'Decide on step 1' }).count()).toBe(0);
+    const person = await personToken(ops, 'Olivia', 'operator');
+    const personPage = await newPage(browser);
+    try {
+      await personPage.goto(`${bosun.url}/conversations/${conversationId}`);
+      await personPage.waitForURL(/\/sign-in/);
+      await signIn(personPage, person.token);
+      await personPage.goto(`${bosun.url}/conversations/${conversationId}`);
+      await personPage.getByRole('group', { name: 'Decide on step 1' }).getByRole('button', { name: 'Approve and run' }).click();
+    } finally {
+      await personPage.close();
+    }
     // The transfer's progress shows while it runs, then the step completes.
     await page.getByRole('progressbar', { name: 'Transfer of step 1' }).waitFor({ timeout: 20_000 });
     await page.locator('h1').getByText('completed').waitFor({ timeout: 60_000 });
     const conversation = (await bosun.api.get(`/api/v1/conversations/${conversationId}`).set(bearer(ops.token))).body.data;
-    expect(conversation.steps[0]).toMatchObject({ status: 'completed', risk: 'change', approval: { decision: 'approved', decided_by: expect.stringMatching(/ \(service account\)$/) } });
+    expect(conversation.steps[0]).toMatchObject({ status: 'completed', risk: 'change', approval: { decision: 'approved', decided_by: 'Olivia (person)' } });
     await page.getByText(`by ${conversation.steps[0].approval.decided_by}`).waitFor();
     expect(readFileSync(path.join(to, 'index.html'), 'utf8')).toBe('<h1>shop</h1>\n');
 

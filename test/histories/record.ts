@@ -18,7 +18,7 @@ import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
 import { auditChainWorkflowId, auditCheckpointWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken } from '../support/client';
+import { personToken as addPersonToken, userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
 import { sharedServices } from '../support/shared';
@@ -46,6 +46,8 @@ interface Context {
   token: string;
   serverId: string;
   api: (method: 'get' | 'post' | 'put', url: string, body?: object) => Promise<{ status: number; body: { data: Record<string, unknown>; run_id?: string } }>;
+  /** The same, as a person: only people decide on conversation steps. */
+  decide: Context['api'];
 }
 
 /** Saves a workflow's history once it closed (or, `open`, as it stands: a long-lived workflow). */
@@ -323,7 +325,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
           if (FINAL.includes(conversation.status)) break;
           const waiting = conversation.steps.find((s) => s.status === 'pending' && s.approval && s.approval.decision === null);
           if (waiting && conversation.status === 'awaiting_approval') {
-            await ctx.api('post', `/api/v1/conversations/${id}/steps/${waiting.id}/approve`);
+            await ctx.decide('post', `/api/v1/conversations/${id}/steps/${waiting.id}/approve`);
             approved += 1;
           }
           await new Promise((r) => setTimeout(r, 200));
@@ -347,7 +349,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
           async () => (await ctx.api('get', `/api/v1/conversations/${id}`)).body.data as { status: string; steps: Array<{ id: string }> },
           (c) => c.status === 'awaiting_approval',
         );
-        await ctx.api('post', `/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`);
+        await ctx.decide('post', `/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`);
       });
       await save('conversation-rejected', handle);
     } finally {
@@ -386,14 +388,16 @@ async function main() {
   try {
     const token = await bosun.token('histories');
     const serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.3' });
-    const api: Context['api'] = async (method, url, body) => {
-      const res = await bosun.api[method](url).set(bearer(token)).send(body);
+    const as = (bearerToken: string): Context['api'] => async (method, url, body) => {
+      const res = await bosun.api[method](url).set(bearer(bearerToken)).send(body);
       if (res.status >= 400) throw new Error(`${method.toUpperCase()} ${url}: ${res.status} ${JSON.stringify(res.body)}`);
       return res;
     };
+    const api = as(token);
+    const decide = as((await addPersonToken(userWithToken(bosun, token), 'Hana', 'operator')).token);
     for (const [name, scenario] of Object.entries(scenarios)) {
       if (only && !name.includes(only)) continue;
-      await scenario({ bosun, token, serverId, api });
+      await scenario({ bosun, token, serverId, api, decide });
     }
   } finally {
     await bosun.stop();

@@ -1,7 +1,7 @@
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken, type StepDefinition, type User } from '../support/client';
+import { personToken, userWithToken, type StepDefinition, type User } from '../support/client';
 
 type Run = { id: string; status: string; error: string | null; steps: Array<{ status: string }> };
 
@@ -172,10 +172,12 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
         const waiting = await until(id, (c) => c.status === 'awaiting_approval');
         const metadata = await handleOf(id).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
         expect(metadata.currentDetails).toMatch(/^step 1\/1 .+: waiting for a person's approval$/);
-        expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`).set(bearer(token))).status).toBe(202);
+        // People decide on steps.
+        const person = await personToken(userWithToken(bosun, token), 'Rosa', 'operator');
+        expect((await bosun.api.post(`/api/v1/conversations/${id}/steps/${waiting.steps[0]!.id}/reject`).set(bearer(person.token))).status).toBe(202);
         const done = await until(id, ended);
         expect(done.status).toBe('cancelled');
-        expect(done.error).toMatch(/^Step ".+" \(1\/1\) was rejected by release-bot \(service account\)$/);
+        expect(done.error).toMatch(/^Step ".+" \(1\/1\) was rejected by Rosa \(person\)$/);
         expect((await closed(handleOf(id))).status.name).toBe('CANCELLED');
       } finally {
         await bosun.api.put('/api/v1/policy').set(bearer(token)).send({ allow_destructive: false, require_approval_for: ['destructive'] });

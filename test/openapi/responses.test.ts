@@ -1,5 +1,5 @@
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken } from '../support/client';
+import { personToken, userWithToken } from '../support/client';
 import { responseChecker } from '../support/openapi';
 
 /** Real answers of every kind, each checked against the document's response for its route and status. */
@@ -63,6 +63,8 @@ describe('responses match the OpenAPI document', () => {
 
   test('conversations: start, read with steps, list, approve and reject, follow up, cancel', async () => {
     const api = as(admin);
+    // People decide on steps.
+    const person = as((await personToken(userWithToken(bosun, admin), 'Rita', 'operator')).token);
     // Read steps wait for approval under this policy, so nothing here changes the server.
     expect((await api.put('/api/v1/policy', { allow_destructive: false, require_approval_for: ['read'] })).status).toBe(200);
     const started = await api.post('/api/v1/conversations', { chatable_type: 'server', chatable_id: serverId, message: 'show uptime and disk usage' });
@@ -71,9 +73,10 @@ describe('responses match the OpenAPI document', () => {
     const waiting = async () =>
       eventually(async () => (await api.get(`/api/v1/conversations/${id}`)).body.data, (c) => c.status === 'awaiting_approval', 60_000);
     const first = await waiting();
-    expect((await api.post(`/api/v1/conversations/${id}/steps/${first.steps[0].id}/approve`)).status).toBe(202);
+    expect((await api.post(`/api/v1/conversations/${id}/steps/${first.steps[0].id}/approve`)).status).toBe(403);
+    expect((await person.post(`/api/v1/conversations/${id}/steps/${first.steps[0].id}/approve`)).status).toBe(202);
     const second = await eventually(async () => (await api.get(`/api/v1/conversations/${id}`)).body.data, (c) => c.steps[0].status === 'completed' && c.status === 'awaiting_approval', 60_000);
-    expect((await api.post(`/api/v1/conversations/${id}/steps/${second.steps[1].id}/reject`)).status).toBe(202);
+    expect((await person.post(`/api/v1/conversations/${id}/steps/${second.steps[1].id}/reject`)).status).toBe(202);
     const ended = await eventually(async () => (await api.get(`/api/v1/conversations/${id}`)).body.data, (c) => c.status === 'cancelled', 60_000);
     expect(ended.steps[0].execution_log).not.toBe('');
     expect((await api.get(`/api/v1/conversations?chatable_type=server&chatable_id=${serverId}`)).body.data).toHaveLength(1);

@@ -19,9 +19,10 @@ export const updatePersonSchema = z
   .refine((v) => Object.keys(v).length > 0, 'at least one field')
   .meta({ minProperties: 1 });
 
-export const createServiceAccountSchema = z.strictObject({ name: serviceAccountName, description: z.string().max(500).nullable().default(null) });
+const agentFlag = z.boolean().describe('An AI agent acts as this service account: the conversations it starts hold `change` and `destructive` steps for a person (see the policy)');
+export const createServiceAccountSchema = z.strictObject({ name: serviceAccountName, description: z.string().max(500).nullable().default(null), agent: agentFlag.default(false) });
 export const updateServiceAccountSchema = z
-  .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional() })
+  .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional(), agent: agentFlag.optional() })
   .refine((v) => Object.keys(v).length > 0, 'at least one field')
   .meta({ minProperties: 1 });
 

@@ -25,7 +25,7 @@ export const personSchema = z
   .meta({ id: 'Person' });
 
 export const serviceAccountSchema = z
-  .object({ id: z.string(), name: z.string(), description: z.string().nullable(), created_at: timestampSchema })
+  .object({ id: z.string(), name: z.string(), description: z.string().nullable(), agent: z.boolean().describe('An AI agent acts as it (its conversations hold change and destructive steps for a person)'), created_at: timestampSchema })
   .meta({ id: 'ServiceAccount', description: 'A CI pipeline, a script or an agent: acts with tokens, never signs in or approves' });
 
 export const teamSchema = z
@@ -67,6 +67,7 @@ export const toServiceAccountView = (a: Identity): z.infer<typeof serviceAccount
   id: a._id.toString(),
   name: a.name,
   description: a.description ?? null,
+  agent: a.agent ?? false,
   created_at: iso(a.createdAt)!,
 });
 

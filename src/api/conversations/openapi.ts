@@ -12,11 +12,11 @@ const decision = (action: 'approve' | 'reject'): Operation => ({
   summary: `${action === 'approve' ? 'Approve' : 'Reject'} a step that waits for approval`,
   description:
     action === 'approve'
-      ? 'Only a `pending` step that waits for approval takes a decision; a second decision is a 409.'
-      : 'The step fails without running and the conversation ends `cancelled`. A second decision is a 409.',
+      ? 'Only a `pending` step that waits for approval takes a decision; a second decision is a 409. People only: a service account (an agent) answers 403 `people_only`.'
+      : 'The step fails without running and the conversation ends `cancelled`. A second decision is a 409. People only: a service account answers 403 `people_only`.',
   params: { ...id, stepId: idParam('step') },
   responses: { 202: { description: 'Decided; the conversation as it is', body: dataOf(conversationSchema) } },
-  errors: ['not_found', 'conflict', 'service_unavailable'],
+  errors: ['not_found', 'people_only', 'conflict', 'service_unavailable'],
 });
 
 export const conversationOperations: Operation[] = [
@@ -26,6 +26,8 @@ export const conversationOperations: Operation[] = [
     summary: 'Start a conversation',
     description:
       'A plain-English instruction about a server or a migration plan, planned into steps and run asynchronously. ' +
+      'With `commands`, those commands run as they are (one step each) and `message` says why. ' +
+      'Started by a service account (an AI agent), its `destructive` steps — and its `change` steps unless the policy\'s `agents_require_approval_for_change` is false — wait for a person. ' +
       'A server or plan of another organization: 404; an unverified server: 409.',
     body: { schema: startConversationSchema, required: true },
     responses: { 201: { description: 'Started, `running`', body: dataOf(conversationStartedSchema), headers: locationHeader('conversation') } },

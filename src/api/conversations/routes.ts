@@ -6,13 +6,14 @@ import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { conversationListQuerySchema, followUpSchema, startConversationSchema } from './schemas';
 import type { ConversationService } from './service';
+import { cameThroughAgentDoor } from '../mcp/agent-door';
 
 export function conversationRoutes(conversations: ConversationService): Router {
   const router = Router();
   const id = (req: { params: Record<string, string | string[] | undefined> }, name = 'id') => req.params[name] as string;
 
   router.post('/', requireAction('conversations:write'), async (req, res) => {
-    const created = await conversations.start(principalOf(req), validate(startConversationSchema, req.body));
+    const created = await conversations.start(principalOf(req), validate(startConversationSchema, req.body), { viaAgentDoor: cameThroughAgentDoor(req) });
     res.status(201).location(`${req.baseUrl}/${created.id}`).json({ data: created });
   });
 
@@ -32,7 +33,7 @@ export function conversationRoutes(conversations: ConversationService): Router {
 
   router.post('/:id/messages', requireAction('conversations:write'), async (req, res) => {
     const { message } = validate(followUpSchema, req.body);
-    res.status(202).json({ data: await conversations.followUp(principalOf(req), id(req), message) });
+    res.status(202).json({ data: await conversations.followUp(principalOf(req), id(req), message, { viaAgentDoor: cameThroughAgentDoor(req) }) });
   });
 
   router.post('/:id/cancel', requireAction('conversations:write'), async (req, res) => {

@@ -7,6 +7,7 @@ import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { MigrationPlanModel } from '../../domain/migration-plans/model';
 import { ServerModel } from '../../domain/servers/model';
+import { IdentityModel } from '../../domain/access/model';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
 import type { Action } from '../../domain/access/roles';
@@ -18,6 +19,10 @@ import { toConversationListView, toConversationView } from './views';
 import { clip } from '../../domain/text';
 import { refuseConversationIfFrozen } from '../freezes/enforce';
 
+
+/** Whether an AI agent acts: a service account marked as one, or any service account through the MCP door. */
+const startedByAgent = async (principal: Principal, viaAgentDoor: boolean) =>
+  principal.identity.type === 'service_account' && (viaAgentDoor || !!(await IdentityModel.exists({ _id: principal.identity.id, type: 'service_account', agent: true })));
 
 /** How many conversations about a migration plan are still active (its deletion waits for them). */
 export const activeConversationsAbout = (organizationId: string, planId: Types.ObjectId) =>
@@ -101,8 +106,9 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     },
 
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
-    async start(principal: Principal, input: StartConversationInput) {
+    async start(principal: Principal, input: StartConversationInput, { viaAgentDoor = false }: { viaAgentDoor?: boolean } = {}) {
       const servers = await resolveChatable(principal, input);
+      const agent = await startedByAgent(principal, viaAgentDoor);
       await refuseConversationIfFrozen(principal, [servers.server_id, servers.source_server_id]);
       const messageId = new Types.ObjectId();
       const conversation = await conversations.createConversation({
@@ -111,9 +117,10 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         chatable_id: new Types.ObjectId(input.chatable_id),
         ...servers,
         require_approval: input.require_approval,
+        agent,
         created_by: principal.tokenName ?? actorLineOf(principal),
         actor: actorOf(principal),
-        message: { _id: messageId, text: input.message, sent_by: actorLineOf(principal) },
+        message: { _id: messageId, text: input.message, sent_by: actorLineOf(principal), ...(input.commands ? { commands: input.commands } : {}) },
       });
       try {
         await send(conversation, messageId);
@@ -125,13 +132,15 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
     },
 
     /** A follow-up instruction: planned and run after the current ones. A cancelled conversation takes none. */
-    async followUp(principal: Principal, id: string, text: string) {
+    async followUp(principal: Principal, id: string, text: string, { viaAgentDoor = false }: { viaAgentDoor?: boolean } = {}) {
       const conversation = await find(principal, id, 'conversations:write');
       if (conversation.status === 'cancelled') throw new ApiError('conflict', 'The conversation was cancelled: start a new one');
       if (conversation.steps.length >= MAX_CONVERSATION_STEPS) {
         throw new ApiError('conflict', `The conversation holds ${MAX_CONVERSATION_STEPS} steps, the most it may: start a new one`);
       }
       await refuseConversationIfFrozen(principal, [conversation.server_id, conversation.source_server_id]);
+      // An agent's instruction in anyone's conversation is held as an agent's.
+      if (!conversation.agent && (await startedByAgent(principal, viaAgentDoor))) await conversations.markAgentConversation(conversation._id);
       const messageId = new Types.ObjectId();
       // Running again at once, so a client polling for the end does not stop at the previous one.
       const pushed = await conversations.addMessage(conversation._id, { _id: messageId, text, sent_by: actorLineOf(principal) });
@@ -150,9 +159,12 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
       const conversation = await find(principal, id, 'conversations:write');
       const step = (conversation.steps as ConversationStep[]).find((s) => s._id.toString() === stepId.toLowerCase());
       if (!step) throw notFound('Step');
+      // What the step's state refuses comes first (as for a run's gate); then who may decide.
       if (!step.approval || step.approval.decision || step.status !== 'pending') {
         throw new ApiError('conflict', step.approval?.decision ? `The step was already ${step.approval.decision}` : 'The step is not waiting for approval');
       }
+      // A person decides: an agent (or any service account) never approves, not even its own steps.
+      if (principal.identity.type !== 'person') throw new ApiError('people_only', `Only people approve or reject steps: ${principal.identity.name} is a service account`);
       const delivered = await unlessTemporalUnreachable('pass on the decision', () =>
         workflows.conversations.decide(id, { stepId: step._id.toString(), approved, by: actorLineOf(principal) }),
       );

@@ -59,13 +59,14 @@ export const conversationSchema = conversationListItemSchema
   .extend({
     source_server_id: z.string().nullable(),
     require_approval: z.boolean(),
+    agent: z.boolean().describe('Started by an AI agent: its change and destructive steps wait for a person (see the policy)'),
     created_by: z.string().describe('Who started it: "alice (person)", "ci-web (service account)" (older ones: "API token: <token name>")'),
     actor: actorSchema.nullable().describe('The identity and token that started it (null on conversations of an older version)'),
     cancelled_by: actorSchema.nullable().describe('Who asked for its cancel; null unless cancelled by a request'),
     completed_at: timestampSchema.nullable(),
     error: z.string().nullable(),
     seq: z.number().int().describe('The sequence number of the latest change, as in live events'),
-    messages: z.array(z.object({ id: z.string(), text: z.string(), planned: z.boolean(), created_at: timestampSchema })),
+    messages: z.array(z.object({ id: z.string(), text: z.string(), commands: z.array(z.string()).nullable().describe('Commands sent to run as they are (null: the text was planned)'), planned: z.boolean(), created_at: timestampSchema })),
     steps: z.array(conversationStepSchema),
   })
   .meta({ id: 'Conversation' });
@@ -89,12 +90,13 @@ export const toConversationView = (c: Conversation) => ({
   ...toConversationListView(c),
   source_server_id: c.source_server_id?.toString() ?? null,
   require_approval: c.require_approval ?? false,
+  agent: c.agent ?? false,
   created_by: actorText(c.actor, c.created_by),
   actor: actorView(c.actor),
   cancelled_by: actorView(c.cancelled_by),
   completed_at: iso(c.completed_at),
   error: c.error ?? null,
   seq: c.seq,
-  messages: c.messages.map((m) => ({ id: m._id.toString(), text: m.text, planned: m.planned, created_at: iso(m.created_at) })),
+  messages: c.messages.map((m) => ({ id: m._id.toString(), text: m.text, commands: m.commands?.length ? [...m.commands] : null, planned: m.planned, created_at: iso(m.created_at) })),
   steps: (c.steps as ConversationStep[]).map(toStepView),
 });

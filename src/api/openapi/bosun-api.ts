@@ -14,6 +14,7 @@ import { accessOperations } from '../access/openapi';
 import { auditOperations } from '../audit/openapi';
 import { serverOperations } from '../servers/openapi';
 import { sessionOperations } from '../session/openapi';
+import { mcpOperations } from '../mcp/openapi';
 import { buildOpenApiDocument } from './document';
 import type { Operation } from './operation';
 
@@ -42,6 +43,7 @@ export const bosunOperations: Operation[] = [
   ...notificationOperations,
   ...auditOperations,
   ...sessionOperations,
+  ...mcpOperations,
   documentOperation,
   ...observabilityOperations,
 ];
@@ -74,6 +76,7 @@ export function openApiDocument() {
       { name: 'Tokens', description: 'API tokens: each acts for one person or service account' },
       { name: 'People and roles', description: 'Who may do what, on which servers: people, service accounts, teams and role bindings' },
       { name: 'Console session', description: 'Sign-in for the web console: an API token exchanged for a cookie' },
+      { name: 'Agents (MCP)', description: 'The Model Context Protocol endpoint for AI agents, outside /api/v1 (docs/agents.md)' },
       { name: 'Reference', description: 'This document' },
       { name: 'Operations', description: 'Health, readiness and metrics, outside /api/v1' },
     ],

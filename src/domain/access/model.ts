@@ -19,6 +19,8 @@ const identitySchema = new Schema(
     name: { type: String, required: true },
     email: { type: String, default: null },
     description: { type: String, default: null },
+    // A service account an AI agent acts as: the conversations it starts hold change and destructive steps for a person.
+    agent: { type: Boolean, default: false },
     // A person who signs in through OpenID Connect: the provider's `sub` for them.
     oidc_subject: { type: String, default: null },
     // A disabled person's sessions and tokens stop at once.

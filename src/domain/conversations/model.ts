@@ -15,6 +15,8 @@ export type ChatableType = (typeof CHATABLE_TYPES)[number];
 const messageSchema = new Schema({
   text: { type: String, required: true },
   sent_by: { type: String, required: true },
+  // Commands to run as they are, one step each, instead of planning `text` (which then says why).
+  commands: { type: [String], default: undefined },
   // Turned into steps (or found unplannable) by the conversation's workflow.
   planned: { type: Boolean, default: false },
   created_at: { type: Date, required: true },
@@ -74,6 +76,8 @@ const conversationSchema = new Schema(
     source_server_id: { type: Schema.Types.ObjectId, ref: 'Server', default: null },
     status: { type: String, enum: CONVERSATION_STATUSES, required: true, default: 'running' },
     require_approval: { type: Boolean, default: false },
+    // Started by an AI agent (a service account marked as one, or through the MCP door): its change and destructive steps wait for a person.
+    agent: { type: Boolean, default: false },
     created_by: { type: String, required: true },
     // The identity and token that started it (null on conversations of an older version).
     actor: { type: actorSchema, default: null },

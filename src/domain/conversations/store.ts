@@ -27,10 +27,11 @@ export interface NewConversation {
   server_id: Types.ObjectId;
   source_server_id?: Types.ObjectId | null;
   require_approval?: boolean;
+  agent?: boolean;
   created_by: string;
   actor?: { type: 'person' | 'service_account'; id: string; name: string; token_id: string | null } | null;
   /** Its first instruction. */
-  message: { _id: Types.ObjectId; text: string; sent_by: string };
+  message: { _id: Types.ObjectId; text: string; sent_by: string; commands?: string[] };
 }
 
 /** A new conversation, running, with its first instruction. */
@@ -47,6 +48,11 @@ export async function findStep(id: Id, index: number): Promise<ConversationStep 
 /** Taken back: its workflow could not be started. */
 export async function deleteConversation(id: Id): Promise<void> {
   await ConversationModel.deleteOne({ _id: id });
+}
+
+/** An agent spoke in it: from now on its change and destructive steps wait for a person (never undone). */
+export async function markAgentConversation(id: Id): Promise<void> {
+  await ConversationModel.updateOne({ _id: id, agent: { $ne: true } }, asChange({ $set: { agent: true } }));
 }
 
 /** A follow-up instruction, and the conversation running again; false when it was cancelled meanwhile. */

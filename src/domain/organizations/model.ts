@@ -10,6 +10,8 @@ const organizationSchema = new Schema(
         {
           allow_destructive: { type: Boolean, required: true },
           require_approval_for: { type: [{ type: String, enum: ['read', 'change', 'destructive'] }], default: [] },
+          // Conversations started by a service account (an agent) hold `change` steps for a person; destructive ones always.
+          agents_require_approval_for_change: { type: Boolean, default: true },
         },
         { _id: false },
       ),

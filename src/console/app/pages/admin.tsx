@@ -84,6 +84,7 @@ export function Policy() {
       await api('PUT', '/api/v1/policy', {
         allow_destructive: form.get('allow_destructive') === 'on',
         require_approval_for: form.getAll('require_approval_for').map(String),
+        agents_require_approval_for_change: form.get('agents_require_approval_for_change') === 'on',
       });
       setSaved(true);
       await policy.reload();
@@ -111,6 +112,13 @@ export function Policy() {
                   <input type="checkbox" name="require_approval_for" value={risk} defaultChecked={p.require_approval_for.includes(risk)} /> {risk}
                 </label>
               ))}
+            </fieldset>
+            <fieldset disabled={!admin}>
+              <legend>AI agents</legend>
+              <label>
+                <input type="checkbox" name="agents_require_approval_for_change" defaultChecked={p.agents_require_approval_for_change} /> an agent’s change steps wait
+                for a person too (its destructive steps always do)
+              </label>
             </fieldset>
             <fieldset disabled={!admin}>
               <legend>Destructive steps</legend>

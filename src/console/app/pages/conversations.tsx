@@ -173,7 +173,7 @@ function Step({ step, number, conversation, onChanged }: { step: ConversationSte
           <Status value={step.approval.decision} /> by {step.approval.decided_by} <When at={step.approval.decided_at} />
         </p>
       ) : null}
-      {waiting && session.can('conversations:write') ? (
+      {waiting && session.can('conversations:write') && session.get()?.identity.type === 'person' ? (
         <div class="approval" role="group" aria-label={`Decide on step ${number}`}>
           <p>
             This step waits for a person: it is <strong>{step.risk}</strong>. Read the command above before deciding.
@@ -187,7 +187,7 @@ function Step({ step, number, conversation, onChanged }: { step: ConversationSte
           <ErrorNote error={error} />
         </div>
       ) : waiting ? (
-        <p class="warning">Waits for a person with the conversations:write scope to approve or reject it.</p>
+        <p class="warning">Waits for a person with the conversations:write scope to approve or reject it (a service account cannot).</p>
       ) : null}
       {progress ? (
         <div class="progress">
