@@ -98,3 +98,38 @@ describe('a fleet run held by a change freeze, in test time', () => {
     });
   }, 120_000);
 });
+
+describe('a one-server run whose turn comes during a change freeze, in test time', () => {
+  const oneServerRun = () => ({ runId: randomBytes(12).toString('hex'), organizationId: 'org', deploymentId: 'dep', serverId: 'srv', deploymentName: 'release', triggeredBy: 'ci (service account)', serverTitle: 'web-1' });
+
+  test('frozen for six hours at its begin: no step starts until the freeze lifts, checked at its end and every 30 minutes meanwhile', async () => {
+    let ends = 0;
+    const calls: Array<{ name: string; at: number }> = [];
+    const record = (name: string, fn: () => Promise<unknown>) => async () => {
+      calls.push({ name, at: await temporal().now() });
+      return fn();
+    };
+    const frozen = async () => {
+      const now = await temporal().now();
+      ends ||= now + 6 * HOUR;
+      return now < ends ? { names: ['migration-weekend'], until: ends } : null;
+    };
+    const mocks: Mocks = {
+      beginOneServerRun: record('beginOneServerRun', async () => ({ steps: [{ name: 'only', command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false }], frozen: await frozen() })),
+      holdIfFrozen: record('holdIfFrozen', frozen),
+      startStep: record('startStep', async () => ({ status: 'success', exitCode: 0, timedOut: false, endedRun: true })),
+      finishRun: record('finishRun', async () => undefined),
+    };
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await temporal().env.client.workflow.start('deploymentRunWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(oneServerRun().runId), args: [oneServerRun()] });
+      expect(await handle.result()).toMatchObject({ status: 'success' });
+      const step = calls.find((c) => c.name === 'startStep')!;
+      expect(step.at).toBeGreaterThanOrEqual(ends);
+      // Six hours at one check per 30 minutes: 12 checks (the last one finds it lifted), not one a second.
+      const checks = calls.filter((c) => c.name === 'holdIfFrozen');
+      expect(checks.length).toBeGreaterThanOrEqual(12);
+      expect(checks.length).toBeLessThanOrEqual(14);
+      expect(checks.at(-1)!.at).toBeGreaterThanOrEqual(ends);
+    });
+  }, 120_000);
+});

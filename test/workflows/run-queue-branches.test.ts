@@ -21,7 +21,7 @@ const id = () => randomBytes(12).toString('hex');
 const step = (name: string): RunStepDefinition => ({ name, command: 'x', timeout_seconds: null, retries: 0, continue_on_error: false });
 const succeeded = async ({ endsRun }: { endsRun?: boolean }): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false, ...(endsRun ? { endedRun: true } : {}) });
 const bookkeeping = {
-  beginRun: async () => [step('only')],
+  beginOneServerRun: async () => ({ steps: [step('only')], frozen: null }),
   endedRun: async () => null,
   skipSteps: async () => undefined,
   cancelSteps: async () => undefined,
@@ -40,7 +40,7 @@ const startRun = (taskQueue: string, run: QueuedRun) =>
 const waitingForTurn = (handle: WorkflowHandle) => eventually(() => currentDetails(handle), (d) => d.startsWith('waiting for its turn'));
 
 describe('a one-server run started with its place (by a worker’s sweep, its queue’s wake lost) takes its server’s turn', () => {
-  test('nothing ahead of it: it begins with the turn (no beginRun) and runs its steps', async () => {
+  test('nothing ahead of it: it begins with the turn (no beginOneServerRun) and runs its steps', async () => {
     const run = placed();
     await w.withWorker({ ...bookkeeping, takeTurn: async (): Promise<TurnOutcome> => ({ turn: true, steps: [step('a'), step('b')] }) }, async (taskQueue, calls) => {
       await expect((await startRun(taskQueue, run)).result()).resolves.toMatchObject({ status: 'success', steps: 2 });
@@ -60,7 +60,7 @@ describe('a one-server run started with its place (by a worker’s sweep, its qu
       expect(names(calls)).toEqual(['takeTurn']);
       await handle.signal(TURN_SIGNAL);
       await expect(handle.result()).resolves.toMatchObject({ status: 'success', steps: 1 });
-      expect(names(calls)).toEqual(['takeTurn', 'beginRun', 'startStep']);
+      expect(names(calls)).toEqual(['takeTurn', 'beginOneServerRun', 'startStep']);
       const history = await queue.fetchHistory();
       for (const event of history.events ?? []) {
         const signal = event.workflowExecutionSignaledEventAttributes;
@@ -156,7 +156,7 @@ describe('serverRunQueueWorkflow: hands the turn to the runs waiting, in order',
         // The queue asks for the next run once its child has ended: wait until it says it is idle.
         expect(await eventually(() => currentDetails(queue), (d) => d.startsWith('idle'))).toBe('idle: no run waiting for its turn');
         // Its turn was given: it began without asking for it.
-        expect(names(calls)).toEqual(['nextQueuedRun', 'beginRun', 'startStep', 'nextQueuedRun']);
+        expect(names(calls)).toEqual(['nextQueuedRun', 'beginOneServerRun', 'startStep', 'nextQueuedRun']);
         expect((await started.describe()).parentExecution?.workflowId).toBe(serverRunQueueWorkflowId(run.serverId));
         await queue.terminate('test over');
       },
@@ -283,7 +283,7 @@ describe('deploymentFleetWorkflow and its targets', () => {
       await handle.cancel();
       expect(await outcome(target)).toBe('CANCELLED');
       expect(names(calls)).toEqual(expect.arrayContaining(['takeTurn', 'cancelQueuedRun']));
-      expect(names(calls)).not.toContain('beginRun');
+      expect(names(calls)).not.toContain('beginOneServerRun');
     });
   });
 

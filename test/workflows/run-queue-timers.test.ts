@@ -140,7 +140,7 @@ describe('a long-lived queue', () => {
     const timeline = new Timeline();
     const mocks = timeline.record({
       nextQueuedRun: queueOf(queued),
-      beginRun: async () => oneStep,
+      beginOneServerRun: async () => ({ steps: oneStep, frozen: null }),
       startStep: async (): Promise<StepResult> => ({ status: 'success', exitCode: 0, timedOut: false, endedRun: true }),
       finishRun: async () => undefined,
     });
@@ -181,7 +181,7 @@ describe('a run waiting for its turn', () => {
     const mocks = timeline.record({
       takeTurn: async (): Promise<TurnOutcome> => ({ queued: true }),
       stillWaiting: scripted([true, true, false]),
-      beginRun: async () => null,
+      beginOneServerRun: async () => ({ steps: null, frozen: null }),
       endedRun: async () => ({ status: 'cancelled', error: null }),
       ...createWorkflowOutcomeActivities(),
     });
@@ -190,7 +190,7 @@ describe('a run waiting for its turn', () => {
       const askedAt = await timeline.untilCalled('takeTurn', 1);
       await expect(handle.result()).rejects.toThrow();
       expect(minutesApart([askedAt, ...timeline.times('stillWaiting')])).toEqual([1, 1, 1]);
-      expect(timeline.calls.map((c) => c.name)).toEqual(['takeTurn', 'stillWaiting', 'stillWaiting', 'stillWaiting', 'beginRun', 'endedRun', 'cancelOwnWorkflow']);
+      expect(timeline.calls.map((c) => c.name)).toEqual(['takeTurn', 'stillWaiting', 'stillWaiting', 'stillWaiting', 'beginOneServerRun', 'endedRun', 'cancelOwnWorkflow']);
       expect(await statusOf(handle)).toBe('CANCELLED');
     });
   });
