@@ -61,7 +61,7 @@ describe('the web console in a real browser', () => {
     await page.getByRole('button', { name: 'Add a server' }).click();
     const { sshd } = bosun;
     await page.getByLabel('Title').fill('web-1');
-    await page.getByLabel('Host').fill(sshd.host);
+    await page.getByLabel('Host', { exact: true }).fill(sshd.host);
     await page.getByLabel('Port').fill(String(sshd.port));
     await page.getByLabel('User').fill(sshd.username);
     await page.getByLabel('Tags', { exact: true }).last().fill('web eu');
@@ -80,8 +80,35 @@ describe('the web console in a real browser', () => {
     const pinned = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'web-1')!;
     const detail = await ops.getServer(pinned.id);
     await page.getByText(detail.host_key_fingerprint).waitFor();
+    await page.locator('dd').filter({ hasText: 'directly' }).waitFor();
     await expectAccessible(page);
     await screenshot(page, 'server');
+  });
+
+  test('adding a server through a jump host: the verified servers are offered, it verifies through the hop, and its page shows the route', async () => {
+    await page.goto(`${bosun.url}/servers`);
+    await page.getByRole('button', { name: 'Add a server' }).click();
+    const { sshd } = bosun;
+    await page.getByLabel('Title').fill('inner-1');
+    // Another loopback address of the same sshd, reached through web-1's SSH connection (direct-tcpip).
+    await page.getByLabel('Host', { exact: true }).fill('127.0.0.2');
+    await page.getByLabel('Port').fill(String(sshd.port));
+    await page.getByLabel('User').fill(sshd.username);
+    await page.getByLabel('Jump host').selectOption({ label: `web-1 (${sshd.username}@${sshd.host}:${sshd.port})` });
+    await page.getByRole('textbox', { name: /Private key/ }).fill(sshd.privateKey);
+    await page.getByRole('button', { name: 'Add and verify' }).click();
+    const row = page.locator('tr[data-server="inner-1"]');
+    await row.getByText('verified', { exact: true }).waitFor({ timeout: 30_000 });
+    const hop = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'web-1')!;
+    const inner = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'inner-1')!;
+    expect((await ops.getServer(inner.id)).via).toEqual([hop.id]);
+
+    await row.getByRole('link', { name: 'inner-1' }).click();
+    const route = page.locator('[data-route]');
+    await route.getByRole('link', { name: `web-1 (${sshd.username}@${sshd.host}:${sshd.port})` }).waitFor();
+    expect(await route.getByRole('link').getAttribute('href')).toBe(`/servers/${hop.id}`);
+    await expectAccessible(page);
+    await screenshot(page, 'server-through-jump-host');
   });
 
   test('running a deployment from its page: the log streams live, then a deep link to a line scrolls to it and highlights it', async () => {

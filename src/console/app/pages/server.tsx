@@ -49,6 +49,27 @@ function Activity({ serverId }: { serverId: string }) {
   );
 }
 
+/** How a server is reached: directly, or through its jump hosts in order (each a link to its page). */
+function Route({ via }: { via: string[] }) {
+  const hops = useLoad(() => Promise.all(via.map((id) => get<ServerView>(`/api/v1/servers/${id}`).catch(() => null))), [via.join(',')]);
+  if (!via.length) return <span class="muted">directly</span>;
+  return (
+    <span data-route>
+      through{' '}
+      {via.map((id, index) => {
+        const hop = hops.data?.[index];
+        return (
+          <span key={id}>
+            {index ? ' → ' : ''}
+            <a href={`/servers/${id}`}>{hop ? `${hop.title} (${hop.username}@${hop.host}:${hop.port})` : id}</a>
+          </span>
+        );
+      })}{' '}
+      <span class="muted">(jump hosts, as ssh -J)</span>
+    </span>
+  );
+}
+
 /** One server: its fingerprint, its pinned host key, and what to do when the key changed. */
 export function Server({ serverId }: { serverId: string }) {
   const server = useLoad(() => get<ServerView>(`/api/v1/servers/${serverId}`), [serverId], {
@@ -105,6 +126,10 @@ export function Server({ serverId }: { serverId: string }) {
           </dd>
           <dt>Authentication</dt>
           <dd>{s.auth_method === 'private_key' ? 'private key (stored encrypted, never shown)' : 'password (stored encrypted, never shown)'}</dd>
+          <dt>Reached</dt>
+          <dd>
+            <Route via={s.via} />
+          </dd>
           <dt>Tags</dt>
           <dd>{s.tags.length ? s.tags.map((tag) => <span class="tag">{tag}</span>) : <span class="muted">none</span>}</dd>
           <dt>Host key</dt>

@@ -111,6 +111,8 @@ export function Servers() {
 /** The key is pasted or read from a file in the browser, sent once over this origin, and never shown again. */
 function AddServer({ onAdded }: { onAdded: () => void }) {
   const [method, setMethod] = useState<'private_key' | 'password'>('private_key');
+  // A jump host must be verified (its host key pinned): those are the ones offered.
+  const hops = useLoad(() => get<ServerListItem[]>('/api/v1/servers?status=verified&per_page=100'), []);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
@@ -132,6 +134,7 @@ function AddServer({ onAdded }: { onAdded: () => void }) {
       auth_method: method,
       tags: text('tags').split(/[\s,]+/).filter(Boolean),
     };
+    if (text('via')) body.via = [text('via')];
     if (method === 'private_key') {
       body.private_key = String(form.get('private_key') ?? '');
       if (text('passphrase')) body.passphrase = String(form.get('passphrase'));
@@ -166,6 +169,17 @@ function AddServer({ onAdded }: { onAdded: () => void }) {
         </label>
         <label>
           Tags <input name="tags" placeholder="web eu" />
+        </label>
+        <label>
+          Jump host{' '}
+          <select name="via">
+            <option value="">none: connect directly</option>
+            {(hops.data ?? []).map((hop) => (
+              <option value={hop.id} key={hop.id}>
+                {hop.title} ({hop.username}@{hop.host}:{hop.port})
+              </option>
+            ))}
+          </select>
         </label>
         <fieldset>
           <legend>Authentication</legend>
