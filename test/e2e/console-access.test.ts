@@ -105,7 +105,15 @@ describe('the console’s people and roles pages', () => {
     await page.getByLabel('Name').fill('ci-release');
     await page.getByLabel('Description').fill('The release pipeline');
     await page.getByRole('button', { name: 'Add the service account' }).click();
-    await page.locator('tr[data-account="ci-release"]').getByRole('link', { name: 'ci-release' }).click();
+    // An agent is marked so from its row (and back): the API agrees.
+    const row = page.locator('tr[data-account="ci-release"]');
+    await row.getByRole('button', { name: 'Mark ci-release as an agent' }).click();
+    await row.getByRole('button', { name: 'Mark ci-release as not an agent' }).waitFor();
+    const marked = (await bosun.api.get('/api/v1/service-accounts').set(bearer(admin))).body.data as Array<{ name: string; agent: boolean }>;
+    expect(marked.find((a) => a.name === 'ci-release')?.agent).toBe(true);
+    await row.getByRole('button', { name: 'Mark ci-release as not an agent' }).click();
+    await row.getByRole('button', { name: 'Mark ci-release as an agent' }).waitFor();
+    await row.getByRole('link', { name: 'ci-release' }).click();
     await page.getByRole('heading', { level: 1, name: 'ci-release' }).waitFor();
     await page.getByRole('region', { name: 'What ci-release can do' }).getByText('No role: ci-release can do nothing yet.').waitFor();
 

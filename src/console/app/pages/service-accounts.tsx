@@ -19,7 +19,8 @@ function AccountList() {
 
   const add = async (event: Event) => {
     const { field, form } = submitted(event);
-    if (await act(() => api('POST', '/api/v1/service-accounts', { name: field('name'), description: field('description') || null }))) form.reset();
+    const agent = (form.elements.namedItem('agent') as HTMLInputElement).checked;
+    if (await act(() => api('POST', '/api/v1/service-accounts', { name: field('name'), description: field('description') || null, agent }))) form.reset();
   };
 
   return (
@@ -34,13 +35,19 @@ function AccountList() {
           <label>
             Description <input name="description" maxLength={500} placeholder="The release pipeline" />
           </label>
+          <label>
+            <input type="checkbox" name="agent" /> An AI agent acts as it
+          </label>
           <div>
             <button type="submit" class="primary">
               Add the service account
             </button>
           </div>
         </form>
-        <p class="hint small">A service account acts with tokens only: it never signs in as a person does and never approves.</p>
+        <p class="hint small">
+          A service account acts with tokens only: it never signs in as a person does and never approves. An agent’s conversations hold their change and destructive steps for a
+          person (see the Policy page); connect one through MCP (docs/agents.md).
+        </p>
       </Section>
       <Section title={list.data ? `${accounts.length} service account${accounts.length === 1 ? '' : 's'}` : 'Service accounts'}>
         <table>
@@ -49,6 +56,7 @@ function AccountList() {
             <tr>
               <th>Name</th>
               <th>Description</th>
+              <th>AI agent</th>
               <th>Added</th>
               <th>
                 <span class="visually-hidden">Actions</span>
@@ -62,6 +70,12 @@ function AccountList() {
                   <a href={subjectHref({ type: 'service_account', id: a.id })}>{a.name}</a>
                 </td>
                 <td>{a.description ?? <span class="muted">—</span>}</td>
+                <td>
+                  {a.agent ? 'yes' : 'no'}{' '}
+                  <button type="button" class="small" onClick={() => void act(() => api('PATCH', `/api/v1/service-accounts/${a.id}`, { agent: !a.agent }))} aria-label={a.agent ? `Mark ${a.name} as not an agent` : `Mark ${a.name} as an agent`}>
+                    {a.agent ? 'Mark as not an agent' : 'Mark as an agent'}
+                  </button>
+                </td>
                 <td>
                   <When at={a.created_at} />
                 </td>
