@@ -16,6 +16,7 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
   let serverId: string;
   let person: { id: string; token: string };
   let agentId: string;
+  let doorToken: string;
   let agent: Agent;
 
   const conversation = async (id: string): Promise<Json> => (await bosun.api.get(`/api/v1/conversations/${id}`).set(bearer(opsToken))).body.data;
@@ -29,6 +30,7 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
     person = await personToken(ops, 'Alice', 'operator');
     const account = await agentAccount(ops, 'claude');
     agentId = account.id;
+    doorToken = account.token;
     agent = await agentOverHttp(bosun.url, account.token);
   }, 120_000);
   afterAll(async () => {
@@ -44,6 +46,11 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
     const asPerson = await bosun.api.post('/mcp').set(accept).set(bearer(person.token)).send(initialize);
     expect([asPerson.status, asPerson.body.error.code]).toEqual([403, 'forbidden']);
     expect((await bosun.api.get('/mcp').set(bearer(opsToken))).status).toBe(405);
+    // What is no JSON-RPC message is refused in the API's envelope; a client accepting JSON alone is served JSON.
+    const notJsonRpc = await bosun.api.post('/mcp').set(accept).set(bearer(doorToken)).send({ hello: 'world' });
+    expect([notJsonRpc.status, notJsonRpc.body.error.code, notJsonRpc.body.error.details[0].path]).toEqual([422, 'validation_failed', 'jsonrpc']);
+    const jsonOnly = await bosun.api.post('/mcp').set({ Accept: 'application/json' }).set(bearer(doorToken)).send(initialize);
+    expect([jsonOnly.status, jsonOnly.body.result.serverInfo.name]).toEqual([200, expect.any(String)]);
   });
 
   test('the tools, each with a JSON schema, annotations and a description; none approves, edits policy or manages people or tokens', async () => {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Operation } from '../openapi/operation';
 
-const jsonRpc = z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string().optional(), id: z.union([z.string(), z.number()]).optional(), params: z.looseObject({}).optional() });
+/** A JSON-RPC 2.0 message, as the endpoint takes and answers it (its MCP content is the SDK's to check). */
+export const jsonRpc = z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string().optional(), id: z.union([z.string(), z.number()]).optional(), params: z.looseObject({}).optional() });
 
 export const mcpOperations: Operation[] = [
   {
@@ -13,9 +14,9 @@ export const mcpOperations: Operation[] = [
       'so its permissions, freezes, gates and policy apply; none approves, edits the policy or manages identities or tokens. Every tool call is in the audit trail (`mcp.tool_call`). See docs/agents.md.',
     body: { schema: jsonRpc.describe('A JSON-RPC 2.0 message of MCP (initialize, tools/list, tools/call, …)'), required: true },
     responses: {
-      200: { description: 'The JSON-RPC answer', body: jsonRpc },
+      200: { description: 'The JSON-RPC answer (an MCP error is a JSON-RPC `error` inside it)', body: jsonRpc },
       202: { description: 'A notification or a response, accepted' },
     },
-    errors: [],
+    errors: ['forbidden'],
   },
 ];

@@ -11,6 +11,8 @@ import { actorOfRequest } from '../audit/recorder';
 import { bearerToken, principalOf } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { loopbackApi } from './loopback';
+import { jsonRpc } from './openapi';
+import { validate } from '../http/validation';
 import { createBosunMcpServer } from './tools';
 
 /** The header `bosun mcp` sends: its calls come from a process an MCP client spawned (stdio). */
@@ -51,6 +53,11 @@ export function mcpRoutes({ log, secretBox, auditPendingSeconds, publicUrl, vers
     if (principal.identity.type !== 'service_account' || !req.headers.authorization) {
       throw new ApiError('forbidden', 'The MCP endpoint is for agents: call it with the bearer token of a service account (POST /api/v1/service-accounts, then its /tokens)');
     }
+    // A body that is no JSON-RPC message is refused in the API's envelope, before the SDK sees it.
+    validate(jsonRpc, req.body);
+    // Streamable HTTP has clients accept JSON and an event stream; this endpoint answers JSON only
+    // (stateless), so a client that accepts JSON is served rather than refused with 406.
+    if (req.accepts('application/json')) req.headers.accept = 'application/json, text/event-stream';
     const token = bearerToken(req.headers.authorization);
     const transportName = req.get(TRANSPORT_HEADER) === 'stdio' ? 'stdio' : 'http';
     let secrets: Promise<string[]> | undefined;
