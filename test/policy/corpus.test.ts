@@ -26,8 +26,10 @@ describe('the command policy against its corpora', () => {
     expect(benignCorpus.length).toBeGreaterThanOrEqual(150);
     expect(new Set(bypassCorpus.map((c) => c.command)).size).toBe(bypassCorpus.length);
     expect(new Set(benignCorpus.map((c) => c.command)).size).toBe(benignCorpus.length);
-    const docs = readFileSync(path.join(__dirname, '..', '..', 'docs', 'command-policy.md'), 'utf8');
-    expect(docs).toContain(`| Bypass attempts | ${bypassCorpus.length} | ${falseNegatives} false negatives |`);
-    expect(docs).toContain(`| Benign reads | ${benignCorpus.length} | ${falsePositives} false positives |`);
+    for (const page of ['command-policy.md', 'agents.md']) {
+      const docs = readFileSync(path.join(__dirname, '..', '..', 'docs', page), 'utf8');
+      expect(docs).toContain(`| Bypass attempts | ${bypassCorpus.length} | ${falseNegatives} false negatives |`);
+      expect(docs).toContain(`| Benign reads | ${benignCorpus.length} | ${falsePositives} false positives |`);
+    }
   });
 });
