@@ -2,7 +2,7 @@ import type { Types } from 'mongoose';
 import { scheduledRunWorkflowId } from '../domain/contracts/workflow-ids';
 import { DeploymentRunModel } from '../domain/deployments/model';
 import { ScheduleModel, ScheduleTickModel, type Schedule, type SkipReason } from '../domain/schedules/model';
-import { advanceLedger, recordTick, tickAt } from '../domain/schedules/store';
+import { advanceLedger, recordTick, tickAt, unfinishedTicksOf } from '../domain/schedules/store';
 import type { WorkflowGateway } from '../domain/temporal/client';
 import type { Logger } from '../logger';
 import { periodically } from './periodic';
@@ -56,9 +56,7 @@ async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule
   let horizon = new Date(now.getTime() - (schedule.catch_up_window_seconds + schedule.jitter_seconds) * 1000 - GRACE_MS);
   // A buffered tick starts when the run before it ends: wait for that before judging.
   if (schedule.overlap === 'buffer_one') {
-    const open = await ScheduleTickModel.find({ schedule_id: schedule._id, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1, scheduled_at: 1 }).sort({ scheduled_at: -1 }).limit(5).lean();
-    const unfinished = await DeploymentRunModel.find({ _id: { $in: open.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).lean();
-    const earliest = open.filter((t) => unfinished.some((u) => u._id.equals(t.run_id!))).map((t) => t.scheduled_at.getTime());
+    const earliest = (await unfinishedTicksOf(schedule._id, 5)).map((t) => t.scheduled_at.getTime());
     if (earliest.length) horizon = new Date(Math.min(horizon.getTime(), Math.min(...earliest)));
   }
   if (horizon.getTime() <= schedule.ledger_until.getTime()) return 0;

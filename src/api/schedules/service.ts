@@ -6,7 +6,7 @@ import { isDuplicateKey } from '../../domain/database';
 import type { Deployment } from '../../domain/deployments/model';
 import { resolveParameters, storeParameters } from '../../domain/deployments/parameters';
 import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES, type OverlapPolicy, type Schedule } from '../../domain/schedules/model';
-import { createSchedule, deleteSchedule, recordTick, setPaused, unfinishedRunsOf, updateSchedule, type ScheduleFields } from '../../domain/schedules/store';
+import { createSchedule, deleteSchedule, recordTick, setPaused, unfinishedTicksOf, updateSchedule, type ScheduleFields } from '../../domain/schedules/store';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { ScheduleWorkflows } from '../../domain/temporal/schedules';
 import { normalCron } from '../../domain/time/cron';
@@ -200,7 +200,7 @@ export function createScheduleService({
     async runNow(principal: Principal, deploymentId: string, scheduleId: string, overlap?: OverlapPolicy) {
       const { schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:run');
       const policy = overlap ?? schedule.overlap;
-      const going = policy === 'allow_all' ? [] : (await unfinishedRunsOf(schedule._id)).map(String);
+      const going = policy === 'allow_all' ? [] : (await unfinishedTicksOf(schedule._id, 20)).map((t) => String(t.run_id));
       const requestedBy = actorOf(principal) as Actor;
       const list = going.join(', ');
       const refuse = async (message: string) => {

@@ -128,10 +128,16 @@ export const tickAt = (scheduleId: Types.ObjectId | string, scheduledAt: Date, r
 /** Ticks due up to `until` are accounted for. */
 export const advanceLedger = (id: Types.ObjectId, until: Date) => ScheduleModel.updateOne({ _id: id, ledger_until: { $lt: until } }, { $set: { ledger_until: until } });
 
-/** The runs of this schedule's ticks (the clock's and run-nows) still going, oldest first. */
-export async function unfinishedRunsOf(scheduleId: Types.ObjectId): Promise<Types.ObjectId[]> {
-  const fired = await ScheduleTickModel.find({ schedule_id: scheduleId, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1 }).sort({ scheduled_at: -1 }).limit(20).lean();
+/**
+ * This schedule's fired ticks (the clock's and run-nows) whose runs are still going, oldest first,
+ * among its `recent` latest fired ticks.
+ */
+export async function unfinishedTicksOf(scheduleId: Types.ObjectId, recent: number): Promise<Array<{ run_id: Types.ObjectId; scheduled_at: Date }>> {
+  const fired = await ScheduleTickModel.find({ schedule_id: scheduleId, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1, scheduled_at: 1 }).sort({ scheduled_at: -1 }).limit(recent).lean();
   if (!fired.length) return [];
-  const going = await DeploymentRunModel.find({ _id: { $in: fired.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).sort({ _id: 1 }).lean();
-  return going.map((r) => r._id);
+  const going = await DeploymentRunModel.find({ _id: { $in: fired.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).lean();
+  return fired
+    .filter((t) => going.some((run) => run._id.equals(t.run_id!)))
+    .map((t) => ({ run_id: t.run_id!, scheduled_at: t.scheduled_at }))
+    .reverse();
 }
