@@ -6,15 +6,13 @@ import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { commandEnded, commandRecorder, commandStarting } from '../src/domain/audit/commands';
+import { commandEnded, commandRecorder, commandStarting, KILL_LIMIT_SECONDS } from '../src/domain/audit/commands';
 import type { Logger } from '../src/logger';
 import { DeploymentRunModel } from '../src/domain/deployments/model';
 
 /** How much of a check's output is kept per attempt: its end, where the reason usually is. */
 const HEALTH_OUTPUT_CHARS = 4000;
 const HEARTBEAT_MS = 2000;
-/** How long the kill of a check past its timeout may go without its exit before its entry counts as unknown. */
-const HEALTH_KILL_LIMIT_SECONDS = 30;
 
 export interface HealthCheckActivityDeps {
   secretBox: SecretBox;
@@ -38,7 +36,7 @@ export function createHealthCheckActivities({ secretBox, sshPool, log }: HealthC
       const audit = { kind: 'health_check', organizationId: String(run?.organization_id), serverId, ownerId: runId, stepIndex: attempt, stepName: 'health check', exitAttempt: 0, startedBefore: 0, secrets: credentialSecrets(target) } as const;
       const auditId = run ? await commandStarting({ ...audit, command, limitSeconds: timeoutSeconds }) : null;
       // The kill of a check past its timeout is in the trail too.
-      const recordKill = run ? commandRecorder({ ...audit, limitSeconds: HEALTH_KILL_LIMIT_SECONDS }, (message) => log.warn({ runId, serverId }, message)) : undefined;
+      const recordKill = run ? commandRecorder({ ...audit, limitSeconds: KILL_LIMIT_SECONDS }, (message) => log.warn({ runId, serverId }, message)) : undefined;
       let output = '';
       const context = Context.current();
       const beating = setInterval(() => (context.info.isLocal ? undefined : context.heartbeat()), HEARTBEAT_MS);

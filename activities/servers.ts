@@ -6,6 +6,7 @@ import { commandRecorder } from '../src/domain/audit/commands';
 import * as servers from '../src/domain/servers/store';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { describeTarget } from '../src/domain/ssh/connect';
+import { execRecorded } from '../src/domain/ssh/exec';
 import { classifySshError } from '../src/domain/ssh/errors';
 import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '../src/domain/ssh/fingerprint';
 import type { SshPool } from '../src/domain/ssh/pool';
@@ -42,17 +43,10 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
       // A fresh session: verification proves the credentials work now. Commands on the old one finish first.
       sshPool.evict(serverId);
       try {
-        const { output, hostKey } = await sshPool.withConnection(target, async (ssh, hostKey) => {
-          const ended = await record(FINGERPRINT_COMMAND, 'fingerprint');
-          try {
-            const { stdout, code, signal } = await ssh.execCommand(FINGERPRINT_COMMAND);
-            ended({ exitCode: code, signal: signal ?? null });
-            return { output: stdout, hostKey };
-          } catch (error) {
-            ended(null);
-            throw error;
-          }
-        });
+        const { output, hostKey } = await sshPool.withConnection(target, async (ssh, hostKey) => ({
+          output: (await execRecorded(ssh, FINGERPRINT_COMMAND, record, 'fingerprint')).stdout,
+          hostKey,
+        }));
         const fingerprint = parseFingerprint(output);
         await servers.markVerified(serverId, { fingerprint, hostKey });
         log.info({ server: serverId, attempt }, 'server verified');

@@ -12,7 +12,7 @@ import type { StepAttempt, StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
 import type { AttemptResult, AttemptStart, StepTransitions } from '../src/domain/execution/steps';
 import { StepLog } from './step-log';
-import { commandEnded, commandRecorder, commandStarting, type CommandContext } from '../src/domain/audit/commands';
+import { commandEnded, commandRecorder, commandStarting, KILL_LIMIT_SECONDS, type CommandContext } from '../src/domain/audit/commands';
 import { credentialSecrets } from './ssh-target';
 
 /** The SSH side of a step failed (not the command, not the database). */
@@ -81,9 +81,6 @@ export async function stopLeftoverCommands(
     ),
   );
 }
-
-/** How long a kill may go without its exit before its audit entry counts as unknown. */
-const KILL_LIMIT_SECONDS = 30;
 
 /**
  * One command of a step running on its server, independent of the activity that started it: a

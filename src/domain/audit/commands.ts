@@ -105,6 +105,9 @@ export function commandRecorder(
   };
 }
 
+/** How long a kill of a process group (a few seconds' grace) may go without its exit before its entry counts as unknown. */
+export const KILL_LIMIT_SECONDS = 30;
+
 /** How long past its limit a command's entry waits for its exit code before it counts as unknown. */
 const COMMAND_GRACE_SECONDS = 300;
 

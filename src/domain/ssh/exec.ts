@@ -113,19 +113,28 @@ export type CommandRecorder = (
 ) => Promise<(exit: { exitCode: number | null; signal?: string | null } | null) => void>;
 
 /**
- * Stops a process group: TERM, then KILL after a grace period if anything is left. With `record`,
- * the kill is in the audit trail like any command (a trail that cannot be written does not keep a
- * leftover command running: the kill goes ahead).
+ * Runs one command of Bosun's own (`execCommand`: collected, no process group), in the audit trail
+ * through `record` when given: its entry before it starts, its exit after (null: it did not end).
  */
-export async function killProcessGroup(ssh: NodeSSH, pgid: number, graceSeconds = 2, record?: CommandRecorder): Promise<void> {
-  // No `--`: dash's kill rejects it; a negative operand right after the signal names the process group.
-  const command = `kill -TERM -${pgid} 2>/dev/null || exit 0; i=0; while [ $i -lt ${graceSeconds * 10} ] && kill -0 -${pgid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; kill -KILL -${pgid} 2>/dev/null; exit 0`;
-  const ended = record ? await record(command, 'stop_process_group').catch(() => undefined) : undefined;
+export async function execRecorded(ssh: NodeSSH, command: string, record?: CommandRecorder, purpose?: CommandPurpose) {
+  const ended = await record?.(command, purpose);
   try {
-    const { code, signal } = await ssh.execCommand(command);
-    ended?.({ exitCode: code, signal: signal ?? null });
+    const result = await ssh.execCommand(command);
+    ended?.({ exitCode: result.code, signal: result.signal ?? null });
+    return result;
   } catch (error) {
     ended?.(null);
     throw error;
   }
+}
+
+/**
+ * Stops a process group: TERM, then KILL after a grace period if anything is left. With `record`,
+ * the kill is in the audit trail like any command (its recorder lets a kill go ahead when the trail
+ * cannot be written: see commandRecorder).
+ */
+export async function killProcessGroup(ssh: NodeSSH, pgid: number, graceSeconds = 2, record?: CommandRecorder): Promise<void> {
+  // No `--`: dash's kill rejects it; a negative operand right after the signal names the process group.
+  const command = `kill -TERM -${pgid} 2>/dev/null || exit 0; i=0; while [ $i -lt ${graceSeconds * 10} ] && kill -0 -${pgid} 2>/dev/null; do sleep 0.1; i=$((i+1)); done; kill -KILL -${pgid} 2>/dev/null; exit 0`;
+  await execRecorded(ssh, command, record, 'stop_process_group');
 }
