@@ -1,5 +1,5 @@
 import { condition, defineSignal, defineUpdate, setCurrentDetails, setHandler } from '@temporalio/workflow';
-import type { FleetGate, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../src/domain/contracts/runs';
+import type { FleetGate, FrozenHold, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../src/domain/contracts/runs';
 import { FREEZES_CHANGED_SIGNAL, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../src/domain/contracts/workflow-ids';
 import { isPatched, PATCHES } from './patches';
 import { bookkeeping } from './run-activities';
@@ -15,6 +15,13 @@ export const freezesChangedSignal = defineSignal(FREEZES_CHANGED_SIGNAL);
 
 /** A frozen run checks its freezes again at least this often (one may be edited or deleted without a signal arriving). */
 export const FREEZE_RECHECK_MS = 2 * 60_000;
+
+/**
+ * A frozen run's wait before it asks again: until a second past the freeze's end (its window is
+ * over by then), at most `recheckMs`, or until `changed` (a freeze edited or deleted). Durable.
+ */
+export const untilFreezeMayLift = (frozen: FrozenHold, recheckMs: number, changed: () => boolean) =>
+  condition(changed, Math.max(1000, Math.min(frozen.until - Date.now() + 1000, recheckMs)));
 
 /** How long a decision waits for the run to reach the gate the store has open (see the update's handler). */
 const GATE_CATCH_UP = '15 seconds';
@@ -119,8 +126,7 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
         if (!frozen) return 'go';
         setCurrentDetails(`frozen by ${frozen.names.join(', ')} until ${new Date(frozen.until).toISOString()}: batch ${batch}/${batches} waits`);
         freezesChanged = false;
-        // A second past the end: the freeze's window is over when the run asks again.
-        await condition(() => freezesChanged, Math.max(1000, Math.min(frozen.until - Date.now() + 1000, FREEZE_RECHECK_MS)));
+        await untilFreezeMayLift(frozen, FREEZE_RECHECK_MS, () => freezesChanged);
         if (historyFull()) return 'continue';
       }
     },

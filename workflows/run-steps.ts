@@ -7,7 +7,6 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
-  condition,
   setCurrentDetails,
   setHandler,
   TimeoutFailure,
@@ -18,7 +17,7 @@ import { DEFAULT_STEP_LIMIT_SECONDS, serverLabel, STEP_HANDOFF_AFTER_MS, type Fr
 import { failure as failureOf, NON_RETRYABLE_FAILURES, rerunsElsewhere } from '../src/domain/contracts/failure-types';
 import { endsAsItsOutcome, firstLine, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 import { bookkeeping, endAsRecorded } from './run-activities';
-import { freezesChangedSignal } from './fleet-guards';
+import { freezesChangedSignal, untilFreezeMayLift } from './fleet-guards';
 import { isPatched, PATCHES } from './patches';
 
 /**
@@ -42,8 +41,7 @@ async function holdWhileFrozen(run: QueuedRun, server: string, held: FrozenHold)
   for (let frozen: FrozenHold | null = held; frozen; ) {
     setCurrentDetails(`frozen by ${frozen.names.join(', ')} until ${new Date(frozen.until).toISOString()}: waits to start on ${server}`);
     changed = false;
-    // A second past the end: the freeze's window is over when the run asks again.
-    await condition(() => changed, Math.max(1000, Math.min(frozen.until - Date.now() + 1000, ONE_SERVER_FREEZE_RECHECK_MS)));
+    await untilFreezeMayLift(frozen, ONE_SERVER_FREEZE_RECHECK_MS, () => changed);
     frozen = await bookkeeping.holdIfFrozen({ runId: run.runId });
   }
 }
