@@ -77,6 +77,9 @@ async function converse(ctx: Context, body: object, during?: (id: string) => Pro
   return ctx.bosun.temporal.workflow.getHandle(conversationWorkflowId(id));
 }
 
+/** A command that waits (up to 30 s) until the test writes `go` into `work`. */
+const untilGo = (work: string) => `i=0; while [ ! -e ${work}/go ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done`;
+
 const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
   async 'deployment-retried-and-failed'(ctx) {
     const marker = path.join(sharedFolder('bosun-history-'), 'tried-once');
@@ -258,7 +261,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
       name: 'meets-a-freeze',
       targets: { server_ids: servers },
       strategy: { batch_size: 1 },
-      steps: [{ name: 'release', command: `i=0; while [ ! -e ${work}/go ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done; echo released` }],
+      steps: [{ name: 'release', command: `${untilGo(work)}; echo released` }],
     });
     const deploymentId = created.body.data.id as string;
     const runPath = (runId: string) => `/api/v1/deployments/${deploymentId}/runs/${runId}`;
@@ -275,7 +278,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
   async 'deployment-one-server-frozen'(ctx) {
     const work = sharedFolder('bosun-one-frozen-');
     // A run holds the server until a file appears; a second queues behind it; a freeze is declared, so the second's turn comes frozen; lifting it lets it run.
-    const hold = (await ctx.api('post', '/api/v1/deployments', { name: 'holds-the-server', server_id: ctx.serverId, steps: [{ name: 'hold', command: `i=0; while [ ! -e ${work}/go ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done` }] })).body.data.id as string;
+    const hold = (await ctx.api('post', '/api/v1/deployments', { name: 'holds-the-server', server_id: ctx.serverId, steps: [{ name: 'hold', command: untilGo(work) }] })).body.data.id as string;
     const holding = (await ctx.api('post', `/api/v1/deployments/${hold}/run`)).body.run_id!;
     await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${hold}/runs/${holding}`)).body.data.status as string, (s) => s === 'running', 30_000);
     const created = await ctx.api('post', '/api/v1/deployments', { name: 'queued-into-a-freeze', server_id: ctx.serverId, steps: [{ name: 'release', command: 'echo released' }] });
@@ -292,7 +295,7 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
 
   async 'schedule-tick-buffered'(ctx) {
     const work = sharedFolder('bosun-buffered-');
-    const created = await ctx.api('post', '/api/v1/deployments', { name: 'buffered', server_id: ctx.serverId, steps: [{ name: 'hold', command: `i=0; while [ ! -e ${work}/go ] && [ $i -lt 300 ]; do i=$((i+1)); sleep 0.1; done` }] });
+    const created = await ctx.api('post', '/api/v1/deployments', { name: 'buffered', server_id: ctx.serverId, steps: [{ name: 'hold', command: untilGo(work) }] });
     const deploymentId = created.body.data.id as string;
     const schedule = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/schedules`, { name: 'by-hand', cron: '0 0 1 1 *', time_zone: 'UTC' })).body.data.id as string;
     const ticks = `/api/v1/deployments/${deploymentId}/schedules/${schedule}/ticks`;
