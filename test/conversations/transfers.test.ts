@@ -69,13 +69,21 @@ describe('migration plans move data between their servers through the worker', (
     type Entry = { server_id: string; outcome: string; details: { command: string; exit_code: number | null; conversation_id: string } };
     const commandsOf = async (server: string) =>
       (((await bosun.api.get(`/api/v1/audit?action=command.run&server=${server}&per_page=100`).set(bearer(token))).body.data ?? []) as Entry[]).filter((e) => e.details.conversation_id === done.id);
-    const onTarget = await eventually(() => commandsOf(target), (entries) => entries.some((e) => /^tar -C .* -xpf -$/.test(e.details.command) && e.outcome !== 'pending'), 60_000);
-    const onSource = await eventually(() => commandsOf(source), (entries) => entries.some((e) => /^tar -C .* -cf -$/.test(e.details.command) && e.outcome !== 'pending'), 60_000);
+    // The chainer moves each entry into the trail once its exit is known, in the order the exits came:
+    // wait for the last of each side's commands (the verification's checksums), not the first.
+    const has = (entries: Entry[], test: (command: string) => boolean) => entries.some((e) => test(e.details.command));
+    const checksums = (command: string) => command.includes('xargs -0 -r sha256sum');
+    const onTarget = await eventually(
+      () => commandsOf(target),
+      (entries) => has(entries, (c) => /^tar -C .* -xpf -$/.test(c)) && has(entries, (c) => c.startsWith('mkdir -p -- ')) && has(entries, checksums),
+      60_000,
+    );
+    const onSource = await eventually(() => commandsOf(source), (entries) => has(entries, (c) => /^tar -C .* -cf -$/.test(c)) && has(entries, checksums), 60_000);
     for (const [entries, server] of [[onTarget, target], [onSource, source]] as const) {
       expect(entries.every((e) => e.server_id === server && e.outcome === 'ok' && e.details.exit_code === 0)).toBe(true);
     }
-    expect(onTarget.some((e) => e.details.command.startsWith('mkdir -p -- '))).toBe(true);
-    expect(onSource.some((e) => e.details.command.includes('xargs -0 -r sha256sum'))).toBe(true);
+    expect(onTarget.map((e) => e.details.command)).toEqual(expect.arrayContaining([expect.stringMatching(/^mkdir -p -- /), expect.stringContaining('xargs -0 -r sha256sum')]));
+    expect(onSource.map((e) => e.details.command)).toEqual(expect.arrayContaining([expect.stringMatching(/^tar -C .* -cf -$/), expect.stringContaining('xargs -0 -r sha256sum')]));
   });
 
   test('a SQLite database is dumped on the source and restored on the target', async () => {
