@@ -53,6 +53,8 @@ export function bodyPlaces(schema: z.ZodType, json: Json, resolve: (json: Json) 
       ...Object.entries(shape).flatMap(([key, field]) => bodyPlaces(field, node.properties[key], resolve, path ? `${path}.${key}` : key)),
     ];
   }
+  // Any value at all (a JSON-RPC error's `data`): nothing here for the document and the route to disagree on.
+  if (d.type === 'unknown' || d.type === 'any') return [];
   if (d.type === 'array') return bodyPlaces(d.element, node.items, resolve, `${path}[]`);
   if (d.type === 'record') return [...bodyPlaces(d.keyType, node.propertyNames, resolve, `${path}{key}`), ...bodyPlaces(d.valueType, node.additionalProperties, resolve, `${path}{}`)];
   if (d.type === 'union') {

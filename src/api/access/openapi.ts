@@ -40,7 +40,7 @@ function crud(options: {
       description: options.notes.list ?? 'Newest first, paginated.',
       query: options.query ? pageQuerySchema.extend(options.query.shape) : pageQuerySchema,
       responses: { 200: { description: `A page of ${one}s`, body: pageOf(schema) } },
-      errors: [],
+      errors: ['validation_failed'],
     },
     {
       method: 'post', path, operationId: `create${id}`, ...admin,

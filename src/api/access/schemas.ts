@@ -10,7 +10,12 @@ const displayName = z
   .max(64, 'at most 64 characters')
   .regex(/^[\p{L}\p{N}][\p{L}\p{N} ._@'-]*$/u, 'letters, digits, spaces and . _ @ \' - (starting with a letter or digit)');
 const serviceAccountName = z.string().regex(TOKEN_NAME_PATTERN, 'letters, digits, dot, dash and underscore, at most 64, starting with a letter or digit');
-const email = z.email('an email address').max(254).nullable();
+// RFC 5321: a local part (before the @) of at most 64 characters, an address of at most 254.
+const email = z
+  .email('an email address')
+  .max(254)
+  .refine((address) => address.lastIndexOf('@') <= 64, 'an email address (at most 64 characters before the @)')
+  .nullable();
 const oidcSubject = z.string().min(1).max(255).nullable().describe('The `sub` claim the OpenID provider gives this person');
 
 export const createPersonSchema = z.strictObject({ name: displayName, email: email.default(null), oidc_subject: oidcSubject.default(null) });

@@ -32,6 +32,7 @@ export const conversationOperations: Operation[] = [
     body: { schema: startConversationSchema, required: true },
     responses: { 201: { description: 'Started, `running`', body: dataOf(conversationStartedSchema), headers: locationHeader('conversation') } },
     errors: ['not_found', 'conflict', 'frozen', 'validation_failed', 'service_unavailable'],
+    beyondSchema: ['`commands` with a `chatable_type` other than `server` (commands run on one server; `details` names `commands`)'],
   },
   {
     method: 'get', path: '/api/v1/conversations', operationId: 'listConversations', tag, scope: 'read',

@@ -22,14 +22,22 @@ export function refuseOtherMethods(router: Router): Router {
     if (methods.has('GET')) methods.add('HEAD');
     allowed.set(layer.route.path, methods);
   }
+  const stack = router.stack as Layer[];
   for (const [path, methods] of allowed) {
     const allow = [...methods].sort().join(', ');
     router.all(path, (req, res, next) => {
-      if (req.method === 'OPTIONS') return next();
+      if (req.method === 'OPTIONS' || methods.has(req.method)) return next();
       res.setHeader('Allow', allow);
       const asked = req.originalUrl.split('?')[0]!.replace(/(.)\/$/, '$1');
       next(new ApiError('method_not_allowed', `${req.method} is not allowed on ${asked}; it takes ${allow}`));
     });
+    // A literal path (`/import`) is refused before every route, so that a parameter's route
+    // (`PATCH /:id`, `GET /:id`) never takes it as an id; the router's own middleware still runs first.
+    if (!/[:*]/.test(path)) {
+      const refusal = stack.pop()!;
+      const firstRoute = stack.findIndex((layer) => layer.route);
+      stack.splice(firstRoute === -1 ? stack.length : firstRoute, 0, refusal);
+    }
   }
   return router;
 }

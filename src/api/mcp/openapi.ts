@@ -1,8 +1,18 @@
 import { z } from 'zod';
+import { JSONRPCErrorResponseSchema, JSONRPCMessageSchema, JSONRPCResponseSchema, RequestIdSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Operation } from '../openapi/operation';
 
-/** A JSON-RPC 2.0 message, as the endpoint takes and answers it (its MCP content is the SDK's to check). */
-export const jsonRpc = z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string().optional(), id: z.union([z.string(), z.number()]).optional(), params: z.looseObject({}).optional() });
+/**
+ * A JSON-RPC 2.0 message as the MCP SDK's transport takes it (a request, a notification, a result or
+ * an error; no other field): the endpoint refuses anything else with a 422 before the SDK sees it.
+ */
+export const jsonRpc = JSONRPCMessageSchema;
+
+/** Checked first, so that what is no JSON-RPC at all is told so by name (`jsonrpc`), not as a union none of whose shapes fit. */
+export const jsonRpcEnvelope = z.looseObject({ jsonrpc: z.literal('2.0', 'a JSON-RPC 2.0 message: "jsonrpc": "2.0"') });
+
+/** The transport's own refusal: a JSON-RPC error whose `id` is null (JSON-RPC 2.0: the request's id could not be known). */
+const transportError = JSONRPCErrorResponseSchema.extend({ id: RequestIdSchema.nullable().optional() });
 
 export const mcpOperations: Operation[] = [
   {
@@ -14,8 +24,12 @@ export const mcpOperations: Operation[] = [
       'so its permissions, freezes, gates and policy apply; none approves, edits the policy or manages identities or tokens. Every tool call is in the audit trail (`mcp.tool_call`). See docs/agents.md.',
     body: { schema: jsonRpc.describe('A JSON-RPC 2.0 message of MCP (initialize, tools/list, tools/call, …)'), required: true },
     responses: {
-      200: { description: 'The JSON-RPC answer (an MCP error is a JSON-RPC `error` inside it)', body: jsonRpc },
+      200: { description: 'The JSON-RPC answer (an MCP error is a JSON-RPC `error` inside it)', body: JSONRPCResponseSchema },
       202: { description: 'A notification or a response, accepted' },
+      400: {
+        description: 'A JSON-RPC error from the MCP transport: an `MCP-Protocol-Version` header it does not support, or a message it cannot take',
+        body: transportError,
+      },
     },
     errors: ['forbidden'],
   },

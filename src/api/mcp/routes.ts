@@ -11,7 +11,7 @@ import { actorOfRequest } from '../audit/recorder';
 import { bearerToken, principalOf } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { loopbackApi } from './loopback';
-import { jsonRpc } from './openapi';
+import { jsonRpc, jsonRpcEnvelope } from './openapi';
 import { validate } from '../http/validation';
 import { createBosunMcpServer } from './tools';
 
@@ -54,7 +54,12 @@ export function mcpRoutes({ log, secretBox, auditPendingSeconds, publicUrl, vers
       throw new ApiError('forbidden', 'The MCP endpoint is for agents: call it with the bearer token of a service account (POST /api/v1/service-accounts, then its /tokens)');
     }
     // A body that is no JSON-RPC message is refused in the API's envelope, before the SDK sees it.
-    validate(jsonRpc, req.body);
+    validate(jsonRpcEnvelope, req.body);
+    if (!jsonRpc.safeParse(req.body).success) {
+      throw new ApiError('validation_failed', 'The request body is invalid', [
+        { path: 'body', message: 'a JSON-RPC 2.0 request {jsonrpc, id, method, params?}, notification {jsonrpc, method, params?}, result {jsonrpc, id, result} or error {jsonrpc, id, error}, with no other field' },
+      ]);
+    }
     // Streamable HTTP has clients accept JSON and an event stream; this endpoint answers JSON only
     // (stateless), so a client that accepts JSON is served rather than refused with 406.
     if (req.accepts('application/json')) req.headers.accept = 'application/json, text/event-stream';

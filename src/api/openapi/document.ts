@@ -137,7 +137,17 @@ function operationObject(collector: SchemaCollector, op: Operation) {
   for (const [status, spec] of Object.entries(op.responses)) responses[status] = response(collector, spec);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...errors].sort((a, b) => statusOf(a) - statusOf(b))) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
-  for (const [status, codes] of byStatus) responses[status] = errorResponse(codes, op.beyondSchema);
+  for (const [status, codes] of byStatus) {
+    const own = op.responses[status];
+    const shared = errorResponse(codes, op.beyondSchema);
+    // A route that answers some of a status in its own form too (MCP's JSON-RPC errors): either body.
+    responses[status] = own?.body
+      ? {
+          description: `${codes.map((code) => errorDescription(code, op.beyondSchema)).join('; or ')}; or ${own.description}`,
+          content: { 'application/json': { schema: { anyOf: [{ $ref: '#/components/schemas/Error' }, collector.convert(own.body, 'output')] } } },
+        }
+      : shared;
+  }
   const scopeNote =
     op.scope === 'any'
       ? '\n\nAny authenticated caller.'

@@ -9,6 +9,12 @@ import { importDiffSchema, importServersSchema } from './import-schemas';
 const tag = 'Servers';
 const id = { id: idParam('server') };
 
+/** What `via` must be (docs/servers.md "Jump hosts"): no schema can say which ids are verified servers of the organization. */
+const viaRules = [
+  '`via` naming a server that is not one of your organization’s, or not `verified` (`details` names `via`)',
+  '`via` making a cycle, or a route of more than 4 jump hosts (its hops’ own `via` counted)',
+];
+
 export const serverOperations: Operation[] = [
   {
     method: 'get', path: '/api/v1/servers', operationId: 'listServers', tag, scope: 'read',
@@ -30,7 +36,11 @@ export const serverOperations: Operation[] = [
     body: { schema: createServerSchema, required: true },
     responses: { 201: { description: 'Added, `unverified`', body: dataOf(serverSchema), headers: locationHeader('server') } },
     errors: ['conflict', 'validation_failed', 'service_unavailable'],
-    beyondSchema: ['`private_key` must be a key OpenSSH or PEM can read (`details` names `private_key`)', 'an encrypted key needs its `passphrase`, and the passphrase must decrypt it (`details` names `passphrase`)'],
+    beyondSchema: [
+      '`private_key` must be a key OpenSSH or PEM can read (`details` names `private_key`)',
+      'an encrypted key needs its `passphrase`, and the passphrase must decrypt it (`details` names `passphrase`)',
+      ...viaRules,
+    ],
   },
   {
     method: 'post', path: '/api/v1/servers/import', operationId: 'importServers', tag, scope: 'servers:write',
@@ -72,12 +82,15 @@ export const serverOperations: Operation[] = [
   },
   {
     method: 'patch', path: '/api/v1/servers/:id', operationId: 'updateServer', tag, scope: 'servers:write',
-    summary: 'Rename or re-tag a server',
-    description: '`title` and/or `tags` (replacing the tags it had). Its tags decide which deployments’ next runs include it.',
+    summary: 'Rename, re-tag or re-route a server',
+    description:
+      '`title`, `tags` (replacing the tags it had) and/or `via` (the jump hosts it is reached through, in order; `[]`: directly). ' +
+      'Its tags decide which deployments’ next runs include it. A new route is checked for it and for every server reached through it.',
     params: id,
     body: { schema: updateServerSchema, required: true },
     responses: { 200: { description: 'The server as changed', body: dataOf(serverSchema) } },
     errors: ['not_found', 'validation_failed'],
+    beyondSchema: viaRules,
   },
   {
     method: 'post', path: '/api/v1/servers/:id/verify', operationId: 'verifyServer', tag, scope: 'servers:write',
