@@ -14,6 +14,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
+import { z } from 'zod';
 import { connectDatabase } from '../../src/domain/database';
 import { resolveBinary } from '../../src/embedded/binaries';
 import { embeddedMongoUri, startMongod } from '../../src/embedded/mongod';
@@ -77,7 +78,8 @@ async function main() {
 
     const config = path.join(work, 'schemathesis.toml');
     const refuseBeyondSchema = bosunOperations.filter((op) => op.beyondSchema).map((op) => op.operationId);
-    writeConfig(config, { token, maxExamples: MAX_EXAMPLES, seed: SEED, cacheDir: path.join(bosunDir, 'schemathesis-cache'), ids, refuseBeyondSchema });
+    const unicodeClasses = bosunOperations.filter((op) => op.body && JSON.stringify(z.toJSONSchema(op.body.schema, { io: 'input', unrepresentable: 'any' })).includes('\\\\p{')).map((op) => op.operationId);
+    writeConfig(config, { token, maxExamples: MAX_EXAMPLES, seed: SEED, cacheDir: path.join(bosunDir, 'schemathesis-cache'), ids, refuseBeyondSchema, unicodeClasses });
     const reportDir = path.join(work, 'report');
     const started = Date.now();
     const har = path.join(reportDir, 'requests.har');

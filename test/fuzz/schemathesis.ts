@@ -55,6 +55,14 @@ export interface FuzzConfig {
   ids: Seeded;
   /** Operations that document a 422 for schema-valid requests (rules no schema can state): their 422 is an acceptance. */
   refuseBeyondSchema: string[];
+  /**
+   * Operations whose bodies have a pattern with a Unicode class (`\p{L}`, a person's name): schemathesis
+   * generates their "invalid" data from a Latin-only stand-in for the class (core/jsonschema/patterns.py),
+   * so a name in another script (`6𗣂`) is sent as a violation although the document's pattern, as its
+   * own validator reads it, takes it. Their negative-data check is off; test/openapi/request-schemas.test.ts
+   * holds their bodies to the document, place by place.
+   */
+  unicodeClasses: string[];
 }
 
 export function writeConfig(file: string, options: FuzzConfig) {
@@ -92,6 +100,9 @@ export function writeConfig(file: string, options: FuzzConfig) {
   for (const phase of ['examples', 'coverage', 'fuzzing']) lines.push(`phases.${phase}.extra-data-sources.responses = false`);
   lines.push('', '[[operations]]', `include-operation-id = ${toml(options.refuseBeyondSchema)}`);
   lines.push(`checks.positive_data_acceptance.expected-statuses = ${toml([...ACCEPTED, '422'])}`);
+  if (options.unicodeClasses.length) {
+    lines.push('', '[[operations]]', `include-operation-id = ${toml(options.unicodeClasses)}`, 'checks.negative_data_rejection.enabled = false');
+  }
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
 

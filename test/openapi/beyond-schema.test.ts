@@ -131,6 +131,9 @@ describe('what the document says of a request, the route does', () => {
       const res = await bosun.api[method]('/api/v1/servers/import').set(bearer(admin)).send(method === 'get' ? undefined : { title: 'x' });
       expect([method, res.status, res.headers.allow, res.body.error?.code]).toEqual([method, 405, 'POST', 'method_not_allowed']);
     }
+    const options = await bosun.api.options('/api/v1/servers/import').set(bearer(admin));
+    expect([options.status, options.headers.allow]).toEqual([200, 'POST']);
+    expect((await bosun.api.options('/api/v1/servers/000000000000000000000000').set(bearer(admin))).headers.allow).toBe('DELETE, GET, HEAD, PATCH');
     // The routes beside it still answer as before.
     expect((await bosun.api.get('/api/v1/servers/000000000000000000000000').set(bearer(admin))).status).toBe(404);
   });

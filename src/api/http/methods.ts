@@ -9,8 +9,8 @@ interface Layer {
 
 /**
  * A known path asked with a method it does not take answers 405 with `Allow` (the methods it takes),
- * not 404: "this exists, not like that". OPTIONS is left to Express, which answers it with the same
- * `Allow`. Routers mounted inside are covered too. Call once every route of the router is defined.
+ * not 404: "this exists, not like that". OPTIONS answers 200 with the same `Allow` (as Express
+ * would, but for a literal path only its own methods). Routers mounted inside are covered too. Call once every route of the router is defined.
  */
 export function refuseOtherMethods(router: Router): Router {
   const allowed = new Map<string, Set<string>>();
@@ -25,7 +25,16 @@ export function refuseOtherMethods(router: Router): Router {
   const stack = router.stack as Layer[];
   for (const [path, methods] of allowed) {
     const allow = [...methods].sort().join(', ');
+    const literal = !/[:*]/.test(path);
     router.all(path, (req, res, next) => {
+      // OPTIONS of a literal path is answered here, as the router would, with its own methods (not
+      // those of a parameter's route that would take it too); any other path's is left to the router.
+      if (req.method === 'OPTIONS' && literal) {
+        res.setHeader('Allow', allow);
+        res.setHeader('Content-Type', 'text/plain');
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        return void res.status(200).end(allow);
+      }
       if (req.method === 'OPTIONS' || methods.has(req.method)) return next();
       res.setHeader('Allow', allow);
       const asked = req.originalUrl.split('?')[0]!.replace(/(.)\/$/, '$1');
@@ -33,7 +42,7 @@ export function refuseOtherMethods(router: Router): Router {
     });
     // A literal path (`/import`) is refused before every route, so that a parameter's route
     // (`PATCH /:id`, `GET /:id`) never takes it as an id; the router's own middleware still runs first.
-    if (!/[:*]/.test(path)) {
+    if (literal) {
       const refusal = stack.pop()!;
       const firstRoute = stack.findIndex((layer) => layer.route);
       stack.splice(firstRoute === -1 ? stack.length : firstRoute, 0, refusal);
