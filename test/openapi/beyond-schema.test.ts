@@ -4,24 +4,25 @@ import { agentAccount } from '../support/mcp';
 import { responseChecker } from '../support/openapi';
 import { documentResolver, documentValidator, type Json } from '../support/schema-probes';
 
+/** One API (no worker) and its document for both ways of holding the routes to the document. */
+let bosun: Bosun;
+let admin: string;
+let doc: Json;
+let expectDocumented: ReturnType<typeof responseChecker>;
+
+beforeAll(async () => {
+  bosun = await startBosun({ worker: false });
+  admin = await bosun.token('openapi-beyond-schema');
+  doc = (await bosun.api.get('/api/v1/openapi.json')).body;
+  expectDocumented = responseChecker(doc as never);
+});
+afterAll(() => bosun.stop());
+
 /**
  * A request the document's schema allows but the route refuses, for a rule no schema can state: the
  * 422 is documented, and its description names the rule a client broke.
  */
 describe('what the routes refuse beyond the schema is in the document', () => {
-  let bosun: Bosun;
-  let admin: string;
-  let doc: Json;
-  let expectDocumented: ReturnType<typeof responseChecker>;
-
-  beforeAll(async () => {
-    bosun = await startBosun({ worker: false });
-    admin = await bosun.token('openapi-beyond-schema');
-    doc = (await bosun.api.get('/api/v1/openapi.json')).body;
-    expectDocumented = responseChecker(doc as never);
-  });
-  afterAll(() => bosun.stop());
-
   /** Sends a body the document's schema accepts; expects the documented 422 naming `field`, and its description naming the rule. */
   async function refusedBeyondSchema(path: string, body: object, field: string, rule: string, method: 'post' | 'patch' = 'post', template = path) {
     const operation = doc.paths[template][method];
@@ -81,17 +82,6 @@ describe('what the routes refuse beyond the schema is in the document', () => {
 
 /** The other way round: what the document refuses, the route refuses; what it answers, the document says (each found by `npm run fuzz`). */
 describe('what the document says of a request, the route does', () => {
-  let bosun: Bosun;
-  let admin: string;
-  let expectDocumented: ReturnType<typeof responseChecker>;
-
-  beforeAll(async () => {
-    bosun = await startBosun({ worker: false });
-    admin = await bosun.token('openapi-both-ways');
-    expectDocumented = responseChecker((await bosun.api.get('/api/v1/openapi.json')).body);
-  });
-  afterAll(() => bosun.stop());
-
   test('a list of people, teams, service accounts or role bindings refuses a bad query with its documented 422', async () => {
     for (const path of ['/api/v1/people?per_page=101', '/api/v1/teams?per_page=101', '/api/v1/service-accounts?per_page=101', '/api/v1/role-bindings?subject_type=robot']) {
       const res = await bosun.api.get(path).set(bearer(admin));

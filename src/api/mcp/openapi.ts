@@ -3,10 +3,13 @@ import { JSONRPCErrorResponseSchema, JSONRPCMessageSchema, JSONRPCResponseSchema
 import type { Operation } from '../openapi/operation';
 
 /**
- * A JSON-RPC 2.0 message as the MCP SDK's transport takes it (a request, a notification, a result or
- * an error; no other field): the endpoint refuses anything else with a 422 before the SDK sees it.
+ * A JSON-RPC 2.0 message as the MCP SDK's transport takes it (the SDK's own shapes: a request, a
+ * notification, a result or an error; no other field): the endpoint refuses anything else with a 422,
+ * naming the shapes, before the SDK sees it.
  */
-export const jsonRpc = JSONRPCMessageSchema;
+export const jsonRpc = z.union(JSONRPCMessageSchema.options, {
+  error: 'a JSON-RPC 2.0 request {jsonrpc, id, method, params?}, notification {jsonrpc, method, params?}, result {jsonrpc, id, result} or error {jsonrpc, id, error}, with no other field',
+});
 
 /** Checked first, so that what is no JSON-RPC at all is told so by name (`jsonrpc`), not as a union none of whose shapes fit. */
 export const jsonRpcEnvelope = z.looseObject({ jsonrpc: z.literal('2.0', 'a JSON-RPC 2.0 message: "jsonrpc": "2.0"') });

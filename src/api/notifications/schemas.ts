@@ -40,12 +40,12 @@ export type CreateChannelInput = z.infer<typeof createChannelSchema>;
 
 export const updateChannelSchema = z
   .strictObject({
-  name: nameSchema.optional(),
-  url: urlSchema.optional(),
-  events: eventsSchema.optional(),
-  filter: filterSchema.optional(),
-  enabled: z.boolean().optional().describe('true: a channel disabled (by a receiver’s 410, or by hand) sends again; false: disables it'),
-})
+    name: nameSchema.optional(),
+    url: urlSchema.optional(),
+    events: eventsSchema.optional(),
+    filter: filterSchema.optional(),
+    enabled: z.boolean().optional().describe('true: a channel disabled (by a receiver’s 410, or by hand) sends again; false: disables it'),
+  })
   .refine((v) => Object.keys(v).length > 0, 'send at least one of name, url, events, filter, enabled')
   .meta({ minProperties: 1 });
 export type UpdateChannelInput = z.infer<typeof updateChannelSchema>;

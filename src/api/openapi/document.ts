@@ -118,14 +118,16 @@ function errorResponses() {
 
 /**
  * The answer of one error status: the shared response of its code, or, when two codes share the
- * status (400: bad percent-encoding, malformed JSON) or the route refuses more than its schema says
- * (422), one response describing each.
+ * status (400: bad percent-encoding, malformed JSON), the route refuses more than its schema says
+ * (422), or the route answers some of the status in its own form too (`own`: MCP's JSON-RPC errors),
+ * one response describing each, its body either form.
  */
-function errorResponse(codes: ErrorCode[], beyondSchema?: string[]) {
-  if (codes.length === 1 && !(codes[0] === 'validation_failed' && beyondSchema)) return { $ref: `#/components/responses/${codes[0]}` };
+function errorResponse(collector: SchemaCollector, codes: ErrorCode[], beyondSchema?: string[], own?: ResponseSpec) {
+  if (codes.length === 1 && !own?.body && !(codes[0] === 'validation_failed' && beyondSchema)) return { $ref: `#/components/responses/${codes[0]}` };
+  const error = { $ref: '#/components/schemas/Error' };
   return {
-    description: codes.map((code) => errorDescription(code, beyondSchema)).join('; or '),
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    description: [...codes.map((code) => errorDescription(code, beyondSchema)), ...(own?.body ? [own.description] : [])].join('; or '),
+    content: { 'application/json': { schema: own?.body ? { anyOf: [error, collector.convert(own.body, 'output')] } : error } },
   };
 }
 
@@ -137,17 +139,7 @@ function operationObject(collector: SchemaCollector, op: Operation) {
   for (const [status, spec] of Object.entries(op.responses)) responses[status] = response(collector, spec);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of [...errors].sort((a, b) => statusOf(a) - statusOf(b))) byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
-  for (const [status, codes] of byStatus) {
-    const own = op.responses[status];
-    const shared = errorResponse(codes, op.beyondSchema);
-    // A route that answers some of a status in its own form too (MCP's JSON-RPC errors): either body.
-    responses[status] = own?.body
-      ? {
-          description: `${codes.map((code) => errorDescription(code, op.beyondSchema)).join('; or ')}; or ${own.description}`,
-          content: { 'application/json': { schema: { anyOf: [{ $ref: '#/components/schemas/Error' }, collector.convert(own.body, 'output')] } } },
-        }
-      : shared;
-  }
+  for (const [status, codes] of byStatus) responses[status] = errorResponse(collector, codes, op.beyondSchema, op.responses[status]);
   const scopeNote =
     op.scope === 'any'
       ? '\n\nAny authenticated caller.'
