@@ -1,5 +1,5 @@
 import { condition, defineSignal, defineUpdate, setCurrentDetails, setHandler } from '@temporalio/workflow';
-import type { FleetGate, FrozenHold, GateDecision, GateDecisionResult, PauseRequest, PauseResult } from '../src/domain/contracts/runs';
+import { gateRejection, type FleetGate, type FrozenHold, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type StoredGateOutcome } from '../src/domain/contracts/runs';
 import { FREEZES_CHANGED_SIGNAL, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../src/domain/contracts/workflow-ids';
 import { isPatched, PATCHES } from './patches';
 import { bookkeeping } from './run-activities';
@@ -25,6 +25,9 @@ export const untilFreezeMayLift = (frozen: FrozenHold, recheckMs: number, change
 
 /** How long a decision waits for the run to reach the gate the store has open (see the update's handler). */
 const GATE_CATCH_UP = '15 seconds';
+
+/** A gate as the store opened it: its expiry, and how people or its expiry decided it since. */
+type StoredGate = { expiresAt: number; outcome?: StoredGateOutcome; rejection?: string | null };
 
 /** How a gate ended: approved (the run goes on), or why not, in the run's error. */
 export type GateEnd = { approved: true } | { approved: false; error: string };
@@ -76,7 +79,7 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
       const result = await bookkeeping.recordGateDecision({ runId, beforeBatch: waiting.gate.beforeBatch, decision });
       if ('recorded' in result) {
         if (decision.kind === 'approve') waiting.approvers.push(decision.by.name);
-        else waiting.rejection = `approval rejected by ${decision.by.name}: ${decision.reason}`;
+        else waiting.rejection = gateRejection(decision.by.name, decision.reason);
         waiting.outcome = result.outcome;
         if (!waiting.outcome) setCurrentDetails(approvalsText(waiting));
       }
@@ -139,14 +142,18 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
       // is done again, and a decision the store already takes must not be refused meanwhile.
       open = waiting;
       try {
-        const opened = (await bookkeeping.openGate({ runId, gate, openedAt, expiresAt: openedAt + gate.expiresInMs })) as boolean | { expiresAt: number };
+        const opened = (await bookkeeping.openGate({ runId, gate, openedAt, expiresAt: openedAt + gate.expiresInMs })) as boolean | StoredGate;
         if (!opened) return { approved: false, error: 'the run stopped before its approval gate' };
-        // The gate as the store holds it (`true` in histories of before): opened again, it keeps its first expiry.
-        const expiresAt = opened === true ? openedAt + gate.expiresInMs : opened.expiresAt;
+        // The gate as the store holds it (`true`, or no outcome, in histories of before): opened again, it
+        // keeps its first expiry, and what people decided meanwhile stands (the store is the record).
+        const held: StoredGate = opened === true ? { expiresAt: openedAt + gate.expiresInMs } : opened;
+        const { expiresAt } = held;
+        const stored = held.outcome ?? null;
+        if (stored === 'rejected') waiting.rejection ??= held.rejection ?? null;
         setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
-        const decided = await waitForDecision(runId, gate.beforeBatch, () => waiting.outcome !== null, expiresAt);
+        const decided = stored !== null || (await waitForDecision(runId, gate.beforeBatch, () => waiting.outcome !== null, expiresAt));
         // Time is up: expired, unless people decided it first (the store knows which came first).
-        const outcome = decided ? waiting.outcome : await bookkeeping.expireGate({ runId, beforeBatch: gate.beforeBatch });
+        const outcome = decided ? (stored ?? waiting.outcome) : await bookkeeping.expireGate({ runId, beforeBatch: gate.beforeBatch });
         if (outcome === 'approved') return { approved: true };
         if (outcome === 'rejected') return { approved: false, error: waiting.rejection ?? 'approval rejected' };
         return { approved: false, error: `approval expired after ${gate.expiresIn}` };

@@ -52,7 +52,7 @@ describe('a guarded fleet run survives the death of its worker', () => {
     const approved = await approver.decide(deployment.id, runId, 'approve', { comment: 'after the restart' });
     expect([approved.status, approved.body.error?.message]).toEqual([200, undefined]);
     const run = await ops.waitForRun(deployment.id, runId, runEnded, 120_000);
-    expect(run).toMatchObject({ status: 'success', summary: { total: 3, success: 3 }, gate: { outcome: 'approved' } });
+    expect(run).toMatchObject({ status: 'success', error: null, summary: { total: 3, success: 3 }, gate: { outcome: 'approved' } });
     for (const target of run.targets as Target[]) {
       const address = servers.find((s) => s.id === target.server_id)!.host;
       expect([address, executions.count('mark', address)]).toEqual([address, 1]);

@@ -323,7 +323,7 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
     const run = await createRun(fields);
     await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running', plan_hash: 'h'.repeat(64) } });
     const now = Date.now();
-    expect(await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals: 2, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) })).toEqual({ expiresAt: new Date(now + 3600_000) });
+    expect(await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals: 2, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) })).toEqual({ expiresAt: new Date(now + 3600_000), outcome: null, rejection: null });
     const seq = async () => (await DeploymentRunModel.findById(run._id).lean())!.seq;
     const before = await seq();
 
@@ -347,5 +347,43 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
     expect(await gates.expireGate(run._id.toString(), 3)).toBe('expired');
     expect(await gates.expireGate(run._id.toString(), 3)).toBe('expired');
     expect(await gates.rejectGate(run._id.toString(), 3, bob, 'late')).toMatchObject({ refused: 'expired' });
+  });
+
+  test('a gate opened again (its workflow’s task done again after a worker died) is the gate as first opened, decided or not: never opened afresh', async () => {
+    const alice = person('Alice');
+    const deployment = await newDeployment();
+    const fields = { organization_id: deployment.organization_id, deployment_id: deployment._id, server_id: null, triggered_by: 'ci', token_id: null, idempotency_key: null, queue_seq: null, steps: twoSteps };
+    const now = Date.now();
+    const opening = (openedAt: number, beforeBatch = 2) => ({ beforeBatch, approvals: 1, expiresIn: '1h', openedAt: new Date(openedAt), expiresAt: new Date(openedAt + 3600_000) });
+
+    // Approved between the opening and its repeat: the run is running again, the approval stands.
+    const run = await createRun(fields);
+    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running' } });
+    const id = run._id.toString();
+    expect(await gates.openGate(id, opening(now))).toEqual({ expiresAt: new Date(now + 3600_000), outcome: null, rejection: null });
+    expect(await gates.openGate(id, opening(now + 5000))).toEqual({ expiresAt: new Date(now + 3600_000), outcome: null, rejection: null });
+    expect(await gates.approveGate(id, 2, alice, 'go')).toEqual({ recorded: true, approvals: 1, outcome: 'approved' });
+    const approved = await read(run._id);
+    expect(await gates.openGate(id, opening(now + 9000))).toEqual({ expiresAt: new Date(now + 3600_000), outcome: 'approved', rejection: null });
+    const after = await read(run._id);
+    expect([after.status, after.gate!.outcome, after.gate!.approvals.map((a) => a.by.name), after.seq]).toEqual(['running', 'approved', ['Alice'], approved.seq]);
+    // A run frozen before that batch, continued as new, comes back to the gate it passed.
+    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'frozen' } });
+    expect(await gates.openGate(id, opening(now + 60_000))).toMatchObject({ outcome: 'approved' });
+    // The next gate opens as ever.
+    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running' } });
+    expect(await gates.openGate(id, opening(now + 90_000, 3))).toEqual({ expiresAt: new Date(now + 90_000 + 3600_000), outcome: null, rejection: null });
+    expect((await read(run._id)).status).toBe('awaiting_approval');
+
+    // Rejected before the repeat: who and why come back with it.
+    const rejected = await createRun(fields);
+    await DeploymentRunModel.updateOne({ _id: rejected._id }, { $set: { status: 'running' } });
+    await gates.openGate(rejected._id.toString(), opening(now));
+    await gates.rejectGate(rejected._id.toString(), 2, alice, 'not today');
+    expect(await gates.openGate(rejected._id.toString(), opening(now + 9000))).toEqual({ expiresAt: new Date(now + 3600_000), outcome: 'rejected', rejection: 'approval rejected by Alice: not today' });
+
+    // A run that ended meanwhile has no gate to come back to.
+    await DeploymentRunModel.updateOne({ _id: rejected._id }, { $set: { status: 'cancelled' } });
+    expect(await gates.openGate(rejected._id.toString(), opening(now + 9000))).toBeNull();
   });
 });

@@ -160,6 +160,27 @@ describe('a fleet run’s approval gate, in test time', () => {
     });
   });
 
+  test('a gate the store finds decided when the run comes back to it (approved, or rejected, before a worker died) stands: no wait, no expiry', async () => {
+    const { mocks, named } = fleetMocks(plan({ gates: [dayGate] }), {
+      openGate: async (input: { openedAt: number }) => ({ expiresAt: input.openedAt + HOUR, outcome: 'approved', rejection: null }),
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, fleetRun());
+      expect(await handle.result()).toMatchObject({ status: 'success', targets: 4 });
+      expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
+      expect([named('expireGate'), named('warnGateExpiring'), named('recordGateDecision')]).toEqual([[], [], []]);
+    });
+    const rejected = fleetMocks(plan({ gates: [dayGate] }), {
+      openGate: async (input: { openedAt: number }) => ({ expiresAt: input.openedAt + HOUR, outcome: 'rejected', rejection: 'approval rejected by Alice: not today' }),
+    });
+    await temporal().withWorker(rejected.mocks, async (taskQueue) => {
+      const failure = await failureOf(await start(taskQueue, fleetRun()));
+      expect(((failure as WorkflowFailedError).cause as Error).message).toBe('approval rejected by Alice: not today');
+      expect(rejected.named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1]);
+      expect(rejected.named('expireGate')).toEqual([]);
+    });
+  });
+
   test('a decision while no gate is open is refused by the workflow without being recorded', async () => {
     const { mocks, named } = fleetMocks(plan());
     await temporal().withWorker(mocks, async (taskQueue) => {

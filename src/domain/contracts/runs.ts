@@ -147,6 +147,12 @@ export interface DecidingActor {
 /** A person's decision on the gate a fleet run waits at, as the API passes it (after its checks) to the run's workflow. */
 export type GateDecision = { kind: 'approve'; by: DecidingActor; comment: string | null } | { kind: 'reject'; by: DecidingActor; reason: string };
 
+/** How a fleet run's gate stands in the store: undecided (null), or how people or its expiry decided it. */
+export type StoredGateOutcome = 'approved' | 'rejected' | 'expired' | null;
+
+/** A rejected run's error: who rejected its gate and why. */
+export const gateRejection = (name: string, reason: string) => `approval rejected by ${name}: ${reason}`;
+
 /**
  * What became of a decision, as the run's store found it: recorded (`approvals` now given, the gate
  * `approved` once enough are), or refused with why (the API's code: `already_approved`,

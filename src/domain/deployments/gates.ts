@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import type { DecidingActor, GateDecision, GateDecisionResult, PauseResult } from '../contracts/runs';
+import { gateRejection, type DecidingActor, type GateDecision, type GateDecisionResult, type PauseResult, type StoredGateOutcome } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { DeploymentRunModel, type DeploymentRun } from './model';
 import { inTransaction } from '../notifications/outbox';
@@ -23,12 +23,17 @@ export interface OpeningGate {
   expiresAt: Date;
 }
 
-/** running → awaiting_approval at a gate: when it expires (a repeat finds it waiting, as first opened); null when the run is no longer running. */
-export async function openGate(runId: string, gate: OpeningGate): Promise<{ expiresAt: Date } | null> {
+/**
+ * running → awaiting_approval at a gate: when it expires, and its outcome. A gate is opened once:
+ * a repeat (the workflow's task done again after a worker died, or the run continued as new before
+ * the batch) finds it as first opened, with its expiry and whatever people decided meanwhile — never
+ * opened afresh. Null when the run no longer runs.
+ */
+export async function openGate(runId: string, gate: OpeningGate): Promise<{ expiresAt: Date; outcome: StoredGateOutcome; rejection: string | null } | null> {
   // The gate and its notification event, in one transaction.
   const opened = await inTransaction(async (session) => {
     const written = await DeploymentRunModel.updateOne(
-      { _id: runId, status: 'running' },
+      { _id: runId, status: 'running', 'gate.before_batch': { $ne: gate.beforeBatch } },
       asChange({
         $set: {
           status: 'awaiting_approval',
@@ -40,10 +45,16 @@ export async function openGate(runId: string, gate: OpeningGate): Promise<{ expi
     if (written.modifiedCount) await recordRunEvent(runId, 'run.awaiting_approval', { session, key: `run.awaiting_approval:${runId}:${gate.beforeBatch}` });
     return written;
   });
-  if (opened.modifiedCount) return { expiresAt: gate.expiresAt };
-  // Opened already (the workflow's task was done again after a worker died): as it was opened then.
-  const open = await DeploymentRunModel.findOne({ _id: runId, status: 'awaiting_approval', 'gate.before_batch': gate.beforeBatch }, { 'gate.expires_at': 1 }).lean();
-  return open?.gate ? { expiresAt: open.gate.expires_at } : null;
+  if (opened.modifiedCount) return { expiresAt: gate.expiresAt, outcome: null, rejection: null };
+  // Opened already: as it was opened then, decided or not (an approval may have come, and made the
+  // run running again, before the repeat; a frozen run continued as new comes back to its gate).
+  const open = await DeploymentRunModel.findOne(
+    { _id: runId, status: { $in: ['awaiting_approval', 'running', 'frozen'] }, 'gate.before_batch': gate.beforeBatch },
+    { 'gate.expires_at': 1, 'gate.outcome': 1, 'gate.rejected_by': 1, 'gate.reason': 1 },
+  ).lean();
+  if (!open?.gate) return null;
+  const { expires_at: expiresAt, outcome, rejected_by: rejectedBy, reason } = open.gate;
+  return { expiresAt, outcome: (outcome as StoredGateOutcome | undefined) ?? null, rejection: rejectedBy ? gateRejection(rejectedBy.name, reason ?? '') : null };
 }
 
 type GateHolder = Pick<DeploymentRun, 'status' | 'gate' | 'actor'>;
@@ -125,13 +136,13 @@ export async function rejectGate(runId: string, beforeBatch: number, by: Decidin
  * The gate's time is up (the workflow's timer): expired, unless people decided it first. The
  * gate's outcome as it stands after.
  */
-export async function expireGate(runId: string, beforeBatch: number, now = new Date()): Promise<'approved' | 'rejected' | 'expired' | null> {
+export async function expireGate(runId: string, beforeBatch: number, now = new Date()): Promise<StoredGateOutcome> {
   await DeploymentRunModel.updateOne(
     { _id: runId, 'gate.before_batch': beforeBatch, 'gate.outcome': null },
     asChange({ $set: { 'gate.outcome': 'expired', 'gate.decided_at': now } }),
   );
   const run = await DeploymentRunModel.findById(runId, { gate: 1 }).lean();
-  return (run?.gate?.outcome as 'approved' | 'rejected' | 'expired' | null | undefined) ?? null;
+  return (run?.gate?.outcome as StoredGateOutcome | undefined) ?? null;
 }
 
 /**
