@@ -75,8 +75,7 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
     },
 
     /** A person's approval or rejection, as the store finds it: recorded (the count, the outcome) or refused with why. */
-    recordGateDecision: ({ runId, beforeBatch, decision }: { runId: string; beforeBatch: number; decision: GateDecision }): Promise<GateDecisionResult> =>
-      decision.kind === 'approve' ? gates.approveGate(runId, beforeBatch, decision.by, decision.comment) : gates.rejectGate(runId, beforeBatch, decision.by, decision.reason),
+    recordGateDecision: ({ runId, beforeBatch, decision }: { runId: string; beforeBatch: number; decision: GateDecision }): Promise<GateDecisionResult> => gates.recordDecision(runId, beforeBatch, decision),
 
     /** The gate's timer fired: expired unless decided first; its outcome as it stands. */
     expireGate: ({ runId, beforeBatch }: { runId: string; beforeBatch: number }) => gates.expireGate(runId, beforeBatch),

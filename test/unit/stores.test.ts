@@ -386,4 +386,37 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
     await DeploymentRunModel.updateOne({ _id: rejected._id }, { $set: { status: 'cancelled' } });
     expect(await gates.openGate(rejected._id.toString(), opening(now + 9000))).toBeNull();
   });
+
+  test('a decision recorded again (its workflow’s handler run again after a worker died) is found recorded, once; the same person’s next request is refused', async () => {
+    const [alice, bob] = [person('Alice'), person('Bob')];
+    const deployment = await newDeployment();
+    const fields = { organization_id: deployment.organization_id, deployment_id: deployment._id, server_id: null, triggered_by: 'ci', token_id: null, idempotency_key: null, queue_seq: null, steps: twoSteps };
+    const now = Date.now();
+    const gated = async (approvals: number) => {
+      const run = await createRun(fields);
+      await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running' } });
+      await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) });
+      return run._id;
+    };
+
+    const twoNeeded = await gated(2);
+    const first = { kind: 'approve' as const, by: alice, comment: 'ok', id: 'decision-1' };
+    expect(await gates.recordDecision(twoNeeded.toString(), 2, first)).toEqual({ recorded: true, approvals: 1, outcome: null });
+    const once = await read(twoNeeded);
+    expect(await gates.recordDecision(twoNeeded.toString(), 2, first)).toEqual({ recorded: true, approvals: 1, outcome: null });
+    expect(await gates.recordDecision(twoNeeded.toString(), 2, { ...first, id: 'decision-2' })).toMatchObject({ refused: 'already_approved' });
+    expect(await gates.recordDecision(twoNeeded.toString(), 2, { ...first, id: undefined })).toMatchObject({ refused: 'already_approved' });
+    const second = { kind: 'approve' as const, by: bob, comment: null, id: 'decision-3' };
+    expect(await gates.recordDecision(twoNeeded.toString(), 2, second)).toEqual({ recorded: true, approvals: 2, outcome: 'approved' });
+    // Again after the approval that decided the gate (the run running again): recorded, as it stands.
+    expect(await gates.recordDecision(twoNeeded.toString(), 2, second)).toEqual({ recorded: true, approvals: 2, outcome: 'approved' });
+    const after = await read(twoNeeded);
+    expect([after.gate!.approvals.map((a) => a.by.name), after.seq]).toEqual([['Alice', 'Bob'], once.seq + 1]);
+
+    const rejectedRun = await gated(1);
+    const rejection = { kind: 'reject' as const, by: alice, reason: 'not today', id: 'decision-4' };
+    expect(await gates.recordDecision(rejectedRun.toString(), 2, rejection)).toEqual({ recorded: true, approvals: 0, outcome: 'rejected' });
+    expect(await gates.recordDecision(rejectedRun.toString(), 2, rejection)).toEqual({ recorded: true, approvals: 0, outcome: 'rejected' });
+    expect(await gates.recordDecision(rejectedRun.toString(), 2, { ...rejection, by: bob, id: 'decision-5' })).toMatchObject({ refused: 'not_awaiting_approval' });
+  });
 });

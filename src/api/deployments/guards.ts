@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { coversAllServers } from '../../domain/access/grants';
 import type { Action } from '../../domain/access/roles';
 import type { GateDecision, GateDecisionResult, PauseResult } from '../../domain/contracts/runs';
@@ -90,8 +91,8 @@ export function runGuards({ workflows, runs }: { workflows: Pick<RunWorkflows, '
 
   return {
     rollbackRun,
-    approveRun: (principal: Principal, deploymentId: string, runId: string, comment: string | null) => decide(principal, deploymentId, runId, { kind: 'approve', by: actorOf(principal), comment }),
-    rejectRun: (principal: Principal, deploymentId: string, runId: string, reason: string) => decide(principal, deploymentId, runId, { kind: 'reject', by: actorOf(principal), reason }),
+    approveRun: (principal: Principal, deploymentId: string, runId: string, comment: string | null) => decide(principal, deploymentId, runId, { kind: 'approve', by: actorOf(principal), comment, id: randomUUID() }),
+    rejectRun: (principal: Principal, deploymentId: string, runId: string, reason: string) => decide(principal, deploymentId, runId, { kind: 'reject', by: actorOf(principal), reason, id: randomUUID() }),
     pauseRun: (principal: Principal, deploymentId: string, runId: string, reason: string) => pauseOrResume(principal, deploymentId, runId, 'pause', reason),
     resumeRun: (principal: Principal, deploymentId: string, runId: string) => pauseOrResume(principal, deploymentId, runId, 'resume', ''),
   };

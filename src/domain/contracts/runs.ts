@@ -144,8 +144,12 @@ export interface DecidingActor {
   token_id: string | null;
 }
 
-/** A person's decision on the gate a fleet run waits at, as the API passes it (after its checks) to the run's workflow. */
-export type GateDecision = { kind: 'approve'; by: DecidingActor; comment: string | null } | { kind: 'reject'; by: DecidingActor; reason: string };
+/**
+ * A person's decision on the gate a fleet run waits at, as the API passes it (after its checks) to the
+ * run's workflow. `id`, one per request: a decision its workflow records again (its handler run again
+ * after a worker died before the workflow's task was done) is found recorded, not refused.
+ */
+export type GateDecision = ({ kind: 'approve'; by: DecidingActor; comment: string | null } | { kind: 'reject'; by: DecidingActor; reason: string }) & { id?: string };
 
 /** How a fleet run's gate stands in the store: undecided (null), or how people or its expiry decided it. */
 export type StoredGateOutcome = 'approved' | 'rejected' | 'expired' | null;

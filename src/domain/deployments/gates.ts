@@ -92,9 +92,9 @@ async function whyRefused(runId: string, beforeBatch: number, kind: GateDecision
  * there, the gate has expired, the person triggered the run or approved already. The approval that
  * makes the count decides the gate: approved, and the run running again.
  */
-export async function approveGate(runId: string, beforeBatch: number, by: DecidingActor, comment: string | null, now = new Date()): Promise<GateDecisionResult> {
+export async function approveGate(runId: string, beforeBatch: number, by: DecidingActor, comment: string | null, now = new Date(), decisionId: string | null = null): Promise<GateDecisionResult> {
   // The plan approved is the run's own, read in the same write.
-  const approval = { by: { $literal: storedActor(by) }, at: { $literal: now }, comment: { $literal: comment }, plan_hash: { $ifNull: ['$plan_hash', null] } };
+  const approval = { by: { $literal: storedActor(by) }, at: { $literal: now }, comment: { $literal: comment }, plan_hash: { $ifNull: ['$plan_hash', null] }, decision_id: { $literal: decisionId } };
   const enough = { $gte: [{ $size: '$gate.approvals' }, '$gate.approvals_required'] };
   const updated = await DeploymentRunModel.findOneAndUpdate(
     {
@@ -122,14 +122,29 @@ export async function approveGate(runId: string, beforeBatch: number, by: Decidi
 }
 
 /** A person's rejection of the gate a run waits at: the gate rejected (the workflow then fails the run). Refused as an approval is, bar self-approval (one may stop one's own run). */
-export async function rejectGate(runId: string, beforeBatch: number, by: DecidingActor, reason: string, now = new Date()): Promise<GateDecisionResult> {
+export async function rejectGate(runId: string, beforeBatch: number, by: DecidingActor, reason: string, now = new Date(), decisionId: string | null = null): Promise<GateDecisionResult> {
   const updated = await DeploymentRunModel.findOneAndUpdate(
     { _id: runId, status: 'awaiting_approval', 'gate.before_batch': beforeBatch, 'gate.outcome': null, 'gate.expires_at': { $gt: now } },
-    asChange({ $set: { 'gate.outcome': 'rejected', 'gate.decided_at': now, 'gate.rejected_by': storedActor(by), 'gate.reason': reason } }),
+    asChange({ $set: { 'gate.outcome': 'rejected', 'gate.decided_at': now, 'gate.rejected_by': storedActor(by), 'gate.reason': reason, 'gate.rejection_id': decisionId } }),
     { returnDocument: 'after', projection: { gate: 1 } },
   ).lean();
   if (!updated?.gate) return whyRefused(runId, beforeBatch, 'reject', by, now);
   return { recorded: true, approvals: updated.gate.approvals.length, outcome: 'rejected' };
+}
+
+/**
+ * A person's decision, from the run's workflow: recorded, or refused as approveGate and rejectGate
+ * refuse — unless this very decision (its id) is recorded already: its workflow's handler ran again
+ * after a worker died, and the decision stands as recorded then (the gate as it stands now).
+ */
+export async function recordDecision(runId: string, beforeBatch: number, decision: GateDecision, now = new Date()): Promise<GateDecisionResult> {
+  const id = decision.id ?? null;
+  const result = decision.kind === 'approve' ? await approveGate(runId, beforeBatch, decision.by, decision.comment, now, id) : await rejectGate(runId, beforeBatch, decision.by, decision.reason, now, id);
+  if ('recorded' in result || id === null) return result;
+  const recorded = await DeploymentRunModel.findOne({ _id: runId, 'gate.before_batch': beforeBatch, $or: [{ 'gate.approvals.decision_id': id }, { 'gate.rejection_id': id }] }, { gate: 1 }).lean();
+  if (!recorded?.gate) return result;
+  const { approvals, outcome } = recorded.gate;
+  return { recorded: true, approvals: approvals.length, outcome: outcome === 'approved' || outcome === 'rejected' ? outcome : null };
 }
 
 /**

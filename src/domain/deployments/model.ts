@@ -105,6 +105,8 @@ const approvalSchema = new Schema(
     at: { type: Date, required: true },
     comment: { type: String, default: null },
     plan_hash: { type: String, default: null },
+    // The decision's id (GateDecision.id): recorded once, whatever its workflow does again.
+    decision_id: { type: String, default: null },
   },
   { _id: false },
 );
@@ -126,6 +128,7 @@ const gateSchema = new Schema(
     decided_at: { type: Date, default: null },
     rejected_by: { type: actorSchema, default: null },
     reason: { type: String, default: null },
+    rejection_id: { type: String, default: null },
   },
   { _id: false },
 );
