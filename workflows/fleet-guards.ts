@@ -91,10 +91,15 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
       },
     },
   );
+  /** A refused pause or resume: the store's pause stands (one recorded before a worker died is not lost; none in histories of before). */
+  const asStored = (result: PauseResult) => {
+    if ('refused' in result && result.pause_asked !== undefined) pauseAsked = result.pause_asked;
+    return result;
+  };
   setHandler(pauseUpdate, async (request) => {
     const result = await bookkeeping.requestPause({ runId, by: request.by, reason: request.reason });
     if ('recorded' in result) pauseAsked = true;
-    return result;
+    return asStored(result);
   });
   setHandler(freezesChangedSignal, () => {
     freezesChanged = true;
@@ -102,7 +107,7 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
   setHandler(resumeUpdate, async () => {
     const result = await bookkeeping.resumeRun({ runId });
     if ('recorded' in result) pauseAsked = false;
-    return result;
+    return asStored(result);
   });
 
   return {

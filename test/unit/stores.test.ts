@@ -387,6 +387,21 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
     expect(await gates.openGate(rejected._id.toString(), opening(now + 9000))).toBeNull();
   });
 
+  test('a refused pause or resume says whether the store holds a pause (its workflow follows the store)', async () => {
+    const alice = person('Alice');
+    const run = await queuedRun();
+    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running', fleet: { total: 1, batches: 1, batch_size: 1, max_failures: 0 } } });
+    const id = run._id.toString();
+    expect(await gates.resumeRun(id)).toMatchObject({ refused: 'not_paused', pause_asked: false });
+    expect(await gates.requestPause(id, alice, 'hold')).toEqual({ recorded: true });
+    expect(await gates.requestPause(id, alice, 'hold')).toMatchObject({ refused: 'not_running', pause_asked: true });
+    expect(await gates.holdPaused(id)).toBe(true);
+    expect(await gates.resumeRun(id)).toEqual({ recorded: true });
+    // The same resume again (its handler run again after a worker died): refused, and no pause held.
+    expect(await gates.resumeRun(id)).toMatchObject({ refused: 'not_paused', pause_asked: false });
+    expect((await read(run._id)).status).toBe('running');
+  });
+
   test('a decision recorded again (its workflow’s handler run again after a worker died) is found recorded, once; the same person’s next request is refused', async () => {
     const [alice, bob] = [person('Alice'), person('Bob')];
     const deployment = await newDeployment();

@@ -246,4 +246,19 @@ describe('a fleet run’s pause, in test time', () => {
       expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
     });
   });
+
+  test('a resume the store refuses because it holds no pause any more (recorded before a worker died, its handler run again) still resumes the run', async () => {
+    const { mocks, named } = fleetMocks(plan(), {
+      // The store's pause was held (the run paused before batch 2); the resume was recorded by a handler whose task was lost.
+      resumeRun: async (): Promise<PauseResult> => ({ refused: 'not_paused', message: 'The run is not paused (it is running)', pause_asked: false }),
+    });
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const handle = await start(taskQueue, { ...fleetRun(), progress: { plan: plan(), nextBatch: 2, failed: 0, firstFailure: null, startedAt: 0, pauseAsked: true } });
+      await eventually(async () => named('holdPaused').length, (n) => n === 1);
+      const request: PauseRequest = { by: person, reason: 'go on' };
+      expect(await handle.executeUpdate<PauseResult, [PauseRequest]>(RESUME_UPDATE, { args: [request] })).toMatchObject({ refused: 'not_paused' });
+      expect(await handle.result()).toMatchObject({ status: 'success' });
+      expect(named('batchTargets').map((c) => (c.input as { batch: number }).batch)).toEqual([2]);
+    });
+  });
 });

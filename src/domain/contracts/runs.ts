@@ -177,7 +177,12 @@ export interface PauseRequest {
   by: DecidingActor;
   reason: string;
 }
-export type PauseResult = { recorded: true } | { refused: 'not_running' | 'not_paused'; message: string };
+/**
+ * What became of a pause or resume: recorded, or refused with why — and whether the store holds a
+ * pause after all (`pause_asked`), which its workflow follows: a request its handler made again after
+ * a worker died, refused the second time, is not lost.
+ */
+export type PauseResult = { recorded: true } | { refused: 'not_running' | 'not_paused'; message: string; pause_asked?: boolean };
 
 export interface FleetProgress {
   plan: FleetPlan;

@@ -178,8 +178,8 @@ export async function requestPause(runId: string, by: DecidingActor, reason: str
   );
   if (asked.modifiedCount) return { recorded: true };
   const run = await DeploymentRunModel.findById(runId, { status: 1, pause: 1 }).lean();
-  if (run?.pause) return { refused: 'not_running', message: `The run is already ${run.status === 'paused' ? 'paused' : 'pausing'} (asked by ${run.pause.by.name})` };
-  return { refused: 'not_running', message: `Only a running run can be paused (it is ${run?.status ?? 'gone'})` };
+  if (run?.pause) return { refused: 'not_running', message: `The run is already ${run.status === 'paused' ? 'paused' : 'pausing'} (asked by ${run.pause.by.name})`, pause_asked: true };
+  return { refused: 'not_running', message: `Only a running run can be paused (it is ${run?.status ?? 'gone'})`, pause_asked: false };
 }
 
 /** Between batches, a pause asked: running → paused. False when none was asked (or the run is no longer running). */
@@ -201,8 +201,8 @@ export async function resumeRun(runId: string): Promise<PauseResult> {
     { updatePipeline: true },
   );
   if (resumed.modifiedCount) return { recorded: true };
-  const run = await DeploymentRunModel.findById(runId, { status: 1 }).lean();
-  return { refused: 'not_paused', message: `The run is not paused (it is ${run?.status ?? 'gone'})` };
+  const run = await DeploymentRunModel.findById(runId, { status: 1, pause: 1 }).lean();
+  return { refused: 'not_paused', message: `The run is not paused (it is ${run?.status ?? 'gone'})`, pause_asked: !!run?.pause };
 }
 
 /**
