@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import type { BegunRun, FrozenHold, DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, PauseResult, RunStepDefinition, StoredGateOutcome } from '../src/domain/contracts/runs';
+import type { BegunRun, FrozenHold, DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, OpenedGate, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
 import { parseDuration } from '../src/domain/tokens/service';
@@ -69,7 +69,7 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
      * timer's): when it expires and how it stands (the first opening's, decided or not, when it was
      * open already); false when the run no longer runs.
      */
-    openGate: async ({ runId, gate, openedAt, expiresAt }: { runId: string; gate: FleetGate; openedAt: number; expiresAt: number }): Promise<false | { expiresAt: number; outcome: StoredGateOutcome; rejection: string | null }> => {
+    openGate: async ({ runId, gate, openedAt, expiresAt }: { runId: string; gate: FleetGate; openedAt: number; expiresAt: number }): Promise<false | OpenedGate> => {
       const opened = await gates.openGate(runId, { beforeBatch: gate.beforeBatch, approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) });
       return opened ? { ...opened, expiresAt: opened.expiresAt.getTime() } : false;
     },

@@ -1,5 +1,5 @@
 import { condition, defineSignal, defineUpdate, setCurrentDetails, setHandler } from '@temporalio/workflow';
-import { gateRejection, type FleetGate, type FrozenHold, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type StoredGateOutcome } from '../src/domain/contracts/runs';
+import { gateRejection, type FleetGate, type FrozenHold, type GateDecision, type GateDecisionResult, type OpenedGate, type PauseRequest, type PauseResult } from '../src/domain/contracts/runs';
 import { FREEZES_CHANGED_SIGNAL, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../src/domain/contracts/workflow-ids';
 import { isPatched, PATCHES } from './patches';
 import { bookkeeping } from './run-activities';
@@ -26,8 +26,8 @@ export const untilFreezeMayLift = (frozen: FrozenHold, recheckMs: number, change
 /** How long a decision waits for the run to reach the gate the store has open (see the update's handler). */
 const GATE_CATCH_UP = '15 seconds';
 
-/** A gate as the store opened it: its expiry, and how people or its expiry decided it since. */
-type StoredGate = { expiresAt: number; outcome?: StoredGateOutcome; rejection?: string | null };
+/** A gate as openGate answers it: in histories of before, `true` or without its outcome. */
+type StoredGate = Pick<OpenedGate, 'expiresAt'> & Partial<OpenedGate>;
 
 /** How a gate ended: approved (the run goes on), or why not, in the run's error. */
 export type GateEnd = { approved: true } | { approved: false; error: string };
@@ -154,7 +154,7 @@ export function fleetGuards(runId: string, pauseAskedBefore: boolean) {
         const held: StoredGate = opened === true ? { expiresAt: openedAt + gate.expiresInMs } : opened;
         const { expiresAt } = held;
         const stored = held.outcome ?? null;
-        if (stored === 'rejected') waiting.rejection ??= held.rejection ?? null;
+        waiting.rejection ??= held.rejection ?? null;
         setCurrentDetails(`${approvalsText(waiting)}; expires at ${new Date(expiresAt).toISOString()}`);
         const decided = stored !== null || (await waitForDecision(runId, gate.beforeBatch, () => waiting.outcome !== null, expiresAt));
         // Time is up: expired, unless people decided it first (the store knows which came first).

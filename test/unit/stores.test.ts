@@ -312,16 +312,21 @@ describe('the run queue', () => {
 
 describe('a fleet run’s gate, in the store itself (whatever the client, the store refuses what it must)', () => {
   const person = (name: string) => ({ type: 'person' as const, id: new Types.ObjectId().toString(), name, token_id: null });
+  /** A fleet run as a trigger creates it (by `actor`, stored as a trigger stores it: the id a string), then running (with `set`). */
+  async function runningRun(actor: ReturnType<typeof person> | null = null, set: Record<string, unknown> = {}) {
+    const deployment = await newDeployment();
+    const fields = { organization_id: deployment.organization_id, deployment_id: deployment._id, server_id: null, token_id: null, idempotency_key: null, queue_seq: null, steps: twoSteps };
+    const triggered = actor ? { ...fields, triggered_by: `${actor.name} (person)`, actor } : { ...fields, triggered_by: 'ci' };
+    const run = await createRun(triggered);
+    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running', ...set } });
+    return run;
+  }
 
   test('the triggerer never approves, a person approves once, the count decides; after expiry nothing is recorded; each write advances seq once', async () => {
     const carol = person('Carol');
     const alice = person('Alice');
     const bob = person('Bob');
-    // Stored as a trigger stores it: the actor's id as given (a string).
-    const deployment = await newDeployment();
-    const fields = { organization_id: deployment.organization_id, deployment_id: deployment._id, server_id: null, triggered_by: 'Carol (person)', token_id: null, idempotency_key: null, queue_seq: null, steps: twoSteps, actor: carol };
-    const run = await createRun(fields);
-    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running', plan_hash: 'h'.repeat(64) } });
+    const run = await runningRun(carol, { plan_hash: 'h'.repeat(64) });
     const now = Date.now();
     expect(await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals: 2, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) })).toEqual({ expiresAt: new Date(now + 3600_000), outcome: null, rejection: null });
     const seq = async () => (await DeploymentRunModel.findById(run._id).lean())!.seq;
@@ -351,14 +356,11 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
 
   test('a gate opened again (its workflow’s task done again after a worker died) is the gate as first opened, decided or not: never opened afresh', async () => {
     const alice = person('Alice');
-    const deployment = await newDeployment();
-    const fields = { organization_id: deployment.organization_id, deployment_id: deployment._id, server_id: null, triggered_by: 'ci', token_id: null, idempotency_key: null, queue_seq: null, steps: twoSteps };
     const now = Date.now();
     const opening = (openedAt: number, beforeBatch = 2) => ({ beforeBatch, approvals: 1, expiresIn: '1h', openedAt: new Date(openedAt), expiresAt: new Date(openedAt + 3600_000) });
 
     // Approved between the opening and its repeat: the run is running again, the approval stands.
-    const run = await createRun(fields);
-    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running' } });
+    const run = await runningRun();
     const id = run._id.toString();
     expect(await gates.openGate(id, opening(now))).toEqual({ expiresAt: new Date(now + 3600_000), outcome: null, rejection: null });
     expect(await gates.openGate(id, opening(now + 5000))).toEqual({ expiresAt: new Date(now + 3600_000), outcome: null, rejection: null });
@@ -376,8 +378,7 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
     expect((await read(run._id)).status).toBe('awaiting_approval');
 
     // Rejected before the repeat: who and why come back with it.
-    const rejected = await createRun(fields);
-    await DeploymentRunModel.updateOne({ _id: rejected._id }, { $set: { status: 'running' } });
+    const rejected = await runningRun();
     await gates.openGate(rejected._id.toString(), opening(now));
     await gates.rejectGate(rejected._id.toString(), 2, alice, 'not today');
     expect(await gates.openGate(rejected._id.toString(), opening(now + 9000))).toEqual({ expiresAt: new Date(now + 3600_000), outcome: 'rejected', rejection: 'approval rejected by Alice: not today' });
@@ -389,8 +390,7 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
 
   test('a refused pause or resume says whether the store holds a pause (its workflow follows the store)', async () => {
     const alice = person('Alice');
-    const run = await queuedRun();
-    await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running', fleet: { total: 1, batches: 1, batch_size: 1, max_failures: 0 } } });
+    const run = await runningRun(null, { fleet: { total: 1, batches: 1, batch_size: 1, max_failures: 0 } });
     const id = run._id.toString();
     expect(await gates.resumeRun(id)).toMatchObject({ refused: 'not_paused', pause_asked: false });
     expect(await gates.requestPause(id, alice, 'hold')).toEqual({ recorded: true });
@@ -404,12 +404,9 @@ describe('a fleet run’s gate, in the store itself (whatever the client, the st
 
   test('a decision recorded again (its workflow’s handler run again after a worker died) is found recorded, once; the same person’s next request is refused', async () => {
     const [alice, bob] = [person('Alice'), person('Bob')];
-    const deployment = await newDeployment();
-    const fields = { organization_id: deployment.organization_id, deployment_id: deployment._id, server_id: null, triggered_by: 'ci', token_id: null, idempotency_key: null, queue_seq: null, steps: twoSteps };
     const now = Date.now();
     const gated = async (approvals: number) => {
-      const run = await createRun(fields);
-      await DeploymentRunModel.updateOne({ _id: run._id }, { $set: { status: 'running' } });
+      const run = await runningRun();
       await gates.openGate(run._id.toString(), { beforeBatch: 2, approvals, expiresIn: '1h', openedAt: new Date(now), expiresAt: new Date(now + 3600_000) });
       return run._id;
     };

@@ -154,6 +154,14 @@ export type GateDecision = ({ kind: 'approve'; by: DecidingActor; comment: strin
 /** How a fleet run's gate stands in the store: undecided (null), or how people or its expiry decided it. */
 export type StoredGateOutcome = 'approved' | 'rejected' | 'expired' | null;
 
+/** A gate as the store opened it, or finds it opened already: its expiry, and how it was decided since. */
+export interface OpenedGate {
+  expiresAt: number;
+  outcome: StoredGateOutcome;
+  /** Who rejected it and why (gateRejection), when rejected. */
+  rejection: string | null;
+}
+
 /** A rejected run's error: who rejected its gate and why. */
 export const gateRejection = (name: string, reason: string) => `approval rejected by ${name}: ${reason}`;
 

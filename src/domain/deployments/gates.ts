@@ -81,9 +81,17 @@ export function gateRefusal(run: GateHolder | null, kind: GateDecision['kind'], 
   return null;
 }
 
-/** Why a decision the store did not record was refused, from the run as it is now. */
-async function whyRefused(runId: string, beforeBatch: number, kind: GateDecision['kind'], by: DecidingActor, now: Date): Promise<GateDecisionResult> {
+/**
+ * Why a decision the store did not record was refused, from the run as it is now — unless this very
+ * decision (`decisionId`) is recorded already: its workflow's handler ran again after a worker died,
+ * and the decision stands as recorded then (the gate as it stands now).
+ */
+async function whyRefused(runId: string, beforeBatch: number, kind: GateDecision['kind'], by: DecidingActor, now: Date, decisionId: string | null): Promise<GateDecisionResult> {
   const run = await DeploymentRunModel.findById(runId, { status: 1, gate: 1, actor: 1 }).lean<GateHolder>();
+  const gate = run?.gate;
+  if (decisionId !== null && gate?.before_batch === beforeBatch && (gate.rejection_id === decisionId || gate.approvals.some((a) => a.decision_id === decisionId))) {
+    return { recorded: true, approvals: gate.approvals.length, outcome: gate.outcome === 'approved' || gate.outcome === 'rejected' ? gate.outcome : null };
+  }
   return gateRefusal(run, kind, by, now, beforeBatch) ?? { refused: 'not_awaiting_approval', message: 'The run is not awaiting approval' };
 }
 
@@ -117,7 +125,7 @@ export async function approveGate(runId: string, beforeBatch: number, by: Decidi
     ],
     { returnDocument: 'after', projection: { gate: 1 }, updatePipeline: true },
   ).lean();
-  if (!updated?.gate) return whyRefused(runId, beforeBatch, 'approve', by, now);
+  if (!updated?.gate) return whyRefused(runId, beforeBatch, 'approve', by, now, decisionId);
   return { recorded: true, approvals: updated.gate.approvals.length, outcome: updated.gate.outcome === 'approved' ? 'approved' : null };
 }
 
@@ -128,24 +136,15 @@ export async function rejectGate(runId: string, beforeBatch: number, by: Decidin
     asChange({ $set: { 'gate.outcome': 'rejected', 'gate.decided_at': now, 'gate.rejected_by': storedActor(by), 'gate.reason': reason, 'gate.rejection_id': decisionId } }),
     { returnDocument: 'after', projection: { gate: 1 } },
   ).lean();
-  if (!updated?.gate) return whyRefused(runId, beforeBatch, 'reject', by, now);
+  if (!updated?.gate) return whyRefused(runId, beforeBatch, 'reject', by, now, decisionId);
   return { recorded: true, approvals: updated.gate.approvals.length, outcome: 'rejected' };
 }
 
-/**
- * A person's decision, from the run's workflow: recorded, or refused as approveGate and rejectGate
- * refuse — unless this very decision (its id) is recorded already: its workflow's handler ran again
- * after a worker died, and the decision stands as recorded then (the gate as it stands now).
- */
-export async function recordDecision(runId: string, beforeBatch: number, decision: GateDecision, now = new Date()): Promise<GateDecisionResult> {
-  const id = decision.id ?? null;
-  const result = decision.kind === 'approve' ? await approveGate(runId, beforeBatch, decision.by, decision.comment, now, id) : await rejectGate(runId, beforeBatch, decision.by, decision.reason, now, id);
-  if ('recorded' in result || id === null) return result;
-  const recorded = await DeploymentRunModel.findOne({ _id: runId, 'gate.before_batch': beforeBatch, $or: [{ 'gate.approvals.decision_id': id }, { 'gate.rejection_id': id }] }, { gate: 1 }).lean();
-  if (!recorded?.gate) return result;
-  const { approvals, outcome } = recorded.gate;
-  return { recorded: true, approvals: approvals.length, outcome: outcome === 'approved' || outcome === 'rejected' ? outcome : null };
-}
+/** A person's decision, from the run's workflow: recorded once (by its id), or refused with why. */
+export const recordDecision = (runId: string, beforeBatch: number, decision: GateDecision, now = new Date()): Promise<GateDecisionResult> =>
+  decision.kind === 'approve'
+    ? approveGate(runId, beforeBatch, decision.by, decision.comment, now, decision.id ?? null)
+    : rejectGate(runId, beforeBatch, decision.by, decision.reason, now, decision.id ?? null);
 
 /**
  * The gate's time is up (the workflow's timer): expired, unless people decided it first. The
