@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
-import { failure } from '../src/domain/contracts/failure-types';
 import { AuditChainer, BATCH } from '../src/domain/audit/chainer';
 import { recordCheckpoints } from '../src/domain/audit/checkpoints';
 import { organizationsWithEntriesBefore, pruneBefore } from '../src/domain/audit/trail';
 import type { Logger } from '../src/logger';
+import { throwIfStopping, untilStopping } from './worker-stopping';
 
 export interface AuditActivityDeps {
   log: Logger;
@@ -41,7 +41,7 @@ export function createAuditActivities({ log, audit = DEFAULTS }: AuditActivityDe
       const until = Date.now() + CHAINER_RUN_MS;
       let chained = 0;
       while (Date.now() < until) {
-        if (audit.stopping?.aborted) throw failure('WorkerShutdown', 'This worker is stopping: another chains the audit trail');
+        throwIfStopping(audit.stopping, 'chains the audit trail');
         if (context.cancellationSignal.aborted) break;
         const moved = await chainer.round().catch((err: Error) => {
           chainer.forget();
@@ -50,7 +50,7 @@ export function createAuditActivities({ log, audit = DEFAULTS }: AuditActivityDe
         });
         chained += moved;
         context.heartbeat({ chained });
-        if (moved < BATCH) await context.sleep(ROUND_EVERY_MS).catch(() => undefined);
+        if (moved < BATCH) await untilStopping(audit.stopping, context.sleep(ROUND_EVERY_MS).catch(() => undefined));
       }
       return chained;
     },

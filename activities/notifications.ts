@@ -11,6 +11,7 @@ import { notificationSettings } from '../src/domain/notifications/settings';
 import { OrganizationModel } from '../src/domain/organizations/model';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import type { Logger } from '../src/logger';
+import { throwIfStopping, untilStopping } from './worker-stopping';
 
 export interface NotificationActivityDeps {
   secretBox: SecretBox;
@@ -19,6 +20,8 @@ export interface NotificationActivityDeps {
   consoleUrl?: () => string | undefined;
   /** bosun_notifications_total and the delivery latency. */
   notificationMetrics?: { count(channel: string, outcome: string): void; delivered(seconds: number): void };
+  /** Aborted when this worker begins to stop: the drain hands its work back at once rather than holding the shutdown for its grace time. */
+  workerStopping?: AbortSignal;
 }
 
 /** How often the dispatcher looks for new events and deliveries to queue: a notification leaves within about this. */
@@ -47,7 +50,7 @@ class ReceiverRefused extends Error {
   override name = 'NotificationNotDelivered';
 }
 
-export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics }: NotificationActivityDeps) {
+export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping }: NotificationActivityDeps) {
   const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
 
   /**
@@ -111,11 +114,12 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       const until = Date.now() + drainMs;
       let handled = 0;
       while (Date.now() < until && !context.cancellationSignal.aborted) {
+        throwIfStopping(workerStopping, 'drains the notification outbox');
         const found = await drainOnce(context);
         handled += found;
         context.heartbeat();
         if (found) continue;
-        await context.sleep(Math.min(POLL_MS, Math.max(0, until - Date.now()))).catch(() => undefined);
+        await untilStopping(workerStopping, context.sleep(Math.min(POLL_MS, Math.max(0, until - Date.now()))).catch(() => undefined));
       }
       return handled;
     },

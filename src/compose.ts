@@ -135,7 +135,8 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       }
       const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
       metrics.trackSshPool(sshPool);
-      const auditStopping = new AbortController();
+      // Aborted as the worker begins to stop: its long activities (the audit chainer, the notification drain) hand their work back at once.
+      const workerStopping = new AbortController();
       const { worker, connection } = await createWorker(
         {
           address: services.temporalAddress,
@@ -164,13 +165,14 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
             count: (channel, outcome) => metrics.notifications.inc({ channel, outcome }),
             delivered: (seconds) => metrics.notificationLatency.observe(seconds),
           },
-          audit: { checkpointMinutes: config.audit.checkpointMinutes, retentionDays: config.audit.retentionDays, stopping: auditStopping.signal },
+          audit: { checkpointMinutes: config.audit.checkpointMinutes, retentionDays: config.audit.retentionDays, stopping: workerStopping.signal },
+          workerStopping: workerStopping.signal,
         },
       );
       const running = worker.run();
       cleanups.push(async () => {
-        // The chainer hands its activity back at once rather than holding the shutdown for its grace time.
-        auditStopping.abort();
+        // The chainer and the notification drain hand their activities back at once rather than holding the shutdown for its grace time.
+        workerStopping.abort();
         worker.shutdown();
         try {
           await running;

@@ -2,6 +2,8 @@ import { auditChainWorkflowId, auditCheckpointWorkflowId, notificationDispatchWo
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { asUser } from '../support/client';
 import { periodically } from '../../src/worker/periodic';
+import { Client, Connection } from '@temporalio/client';
+import { sharedServices } from '../support/shared';
 
 const singletonIds = (taskQueue: string) => [notificationDispatchWorkflowId(taskQueue), auditChainWorkflowId(taskQueue), auditCheckpointWorkflowId(taskQueue)];
 
@@ -36,6 +38,27 @@ describe('the workflows a Bosun runs once: the notification dispatcher, the audi
     await eventually(created, (ids) => ids.includes(serverId), 60_000);
     bosun = undefined;
     await started.stop();
+  }, 120_000);
+
+  test('a stopping worker hands its long activities (the notification drain, the chainer) back at once, for another worker to take up', async () => {
+    const started = await startBosun();
+    bosun = started;
+    // The test's own client: the Bosun's closes with it.
+    const connection = await Connection.connect({ address: sharedServices().temporalAddress });
+    const temporal = new Client({ connection });
+    const longActivities = [notificationDispatchWorkflowId(started.taskQueue), auditChainWorkflowId(started.taskQueue)];
+    const pending = (workflowId: string) => temporal.workflow.getHandle(workflowId).describe().then((d) => d.raw.pendingActivities[0]);
+    // Both running on this worker.
+    for (const workflowId of longActivities) await eventually(() => pending(workflowId), (activity) => activity?.state === 2 /* STARTED */, 60_000);
+    bosun = undefined;
+    await started.stop();
+    // Each came back at once as this worker's WorkerShutdown (retried by another worker), not cancelled after the shutdown's grace time.
+    for (const workflowId of longActivities) {
+      const activity = await eventually(() => pending(workflowId), (a) => !!a?.lastFailure, 30_000);
+      expect([workflowId, activity!.lastFailure!.applicationFailureInfo?.type]).toEqual([workflowId, 'WorkerShutdown']);
+      await temporal.workflow.getHandle(workflowId).terminate('the test is over');
+    }
+    await connection.close();
   }, 120_000);
 });
 
