@@ -4,7 +4,7 @@
  * (refusals.ts). A route first checks that the caller may do the action somewhere (actions.ts); the
  * service then asks about the servers, deployment or run the request touches and filters lists by
  * the same grants, so a client of any kind (API, CLI, console, socket, agent) meets the same answer.
- * Nothing outside src/api/access reads grants (test/unit/one-judge.test.ts).
+ * Nothing outside src/api/access reads grants (test/unit/layout.test.ts, "one judge").
  */
 export { assertMayOpenSocket, requireAction, requireEverywhere, rightsOf } from './actions';
 export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
