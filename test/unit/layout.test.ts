@@ -17,11 +17,11 @@ interface Import {
   typeOnly: boolean;
 }
 
-function sources(dir: string): string[] {
+function sources(dir: string, kind = /\.ts$/): string[] {
   return readdirSync(path.join(ROOT, dir)).flatMap((name) => {
     const rel = path.join(dir, name);
-    if (statSync(path.join(ROOT, rel)).isDirectory()) return sources(rel);
-    return /\.ts$/.test(name) && !name.endsWith('.d.ts') ? [rel] : [];
+    if (statSync(path.join(ROOT, rel)).isDirectory()) return sources(rel, kind);
+    return kind.test(name) && !name.endsWith('.d.ts') ? [rel] : [];
   });
 }
 
@@ -118,5 +118,50 @@ describe('the layout: dependencies point one way', () => {
     expect(of('src/compose.ts')).toEqual(expect.arrayContaining(['src/api/app.ts', 'src/worker/temporal-worker.ts', 'src/domain/database.ts']));
     expect(of('workflows/run-steps.ts')).toEqual(expect.arrayContaining(['@temporalio/workflow', 'activities/deployment-steps.ts', 'src/domain/contracts/runs.ts']));
     expect(IMPORTS.find((i) => i.from === 'workflows/run-steps.ts' && i.to === 'activities/deployment-steps.ts')?.typeOnly).toBe(true);
+  });
+});
+
+/*
+ * One judge (docs/security.md): every "may this identity do this on these things" is a question of
+ * the gate (src/api/access/), answered from the grants src/domain/access/ defines. No other file
+ * imports the grants, asks a token's scopes, reads an identity's grants or writes a refusal of its own.
+ */
+const JUDGE = ['src/api/access', 'src/domain/access'];
+const judges = (file: string) => JUDGE.some((dir) => under(dir)(file));
+const EVERY = [...ALL, ...sources('src', /\.tsx$/)];
+const TEXTS = new Map(EVERY.map((file) => [file, readFileSync(path.join(ROOT, file), 'utf8')]));
+/** Files outside the gate where `pattern` occurs, but for those `allowed` names (each with why). */
+const outsideTheGate = (pattern: RegExp, allowed: Record<string, string> = {}) =>
+  EVERY.filter((file) => !judges(file) && !(file in allowed) && pattern.test(TEXTS.get(file)!));
+
+describe('one judge: who may do what is asked of the gate alone', () => {
+  test('no file outside the gate imports the grants (naming their types judges nothing)', () => {
+    const grants = EVERY.flatMap(importsOf).filter((i) => i.to === 'src/domain/access/grants.ts' && !i.typeOnly);
+    expect(grants.filter((i) => !judges(i.from)).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
+  });
+
+  test('no file outside the gate asks what a token’s scopes allow', () => {
+    expect(outsideTheGate(/\bhasScope\b/, { 'src/domain/tokens/scopes.ts': 'defines it' })).toEqual([]);
+  });
+
+  test('no file outside the gate reads an identity’s grants', () => {
+    expect(outsideTheGate(/\.grants\b/, { 'src/domain/tokens/service.ts': 'builds the principal: hands its identity’s grants to the gate, judges nothing' })).toEqual([]);
+  });
+
+  test('no file outside the gate writes a refusal of its own (403 forbidden or people_only)', () => {
+    const allowed = { 'src/api/http/auth.ts': 'a console write without its anti-forgery token is a forged request, not a question of rights' };
+    expect(outsideTheGate(/\bApiError\(\s*'(forbidden|people_only)'/, allowed)).toEqual([]);
+  });
+
+  test('the gate refuses through one function (refusals.ts), so every refusal has one shape', () => {
+    const gate = EVERY.filter(under('src/api/access/gate'));
+    expect(gate.filter((file) => /\bnew ApiError\(|\bnotFound\(/.test(TEXTS.get(file)!))).toEqual(['src/api/access/gate/refusals.ts']);
+  });
+
+  test('the check sees what it checks: the gate imports the grants and asks the scopes, and the console is read too', () => {
+    const gate = EVERY.filter(under('src/api/access/gate'));
+    expect(gate.flatMap(importsOf).filter((i) => i.to === 'src/domain/access/grants.ts' && !i.typeOnly).length).toBeGreaterThan(0);
+    expect(gate.filter((file) => /\bhasScope\b/.test(TEXTS.get(file)!))).not.toEqual([]);
+    expect(EVERY).toEqual(expect.arrayContaining(['src/console/app/main.tsx', 'src/domain/tokens/service.ts']));
   });
 });

@@ -11,7 +11,7 @@ import { IdentityModel } from '../../domain/access/model';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
 import type { Action } from '../../domain/access/roles';
-import { checkServer, checkServersOf, readableServerIds } from '../access/gate';
+import { assertMayDecideStep, checkServer, checkServersOf, readableServerIds } from '../access/gate';
 import * as conversations from '../../domain/conversations/store';
 import { ConversationModel, MAX_CONVERSATION_STEPS, FINAL_CONVERSATION_STATUSES, type Conversation, type ConversationStep } from '../../domain/conversations/model';
 import type { StartConversationInput } from './schemas';
@@ -164,7 +164,7 @@ export function createConversationService({ workflows }: { workflows: WorkflowGa
         throw new ApiError('conflict', step.approval?.decision ? `The step was already ${step.approval.decision}` : 'The step is not waiting for approval');
       }
       // A person decides: an agent (or any service account) never approves, not even its own steps.
-      if (principal.identity.type !== 'person') throw new ApiError('people_only', `Only people approve or reject steps: ${principal.identity.name} is a service account`);
+      assertMayDecideStep(principal);
       const delivered = await unlessTemporalUnreachable('pass on the decision', () =>
         workflows.conversations.decide(id, { stepId: step._id.toString(), approved, by: actorLineOf(principal) }),
       );

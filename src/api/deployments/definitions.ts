@@ -12,9 +12,8 @@ import { toDeploymentListView, toDeploymentView } from './views';
 import { isDuplicateKey } from '../../domain/database';
 import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
-import { assertOnServers } from '../access/gate';
-import { deniedServers } from '../../domain/access/grants';
-import { checkDeployment, readableDeploymentFilter, serversOfDefinition } from './access';
+import { assertOnServers, checkDeployment, readableAmong, readableDeploymentFilter } from '../access/gate';
+import { resolveTargets, serversOfDefinition } from './targets';
 
 /** A deployment the caller may read (404 otherwise) and do `action` on (403 otherwise). */
 export type FindDeployment = (principal: Principal, id: string, action?: Action) => Promise<Deployment>;
@@ -28,7 +27,7 @@ export const deploymentFinder =
   async (principal, id, action = 'read') => {
     const deployment = await byId(parseId(id, 'Deployment'));
     if (!deployment || deployment.organization_id.toString() !== principal.organizationId) throw notFound('Deployment');
-    await checkDeployment(principal, deployment, action);
+    await checkDeployment(principal, deployment._id.toString(), () => resolveTargets(deployment), action);
     return deployment;
   };
 
@@ -45,8 +44,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
   async function checkServers(principal: Principal, serverIds: string[], path: string) {
     const ids = [...new Set(serverIds)];
     const servers = await ServerModel.find({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) }, organization_id: principal.organizationId }, { tags: 1 }).lean();
-    const found = servers.length - deniedServers(principal, 'read', servers).length;
-    if (found !== ids.length) throw new ApiError('validation_failed', 'The request body is invalid', [{ path, message: ids.length > 1 ? 'Some of these servers do not exist' : 'No such server' }]);
+    if (readableAmong(principal, servers).length !== ids.length) throw new ApiError('validation_failed', 'The request body is invalid', [{ path, message: ids.length > 1 ? 'Some of these servers do not exist' : 'No such server' }]);
   }
   const checkTargets = async (principal: Principal, input: { server_id?: string; targets?: { server_ids?: string[] } }) => {
     if (input.server_id) await checkServers(principal, [input.server_id], 'server_id');

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { coversAllServers } from '../../domain/access/grants';
 import type { Action } from '../../domain/access/roles';
 import type { GateDecision, GateDecisionResult, PauseResult } from '../../domain/contracts/runs';
 import { gateRefusal } from '../../domain/deployments/gates';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
-import { ServerModel } from '../../domain/servers/model';
 import type { RunWorkflows } from '../../domain/temporal/run-workflows';
 import { actorOf, type Principal } from '../../domain/tokens/service';
-import { assertOnServers } from '../access/gate';
+import { assertMayDecideGate, assertOnRunServers } from '../access/gate';
 import { ApiError, unlessTemporalUnreachable } from '../http/errors';
 import type { RunReads } from './run-reads';
 
@@ -15,21 +13,16 @@ type Outcome<T> = T | 'refused' | 'gone' | 'unanswered';
 
 /**
  * People's decisions on a fleet run between its batches: approve or reject the gate it waits at,
- * pause it, resume it. The one place these are judged on the server, whatever the client (API,
- * CLI, console): the caller may do it on every target of the run; only a person approves, never the
- * one who triggered the run (gateRefusal, which the store's write holds to as well); the run's
- * workflow then has its store record the decision and acts on it.
+ * pause it, resume it, roll it back, whatever the client (API, CLI, console). The gate judges who
+ * may: the caller on every target of the run, and only a person approves; never the one who
+ * triggered the run (gateRefusal, which the store's write holds to as well). The run's workflow
+ * then has its store record the decision and acts on it.
  */
 export function runGuards({ workflows, runs }: { workflows: Pick<RunWorkflows, 'decideGate' | 'pause' | 'resume' | 'startRollback'>; runs: Pick<RunReads, 'findRun' | 'getRun'> }) {
   /** `action` on every server the run touches (its targets now, not the deployment's): 403 naming the others. */
   async function checkRunServers(principal: Principal, deploymentId: string, run: DeploymentRun, action: Action) {
     const ids = run.fleet ? await DeploymentRunModel.distinct('server_id', { parent_run_id: run._id }) : [run.server_id];
-    const context = { deploymentId, targetCount: ids.length };
-    if (coversAllServers(principal, action, context)) return;
-    const servers = await ServerModel.find({ _id: { $in: ids } }, { title: 1, tags: 1 }).lean();
-    // A server deleted since has no tags: only a binding on every server covers it.
-    const known = new Set(servers.map((s) => s._id.toString()));
-    assertOnServers(principal, action, [...servers, ...ids.filter((id) => !known.has(String(id))).map((id) => ({ _id: id!, tags: [] as string[] }))], context);
+    await assertOnRunServers(principal, deploymentId, ids, action);
   }
 
   /** A workflow's answer, or why there is none: the run's state decides the error. */
@@ -44,7 +37,7 @@ export function runGuards({ workflows, runs }: { workflows: Pick<RunWorkflows, '
     // What the run's state refuses comes first (a finished run is 409 for anyone); then who may decide.
     const refusal = gateRefusal(run, decision.kind, principal.identity, new Date());
     if (refusal && (refusal.refused === 'expired' || refusal.refused === 'not_awaiting_approval')) throw new ApiError(refusal.refused, refusal.message);
-    if (principal.identity.type !== 'person') throw new ApiError('people_only', `Only people approve or reject: ${principal.identity.name} is a service account`);
+    assertMayDecideGate(principal);
     if (refusal) throw new ApiError(refusal.refused, refusal.message);
     const outcome: Outcome<GateDecisionResult> = await unlessTemporalUnreachable('pass the decision on', () => workflows.decideGate(runId, decision));
     if (typeof outcome === 'string') {

@@ -8,7 +8,7 @@ import { targetCounts } from '../../domain/deployments/targets';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
 import { toRunListView, toRunView, toTargetDetailView } from './views';
 import type { FindDeployment } from './definitions';
-import { checkTargetServer } from './access';
+import { checkTargetServer } from '../access/gate';
 import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
 

@@ -25,6 +25,10 @@ export async function resolveTargets(deployment: Pick<Deployment, 'organization_
   return ServerModel.find({ organization_id, $or: either }, projection).sort({ _id: 1 }).lean<TargetServer[]>();
 }
 
+/** The servers of the organization a set of targets (a definition being written) would select now, with their tags. */
+export const serversOfDefinition = (organizationId: string, input: { server_id?: string | null; targets?: { server_ids?: string[]; tags?: string[] } | null }) =>
+  resolveTargets({ organization_id: organizationId as never, server_id: (input.server_id ?? null) as never, targets: (input.targets ?? null) as never });
+
 /** "25%" of `total`, rounded the way each side means: up for a batch (at least one), down for failures allowed. */
 const amount = (value: unknown, total: number, round: (n: number) => number): number | null => {
   if (typeof value === 'number') return value;

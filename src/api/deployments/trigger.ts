@@ -1,6 +1,6 @@
 import { actorText } from '../../domain/access/actor';
 import { actorLineOf, actorOf } from '../../domain/tokens/service';
-import { checkRunTargets } from './access';
+import { checkRunTargets } from '../access/gate';
 import { Types } from 'mongoose';
 import { ApiError, notFound, tooMany, unlessTemporalUnreachable } from '../http/errors';
 import { ServerModel } from '../../domain/servers/model';

@@ -1,11 +1,11 @@
 import { Types } from 'mongoose';
 import { z } from 'zod';
-import { mayEverywhere } from '../../domain/access/grants';
 import { coveringAmong, freezesCovering, freezesOf, type Cover, type FreezableServer } from '../../domain/freezes/coverage';
 import type { Freeze } from '../../domain/freezes/model';
 import { actorOf, type Principal } from '../../domain/tokens/service';
 import { ServerModel } from '../../domain/servers/model';
 import { ApiError } from '../http/errors';
+import { assertMayOverrideFreeze } from '../access/gate';
 import { requiredText } from '../http/text';
 
 /** A trigger's or a retry's override of the freezes that cover its servers: a person with role admin, saying why. */
@@ -41,12 +41,6 @@ export function frozenError(found: readonly Cover[], what = 'run'): ApiError {
   );
 }
 
-/** Only a person with role admin for the whole organization overrides a freeze (403 otherwise: `people_only` for a service account). */
-function assertMayOverride(principal: Principal): void {
-  if (principal.identity.type !== 'person') throw new ApiError('people_only', `Only a person overrides a change freeze: ${principal.identity.name} is a service account`);
-  if (!mayEverywhere(principal, 'admin')) throw new ApiError('forbidden', `Overriding a change freeze needs role admin for the whole organization; ${principal.identity.name} has not`);
-}
-
 /**
  * Before anything is stored or started: refuses (409 `frozen`) a run on `servers` while a freeze
  * covers any of them, unless `override` is given by a person allowed to (checked whether or not a
@@ -58,7 +52,7 @@ export async function refuseIfFrozen(
   override?: { reason: string } | null,
   { freezes = freezesOf(principal.organizationId), now = new Date() }: { freezes?: Promise<readonly Freeze[]>; now?: Date } = {},
 ): Promise<FreezeOverride | null> {
-  if (override) assertMayOverride(principal);
+  if (override) assertMayOverrideFreeze(principal);
   const all = await freezes;
   // Most of the time an organization has no freeze at all: then nothing more is looked up.
   if (!all.length) return null;

@@ -9,7 +9,7 @@ import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { Logger } from '../../logger';
 import { actorOfRequest } from '../audit/recorder';
 import { bearerToken, principalOf } from '../http/auth';
-import { ApiError } from '../http/errors';
+import { assertMayUseAgentDoor } from '../access/gate';
 import { loopbackApi } from './loopback';
 import { jsonRpc, jsonRpcEnvelope } from './openapi';
 import { validate } from '../http/validation';
@@ -50,9 +50,7 @@ export function mcpRoutes({ log, secretBox, auditPendingSeconds, publicUrl, vers
   const router = Router();
   router.post('/', async (req: Request, res) => {
     const principal = principalOf(req);
-    if (principal.identity.type !== 'service_account' || !req.headers.authorization) {
-      throw new ApiError('forbidden', 'The MCP endpoint is for agents: call it with the bearer token of a service account (POST /api/v1/service-accounts, then its /tokens)');
-    }
+    assertMayUseAgentDoor(principal, !!req.headers.authorization);
     // A body that is no JSON-RPC message is refused in the API's envelope, before the SDK sees it.
     validate(jsonRpcEnvelope, req.body);
     validate(jsonRpc, req.body);

@@ -8,8 +8,7 @@ import { MigrationPlanModel, type MigrationPlan } from '../../domain/migration-p
 import type { CreateMigrationPlanInput } from './schemas';
 import type { Principal } from '../../domain/tokens/service';
 import type { Action } from '../../domain/access/roles';
-import { deniedServers } from '../../domain/access/grants';
-import { assertOnServers, checkServersOf, readableServerIds } from '../access/gate';
+import { assertOnServers, checkServersOf, readableAmong, readableServerIds } from '../access/gate';
 import { toMigrationPlanListView, toMigrationPlanView } from './views';
 
 const SUMMARY = { title: 1, host: 1, status: 1, fingerprint: 1 } as const;
@@ -48,7 +47,7 @@ export function createMigrationPlanService({ activeConversations }: { activeConv
       const ids = [input.source_server_id, input.target_server_id];
       const inOrganization = await ServerModel.find({ _id: { $in: ids.map((id) => new Types.ObjectId(id)) }, organization_id: organizationId }, { title: 1, tags: 1 }).lean();
       // A server the caller may not read looks like none, as another organization's.
-      const found = inOrganization.filter((server) => deniedServers(principal, 'read', [server]).length === 0);
+      const found = readableAmong(principal, inOrganization);
       const missing = (['source_server_id', 'target_server_id'] as const).filter((field) => !found.some((s) => s._id.toString() === input[field].toLowerCase()));
       if (missing.length) {
         throw new ApiError('validation_failed', 'The request body is invalid', missing.map((path) => ({ path, message: 'No such server' })));

@@ -8,8 +8,7 @@ import type { Principal } from '../../domain/tokens/service';
 import { authenticate, principalOf, refusal, SESSION_COOKIE } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { validate } from '../http/validation';
-import { ACTIONS } from '../../domain/access/roles';
-import { mayAtAll, mayEverywhere } from '../../domain/access/grants';
+import { rightsOf } from '../access/gate';
 import { signInSchema, type SessionView } from './schemas';
 import { oidcRoutes, type SignInSettings } from './oidc-routes';
 import type { Logger } from '../../logger';
@@ -21,8 +20,7 @@ async function sessionView(principal: Principal, session: ConsoleSession, secret
     identity: principal.identity,
     token_name: principal.tokenName,
     scopes: principal.scopes,
-    // `admin` and `audit:read` count for the whole organization only: the pages they open (people, roles, tokens, the audit trail) need that.
-    rights: ACTIONS.filter((action) => (action === 'admin' || action === 'audit:read' ? mayEverywhere(principal, action) : mayAtAll(principal, action))),
+    rights: rightsOf(principal),
     csrf_token: csrfTokenOf(secret),
     idle_seconds: lifetime.idleSeconds,
     expires_at: session.expires_at.toISOString(),

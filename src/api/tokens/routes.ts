@@ -1,17 +1,15 @@
 import { Router } from 'express';
 import type { Types } from 'mongoose';
 import { principalOf } from '../http/auth';
-import { requireEverywhere } from '../access/gate';
-import { mayEverywhere } from '../../domain/access/grants';
+import { assertMayIssueScopes, assertMayRevokeToken, requireEverywhere } from '../access/gate';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { validate } from '../http/validation';
 import { OrganizationModel } from '../../domain/organizations/model';
-import { ApiTokenModel } from '../../domain/tokens/model';
 import { createTokenIn, parseDuration, revokeTokenById, tokensOf, TokenError, type Principal } from '../../domain/tokens/service';
 import { identityRef } from '../../domain/access/identities';
 import { IdentityModel } from '../../domain/access/model';
-import { hasScope, type Scope } from '../../domain/tokens/scopes';
+import type { Scope } from '../../domain/tokens/scopes';
 import { createTokenSchema, type CreateTokenInput } from './schemas';
 import { toTokenView } from './views';
 
@@ -21,8 +19,7 @@ import { toTokenView } from './views';
  */
 export async function issueToken(principal: Principal, identity: { _id: Types.ObjectId; type: string; name: string }, input: CreateTokenInput) {
   const scopes: Scope[] = input.scopes ?? ['admin'];
-  const beyond = scopes.filter((scope) => !hasScope(principal.scopes, scope));
-  if (beyond.length) throw new ApiError('forbidden', `A token may not make a token with scopes its own lacks: ${beyond.join(', ')}`);
+  assertMayIssueScopes(principal, scopes);
   const organization = await OrganizationModel.findById(principal.organizationId, { slug: 1 }).lean();
   if (!organization) throw notFound('Organization');
   try {
@@ -64,8 +61,7 @@ export function tokenRoutes(): Router {
   router.delete('/:id', async (req, res) => {
     const id = parseId(req.params.id as string, 'Token').toString();
     const principal = principalOf(req);
-    // Not an administrator: only their own tokens exist for them.
-    if (!mayEverywhere(principal, 'admin') && !(await ApiTokenModel.exists({ _id: id, identity_id: principal.identity.id }))) throw notFound('Token');
+    await assertMayRevokeToken(principal, id);
     const token = await revokeTokenById(principal.organizationId, id);
     if (!token) throw notFound('Token');
     const [view] = (await tokensOf(principal.organizationId, token.identity_id ?? undefined)).filter((t) => t.id === token.id);

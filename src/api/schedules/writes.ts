@@ -1,0 +1,109 @@
+import type { Actor } from '../../domain/access/actor';
+import { isDuplicateKey } from '../../domain/database';
+import type { Deployment } from '../../domain/deployments/model';
+import { resolveParameters, storeParameters } from '../../domain/deployments/parameters';
+import type { Schedule } from '../../domain/schedules/model';
+import { createSchedule, deleteSchedule, setPaused, updateSchedule, type ScheduleFields } from '../../domain/schedules/store';
+import type { SecretBox } from '../../domain/secrets/secret-box';
+import { normalCron } from '../../domain/time/cron';
+import { actorOf, parseDuration, type Principal } from '../../domain/tokens/service';
+import type { FindDeployment } from '../deployments/definitions';
+import { ApiError, notFound } from '../http/errors';
+import type { ScheduleLookup } from './lookup';
+import { runAsOf } from './run-as';
+import type { CreateScheduleInput, UpdateScheduleInput } from './schemas';
+
+/*
+ * A schedule's changes: create, update, delete, pause and resume, each needing `deployments:write`
+ * on its deployment; the Temporal Schedule is brought to the document after each.
+ */
+
+const timing = (input: { cron?: string; every?: string; catch_up_window?: string; jitter?: string | null }): Partial<ScheduleFields> => ({
+  ...(input.cron !== undefined ? { cron: normalCron(input.cron), every: null, every_seconds: null } : {}),
+  ...(input.every !== undefined ? { every: input.every, every_seconds: parseDuration(input.every), cron: null } : {}),
+  ...(input.catch_up_window !== undefined ? { catch_up_window: input.catch_up_window, catch_up_window_seconds: parseDuration(input.catch_up_window) } : {}),
+  ...(input.jitter !== undefined ? { jitter: input.jitter, jitter_seconds: input.jitter ? parseDuration(input.jitter) : 0 } : {}),
+});
+
+const duplicateName = (name: string) => new ApiError('conflict', `The deployment already has a schedule named "${name}"`);
+
+export function scheduleWrites({ findDeployment, secretBox }: { findDeployment: FindDeployment; secretBox: SecretBox }, { findSchedule, sync, view }: ScheduleLookup) {
+  function parametersOf(principal: Principal, deployment: Deployment, given: Record<string, string>) {
+    const { values, problems } = resolveParameters(deployment.parameters ?? [], given);
+    if (problems.length) throw new ApiError('validation_failed', 'The parameters are invalid', problems.map((p) => ({ ...p, path: `parameters.${p.path}` })));
+    return storeParameters(values.filter((v) => Object.hasOwn(given, v.name)), secretBox, principal.organizationId);
+  }
+
+  return {
+    async create(principal: Principal, deploymentId: string, input: CreateScheduleInput) {
+      const deployment = await findDeployment(principal, deploymentId, 'deployments:write');
+      const run_as = await runAsOf(findDeployment, principal, deployment, input.run_as);
+      const by = actorOf(principal) as Actor;
+      let schedule: Schedule;
+      try {
+        schedule = await createSchedule({
+          organization_id: deployment.organization_id,
+          deployment_id: deployment._id,
+          name: input.name,
+          cron: null,
+          every: null,
+          every_seconds: null,
+          time_zone: input.time_zone,
+          parameters: parametersOf(principal, deployment, input.parameters),
+          overlap: input.overlap,
+          catch_up_window: input.catch_up_window,
+          catch_up_window_seconds: parseDuration(input.catch_up_window),
+          jitter: input.jitter,
+          jitter_seconds: input.jitter ? parseDuration(input.jitter) : 0,
+          note: input.note,
+          ...timing(input),
+          paused: input.paused,
+          run_as,
+          created_by: by,
+        });
+      } catch (error) {
+        if (isDuplicateKey(error)) throw duplicateName(input.name);
+        throw error;
+      }
+      await sync(schedule._id.toString());
+      return view(schedule);
+    },
+
+    async update(principal: Principal, deploymentId: string, scheduleId: string, input: UpdateScheduleInput) {
+      const { deployment, schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:write');
+      const fields: Partial<ScheduleFields> & { run_as?: Actor } = {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.time_zone !== undefined ? { time_zone: input.time_zone } : {}),
+        ...(input.overlap !== undefined ? { overlap: input.overlap } : {}),
+        ...(input.note !== undefined ? { note: input.note } : {}),
+        ...(input.parameters !== undefined ? { parameters: parametersOf(principal, deployment, input.parameters) } : {}),
+        ...(input.run_as !== undefined ? { run_as: await runAsOf(findDeployment, principal, deployment, input.run_as) } : {}),
+        ...timing(input),
+      };
+      let updated: Schedule | null;
+      try {
+        updated = await updateSchedule(schedule._id, fields, actorOf(principal) as Actor);
+      } catch (error) {
+        if (isDuplicateKey(error)) throw duplicateName(input.name!);
+        throw error;
+      }
+      if (!updated) throw notFound('Schedule');
+      await sync(scheduleId);
+      return view(updated);
+    },
+
+    async remove(principal: Principal, deploymentId: string, scheduleId: string) {
+      const { schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:write');
+      await deleteSchedule(schedule._id);
+      await sync(scheduleId);
+    },
+
+    async setPaused(principal: Principal, deploymentId: string, scheduleId: string, paused: boolean, note: string | null) {
+      const { schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:write');
+      const changed = await setPaused(schedule._id, paused, actorOf(principal) as Actor, note);
+      if (!changed) throw notFound('Schedule');
+      await sync(scheduleId);
+      return view(changed);
+    },
+  };
+}
