@@ -196,7 +196,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
       cleanups.push(periodically(options.singletonsEveryMs ?? 60_000, singletons, singletonsFailed, { now: false }));
       cleanups.push(startQueueSweeper(workflows, log, options.queueSweepMs));
       // Temporal Schedules reconciled with their documents at start (and every few minutes); skipped ticks accounted for.
-      cleanups.push(startScheduleSweeper(workflows, log, countTick, options.scheduleSweepMs));
+      cleanups.push(startScheduleSweeper(workflows, log, countTick, options.scheduleSweepMs ?? config.schedules.sweepSeconds * 1000, config.schedules.accountingGraceSeconds * 1000));
       composed.lines.push(`  worker      task queue "${config.temporal.taskQueue}"`);
       composed.lines.push(`  planner     ${options.planner ? options.planner.name : describePlanner(config.planner)}`);
       log.info({ address: sdkMetricsAddress }, 'Temporal SDK metrics served (appended to /metrics)');
@@ -225,7 +225,7 @@ export async function compose(config: Readonly<Config>, role: Role, services: Se
         http: config.http,
         servers: createServerService({ secretBox, workflows }),
         deployments,
-        schedules: createScheduleService({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log, countTick }),
+        schedules: createScheduleService({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log, countTick, minIntervalSeconds: config.schedules.minIntervalSeconds }),
         conversations: createConversationService({ workflows }),
         freezes: createFreezeService({ workflows: workflows.runs, log }),
         migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
