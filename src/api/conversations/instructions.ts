@@ -1,5 +1,5 @@
-import { actorText } from '../../domain/access/actor';
-import { actorLineOf, actorOf } from '../../domain/tokens/service';
+import { createdByText } from '../../domain/access/actor';
+import { actorLineOf, actorOf, recordedByOf } from '../../domain/tokens/service';
 import { Types } from 'mongoose';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { MigrationPlanModel } from '../../domain/migration-plans/model';
@@ -49,13 +49,13 @@ export function conversationInstructions({ workflows, reads }: { workflows: Work
         id: conversation._id.toString(),
         organizationId: conversation.organization_id.toString(),
         serverId: conversation.server_id.toString(),
-        actor: actorText(conversation.actor, conversation.created_by),
+        actor: createdByText(conversation),
         messageId: messageId.toString(),
         summary: `"${clip(instruction, 80)}" on ${server?.title ?? conversation.server_id.toString()}`,
         details: [
           `**Conversation** ${conversation._id.toString()} about a ${conversation.chatable_type.replace('_', ' ')} (${conversation.chatable_id.toString()})`,
           `**Server** ${server?.title ?? ''} (${conversation.server_id.toString()})`,
-          `**Started by** ${actorText(conversation.actor, conversation.created_by)}`,
+          `**Started by** ${createdByText(conversation)}`,
         ].join('\n\n'),
       });
     });
@@ -74,7 +74,7 @@ export function conversationInstructions({ workflows, reads }: { workflows: Work
         ...servers,
         require_approval: input.require_approval,
         agent,
-        created_by: principal.tokenName ?? actorLineOf(principal),
+        created_by: recordedByOf(principal),
         actor: actorOf(principal),
         message: { _id: messageId, text: input.message, sent_by: actorLineOf(principal), ...(input.commands ? { commands: input.commands } : {}) },
       });

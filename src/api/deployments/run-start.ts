@@ -1,4 +1,4 @@
-import { actorText } from '../../domain/access/actor';
+import { triggeredByText } from '../../domain/access/actor';
 import { unlessTemporalUnreachable } from '../http/errors';
 import type { Logger } from '../../logger';
 import type { WorkflowGateway } from '../../domain/temporal/client';
@@ -19,7 +19,7 @@ export function runStarter({ workflows, log }: { workflows: WorkflowGateway; log
     unlessTemporalUnreachable('queue the run', () =>
       run.fleet
         ? workflows.runs.startFleet(
-            { runId: run._id.toString(), organizationId, deploymentId: deployment._id.toString(), deploymentName: deployment.name, triggeredBy: actorText(run.actor, run.triggered_by) },
+            { runId: run._id.toString(), organizationId, deploymentId: deployment._id.toString(), deploymentName: deployment.name, triggeredBy: triggeredByText(run) },
             run.fleet.total,
           )
         : workflows.queues.wake(String(run.server_id), organizationId, run._id.toString()),

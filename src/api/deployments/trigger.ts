@@ -1,4 +1,4 @@
-import { actorLineOf, actorOf } from '../../domain/tokens/service';
+import { actorOf, recordedByOf } from '../../domain/tokens/service';
 import { Types } from 'mongoose';
 import { ApiError, tooMany } from '../http/errors';
 import type { Logger } from '../../logger';
@@ -26,7 +26,7 @@ const runIdentity = (principal: Principal, deployment: Deployment, idempotencyKe
   schedule: origin?.schedule ?? null,
   organization_id: new Types.ObjectId(principal.organizationId),
   deployment_id: deployment._id,
-  triggered_by: principal.tokenName ?? actorLineOf(principal),
+  triggered_by: recordedByOf(principal),
   token_id: principal.tokenId ? new Types.ObjectId(principal.tokenId) : null,
   actor: actorOf(principal),
   idempotency_key: idempotencyKey ?? null,

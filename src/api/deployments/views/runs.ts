@@ -1,5 +1,5 @@
 /* The views of a run: on its own (steps with output, targets), in a run list, and a trigger's answer. */
-import { actorText, actorView } from '../../../domain/access/actor';
+import { actorView, triggeredByText } from '../../../domain/access/actor';
 import { actorSchema } from '../../access/views';
 import { z } from 'zod';
 import { iso } from '../../../domain/timestamps';
@@ -24,11 +24,13 @@ export const runSchema = z
       .nullable()
       .describe('A fleet run’s strategy, resolved against its targets; null for a one-server run'),
     summary: runSummarySchema,
-    triggered_by: z.string().describe('Who triggered it: "alice (person)", "ci-web (service account)", "schedule nightly as ci-nightly (service account)" (runs of an older version: "API token: <token name>")'),
+    triggered_by: z
+      .string()
+      .describe('Who triggered it: "API token: <token name>" with a bearer token (a person’s, a service account’s, an AI agent’s), "alice (person)" from a console session, "schedule nightly as ci-nightly (service account)" from a schedule’s tick; `actor` says which identity'),
     trigger: z
       .object({ type: z.enum(['person', 'service_account', 'schedule', 'token']), schedule_id: z.string().nullable(), name: z.string(), scheduled_at: timestampSchema.nullable() })
       .describe('What triggered it, structured: a person, a service account, or a schedule (its id, its name and the tick’s due time); "token" for runs of an older version'),
-    actor: actorSchema.nullable().describe('The identity and token that triggered it (null on runs of an older version)'),
+    actor: actorSchema.nullable().describe('The identity that triggered it, and the token it used (null on runs of a version before identities)'),
     cancelled_by: actorSchema.nullable().describe('Who asked for its cancel; null unless cancelled by a request'),
     plan_hash: z.string().nullable().describe('The hash of its plan when it was triggered (as POST /plan computes it); null for runs of an older version'),
     gate: runGateSchema.nullable().describe('The approval gate it waits at (status awaiting_approval), or the last one it passed or failed at; null when it met none'),
@@ -103,7 +105,7 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     parameters: maskedParameters(r.parameters),
     strategy: r.fleet ? { batch_size: r.fleet.batch_size, max_failures: r.fleet.max_failures, batches: r.fleet.batches } : null,
     summary: toSummary(counts),
-    triggered_by: r.schedule ? `schedule ${r.schedule.name} as ${actorText(r.actor, r.triggered_by)}` : actorText(r.actor, r.triggered_by),
+    triggered_by: triggeredByText(r),
     trigger: r.schedule
       ? { type: 'schedule' as const, schedule_id: r.schedule.id.toString(), name: r.schedule.name, scheduled_at: r.schedule.scheduled_at.toISOString() }
       : { type: (r.actor?.type as 'person' | 'service_account' | undefined) ?? ('token' as const), schedule_id: null, name: r.actor?.name ?? r.triggered_by, scheduled_at: null },
