@@ -1,4 +1,4 @@
-import { actorText } from '../domain/access/actor';
+import { triggeredByText } from '../domain/access/actor';
 import type { Types } from 'mongoose';
 import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../domain/contracts/workflow-ids';
 import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel } from '../domain/deployments/model';
@@ -47,7 +47,7 @@ export async function startQueuedFleetRuns(workflows: WorkflowGateway, { stalled
         organizationId: run.organization_id.toString(),
         deploymentId: run.deployment_id.toString(),
         deploymentName: deployment?.name ?? '(deleted)',
-        triggeredBy: actorText(run.actor, run.triggered_by),
+        triggeredBy: triggeredByText(run),
       },
       run.fleet!.total,
     );

@@ -1,6 +1,7 @@
 import { Types } from 'mongoose';
 import type { Actor } from '../access/actor';
-import { actorText } from '../access/actor';
+import { actorLine, triggeredByText } from '../access/actor';
+import { ApiTokenModel } from '../tokens/model';
 import type { QueuedRun } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { placeOne } from '../run-queue';
@@ -25,6 +26,13 @@ export interface RollbackPlan {
   touched: number;
 }
 
+/** What a rollback run stores as triggered by (as a trigger does): its requester's token's name or line, or without one the run's own. */
+async function recordedBy(run: DeploymentRun, requestedBy: Actor | null): Promise<string> {
+  if (!requestedBy) return run.triggered_by;
+  const token = requestedBy.token_id ? await ApiTokenModel.findById(requestedBy.token_id, { name: 1 }).lean() : null;
+  return token?.name ?? actorLine(requestedBy);
+}
+
 /**
  * The rollback of a fleet run that has one: its rollback runs created (once: a repeat finds them)
  * and its `rollback` block started. Null when the run has no rollback steps or touched no server.
@@ -42,6 +50,7 @@ export async function prepareRollback(runId: string, reason: string, requestedBy
       asChange({ $set: { rollback: { status: 'running', reason, requested_by: requestedBy, touched: touched.length, succeeded: 0, failed: 0, summary: null, started_at: new Date(), completed_at: null } } }),
     );
     if (started.modifiedCount) {
+      const triggeredBy = await recordedBy(run, requestedBy);
       for (const target of touched) {
         const place = await placeOne(target.server_id!, run.organization_id.toString());
         // The actor goes in as the trigger's does (stored as given; NewRun names what every run has).
@@ -51,7 +60,7 @@ export async function prepareRollback(runId: string, reason: string, requestedBy
           server_id: target.server_id!,
           server_title: target.server_title,
           server_host: target.server_host,
-          triggered_by: run.triggered_by,
+          triggered_by: triggeredBy,
           token_id: run.token_id ?? null,
           idempotency_key: null,
           // A server no longer runnable keeps no place: its rollback fails unrun, saying why.
@@ -78,7 +87,7 @@ export async function prepareRollback(runId: string, reason: string, requestedBy
         deploymentId: rollback.deployment_id.toString(),
         serverId: String(rollback.server_id),
         deploymentName: `${deployment?.name ?? '(deleted)'} rollback`,
-        triggeredBy: actorText(rollback.actor, rollback.triggered_by),
+        triggeredBy: triggeredByText(rollback),
         serverTitle: rollback.server_title ?? String(rollback.server_id),
         ...(rollback.queue_seq !== null && rollback.queue_seq !== undefined ? { place: rollback.queue_seq } : {}),
       },

@@ -1,5 +1,5 @@
 import type { ClientSession, Types } from 'mongoose';
-import { actorText, actorView } from '../access/actor';
+import { actorView, triggeredByText } from '../access/actor';
 import { DeploymentModel, DeploymentRunModel } from '../deployments/model';
 import { ServerModel } from '../servers/model';
 import { recordEvent, type EventType } from './outbox';
@@ -62,7 +62,7 @@ export async function recordRunEvent(runId: RunId, type: EventType, { session, k
           status: run.status,
           error: run.error ?? null,
           actor: actorView(run.actor),
-          triggered_by: actorText(run.actor, run.triggered_by),
+          triggered_by: triggeredByText(run),
           started_at: run.started_at?.toISOString() ?? null,
           completed_at: run.completed_at?.toISOString() ?? null,
           retry_of: run.retry_of?.toString() ?? null,
