@@ -1,8 +1,8 @@
-import { NAME, PATH, serviceActionPattern } from './phrases';
+import { NAME, PATH } from './phrases';
 import { always, type Intent } from './intent';
 import { deleteFiles, dirSize, freeSpaceIn, grepFile, largestFiles, listDir, showFile, tailFile } from './file-steps';
 import { installPackage, packageInstalled, removePackage, updatePackages, upgradable } from './package-steps';
-import { serviceAction, serviceActive, serviceErrors, serviceLogs, serviceStatus } from './service-steps';
+import { serviceActive, serviceErrors, serviceIntent, serviceLogs, serviceStatus } from './service-steps';
 import { checkUrl, killProcess, pingHost, portOwner, processesNamed, processUsage, reboot, resolveHost, topCpu, topMemory } from './system-steps';
 
 /* The built-in planner's catalogue: what each kind of request looks like, and the step it becomes (built in file-, service-, package- and system-steps.ts). */
@@ -143,36 +143,12 @@ export const INTENTS: Intent[] = [
     pattern: new RegExp(`\\b(?:uninstall|remove)\\s+(?:the\\s+)?(?:package\\s+)?${NAME}`, 'i'),
     build: removePackage,
   },
-  {
-    id: 'service_restart', label: 'restart a service', risk: 'change',
-    pattern: serviceActionPattern('restart|bounce'),
-    build: serviceAction('restart'),
-  },
-  {
-    id: 'service_reload', label: 'reload a service', risk: 'change',
-    pattern: serviceActionPattern('reload'),
-    build: serviceAction('reload'),
-  },
-  {
-    id: 'service_start', label: 'start a service', risk: 'change',
-    pattern: serviceActionPattern('start'),
-    build: serviceAction('start'),
-  },
-  {
-    id: 'service_stop', label: 'stop a service', risk: 'change',
-    pattern: serviceActionPattern('stop'),
-    build: serviceAction('stop'),
-  },
-  {
-    id: 'service_enable', label: 'enable a service', risk: 'change',
-    pattern: serviceActionPattern('enable'),
-    build: serviceAction('enable'),
-  },
-  {
-    id: 'service_disable', label: 'disable a service', risk: 'change',
-    pattern: serviceActionPattern('disable'),
-    build: serviceAction('disable'),
-  },
+  serviceIntent('restart', 'restart|bounce'),
+  serviceIntent('reload', 'reload'),
+  serviceIntent('start', 'start'),
+  serviceIntent('stop', 'stop'),
+  serviceIntent('enable', 'enable'),
+  serviceIntent('disable', 'disable'),
   {
     id: 'service_active', label: 'check that a service runs', risk: 'read',
     pattern: new RegExp(`\\b(?:check|verify|confirm|make\\s+sure|ensure)\\s+(?:that\\s+)?(?:the\\s+)?(?:service\\s+)?${NAME}\\s+(?:service\\s+)?(?:is\\s+)?(?:running|runs|up|active|alive|started)\\b`, 'i'),

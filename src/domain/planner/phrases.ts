@@ -8,6 +8,3 @@ export const trimSentenceEnd = (value: string) => {
   while (trimmed.endsWith(')') && trimmed.split('(').length < trimmed.split(')').length) trimmed = trimmed.slice(0, -1);
   return trimmed;
 };
-
-/** A service action said with one of its verbs ("restart|bounce"): "restart the nginx service", "bounce nginx". */
-export const serviceActionPattern = (verbs: string) => new RegExp(`\\b(?:${verbs})\\s+(?:the\\s+)?(?:service\\s+)?${NAME}(?:\\s+service)?\\b`, 'i');

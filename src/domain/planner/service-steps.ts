@@ -1,12 +1,13 @@
 import { logsHaveTimes, serviceCommand, serviceLogCommand } from './os-family';
+import { NAME } from './phrases';
 import { shellQuote as q } from '../shell';
 import type { ServerContext } from './types';
 import { SERVICE_WORDS, serviceName, timeWindow, wanted } from './clause';
-import type { IntentStep, StepBuilder } from './intent';
+import type { Intent, IntentStep, StepBuilder } from './intent';
 
-/* The steps of the intents about services and their logs; each reads the groups its pattern in intents.ts captures. */
+/* The steps of the intents about services and their logs (each reads the groups its pattern in intents.ts captures), and the intents of service actions. */
 
-export type ServiceAction = 'start' | 'stop' | 'restart' | 'reload' | 'enable' | 'disable';
+type ServiceAction = 'start' | 'stop' | 'restart' | 'reload' | 'enable' | 'disable';
 
 /** A log step's title and command, with the time window asked for when the server's log has times (else the title says it is not applied). */
 function logStep(server: ServerContext, service: string | null, errorsOnly: boolean, clause: string, fallback: number): IntentStep {
@@ -19,13 +20,19 @@ function logStep(server: ServerContext, service: string | null, errorsOnly: bool
   return { title: `Last ${lines} ${what}${when}`, command };
 }
 
-/** service_<action>: m[1] the service (or the one named before). */
-export const serviceAction =
-  (action: ServiceAction): StepBuilder =>
-  (m, server, memory) => {
-    const name = serviceName(m[1], memory);
-    return name ? { title: `${action[0]!.toUpperCase()}${action.slice(1)} ${name}`, command: serviceCommand(server, action, q(name)) } : null;
+/** The intent of a service action said with one of its verbs ("restart|bounce"): m[1] the service (or the one named before). */
+export function serviceIntent(action: ServiceAction, verbs: string): Intent {
+  return {
+    id: `service_${action}`,
+    label: `${action} a service`,
+    risk: 'change',
+    pattern: new RegExp(`\\b(?:${verbs})\\s+(?:the\\s+)?(?:service\\s+)?${NAME}(?:\\s+service)?\\b`, 'i'),
+    build: (m, server, memory) => {
+      const name = serviceName(m[1], memory);
+      return name ? { title: `${action[0]!.toUpperCase()}${action.slice(1)} ${name}`, command: serviceCommand(server, action, q(name)) } : null;
+    },
   };
+}
 
 /** service_errors: m[1] the service, when said. */
 export const serviceErrors: StepBuilder = (m, server, memory, clause) => {
