@@ -10,7 +10,7 @@ import { bookkeeping, execution, planning, transfers, type ConversationStore } f
  */
 
 /** One conversation's workflow as it goes: what its steps and its instructions share. */
-export interface ConversationRun {
+export interface ConversationState {
   conversationId: string;
   organizationId: string;
   store: ConversationStore;
@@ -25,8 +25,8 @@ export interface ConversationRun {
 /** How an instruction ended; `step` is the index of the step that ended it (failed, refused or rejected). */
 export type MessageOutcome = { status: 'completed' } | { status: 'failed' | 'rejected'; step?: number };
 
-export async function runSteps(run: ConversationRun, messageId: string, steps: PlannedStepRef[], replans = 0): Promise<MessageOutcome> {
-  const { conversationId } = run;
+export async function runSteps(conversation: ConversationState, messageId: string, steps: PlannedStepRef[], replans = 0): Promise<MessageOutcome> {
+  const { conversationId } = conversation;
   // Nothing of an instruction runs if the policy refuses any part of it.
   const refused = steps.find((step) => step.refused);
   if (refused) {
@@ -35,18 +35,18 @@ export async function runSteps(run: ConversationRun, messageId: string, steps: P
   }
   for (const [position, step] of steps.entries()) {
     const where = `${position + 1}/${steps.length} ${step.title ?? `#${step.index + 1}`}`;
-    if (step.needsApproval && !(await approved(run, step, where))) return { status: 'rejected', step: step.index };
+    if (step.needsApproval && !(await approved(conversation, step, where))) return { status: 'rejected', step: step.index };
     setCurrentDetails(`step ${where} running`);
-    const succeeded = await ranToSuccess(run, step);
-    run.stepsRun += 1;
-    if (!succeeded) return afterFailure(run, messageId, step, replans);
+    const succeeded = await ranToSuccess(conversation, step);
+    conversation.stepsRun += 1;
+    if (!succeeded) return afterFailure(conversation, messageId, step, replans);
   }
   return { status: 'completed' };
 }
 
 /** Waits for a person's decision on the step and records it; a rejection closes the instruction's other steps. */
-async function approved(run: ConversationRun, step: PlannedStepRef, where: string): Promise<boolean> {
-  const { conversationId, store, decisions } = run;
+async function approved(conversation: ConversationState, step: PlannedStepRef, where: string): Promise<boolean> {
+  const { conversationId, store, decisions } = conversation;
   setCurrentDetails(`step ${where}: waiting for a person's approval`);
   await store.setStatus({ conversationId, status: 'awaiting_approval' });
   await condition(() => decisions.has(step.stepId));
@@ -61,18 +61,18 @@ async function approved(run: ConversationRun, step: PlannedStepRef, where: strin
 }
 
 /** Runs the step; a server that could not be reached or refused us fails it. */
-async function ranToSuccess(run: ConversationRun, step: PlannedStepRef): Promise<boolean> {
+async function ranToSuccess(conversation: ConversationState, step: PlannedStepRef): Promise<boolean> {
   try {
-    return (await runStep(run, step)).status === 'success';
+    return (await runStep(conversation, step)).status === 'success';
   } catch (error) {
     if (isCancellation(error)) throw error;
-    await run.store.failStep({ conversationId: run.conversationId, index: step.index, message: messageOf(error) });
+    await conversation.store.failStep({ conversationId: conversation.conversationId, index: step.index, message: messageOf(error) });
     return false;
   }
 }
 
 // Each step's activity is named after the step in the Temporal UI.
-const runStep = ({ conversationId, organizationId }: ConversationRun, step: PlannedStepRef) =>
+const runStep = ({ conversationId, organizationId }: ConversationState, step: PlannedStepRef) =>
   // A step planned before transfers existed has no sourceServerId at all: a command.
   step.sourceServerId
     ? transfers.runTransferStep.executeWithOptions({ summary: step.title }, [
@@ -81,12 +81,12 @@ const runStep = ({ conversationId, organizationId }: ConversationRun, step: Plan
     : execution.runConversationStep.executeWithOptions({ summary: step.title }, [{ conversationId, organizationId, stepId: step.stepId, index: step.index, serverId: step.serverId }]);
 
 /** After a failed step: a planner that can re-plan is asked for another way, a bounded number of times; else the instruction fails. */
-async function afterFailure(run: ConversationRun, messageId: string, step: PlannedStepRef, replans: number): Promise<MessageOutcome> {
+async function afterFailure(conversation: ConversationState, messageId: string, step: PlannedStepRef, replans: number): Promise<MessageOutcome> {
   if (isPatched(PATCHES.replanAfterFailure)) {
-    const next = await replan(run.conversationId, messageId, step.stepId, replans + 1);
-    if (next.ok) return runSteps(run, messageId, next.steps, replans + 1);
+    const next = await replan(conversation.conversationId, messageId, step.stepId, replans + 1);
+    if (next.ok) return runSteps(conversation, messageId, next.steps, replans + 1);
   }
-  await bookkeeping.closeOpenSteps({ conversationId: run.conversationId, reason: 'Not run: an earlier step failed.' });
+  await bookkeeping.closeOpenSteps({ conversationId: conversation.conversationId, reason: 'Not run: an earlier step failed.' });
   return { status: 'failed', step: step.index };
 }
 

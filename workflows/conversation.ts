@@ -16,7 +16,7 @@ import { type ConversationInput, type ConversationResult, type StepDecision } fr
 import { failure } from '../src/domain/contracts/failure-types';
 import { endsAsItsOutcome, messageOf, RECORDED_WITHOUT_RESULT } from './failures';
 import { bookkeeping, conversationStore, planning } from './conversation-activities';
-import { runSteps, type ConversationRun, type MessageOutcome } from './conversation-steps';
+import { runSteps, type ConversationState, type MessageOutcome } from './conversation-steps';
 
 export const messageSignal = defineSignal<[{ messageId: string }]>(CONVERSATION_MESSAGE_SIGNAL);
 /** A person's decision on a step: an update, so a second decision on the same step is refused at once. */
@@ -29,40 +29,40 @@ export const decisionUpdate = defineUpdate<void, [StepDecision]>(STEP_DECISION_U
  * workflow stops the running command. Idle, it ends; a follow-up starts it again (signal-with-start).
  */
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationResult> {
-  const run = listening(input);
-  const { conversationId } = run;
+  const conversation = listening(input);
+  const { conversationId } = conversation;
   let finished = false;
   try {
     for (;;) {
-      const outcome = await answerInbox(run, input);
+      const outcome = await answerInbox(conversation, input);
       if (outcome.status === 'rejected') {
-        const error = await run.store.finish({ conversationId, status: 'cancelled', failedStep: outcome.step });
+        const error = await conversation.store.finish({ conversationId, status: 'cancelled', failedStep: outcome.step });
         finished = true;
         return await endRejected(error);
       }
-      const error = await run.store.finish({ conversationId, status: outcome.status, failedStep: outcome.status === 'completed' ? undefined : outcome.step });
+      const error = await conversation.store.finish({ conversationId, status: outcome.status, failedStep: outcome.status === 'completed' ? undefined : outcome.step });
       // A follow-up that arrived while finishing is this run's to plan.
       await condition(allHandlersFinished);
-      if (run.inbox.length) continue;
+      if (conversation.inbox.length) continue;
       if (outcome.status === 'failed') {
         setCurrentDetails(`failed: ${error}`);
         if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
         throw failure('ConversationFailed', error ?? 'The instruction failed', { details: [{ step: outcome.step ?? null }] });
       }
-      setCurrentDetails(`completed: ${run.instructions} instruction(s), ${run.stepsRun} step(s) run`);
-      return { status: 'completed', instructions: run.instructions, steps_run: run.stepsRun };
+      setCurrentDetails(`completed: ${conversation.instructions} instruction(s), ${conversation.stepsRun} step(s) run`);
+      return { status: 'completed', instructions: conversation.instructions, steps_run: conversation.stepsRun };
     }
   } catch (error) {
     if (!isCancellation(error) || finished) throw error;
-    return endCancelled(run, error);
+    return endCancelled(conversation, error);
   }
 }
 
 /** The conversation's state, with follow-ups and people's decisions taken in as they arrive. */
-function listening(input: ConversationInput): ConversationRun {
+function listening(input: ConversationInput): ConversationState {
   const { conversationId, organizationId } = input;
-  const run: ConversationRun = { conversationId, organizationId, store: conversationStore(), inbox: [...input.inbox], decisions: new Map(), instructions: 0, stepsRun: 0 };
-  const { inbox, decisions } = run;
+  const conversation: ConversationState = { conversationId, organizationId, store: conversationStore(), inbox: [...input.inbox], decisions: new Map(), instructions: 0, stepsRun: 0 };
+  const { inbox, decisions } = conversation;
   setHandler(messageSignal, ({ messageId }) => {
     if (!inbox.includes(messageId)) inbox.push(messageId);
   });
@@ -77,20 +77,20 @@ function listening(input: ConversationInput): ConversationRun {
       },
     },
   );
-  return run;
+  return conversation;
 }
 
 /** Plans and runs each instruction of the inbox in turn, until it is empty or one is rejected: how the last one ended. */
-async function answerInbox(run: ConversationRun, input: ConversationInput): Promise<MessageOutcome> {
-  const { inbox } = run;
+async function answerInbox(conversation: ConversationState, input: ConversationInput): Promise<MessageOutcome> {
+  const { inbox } = conversation;
   let outcome: MessageOutcome = { status: 'completed' };
   while (inbox.length) {
     const messageId = inbox[0]!;
     setCurrentDetails('planning an instruction');
-    const planned = await plan(run.conversationId, messageId);
+    const planned = await plan(conversation.conversationId, messageId);
     inbox.shift();
-    run.instructions += 1;
-    outcome = planned.ok ? await runSteps(run, messageId, planned.steps) : { status: 'failed' };
+    conversation.instructions += 1;
+    outcome = planned.ok ? await runSteps(conversation, messageId, planned.steps) : { status: 'failed' };
     if (outcome.status === 'rejected') break;
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
@@ -121,7 +121,7 @@ async function endRejected(error: string | null): Promise<ConversationResult> {
 }
 
 /** The workflow was cancelled: its open steps are closed and the conversation ends cancelled, whatever cancels the rest. */
-async function endCancelled({ conversationId, store }: ConversationRun, error: unknown): Promise<ConversationResult> {
+async function endCancelled({ conversationId, store }: ConversationState, error: unknown): Promise<ConversationResult> {
   await CancellationScope.nonCancellable(async () => {
     await bookkeeping.closeOpenSteps({ conversationId, reason: 'Cancelled.' });
     await store.finish({ conversationId, status: 'cancelled', error: 'Cancelled' });
