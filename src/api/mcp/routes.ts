@@ -13,7 +13,7 @@ import { assertMayUseAgentDoor } from '../access/gate';
 import { loopbackApi } from './loopback';
 import { jsonRpc, jsonRpcEnvelope } from './openapi';
 import { validate } from '../http/validation';
-import { createBosunMcpServer } from './tools';
+import { createBosunMcpServer } from './server';
 
 /** The header `bosun mcp` sends: its calls come from a process an MCP client spawned (stdio). */
 export const TRANSPORT_HEADER = 'x-bosun-mcp-transport';
