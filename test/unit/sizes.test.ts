@@ -17,14 +17,8 @@ const DATA_TABLES: Record<string, string> = {};
 
 /** Today's offenders, by file (and function): being split in issue 35. Emptied once those splits are merged. */
 const KNOWN_OVER = new Set([
-  'src/api/deployments/views.ts',
   'src/console/app/pages/conversations.tsx',
-  'src/domain/deployments/model.ts',
   'activities/step-execution.ts',
-  'src/api/conversations/service.ts createConversationService',
-  'src/api/deployments/trigger.ts runTriggers',
-  'src/api/realtime/server.ts attachRealtime',
-  'src/api/schedules/service.ts createScheduleService',
   'src/cli/access.ts accessCommands',
   'src/cli/schedules.ts scheduleCommands',
   'src/compose.ts compose',
