@@ -1,7 +1,7 @@
 import { Redactor } from '../execution/output';
 import type { CommandPurpose, CommandRecorder } from '../ssh/exec';
 import { sha256 } from './chain';
-import { recordIntent, recordOutcome, systemActor } from './outbox';
+import { recordIntent, recordOutcome, systemActor } from './pending-entries';
 
 /** What a command's entry says about where it ran and for what. */
 export interface CommandContext {
