@@ -47,56 +47,79 @@ class ReceiverRefused extends Error {
   override name = 'NotificationNotDelivered';
 }
 
+/**
+ * Every undispatched event given its deliveries (PARALLEL at a time: each makes its own, in its own
+ * transaction), then every delivery not yet queued handed to its subject's workflow: subjects in
+ * parallel, each subject's deliveries one after another, oldest event first (their order there is
+ * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
+ */
+async function drainOnce(context: Context): Promise<number> {
+  let handled = 0;
+  for (;;) {
+    const events = await deliveries.undispatchedEvents(BATCH);
+    await inParallel(events, async (event) => {
+      await deliveries.dispatchEvent(event);
+      context.heartbeat();
+    });
+    handled += events.length;
+    if (events.length < BATCH) break;
+  }
+  for (;;) {
+    const queued = await deliveries.unqueuedDeliveries(BATCH);
+    const bySubject = new Map<string, typeof queued>();
+    for (const ref of queued) {
+      const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
+      bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
+    }
+    await inParallel([...bySubject], async ([workflowId, refs]) => {
+      for (const ref of refs) {
+        await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
+          workflowId,
+          taskQueue: context.info.taskQueue,
+          args: [{ channelId: ref.channelId, subject: ref.subject }],
+          signal: DELIVER_SIGNAL,
+          signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
+          staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
+        });
+        await deliveries.markQueued(ref.deliveryId, ref.round);
+        context.heartbeat();
+      }
+    });
+    handled += queued.length;
+    if (queued.length < BATCH) break;
+  }
+  return handled;
+}
+
+async function organizationSlug(id: unknown) {
+  return (await OrganizationModel.findById(id, { slug: 1 }).lean())?.slug ?? null;
+}
+
+type ToSend = NonNullable<Awaited<ReturnType<typeof deliveries.deliveryToSend>>>;
+
+/**
+ * The event posted to its channel's receiver (an allowed address only), signed with the channel's
+ * secret under the delivery's webhook-id: the receiver's answer. Throws AddressRefused.
+ */
+async function postDelivery(
+  { secretBox, consoleUrl }: Pick<NotificationActivityDeps, 'secretBox' | 'consoleUrl'>,
+  { deliveryId, channel, event, at }: { deliveryId: string; channel: NonNullable<ToSend['channel']>; event: NonNullable<ToSend['event']>; at: Date },
+): Promise<Answer> {
+  const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
+  const url = channelUrl(channel, secretBox);
+  const [address] = await allowedAddresses(url, refuse_private_addresses);
+  const payload = event.payload as Record<string, unknown>;
+  const base = consoleUrl?.();
+  const console_url = typeof payload.console_path === 'string' && base ? `${base}${payload.console_path}` : null;
+  const { console_path: _path, ...fields } = payload;
+  const message = { id: event._id.toString(), ...fields, type: event.type, at: event.at.toISOString(), organization: { id: event.organization_id.toString(), slug: await organizationSlug(event.organization_id) }, console_url };
+  const body = JSON.stringify(channel.type === 'slack' ? slackMessage(message) : message);
+  const headers = signedHeaders(channelSecret(channel, secretBox), `msg_${deliveryId}`, body, at);
+  return post({ url, address: address!, body, headers });
+}
+
 export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics }: NotificationActivityDeps) {
   const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
-
-  /**
-   * Every undispatched event given its deliveries (PARALLEL at a time: each makes its own, in its own
-   * transaction), then every delivery not yet queued handed to its subject's workflow: subjects in
-   * parallel, each subject's deliveries one after another, oldest event first (their order there is
-   * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
-   */
-  async function drainOnce(context: Context): Promise<number> {
-    let handled = 0;
-    for (;;) {
-      const events = await deliveries.undispatchedEvents(BATCH);
-      await inParallel(events, async (event) => {
-        await deliveries.dispatchEvent(event);
-        context.heartbeat();
-      });
-      handled += events.length;
-      if (events.length < BATCH) break;
-    }
-    for (;;) {
-      const queued = await deliveries.unqueuedDeliveries(BATCH);
-      const bySubject = new Map<string, typeof queued>();
-      for (const ref of queued) {
-        const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
-        bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
-      }
-      await inParallel([...bySubject], async ([workflowId, refs]) => {
-        for (const ref of refs) {
-          await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
-            workflowId,
-            taskQueue: context.info.taskQueue,
-            args: [{ channelId: ref.channelId, subject: ref.subject }],
-            signal: DELIVER_SIGNAL,
-            signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
-            staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
-          });
-          await deliveries.markQueued(ref.deliveryId, ref.round);
-          context.heartbeat();
-        }
-      });
-      handled += queued.length;
-      if (queued.length < BATCH) break;
-    }
-    return handled;
-  }
-
-  async function organizationSlug(id: unknown) {
-    return (await OrganizationModel.findById(id, { slug: 1 }).lean())?.slug ?? null;
-  }
 
   return {
     /**
@@ -151,17 +174,7 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       const nextAttemptAt = () => (elapsed + retryDelaySeconds(attemptNo) < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + retryDelaySeconds(attemptNo) * 1000) : null);
       let answer: Answer | undefined;
       try {
-        const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
-        const url = channelUrl(channel, secretBox);
-        const [address] = await allowedAddresses(url, refuse_private_addresses);
-        const payload = event.payload as Record<string, unknown>;
-        const base = consoleUrl?.();
-        const console_url = typeof payload.console_path === 'string' && base ? `${base}${payload.console_path}` : null;
-        const { console_path: _path, ...fields } = payload;
-        const message = { id: event._id.toString(), ...fields, type: event.type, at: event.at.toISOString(), organization: { id: event.organization_id.toString(), slug: await organizationSlug(event.organization_id) }, console_url };
-        const body = JSON.stringify(channel.type === 'slack' ? slackMessage(message) : message);
-        const headers = signedHeaders(channelSecret(channel, secretBox), `msg_${deliveryId}`, body, at);
-        answer = await post({ url, address: address!, body, headers });
+        answer = await postDelivery({ secretBox, consoleUrl }, { deliveryId, channel, event, at });
       } catch (error) {
         const refused = error instanceof AddressRefused;
         const reason = refused ? error.message : `no answer: ${(error as Error).message}`;
