@@ -84,6 +84,17 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
     expect((await ops.waitForRun(deployment.id, runId)).status).toBe('success');
   });
 
+  test('what Bosun did by itself is filtered by actor_type=system; an actor type that is none is a 422', async () => {
+    const deployment = await ops.defineDeployment(server, [{ name: 'mine', command: 'true' }]);
+    const run = await ops.runToEnd(deployment.id);
+    const own = await entries(admin, `run=${run.id}&actor_type=system`);
+    expect(own.map((e) => [e.action, e.actor.type])).toEqual([['command.run', 'system']]);
+    const people = await entries(admin, `run=${run.id}&actor_type=service_account`);
+    expect(people.map((e) => e.action)).toEqual(['run.trigger']);
+    const bad = await get(admin, '/audit?actor_type=robot');
+    expect([bad.status, bad.body.error.details[0].path]).toEqual([422, 'actor_type']);
+  });
+
   test('a run’s entries, by its id: its trigger and the commands it ran (a fleet run’s targets’ too); a run id that is no id is a 422', async () => {
     const second = await ops.addServer({ host: '127.0.0.3' });
     const fleet = await ops.define({ name: `fleet-${n()}`, targets: { server_ids: [server, second] }, steps: [{ name: 'hello', command: 'echo hi' }] });

@@ -46,6 +46,13 @@ test('a tick due while the last tick’s run still goes is skipped (overlap), re
   writeFileSync(`${work}/go`, '');
   const overlap = skipped.find((t) => t.outcome === 'overlap');
   expect(overlap).toMatchObject({ skipped: true, run_id: null, message: expect.stringContaining('still going') });
+  // The skip is Bosun's decision: in the audit trail with actor system, in the same write as the tick.
+  const [entry] = await eventually(
+    () => ops.request('get', '/audit?action=schedule.tick&actor_type=system').then((r) => r.body.data as Json[]),
+    (list) => list.some((e) => e.details.scheduled_at === overlap.scheduled_at),
+  );
+  expect(entry).toMatchObject({ actor: { type: 'system', name: 'schedule clock' }, outcome: 'overlap', details: { schedule_id: schedule.id, message: overlap.message } });
+  expect(entry.details.requested_by).toBeUndefined();
   expect(Date.parse(overlap.scheduled_at) - Date.parse(fired.scheduled_at)).toBe(60_000);
   const run = await eventually(() => ops.getRun(deployment.id, fired.run_id), (r) => r.status === 'success', 60_000);
   expect(run.trigger).toMatchObject({ type: 'schedule', name: 'every-minute', scheduled_at: fired.scheduled_at });
@@ -78,6 +85,17 @@ test('run now applies the overlap policy to the runs still going: skip refuses (
   expect([skipped.status, skipped.body.error.code, skipped.body.error.run_ids]).toEqual([409, 'overlap', [first]]);
   const overlapTick = (await ticks()).find((t) => t.outcome === 'overlap');
   expect(overlapTick).toMatchObject({ skipped: true, run_id: null, requested_by: { type: 'service_account' }, message: expect.stringContaining(first!) });
+  // Skipped by Bosun (its overlap policy), not by the person who asked: in the audit trail as the system's.
+  const [skippedEntry] = await eventually(
+    () => ops.request('get', '/audit?action=schedule.tick&actor_type=system').then((r) => r.body.data as Json[]),
+    (list) => list.some((e) => e.details.schedule_id === schedule.id),
+  );
+  expect(skippedEntry).toMatchObject({
+    actor: { type: 'system', name: 'schedule clock' },
+    outcome: 'overlap',
+    target: { kind: 'deployment', id: deployment.id },
+    details: { schedule_id: schedule.id, scheduled_at: overlapTick.scheduled_at, message: overlapTick.message, requested_by: { type: 'service_account' } },
+  });
 
   // buffer_one for this run-now: accepted, waits for the first run; a second buffered one is refused.
   const buffered = await runNow({ overlap: 'buffer_one' });
