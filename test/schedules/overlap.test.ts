@@ -46,6 +46,11 @@ test('a tick due while the last tick’s run still goes is skipped (overlap), re
   writeFileSync(`${work}/go`, '');
   const overlap = skipped.find((t) => t.outcome === 'overlap');
   expect(overlap).toMatchObject({ skipped: true, run_id: null, message: expect.stringContaining('still going') });
+  expect(Date.parse(overlap.scheduled_at) - Date.parse(fired.scheduled_at)).toBe(60_000);
+  const run = await eventually(() => ops.getRun(deployment.id, fired.run_id), (r) => r.status === 'success', 60_000);
+  expect(run.trigger).toMatchObject({ type: 'schedule', name: 'every-minute', scheduled_at: fired.scheduled_at });
+  // Only one run: the skipped tick started none.
+  expect((await ops.request('get', `/deployments/${deployment.id}/runs`)).body.data).toHaveLength(1);
   // The skip is Bosun's decision: in the audit trail with actor system, in the same write as the tick.
   const [entry] = await eventually(
     () => ops.request('get', '/audit?action=schedule.tick&actor_type=system').then((r) => r.body.data as Json[]),
@@ -53,11 +58,6 @@ test('a tick due while the last tick’s run still goes is skipped (overlap), re
   );
   expect(entry).toMatchObject({ actor: { type: 'system', name: 'schedule clock' }, outcome: 'overlap', details: { schedule_id: schedule.id, message: overlap.message } });
   expect(entry.details.requested_by).toBeUndefined();
-  expect(Date.parse(overlap.scheduled_at) - Date.parse(fired.scheduled_at)).toBe(60_000);
-  const run = await eventually(() => ops.getRun(deployment.id, fired.run_id), (r) => r.status === 'success', 60_000);
-  expect(run.trigger).toMatchObject({ type: 'schedule', name: 'every-minute', scheduled_at: fired.scheduled_at });
-  // Only one run: the skipped tick started none.
-  expect((await ops.request('get', `/deployments/${deployment.id}/runs`)).body.data).toHaveLength(1);
 }, 360_000);
 
 test('run now applies the overlap policy to the runs still going: skip refuses (409, a tick skipped for overlap), buffer_one waits for them, cancel_other cancels them first', async () => {
