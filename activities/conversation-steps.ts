@@ -6,7 +6,9 @@ import { type ConversationStepAttempt } from '../src/domain/contracts/conversati
 import { failure } from '../src/domain/contracts/failure-types';
 import { frozenLine } from '../src/domain/freezes/coverage';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecutionDeps } from './step-execution';
+import { executionSettings, recordedCommandResult, startStepExecution, type StepExecutionDeps } from './step-execution';
+import { follow } from './step-follow';
+import { stopLeftoverCommands } from './leftover-commands';
 import { loadConversation } from './conversation-state';
 
 /* A conversation's steps on their servers: one step's command run to its end, a step failed for good, the steps left open closed. */
@@ -47,20 +49,22 @@ export function createConversationStepActivities({ secretBox, sshPool, log, step
         organizationSecretValues(input.organizationId, secretBox),
       ]);
       if (!step || step._id.toString() !== input.stepId) throw failure('StepNotFound', `Conversation ${conversationId} has no step ${input.stepId}`);
-      const recorded = recordedResult(step, 0);
+      const attempt = { runId: conversationId, serverId: input.serverId, organizationId: input.organizationId, index, exitAttempt: 0, finalExitAttempt: true };
+      const audit = { kind: 'conversation', stepId: input.stepId, stepName: step.title } as const;
+      const recorded = await recordedCommandResult(step, { attempt, audit });
       if (recorded) return recorded;
       // A step not yet begun does not begin while a change freeze covers its server.
       const frozen = step.status === 'pending' ? await frozenLine(input.organizationId, [input.serverId]) : null;
       if (frozen) throw failure('ChangeFrozen', `Not run: ${frozen}`);
       const execution = startStepExecution(settings, {
-        attempt: { runId: conversationId, serverId: input.serverId, organizationId: input.organizationId, index, exitAttempt: 0, finalExitAttempt: true },
+        attempt,
         step: { ...step, retries: 0 },
         target,
         secrets: [...credentialSecrets(target), ...organizationSecrets],
         limitSeconds: DEFAULT_STEP_LIMIT_SECONDS,
         steps: conversations.conversationSteps(conversationId),
         failureNote: true,
-        audit: { kind: 'conversation', stepId: input.stepId, stepName: step.title },
+        audit,
       });
       return follow(execution);
     },

@@ -7,7 +7,7 @@ import { ServerModel, toRef, type Server } from '../domain/servers/model';
 import type { WorkflowGateway } from '../domain/temporal/client';
 import { runStart, type StartableRun } from '../domain/temporal/run-workflows';
 import type { Logger } from '../logger';
-import { recordIntent, recordOutcome, systemActor } from '../domain/audit/outbox';
+import { recordIntent, recordOutcome, systemActor } from '../domain/audit/pending-entries';
 
 /**
  * Runs marked running whose workflow has ended (terminated by hand in Temporal, or its data reset)

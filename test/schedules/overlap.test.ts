@@ -55,6 +55,13 @@ test('a tick due while the last tick’s run still goes is skipped (overlap), re
   expect(run.trigger).toMatchObject({ type: 'schedule', name: 'every-15s', scheduled_at: fired.scheduled_at });
   // Only one run: the skipped tick started none.
   expect((await ops.request('get', `/deployments/${deployment.id}/runs`)).body.data).toHaveLength(1);
+  // The skip is Bosun's decision: in the audit trail with actor system, in the same write as the tick.
+  const [entry] = await eventually(
+    () => ops.request('get', '/audit?action=schedule.tick&actor_type=system').then((r) => r.body.data as Json[]),
+    (list) => list.some((e) => e.details.scheduled_at === overlap.scheduled_at),
+  );
+  expect(entry).toMatchObject({ actor: { type: 'system', name: 'schedule clock' }, outcome: 'overlap', details: { schedule_id: schedule.id, message: overlap.message } });
+  expect(entry.details.requested_by).toBeUndefined();
 }, 360_000);
 
 test('run now applies the overlap policy to the runs still going: skip refuses (409, a tick skipped for overlap), buffer_one waits for them, cancel_other cancels them first', async () => {
@@ -82,6 +89,17 @@ test('run now applies the overlap policy to the runs still going: skip refuses (
   expect([skipped.status, skipped.body.error.code, skipped.body.error.run_ids]).toEqual([409, 'overlap', [first]]);
   const overlapTick = (await ticks()).find((t) => t.outcome === 'overlap');
   expect(overlapTick).toMatchObject({ skipped: true, run_id: null, requested_by: { type: 'service_account' }, message: expect.stringContaining(first!) });
+  // Skipped by Bosun (its overlap policy), not by the person who asked: in the audit trail as the system's.
+  const [skippedEntry] = await eventually(
+    () => ops.request('get', '/audit?action=schedule.tick&actor_type=system').then((r) => r.body.data as Json[]),
+    (list) => list.some((e) => e.details.schedule_id === schedule.id),
+  );
+  expect(skippedEntry).toMatchObject({
+    actor: { type: 'system', name: 'schedule clock' },
+    outcome: 'overlap',
+    target: { kind: 'deployment', id: deployment.id },
+    details: { schedule_id: schedule.id, scheduled_at: overlapTick.scheduled_at, message: overlapTick.message, requested_by: { type: 'service_account' } },
+  });
 
   // buffer_one for this run-now: accepted, waits for the first run; a second buffered one is refused.
   const buffered = await runNow({ overlap: 'buffer_one' });

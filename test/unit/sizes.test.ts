@@ -18,7 +18,6 @@ const DATA_TABLES: Record<string, string> = {};
 /** Today's offenders, by file (and function): being split in issue 35. Emptied once those splits are merged. */
 const KNOWN_OVER = new Set([
   'src/console/app/pages/conversations.tsx',
-  'activities/step-execution.ts',
   'src/cli/access.ts accessCommands',
   'src/cli/schedules.ts scheduleCommands',
   'src/compose.ts compose',
@@ -27,9 +26,6 @@ const KNOWN_OVER = new Set([
   'src/console/app/pages/freezes.tsx Freezes',
   'src/console/app/pages/role-bindings.tsx BindingList',
   'activities/notifications.ts createNotificationActivities',
-  'activities/step-execution.ts startStepExecution',
-  'activities/transfers.ts createTransferActivities',
-  'activities/transfers.ts runTransferStep',
 ]);
 
 function sources(dir: string): string[] {

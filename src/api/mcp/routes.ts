@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { recordIntent, recordOutcome } from '../../domain/audit/outbox';
+import { recordIntent, recordOutcome } from '../../domain/audit/pending-entries';
 import { redactedCommand } from '../../domain/audit/commands';
 import { MASK } from '../../domain/deployments/parameters';
 import { organizationSecretValues } from '../../domain/secrets/model';

@@ -2,7 +2,7 @@ import type { ClientSession, Types } from 'mongoose';
 import { actorView } from '../access/actor';
 import { ConversationModel } from '../conversations/model';
 import { ServerModel } from '../servers/model';
-import { recordEvent, type EventType } from './outbox';
+import { recordNotificationEvent, type EventType } from './event-outbox';
 
 /* Conversations', servers' and schedules' events, as their store transitions record them (in their transactions). */
 
@@ -16,7 +16,7 @@ export async function recordConversationEvent(conversationId: Id, type: Extract<
   const server = await ServerModel.findById(conversation.server_id, { title: 1, tags: 1 }).session(session).lean();
   const id = conversation._id.toString();
   const waiting = conversation.steps.find((s) => s.status === 'pending' && s.approval && !s.approval.decision);
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: conversation.organization_id,
       type,
@@ -37,7 +37,7 @@ export async function recordServerEvent(serverId: Id, type: 'server.offline' | '
   const server = await ServerModel.findById(serverId, { organization_id: 1, title: 1, host: 1, tags: 1, status: 1 }).session(session).lean();
   if (!server) return;
   const id = server._id.toString();
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: server.organization_id,
       type,
@@ -66,7 +66,7 @@ export interface SkippedTick {
 
 export async function recordTickSkipped(tick: SkippedTick, session: ClientSession): Promise<void> {
   const id = String(tick.scheduleId);
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: tick.organizationId,
       type: 'schedule.tick_skipped',

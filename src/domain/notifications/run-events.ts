@@ -2,7 +2,7 @@ import type { ClientSession, Types } from 'mongoose';
 import { actorView, triggeredByText } from '../access/actor';
 import { DeploymentModel, DeploymentRunModel } from '../deployments/model';
 import { ServerModel } from '../servers/model';
-import { recordEvent, type EventType } from './outbox';
+import { recordNotificationEvent, type EventType } from './event-outbox';
 
 /*
  * A deployment run's events, as its store transitions record them: only a run of a deployment (a
@@ -46,7 +46,7 @@ export async function recordRunEvent(runId: RunId, type: EventType, { session, k
   const runId_ = run._id.toString();
   const deploymentId = run.deployment_id.toString();
   const summary = summaryOf(type, deployment?.name ?? deploymentId, run);
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: run.organization_id,
       type,

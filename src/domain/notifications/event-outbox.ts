@@ -1,12 +1,12 @@
-import mongoose, { Types, type ClientSession } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import { asObjectId } from '../ids';
 import { NotificationEventModel, type EventType, type SubjectKind } from './model';
 
 export { EVENT_TYPES, type EventType } from './model';
 
 /*
- * The outbox: each event a channel can be told of is written by the store transition that makes the
- * change, in the same MongoDB transaction (`inTransaction`), or — for a transition that is repeated
+ * The notification outbox: each event a channel can be told of is written by the store transition that makes the
+ * change, in the same MongoDB transaction (`inTransaction`, src/domain/database.ts), or — for a transition that is repeated
  * until it is known to have happened (a retried activity) — under a `key` that makes the repeat a
  * no-op. The dispatch workflow (workflows/notification-dispatch.ts) drains it.
  */
@@ -32,7 +32,7 @@ export interface NewEvent {
 }
 
 /** Records an event, in `session`'s transaction when given; one with a `key` already recorded is left as it is. */
-export async function recordEvent(event: NewEvent, { session }: { session?: ClientSession } = {}): Promise<void> {
+export async function recordNotificationEvent(event: NewEvent, { session }: { session?: ClientSession } = {}): Promise<void> {
   const at = event.at ?? new Date();
   const document = {
     organization_id: asObjectId(event.organizationId),
@@ -56,29 +56,12 @@ export async function recordEvent(event: NewEvent, { session }: { session?: Clie
 }
 
 /**
- * Runs `work` in one MongoDB transaction (retried whole on a transient error, so `work` only
- * writes through the session): a change and the event it becomes are written together or not at all.
- */
-export async function inTransaction<T>(work: (session: ClientSession) => Promise<T>): Promise<T> {
-  const session = await mongoose.startSession();
-  try {
-    let result!: T;
-    await session.withTransaction(async () => {
-      result = await work(session);
-    });
-    return result;
-  } finally {
-    await session.endSession();
-  }
-}
-
-/**
  * The audit trail's head published (issue 26, audit half): an `audit.checkpoint` event with the
  * head's `seq` and `hash`, recorded once per (organization, seq). Called by the audit trail's
  * checkpoint job; pass `session` to record it in that job's transaction.
  */
 export async function recordAuditCheckpoint(organizationId: Id, head: { seq: number; hash: string; at: Date }, options: { session?: ClientSession } = {}): Promise<void> {
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId,
       type: 'audit.checkpoint',
