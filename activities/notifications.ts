@@ -122,52 +122,52 @@ class ReceiverRefused extends Error {
   override name = 'NotificationNotDelivered';
 }
 
+/**
+ * Every undispatched event given its deliveries (PARALLEL at a time: each makes its own, in its own
+ * transaction), then every delivery not yet queued handed to its subject's workflow: subjects in
+ * parallel, each subject's deliveries one after another, oldest event first (their order there is
+ * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
+ */
+async function drainOnce(context: Context): Promise<number> {
+  let handled = 0;
+  for (;;) {
+    const events = await deliveries.undispatchedEvents(BATCH);
+    await inParallel(events, async (event) => {
+      await deliveries.dispatchEvent(event);
+      context.heartbeat();
+    });
+    handled += events.length;
+    if (events.length < BATCH) break;
+  }
+  for (;;) {
+    const queued = await deliveries.unqueuedDeliveries(BATCH);
+    const bySubject = new Map<string, typeof queued>();
+    for (const ref of queued) {
+      const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
+      bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
+    }
+    await inParallel([...bySubject], async ([workflowId, refs]) => {
+      for (const ref of refs) {
+        await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
+          workflowId,
+          taskQueue: context.info.taskQueue,
+          args: [{ channelId: ref.channelId, subject: ref.subject }],
+          signal: DELIVER_SIGNAL,
+          signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
+          staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
+        });
+        await deliveries.markQueued(ref.deliveryId, ref.round);
+        context.heartbeat();
+      }
+    });
+    handled += queued.length;
+    if (queued.length < BATCH) break;
+  }
+  return handled;
+}
+
 export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping }: NotificationActivityDeps) {
   const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
-
-  /**
-   * Every undispatched event given its deliveries (PARALLEL at a time: each makes its own, in its own
-   * transaction), then every delivery not yet queued handed to its subject's workflow: subjects in
-   * parallel, each subject's deliveries one after another, oldest event first (their order there is
-   * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
-   */
-  async function drainOnce(context: Context): Promise<number> {
-    let handled = 0;
-    for (;;) {
-      const events = await deliveries.undispatchedEvents(BATCH);
-      await inParallel(events, async (event) => {
-        await deliveries.dispatchEvent(event);
-        context.heartbeat();
-      });
-      handled += events.length;
-      if (events.length < BATCH) break;
-    }
-    for (;;) {
-      const queued = await deliveries.unqueuedDeliveries(BATCH);
-      const bySubject = new Map<string, typeof queued>();
-      for (const ref of queued) {
-        const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
-        bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
-      }
-      await inParallel([...bySubject], async ([workflowId, refs]) => {
-        for (const ref of refs) {
-          await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
-            workflowId,
-            taskQueue: context.info.taskQueue,
-            args: [{ channelId: ref.channelId, subject: ref.subject }],
-            signal: DELIVER_SIGNAL,
-            signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
-            staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
-          });
-          await deliveries.markQueued(ref.deliveryId, ref.round);
-          context.heartbeat();
-        }
-      });
-      handled += queued.length;
-      if (queued.length < BATCH) break;
-    }
-    return handled;
-  }
 
   return {
     /**
