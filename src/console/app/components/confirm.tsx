@@ -1,3 +1,4 @@
+// A row's action that cannot be undone, asked twice.
 import type { ComponentChildren } from 'preact';
 
 /** The row waiting for its "are you sure" (one at a time), as `useChanges` keeps it. */

@@ -1,3 +1,4 @@
+// The one table of the console's lists: columns, rows, a row's actions, the empty text.
 import type { ComponentChildren } from 'preact';
 
 /** One column: its header, and what each row shows in it. */
