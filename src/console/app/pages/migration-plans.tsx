@@ -5,7 +5,8 @@ import { ErrorNote, Section, Status, useLoad, When } from '../components/common'
 import { Table } from '../components/table';
 import { navigate } from '../router';
 import { session } from '../session';
-import { StartConversation, useServerTitles } from './conversations';
+import { useServerTitles } from '../components/server-titles';
+import { StartConversation } from '../components/start-conversation';
 
 /** The organization's migration plans: a source server, a target server, and notes for the planner. */
 export function MigrationPlans() {

@@ -4,7 +4,7 @@ import { FINISHED, type Server as ServerView, type ServerActivity } from '../api
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
 import { Table } from '../components/table';
 import { session } from '../session';
-import { StartConversation } from './conversations';
+import { StartConversation } from '../components/start-conversation';
 
 /** What touched the server lately: runs (its part of fleet runs too) and conversations. */
 function Activity({ serverId }: { serverId: string }) {
