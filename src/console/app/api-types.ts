@@ -66,3 +66,6 @@ export interface Page<T> {
 
 /** Statuses that never change again. */
 export const FINISHED = new Set(['success', 'failed', 'cancelled', 'skipped', 'completed']);
+
+/** A conversation's statuses that never change again. */
+export const CONVERSATION_ENDED = new Set(['completed', 'failed', 'cancelled']);
