@@ -1,4 +1,4 @@
-/* The deployments and their runs: statuses, the two collections' schemas and models (their sub-documents' schemas beside: definition-schemas, run-guard-schemas, run-part-schemas). */
+/* The deployments and their runs: the two collections' schemas and models (statuses in statuses.ts) (their sub-documents' schemas beside: definition-schemas, run-guard-schemas, run-part-schemas). */
 import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from './definition-schemas';
 import { freezeOverrideSchema, gateSchema, pauseSchema, runFreezeSchema } from './run-guard-schemas';
@@ -6,25 +6,9 @@ import { fleetSchema, healthSchema, rollsBackSchema, runParameterSchema, runRoll
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
 
-/**
- * A run's statuses. `awaiting_approval`, `paused` and `frozen` are a fleet run's, between batches:
- * it has begun (like `running`) and holds no server while it waits for people (or, frozen, for a
- * change freeze to lift). A one-server run whose turn came during a freeze is `frozen` too, before
- * its first step (holding its server's turn).
- */
-export const RUN_STATUSES = ['queued', 'running', 'awaiting_approval', 'paused', 'frozen', 'success', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['success', 'failed', 'cancelled'];
-/** A run that has begun and not ended: running, or (a fleet run) waiting between batches. */
-export const BEGUN_RUN_STATUSES = ['running', 'awaiting_approval', 'paused', 'frozen'] as const;
-export type BegunRunStatus = (typeof BEGUN_RUN_STATUSES)[number];
-/** Every status of a run that has not ended. */
-export const UNFINISHED_RUN_STATUSES = ['queued', ...BEGUN_RUN_STATUSES] as const;
-export const STEP_STATUSES = ['pending', 'running', 'success', 'failed', 'skipped', 'cancelled'] as const;
-/** A fleet run's target: a run's statuses, or skipped (its batch never started, or a retry found nothing left to do). */
-export const TARGET_STATUSES = [...RUN_STATUSES, 'skipped'] as const;
-export type TargetStatus = (typeof TARGET_STATUSES)[number];
-export type StepStatus = (typeof STEP_STATUSES)[number];
+export { RUN_STATUSES, FINAL_RUN_STATUSES, BEGUN_RUN_STATUSES, UNFINISHED_RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES } from './statuses';
+export type { RunStatus, BegunRunStatus, TargetStatus, StepStatus } from './statuses';
+import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES } from './statuses';
 
 const deploymentSchema = new Schema(
   {
