@@ -1,125 +1,30 @@
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { mongo } from 'mongoose';
-import pino from 'pino';
-import type { DestinationStream } from 'pino';
 import supertest from 'supertest';
 import { compose, type Composed } from '../../src/compose';
-import { loadConfig, type Config } from '../../src/config';
-import { embeddedMongoUri } from '../../src/embedded/mongod';
-import { createLogger } from '../../src/logger';
-import type { Planner } from '../../src/domain/planner/types';
 import type { Scope } from '../../src/domain/tokens/scopes';
 import { createToken } from '../../src/domain/tokens/service';
+import { composeTuning, testConfig, testEnv, testLogger, type BosunOptions } from './bosun-config';
 import { sharedServices } from './shared';
-import { FINAL_CONVERSATION_STATUSES } from '../../src/domain/conversations/model';
-import { FINAL_RUN_STATUSES } from '../../src/domain/deployments/model';
 
-// Most suites wait for conditions on the Bosun they start: they take the one poller from here.
+// Most suites wait for conditions on the Bosun they start: they take the one poller and the request helpers from here.
 export { eventually } from './eventually';
-
-export interface BosunOptions {
-  healthIntervalSeconds?: number;
-  verifyMaxAttempts?: number;
-  rateLimitPerMinute?: number;
-  /** How often the worker side looks for queued runs whose wake was lost. */
-  queueSweepMs?: number;
-  /** How often the worker accounts for skipped ticks and reconciles Temporal Schedules (every 10th round). */
-  scheduleSweepMs?: number;
-  /** How often the worker starts the notification dispatcher and the audit trail's workflows if they are not running (a minute). */
-  singletonsEveryMs?: number;
-  bodyLimitBytes?: number;
-  stepOutputLimitBytes?: number;
-  /** Seal with one master key in the API and open with another in the worker (a misconfiguration). */
-  workerMasterKey?: Buffer;
-  /** The built-in rules unless given. */
-  planner?: Planner;
-  /** false: no worker, as while every worker is down (workflows start; nothing runs them). */
-  worker?: boolean;
-  /** WORKER_MAX_CONCURRENT_STEPS: how many steps the worker runs at once. */
-  maxConcurrentSteps?: number;
-  /** How long a step runs before its hand-off (2 s unless given): longer, a held step stays a quick one. */
-  stepHandoffAfterMs?: number;
-  /** Runs an organization may have queued or running (ORG_MAX_ACTIVE_RUNS). */
-  maxActiveRuns?: number;
-  /** Socket.IO subscriptions one connection may hold. */
-  subscriptionsPerConnection?: number;
-  /** Every log line of this Bosun (API and worker), at `logLevel`, instead of TEST_LOG_LEVEL to stdout. */
-  logTo?: DestinationStream;
-  logLevel?: string;
-  /** TEMPORAL_UI_URL: runs and conversations then link to their workflows. */
-  temporalUiUrl?: string;
-  metricsToken?: string;
-  /** SESSION_IDLE_SECONDS and SESSION_MAX_SECONDS of the console's sign-ins. */
-  /** Caps each migration transfer (bytes per second): long enough to watch its progress. */
-  transferMaxBytesPerSecond?: number;
-  /** STEP_LOG_LIMIT_BYTES: how much of a step's output its whole log keeps. */
-  stepLogLimitBytes?: number;
-  sessionIdleSeconds?: number;
-  sessionMaxSeconds?: number;
-  /** Further settings, as environment variables (the OpenID provider's, say). */
-  env?: Record<string, string>;
-}
-
-const key = () => randomBytes(32).toString('base64');
-
-/** The configuration a test's Bosun runs with: Bosun's own parsing of these variables, as in production. */
-function testConfig(options: BosunOptions, env: Record<string, string | undefined>): Readonly<Config> {
-  const config = loadConfig({
-    HOST: '127.0.0.1',
-    BOSUN_HOME: path.join(tmpdir(), 'bosun-test-home'),
-    SERVER_HEALTH_INTERVAL_SECONDS: String(options.healthIntervalSeconds ?? 60),
-    SSH_VERIFY_MAX_ATTEMPTS: String(options.verifyMaxAttempts ?? 3),
-    SSH_CONNECT_TIMEOUT_MS: '5000',
-    RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 10_000),
-    BODY_LIMIT_BYTES: String(options.bodyLimitBytes ?? 1024 * 1024),
-    STEP_OUTPUT_LIMIT_BYTES: String(options.stepOutputLimitBytes ?? 128 * 1024),
-    ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
-    ...(options.maxConcurrentSteps ? { WORKER_MAX_CONCURRENT_STEPS: String(options.maxConcurrentSteps) } : {}),
-    ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),
-    ...(options.metricsToken ? { METRICS_TOKEN: options.metricsToken } : {}),
-    ...(options.stepLogLimitBytes ? { STEP_LOG_LIMIT_BYTES: String(options.stepLogLimitBytes) } : {}),
-    ...(options.transferMaxBytesPerSecond ? { TRANSFER_MAX_BYTES_PER_SECOND: String(options.transferMaxBytesPerSecond) } : {}),
-    ...(options.sessionIdleSeconds ? { SESSION_IDLE_SECONDS: String(options.sessionIdleSeconds) } : {}),
-    ...(options.sessionMaxSeconds ? { SESSION_MAX_SECONDS: String(options.sessionMaxSeconds) } : {}),
-    ...options.env,
-    ...env,
-  });
-  // Any free port (PORT cannot say 0).
-  return { ...config, http: { ...config.http, port: 0, portExplicit: true } };
-}
+export { bearer, conversationEnded, runEnded } from './http';
+export type { BosunOptions } from './bosun-config';
 
 /**
  * A whole Bosun inside the test process, built by the same compose() as `npm start`, on the shared
  * mongod and Temporal, with a database and task queue of its own so test files never see each
- * other's data.
+ * other's data: for a file that needs a Bosun configured its own way, or stopped, or looked into.
+ * Files that need none of that share their jest worker's Bosun (shared-bosun.ts).
  */
 export async function startBosun(options: BosunOptions = {}) {
   const services = sharedServices();
-  const id = randomBytes(4).toString('hex');
-  const mongoUri = embeddedMongoUri(services.mongoPort, `bosun_test_${id}`);
-  const log = options.logTo
-    ? createLogger(options.logLevel ?? 'trace', 'bosun', options.logTo)
-    : process.env.TEST_LOG_LEVEL
-      ? createLogger(process.env.TEST_LOG_LEVEL)
-      : createLogger('debug', 'bosun', pino.destination({ dest: services.logFile, append: true, sync: true }));
-  const env = {
-    MONGODB_URI: mongoUri,
-    TEMPORAL_ADDRESS: services.temporalAddress,
-    TEMPORAL_TASK_QUEUE: `bosun-test-${id}`,
-    BOSUN_CACHE_DIR: services.cacheDir,
-    BOSUN_SECRET_KEY: key(),
-  };
+  const log = testLogger(options, services);
+  const env = testEnv(services);
+  const mongoUri = env.MONGODB_URI;
   const at = { mongoUri, temporalAddress: services.temporalAddress };
-  const tuning = {
-    planner: options.planner,
-    queueSweepMs: options.queueSweepMs ?? 10_000,
-    scheduleSweepMs: options.scheduleSweepMs ?? 2_000,
-    singletonsEveryMs: options.singletonsEveryMs,
-    subscriptionsPerConnection: options.subscriptionsPerConnection,
-    stepHandoffAfterMs: options.stepHandoffAfterMs,
-  };
+  const tuning = composeTuning(options);
   // One process with both roles, as `npm start` runs; or the API alone (no worker running), or the
   // API and a worker with another master key (a misconfigured worker).
   const roles: Composed[] = [];
@@ -159,9 +64,3 @@ export async function startBosun(options: BosunOptions = {}) {
 }
 
 export type Bosun = Awaited<ReturnType<typeof startBosun>>;
-
-export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
-
-/** A run (or conversation) that reached a final status: what a test waits for. */
-export const runEnded = <T extends { status: string }>(run: T) => (FINAL_RUN_STATUSES as readonly string[]).includes(run.status);
-export const conversationEnded = <T extends { status: string }>(conversation: T) => (FINAL_CONVERSATION_STATUSES as readonly string[]).includes(conversation.status);

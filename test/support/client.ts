@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import supertest from 'supertest';
 import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
-import { bearer, conversationEnded, runEnded, type Bosun } from './bosun';
+import { bearer, conversationEnded, runEnded } from './http';
+import type { Scope } from '../../src/domain/tokens/scopes';
 import { eventually } from './eventually';
 import { sharedServices } from './shared';
 import { connectSocket, watchConversation, watchRun, type BosunSocket } from './socket';
@@ -47,8 +48,13 @@ export interface BosunAt {
   sshd: SshdInfo;
 }
 
-/** A user of an organization of an in-process Bosun, with an admin token unless another is given. */
-export async function asUser(bosun: Bosun, org: string, token?: string) {
+/** A Bosun a test has at hand (its own, or its jest worker's): and a token of any organization of it. */
+export interface TestBosun extends BosunAt {
+  token(org: string, scopes?: Scope[], name?: string): Promise<string>;
+}
+
+/** A user of an organization of a test's Bosun, with an admin token unless another is given. */
+export async function asUser(bosun: TestBosun, org: string, token?: string) {
   return userWithToken(bosun, token ?? (await bosun.token(org)));
 }
 
