@@ -16,7 +16,7 @@ import { enableChangeStreamImages } from './api/realtime/relay';
 import { attachRealtime } from './api/realtime/server';
 import { createServerService } from './api/servers/service';
 import type { Config } from './config';
-import { connectDatabase } from './domain/database';
+import { connectDatabase } from './domain/database-connection';
 import { adoptTokensWithoutIdentity } from './domain/tokens/service';
 import { keepAccessFresh } from './api/access/freshness';
 import { ensureStepLogRetention } from './domain/execution/step-logs';

@@ -38,7 +38,7 @@ async function databaseUri(config: Config): Promise<string> {
 }
 
 async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { connectDatabase }, { default: mongoose }] = await Promise.all([import('../config'), import('../domain/database'), import('mongoose')]);
+  const [{ loadConfig }, { connectDatabase }, { default: mongoose }] = await Promise.all([import('../config'), import('../domain/database-connection'), import('mongoose')]);
   await connectDatabase(await databaseUri(loadConfig()));
   try {
     return await fn();

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
 import { z } from 'zod';
-import { connectDatabase } from '../../src/domain/database';
+import { connectDatabase } from '../../src/domain/database-connection';
 import { resolveBinary } from '../../src/embedded/binaries';
 import { embeddedMongoUri, startMongod } from '../../src/embedded/mongod';
 import { freePort } from '../../src/embedded/ports';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { Types } from 'mongoose';
-import { connectDatabase } from '../../src/domain/database';
+import { connectDatabase } from '../../src/domain/database-connection';
 import { ConversationModel } from '../../src/domain/conversations/model';
 import * as conversations from '../../src/domain/conversations/store';
 import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';

@@ -2,7 +2,7 @@ import { Types } from 'mongoose';
 import { randomUUID } from 'node:crypto';
 import { parseInventory } from '../../domain/inventory/parse';
 import { InventoryParseError } from '../../domain/inventory/inventory';
-import { inTransaction } from '../../domain/notifications/outbox';
+import { inTransaction } from '../../domain/database';
 import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
 import { ServerModel } from '../../domain/servers/model';
 import { applyInventoryImport, noteVerificationNotStarted, type NewServer } from '../../domain/servers/store';

@@ -1,7 +1,8 @@
 import type { Logger } from '../../logger';
 import { AuditCheckpointModel, AuditEntryModel } from './model';
 import { headOf } from './trail';
-import { inTransaction, recordAuditCheckpoint } from '../notifications/outbox';
+import { inTransaction } from '../database';
+import { recordAuditCheckpoint } from '../notifications/outbox';
 
 export interface Checkpoint {
   seq: number;

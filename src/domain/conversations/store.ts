@@ -2,7 +2,7 @@ import type { Actor } from '../access/actor';
 import type { Types } from 'mongoose';
 import { asChange, stepField, stepTransitions, type StepKind, type StepTransitions } from '../execution/steps';
 import { ConversationModel, type ChatableType, type Conversation, type ConversationStatus, type ConversationStep } from './model';
-import { inTransaction } from '../notifications/outbox';
+import { inTransaction } from '../database';
 import { recordConversationEvent } from '../notifications/other-events';
 
 /*

@@ -2,7 +2,7 @@ import { Types } from 'mongoose';
 import { gateRejection, type DecidingActor, type GateDecision, type GateDecisionResult, type PauseResult, type StoredGateOutcome } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { DeploymentRunModel, type DeploymentRun } from './model';
-import { inTransaction } from '../notifications/outbox';
+import { inTransaction } from '../database';
 import { recordRunEvent } from '../notifications/run-events';
 
 /*

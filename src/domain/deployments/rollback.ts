@@ -4,7 +4,7 @@ import { actorText } from '../access/actor';
 import type { QueuedRun } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { placeOne } from '../run-queue';
-import { inTransaction } from '../notifications/outbox';
+import { inTransaction } from '../database';
 import { recordRunEvent } from '../notifications/run-events';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from './model';
 import { createRun } from './new-runs';

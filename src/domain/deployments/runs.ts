@@ -9,7 +9,7 @@ import { asChange, stepField, stepTransitions, type AttemptResult, type StepKind
 import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel, type BegunRunStatus, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
-import { inTransaction } from '../notifications/outbox';
+import { inTransaction } from '../database';
 import { endEventOf, recordRunEvent } from '../notifications/run-events';
 
 /*

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Types } from 'mongoose';
 import type { SecretBox } from '../secrets/secret-box';
 import { FINAL_DELIVERY_STATUSES, NotificationChannelModel, NotificationDeliveryModel, type ChannelType, type NotificationChannel } from './model';
-import { inTransaction, recordEvent } from './outbox';
+import { inTransaction } from '../database';
+import { recordEvent } from './outbox';
 
 /*
  * The channels store: every write to a channel — created, changed, disabled by a receiver's 410,

@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
 import { FINAL_DELIVERY_STATUSES, NotificationChannelModel, NotificationDeliveryModel, NotificationEventModel, type NotificationChannel, type NotificationEvent } from './model';
-import { inTransaction } from './outbox';
+import { inTransaction } from '../database';
 
 /*
  * The deliveries store: one delivery per event and matching channel (unique), created by the

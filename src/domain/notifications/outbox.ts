@@ -1,4 +1,4 @@
-import mongoose, { Types, type ClientSession } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import { asObjectId } from '../ids';
 import { NotificationEventModel, type EventType, type SubjectKind } from './model';
 
@@ -6,7 +6,7 @@ export { EVENT_TYPES, type EventType } from './model';
 
 /*
  * The outbox: each event a channel can be told of is written by the store transition that makes the
- * change, in the same MongoDB transaction (`inTransaction`), or — for a transition that is repeated
+ * change, in the same MongoDB transaction (`inTransaction`, src/domain/database.ts), or — for a transition that is repeated
  * until it is known to have happened (a retried activity) — under a `key` that makes the repeat a
  * no-op. The dispatch workflow (workflows/notification-dispatch.ts) drains it.
  */
@@ -53,23 +53,6 @@ export async function recordEvent(event: NewEvent, { session }: { session?: Clie
   }
   // An upsert, not an insert: a duplicate key would abort the transaction it is part of.
   await NotificationEventModel.collection.updateOne({ key: event.key }, { $setOnInsert: { ...document, key: event.key } }, { upsert: true, session });
-}
-
-/**
- * Runs `work` in one MongoDB transaction (retried whole on a transient error, so `work` only
- * writes through the session): a change and the event it becomes are written together or not at all.
- */
-export async function inTransaction<T>(work: (session: ClientSession) => Promise<T>): Promise<T> {
-  const session = await mongoose.startSession();
-  try {
-    let result!: T;
-    await session.withTransaction(async () => {
-      result = await work(session);
-    });
-    return result;
-  } finally {
-    await session.endSession();
-  }
 }
 
 /**

@@ -1,7 +1,6 @@
 import { Types } from 'mongoose';
 import type { Actor } from '../access/actor';
-import { isDuplicateKey } from '../database';
-import { inTransaction } from '../notifications/outbox';
+import { inTransaction, isDuplicateKey } from '../database';
 import { recordTickSkipped } from '../notifications/other-events';
 import type { StoredParameter } from '../deployments/parameters';
 import { DeploymentRunModel } from '../deployments/model';

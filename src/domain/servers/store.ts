@@ -1,6 +1,6 @@
 import { Types, type ClientSession } from 'mongoose';
 import { ServerModel, type Server, type ServerStatus } from './model';
-import { inTransaction } from '../notifications/outbox';
+import { inTransaction } from '../database';
 import { recordServerEvent } from '../notifications/other-events';
 import { QUARANTINE_TAG } from './quarantine';
 
