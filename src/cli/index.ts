@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Config } from '../config';
-import { SCOPES } from '../domain/tokens/scopes';
+import { SCOPES } from '../domain/access/scopes';
 import { accessCommands } from './access';
 import { freezeCommands } from './freezes';
 import { auditCommands } from './audit';

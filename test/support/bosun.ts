@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger } from '../../src/logger';
 import type { Planner } from '../../src/domain/planner/types';
-import type { Scope } from '../../src/domain/tokens/scopes';
+import type { Scope } from '../../src/domain/access/scopes';
 import { createToken } from '../../src/domain/tokens/service';
 import { sharedServices } from './shared';
 import { FINAL_CONVERSATION_STATUSES } from '../../src/domain/conversations/model';

@@ -3,7 +3,7 @@ import { batcher } from '../batch';
 import { ensureOrganization, OrganizationModel } from '../organizations/model';
 import { ApiTokenModel, type ApiToken } from './model';
 import type { Types } from 'mongoose';
-import { isScope, SCOPES, type Scope } from './scopes';
+import { isScope, SCOPES, type Scope } from '../access/scopes';
 import { isDuplicateKey } from '../database';
 import { actorLine, ensureAdminPerson, ensureServiceAccount, identityAccess, identityRef, type IdentityRef } from '../access/identities';
 import { IdentityModel } from '../access/model';
