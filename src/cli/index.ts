@@ -49,14 +49,14 @@ async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
 
 /** The token commands' arguments, checked before anything connects: a bad one is a usage error. */
 async function tokenArguments(opts: { org: string; name?: string; scopes?: string; expiresIn?: string }) {
-  const [{ ORG_SLUG_PATTERN }, tokens] = await Promise.all([import('../domain/organizations/model'), import('../domain/tokens/service')]);
+  const [{ ORG_SLUG_PATTERN }, tokens, { parseDuration }] = await Promise.all([import('../domain/organizations/model'), import('../domain/tokens/service'), import('../domain/time/durations')]);
   if (!ORG_SLUG_PATTERN.test(opts.org)) throw usage(`Invalid organization "${opts.org}": lowercase letters, digits and dashes, at most 64 (e.g. acme-ops)`);
   if (opts.name !== undefined && !tokens.TOKEN_NAME_PATTERN.test(opts.name)) throw usage(`Invalid token name "${opts.name}": letters, digits, dot, dash and underscore, at most 64`);
   try {
     return {
       tokens,
       scopes: opts.scopes === undefined ? [] : tokens.parseScopes(opts.scopes),
-      expiresInSeconds: opts.expiresIn === undefined ? undefined : tokens.parseDuration(opts.expiresIn),
+      expiresInSeconds: opts.expiresIn === undefined ? undefined : parseDuration(opts.expiresIn),
     };
   } catch (error) {
     throw usage((error as Error).message);

@@ -3,7 +3,7 @@ import { objectIdSchema as objectId } from '../http/ids';
 import { tagSchema } from '../servers/schemas';
 import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME, wholeValuePattern } from '../../domain/deployments/parameters';
 import { requiredText, text } from '../http/text';
-import { DURATION_PATTERN } from '../../domain/tokens/service';
+import { DURATION_PATTERN } from '../../domain/time/durations';
 import { overrideFreezeSchema } from '../freezes/enforce';
 
 export const MAX_STEPS = 100;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from '../../domain/tokens/service';
+import { parseDuration } from '../../domain/time/durations';
 import { OVERLAP_POLICIES } from '../../domain/schedules/model';
 import { cronProblem, isTimeZone } from '../../domain/time/cron';
 import { durationSchema } from '../deployments/schemas';

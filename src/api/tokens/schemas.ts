@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DURATION_PATTERN, TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
+import { DURATION_PATTERN } from '../../domain/time/durations';
+import { TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
 import { SCOPES } from '../../domain/access/scopes';
 
 export const createTokenSchema = z.strictObject({
