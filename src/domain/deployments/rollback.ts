@@ -5,7 +5,7 @@ import type { QueuedRun } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { placeOne } from '../run-queue';
 import { inTransaction } from '../database';
-import { recordRunEvent } from '../notifications/run-events';
+import { recordRunEvent } from './notification-events';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from './model';
 import { createRun } from './new-runs';
 

@@ -10,7 +10,7 @@ import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel, type BegunRunS
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
 import { inTransaction } from '../database';
-import { endEventOf, recordRunEvent } from '../notifications/run-events';
+import { endEventOf, recordRunEvent } from './notification-events';
 
 /*
  * The runs store: every write to a deployment run goes through these transitions (and a run's

@@ -1,7 +1,7 @@
 import { Types, type ClientSession } from 'mongoose';
 import { ServerModel, type Server, type ServerStatus } from './model';
 import { inTransaction } from '../database';
-import { recordServerEvent } from '../notifications/other-events';
+import { recordServerEvent } from './notification-events';
 import { QUARANTINE_TAG } from './quarantine';
 
 /*

@@ -1,11 +1,11 @@
 import type { ClientSession, Types } from 'mongoose';
 import { actorText, actorView } from '../access/actor';
-import { DeploymentModel, DeploymentRunModel } from '../deployments/model';
 import { ServerModel } from '../servers/model';
-import { recordEvent, type EventType } from './outbox';
+import { recordEvent, type EventType } from '../notifications/outbox';
+import { DeploymentModel, DeploymentRunModel } from './model';
 
 /*
- * A deployment run's events, as its store transitions record them: only a run of a deployment (a
+ * A deployment run's notification events, as its store transitions record them (in the outbox): only a run of a deployment (a
  * one-server run or a fleet run) is told of, never a fleet's target nor a rollback run (the fleet run
  * speaks for them).
  */
