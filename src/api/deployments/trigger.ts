@@ -9,7 +9,7 @@ import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
 import { withdrawQueuedRun } from '../../domain/deployments/runs';
 import { createFleetRun, createRun, type NewRun } from '../../domain/deployments/new-runs';
-import { ServerNotRunnable } from '../../domain/run-queue';
+import { ServerNotRunnable } from '../../domain/servers/trigger-places';
 import { DeploymentRunModel, FINAL_RUN_STATUSES, type Deployment, type DeploymentRun, type RunStatus } from '../../domain/deployments/model';
 import { requestDigest, storeParameters, type StoredParameter } from '../../domain/deployments/parameters';
 import type { SecretBox } from '../../domain/secrets/secret-box';

@@ -3,7 +3,7 @@ import type { Actor } from '../access/actor';
 import { actorText } from '../access/actor';
 import type { QueuedRun } from '../contracts/runs';
 import { asChange } from '../execution/steps';
-import { placeOne } from '../run-queue';
+import { placeOne } from '../servers/trigger-places';
 import { inTransaction } from '../database';
 import { recordRunEvent } from './notification-events';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from './model';
