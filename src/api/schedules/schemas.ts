@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseDuration } from '../../domain/time/durations';
 import { OVERLAP_POLICIES } from '../../domain/schedules/model';
 import { cronProblem, isTimeZone } from '../../domain/time/cron';
-import { durationSchema } from '../deployments/schemas';
+import { durationSchema } from '../http/durations';
 import { text } from '../http/text';
 
 export const MIN_INTERVAL_SECONDS = 60;
