@@ -10,7 +10,7 @@ import { observabilityOperations } from '../observability/openapi';
 import { policyOperations } from '../organizations/openapi';
 import { secretOperations } from '../secrets/openapi';
 import { tokenOperations } from '../tokens/openapi';
-import { accessOperations } from '../access/openapi';
+import { accessOperations } from '../people/openapi';
 import { auditOperations } from '../audit/openapi';
 import { serverOperations } from '../servers/openapi';
 import { sessionOperations } from '../session/openapi';
