@@ -22,7 +22,7 @@ import { freePort } from '../../src/embedded/ports';
 import { startTemporalDevServer } from '../../src/embedded/temporal-dev';
 import { createLogger } from '../../src/logger';
 import { createToken } from '../../src/domain/tokens/service';
-import { bosunOperations } from '../../src/api/openapi/bosun-api';
+import { bosunOperations } from '../../src/api/bosun-api';
 import { BosunProcess, REPO } from '../support/processes';
 import { ensureSchemathesis, PHASES, harFigures, runSchemathesis, SCHEMATHESIS_VERSION, writeConfig } from './schemathesis';
 import { seed } from './seed';
