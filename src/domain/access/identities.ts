@@ -45,7 +45,7 @@ const identitiesById = batcher(async (ids: string[]): Promise<(IdentityDoc | nul
 });
 
 /** A role binding made ready to check (a Grant): its actions as a set, its limits as they are checked. */
-export const toGrant = (binding: Pick<RoleBinding, 'role' | 'server_tags' | 'deployments' | 'max_targets_per_run'>): Grant => ({
+const toGrant = (binding: Pick<RoleBinding, 'role' | 'server_tags' | 'deployments' | 'max_targets_per_run'>): Grant => ({
   role: binding.role as Role,
   actions: new Set(ROLE_ACTIONS[binding.role as Role]),
   tags: binding.server_tags ?? null,

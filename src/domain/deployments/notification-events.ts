@@ -5,9 +5,9 @@ import { recordEvent, type EventType } from '../notifications/outbox';
 import { DeploymentModel, DeploymentRunModel } from './model';
 
 /*
- * A deployment run's notification events, as its store transitions record them (in the outbox): only a run of a deployment (a
- * one-server run or a fleet run) is told of, never a fleet's target nor a rollback run (the fleet run
- * speaks for them).
+ * A deployment run's notification events, as its store transitions record them: only a run of a
+ * deployment (a one-server run or a fleet run) is told of, never a fleet's target nor a rollback run
+ * (the fleet run speaks for them).
  */
 
 /** How many of the failed step's last lines an event carries (already redacted when stored). */
