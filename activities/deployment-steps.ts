@@ -8,7 +8,9 @@ import { loadSshTarget } from '../src/domain/servers/credentials';
 import { HeldSteps } from './held-steps';
 import { wakeWaiting as wakeWaitingRuns, type RunQueueActivityDeps } from './run-queue';
 import { credentialSecrets, verifiedTargetOf } from './ssh-target';
-import { cancellingWith, executionSettings, follow, recordedResult, startStepExecution, stopLeftoverCommands, type StepExecution, type StepExecutionDeps } from './step-execution';
+import { executionSettings, recordedCommandResult, startStepExecution, type StepExecution, type StepExecutionDeps } from './step-execution';
+import { cancellingWith, follow } from './step-follow';
+import { stopLeftoverCommands } from './leftover-commands';
 import { StepLog } from './step-log';
 
 /**
@@ -54,7 +56,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       if (!run.parent_run_id && !run.rolls_back) await runs.recordRunSucceeded(runId);
       await wakeWaiting(await runs.runEnded(run, 'success'));
     };
-    const recorded = recordedResult(step, input.exitAttempt);
+    const audit = { kind: 'run', stepName: step.name } as const;
+    const recorded = await recordedCommandResult(step, { attempt: input, audit });
     if (recorded) {
       // Its result's write ended the run, and what follows may not have happened (its worker died): again.
       if (!input.endsRun || recorded.status !== 'success' || run.status !== 'success') return recorded;
@@ -73,7 +76,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
       steps,
       successEnds: input.endsRun ? { finish: steps.finishStepEndingRun, after: afterEnd } : undefined,
-      audit: { kind: 'run', stepName: step.name },
+      audit,
     });
   }
 

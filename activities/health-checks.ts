@@ -1,14 +1,14 @@
 import { Context } from '@temporalio/activity';
+import type { NodeSSH } from 'node-ssh';
 import type { HealthAttempt, HealthAttemptResult } from '../src/domain/contracts/runs';
 import { finishHealth, recordHealthAttempt } from '../src/domain/deployments/health';
 import { Redactor } from '../src/domain/execution/output';
 import { killProcessGroup, runInProcessGroup } from '../src/domain/ssh/exec';
 import type { SshPool } from '../src/domain/ssh/pool';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
-import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
-import { commandEnded, commandRecorder, commandStarting, KILL_LIMIT_SECONDS } from '../src/domain/audit/commands';
+import { credentialSecrets, loadVerifiedServer } from './ssh-target';
+import { commandRecorder, exitOutcome, isTrailFailure, sshBestEffort, type CommandRecorder } from '../src/domain/audit/commands';
 import type { Logger } from '../src/logger';
-import { DeploymentRunModel } from '../src/domain/deployments/model';
 
 /** How much of a check's output is kept per attempt: its end, where the reason usually is. */
 const HEALTH_OUTPUT_CHARS = 4000;
@@ -30,44 +30,34 @@ export function createHealthCheckActivities({ secretBox, sshPool, log }: HealthC
      * a round trip through Temporal would cost more): it heartbeats only when it is not one.
      */
     async runHealthCheck({ runId, serverId, attempt, command, timeoutSeconds }: HealthAttempt): Promise<HealthAttemptResult> {
-      const [target, run] = await Promise.all([loadVerifiedTarget(serverId, secretBox), DeploymentRunModel.findById(runId, { organization_id: 1 }).lean()]);
-      const redactor = new Redactor(credentialSecrets(target));
-      // A health check is a command Bosun runs: in the audit trail like a step's.
-      const audit = { kind: 'health_check', organizationId: String(run?.organization_id), serverId, ownerId: runId, stepIndex: attempt, stepName: 'health check', exitAttempt: 0, startedBefore: 0, secrets: credentialSecrets(target) } as const;
-      const auditId = run ? await commandStarting({ ...audit, command, limitSeconds: timeoutSeconds }) : null;
-      // The kill of a check past its timeout is in the trail too.
-      const recordKill = run ? commandRecorder({ ...audit, limitSeconds: KILL_LIMIT_SECONDS }, (message) => log.warn({ runId, serverId }, message)) : undefined;
+      const { target, organizationId } = await loadVerifiedServer(serverId, secretBox);
+      const secrets = credentialSecrets(target);
+      const redactor = new Redactor(secrets);
+      // A health check is a command Bosun runs: in the audit trail like a step's, and so is the kill of one past its timeout.
+      const recorder = commandRecorder({ kind: 'health_check', organizationId, serverId, ownerId: runId, stepIndex: attempt, stepName: 'health check', exitAttempt: 0, startedBefore: 0, secrets, limitSeconds: timeoutSeconds });
+      const entry = recorder.record(command);
+      await entry.written();
       let output = '';
       const context = Context.current();
       const beating = setInterval(() => (context.info.isLocal ? undefined : context.heartbeat()), HEARTBEAT_MS);
+      const noteKillFailure = (err: Error) => log.warn({ runId, serverId, err: err.message }, 'could not stop a health check past its timeout');
       try {
-        const { exitCode, timedOut } = await sshPool.withConnection(target, async (ssh) => {
-          let pgid: number | null = null;
-          let timer: NodeJS.Timeout | undefined;
-          const running = runInProcessGroup(ssh, command, {
-            onOutput: (text) => {
+        const { exitCode, timedOut } = await sshPool
+          .withConnection(target, (ssh) =>
+            runTimed(ssh, { command, timeoutSeconds, recorder, noteKillFailure }, (text) => {
               output = (output + redactor.push(text)).slice(-HEALTH_OUTPUT_CHARS);
-            },
-            onProcessGroup: (group) => {
-              pgid = group;
-            },
+            }),
+          )
+          .catch(async (error: unknown) => {
+            if (!isTrailFailure(error)) await entry.end('ssh_error');
+            throw error;
           });
-          const late = new Promise<'late'>((resolve) => {
-            timer = setTimeout(() => resolve('late'), timeoutSeconds * 1000);
-          });
-          try {
-            const ended = await Promise.race([running, late]);
-            if (ended !== 'late') return { exitCode: ended.exitCode, timedOut: false };
-            if (pgid !== null) await killProcessGroup(ssh, pgid, 1, recordKill).catch(() => undefined);
-            return { exitCode: null, timedOut: true };
-          } finally {
-            clearTimeout(timer);
-          }
-        });
         output = (output + redactor.flush()).slice(-HEALTH_OUTPUT_CHARS);
         const healthy = exitCode === 0 && !timedOut;
-        if (auditId) void commandEnded(auditId, timedOut ? 'timed_out' : exitCode === 0 ? 'ok' : 'failed', { exitCode }).catch(() => undefined);
-        await recordHealthAttempt(runId, command, { attempt, at: new Date(), exit_code: exitCode, timed_out: timedOut, output }, healthy);
+        await Promise.all([
+          entry.end(timedOut ? 'timed_out' : exitOutcome({ exitCode }), { exitCode }),
+          recordHealthAttempt(runId, command, { attempt, at: new Date(), exit_code: exitCode, timed_out: timedOut, output }, healthy),
+        ]);
         return { healthy, exitCode, timedOut, output };
       } finally {
         clearInterval(beating);
@@ -84,6 +74,36 @@ export function createHealthCheckActivities({ secretBox, sshPool, log }: HealthC
       await finishHealth(runId, healthy, error);
     },
   };
+}
+
+/**
+ * The check's command, stopped once it outlasts `timeoutSeconds`: its process group killed (best
+ * effort over SSH, as the check fails either way; never without its entry in the trail).
+ */
+async function runTimed(
+  ssh: NodeSSH,
+  { command, timeoutSeconds, recorder, noteKillFailure }: { command: string; timeoutSeconds: number; recorder: CommandRecorder; noteKillFailure: (err: Error) => void },
+  onOutput: (text: string) => void,
+): Promise<{ exitCode: number | null; timedOut: boolean }> {
+  let pgid: number | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  const running = runInProcessGroup(ssh, command, {
+    onOutput,
+    onProcessGroup: (group) => {
+      pgid = group;
+    },
+  });
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), timeoutSeconds * 1000);
+  });
+  try {
+    const ended = await Promise.race([running, late]);
+    if (ended !== 'late') return { exitCode: ended.exitCode, timedOut: false };
+    if (pgid !== null) await sshBestEffort(killProcessGroup(ssh, pgid, 1, recorder), noteKillFailure);
+    return { exitCode: null, timedOut: true };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export type HealthCheckActivities = ReturnType<typeof createHealthCheckActivities>;

@@ -45,61 +45,129 @@ export const MAX_RETRY_SECONDS = 3600;
 export const GIVE_UP_AFTER_SECONDS = 24 * 3600;
 export const retryDelaySeconds = (attempt: number) => Math.min(INITIAL_RETRY_SECONDS * 2 ** (attempt - 1), MAX_RETRY_SECONDS);
 
+type ToSend = NonNullable<Awaited<ReturnType<typeof deliveries.deliveryToSend>>>;
+type Attempt = Parameters<typeof deliveries.recordAttempt>[2];
+
+async function organizationSlug(id: unknown) {
+  return (await OrganizationModel.findById(id, { slug: 1 }).lean())?.slug ?? null;
+}
+
+/**
+ * The event posted to its channel's receiver (an allowed address only), signed with the channel's
+ * secret under the delivery's webhook-id: the receiver's answer. Throws AddressRefused.
+ */
+async function postDelivery(
+  { secretBox, consoleUrl }: Pick<NotificationActivityDeps, 'secretBox' | 'consoleUrl'>,
+  { deliveryId, channel, event, at }: { deliveryId: string; channel: NonNullable<ToSend['channel']>; event: NonNullable<ToSend['event']>; at: Date },
+): Promise<Answer> {
+  const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
+  const url = channelUrl(channel, secretBox);
+  const [address] = await allowedAddresses(url, refuse_private_addresses);
+  const payload = event.payload as Record<string, unknown>;
+  const base = consoleUrl?.();
+  const console_url = typeof payload.console_path === 'string' && base ? `${base}${payload.console_path}` : null;
+  const { console_path: _path, ...fields } = payload;
+  const message = { id: event._id.toString(), ...fields, type: event.type, at: event.at.toISOString(), organization: { id: event.organization_id.toString(), slug: await organizationSlug(event.organization_id) }, console_url };
+  const body = JSON.stringify(channel.type === 'slack' ? slackMessage(message) : message);
+  const headers = signedHeaders(channelSecret(channel, secretBox), `msg_${deliveryId}`, body, at);
+  return post({ url, address: address!, body, headers });
+}
+
+/** When to try a delivery again after attempt `attempt` failed; null once its day (GIVE_UP_AFTER_SECONDS) would be over. */
+function nextAttemptAfter(createdAt: Date, attempt: number): () => Date | null {
+  const elapsed = (Date.now() - createdAt.getTime()) / 1000;
+  return () => (elapsed + retryDelaySeconds(attempt) < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + retryDelaySeconds(attempt) * 1000) : null);
+}
+
+/** No answer to record: an address refused (the delivery failed, for good), or none came (an attempt to retry). */
+async function recordNoAnswer(
+  { deliveryId, round }: { deliveryId: string; round: number },
+  error: unknown,
+  { at, duration_ms }: Pick<Attempt, 'at' | 'duration_ms'>,
+  nextAttemptAt: () => Date | null,
+): Promise<{ refused: boolean; reason: string }> {
+  const refused = error instanceof AddressRefused;
+  const reason = refused ? error.message : `no answer: ${(error as Error).message}`;
+  await deliveries.recordAttempt(deliveryId, round, { at, response_code: null, response_body: null, error: reason, duration_ms }, { delivered: false, nextAttemptAt: refused ? null : nextAttemptAt() });
+  if (refused) await deliveries.endDelivery(deliveryId, round, 'failed', reason);
+  return { refused, reason };
+}
+
+/**
+ * The receiver's answer recorded: 2xx delivered; 410 the channel disabled and the delivery dropped;
+ * anything else an attempt to retry (at `nextAttemptAt`, unless its day is over).
+ */
+async function recordAnswer(
+  { deliveryId, round, delivery, channel }: { deliveryId: string; round: number; delivery: ToSend['delivery']; channel: NonNullable<ToSend['channel']> },
+  status: number,
+  attempt: Attempt,
+  nextAttemptAt: () => Date | null,
+): Promise<'delivered' | 'dropped' | 'retry'> {
+  if (status >= 200 && status < 300) {
+    await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: true });
+    return 'delivered';
+  }
+  if (status === 410) {
+    await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: null });
+    await disableChannel(channel._id, `the receiver answered 410 Gone at ${attempt.at.toISOString()}`, delivery._id);
+    await deliveries.endDelivery(deliveryId, round, 'dropped', 'the receiver answered 410 Gone: the channel is disabled');
+    return 'dropped';
+  }
+  await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: nextAttemptAt() });
+  return 'retry';
+}
+
 /** A receiver's answer that is not a success: retried (the activity's retry policy). */
 class ReceiverRefused extends Error {
   override name = 'NotificationNotDelivered';
 }
 
+/**
+ * Every undispatched event given its deliveries (PARALLEL at a time: each makes its own, in its own
+ * transaction), then every delivery not yet queued handed to its subject's workflow: subjects in
+ * parallel, each subject's deliveries one after another, oldest event first (their order there is
+ * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
+ */
+async function drainOnce(context: Context): Promise<number> {
+  let handled = 0;
+  for (;;) {
+    const events = await deliveries.undispatchedEvents(BATCH);
+    await inParallel(events, async (event) => {
+      await deliveries.dispatchEvent(event);
+      context.heartbeat();
+    });
+    handled += events.length;
+    if (events.length < BATCH) break;
+  }
+  for (;;) {
+    const queued = await deliveries.unqueuedDeliveries(BATCH);
+    const bySubject = new Map<string, typeof queued>();
+    for (const ref of queued) {
+      const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
+      bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
+    }
+    await inParallel([...bySubject], async ([workflowId, refs]) => {
+      for (const ref of refs) {
+        await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
+          workflowId,
+          taskQueue: context.info.taskQueue,
+          args: [{ channelId: ref.channelId, subject: ref.subject }],
+          signal: DELIVER_SIGNAL,
+          signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
+          staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
+        });
+        await deliveries.markQueued(ref.deliveryId, ref.round);
+        context.heartbeat();
+      }
+    });
+    handled += queued.length;
+    if (queued.length < BATCH) break;
+  }
+  return handled;
+}
+
 export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping }: NotificationActivityDeps) {
   const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
-
-  /**
-   * Every undispatched event given its deliveries (PARALLEL at a time: each makes its own, in its own
-   * transaction), then every delivery not yet queued handed to its subject's workflow: subjects in
-   * parallel, each subject's deliveries one after another, oldest event first (their order there is
-   * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
-   */
-  async function drainOnce(context: Context): Promise<number> {
-    let handled = 0;
-    for (;;) {
-      const events = await deliveries.undispatchedEvents(BATCH);
-      await inParallel(events, async (event) => {
-        await deliveries.dispatchEvent(event);
-        context.heartbeat();
-      });
-      handled += events.length;
-      if (events.length < BATCH) break;
-    }
-    for (;;) {
-      const queued = await deliveries.unqueuedDeliveries(BATCH);
-      const bySubject = new Map<string, typeof queued>();
-      for (const ref of queued) {
-        const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
-        bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
-      }
-      await inParallel([...bySubject], async ([workflowId, refs]) => {
-        for (const ref of refs) {
-          await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
-            workflowId,
-            taskQueue: context.info.taskQueue,
-            args: [{ channelId: ref.channelId, subject: ref.subject }],
-            signal: DELIVER_SIGNAL,
-            signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
-            staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
-          });
-          await deliveries.markQueued(ref.deliveryId, ref.round);
-          context.heartbeat();
-        }
-      });
-      handled += queued.length;
-      if (queued.length < BATCH) break;
-    }
-    return handled;
-  }
-
-  async function organizationSlug(id: unknown) {
-    return (await OrganizationModel.findById(id, { slug: 1 }).lean())?.slug ?? null;
-  }
 
   return {
     /**
@@ -136,13 +204,10 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       if (!found || found.delivery.round !== round) return 'skipped';
       const { delivery, event, channel } = found;
       const channelId = delivery.channel_id.toString();
-      if (!channel || !event) {
-        await deliveries.endDelivery(deliveryId, round, 'dropped', channel ? 'its event is gone' : 'the channel was deleted');
-        count(channelId, 'dropped');
-        return 'dropped';
-      }
-      if (channel.disabled_at && event.type !== 'ping') {
-        await deliveries.endDelivery(deliveryId, round, 'dropped', `the channel is disabled: ${channel.disabled_reason ?? ''}`);
+      // Nowhere to send it (the channel deleted or disabled), or nothing (its event gone): dropped.
+      const unsendable = !channel ? 'the channel was deleted' : !event ? 'its event is gone' : channel.disabled_at && event.type !== 'ping' ? `the channel is disabled: ${channel.disabled_reason ?? ''}` : null;
+      if (unsendable !== null || !channel || !event) {
+        await deliveries.endDelivery(deliveryId, round, 'dropped', unsendable ?? '');
         count(channelId, 'dropped');
         return 'dropped';
       }
@@ -150,54 +215,24 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
 
       const at = new Date();
       const started = Date.now();
-      const attemptNo = context.info.attempt;
-      const elapsed = (Date.now() - delivery.createdAt.getTime()) / 1000;
-      const nextAttemptAt = () => (elapsed + retryDelaySeconds(attemptNo) < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + retryDelaySeconds(attemptNo) * 1000) : null);
+      const nextAttemptAt = nextAttemptAfter(delivery.createdAt, context.info.attempt);
       let answer: Answer | undefined;
       try {
-        const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
-        const url = channelUrl(channel, secretBox);
-        const [address] = await allowedAddresses(url, refuse_private_addresses);
-        const payload = event.payload as Record<string, unknown>;
-        const base = consoleUrl?.();
-        const console_url = typeof payload.console_path === 'string' && base ? `${base}${payload.console_path}` : null;
-        const { console_path: _path, ...fields } = payload;
-        const message = { id: event._id.toString(), ...fields, type: event.type, at: event.at.toISOString(), organization: { id: event.organization_id.toString(), slug: await organizationSlug(event.organization_id) }, console_url };
-        const body = JSON.stringify(channel.type === 'slack' ? slackMessage(message) : message);
-        const headers = signedHeaders(channelSecret(channel, secretBox), `msg_${deliveryId}`, body, at);
-        answer = await post({ url, address: address!, body, headers });
+        answer = await postDelivery({ secretBox, consoleUrl }, { deliveryId, channel, event, at });
       } catch (error) {
-        const refused = error instanceof AddressRefused;
-        const reason = refused ? error.message : `no answer: ${(error as Error).message}`;
-        await deliveries.recordAttempt(deliveryId, round, { at, response_code: null, response_body: null, error: reason, duration_ms: Date.now() - started }, { delivered: false, nextAttemptAt: refused ? null : nextAttemptAt() });
-        if (refused) {
-          await deliveries.endDelivery(deliveryId, round, 'failed', reason);
-          count(channelId, 'failed');
-          log.warn({ channel: channelId, delivery: deliveryId, reason }, 'notification refused: its address is not allowed');
-          return 'failed';
-        }
-        count(channelId, 'failed_attempt');
-        throw new ReceiverRefused(reason);
+        const { refused, reason } = await recordNoAnswer({ deliveryId, round }, error, { at, duration_ms: Date.now() - started }, nextAttemptAt);
+        count(channelId, refused ? 'failed' : 'failed_attempt');
+        if (!refused) throw new ReceiverRefused(reason);
+        log.warn({ channel: channelId, delivery: deliveryId, reason }, 'notification refused: its address is not allowed');
+        return 'failed';
       }
-      const excerpt = answer.body.subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
-      const attempt = { at, response_code: answer.status, response_body: excerpt, error: null, duration_ms: Date.now() - started };
-      if (answer.status >= 200 && answer.status < 300) {
-        await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: true });
-        count(channelId, 'delivered');
-        notificationMetrics?.delivered((Date.now() - event.at.getTime()) / 1000);
-        return 'delivered';
-      }
-      if (answer.status === 410) {
-        await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: null });
-        await disableChannel(channel._id, `the receiver answered 410 Gone at ${at.toISOString()}`, delivery._id);
-        await deliveries.endDelivery(deliveryId, round, 'dropped', 'the receiver answered 410 Gone: the channel is disabled');
-        count(channelId, 'dropped');
-        log.warn({ channel: channelId }, 'notification channel disabled: its receiver answered 410 Gone');
-        return 'dropped';
-      }
-      await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: nextAttemptAt() });
-      count(channelId, 'failed_attempt');
-      throw new ReceiverRefused(`the receiver answered ${answer.status}`);
+      const attempt = { at, response_code: answer.status, response_body: answer.body.subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'), error: null, duration_ms: Date.now() - started };
+      const outcome = await recordAnswer({ deliveryId, round, delivery, channel }, answer.status, attempt, nextAttemptAt);
+      if (outcome === 'delivered') notificationMetrics?.delivered((Date.now() - event.at.getTime()) / 1000);
+      if (outcome === 'dropped') log.warn({ channel: channelId }, 'notification channel disabled: its receiver answered 410 Gone');
+      count(channelId, outcome === 'retry' ? 'failed_attempt' : outcome);
+      if (outcome === 'retry') throw new ReceiverRefused(`the receiver answered ${answer.status}`);
+      return outcome;
     },
 
     /** A delivery whose retries were spent (24 h): dead. */

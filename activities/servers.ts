@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger';
 import { CredentialsUnreadableError, loadSshTarget } from '../src/domain/servers/credentials';
 import { credentialSecrets, loadTargetOrFail } from './ssh-target';
-import { commandRecorder } from '../src/domain/audit/commands';
+import { commandRecorder, isTrailFailure } from '../src/domain/audit/commands';
 import * as servers from '../src/domain/servers/store';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import { describeTarget } from '../src/domain/ssh/connect';
@@ -36,10 +36,7 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
       const target = { ...loaded.target, hostKeyFingerprint: trustNewHostKey ? null : loaded.target.hostKeyFingerprint };
       const { attempt, workflowExecution, activityId } = Context.current().info;
       // The fingerprint is a command Bosun runs on the server: in the audit trail like a step's.
-      const record = commandRecorder(
-        { kind: 'verification', organizationId: loaded.organizationId, serverId, ownerId: workflowExecution?.workflowId ?? activityId, stepIndex: attempt, exitAttempt: 0, startedBefore: 0, secrets: credentialSecrets(target), limitSeconds: VERIFY_COMMAND_LIMIT_SECONDS },
-        (message) => log.warn({ server: serverId, attempt }, message),
-      );
+      const record = commandRecorder({ kind: 'verification', organizationId: loaded.organizationId, serverId, ownerId: workflowExecution?.workflowId ?? activityId, stepIndex: attempt, exitAttempt: 0, startedBefore: 0, secrets: credentialSecrets(target), limitSeconds: VERIFY_COMMAND_LIMIT_SECONDS });
       // A fresh session: verification proves the credentials work now. Commands on the old one finish first.
       sshPool.evict(serverId);
       try {
@@ -52,6 +49,8 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
         log.info({ server: serverId, attempt }, 'server verified');
       } catch (error) {
         if (error instanceof FingerprintParseError) throw failure('FingerprintParseError', error.message);
+        // The trail could not be written (the command did not run): not the server's fault.
+        if (isTrailFailure(error)) throw error;
         const sshError = classifySshError(error, describeTarget(target));
         const message = sshError.retryable ? `${sshError.message} (attempt ${attempt}, retrying)` : sshError.message;
         await servers.noteVerificationError(serverId, message);

@@ -23,6 +23,12 @@ export async function loadVerifiedTarget(serverId: string, box: SecretBox): Prom
   return verified(await loadTargetOrFail(serverId, box));
 }
 
+/** `loadVerifiedTarget`, with the organization the server belongs to. */
+export async function loadVerifiedServer(serverId: string, box: SecretBox): Promise<{ target: SshTarget; organizationId: string }> {
+  const loaded = await loadTargetOrFail(serverId, box);
+  return { target: verified(loaded), organizationId: loaded!.organizationId };
+}
+
 /** `loadVerifiedTarget` for a server document already read (null: it is gone), with its sealed credentials. */
 export async function verifiedTargetOf(server: StoredServer | null, box: SecretBox): Promise<SshTarget> {
   return verified(server && (await unsealedOrFail(() => routedTargetOf(server, box))));

@@ -5,7 +5,7 @@ import { describeTarget, type SshTarget } from '../src/domain/ssh/connect';
 import { classifySshError, SshError } from '../src/domain/ssh/errors';
 import { humanSize } from '../src/domain/ssh/fingerprint';
 import { commandFailure, OutputLimitExceeded, type ChannelExit } from '../src/domain/ssh/stream';
-import { commandRecorder } from '../src/domain/audit/commands';
+import { commandRecorder, isTrailFailure } from '../src/domain/audit/commands';
 import { captureOn, streamOn, type Side } from './audited-commands';
 import type { StepResult } from '../src/domain/contracts/runs';
 import type { TransferStepAttempt } from '../src/domain/contracts/conversations';
@@ -13,8 +13,10 @@ import { failure } from '../src/domain/contracts/failure-types';
 import { frozenLine } from '../src/domain/freezes/coverage';
 import { copyTree, CopyFailed } from './copy-tree';
 import { credentialSecrets, loadVerifiedTarget } from './ssh-target';
+import type { SshPool } from '../src/domain/ssh/pool';
 import { executionSettings, recordedResult, type StepExecutionDeps } from './step-execution';
 import { conversationSteps, findStep } from '../src/domain/conversations/store';
+import type { ConversationStep } from '../src/domain/conversations/model';
 import { StepLog } from './step-log';
 
 const PROGRESS_EVERY_MS = 2000;
@@ -76,122 +78,155 @@ export function createTransferActivities({ secretBox, sshPool, log, stepOutputLi
       // A transfer not yet begun does not begin while a change freeze covers either server.
       const frozen = step.status === 'pending' ? await frozenLine(input.organizationId, [input.sourceServerId, input.targetServerId]) : null;
       if (frozen) throw failure('ChangeFrozen', `Not run: ${frozen}`);
-      const transfer = step.transfer;
 
       const secrets = [...credentialSecrets(sourceTarget), ...credentialSecrets(targetTarget), ...organizationSecrets];
       const stepLog = new StepLog(conversationSteps(conversationId), index, step, limits, secrets, log, { conversationId, index });
-      if (step.status === 'running') stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; ${transfer.kind === 'copy' ? 'resuming the copy' : 'starting again'} ---\n`);
+      if (step.status === 'running') stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; ${step.transfer.kind === 'copy' ? 'resuming the copy' : 'starting again'} ---\n`);
       await stepLog.write((steps) => steps.startAttempt(index, { startedAt: step.started_at ?? new Date(), exitAttempt: 0 }));
-
-      const ctx = Context.current();
-      const aborted = ctx.cancellationSignal;
-      let moved = 0;
-      let expected = 0;
-      let lastLine = Date.now();
-      const startedAt = Date.now();
-      const ticker = setInterval(() => {
-        ctx.heartbeat({ bytes: moved });
-        if (Date.now() - lastLine >= PROGRESS_EVERY_MS && moved > 0) {
-          lastLine = Date.now();
-          const rate = moved / Math.max(0.001, (Date.now() - startedAt) / 1000);
-          const share = expected ? ` of ${humanSize(expected)} (${Math.min(99, Math.floor((moved / expected) * 100))}%)` : '';
-          stepLog.note(`moved ${humanSize(moved)}${share}, ${humanSize(rate)}/s\n`);
-        }
-        void stepLog.flush();
-      }, outputFlushMs);
-
-      const finish = async (succeeded: boolean, reason?: string) => {
-        // No progress line after the result.
-        clearInterval(ticker);
-        if (reason) stepLog.note(`\n--- failed: ${reason} ---\n`);
-        const result = { succeeded, exitCode: succeeded ? 0 : 1, timedOut: false, exitAttempt: 0, final: true, chunk: stepLog.finalChunk() };
-        await stepLog.write((steps) => steps.finishAttempt(index, result));
-        return { status: succeeded ? 'success' : 'failed', exitCode: succeeded ? 0 : 1, timedOut: false } as const;
-      };
-
-      // Every command the transfer runs, on either server, is in the audit trail (redacted, with its exit).
-      let sequence = 0;
-      const auditOn = (serverId: string) =>
-        commandRecorder(
-          { kind: 'conversation', organizationId: input.organizationId, serverId, ownerId: conversationId, stepIndex: index, stepId: input.stepId, exitAttempt: 0, startedBefore: step.attempts ?? 0, secrets, limitSeconds: TRANSFER_AUDIT_LIMIT_SECONDS },
-          (message) => log.warn({ conversationId, index }, message),
-          () => sequence++,
-        );
-      const sides = (source: NodeSSH, target: NodeSSH): [Side, Side] => [
-        { ssh: source, audit: auditOn(input.sourceServerId) },
-        { ssh: target, audit: auditOn(input.targetServerId) },
-      ];
-
-      const run = (sourceSsh: NodeSSH, targetSsh: NodeSSH): Promise<void> => {
-        const [source, target] = sides(sourceSsh, targetSsh);
-        switch (transfer.kind) {
-          case 'copy':
-            return copyTree({ ...source, dir: transfer.from! }, { ...target, dir: transfer.to! }, {
-              note: (line) => stepLog.note(line),
-              expect: (bytes) => (expected = bytes),
-              progress: (bytes) => (moved = bytes),
-            }, { signal: aborted, bytesPerSecond: transferMaxBytesPerSecond });
-          case 'pipe':
-            return pipe(source, target);
-          case 'compare':
-            return compare(source, target);
-          default:
-            throw new TransferFailed(`Unknown transfer kind ${String(transfer.kind)}`);
-        }
-      };
-
-      const pipe = async (source: Side, target: Side) => {
-        const result = await streamOn(
-          { ...source, command: transfer.source_command! },
-          { ...target, command: transfer.target_command! },
-          { onBytes: (bytes) => (moved = bytes), signal: aborted, bytesPerSecond: transferMaxBytesPerSecond },
-        );
-        stepLog.note(`moved ${humanSize(result.bytes)} from the source to the target\n`);
-        if (result.source.stderr.trim()) stepLog.note(`source stderr:\n${result.source.stderr.trimEnd()}\n`);
-        if (result.targetOutput.trim()) stepLog.note(`target output:\n${result.targetOutput.trimEnd()}\n`);
-        if (result.target.stderr.trim()) stepLog.note(`target stderr:\n${result.target.stderr.trimEnd()}\n`);
-        requireBothSucceeded(result.source, result.target);
-      };
-
-      const compare = async (source: Side, target: Side) => {
-        const [a, b] = await Promise.all([
-          captureOn(source, transfer.source_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
-          captureOn(target, transfer.target_command!, { maxBytes: COMPARE_OUTPUT_LIMIT, signal: aborted }),
-        ]);
-        requireBothSucceeded(a, b);
-        const diff = difference(a.stdout.toString('utf8'), b.stdout.toString('utf8'));
-        stepLog.push(`${diff.common} lines on both servers\n${listing('only on the source', diff.onlySource)}${listing('only on the target', diff.onlyTarget)}`);
-      };
-
-      const connect = (t: SshTarget, fn: (ssh: NodeSSH) => Promise<void>) =>
-        sshPool.withConnection(t, (ssh) => fn(ssh)).catch((error) => {
-          if (error instanceof TransferFailed || error instanceof CopyFailed || error instanceof OutputLimitExceeded || aborted.aborted) throw error;
-          throw classifySshError(error, describeTarget(t));
-        });
-      try {
-        await connect(sourceTarget, (source) => connect(targetTarget, (target) => run(source, target)));
-        return await finish(true);
-      } catch (error) {
-        if (aborted.aborted && ctx.cancellationDetails?.workerShutdown) {
-          stepLog.note('\n--- this Bosun worker is shutting down: the transfer was stopped; another worker takes it over ---\n');
-          await stepLog.flush();
-          throw failure('WorkerShutdown', 'The worker shut down during the transfer');
-        }
-        if (aborted.aborted) {
-          stepLog.note('\n--- cancelled: the transfer was stopped ---\n');
-          await stepLog.flush();
-          throw new CancelledFailure('Cancelled during the transfer');
-        }
-        if (error instanceof TransferFailed || error instanceof CopyFailed || error instanceof OutputLimitExceeded) return await finish(false, error.message);
-        if (!(error instanceof SshError)) throw error;
-        stepLog.note(`\n--- ${error.message}${error.retryable ? '; retrying' : ''} ---\n`);
-        await stepLog.flush();
-        throw error.toFailure();
-      } finally {
-        clearInterval(ticker);
-      }
+      return runTransfer({ input, step, transfer: step.transfer, stepLog, secrets, sourceTarget, targetTarget }, { sshPool, outputFlushMs, bytesPerSecond: transferMaxBytesPerSecond });
     },
   };
+}
+
+/** What a transfer step moves (its kind, directories or commands). */
+type TransferPlan = NonNullable<ConversationStep['transfer']>;
+
+/** A transfer step under way: what it moves, between which servers, where its log goes. */
+interface Transfer {
+  input: TransferStepAttempt;
+  step: ConversationStep;
+  transfer: TransferPlan;
+  stepLog: StepLog;
+  secrets: string[];
+  sourceTarget: SshTarget;
+  targetTarget: SshTarget;
+}
+
+/**
+ * The transfer's commands on both servers, heartbeating with the bytes moved and noting progress in
+ * its log; its result recorded. Stopped (cancelled, or the worker shutting down) it throws; a
+ * transfer that could not be done fails the step; a lost connection is retried.
+ */
+async function runTransfer(transfer: Transfer, { sshPool, outputFlushMs, bytesPerSecond }: { sshPool: SshPool; outputFlushMs: number; bytesPerSecond: number }): Promise<StepResult> {
+  const { input, stepLog } = transfer;
+  const ctx = Context.current();
+  const aborted = ctx.cancellationSignal;
+  const progress = transferProgress(stepLog, (bytes) => ctx.heartbeat({ bytes }), outputFlushMs);
+  const finish = async (succeeded: boolean, reason?: string) => {
+    // No progress line after the result.
+    progress.stop();
+    if (reason) stepLog.note(`\n--- failed: ${reason} ---\n`);
+    const result = { succeeded, exitCode: succeeded ? 0 : 1, timedOut: false, exitAttempt: 0, final: true, chunk: stepLog.finalChunk() };
+    await stepLog.write((steps) => steps.finishAttempt(input.index, result));
+    return { status: succeeded ? 'success' : 'failed', exitCode: succeeded ? 0 : 1, timedOut: false } as const;
+  };
+  const failedTransfer = (error: unknown) => error instanceof TransferFailed || error instanceof CopyFailed || error instanceof OutputLimitExceeded;
+  const connect = (t: SshTarget, fn: (ssh: NodeSSH) => Promise<void>) =>
+    sshPool.withConnection(t, (ssh) => fn(ssh)).catch((error) => {
+      if (failedTransfer(error) || isTrailFailure(error) || aborted.aborted) throw error;
+      throw classifySshError(error, describeTarget(t));
+    });
+  try {
+    await connect(transfer.sourceTarget, (source) =>
+      connect(transfer.targetTarget, (target) => transferCommands(transfer, auditedSides(transfer, source, target), { signal: aborted, bytesPerSecond, progress })),
+    );
+    return await finish(true);
+  } catch (error) {
+    if (aborted.aborted && ctx.cancellationDetails?.workerShutdown) {
+      stepLog.note('\n--- this Bosun worker is shutting down: the transfer was stopped; another worker takes it over ---\n');
+      await stepLog.flush();
+      throw failure('WorkerShutdown', 'The worker shut down during the transfer');
+    }
+    if (aborted.aborted) {
+      stepLog.note('\n--- cancelled: the transfer was stopped ---\n');
+      await stepLog.flush();
+      throw new CancelledFailure('Cancelled during the transfer');
+    }
+    if (failedTransfer(error)) return await finish(false, (error as Error).message);
+    if (!(error instanceof SshError)) throw error;
+    stepLog.note(`\n--- ${error.message}${error.retryable ? '; retrying' : ''} ---\n`);
+    await stepLog.flush();
+    throw error.toFailure();
+  } finally {
+    progress.stop();
+  }
+}
+
+/** Every command the transfer runs, on either server, is in the audit trail (redacted, with its exit), numbered among them. */
+function auditedSides({ input, step, secrets }: Transfer, source: NodeSSH, target: NodeSSH): [Side, Side] {
+  let sequence = 0;
+  const auditOn = (serverId: string) =>
+    commandRecorder(
+      { kind: 'conversation', organizationId: input.organizationId, serverId, ownerId: input.conversationId, stepIndex: input.index, stepId: input.stepId, exitAttempt: 0, startedBefore: step.attempts ?? 0, secrets, limitSeconds: TRANSFER_AUDIT_LIMIT_SECONDS },
+      () => sequence++,
+    );
+  return [
+    { ssh: source, audit: auditOn(input.sourceServerId) },
+    { ssh: target, audit: auditOn(input.targetServerId) },
+  ];
+}
+
+/** Bytes moved, heartbeated and noted in the log every PROGRESS_EVERY_MS (with the share of what is expected, when known). */
+function transferProgress(stepLog: StepLog, heartbeat: (bytes: number) => void, flushMs: number) {
+  const counts = { moved: 0, expected: 0 };
+  let lastLine = Date.now();
+  const startedAt = Date.now();
+  const ticker = setInterval(() => {
+    heartbeat(counts.moved);
+    if (Date.now() - lastLine >= PROGRESS_EVERY_MS && counts.moved > 0) {
+      lastLine = Date.now();
+      const rate = counts.moved / Math.max(0.001, (Date.now() - startedAt) / 1000);
+      const share = counts.expected ? ` of ${humanSize(counts.expected)} (${Math.min(99, Math.floor((counts.moved / counts.expected) * 100))}%)` : '';
+      stepLog.note(`moved ${humanSize(counts.moved)}${share}, ${humanSize(rate)}/s\n`);
+    }
+    void stepLog.flush();
+  }, flushMs);
+  return {
+    moved: (bytes: number) => (counts.moved = bytes),
+    expect: (bytes: number) => (counts.expected = bytes),
+    stop: () => clearInterval(ticker),
+  };
+}
+
+type TransferProgress = ReturnType<typeof transferProgress>;
+
+/** What the transfer's kind runs on its two sides: a directory copy, a pipe from one command into another, or a comparison of two outputs. */
+function transferCommands(
+  { transfer, stepLog }: Transfer,
+  [source, target]: [Side, Side],
+  { signal, bytesPerSecond, progress }: { signal: AbortSignal; bytesPerSecond: number; progress: TransferProgress },
+): Promise<void> {
+  switch (transfer.kind) {
+    case 'copy':
+      return copyTree({ ...source, dir: transfer.from! }, { ...target, dir: transfer.to! }, { note: (line) => stepLog.note(line), expect: progress.expect, progress: progress.moved }, { signal, bytesPerSecond });
+    case 'pipe':
+      return pipe(stepLog, { ...source, command: transfer.source_command! }, { ...target, command: transfer.target_command! }, { onBytes: progress.moved, signal, bytesPerSecond });
+    case 'compare':
+      return compare(stepLog, [source, transfer.source_command!], [target, transfer.target_command!], signal);
+    default:
+      throw new TransferFailed(`Unknown transfer kind ${String(transfer.kind)}`);
+  }
+}
+
+/** One command's output streamed into the other's input; what each side said noted in the log. */
+async function pipe(stepLog: StepLog, source: Side & { command: string }, target: Side & { command: string }, options: Parameters<typeof streamOn>[2]) {
+  const result = await streamOn(source, target, options);
+  stepLog.note(`moved ${humanSize(result.bytes)} from the source to the target\n`);
+  if (result.source.stderr.trim()) stepLog.note(`source stderr:\n${result.source.stderr.trimEnd()}\n`);
+  if (result.targetOutput.trim()) stepLog.note(`target output:\n${result.targetOutput.trimEnd()}\n`);
+  if (result.target.stderr.trim()) stepLog.note(`target stderr:\n${result.target.stderr.trimEnd()}\n`);
+  requireBothSucceeded(result.source, result.target);
+}
+
+/** Both sides' outputs compared line by line: what only one of them has. */
+async function compare(stepLog: StepLog, [source, sourceCommand]: [Side, string], [target, targetCommand]: [Side, string], signal: AbortSignal) {
+  const [a, b] = await Promise.all([
+    captureOn(source, sourceCommand, { maxBytes: COMPARE_OUTPUT_LIMIT, signal }),
+    captureOn(target, targetCommand, { maxBytes: COMPARE_OUTPUT_LIMIT, signal }),
+  ]);
+  requireBothSucceeded(a, b);
+  const diff = difference(a.stdout.toString('utf8'), b.stdout.toString('utf8'));
+  stepLog.push(`${diff.common} lines on both servers\n${listing('only on the source', diff.onlySource)}${listing('only on the target', diff.onlyTarget)}`);
 }
 
 export type TransferActivities = ReturnType<typeof createTransferActivities>;

@@ -71,6 +71,12 @@ const envSchema = z.object({
   // An entry whose outcome never came (Bosun died between a change and its outcome) is chained as unknown after this.
   AUDIT_PENDING_SECONDS: positiveInt.default(300),
 
+  // The shortest interval a schedule may have ("every"); a minute unless set (seconds suit a test's stack).
+  SCHEDULE_MIN_INTERVAL_SECONDS: positiveInt.default(60),
+  // How often the worker accounts for skipped ticks, and how long after a tick's catch-up window ends it does.
+  SCHEDULE_SWEEP_SECONDS: positiveInt.default(30),
+  SCHEDULE_ACCOUNTING_GRACE_SECONDS: positiveInt.default(60),
+
   LLM_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   LLM_API_KEY: optionalString,
   LLM_MODEL: optionalString,
@@ -140,6 +146,8 @@ export interface Config {
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
   /** The audit trail: checkpoints' period, retention, and how long an entry waits for its outcome. */
   audit: { checkpointMinutes: number; retentionDays: number; pendingSeconds: number };
+  /** Schedules: the shortest interval allowed; how often skipped ticks are accounted for, and how long after they could no longer run. */
+  schedules: { minIntervalSeconds: number; sweepSeconds: number; accountingGraceSeconds: number };
   /** Without llm, conversations use the built-in rules planner. */
   planner: { llm?: LlmConfig };
   /**
@@ -220,6 +228,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
     console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS, publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''), oidc: oidcConfig(e) },
     audit: { checkpointMinutes: e.AUDIT_CHECKPOINT_MINUTES, retentionDays: e.AUDIT_RETENTION_DAYS, pendingSeconds: e.AUDIT_PENDING_SECONDS },
+    schedules: { minIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS, sweepSeconds: e.SCHEDULE_SWEEP_SECONDS, accountingGraceSeconds: e.SCHEDULE_ACCOUNTING_GRACE_SECONDS },
     planner: {
       llm:
         e.LLM_BASE_URL && e.LLM_MODEL

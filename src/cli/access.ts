@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { all, call, find, action as run, print, printJson, type Json } from './calls';
+import { all, call, find, action as run, print, printJson, type Fail, type Json } from './calls';
 import { DeployExit } from './exit';
 
 /*
@@ -30,8 +30,16 @@ const bindingLine = (b: Json) =>
     .filter(Boolean)
     .join(', ');
 
-export function accessCommands(program: Command, fail: (code: number, message: string) => never): void {
+export function accessCommands(program: Command, fail: Fail): void {
+  whoamiCommand(program, fail);
+  peopleCommands(program, fail);
+  serviceAccountCommands(program, fail);
+  teamCommands(program, fail);
+  roleCommands(program, fail);
+}
 
+/** `bosun whoami`: who the token acts for and what gives it rights. */
+function whoamiCommand(program: Command, fail: Fail): void {
   program
     .command('whoami')
     .description('who BOSUN_TOKEN acts for, its teams, and the role bindings that give it rights')
@@ -47,7 +55,10 @@ export function accessCommands(program: Command, fail: (code: number, message: s
         if (!me.bindings.length) print('role     (none: this identity may do nothing)');
       }, fail),
     );
+}
 
+/** `bosun people list|add|disable|enable|remove`. */
+function peopleCommands(program: Command, fail: Fail): void {
   const people = program.command('people').description('the people of your organization (administrators)');
   people.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {
@@ -69,7 +80,10 @@ export function accessCommands(program: Command, fail: (code: number, message: s
       .action(run(async (who: string) => void (await call('PATCH', `/people/${(await find('/people', 'person', who)).id}`, 200, { disabled })), fail));
   }
   people.command('remove <person>').action(run(async (who: string) => void (await call('DELETE', `/people/${(await find('/people', 'person', who)).id}`, 204)), fail));
+}
 
+/** `bosun service-accounts list|add|remove|token`. */
+function serviceAccountCommands(program: Command, fail: Fail): void {
   const accounts = program.command('service-accounts').description('CI pipelines, scripts and agents (administrators)');
   accounts.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {
@@ -99,7 +113,10 @@ export function accessCommands(program: Command, fail: (code: number, message: s
         print((await call('POST', `/service-accounts/${account.id}/tokens`, 201, { name: opts.name, scopes: list(opts.scopes), expires_in: opts.expiresIn ?? null })).token);
       }, fail),
     );
+}
 
+/** `bosun teams list|add|remove`. */
+function teamCommands(program: Command, fail: Fail): void {
   const teams = program.command('teams').description('teams of people who share role bindings (administrators)');
   teams.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {
@@ -120,7 +137,10 @@ export function accessCommands(program: Command, fail: (code: number, message: s
       }, fail),
     );
   teams.command('remove <team>').action(run(async (which: string) => void (await call('DELETE', `/teams/${(await find('/teams', 'team', which)).id}`, 204)), fail));
+}
 
+/** `bosun roles list|grant|revoke`. */
+function roleCommands(program: Command, fail: Fail): void {
   const roles = program.command('roles').description('role bindings: who may do what, on which servers (administrators)');
   roles.command('list').option('--json', 'print JSON').action(
     run(async (opts: { json?: boolean }) => {

@@ -3,7 +3,8 @@
  * api-types.ts does). Type-only: nothing of the server is loaded by the compiled CLI.
  */
 import type { z } from 'zod';
-import type { runSchema, runTargetDetailSchema } from '../api/deployments/views';
+import type { runSchema } from '../api/deployments/views/runs';
+import type { runTargetDetailSchema } from '../api/deployments/views/targets';
 import type { scheduleSchema, tickSchema } from '../api/schedules/views';
 
 export type Run = z.infer<typeof runSchema>;

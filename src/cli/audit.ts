@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { action, print, printJson, type Json } from './calls';
+import { action, print, printJson, type Fail, type Json } from './calls';
 import { DeployExit } from './exit';
 import { bosunApiFromEnvironment, errorMessage } from './http';
 
@@ -16,7 +16,7 @@ function parseCheckpoint(text: string): { seq: number; hash: string } {
   return { seq: Number(match[1]), hash: match[2]! };
 }
 
-export function auditCommands(program: Command, fail: (code: number, message: string) => never): void {
+export function auditCommands(program: Command, fail: Fail): void {
   const audit = program
     .command('audit')
     .description('the audit trail (BOSUN_URL and BOSUN_TOKEN of an admin or auditor); exit 0 the chain holds, 1 broken or refused, 2 usage or connection error');

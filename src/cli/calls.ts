@@ -41,9 +41,12 @@ export async function find(path: string, what: string, idOrName: string): Promis
   return found[0]!;
 }
 
+/** How a command ends with an exit code and a line on stderr (the program's own way of exiting). */
+export type Fail = (code: number, message: string) => never;
+
 /** A command's action, its DeployExit becoming the command's exit. */
 export const action =
-  <A extends unknown[]>(fn: (...args: A) => Promise<void>, fail: (code: number, message: string) => never) =>
+  <A extends unknown[]>(fn: (...args: A) => Promise<void>, fail: Fail) =>
   async (...args: A) => {
     try {
       await fn(...args);

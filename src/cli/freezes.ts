@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, all, call, find, print, printJson, type Json } from './calls';
+import { action, all, call, find, print, printJson, type Fail, type Json } from './calls';
 import { DeployExit } from './exit';
 import { utc } from './times';
 
@@ -22,7 +22,7 @@ const nowText = (f: Json) => {
   return f.next_window ? `next ${utc(f.next_window.starts_at)} → ${utc(f.next_window.ends_at)}` : 'not now';
 };
 
-export function freezeCommands(program: Command, fail: (code: number, message: string) => never): void {
+export function freezeCommands(program: Command, fail: Fail): void {
   const freezes = program
     .command('freezes')
     .description('change freezes: windows when no run may start on the servers they cover (BOSUN_URL and BOSUN_TOKEN); exit 0 done, 1 refused, 2 usage or connection error');

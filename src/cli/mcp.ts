@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Fail } from './calls';
 import { bosunApiFromEnvironment } from './http';
 import { DeployExit } from './exit';
 
@@ -53,7 +54,7 @@ export async function serveMcpOverStdio(): Promise<void> {
   await Promise.allSettled([remote.close(), local.close()]);
 }
 
-export function mcpCommand(program: Command, fail: (code: number, message: string) => never): void {
+export function mcpCommand(program: Command, fail: Fail): void {
   program
     .command('mcp')
     .description('serve Bosun\'s MCP tools for AI agents over stdio, relaying to the Bosun at BOSUN_URL with BOSUN_TOKEN (a service account\'s); see docs/agents.md')

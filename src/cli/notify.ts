@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, all, call, find, print, printJson, type Json } from './calls';
+import { action, all, call, find, print, printJson, type Fail, type Json } from './calls';
 import { utc } from './times';
 
 /*
@@ -14,7 +14,7 @@ const lastAnswer = (d: Json) => {
   return last.response_code !== null ? String(last.response_code) : `no answer (${last.error ?? 'unknown'})`;
 };
 
-export function notifyCommands(program: Command, fail: (code: number, message: string) => never): void {
+export function notifyCommands(program: Command, fail: Fail): void {
   const notify = program
     .command('notify')
     .description('notification channels and their deliveries (BOSUN_URL and BOSUN_TOKEN, an administrator’s); exit 0 done, 1 refused, 2 usage or connection error');

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Run } from './api-types';
+import type { Fail } from './calls';
 import { DeployExit } from './exit';
 import { bosunApiFromEnvironment, errorMessage } from './http';
 import { guardLine } from './print';
@@ -28,7 +29,7 @@ async function decide(decision: Decision, deployment: string, runId: string, bod
   throw new DeployExit(0, '');
 }
 
-export function runCommands(program: Command, fail: (code: number, message: string) => never) {
+export function runCommands(program: Command, fail: Fail) {
   const runs = program.command('runs').description('decisions on a fleet run between its batches (BOSUN_URL and BOSUN_TOKEN); exit 0 done, 1 refused, 2 usage or connection error');
   const act = (decision: Decision, body: (opts: Record<string, string | undefined>) => Record<string, string> | undefined) => async (deployment: string, runId: string, opts: Record<string, string | undefined>) => {
     try {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Schedule, ScheduleTick } from './api-types';
-import { action, all, call, find, print, printJson } from './calls';
+import { action, all, call, find, print, printJson, type Fail } from './calls';
 import { DeployExit } from './exit';
 import { bosunApiFromEnvironment, errorMessage } from './http';
 import { resolveDeployment } from './resolve';
@@ -70,11 +70,49 @@ export function printSchedule(s: Schedule, count = 5) {
 const tickLine = (t: ScheduleTick) =>
   [utc(t.scheduled_at), t.outcome, t.run_id ?? '-', [t.requested_by ? `run now by ${t.requested_by.name}` : '', t.message ?? ''].filter(Boolean).join('; ') || '-'].join('\t');
 
-export function scheduleCommands(program: Command, fail: (code: number, message: string) => never): void {
+type CreateOptions = {
+  name: string;
+  cron?: string;
+  every?: string;
+  timeZone: string;
+  param?: string[];
+  overlap?: string;
+  catchUpWindow?: string;
+  jitter?: string;
+  paused?: boolean;
+  note?: string;
+  runAs?: string;
+  json?: boolean;
+};
+
+/** The body of POST …/schedules from `create`'s options (what is not given, the API's default). */
+const createBody = (opts: CreateOptions, parameters: Record<string, string>, runAs: string | undefined) => ({
+  name: opts.name,
+  ...(opts.cron !== undefined ? { cron: opts.cron } : { every: opts.every }),
+  time_zone: opts.timeZone,
+  parameters,
+  ...(opts.overlap !== undefined ? { overlap: opts.overlap } : {}),
+  ...(opts.catchUpWindow !== undefined ? { catch_up_window: opts.catchUpWindow } : {}),
+  ...(opts.jitter !== undefined ? { jitter: opts.jitter } : {}),
+  paused: !!opts.paused,
+  note: opts.note ?? null,
+  ...(runAs !== undefined ? { run_as: runAs } : {}),
+});
+
+export function scheduleCommands(program: Command, fail: Fail): void {
   const schedules = program
     .command('schedules')
     .description('a deployment’s schedules: runs on a clock, in a time zone (BOSUN_URL and BOSUN_TOKEN); exit 0 done, 1 refused, 2 usage or connection error');
+  listCommand(schedules, fail);
+  showCommand(schedules, fail);
+  createCommand(schedules, fail);
+  pauseCommands(schedules, fail);
+  triggerCommand(schedules, fail);
+  ticksCommand(schedules, fail);
+}
 
+/** `bosun schedules list <deployment>`: one line each, its next run in its zone and in UTC. */
+function listCommand(schedules: Command, fail: Fail): void {
   schedules
     .command('list <deployment>')
     .description('the deployment’s schedules and the next run of each, in its zone and in UTC')
@@ -91,7 +129,10 @@ export function scheduleCommands(program: Command, fail: (code: number, message:
         }
       }, fail),
     );
+}
 
+/** `bosun schedules show <deployment> <schedule>`. */
+function showCommand(schedules: Command, fail: Fail): void {
   schedules
     .command('show <deployment> <schedule>')
     .description('one schedule: when, as whom, paused or not and why, its next 10 runs')
@@ -104,7 +145,10 @@ export function scheduleCommands(program: Command, fail: (code: number, message:
         printSchedule(s, 10);
       }, fail),
     );
+}
 
+/** `bosun schedules create <deployment> --name … --cron …|--every … --time-zone …`. */
+function createCommand(schedules: Command, fail: Fail): void {
   schedules
     .command('create <deployment>')
     .description('schedule the deployment: a cron expression or an interval, read in a time zone; prints the schedule and its next runs')
@@ -121,34 +165,20 @@ export function scheduleCommands(program: Command, fail: (code: number, message:
     .option('--run-as <service account>', 'the service account its runs act as (name or id); default: the token’s, when it is one')
     .option('--json', 'print JSON')
     .action(
-      action(
-        async (
-          deployment: string,
-          opts: { name: string; cron?: string; every?: string; timeZone: string; param?: string[]; overlap?: string; catchUpWindow?: string; jitter?: string; paused?: boolean; note?: string; runAs?: string; json?: boolean },
-        ) => {
-          if ((opts.cron === undefined) === (opts.every === undefined)) throw usage('Give either --cron or --every (one of them)');
-          const parameters = parametersOf(opts.param);
-          const deploymentId = await resolveDeployment(bosunApiFromEnvironment(), deployment);
-          const body = {
-            name: opts.name,
-            ...(opts.cron !== undefined ? { cron: opts.cron } : { every: opts.every }),
-            time_zone: opts.timeZone,
-            parameters,
-            ...(opts.overlap !== undefined ? { overlap: opts.overlap } : {}),
-            ...(opts.catchUpWindow !== undefined ? { catch_up_window: opts.catchUpWindow } : {}),
-            ...(opts.jitter !== undefined ? { jitter: opts.jitter } : {}),
-            paused: !!opts.paused,
-            note: opts.note ?? null,
-            ...(opts.runAs !== undefined ? { run_as: await serviceAccountId(opts.runAs) } : {}),
-          };
-          const created = (await call('POST', schedulesPath(deploymentId), 201, body)) as Schedule;
-          if (opts.json) return printJson(created);
-          printSchedule(created);
-        },
-        fail,
-      ),
+      action(async (deployment: string, opts: CreateOptions) => {
+        if ((opts.cron === undefined) === (opts.every === undefined)) throw usage('Give either --cron or --every (one of them)');
+        const parameters = parametersOf(opts.param);
+        const deploymentId = await resolveDeployment(bosunApiFromEnvironment(), deployment);
+        const runAs = opts.runAs !== undefined ? await serviceAccountId(opts.runAs) : undefined;
+        const created = (await call('POST', schedulesPath(deploymentId), 201, createBody(opts, parameters, runAs))) as Schedule;
+        if (opts.json) return printJson(created);
+        printSchedule(created);
+      }, fail),
     );
+}
 
+/** `bosun schedules pause|unpause <deployment> <schedule> [--note]`. */
+function pauseCommands(schedules: Command, fail: Fail): void {
   for (const verb of ['pause', 'unpause'] as const) {
     schedules
       .command(`${verb} <deployment> <schedule>`)
@@ -166,7 +196,10 @@ export function scheduleCommands(program: Command, fail: (code: number, message:
         }, fail),
       );
   }
+}
 
+/** `bosun schedules trigger <deployment> <schedule> [--overlap]`: a tick now. */
+function triggerCommand(schedules: Command, fail: Fail): void {
   schedules
     .command('trigger <deployment> <schedule>')
     .description('run it now, as its service account, the way a tick does; `ticks` then shows its run (or why none started)')
@@ -182,7 +215,10 @@ export function scheduleCommands(program: Command, fail: (code: number, message:
         print(how === 'Tick started' ? `${s.name}: a tick started at ${at}` : `${s.name}: a tick asked at ${at}: ${how}`);
       }, fail),
     );
+}
 
+/** `bosun schedules ticks <deployment> <schedule> [--outcome] [--limit]`: newest first. */
+function ticksCommand(schedules: Command, fail: Fail): void {
   schedules
     .command('ticks <deployment> <schedule>')
     .description('the schedule’s ticks, newest first: fired (with the run) or skipped (with the reason)')

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { action, call, print, printJson, type Json } from './calls';
+import { action, call, print, printJson, type Fail, type Json } from './calls';
 import { DeployExit } from './exit';
 
 /*
@@ -43,7 +43,7 @@ function printDiff(diff: Json): void {
   for (const warning of diff.warnings as string[]) process.stderr.write(`warning: ${warning}\n`);
 }
 
-export function serverCommands(program: Command, fail: (code: number, message: string) => never): void {
+export function serverCommands(program: Command, fail: Fail): void {
   const servers = program.command('servers').description('servers (BOSUN_URL and BOSUN_TOKEN); exit 0 done, 1 refused, 2 usage or connection error');
 
   servers

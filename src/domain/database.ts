@@ -7,7 +7,8 @@ export const isDuplicateKey = (error: unknown) => (error as { code?: number } | 
 
 /**
  * Runs `work` in one MongoDB transaction (retried whole on a transient error, so `work` only
- * writes through the session): a change and the event it becomes are written together or not at all.
+ * writes through the session): a change and what it becomes (a notification event, an audit entry)
+ * are written together or not at all.
  */
 export async function inTransaction<T>(work: (session: ClientSession) => Promise<T>): Promise<T> {
   const session = await mongoose.startSession();

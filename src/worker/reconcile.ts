@@ -1,4 +1,4 @@
-import { actorText } from '../domain/access/actor';
+import { triggeredByText } from '../domain/access/actor';
 import type { Types } from 'mongoose';
 import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../domain/contracts/workflow-ids';
 import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel } from '../domain/deployments/model';
@@ -7,7 +7,7 @@ import { ServerModel, toRef, type Server } from '../domain/servers/model';
 import type { WorkflowGateway } from '../domain/temporal/client';
 import { runStart, type StartableRun } from '../domain/temporal/run-workflows';
 import type { Logger } from '../logger';
-import { recordIntent, recordOutcome, systemActor } from '../domain/audit/outbox';
+import { recordIntent, recordOutcome, systemActor } from '../domain/audit/pending-entries';
 
 /**
  * Runs marked running whose workflow has ended (terminated by hand in Temporal, or its data reset)
@@ -47,7 +47,7 @@ export async function startQueuedFleetRuns(workflows: WorkflowGateway, { stalled
         organizationId: run.organization_id.toString(),
         deploymentId: run.deployment_id.toString(),
         deploymentName: deployment?.name ?? '(deleted)',
-        triggeredBy: actorText(run.actor, run.triggered_by),
+        triggeredBy: triggeredByText(run),
       },
       run.fleet!.total,
     );

@@ -7,7 +7,7 @@ import type { WorkflowGateway } from '../domain/temporal/client';
 import type { Logger } from '../logger';
 import { periodically } from './periodic';
 
-/** How long after a tick's latest possible start (due + jitter + catch-up window) it is accounted for. */
+/** How long after a tick's latest possible start (due + jitter + catch-up window) it is accounted for (SCHEDULE_ACCOUNTING_GRACE_SECONDS). */
 const GRACE_MS = 60_000;
 
 /** Temporal's name for a tick's workflow: the schedule's workflow id and the due time, to the second. */
@@ -37,11 +37,11 @@ async function runningAt(scheduleId: Types.ObjectId, at: Date): Promise<boolean>
  * it within its catch-up window: Bosun or Temporal was down). A tick is looked at only once it can no
  * longer start (due + jitter + catch-up window + a minute), and only if Temporal has no workflow of it.
  */
-export async function accountForTicks(workflows: WorkflowGateway, countTick: (outcome: string) => void, now = new Date(), log?: Logger): Promise<number> {
+export async function accountForTicks(workflows: WorkflowGateway, countTick: (outcome: string) => void, now = new Date(), log?: Logger, graceMs = GRACE_MS): Promise<number> {
   let recorded = 0;
   for await (const schedule of ScheduleModel.find({}).lean<Schedule>().cursor()) {
     try {
-      recorded += await accountForSchedule(workflows, schedule, countTick, now);
+      recorded += await accountForSchedule(workflows, schedule, countTick, now, graceMs);
     } catch (err) {
       // One schedule that cannot be judged now (its Temporal Schedule missing until the reconcile) does not hold up the others.
       log?.warn({ err, scheduleId: schedule._id.toString() }, 'could not account for a schedule’s ticks; trying again later');
@@ -50,10 +50,10 @@ export async function accountForTicks(workflows: WorkflowGateway, countTick: (ou
   return recorded;
 }
 
-async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule, countTick: (outcome: string) => void, now: Date): Promise<number> {
+async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule, countTick: (outcome: string) => void, now: Date, graceMs: number): Promise<number> {
   let recorded = 0;
   const id = schedule._id.toString();
-  let horizon = new Date(now.getTime() - (schedule.catch_up_window_seconds + schedule.jitter_seconds) * 1000 - GRACE_MS);
+  let horizon = new Date(now.getTime() - (schedule.catch_up_window_seconds + schedule.jitter_seconds) * 1000 - graceMs);
   // A buffered tick starts when the run before it ends: wait for that before judging.
   if (schedule.overlap === 'buffer_one') {
     const earliest = (await unfinishedTicksOf(schedule._id, 5)).map((t) => t.scheduled_at.getTime());
@@ -77,8 +77,8 @@ async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule
   return recorded;
 }
 
-/** Every 30 s: ticks accounted for; every 5 minutes (and at start): Temporal Schedules reconciled with their documents. */
-export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, countTick: (outcome: string) => void, everyMs = 30_000): () => Promise<void> {
+/** Every 30 s (SCHEDULE_SWEEP_SECONDS): ticks accounted for; every 10th sweep (and at start): Temporal Schedules reconciled with their documents. */
+export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, countTick: (outcome: string) => void, everyMs = 30_000, graceMs = GRACE_MS): () => Promise<void> {
   let rounds = 0;
   return periodically(
     everyMs,
@@ -88,7 +88,7 @@ export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, co
         if (repaired.created || repaired.updated || repaired.deleted) log.info(repaired, 'Temporal Schedules brought to their schedules');
       }
       rounds += 1;
-      await accountForTicks(workflows, countTick, new Date(), log);
+      await accountForTicks(workflows, countTick, new Date(), log, graceMs);
     },
     (err) => log.warn({ err }, 'schedule sweep failed; trying again later'),
   );

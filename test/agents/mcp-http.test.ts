@@ -91,7 +91,7 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
     });
 
     const stored = await conversation(one.conversation_id);
-    expect(stored).toMatchObject({ agent: true, actor: { type: 'service_account', id: agentId, name: 'claude' }, created_by: 'claude (service account)' });
+    expect(stored).toMatchObject({ agent: true, actor: { type: 'service_account', id: agentId, name: 'claude' }, created_by: 'API token: claude-token' });
     expect(stored.messages[0]).toMatchObject({ text: 'check the server answers', commands: ['echo hello-from-agent'] });
 
     const log = await agent.call('read_log', { conversation_id: one.conversation_id, step_id: steps[0].id, search: 'hello' });

@@ -94,7 +94,7 @@ describe('an AI agent through `bosun mcp` (stdio), relayed to the Bosun at BOSUN
     expect((await bosun.api.post(`/api/v1/deployments/${deployment.id}/runs/${runId}/approve`).set(bearer(alice.token)).send({ comment: 'go' })).status).toBe(200);
 
     const done = await eventually(() => agent.call('wait', { deployment_id: deployment.id, run_id: runId, timeout_seconds: 10 }), (w) => w.data.status === 'success');
-    expect(done.data.run).toMatchObject({ triggered_by: 'assistant (service account)' });
+    expect(done.data.run).toMatchObject({ triggered_by: 'API token: assistant-token', actor: { type: 'service_account', name: 'assistant' } });
     const log = await agent.call('read_log', { deployment_id: deployment.id, run_id: runId, step: 1, server_id: serverId });
     expect(JSON.stringify(log.data.untrusted_server_output)).toContain('releasing 1.2.3');
 

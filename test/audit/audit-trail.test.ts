@@ -64,6 +64,37 @@ describe('the audit trail: who did what, and every command Bosun ran', () => {
     expect(trigger).toMatchObject({ actor: { type: 'service_account', token_id: expect.any(String) }, target: { kind: 'deployment', id: deployment.id }, outcome: 'ok', source_address: expect.any(String) });
   });
 
+  test('a command’s end that MongoDB refuses is not dropped: its step’s activity fails and is retried until the trail takes it', async () => {
+    const outbox = db.db().collection('audit_pending');
+    const deployment = await ops.defineDeployment(server, [{ name: 'refused-end', command: 'echo refused' }]);
+    // For a while MongoDB takes a command's entry but refuses its end: only pending command entries may be written.
+    await db.db().command({ collMod: 'audit_pending', validator: { $or: [{ action: { $ne: 'command.run' } }, { outcome: 'pending' }] } });
+    let runId: string;
+    try {
+      runId = (await ops.trigger(deployment.id)).run_id;
+      // The step's result is stored (its end in the trail was refused beside it); the entry is still pending.
+      await ops.waitForRun(deployment.id, runId, (run) => run.steps[0].status === 'success');
+      expect(await outbox.findOne({ action: 'command.run', 'details.run_id': runId })).toMatchObject({ outcome: 'pending' });
+    } finally {
+      await db.db().command({ collMod: 'audit_pending', validator: {} });
+    }
+    // Retried, the activity writes the end it could not: the entry has its exit, not `unknown` an hour later.
+    const [entry] = await entries(admin, `run=${runId}&action=command.run`);
+    expect(entry).toMatchObject({ outcome: 'ok', details: { step_name: 'refused-end', exit_code: 0 } });
+    expect((await ops.waitForRun(deployment.id, runId)).status).toBe('success');
+  });
+
+  test('what Bosun did by itself is filtered by actor_type=system; an actor type that is none is a 422', async () => {
+    const deployment = await ops.defineDeployment(server, [{ name: 'mine', command: 'true' }]);
+    const run = await ops.runToEnd(deployment.id);
+    const own = await entries(admin, `run=${run.id}&actor_type=system`);
+    expect(own.map((e) => [e.action, e.actor.type])).toEqual([['command.run', 'system']]);
+    const people = await entries(admin, `run=${run.id}&actor_type=service_account`);
+    expect(people.map((e) => e.action)).toEqual(['run.trigger']);
+    const bad = await get(admin, '/audit?actor_type=robot');
+    expect([bad.status, bad.body.error.details[0].path]).toEqual([422, 'actor_type']);
+  });
+
   test('a run’s entries, by its id: its trigger and the commands it ran (a fleet run’s targets’ too); a run id that is no id is a 422', async () => {
     const second = await ops.addServer({ host: '127.0.0.3' });
     const fleet = await ops.define({ name: `fleet-${n()}`, targets: { server_ids: [server, second] }, steps: [{ name: 'hello', command: 'echo hi' }] });

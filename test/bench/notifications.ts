@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { recordEvent } from '../../src/domain/notifications/outbox';
+import { recordNotificationEvent } from '../../src/domain/notifications/event-outbox';
 import { OrganizationModel } from '../../src/domain/organizations/model';
 import { userWithToken } from '../support/client';
 import { eventually } from '../support/eventually';
@@ -27,7 +27,7 @@ runBench({}, async (bosun) => {
       const before = distinct();
       const started = Date.now();
       for (let i = 0; i < count; i += 1) {
-        await recordEvent({ organizationId: organization._id, type: 'run.succeeded', subject: { kind: 'run', id: subjects(i) }, payload: { summary: `bench ${i}` } });
+        await recordNotificationEvent({ organizationId: organization._id, type: 'run.succeeded', subject: { kind: 'run', id: subjects(i) }, payload: { summary: `bench ${i}` } });
       }
       const recorded = Date.now() - started;
       await eventually(async () => distinct() - before, (n) => n >= count, 30 * 60_000);

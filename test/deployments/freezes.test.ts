@@ -1,6 +1,6 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { sharedFolder } from '../support/trees';
-import { startBosun, type Bosun } from '../support/bosun';
+import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
 
 /*
@@ -212,6 +212,15 @@ describe('a fleet run meets a freeze between batches', () => {
       const done = await admin.waitForRun(deployment.id, runId, undefined, 120_000);
       expect([done.status, done.freeze, ...statuses(done)]).toEqual(['success', null, 'web-1:success', 'web-2:success', 'web-3:success']);
       expect(ranOn('held')).toEqual(ADDRESSES);
+      // The hold and its release are Bosun's decisions: in the audit trail with actor system.
+      const decisions = await eventually(
+        () => admin.request('get', `/audit?run=${runId}&actor_type=system&action=run.*`).then((r) => r.body.data as Array<Record<string, any>>),
+        (list) => list.length === 2,
+      );
+      expect(decisions.reverse()).toEqual([
+        expect.objectContaining({ action: 'run.hold_frozen', actor: { type: 'system', id: null, name: 'change freeze' }, target: { kind: 'run', id: runId }, outcome: 'ok', details: { freezes: ['code-freeze'], until: endsAt } }),
+        expect.objectContaining({ action: 'run.release_frozen', outcome: 'ok', details: { freezes: ['code-freeze'] } }),
+      ]);
     } finally {
       await admin.request('delete', `/freezes/${freeze.id}`);
     }

@@ -107,6 +107,18 @@ describe('an approval gate', () => {
     expect(ranOn('expired')).toEqual([]);
     const late = await alice.decide(deployment.id, runId, 'approve', {});
     expect([late.status, late.body.error.code]).toEqual([409, 'expired']);
+    // Nobody decided: Bosun did, and the trail says so (actor system), with the run it failed.
+    const [expiry] = await eventually(
+      () => admin.request('get', `/audit?run=${runId}&actor_type=system`).then((r) => r.body.data as Array<Record<string, any>>),
+      (list) => list.some((e) => e.action === 'run.expire_gate'),
+    );
+    expect(expiry).toMatchObject({
+      action: 'run.expire_gate',
+      actor: { type: 'system', id: null, name: 'approval gate' },
+      target: { kind: 'run', id: runId },
+      outcome: 'ok',
+      details: { before_batch: 1, expires_in: '2s', expires_at: run.gate.expires_at, error: 'approval expired after 2s' },
+    });
   });
 
   test('bad gates are refused (422) and change nothing; a gate past the last batch is a plan warning and the run ignores it', async () => {

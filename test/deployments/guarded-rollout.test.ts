@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { sharedFolder } from '../support/trees';
-import { startBosun, type Bosun } from '../support/bosun';
+import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { addPerson, asUser, type User } from '../support/client';
 
 /*
@@ -69,6 +69,15 @@ test('canary, gate, approval; a health check fails on one server of batch 2: the
   expect(run.targets[3].error).toMatch(/^Health check ".*" failed on web-4 after 2 attempts: exit code 22: 503 from 127\.0\.0\.5$/);
   expect(run.error).toMatch(/^1 of 6 targets failed \(more than the 0 allowed: later batches skipped\); first: Health check .*; rolled back on 4 of 4 touched servers$/);
   expect(run.rollback).toMatchObject({ status: 'success', touched: 4, succeeded: 4, failed: 0, summary: 'rolled back on 4 of 4 touched servers', requested_by: null });
+  // Nobody asked for it: the rollback and its end are Bosun's decisions in the audit trail.
+  const decisions = await eventually(
+    () => admin.request('get', `/audit?run=${runId}&actor_type=system&action=run.*`).then((r) => r.body.data as Array<Record<string, any>>),
+    (list) => list.length === 2,
+  );
+  expect(decisions.reverse()).toEqual([
+    expect.objectContaining({ action: 'run.rollback', actor: { type: 'system', id: null, name: 'automatic rollback' }, target: { kind: 'run', id: runId }, outcome: 'ok', details: { reason: expect.stringMatching(/^1 of 6 targets failed/), touched: 4 } }),
+    expect.objectContaining({ action: 'run.finish_rollback', outcome: 'ok', details: { summary: 'rolled back on 4 of 4 touched servers', succeeded: 4, failed: [] } }),
+  ]);
 
   // Exactly the servers the run touched; batch 2's before batch 1's; each told why.
   expect(on('canary', 'released')).toEqual(ADDRESSES.slice(0, 4));

@@ -35,8 +35,8 @@ describe('running deployments over SSH', () => {
     expect(trigger.status).toBe(202);
     expect(trigger.body).toEqual({ run_id: expect.any(String), status: 'queued', message: expect.stringContaining(`/runs/${trigger.body.run_id}`) });
     const run = await ci.waitForRun(id, trigger.body.run_id, (r) => r.status === 'success' || r.status === 'failed');
-    expect(run).toMatchObject({ id: trigger.body.run_id, status: 'success', triggered_by: 'ci-pipeline (service account)', error: null });
-    // Who triggered it: the identity and the token it used.
+    expect(run).toMatchObject({ id: trigger.body.run_id, status: 'success', triggered_by: 'API token: ci-pipeline', error: null });
+    // Who triggered it beside: the identity and the token it used.
     expect(run.actor).toEqual({ type: 'service_account', id: expect.stringMatching(/^[0-9a-f]{24}$/), name: 'ci-pipeline', token_id: expect.stringMatching(/^[0-9a-f]{24}$/) });
     expect(run.steps.map((s: { output: string }) => s.output)).toEqual(['hello\n', 'one\ntwo\nthree\n', `${bosun.sshd.username}\n`]);
     expect(run.steps.every((s: { status: string; exit_code: number }) => s.status === 'success' && s.exit_code === 0)).toBe(true);

@@ -47,7 +47,7 @@ describe('the workflows a Bosun runs once: the notification dispatcher, the audi
     const connection = await Connection.connect({ address: sharedServices().temporalAddress });
     const temporal = new Client({ connection });
     const longActivities = [notificationDispatchWorkflowId(started.taskQueue), auditChainWorkflowId(started.taskQueue)];
-    const pending = (workflowId: string) => temporal.workflow.getHandle(workflowId).describe().then((d) => d.raw.pendingActivities[0]);
+    const pending = (workflowId: string) => temporal.workflow.getHandle(workflowId).describe().then((d) => d.raw.pendingActivities?.[0]);
     // Both running on this worker.
     for (const workflowId of longActivities) await eventually(() => pending(workflowId), (activity) => activity?.state === 2 /* STARTED */, 60_000);
     bosun = undefined;

@@ -12,18 +12,29 @@ import { BosunProcess, embeddedStackEnv } from '../support/processes';
 
 /*
  * Schedules on the embedded stack, as a user runs it (`npm start` with its own BOSUN_HOME, mongod
- * and Temporal dev server): an every-minute schedule runs, is paused, is unpaused; then the whole
- * machine "crashes" (Bosun, mongod and Temporal SIGKILLed at once) for three minutes across one
- * tick of two daily schedules, and after the restart the one with a 5-minute catch-up window runs
- * that tick once while the one with a 1-minute window records it as missed.
+ * and Temporal dev server), on the wall clock: a schedule every PERIOD runs, is paused, is unpaused;
+ * then the whole machine "crashes" (Bosun, mongod and Temporal SIGKILLed at once) across one tick of
+ * two daily schedules, and after the restart the one with a 5-minute catch-up window runs that tick
+ * once while the one with a 10-second window records it as missed. Time passing is what is under
+ * test, so this file waits on the clock: its settings make it seconds, not minutes (a schedule may
+ * tick every few seconds, the worker accounts for skipped ticks every 2 s, 5 s after they could no
+ * longer run), which production runs with a minute's interval, 30 s sweeps and a minute's grace.
  */
 
 // The API's JSON, as the tests read it.
 type Json = any;
 
-const MINUTE = 60_000;
-const OUTAGE_MS = 3 * MINUTE;
-const nextMinute = (at: number) => Math.ceil(at / MINUTE) * MINUTE;
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+/** The every-PERIOD schedule's interval (Temporal aligns an interval's ticks to multiples of it). */
+const PERIOD = 20 * SECOND;
+/** How late after a paused due time the schedule is unpaused: the scheduler has long passed that tick by then. */
+const PAUSE_MARGIN = 8 * SECOND;
+/** The strict schedule's catch-up window, and how long past it the stack stays down. */
+const STRICT_WINDOW = 10 * SECOND;
+const DOWN_PAST_STRICT_WINDOW = 5 * SECOND;
+const CLOCKS = { SCHEDULE_MIN_INTERVAL_SECONDS: '5', SCHEDULE_SWEEP_SECONDS: '2', SCHEDULE_ACCOUNTING_GRACE_SECONDS: '5' };
+const next = (at: number, period: number) => Math.ceil(at / period) * period;
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('schedules on the embedded stack: ticks, pause, and a crash across a tick', () => {
@@ -37,8 +48,8 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
   let ops: User;
   let serverId: string;
   let accountId: string;
-  /** The every-minute schedule while it exists: it must not tick across the outage of the second test. */
-  let minutely: string | null = null;
+  /** The every-PERIOD schedule while it exists: it must not tick across the outage of the second test. */
+  let periodic: string | null = null;
 
   const start = async () => {
     bosun = new BosunProcess(env);
@@ -84,7 +95,7 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
   };
 
   beforeAll(async () => {
-    env = { ...(await embeddedStackEnv(home)), METRICS_TOKEN: metricsToken };
+    env = { ...(await embeddedStackEnv(home)), METRICS_TOKEN: metricsToken, ...CLOCKS };
     await start();
     token = bosun.firstToken!;
     ops = userAt(base, token);
@@ -101,33 +112,33 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
     await Promise.all(started.map((b) => b.stop('SIGINT')));
   }, 60_000);
 
-  test('an every-minute schedule runs twice, is paused (no run; the tick is recorded as paused), and runs again once unpaused', async () => {
-    const deployment = await ops.defineDeployment(serverId, [{ name: 'tick', command: 'echo tick' }], 'minutely');
-    const schedule = await createSchedule(deployment.id, { name: 'minutely', every: '1m', catch_up_window: '30s', note: 'every minute' });
-    expect(schedule).toMatchObject({ every: '1m', time_zone: 'UTC', paused: false, catch_up_window: '30s' });
-    minutely = `${schedulesOf(deployment.id)}/${schedule.id}`;
-    // Temporal carries it: every minute on the minute, the first within a minute from now.
-    const [next, afterNext] = schedule.next_runs.map((r: Json) => Date.parse(r.at));
-    expect([next % MINUTE, afterNext - next]).toEqual([0, MINUTE]);
-    expect(next - Date.now()).toBeLessThanOrEqual(MINUTE);
+  test('a schedule every 20 s runs twice, is paused (no run; the tick is recorded as paused), and runs again once unpaused', async () => {
+    const deployment = await ops.defineDeployment(serverId, [{ name: 'tick', command: 'echo tick' }], 'periodic');
+    const schedule = await createSchedule(deployment.id, { name: 'periodic', every: '20s', catch_up_window: '10s', note: 'every 20 seconds' });
+    expect(schedule).toMatchObject({ every: '20s', time_zone: 'UTC', paused: false, catch_up_window: '10s' });
+    periodic = `${schedulesOf(deployment.id)}/${schedule.id}`;
+    // Temporal carries it: every PERIOD on multiples of it, the first within a PERIOD from now.
+    const [first0, second0] = schedule.next_runs.map((r: Json) => Date.parse(r.at));
+    expect([first0 % PERIOD, second0 - first0]).toEqual([0, PERIOD]);
+    expect(first0 - Date.now()).toBeLessThanOrEqual(PERIOD);
 
     const twoFired = await eventually(
       async () => (await ticksOf(deployment.id, schedule.id)).filter((t) => t.outcome === 'fired'),
       (fired) => fired.length >= 2,
-      4 * MINUTE,
+      4 * PERIOD + MINUTE,
     );
     // Newest first: the schedule's first two ticks are the last two.
     const [first, second] = [twoFired.at(-1), twoFired.at(-2)];
-    expect(Date.parse(second.scheduled_at) - Date.parse(first.scheduled_at)).toBe(MINUTE);
+    expect(Date.parse(second.scheduled_at) - Date.parse(first.scheduled_at)).toBe(PERIOD);
     for (const tick of [first, second]) await expectScheduledSuccess(deployment.id, schedule.id, tick);
 
     // Paused (not in the last seconds before a due time, so Temporal has the pause before it): the next due time passes without a run.
-    if (nextMinute(Date.now()) - Date.now() < 5_000) await wait(nextMinute(Date.now()) - Date.now() + 1_000);
+    if (next(Date.now(), PERIOD) - Date.now() < 5 * SECOND) await wait(next(Date.now(), PERIOD) - Date.now() + SECOND);
     const paused = (await expectOk(await ops.request('post', `${schedulesOf(deployment.id)}/${schedule.id}/pause`, { note: 'maintenance' }), 200, 'pause')).data;
     expect(paused).toMatchObject({ paused: true, next_runs: [], pause: { note: 'maintenance' } });
     const pausedAt = Date.parse(paused.pause.at);
-    const dueWhilePaused = nextMinute(pausedAt + 1);
-    await wait(dueWhilePaused + 20_000 - Date.now());
+    const dueWhilePaused = next(pausedAt + 1, PERIOD);
+    await wait(dueWhilePaused + PAUSE_MARGIN - Date.now());
     const sincePause = (ticks: Json[]) => ticks.filter((t) => Date.parse(t.scheduled_at) >= pausedAt);
     expect(sincePause(await ticksOf(deployment.id, schedule.id)).filter((t) => t.outcome === 'fired')).toEqual([]);
     expect((await runsOf(deployment.id)).filter((r) => Date.parse(r.trigger.scheduled_at) >= pausedAt)).toEqual([]);
@@ -135,17 +146,17 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
     const unpaused = (await expectOk(await ops.request('post', `${schedulesOf(deployment.id)}/${schedule.id}/unpause`, { note: 'done' }), 200, 'unpause')).data;
     expect(unpaused.paused).toBe(false);
     const unpausedAt = Date.parse(unpaused.pause.at);
-    expect(unpausedAt).toBeLessThan(dueWhilePaused + MINUTE);
-    expect(unpaused.next_runs[0].at).toBe(new Date(dueWhilePaused + MINUTE).toISOString());
+    expect(unpausedAt).toBeLessThan(dueWhilePaused + PERIOD);
+    expect(unpaused.next_runs[0].at).toBe(new Date(dueWhilePaused + PERIOD).toISOString());
     const again = await eventually(
       async () => (await ticksOf(deployment.id, schedule.id)).find((t) => Date.parse(t.scheduled_at) > unpausedAt),
       (tick) => tick !== undefined,
-      3 * MINUTE,
+      2 * PERIOD + MINUTE,
     );
     await expectScheduledSuccess(deployment.id, schedule.id, again);
 
     // Once its catch-up window and the ledger's grace have passed, the paused tick is accounted for.
-    const skipped = await eventually(async () => (await ticksOf(deployment.id, schedule.id)).filter((t) => t.skipped), (s) => s.length > 0, 4 * MINUTE);
+    const skipped = await eventually(async () => (await ticksOf(deployment.id, schedule.id)).filter((t) => t.skipped), (s) => s.length > 0, 2 * MINUTE);
     expect(skipped).toEqual([expect.objectContaining({ scheduled_at: new Date(dueWhilePaused).toISOString(), outcome: 'paused', run_id: null })]);
     expect(skipped[0].message).toContain('maintenance');
 
@@ -153,40 +164,39 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
     expect(await ticksCounted('fired')).toBeGreaterThanOrEqual(3);
 
     // Its work is done: no more ticks (nor missed ones while Bosun is down below).
-    await expectOk(await ops.request('delete', minutely), 204, 'delete the schedule');
-    minutely = null;
-  }, 15 * MINUTE);
+    await expectOk(await ops.request('delete', periodic), 204, 'delete the schedule');
+    periodic = null;
+  }, 10 * MINUTE);
 
-  test('killed -9 for three minutes across a tick: a 5-minute catch-up window runs it once after the restart, a 1-minute one records it as missed', async () => {
-    // The every-minute schedule, had the test before stopped short of deleting it: only this test's ticks fall in the outage.
-    if (minutely) await expectOk(await ops.request('delete', minutely), 204, 'delete the every-minute schedule');
+  test('killed -9 across a tick: a 5-minute catch-up window runs it once after the restart, a 10-second one records it as missed', async () => {
+    // The periodic schedule, had the test before stopped short of deleting it: only this test's ticks fall in the outage.
+    if (periodic) await expectOk(await ops.request('delete', periodic), 204, 'delete the periodic schedule');
     const within5m = await ops.defineDeployment(serverId, [{ name: 'backup', command: 'echo backup' }], 'catch-up-5m');
-    const within1m = await ops.defineDeployment(serverId, [{ name: 'rotate', command: 'echo rotate' }], 'catch-up-1m');
-    // One tick of each, daily, at a minute well inside the outage that starts now.
-    const due = nextMinute(Date.now() + 25_000);
+    const within10s = await ops.defineDeployment(serverId, [{ name: 'rotate', command: 'echo rotate' }], 'catch-up-10s');
+    // One tick of each, daily (no other tick comes near), at the next minute far enough ahead for the crash to come first.
+    const due = next(Date.now() + 20 * SECOND, MINUTE);
     const cron = `${new Date(due).getUTCMinutes()} ${new Date(due).getUTCHours()} * * *`;
     const lenient = await createSchedule(within5m.id, { name: 'backup', cron, catch_up_window: '5m' });
-    const strict = await createSchedule(within1m.id, { name: 'rotate', cron, catch_up_window: '1m' });
+    const strict = await createSchedule(within10s.id, { name: 'rotate', cron, catch_up_window: '10s' });
     for (const s of [lenient, strict]) expect(s.next_runs[0].at).toBe(new Date(due).toISOString());
 
-    const crashedAt = Date.now();
-    expect(due - crashedAt).toBeGreaterThan(10_000);
+    expect(due - Date.now()).toBeGreaterThan(5 * SECOND);
     await crash();
-    // The one deliberate wait: the machine is down.
-    await wait(crashedAt + OUTAGE_MS - Date.now());
+    // The one deliberate wait: the machine is down across the tick, and past the strict window.
+    await wait(due + STRICT_WINDOW + DOWN_PAST_STRICT_WINDOW - Date.now());
     await start();
-    // Up again more than a minute after the tick (so the strict window has passed), less than five.
-    expect(Date.now() - due).toBeGreaterThan(MINUTE);
+    // Up again after the strict window has passed, well within the lenient one.
+    expect(Date.now() - due).toBeGreaterThan(STRICT_WINDOW);
 
-    const fired = await eventually(() => ticksOf(within5m.id, lenient.id), (ticks) => ticks.length > 0, 3 * MINUTE);
+    const fired = await eventually(() => ticksOf(within5m.id, lenient.id), (ticks) => ticks.length > 0, 2 * MINUTE);
     expect(fired).toEqual([expect.objectContaining({ scheduled_at: new Date(due).toISOString(), outcome: 'fired' })]);
     await expectScheduledSuccess(within5m.id, lenient.id, fired[0]);
 
-    // Accounted for once due + 1 minute + the ledger's minute of grace have passed, at its next sweep.
-    const missed = await eventually(() => ticksOf(within1m.id, strict.id), (ticks) => ticks.length > 0, 4 * MINUTE);
+    // Accounted for once due + its window + the ledger's grace have passed, at its next sweep.
+    const missed = await eventually(() => ticksOf(within10s.id, strict.id), (ticks) => ticks.length > 0, 2 * MINUTE);
     expect(missed).toEqual([expect.objectContaining({ scheduled_at: new Date(due).toISOString(), outcome: 'missed', skipped: true, run_id: null })]);
-    expect(missed[0].message).toContain('catch-up window (1m)');
-    expect(await runsOf(within1m.id)).toEqual([]);
+    expect(missed[0].message).toContain('catch-up window (10s)');
+    expect(await runsOf(within10s.id)).toEqual([]);
 
     // The missed tick ran exactly once.
     expect(await ticksOf(within5m.id, lenient.id)).toHaveLength(1);
@@ -195,5 +205,5 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
     // The restarted Bosun counted what it saw: the caught-up tick fired, the other missed.
     expect(await eventually(() => ticksCounted('missed'), (n) => n === 1)).toBe(1);
     expect(await ticksCounted('fired')).toBe(1);
-  }, 20 * MINUTE);
+  }, 10 * MINUTE);
 });

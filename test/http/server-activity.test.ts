@@ -6,7 +6,7 @@ describe('a server’s activity: its runs, fleet runs and conversations, newest 
   let ops: User;
   beforeAll(async () => {
     bosun = await startBosun();
-    ops = await asUser(bosun, 'activity');
+    ops = await asUser(bosun, 'activity', await bosun.token('activity', ['admin'], 'ops'));
   });
   afterAll(() => bosun.stop());
 
@@ -34,7 +34,7 @@ describe('a server’s activity: its runs, fleet runs and conversations, newest 
       ['run', fleetRun.id, 'everywhere', true, 'server', webTarget.status],
       ['run', singleRun.id, 'single', false, 'server', 'success'],
     ]);
-    expect(activity.body.data[3]).toMatchObject({ deployment_id: single.id, by: expect.stringMatching(/ \(service account\)$/), error: null });
+    expect(activity.body.data[3]).toMatchObject({ deployment_id: single.id, by: 'API token: ops', error: null });
 
     const one = await bosun.api.get(`/api/v1/servers/${web}/activity?limit=1`).set(bearer(ops.token));
     expect(one.body.data.map((a: { id: string }) => a.id)).toEqual([migration.id]);

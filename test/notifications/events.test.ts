@@ -21,7 +21,7 @@ describe('notification events of servers and rollbacks', () => {
 
   beforeAll(async () => {
     bosun = await startBosun({ healthIntervalSeconds: 1 });
-    admin = userWithToken(bosun, await bosun.token('events'));
+    admin = userWithToken(bosun, await bosun.token('events', ['admin'], 'events-admin'));
     sshd = await Sshd.startPrivate();
     receiver = await startReceiver();
   }, 120_000);
@@ -81,6 +81,8 @@ describe('notification events of servers and rollbacks', () => {
     expect((await told(final)).map((d) => d.event.type)).toEqual(['run.rolled_back']);
     const rolledBack = receiver.events('run.rolled_back')[0]!.json;
     expect(rolledBack).toMatchObject({ run: { id: run.id, rollback: { status: 'success', summary: expect.stringContaining('rolled back on') } }, deployment: { name: 'rolls-back' } });
+    // Who triggered it, as the API reads it: the token, and its identity beside it.
+    expect(rolledBack.run).toMatchObject({ triggered_by: 'API token: events-admin', actor: { type: 'service_account', name: 'events-admin' } });
     const failed = receiver.events('run.failed')[0]!.json;
     expect(failed.run.failed_step).toMatchObject({ name: 'release', server: expect.any(String), last_lines: expect.stringContaining('release on 127.0.0.3') });
   }, 120_000);

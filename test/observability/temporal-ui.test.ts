@@ -58,7 +58,7 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     });
     const description = await handle.describe();
     expect(await description.staticSummary()).toBe('release-api on srv-127.0.0.3');
-    expect(await description.staticDetails()).toContain('**Triggered by** release-bot (service account)');
+    expect(await description.staticDetails()).toContain('**Triggered by** API token: release-bot');
     // Each step's activity is named after the step.
     expect(await eventSummaries(handle)).toEqual(expect.arrayContaining(['build', 'migrate']));
 
@@ -76,8 +76,8 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
       return ids;
     }, (ids) => ids.length > 0);
     expect(found).toEqual([deploymentRunWorkflowId(failedRunId)]);
-    // Who triggered it, as the run records it: its service account.
-    const byActor = `BosunActor="release-bot (service account)" AND BosunDeployment="${failing}"`;
+    // Who triggered it, as the run records it: its token.
+    const byActor = `BosunActor="API token: release-bot" AND BosunDeployment="${failing}"`;
     const triggered = await eventually(async () => {
       const ids: string[] = [];
       for await (const workflow of bosun.temporal.workflow.list({ query: byActor })) ids.push(workflow.workflowId);

@@ -8,17 +8,21 @@ import { sharedFolder } from '../support/trees';
 type Json = any;
 
 /*
- * The clock's ticks on the real stack (minutes): an every-minute schedule whose run outlasts the
- * minute. Temporal's overlap policy (skip) starts no workflow for the next tick; the worker finds
- * the tick Temporal matched but never started, and records it as skipped for `overlap`.
+ * The clock's ticks on the real stack: a schedule every 15 s whose run outlasts the interval.
+ * Temporal's overlap policy (skip) starts no workflow for the next tick; the worker finds the tick
+ * Temporal matched but never started, and records it as skipped for `overlap`. Seconds, not minutes:
+ * this Bosun allows intervals from 5 s and accounts for a tick 5 s after it could no longer run
+ * (production: a minute each).
  */
+
+const INTERVAL_MS = 15_000;
 
 let bosun: Bosun;
 let ops: User;
 let work: string;
 
 beforeAll(async () => {
-  bosun = await startBosun({ scheduleSweepMs: 1000 });
+  bosun = await startBosun({ scheduleSweepMs: 1000, env: { SCHEDULE_MIN_INTERVAL_SECONDS: '5', SCHEDULE_ACCOUNTING_GRACE_SECONDS: '5' } });
   ops = await asUser(bosun, 'overlap');
   work = sharedFolder('bosun-overlap-');
 }, 120_000);
@@ -33,24 +37,31 @@ test('a tick due while the last tick’s run still goes is skipped (overlap), re
   // The run holds until the test lets it go (at most 5 minutes).
   const deployment = await ops.define({ name: 'slow-job', server_id: serverId, steps: [{ name: 'hold', command: `i=0; while [ ! -e ${work}/go ] && [ $i -lt 1500 ]; do i=$((i+1)); sleep 0.2; done; echo done` }] });
   const path = `/deployments/${deployment.id}/schedules`;
-  const schedule = (await ops.request('post', path, { name: 'every-minute', every: '1m', time_zone: 'UTC', catch_up_window: '10s' })).body.data;
+  const schedule = (await ops.request('post', path, { name: 'every-15s', every: '15s', time_zone: 'UTC', catch_up_window: '10s' })).body.data;
   const ticks = () => ops.request('get', `${path}/${schedule.id}/ticks`).then((r) => r.body.data as Json[]);
 
   const [fired] = await eventually(ticks, (list) => list.some((t) => t.outcome === 'fired'), 90_000);
   expect(fired).toMatchObject({ outcome: 'fired', requested_by: null });
-  // Due on the minute (an interval of 1m counts from the epoch).
-  expect(Date.parse(fired.scheduled_at) % 60_000).toBe(0);
-  const skipped = await eventually(ticks, (list) => list.some((t) => t.outcome === 'overlap'), 180_000);
+  // Due on a multiple of the interval (an interval counts from the epoch).
+  expect(Date.parse(fired.scheduled_at) % INTERVAL_MS).toBe(0);
+  const skipped = await eventually(ticks, (list) => list.some((t) => t.outcome === 'overlap'), 120_000);
   // Paused before the run is let go: no later tick starts another run.
   expect((await ops.request('post', `${path}/${schedule.id}/pause`, { note: 'test over' })).status).toBe(200);
   writeFileSync(`${work}/go`, '');
   const overlap = skipped.find((t) => t.outcome === 'overlap');
   expect(overlap).toMatchObject({ skipped: true, run_id: null, message: expect.stringContaining('still going') });
-  expect(Date.parse(overlap.scheduled_at) - Date.parse(fired.scheduled_at)).toBe(60_000);
+  expect(Date.parse(overlap.scheduled_at) - Date.parse(fired.scheduled_at)).toBe(INTERVAL_MS);
   const run = await eventually(() => ops.getRun(deployment.id, fired.run_id), (r) => r.status === 'success', 60_000);
-  expect(run.trigger).toMatchObject({ type: 'schedule', name: 'every-minute', scheduled_at: fired.scheduled_at });
+  expect(run.trigger).toMatchObject({ type: 'schedule', name: 'every-15s', scheduled_at: fired.scheduled_at });
   // Only one run: the skipped tick started none.
   expect((await ops.request('get', `/deployments/${deployment.id}/runs`)).body.data).toHaveLength(1);
+  // The skip is Bosun's decision: in the audit trail with actor system, in the same write as the tick.
+  const [entry] = await eventually(
+    () => ops.request('get', '/audit?action=schedule.tick&actor_type=system').then((r) => r.body.data as Json[]),
+    (list) => list.some((e) => e.details.scheduled_at === overlap.scheduled_at),
+  );
+  expect(entry).toMatchObject({ actor: { type: 'system', name: 'schedule clock' }, outcome: 'overlap', details: { schedule_id: schedule.id, message: overlap.message } });
+  expect(entry.details.requested_by).toBeUndefined();
 }, 360_000);
 
 test('run now applies the overlap policy to the runs still going: skip refuses (409, a tick skipped for overlap), buffer_one waits for them, cancel_other cancels them first', async () => {
@@ -78,6 +89,17 @@ test('run now applies the overlap policy to the runs still going: skip refuses (
   expect([skipped.status, skipped.body.error.code, skipped.body.error.run_ids]).toEqual([409, 'overlap', [first]]);
   const overlapTick = (await ticks()).find((t) => t.outcome === 'overlap');
   expect(overlapTick).toMatchObject({ skipped: true, run_id: null, requested_by: { type: 'service_account' }, message: expect.stringContaining(first!) });
+  // Skipped by Bosun (its overlap policy), not by the person who asked: in the audit trail as the system's.
+  const [skippedEntry] = await eventually(
+    () => ops.request('get', '/audit?action=schedule.tick&actor_type=system').then((r) => r.body.data as Json[]),
+    (list) => list.some((e) => e.details.schedule_id === schedule.id),
+  );
+  expect(skippedEntry).toMatchObject({
+    actor: { type: 'system', name: 'schedule clock' },
+    outcome: 'overlap',
+    target: { kind: 'deployment', id: deployment.id },
+    details: { schedule_id: schedule.id, scheduled_at: overlapTick.scheduled_at, message: overlapTick.message, requested_by: { type: 'service_account' } },
+  });
 
   // buffer_one for this run-now: accepted, waits for the first run; a second buffered one is refused.
   const buffered = await runNow({ overlap: 'buffer_one' });

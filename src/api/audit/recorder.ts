@@ -1,5 +1,5 @@
 import type { Application, Request, RequestHandler } from 'express';
-import { recordIntent, recordOutcome } from '../../domain/audit/outbox';
+import { recordIntent, recordOutcome } from '../../domain/audit/pending-entries';
 import type { AuditActor } from '../../domain/audit/model';
 import { principalOf } from '../http/auth';
 import { registeredRoutes } from '../http/route-inventory';

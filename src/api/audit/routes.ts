@@ -14,14 +14,14 @@ import { auditEntryView, checkpointView } from './views';
 /** How long before a run's creation its trigger's entry may have begun (a request's longest time). */
 const RUN_LEAD_MS = 10 * 60_000;
 
-type FilterQuery = { actor?: string; server?: string; run?: string; action?: string; since?: string; until?: string };
+type FilterQuery = { actor?: string; actor_type?: AuditFilter['actorType']; server?: string; run?: string; action?: string; since?: string; until?: string };
 
 /**
  * The query's filter. A run's: the run and its fleet targets' runs, from its creation on (entries
  * outlive their run: one whose deployment was deleted is still found by its id).
  */
-async function filterOf(organizationId: string, { actor, server, run, action, since, until }: FilterQuery): Promise<AuditFilter> {
-  const filter: AuditFilter = { actor, server: server?.toLowerCase(), action, since: since ? new Date(since) : undefined, until: until ? new Date(until) : undefined };
+async function filterOf(organizationId: string, { actor, actor_type: actorType, server, run, action, since, until }: FilterQuery): Promise<AuditFilter> {
+  const filter: AuditFilter = { actor, actorType, server: server?.toLowerCase(), action, since: since ? new Date(since) : undefined, until: until ? new Date(until) : undefined };
   if (!run) return filter;
   const runId = run.toLowerCase();
   const found = await DeploymentRunModel.findOne({ _id: runId, organization_id: organizationId }, { createdAt: 1 }).lean();

@@ -4,6 +4,10 @@ import { text } from '../http/text';
 
 const filters = {
   actor: text('actor', { min: 1, max: 200 }).optional().describe('An identity’s id (a person, a service account) or a schedule’s, or its name'),
+  actor_type: z
+    .enum(['person', 'service_account', 'schedule', 'system'])
+    .optional()
+    .describe('Entries by this kind of actor: `system` for what Bosun did by itself (the commands it ran, a gate expiring, an automatic rollback, a freeze holding a run, a tick skipped)'),
   server: z.string().regex(/^[0-9a-fA-F]{24}$/, 'must be a server id').optional().describe('Entries about this server: its routes’ writes and every command run on it'),
   run: z
     .string()

@@ -1,4 +1,4 @@
-import { actorText, actorView } from '../../domain/access/actor';
+import { actorView, createdByText } from '../../domain/access/actor';
 import { actorSchema } from '../access/views';
 import { z } from 'zod';
 import { toStepView } from '../../domain/conversations/events';
@@ -60,8 +60,8 @@ export const conversationSchema = conversationListItemSchema
     source_server_id: z.string().nullable(),
     require_approval: z.boolean(),
     agent: z.boolean().describe('Started by an AI agent: its change and destructive steps wait for a person (see the policy)'),
-    created_by: z.string().describe('Who started it: "alice (person)", "ci-web (service account)" (older ones: "API token: <token name>")'),
-    actor: actorSchema.nullable().describe('The identity and token that started it (null on conversations of an older version)'),
+    created_by: z.string().describe('Who started it, as a run’s triggered_by reads: "API token: <token name>" with a bearer token, "alice (person)" from a console session; `actor` says which identity'),
+    actor: actorSchema.nullable().describe('The identity that started it, and the token it used (null on conversations of a version before identities)'),
     cancelled_by: actorSchema.nullable().describe('Who asked for its cancel; null unless cancelled by a request'),
     completed_at: timestampSchema.nullable(),
     error: z.string().nullable(),
@@ -91,7 +91,7 @@ export const toConversationView = (c: Conversation) => ({
   source_server_id: c.source_server_id?.toString() ?? null,
   require_approval: c.require_approval ?? false,
   agent: c.agent ?? false,
-  created_by: actorText(c.actor, c.created_by),
+  created_by: createdByText(c),
   actor: actorView(c.actor),
   cancelled_by: actorView(c.cancelled_by),
   completed_at: iso(c.completed_at),

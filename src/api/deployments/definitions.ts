@@ -8,7 +8,7 @@ import { deleteSchedulesOf } from '../../domain/schedules/store';
 import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
 import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
-import { toDeploymentListView, toDeploymentView } from './views';
+import { toDeploymentListView, toDeploymentView } from './views/deployments';
 import { isDuplicateKey } from '../../domain/database';
 import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, retrySchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
-import { deploymentListItemSchema, deploymentSchema, planSchema, runListItemSchema, runSchema, runTargetDetailSchema, runTriggeredSchema } from './views';
+import { deploymentListItemSchema, deploymentSchema, planSchema } from './views/deployments';
+import { runListItemSchema, runSchema, runTriggeredSchema } from './views/runs';
+import { runTargetDetailSchema } from './views/targets';
 
 const tag = 'Deployments';
 const id = { id: idParam('deployment') };

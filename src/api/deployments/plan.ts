@@ -4,7 +4,7 @@ import { environmentName, MASK } from '../../domain/deployments/parameters';
 import type { TriggerInput } from './schemas';
 import type { Principal } from '../../domain/tokens/service';
 import { resolveTargets } from './targets';
-import { toDeploymentView } from './views';
+import { toDeploymentView } from './views/deployments';
 import { parametersFor, type FindDeployment } from './definitions';
 import { planOf } from './plan-hash';
 import { freezesCovering, freezesStarting } from '../../domain/freezes/coverage';

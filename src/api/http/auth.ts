@@ -62,7 +62,7 @@ export async function sessionPrincipal(secret: string, lifetime: SessionLifetime
     await closeSession(secret);
     return principal;
   }
-  return { principal, session };
+  return { principal: { ...principal, sessionId: session._id.toString() }, session };
 }
 
 /**

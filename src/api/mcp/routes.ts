@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { recordIntent, recordOutcome } from '../../domain/audit/outbox';
+import { recordIntent, recordOutcome } from '../../domain/audit/pending-entries';
 import { redactedCommand } from '../../domain/audit/commands';
 import { MASK } from '../../domain/deployments/parameters';
 import { organizationSecretValues } from '../../domain/secrets/model';
@@ -13,7 +13,7 @@ import { assertMayUseAgentDoor } from '../access/gate';
 import { loopbackApi } from './loopback';
 import { jsonRpc, jsonRpcEnvelope } from './openapi';
 import { validate } from '../http/validation';
-import { createBosunMcpServer } from './tools';
+import { createBosunMcpServer } from './server';
 
 /** The header `bosun mcp` sends: its calls come from a process an MCP client spawned (stdio). */
 export const TRANSPORT_HEADER = 'x-bosun-mcp-transport';

@@ -12,7 +12,7 @@ const ids = { ...id, scheduleId: idParam('schedule') };
 const base = '/api/v1/deployments/:id/schedules';
 const definitionRules = [
   '`cron` has five fields, each within its range (an error names the field: "field 1 (minute) …")',
-  'either `cron` or `every`, not both; `every` at least 1 minute',
+  'either `cron` or `every`, not both; `every` at least 1 minute (or the setting SCHEDULE_MIN_INTERVAL_SECONDS)',
   '`time_zone` an IANA name',
   '`catch_up_window` between 10s and 7d; `jitter` at most 1h',
   '`parameters` must fit the deployment’s own',

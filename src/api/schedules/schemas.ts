@@ -5,7 +5,6 @@ import { cronProblem, isTimeZone } from '../../domain/time/cron';
 import { durationSchema } from '../http/durations';
 import { text } from '../http/text';
 
-export const MIN_INTERVAL_SECONDS = 60;
 export const MAX_CATCH_UP_SECONDS = 7 * 86_400;
 export const MAX_JITTER_SECONDS = 3600;
 
@@ -28,9 +27,8 @@ const cronSchema = z
   })
   .describe('Five fields: minute hour day-of-month month day-of-week ("30 2 * * 1-5"), in time_zone');
 
-const everySchema = durationSchema
-  .refine((value) => !(seconds(value) < MIN_INTERVAL_SECONDS), { message: 'an interval is at least 1 minute ("1m")' })
-  .describe('An interval instead of a cron expression: "15m", "6h", "1d" (at least 1 minute)');
+// Its lower bound is the setting SCHEDULE_MIN_INTERVAL_SECONDS (a minute by default), checked by the service (writes.ts).
+const everySchema = durationSchema.describe('An interval instead of a cron expression: "15m", "6h", "1d" (at least 1 minute, or the setting SCHEDULE_MIN_INTERVAL_SECONDS)');
 
 const timeZoneSchema = z
   .string()

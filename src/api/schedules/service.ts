@@ -22,6 +22,7 @@ export function createScheduleService({
   secretBox,
   log,
   countTick,
+  minIntervalSeconds,
 }: {
   schedules: ScheduleWorkflows;
   findDeployment: FindDeployment;
@@ -29,6 +30,8 @@ export function createScheduleService({
   log: Logger;
   /** Counts ticks by outcome (bosun_schedule_ticks_total): a run-now refused for overlap is one. */
   countTick: (outcome: string) => void;
+  /** SCHEDULE_MIN_INTERVAL_SECONDS. */
+  minIntervalSeconds: number;
 }) {
   const lookup = scheduleLookup({ schedules, findDeployment, log });
   const { findSchedule, view } = lookup;
@@ -46,7 +49,7 @@ export function createScheduleService({
       return toScheduleView({ ...schedule, paused: false }, times);
     },
 
-    ...scheduleWrites({ findDeployment, secretBox }, lookup),
+    ...scheduleWrites({ findDeployment, secretBox, minIntervalSeconds }, lookup),
 
     runNow: scheduleRunNow({ schedules, countTick }, lookup),
 

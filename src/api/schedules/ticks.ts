@@ -9,7 +9,7 @@ import { recordTick, tickAt } from '../../domain/schedules/store';
 import type { Logger } from '../../logger';
 import { ApiError } from '../http/errors';
 import type { DeploymentService } from '../deployments/service';
-import { recordIntent, recordOutcome } from '../../domain/audit/outbox';
+import { recordIntent, recordOutcome } from '../../domain/audit/pending-entries';
 
 /** How long a tick's entry waits for its outcome (the trigger's retries included) before it counts as unknown. */
 const TICK_PENDING_SECONDS = 3600;

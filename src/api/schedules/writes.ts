@@ -28,7 +28,23 @@ const timing = (input: { cron?: string; every?: string; catch_up_window?: string
 
 const duplicateName = (name: string) => new ApiError('conflict', `The deployment already has a schedule named "${name}"`);
 
-export function scheduleWrites({ findDeployment, secretBox }: { findDeployment: FindDeployment; secretBox: SecretBox }, { findSchedule, sync, view }: ScheduleLookup) {
+/** "1 minute", "90 seconds": the shortest interval, as the refusal says it. */
+const spoken = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? '' : 's'} ("${seconds / 60}m")` : `${seconds} second${seconds === 1 ? '' : 's'} ("${seconds}s")`);
+
+/** An interval shorter than SCHEDULE_MIN_INTERVAL_SECONDS: refused as the schema refuses what it can judge alone. */
+function checkInterval(every: string | undefined, minIntervalSeconds: number): void {
+  if (every === undefined || parseDuration(every) >= minIntervalSeconds) return;
+  throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'every', message: `an interval is at least ${spoken(minIntervalSeconds)}` }]);
+}
+
+export interface ScheduleWriteDeps {
+  findDeployment: FindDeployment;
+  secretBox: SecretBox;
+  /** SCHEDULE_MIN_INTERVAL_SECONDS: the shortest `every`. */
+  minIntervalSeconds: number;
+}
+
+export function scheduleWrites({ findDeployment, secretBox, minIntervalSeconds }: ScheduleWriteDeps, { findSchedule, sync, view }: ScheduleLookup) {
   function parametersOf(principal: Principal, deployment: Deployment, given: Record<string, string>) {
     const { values, problems } = resolveParameters(deployment.parameters ?? [], given);
     if (problems.length) throw new ApiError('validation_failed', 'The parameters are invalid', problems.map((p) => ({ ...p, path: `parameters.${p.path}` })));
@@ -37,6 +53,7 @@ export function scheduleWrites({ findDeployment, secretBox }: { findDeployment: 
 
   return {
     async create(principal: Principal, deploymentId: string, input: CreateScheduleInput) {
+      checkInterval(input.every, minIntervalSeconds);
       const deployment = await findDeployment(principal, deploymentId, 'deployments:write');
       const run_as = await runAsOf(findDeployment, principal, deployment, input.run_as);
       const by = actorOf(principal) as Actor;
@@ -71,6 +88,7 @@ export function scheduleWrites({ findDeployment, secretBox }: { findDeployment: 
     },
 
     async update(principal: Principal, deploymentId: string, scheduleId: string, input: UpdateScheduleInput) {
+      checkInterval(input.every, minIntervalSeconds);
       const { deployment, schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:write');
       const fields: Partial<ScheduleFields> & { run_as?: Actor } = {
         ...(input.name !== undefined ? { name: input.name } : {}),

@@ -1,4 +1,4 @@
-import { actorText } from '../../domain/access/actor';
+import { createdByText, triggeredByText } from '../../domain/access/actor';
 import { z } from 'zod';
 import { CONVERSATION_STATUSES, ConversationModel } from '../../domain/conversations/model';
 import { DeploymentModel, DeploymentRunModel, TARGET_STATUSES } from '../../domain/deployments/model';
@@ -37,7 +37,7 @@ export async function serverActivity(organizationId: string, serverId: string, l
   const [runs, conversations] = await Promise.all([
     DeploymentRunModel.find(
       { organization_id: organizationId, server_id: serverId },
-      { deployment_id: 1, parent_run_id: 1, status: 1, triggered_by: 1, actor: 1, error: 1, createdAt: 1, completed_at: 1 },
+      { deployment_id: 1, parent_run_id: 1, status: 1, triggered_by: 1, actor: 1, schedule: 1, error: 1, createdAt: 1, completed_at: 1 },
     )
       .sort({ createdAt: -1, _id: -1 })
       .limit(limit)
@@ -63,7 +63,7 @@ export async function serverActivity(organizationId: string, serverId: string, l
       fleet: r.parent_run_id !== null,
       role: 'server' as const,
       status: r.status,
-      by: actorText(r.actor, r.triggered_by),
+      by: triggeredByText(r),
       error: r.error ?? null,
       created_at: iso(r.createdAt)!,
       completed_at: iso(r.completed_at),
@@ -79,7 +79,7 @@ export async function serverActivity(organizationId: string, serverId: string, l
         fleet: false,
         role: c.server_id.toString() === serverId ? ('server' as const) : ('source' as const),
         status: c.status,
-        by: actorText(c.actor, c.created_by),
+        by: createdByText(c),
         error: c.error ?? null,
         created_at: iso(c.createdAt)!,
         completed_at: iso(c.completed_at),

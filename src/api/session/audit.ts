@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { recordEvent } from '../../domain/audit/outbox';
+import { recordAuditEvent } from '../../domain/audit/pending-entries';
 import type { AuditActor } from '../../domain/audit/model';
 import type { Principal } from '../../domain/tokens/service';
 import type { Logger } from '../../logger';
@@ -31,7 +31,7 @@ export const principalActor = (principal: Principal, sessionId: string | null): 
 
 /** One sign-in (or refusal, or sign-out) entry; a failure to record it is logged and does not refuse the person. */
 export async function recordSignIn(req: Request, log: Logger, record: SignInRecord): Promise<void> {
-  await recordEvent(
+  await recordAuditEvent(
     {
       organizationId: record.organizationId,
       actor: record.actor,

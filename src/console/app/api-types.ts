@@ -4,7 +4,9 @@
  */
 import type { z } from 'zod';
 import type { serverListItemSchema, serverSchema } from '../../api/servers/views';
-import type { deploymentListItemSchema, deploymentSchema, runListItemSchema, runSchema, runTargetDetailSchema, planSchema } from '../../api/deployments/views';
+import type { deploymentListItemSchema, deploymentSchema, planSchema } from '../../api/deployments/views/deployments';
+import type { runListItemSchema, runSchema } from '../../api/deployments/views/runs';
+import type { runTargetDetailSchema } from '../../api/deployments/views/targets';
 import type { ProvidersView, SessionView, SignInFailure } from '../../api/session/schemas';
 import type { conversationListItemSchema, conversationSchema } from '../../api/conversations/views';
 import type { migrationPlanListItemSchema, migrationPlanSchema } from '../../api/migration-plans/views';
@@ -64,3 +66,6 @@ export interface Page<T> {
 
 /** Statuses that never change again. */
 export const FINISHED = new Set(['success', 'failed', 'cancelled', 'skipped', 'completed']);
+
+/** A conversation's statuses that never change again. */
+export const CONVERSATION_ENDED = new Set(['completed', 'failed', 'cancelled']);

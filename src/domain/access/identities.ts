@@ -21,9 +21,6 @@ export const identityRef = (identity: Pick<Identity, '_id' | 'type' | 'name'>): 
   name: identity.name,
 });
 
-/** "alice (person)", "ci-web (service account)": how a run's `triggered_by` reads. */
-export const actorLine = (identity: Pick<IdentityRef, 'type' | 'name'>) => `${identity.name} (${identity.type === 'person' ? 'person' : 'service account'})`;
-
 /** What acts on a request: the identity, the teams it is in, and the grants of both. */
 export interface IdentityAccess {
   identity: IdentityRef;

@@ -2,7 +2,7 @@ import { isDuplicateKey } from '../database';
 import type { Logger } from '../../logger';
 import { entryHash } from './chain';
 import type { AuditEntry } from './model';
-import { dropChained, readyEntries, type PendingEntry } from './outbox';
+import { dropChained, readyEntries, type PendingEntry } from './pending-entries';
 import { alreadyChained, appendEntries, headOf, type Head } from './trail';
 
 /** Entries moved per round at most. */

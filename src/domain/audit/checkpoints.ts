@@ -2,7 +2,7 @@ import type { Logger } from '../../logger';
 import { AuditCheckpointModel, AuditEntryModel } from './model';
 import { headOf } from './trail';
 import { inTransaction } from '../database';
-import { recordAuditCheckpoint } from '../notifications/outbox';
+import { recordAuditCheckpoint } from '../notifications/event-outbox';
 
 export interface Checkpoint {
   seq: number;

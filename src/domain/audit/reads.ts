@@ -1,8 +1,10 @@
 import { Types } from 'mongoose';
-import { AuditEntryModel, type AuditEntry } from './model';
+import { AuditEntryModel, type AuditActor, type AuditEntry } from './model';
 
 export interface AuditFilter {
   actor?: string;
+  /** Entries by this kind of actor (`system`: what Bosun did by itself). */
+  actorType?: AuditActor['type'];
   server?: string;
   action?: string;
   since?: Date;
@@ -18,6 +20,7 @@ export interface AuditFilter {
 export function auditQuery(organizationId: string, filter: AuditFilter): Record<string, unknown> {
   const query: Record<string, unknown> = { organization_id: organizationId };
   if (filter.actor) query[Types.ObjectId.isValid(filter.actor) && filter.actor.length === 24 ? 'actor.id' : 'actor.name'] = filter.actor;
+  if (filter.actorType) query['actor.type'] = filter.actorType;
   if (filter.server) query.server_id = filter.server;
   if (filter.action) query.action = filter.action.endsWith('.*') ? { $regex: `^${filter.action.slice(0, -2).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.` } : filter.action;
   if (filter.runIds) {

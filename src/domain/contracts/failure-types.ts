@@ -148,6 +148,14 @@ export const FAILURE_TYPES = [
     rerunElsewhere: false,
     meaning: 'A change freeze covers the step’s server: the step was not run. Run it again once the freeze has lifted (GET /api/v1/freezes says when).',
   },
+  // The audit trail.
+  {
+    name: 'AuditTrailUnwritable',
+    raisedBy: 'activity',
+    retryable: true,
+    rerunElsewhere: true,
+    meaning: "A command's entry or its end could not be written to the audit trail (MongoDB refused the write twice). Bosun retries the activity; if it persists, check MongoDB.",
+  },
   // Workflows' own outcomes.
   {
     name: 'DeploymentRunFailed',

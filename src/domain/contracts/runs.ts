@@ -142,6 +142,8 @@ export interface DecidingActor {
   id: string;
   name: string;
   token_id: string | null;
+  /** The console session it decided in (absent in older histories). */
+  session_id?: string | null;
 }
 
 /**

@@ -3,10 +3,9 @@ import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
 import { RISKS } from '../planner/types';
 
-export const CONVERSATION_STATUSES = ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled'] as const;
-export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
-export const FINAL_CONVERSATION_STATUSES: readonly ConversationStatus[] = ['completed', 'failed', 'cancelled'];
-export const CONVERSATION_STEP_STATUSES = ['pending', 'running', 'completed', 'failed'] as const;
+export { CONVERSATION_STATUSES, FINAL_CONVERSATION_STATUSES, CONVERSATION_STEP_STATUSES } from './statuses';
+export type { ConversationStatus } from './statuses';
+import { CONVERSATION_STATUSES, CONVERSATION_STEP_STATUSES } from './statuses';
 /** Steps a conversation may hold, follow-ups included; then start a new conversation. */
 export const MAX_CONVERSATION_STEPS = 100;
 export const CHATABLE_TYPES = ['server', 'migration_plan'] as const;

@@ -1,6 +1,6 @@
 import type { ClientSession, Types } from 'mongoose';
 import { actorView } from '../access/actor';
-import { recordEvent, type EventType } from '../notifications/outbox';
+import { recordNotificationEvent, type EventType } from '../notifications/event-outbox';
 import { ServerModel } from '../servers/model';
 import { ConversationModel } from './model';
 
@@ -16,7 +16,7 @@ export async function recordConversationEvent(conversationId: Id, type: Extract<
   const server = await ServerModel.findById(conversation.server_id, { title: 1, tags: 1 }).session(session).lean();
   const id = conversation._id.toString();
   const waiting = conversation.steps.find((s) => s.status === 'pending' && s.approval && !s.approval.decision);
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: conversation.organization_id,
       type,

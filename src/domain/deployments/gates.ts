@@ -4,6 +4,7 @@ import { asChange } from '../execution/steps';
 import { DeploymentRunModel, type DeploymentRun } from './model';
 import { inTransaction } from '../database';
 import { recordRunEvent } from './notification-events';
+import { recordRunDecision } from '../audit/system-decisions';
 
 /*
  * A fleet run's guards between batches, part of the runs store: its approval gate (opened by its
@@ -151,10 +152,18 @@ export const recordDecision = (runId: string, beforeBatch: number, decision: Gat
  * gate's outcome as it stands after.
  */
 export async function expireGate(runId: string, beforeBatch: number, now = new Date()): Promise<StoredGateOutcome> {
-  await DeploymentRunModel.updateOne(
-    { _id: runId, 'gate.before_batch': beforeBatch, 'gate.outcome': null },
-    asChange({ $set: { 'gate.outcome': 'expired', 'gate.decided_at': now } }),
-  );
+  // The expiry and its entry in the trail (Bosun's decision: the run fails), in one transaction.
+  await inTransaction(async (session) => {
+    const expired = await DeploymentRunModel.findOneAndUpdate(
+      { _id: runId, 'gate.before_batch': beforeBatch, 'gate.outcome': null },
+      asChange({ $set: { 'gate.outcome': 'expired', 'gate.decided_at': now } }),
+      { session, projection: { organization_id: 1, server_id: 1, gate: 1 } },
+    ).lean();
+    if (!expired?.gate) return;
+    const { expires_in: expiresIn, expires_at: expiresAt } = expired.gate;
+    const details = { before_batch: beforeBatch, expires_in: expiresIn, expires_at: expiresAt.toISOString(), error: `approval expired after ${expiresIn}` };
+    await recordRunDecision(expired, { by: 'approval gate', action: 'run.expire_gate', details }, session);
+  });
   const run = await DeploymentRunModel.findById(runId, { gate: 1 }).lean();
   return (run?.gate?.outcome as StoredGateOutcome | undefined) ?? null;
 }
@@ -210,8 +219,17 @@ export async function resumeRun(runId: string): Promise<PauseResult> {
  * the run is neither running nor frozen (cancelled meanwhile).
  */
 export async function holdFrozen(runId: string, names: string[], until: Date, now = new Date()): Promise<boolean> {
-  const held = await DeploymentRunModel.updateOne({ _id: runId, status: 'running' }, asChange({ $set: { status: 'frozen', freeze: { names, until, since: now } } }));
-  if (held.modifiedCount) return true;
+  // The hold and its entry in the trail (Bosun's decision), in one transaction.
+  const held = await inTransaction(async (session) => {
+    const run = await DeploymentRunModel.findOneAndUpdate(
+      { _id: runId, status: 'running' },
+      asChange({ $set: { status: 'frozen', freeze: { names, until, since: now } } }),
+      { session, projection: { organization_id: 1, server_id: 1 } },
+    ).lean();
+    if (run) await recordRunDecision(run, { by: 'change freeze', action: 'run.hold_frozen', details: { freezes: names, until: until.toISOString() } }, session);
+    return run !== null;
+  });
+  if (held) return true;
   // Already frozen: a change (a freeze extended, another begun) is one event; the same freezes none.
   const changed = await DeploymentRunModel.updateOne(
     { _id: runId, status: 'frozen', $or: [{ 'freeze.until': { $ne: until } }, { 'freeze.names': { $ne: names } }] },
@@ -223,5 +241,13 @@ export async function holdFrozen(runId: string, names: string[], until: Date, no
 
 /** The freezes that held a run lifted (ended, edited or deleted): frozen → running. Nothing for a run not frozen. */
 export async function thawRun(runId: string): Promise<void> {
-  await DeploymentRunModel.updateOne({ _id: runId, status: 'frozen' }, asChange({ $set: { status: 'running', freeze: null } }));
+  // The release and its entry in the trail, in one transaction.
+  await inTransaction(async (session) => {
+    const run = await DeploymentRunModel.findOneAndUpdate(
+      { _id: runId, status: 'frozen' },
+      asChange({ $set: { status: 'running', freeze: null } }),
+      { session, projection: { organization_id: 1, server_id: 1, freeze: 1 } },
+    ).lean();
+    if (run) await recordRunDecision(run, { by: 'change freeze', action: 'run.release_frozen', details: { freezes: run.freeze?.names ?? [] } }, session);
+  });
 }

@@ -1,7 +1,7 @@
 import type { ClientSession, Types } from 'mongoose';
-import { actorText, actorView } from '../access/actor';
+import { actorView, triggeredByText } from '../access/actor';
 import { ServerModel } from '../servers/model';
-import { recordEvent, type EventType } from '../notifications/outbox';
+import { recordNotificationEvent, type EventType } from '../notifications/event-outbox';
 import { DeploymentModel, DeploymentRunModel } from './model';
 
 /*
@@ -46,7 +46,7 @@ export async function recordRunEvent(runId: RunId, type: EventType, { session, k
   const runId_ = run._id.toString();
   const deploymentId = run.deployment_id.toString();
   const summary = summaryOf(type, deployment?.name ?? deploymentId, run);
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: run.organization_id,
       type,
@@ -62,7 +62,7 @@ export async function recordRunEvent(runId: RunId, type: EventType, { session, k
           status: run.status,
           error: run.error ?? null,
           actor: actorView(run.actor),
-          triggered_by: actorText(run.actor, run.triggered_by),
+          triggered_by: triggeredByText(run),
           started_at: run.started_at?.toISOString() ?? null,
           completed_at: run.completed_at?.toISOString() ?? null,
           retry_of: run.retry_of?.toString() ?? null,

@@ -1,11 +1,13 @@
 import { Types } from 'mongoose';
 import type { Actor } from '../access/actor';
-import { actorText } from '../access/actor';
+import { actorLine, triggeredByText } from '../access/actor';
+import { ApiTokenModel } from '../tokens/model';
 import type { QueuedRun } from '../contracts/runs';
 import { asChange } from '../execution/steps';
 import { placeOne } from '../servers/trigger-places';
 import { inTransaction } from '../database';
 import { recordRunEvent } from './notification-events';
+import { recordRunDecision } from '../audit/system-decisions';
 import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from './model';
 import { createRun } from './new-runs';
 
@@ -25,6 +27,13 @@ export interface RollbackPlan {
   touched: number;
 }
 
+/** What a rollback run stores as triggered by (as a trigger does): its requester's token's name or line, or without one the run's own. */
+async function recordedBy(run: DeploymentRun, requestedBy: Actor | null): Promise<string> {
+  if (!requestedBy) return run.triggered_by;
+  const token = requestedBy.token_id ? await ApiTokenModel.findById(requestedBy.token_id, { name: 1 }).lean() : null;
+  return token?.name ?? actorLine(requestedBy);
+}
+
 /**
  * The rollback of a fleet run that has one: its rollback runs created (once: a repeat finds them)
  * and its `rollback` block started. Null when the run has no rollback steps or touched no server.
@@ -37,11 +46,18 @@ export async function prepareRollback(runId: string, reason: string, requestedBy
   if (!rollbacks.length) {
     const touched = await DeploymentRunModel.find({ parent_run_id: run._id, ...TOUCHED }, { server_id: 1, server_title: 1, server_host: 1, batch: 1 }).sort({ batch: 1, _id: 1 }).lean<DeploymentRun[]>();
     if (!touched.length) return null;
-    const started = await DeploymentRunModel.updateOne(
-      { _id: run._id, rollback: null },
-      asChange({ $set: { rollback: { status: 'running', reason, requested_by: requestedBy, touched: touched.length, succeeded: 0, failed: 0, summary: null, started_at: new Date(), completed_at: null } } }),
-    );
+    // Its start and, for an automatic one (Bosun's decision; a person's is their request's entry), its entry in the trail: one transaction.
+    const started = await inTransaction(async (session) => {
+      const written = await DeploymentRunModel.updateOne(
+        { _id: run._id, rollback: null },
+        asChange({ $set: { rollback: { status: 'running', reason, requested_by: requestedBy, touched: touched.length, succeeded: 0, failed: 0, summary: null, started_at: new Date(), completed_at: null } } }),
+        { session },
+      );
+      if (written.modifiedCount && !requestedBy) await recordRunDecision(run, { by: 'automatic rollback', action: 'run.rollback', details: { reason, touched: touched.length } }, session);
+      return written;
+    });
     if (started.modifiedCount) {
+      const triggeredBy = await recordedBy(run, requestedBy);
       for (const target of touched) {
         const place = await placeOne(target.server_id!, run.organization_id.toString());
         // The actor goes in as the trigger's does (stored as given; NewRun names what every run has).
@@ -51,7 +67,7 @@ export async function prepareRollback(runId: string, reason: string, requestedBy
           server_id: target.server_id!,
           server_title: target.server_title,
           server_host: target.server_host,
-          triggered_by: run.triggered_by,
+          triggered_by: triggeredBy,
           token_id: run.token_id ?? null,
           idempotency_key: null,
           // A server no longer runnable keeps no place: its rollback fails unrun, saying why.
@@ -78,7 +94,7 @@ export async function prepareRollback(runId: string, reason: string, requestedBy
         deploymentId: rollback.deployment_id.toString(),
         serverId: String(rollback.server_id),
         deploymentName: `${deployment?.name ?? '(deleted)'} rollback`,
-        triggeredBy: actorText(rollback.actor, rollback.triggered_by),
+        triggeredBy: triggeredByText(rollback),
         serverTitle: rollback.server_title ?? String(rollback.server_id),
         ...(rollback.queue_seq !== null && rollback.queue_seq !== undefined ? { place: rollback.queue_seq } : {}),
       },
@@ -100,14 +116,19 @@ export async function finishRollback(runId: string, progress: { total: number; s
   const summary = progress.failed.length
     ? `rolled back on ${progress.succeeded} of ${progress.total} touched servers; the rollback failed on ${progress.failed.join(', ')}`
     : `rolled back on ${progress.succeeded} of ${progress.total} touched servers`;
-  // The rollback's end and its notification event, in one transaction.
+  // The rollback's end, its notification event and (an automatic one's) its entry in the trail, in one transaction.
   await inTransaction(async (session) => {
-    const written = await DeploymentRunModel.updateOne(
+    const finished = await DeploymentRunModel.findOneAndUpdate(
       { _id: runId, 'rollback.status': 'running' },
       asChange({ $set: { 'rollback.status': progress.failed.length ? 'failed' : 'success', 'rollback.succeeded': progress.succeeded, 'rollback.failed': progress.failed.length, 'rollback.summary': summary, 'rollback.completed_at': new Date() } }),
-      { session },
-    );
-    if (written.modifiedCount) await recordRunEvent(runId, 'run.rolled_back', { session });
+      { session, projection: { organization_id: 1, server_id: 1, 'rollback.requested_by': 1 } },
+    ).lean();
+    if (!finished) return;
+    await recordRunEvent(runId, 'run.rolled_back', { session });
+    if (!finished.rollback?.requested_by) {
+      const details = { summary, succeeded: progress.succeeded, failed: progress.failed };
+      await recordRunDecision(finished, { by: 'automatic rollback', action: 'run.finish_rollback', outcome: progress.failed.length ? 'failed' : 'ok', details }, session);
+    }
   });
   return summary;
 }

@@ -3,7 +3,7 @@ import { Types } from 'mongoose';
 import type { SecretBox } from '../secrets/secret-box';
 import { FINAL_DELIVERY_STATUSES, NotificationChannelModel, NotificationDeliveryModel, type ChannelType, type NotificationChannel } from './model';
 import { inTransaction } from '../database';
-import { recordEvent } from './outbox';
+import { recordNotificationEvent } from './event-outbox';
 
 /*
  * The channels store: every write to a channel — created, changed, disabled by a receiver's 410,
@@ -98,7 +98,7 @@ export async function disableChannel(id: Types.ObjectId, reason: string, except:
 
 /** POST …/test: a `ping` for this channel alone, through the outbox like every event. */
 export async function recordPing(channel: Pick<NotificationChannel, '_id' | 'organization_id' | 'name'>, by: unknown): Promise<void> {
-  await recordEvent({
+  await recordNotificationEvent({
     organizationId: channel.organization_id,
     type: 'ping',
     subject: { kind: 'channel', id: channel._id },

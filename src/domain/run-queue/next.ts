@@ -1,4 +1,4 @@
-import { actorText } from '../access/actor';
+import { triggeredByText } from '../access/actor';
 import type { NextRun } from '../contracts/runs';
 import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../contracts/workflow-ids';
 import { DeploymentModel } from '../deployments/model';
@@ -31,7 +31,7 @@ export async function nextRun(serverId: string): Promise<NextRun | null> {
     deploymentId: run.deployment_id.toString(),
     serverId,
     deploymentName: deployment?.name ?? '(deleted)',
-    triggeredBy: actorText(run.actor, run.triggered_by),
+    triggeredBy: triggeredByText(run),
     serverTitle: server?.title ?? run.server_title ?? serverId,
     workflowId: run.parent_run_id ? fleetTargetWorkflowId(run.parent_run_id.toString(), serverId) : deploymentRunWorkflowId(runId),
     fleetTarget: !!run.parent_run_id,

@@ -1,6 +1,6 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
 import { actorSchema } from '../access/actor';
-import { runParameterSchema } from '../deployments/model';
+import { runParameterSchema } from '../deployments/run-part-schemas';
 
 /*
  * A deployment's schedule: when it runs by itself (a cron expression or an interval, in a time

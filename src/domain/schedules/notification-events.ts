@@ -1,5 +1,5 @@
 import type { ClientSession, Types } from 'mongoose';
-import { recordEvent } from '../notifications/outbox';
+import { recordNotificationEvent } from '../notifications/event-outbox';
 
 /* A schedule's notification event, as its store records a tick that did not run (in its transaction). */
 
@@ -17,7 +17,7 @@ export interface SkippedTick {
 
 export async function recordTickSkipped(tick: SkippedTick, session: ClientSession): Promise<void> {
   const id = String(tick.scheduleId);
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: tick.organizationId,
       type: 'schedule.tick_skipped',

@@ -2,6 +2,7 @@ import { Types } from 'mongoose';
 import type { Actor } from '../access/actor';
 import { inTransaction, isDuplicateKey } from '../database';
 import { recordTickSkipped } from './notification-events';
+import { recordSystemDecision } from '../audit/system-decisions';
 import type { StoredParameter } from '../deployments/parameters';
 import { DeploymentRunModel } from '../deployments/model';
 import { ScheduleModel, ScheduleTickModel, type OverlapPolicy, type Schedule, type ScheduleTick, type SkipReason } from './model';
@@ -88,6 +89,9 @@ export interface TickRecord {
   message?: string | null;
 }
 
+/** Ticks that started no run by Bosun's own decision: nothing ran them in time, the schedule was paused, an earlier run still went. */
+const SKIPPED_BY_BOSUN = new Set<string>(['missed', 'paused', 'overlap']);
+
 /** Records a tick once: true when this call recorded it, false when it was recorded already. */
 export async function recordTick({ schedule, scheduledAt, requestedBy = null, outcome, runId = null, message = null }: TickRecord): Promise<boolean> {
   try {
@@ -111,6 +115,11 @@ export async function recordTick({ schedule, scheduledAt, requestedBy = null, ou
       );
       if (outcome !== 'fired') {
         await recordTickSkipped({ organizationId: schedule.organization_id, scheduleId: schedule._id, scheduleName: schedule.name, deploymentId: schedule.deployment_id, scheduledAt, outcome, message }, session);
+      }
+      // Skipped by Bosun itself (a refused tick's schedule.tick entry is the schedule's own): in the trail too.
+      if (SKIPPED_BY_BOSUN.has(outcome)) {
+        const details = { schedule_id: String(schedule._id), scheduled_at: scheduledAt.toISOString(), message, ...(requestedBy ? { requested_by: requestedBy } : {}) };
+        await recordSystemDecision({ organizationId: String(schedule.organization_id), by: 'schedule clock', action: 'schedule.tick', target: { kind: 'deployment', id: String(schedule.deployment_id) }, details, outcome }, session);
       }
     });
     return true;

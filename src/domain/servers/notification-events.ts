@@ -1,5 +1,5 @@
 import type { ClientSession, Types } from 'mongoose';
-import { recordEvent } from '../notifications/outbox';
+import { recordNotificationEvent } from '../notifications/event-outbox';
 import { ServerModel } from './model';
 
 /* A server's notification events, as its store transitions record them (in their transactions). */
@@ -10,7 +10,7 @@ export async function recordServerEvent(serverId: Id, type: 'server.offline' | '
   const server = await ServerModel.findById(serverId, { organization_id: 1, title: 1, host: 1, tags: 1, status: 1 }).session(session).lean();
   if (!server) return;
   const id = server._id.toString();
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId: server.organization_id,
       type,

@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
 import { shellQuote } from '../shell';
+import { runRecorded, type CommandPurpose, type CommandRecorder } from '../audit/commands';
 
 /** POSIX double-quoting, for a script inside a single-quoted one. */
 const doubleQuote = (text: string) => `"${text.replace(/[\\"$`]/g, (c) => `\\${c}`)}"`;
@@ -100,38 +101,21 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
   });
 }
 
-/** Why Bosun runs a command of its own, not a step's: its audit entry says so. */
-export type CommandPurpose = 'fingerprint' | 'stop_process_group';
-
-/**
- * Records a command Bosun runs in the audit trail: called before it starts; what it answers is
- * called with its exit (null: it did not end normally). A recorder logs its own write failures.
- */
-export type CommandRecorder = (
-  command: string,
-  purpose?: CommandPurpose,
-) => Promise<(exit: { exitCode: number | null; signal?: string | null } | null) => void>;
-
 /**
  * Runs one command of Bosun's own (`execCommand`: collected, no process group), in the audit trail
- * through `record` when given: its entry before it starts, its exit after (null: it did not end).
+ * through `record` when given: its entry before it starts, its exit after.
  */
-export async function execRecorded(ssh: NodeSSH, command: string, record?: CommandRecorder, purpose?: CommandPurpose) {
-  const ended = await record?.(command, purpose);
-  try {
-    const result = await ssh.execCommand(command);
-    ended?.({ exitCode: result.code, signal: result.signal ?? null });
-    return result;
-  } catch (error) {
-    ended?.(null);
-    throw error;
-  }
+export function execRecorded(ssh: NodeSSH, command: string, record?: CommandRecorder, purpose?: CommandPurpose) {
+  return runRecorded(record, command, purpose, async () => {
+    const { stdout, stderr, code, signal } = await ssh.execCommand(command);
+    return { stdout, stderr, exitCode: code, signal: signal ?? null };
+  });
 }
 
 /**
  * Stops a process group: TERM, then KILL after a grace period if anything is left. With `record`,
- * the kill is in the audit trail like any command (its recorder lets a kill go ahead when the trail
- * cannot be written: see commandRecorder).
+ * the kill is in the audit trail like any command (a kill goes ahead when the trail cannot be
+ * written, and then fails: see runRecorded).
  */
 export async function killProcessGroup(ssh: NodeSSH, pgid: number, graceSeconds = 2, record?: CommandRecorder): Promise<void> {
   // No `--`: dash's kill rejects it; a negative operand right after the signal names the process group.

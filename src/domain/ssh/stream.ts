@@ -2,7 +2,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { ClientChannel } from 'ssh2';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
-import { inProcessGroup, killProcessGroup, processGroupLine, type CommandRecorder } from './exec';
+import { inProcessGroup, killProcessGroup, processGroupLine } from './exec';
+import { sshBestEffort, type CommandRecorder } from '../audit/commands';
 
 const TEXT_LIMIT = 64 * 1024;
 
@@ -29,6 +30,8 @@ interface Running {
   closed: boolean;
   /** Where the kill of its process group is recorded, if it is stopped. */
   record?: CommandRecorder;
+  /** Its kill, once stopped: null, or the trail's failure to record it (thrown by whoever awaits the command). */
+  killed: Promise<unknown>;
 }
 const running = new WeakMap<ClientChannel, Running>();
 
@@ -45,7 +48,7 @@ function openChannel(ssh: NodeSSH, command: string, signal?: AbortSignal, record
     // reads and writes nothing for a while; stdin, stdout and stderr stay apart.
     connection.exec(inProcessGroup(command, { mergeStderr: false }), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start a command: ${error.message}`));
-      running.set(channel, { ssh, pgid: null, stopped: false, closed: false, record });
+      running.set(channel, { ssh, pgid: null, stopped: false, closed: false, record, killed: Promise.resolve(null) });
       const exit = exitOf(channel);
       exit.catch(() => undefined);
       // A write after the far end closed must not crash the process: the exit (or its absence) tells the story.
@@ -71,7 +74,8 @@ function stop(channel: ClientChannel): void {
   const state = running.get(channel);
   if (!state || state.stopped || state.closed) return;
   state.stopped = true;
-  if (state.pgid !== null) void killProcessGroup(state.ssh, state.pgid, 1, state.record).catch(() => undefined);
+  // A kill over a connection that is gone has nothing left to stop; one the trail could not record is thrown later.
+  if (state.pgid !== null) state.killed = sshBestEffort(killProcessGroup(state.ssh, state.pgid, 1, state.record), () => undefined).then(() => null, (error: unknown) => error);
   channel.unpipe();
   channel.resume();
   channel.close();
@@ -114,6 +118,12 @@ function exitOf(channel: ClientChannel): Promise<ChannelExit> {
   });
 }
 
+/** A stopped command's kill, once done: a kill the trail could not record fails the command's caller. */
+async function stopped(channel: ClientChannel): Promise<void> {
+  const failed = await running.get(channel)?.killed;
+  if (failed) throw failed;
+}
+
 /** Stops the channels when the signal aborts (at once, if it already has). */
 const abortWith = (signal: AbortSignal | undefined, channels: ClientChannel[]) => {
   const onAbort = () => channels.forEach(stop);
@@ -142,7 +152,7 @@ export async function capture(
   });
   channel.end(stdin);
   try {
-    const exit = await exited;
+    const exit = await exited.finally(() => stopped(channel));
     if (size > maxBytes) throw new OutputLimitExceeded(`The output of \`${command.slice(0, 80)}\` exceeded ${maxBytes} bytes`);
     return { ...exit, stdout: Buffer.concat(chunks) };
   } finally {
@@ -184,8 +194,9 @@ export async function streamBetween(
   let sourceEnded = false;
   // The target gave up (it failed): stop the source too, unless it had already sent everything.
   target.once('close', () => source && !sourceEnded && stop(source));
-  const opened = await openChannel(from.ssh, from.command, signal, from.audit).catch((error) => {
+  const opened = await openChannel(from.ssh, from.command, signal, from.audit).catch(async (error) => {
     stop(target);
+    await stopped(target);
     throw error;
   });
   source = opened.channel;
@@ -202,10 +213,12 @@ export async function streamBetween(
   source.end(from.stdin);
   try {
     const [sourceResult, targetResult] = await Promise.all([sourceExit, targetExit]);
+    await Promise.all([stopped(source), stopped(target)]);
     return { bytes, source: sourceResult, target: targetResult, targetOutput: targetOutput.text };
   } catch (error) {
     stop(source);
     stop(target);
+    await Promise.all([stopped(source), stopped(target)]);
     throw error;
   } finally {
     detach();

@@ -1,4 +1,4 @@
-import { actorText, type StoredActor } from '../access/actor';
+import { triggeredByText, type TriggeredBy } from '../access/actor';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type QueuedRun, type RollbackRunInput } from '../contracts/runs';
 import { fleetSearchAttributes, runSearchAttributes } from '../contracts/search-attributes';
@@ -8,15 +8,13 @@ import { cancelIfRunning, isOpen } from './handles';
 import type { Reachability } from './reachability';
 
 /** What a run's workflow needs of its run document to start: a one-server run's, placed in its server's queue. */
-export interface StartableRun {
+export interface StartableRun extends TriggeredBy {
   _id: { toString(): string };
   organization_id: { toString(): string };
   deployment_id: { toString(): string };
   server_id?: { toString(): string } | null;
   server_title?: string | null;
   queue_seq?: number | null;
-  triggered_by: string;
-  actor?: StoredActor | null;
 }
 
 /** A one-server run's workflow input, from its document (placed by its trigger) and its deployment's name. */
@@ -26,7 +24,7 @@ export const runStart = (run: StartableRun, deploymentName: string): QueuedRun =
   deploymentId: run.deployment_id.toString(),
   serverId: String(run.server_id),
   deploymentName,
-  triggeredBy: actorText(run.actor, run.triggered_by),
+  triggeredBy: triggeredByText(run),
   serverTitle: run.server_title ?? String(run.server_id),
   place: run.queue_seq!,
 });

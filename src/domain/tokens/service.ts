@@ -5,7 +5,8 @@ import { ApiTokenModel, type ApiToken } from './model';
 import type { Types } from 'mongoose';
 import { isScope, SCOPES, type Scope } from '../access/scopes';
 import { isDuplicateKey } from '../database';
-import { actorLine, ensureAdminPerson, ensureServiceAccount, identityAccess, identityRef, type IdentityRef } from '../access/identities';
+import { ensureAdminPerson, ensureServiceAccount, identityAccess, identityRef, type IdentityRef } from '../access/identities';
+import { actorLine } from '../access/actor';
 import { IdentityModel } from '../access/model';
 import type { Grant } from '../access/grants';
 import { rolesOfScopes } from '../access/roles';
@@ -133,14 +134,18 @@ export interface Principal {
   /** null: a console session of a person signed in through OpenID Connect, with no token. */
   tokenId: string | null;
   tokenName: string | null;
+  /** The console session it acts in (its cookie); null for a bearer token or a schedule's tick. */
+  sessionId: string | null;
   /** The token's scopes; a session without a token has `admin`, which narrows nothing. */
   scopes: string[];
   expiresAt: Date | null;
 }
 
 /** How a run or a decision records who did it. */
-export const actorOf = (principal: Principal) => ({ ...principal.identity, token_id: principal.tokenId });
+export const actorOf = (principal: Principal) => ({ ...principal.identity, token_id: principal.tokenId, session_id: principal.sessionId });
 export const actorLineOf = (principal: Principal) => actorLine(principal.identity);
+/** What a run's `triggered_by` (a conversation's `created_by`) stores: the token's name when one was used, else the actor's line. */
+export const recordedByOf = (principal: Principal) => principal.tokenName ?? actorLineOf(principal);
 
 /** Why a presented token is not accepted. */
 export type Rejection = 'unknown' | 'expired' | 'disabled';
@@ -179,6 +184,7 @@ async function tokenlessPrincipal(identityId: string, type: 'person' | 'service_
     grants: access.grants,
     tokenId: null,
     tokenName: null,
+    sessionId: null,
     scopes: ['admin'],
     expiresAt: null,
   };
@@ -212,6 +218,7 @@ async function principalOfToken(token: ApiToken): Promise<Principal | Rejection>
     grants: access.grants,
     tokenId: token._id.toString(),
     tokenName: token.name,
+    sessionId: null,
     scopes: token.scopes,
     expiresAt: token.expires_at ?? null,
   };

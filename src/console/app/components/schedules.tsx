@@ -3,6 +3,7 @@ import { api, get } from '../api';
 import type { Page, Schedule, ScheduleTick } from '../api-types';
 import { session } from '../session';
 import { ErrorNote, Section, Status, submitted, useLoad, When } from './common';
+import { Table } from './table';
 import { browserZone, ZonedTime } from './zoned';
 
 /** Why a tick started no run, in words. */
@@ -189,31 +190,32 @@ function TickList({ ticks, deploymentId }: { ticks: ScheduleTick[] | undefined; 
   if (!ticks) return <p class="muted">Loading…</p>;
   if (!ticks.length) return <p class="muted">No ticks yet.</p>;
   return (
-    <table class="ticks">
-      <thead>
-        <tr>
-          <th scope="col">Due</th>
-          <th scope="col">Outcome</th>
-          <th scope="col">Run, or why not</th>
-        </tr>
-      </thead>
-      <tbody>
-        {ticks.map((t) => (
-          <tr key={t.id} data-tick={t.outcome}>
-            <td>
+    <Table
+      class="ticks"
+      rows={ticks}
+      rowKey={(t) => t.id}
+      mark={(t) => ({ 'data-tick': t.outcome })}
+      columns={[
+        {
+          head: 'Due',
+          cell: (t) => (
+            <>
               <When at={t.scheduled_at} />
               {t.requested_by ? <div class="muted small">run now by {t.requested_by.name}</div> : null}
-            </td>
-            <td>
-              <Status value={t.outcome} />
-            </td>
-            <td>
+            </>
+          ),
+        },
+        { head: 'Outcome', cell: (t) => <Status value={t.outcome} /> },
+        {
+          head: 'Run, or why not',
+          cell: (t) => (
+            <>
               {t.run_id ? <a href={`/deployments/${deploymentId}/runs/${t.run_id}`}>Run {t.run_id.slice(-8)}</a> : <span>{SKIPPED[t.outcome] ?? t.outcome}</span>}
               {t.message ? <div class="muted small">{t.message}</div> : null}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+            </>
+          ),
+        },
+      ]}
+    />
   );
 }

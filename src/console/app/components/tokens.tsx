@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { CreatedToken, Token } from '../api-types';
 import { Section, When } from './common';
+import { Confirmed } from './confirm';
+import { Table } from './table';
 
 /** What a token form asks: POST /tokens, /people/{id}/tokens and /service-accounts/{id}/tokens take the same body. */
 export interface TokenRequest {
@@ -88,57 +90,44 @@ export function TokenOnce({ created, onDone }: { created: CreatedToken; onDone: 
 export function TokenTable({ tokens, caption, onRevoke }: { tokens: Token[]; caption: string; onRevoke: (token: Token) => Promise<void> }) {
   const [confirm, setConfirm] = useState<string | null>(null);
   return (
-    <table>
-      <caption class="visually-hidden">{caption}</caption>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Scopes</th>
-          <th>Created</th>
-          <th>Last used</th>
-          <th>Expires</th>
-          <th>
-            <span class="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {tokens.map((t) => (
-          <tr key={t.id} data-token={t.name}>
-            <td>
+    <Table
+      caption={caption}
+      rows={tokens}
+      rowKey={(t) => t.id}
+      mark={(t) => ({ 'data-token': t.name })}
+      columns={[
+        {
+          head: 'Name',
+          cell: (t) => (
+            <>
               {t.name} <code class="muted small">{t.prefix}…</code>
               {t.current ? <span class="tag">this session</span> : null}
-            </td>
-            <td>{t.scopes.join(', ')}</td>
-            <td>
-              <When at={t.created_at} />
-            </td>
-            <td>{t.last_used_at ? <When at={t.last_used_at} /> : <span class="muted">never</span>}</td>
-            <td>{t.expires_at ? <When at={t.expires_at} /> : <span class="muted">never</span>}</td>
-            <td>
-              {t.revoked_at ? (
-                <span class="muted">
-                  revoked <When at={t.revoked_at} />
-                </span>
-              ) : confirm === t.id ? (
-                <>
-                  <button type="button" class="danger" onClick={() => void onRevoke(t).then(() => setConfirm(null))}>
-                    Yes, revoke {t.name}
-                  </button>{' '}
-                  <button type="button" onClick={() => setConfirm(null)}>
-                    Keep
-                  </button>
-                  {t.current ? <div class="warning small">This is the token of this session: you will be signed out.</div> : null}
-                </>
-              ) : (
-                <button type="button" onClick={() => setConfirm(t.id)} aria-label={`Revoke ${t.name}`}>
-                  Revoke…
-                </button>
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+            </>
+          ),
+        },
+        { head: 'Scopes', cell: (t) => t.scopes.join(', ') },
+        { head: 'Created', cell: (t) => <When at={t.created_at} /> },
+        { head: 'Last used', cell: (t) => (t.last_used_at ? <When at={t.last_used_at} /> : <span class="muted">never</span>) },
+        { head: 'Expires', cell: (t) => (t.expires_at ? <When at={t.expires_at} /> : <span class="muted">never</span>) },
+      ]}
+      actions={{
+        cell: (t) =>
+          t.revoked_at ? (
+            <span class="muted">
+              revoked <When at={t.revoked_at} />
+            </span>
+          ) : (
+            <Confirmed
+              asking={{ confirm, setConfirm }}
+              id={t.id}
+              ask="Revoke…"
+              askLabel={`Revoke ${t.name}`}
+              yes={`Yes, revoke ${t.name}`}
+              onYes={() => void onRevoke(t).then(() => setConfirm(null))}
+              warning={t.current ? 'This is the token of this session: you will be signed out.' : null}
+            />
+          ),
+      }}
+    />
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Page } from '../api-types';
 import { ErrorNote, Section, submitted, useLoad, When } from '../components/common';
+import { Table } from '../components/table';
 
 /** An audit entry as GET /api/v1/audit answers it. */
 export interface AuditEntry {
@@ -37,36 +38,18 @@ export const whatText = (e: AuditEntry) =>
 /** Entries as a table, newest first: who did what, when, and how it went. */
 export function AuditTable({ entries }: { entries: AuditEntry[] }) {
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>#</th>
-          <th>When</th>
-          <th>Who</th>
-          <th>Action</th>
-          <th>What</th>
-          <th>Outcome</th>
-        </tr>
-      </thead>
-      <tbody>
-        {entries.map((e) => (
-          <tr key={e.seq}>
-            <td>{e.seq}</td>
-            <td>
-              <When at={e.at} />
-            </td>
-            <td>{actorText(e.actor)}</td>
-            <td>
-              <code>{e.action}</code>
-            </td>
-            <td>
-              <code>{whatText(e)}</code>
-            </td>
-            <td>{e.outcome}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <Table
+      rows={entries}
+      rowKey={(e) => e.seq}
+      columns={[
+        { head: '#', cell: (e) => e.seq },
+        { head: 'When', cell: (e) => <When at={e.at} /> },
+        { head: 'Who', cell: (e) => actorText(e.actor) },
+        { head: 'Action', cell: (e) => <code>{e.action}</code> },
+        { head: 'What', cell: (e) => <code>{whatText(e)}</code> },
+        { head: 'Outcome', cell: (e) => e.outcome },
+      ]}
+    />
   );
 }
 

@@ -1,6 +1,7 @@
 import { get } from '../api';
 import type { DeploymentListItem } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
+import { Table } from '../components/table';
 
 export const targetsText = (d: Pick<DeploymentListItem, 'server_id' | 'targets'>) => {
   if (d.server_id) return 'one server';
@@ -17,33 +18,17 @@ export function Deployments() {
       <h1>Deployments</h1>
       <ErrorNote error={list.error} />
       <Section title={list.data ? `${list.data.length} deployment${list.data.length === 1 ? '' : 's'}` : 'Deployments'}>
-        <table>
-          <thead>
-            <tr>
-              <th>Deployment</th>
-              <th>Runs on</th>
-              <th>Last run</th>
-              <th>When</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.data ?? []).map((d) => (
-              <tr key={d.id}>
-                <td>
-                  <a href={`/deployments/${d.id}`}>{d.name}</a>
-                </td>
-                <td>{targetsText(d)}</td>
-                <td>
-                  <Status value={d.last_run_status ?? 'never run'} />
-                </td>
-                <td>
-                  <When at={d.last_run_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.data?.length === 0 ? <p class="muted">No deployment yet: define one with POST /api/v1/deployments.</p> : null}
+        <Table
+          rows={list.data}
+          rowKey={(d) => d.id}
+          empty="No deployment yet: define one with POST /api/v1/deployments."
+          columns={[
+            { head: 'Deployment', cell: (d) => <a href={`/deployments/${d.id}`}>{d.name}</a> },
+            { head: 'Runs on', cell: targetsText },
+            { head: 'Last run', cell: (d) => <Status value={d.last_run_status ?? 'never run'} /> },
+            { head: 'When', cell: (d) => <When at={d.last_run_at} /> },
+          ]}
+        />
       </Section>
     </main>
   );

@@ -2,6 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { Freeze } from '../api-types';
 import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
+import { Confirmed } from '../components/confirm';
+import { Table } from '../components/table';
 import { browserZone } from '../components/zoned';
 import { session } from '../session';
 
@@ -43,121 +45,47 @@ export const windowText = (f: Freeze) => (f.kind === 'recurring' ? `cron ${f.cro
 export function Freezes() {
   const [week, setWeek] = useState(() => weekOf(new Date()));
   const freezes = useLoad(() => get<Freeze[]>(`/api/v1/freezes?from=${encodeURIComponent(week.toISOString())}&to=${encodeURIComponent(addDays(week, 7).toISOString())}`), [week.getTime()]);
-  const { error, confirm, setConfirm, act } = useChanges(freezes.reload);
+  const { error, act, ...asking } = useChanges(freezes.reload);
   const admin = session.can('admin');
-  const days = Array.from({ length: 7 }, (_, i) => addDays(week, i));
-  const all = (freezes.data ?? []).flatMap(occurrences);
-  const now = Date.now();
-  const today = new Date().toDateString();
-  const range = `${days[0]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} – ${days[6]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' })}`;
 
   return (
     <main id="main">
       <h1>Change freezes</h1>
       <p class="muted">While a freeze holds, no run starts on the servers it covers (an admin may override it with a reason). Times are in your zone, {browserZone()}.</p>
       <ErrorNote error={freezes.error ?? error} />
-      <Section title={`Week of ${range}`}>
-        <div class="week-nav">
-          <button type="button" onClick={() => setWeek(addDays(week, -7))}>
-            ← Previous week
-          </button>
-          <button type="button" onClick={() => setWeek(weekOf(new Date()))}>
-            This week
-          </button>
-          <button type="button" onClick={() => setWeek(addDays(week, 7))}>
-            Next week →
-          </button>
-        </div>
-        <ol class="week" aria-label="Calendar week">
-          {days.map((day) => {
-            const start = day.getTime();
-            const end = addDays(day, 1).getTime();
-            const covering = all.filter((o) => o.start < end && o.end > start).sort((a, b) => a.start - b.start);
-            const label = day.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
-            return (
-              <li key={start} class={`day${day.toDateString() === today ? ' today' : ''}`} aria-label={label} data-day={label}>
-                <h3>{label}</h3>
-                {covering.length ? (
-                  <ul>
-                    {covering.map((o) => (
-                      <li key={`${o.freeze.id}-${o.start}`} class={`occurrence${o.start <= now && now < o.end ? ' now' : ''}`} data-freeze={o.freeze.name}>
-                        <strong>{o.freeze.name}</strong>
-                        {partOfDay(o, start, end)}
-                        <div class="small">{coversText(o.freeze)}</div>
-                      </li>
-                    ))}
-                  </ul>
-                ) : (
-                  <p class="muted small">No freeze</p>
-                )}
-              </li>
-            );
-          })}
-        </ol>
-      </Section>
+      <WeekCalendar week={week} setWeek={setWeek} freezes={freezes.data ?? []} />
       <Section title="All freezes">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">When</th>
-              <th scope="col">Covers</th>
-              <th scope="col">Now</th>
-              <th scope="col">Note</th>
-              <th scope="col">Declared by</th>
-              {admin ? <th scope="col" /> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {(freezes.data ?? []).map((f) => (
-              <tr key={f.id} data-freeze-row={f.name}>
-                <td>
-                  <strong>{f.name}</strong>
-                </td>
-                <td>
-                  {windowText(f) ?? (
-                    <>
-                      <When at={f.starts_at} /> → <When at={f.ends_at} />
-                    </>
-                  )}
-                </td>
-                <td>{coversText(f)}</td>
-                <td>
-                  {f.active_now ? (
-                    <span class="status status-frozen">frozen{f.current_window ? ' until ' : ''}{f.current_window ? <When at={f.current_window.ends_at} /> : null}</span>
-                  ) : f.next_window ? (
-                    <span class="small">
-                      next <When at={f.next_window.starts_at} />
-                    </span>
-                  ) : (
-                    <span class="muted">no</span>
-                  )}
-                </td>
-                <td>{f.note ?? <span class="muted">—</span>}</td>
-                <td>{f.created_by?.name ?? '—'}</td>
-                {admin ? (
-                  <td>
-                    {confirm === f.id ? (
-                      <>
-                        <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/freezes/${f.id}`))}>
-                          Lift {f.name} now
-                        </button>{' '}
-                        <button type="button" onClick={() => setConfirm(null)}>
-                          Keep
-                        </button>
-                      </>
-                    ) : (
-                      <button type="button" onClick={() => setConfirm(f.id)}>
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {freezes.data?.length === 0 ? <p class="muted">No change freezes.</p> : null}
+        <Table
+          rows={freezes.data}
+          rowKey={(f) => f.id}
+          mark={(f) => ({ 'data-freeze-row': f.name })}
+          empty="No change freezes."
+          columns={[
+            { head: 'Name', cell: (f) => <strong>{f.name}</strong> },
+            {
+              head: 'When',
+              cell: (f) =>
+                windowText(f) ?? (
+                  <>
+                    <When at={f.starts_at} /> → <When at={f.ends_at} />
+                  </>
+                ),
+            },
+            { head: 'Covers', cell: coversText },
+            { head: 'Now', cell: (f) => <HoldsNow freeze={f} /> },
+            { head: 'Note', cell: (f) => f.note ?? <span class="muted">—</span> },
+            { head: 'Declared by', cell: (f) => f.created_by?.name ?? '—' },
+          ]}
+          actions={
+            admin
+              ? {
+                  cell: (f) => (
+                    <Confirmed asking={asking} id={f.id} ask="Delete" yes={`Lift ${f.name} now`} onYes={() => void act(() => api('DELETE', `/api/v1/freezes/${f.id}`))} />
+                  ),
+                }
+              : null
+          }
+        />
       </Section>
       {admin ? (
         <NewFreeze create={(body) => act(() => api('POST', '/api/v1/freezes', body))} />
@@ -168,6 +96,76 @@ export function Freezes() {
       )}
     </main>
   );
+}
+
+/** The week from Monday to Sunday (← previous, this, next →), each day with the freezes' windows in it (red while one holds now). */
+function WeekCalendar({ week, setWeek, freezes }: { week: Date; setWeek: (week: Date) => void; freezes: Freeze[] }) {
+  const days = Array.from({ length: 7 }, (_, i) => addDays(week, i));
+  const all = freezes.flatMap(occurrences);
+  const now = Date.now();
+  const today = new Date().toDateString();
+  const range = `${days[0]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} – ${days[6]!.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' })}`;
+  return (
+    <Section title={`Week of ${range}`}>
+      <div class="week-nav">
+        <button type="button" onClick={() => setWeek(addDays(week, -7))}>
+          ← Previous week
+        </button>
+        <button type="button" onClick={() => setWeek(weekOf(new Date()))}>
+          This week
+        </button>
+        <button type="button" onClick={() => setWeek(addDays(week, 7))}>
+          Next week →
+        </button>
+      </div>
+      <ol class="week" aria-label="Calendar week">
+        {days.map((day) => {
+          const start = day.getTime();
+          const end = addDays(day, 1).getTime();
+          const covering = all.filter((o) => o.start < end && o.end > start).sort((a, b) => a.start - b.start);
+          const label = day.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' });
+          return (
+            <li key={start} class={`day${day.toDateString() === today ? ' today' : ''}`} aria-label={label} data-day={label}>
+              <h3>{label}</h3>
+              {covering.length ? (
+                <ul>
+                  {covering.map((o) => (
+                    <li key={`${o.freeze.id}-${o.start}`} class={`occurrence${o.start <= now && now < o.end ? ' now' : ''}`} data-freeze={o.freeze.name}>
+                      <strong>{o.freeze.name}</strong>
+                      {partOfDay(o, start, end)}
+                      <div class="small">{coversText(o.freeze)}</div>
+                    </li>
+                  ))}
+                </ul>
+              ) : (
+                <p class="muted small">No freeze</p>
+              )}
+            </li>
+          );
+        })}
+      </ol>
+    </Section>
+  );
+}
+
+/** Whether a freeze holds now (until when), or its next window. */
+function HoldsNow({ freeze: f }: { freeze: Freeze }) {
+  if (f.active_now) {
+    return (
+      <span class="status status-frozen">
+        frozen{f.current_window ? ' until ' : ''}
+        {f.current_window ? <When at={f.current_window.ends_at} /> : null}
+      </span>
+    );
+  }
+  if (f.next_window) {
+    return (
+      <span class="small">
+        next <When at={f.next_window.starts_at} />
+      </span>
+    );
+  }
+  return <span class="muted">no</span>;
 }
 
 /** An admin's form: a one-off window (in the browser's time) or a recurring one (a cron and a duration in a zone). */

@@ -2,9 +2,11 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { ConversationListItem, MigrationPlan as MigrationPlanView, MigrationPlanListItem, Page, ServerListItem } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
+import { Table } from '../components/table';
 import { navigate } from '../router';
 import { session } from '../session';
-import { StartConversation, useServerTitles } from './conversations';
+import { useServerTitles } from '../components/server-titles';
+import { StartConversation } from '../components/start-conversation';
 
 /** The organization's migration plans: a source server, a target server, and notes for the planner. */
 export function MigrationPlans() {
@@ -24,31 +26,17 @@ export function MigrationPlans() {
       {adding ? <NewPlan /> : null}
       <ErrorNote error={list.error} />
       <Section title={list.data ? `${list.data.length} plan${list.data.length === 1 ? '' : 's'}` : 'Plans'}>
-        <table>
-          <thead>
-            <tr>
-              <th>Plan</th>
-              <th>From</th>
-              <th>To</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.data ?? []).map((p) => (
-              <tr key={p.id}>
-                <td>
-                  <a href={`/migration-plans/${p.id}`}>{p.title}</a>
-                </td>
-                <td>{title(p.source_server_id)}</td>
-                <td>{title(p.target_server_id)}</td>
-                <td>
-                  <When at={p.updated_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.data?.length === 0 ? <p class="muted">No migration plan yet.</p> : null}
+        <Table
+          rows={list.data}
+          rowKey={(p) => p.id}
+          empty="No migration plan yet."
+          columns={[
+            { head: 'Plan', cell: (p) => <a href={`/migration-plans/${p.id}`}>{p.title}</a> },
+            { head: 'From', cell: (p) => title(p.source_server_id) },
+            { head: 'To', cell: (p) => title(p.target_server_id) },
+            { head: 'Updated', cell: (p) => <When at={p.updated_at} /> },
+          ]}
+        />
       </Section>
     </main>
   );

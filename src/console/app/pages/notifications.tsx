@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { CreatedNotificationChannel, NotificationChannel, NotificationDelivery, Page } from '../api-types';
 import { ErrorNote, Section, Status, submitted, useChanges, useLoad, When } from '../components/common';
+import { Table } from '../components/table';
 import { EVENT_TYPES } from '../../../domain/notifications/event-types';
 
 /** Notification channels: each with its events and state; an admin adds, tests, enables and deletes them. */
@@ -37,52 +38,49 @@ export function NotificationChannels() {
         </Section>
       ) : null}
       <Section title={channels.data ? `${channels.data.length} channel${channels.data.length === 1 ? '' : 's'}` : 'Channels'}>
-        <table>
-          <caption class="visually-hidden">Notification channels</caption>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Type</th>
-              <th>Events</th>
-              <th>State</th>
-              <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {(channels.data ?? []).map((c) => (
-              <tr key={c.id} data-channel={c.name}>
-                <td>
+        <Table
+          caption="Notification channels"
+          rows={channels.data}
+          rowKey={(c) => c.id}
+          mark={(c) => ({ 'data-channel': c.name })}
+          columns={[
+            {
+              head: 'Name',
+              cell: (c) => (
+                <>
                   <a href={`/notifications/${c.id}`}>{c.name}</a>
                   <div class="muted small">{c.url}</div>
-                </td>
-                <td>{c.type}</td>
-                <td class="small">{c.events.join(', ')}</td>
-                <td>{c.enabled ? 'enabled' : <span class="warning">disabled: {c.disabled_reason}</span>}</td>
-                <td>
-                  <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${c.id}/test`))} aria-label={`Send ${c.name} a test`}>
-                    Send a test
-                  </button>{' '}
-                  {c.enabled ? null : (
-                    <button type="button" onClick={() => void act(() => api('PATCH', `/api/v1/notification-channels/${c.id}`, { enabled: true }))} aria-label={`Enable ${c.name}`}>
-                      Enable
-                    </button>
-                  )}{' '}
-                  {confirm === c.id ? (
-                    <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/notification-channels/${c.id}`))}>
-                      Yes, delete {c.name}
-                    </button>
-                  ) : (
-                    <button type="button" onClick={() => setConfirm(c.id)} aria-label={`Delete ${c.name}`}>
-                      Delete…
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { head: 'Type', cell: (c) => c.type },
+            { head: 'Events', cell: (c) => c.events.join(', '), class: 'small' },
+            { head: 'State', cell: (c) => (c.enabled ? 'enabled' : <span class="warning">disabled: {c.disabled_reason}</span>) },
+          ]}
+          actions={{
+            cell: (c) => (
+              <>
+                <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${c.id}/test`))} aria-label={`Send ${c.name} a test`}>
+                  Send a test
+                </button>{' '}
+                {c.enabled ? null : (
+                  <button type="button" onClick={() => void act(() => api('PATCH', `/api/v1/notification-channels/${c.id}`, { enabled: true }))} aria-label={`Enable ${c.name}`}>
+                    Enable
+                  </button>
+                )}{' '}
+                {confirm === c.id ? (
+                  <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/notification-channels/${c.id}`))}>
+                    Yes, delete {c.name}
+                  </button>
+                ) : (
+                  <button type="button" onClick={() => setConfirm(c.id)} aria-label={`Delete ${c.name}`}>
+                    Delete…
+                  </button>
+                )}
+              </>
+            ),
+          }}
+        />
       </Section>
       <Section title="Add a channel">
         <form class="grid-form" onSubmit={(e) => void add(e)} aria-label="Add a channel">
@@ -143,55 +141,60 @@ export function NotificationChannelPage({ channelId }: { channelId: string }) {
         </p>
       ) : null}
       <Section title="Deliveries" actions={<button type="button" onClick={() => void deliveries.reload()}>Refresh</button>}>
-        <table>
-          <caption class="visually-hidden">Deliveries</caption>
-          <thead>
-            <tr>
-              <th>Event</th>
-              <th>Status</th>
-              <th>Attempts</th>
-              <th>Next attempt</th>
-              <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {(deliveries.data?.data ?? []).map((d) => (
-              <tr key={d.id} data-delivery={d.id}>
-                <td>
+        <Table
+          caption="Deliveries"
+          rows={deliveries.data?.data}
+          rowKey={(d) => d.id}
+          mark={(d) => ({ 'data-delivery': d.id })}
+          columns={[
+            {
+              head: 'Event',
+              cell: (d) => (
+                <>
                   {d.event.type} <span class="muted small">{d.event.subject.kind} {d.event.subject.id}</span>
                   <div class="muted small">
                     <When at={d.event.at} /> · <code>{d.webhook_id}</code>
                   </div>
-                </td>
-                <td>
+                </>
+              ),
+            },
+            {
+              head: 'Status',
+              cell: (d) => (
+                <>
                   <Status value={d.status} />
                   {d.reason ? <div class="muted small">{d.reason}</div> : null}
-                </td>
-                <td>
-                  <details>
-                    <summary>{d.attempt_count}</summary>
-                    <ul class="small">
-                      {d.attempts.map((a, i) => (
-                        <li key={i}>
-                          <When at={a.at} />: {a.response_code ?? a.error} {a.response_body ? <code>{a.response_body}</code> : null}
-                        </li>
-                      ))}
-                    </ul>
-                  </details>
-                </td>
-                <td>{d.next_attempt_at ? <When at={d.next_attempt_at} /> : <span class="muted">—</span>}</td>
-                <td>
-                  <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${channelId}/deliveries/${d.id}/redeliver`))} aria-label={`Redeliver ${d.event.type} ${d.id}`}>
-                    Redeliver
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { head: 'Attempts', cell: (d) => <Attempts delivery={d} /> },
+            { head: 'Next attempt', cell: (d) => (d.next_attempt_at ? <When at={d.next_attempt_at} /> : <span class="muted">—</span>) },
+          ]}
+          actions={{
+            cell: (d) => (
+              <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${channelId}/deliveries/${d.id}/redeliver`))} aria-label={`Redeliver ${d.event.type} ${d.id}`}>
+                Redeliver
+              </button>
+            ),
+          }}
+        />
       </Section>
     </main>
+  );
+}
+
+/** A delivery's attempts, folded: each one's time, and the answer's code and first bytes or the error. */
+function Attempts({ delivery: d }: { delivery: NotificationDelivery }) {
+  return (
+    <details>
+      <summary>{d.attempt_count}</summary>
+      <ul class="small">
+        {d.attempts.map((a, i) => (
+          <li key={i}>
+            <When at={a.at} />: {a.response_code ?? a.error} {a.response_body ? <code>{a.response_body}</code> : null}
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }

@@ -1,7 +1,9 @@
 import { api, getAll } from '../api';
 import type { Person, Team } from '../api-types';
 import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
+import { Confirmed } from '../components/confirm';
 import { AdminOnly, subjectHref } from '../components/rights';
+import { Table } from '../components/table';
 import { session } from '../session';
 
 /** The organization's people: add one, disable or enable, delete; each row leads to what they can do. */
@@ -15,7 +17,7 @@ export function People() {
 
 function PeopleList() {
   const list = useLoad(() => Promise.all([getAll<Person>('/api/v1/people'), getAll<Team>('/api/v1/teams')]), []);
-  const { error, confirm, setConfirm, act } = useChanges(() => list.reload());
+  const { error, act, ...asking } = useChanges(() => list.reload());
   const [people = [], teams = []] = list.data ?? [];
   const me = session.get()?.identity.id;
 
@@ -45,66 +47,58 @@ function PeopleList() {
         <p class="hint small">They sign in with a token made on their page, and act by the roles given to them or their teams.</p>
       </Section>
       <Section title={list.data ? `${people.length} ${people.length === 1 ? 'person' : 'people'}` : 'People'}>
-        <table>
-          <caption class="visually-hidden">The organization’s people</caption>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Email</th>
-              <th>Teams</th>
-              <th>Status</th>
-              <th>Added</th>
-              <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {people.map((p) => (
-              <tr key={p.id} data-person={p.name}>
-                <td>
+        <Table
+          caption="The organization’s people"
+          rows={people}
+          rowKey={(p) => p.id}
+          mark={(p) => ({ 'data-person': p.name })}
+          columns={[
+            {
+              head: 'Name',
+              cell: (p) => (
+                <>
                   <a href={subjectHref({ type: 'person', id: p.id })}>{p.name}</a>
                   {p.id === me ? <span class="tag">you</span> : null}
-                </td>
-                <td>{p.email ?? <span class="muted">—</span>}</td>
-                <td>
-                  {teams
-                    .filter((t) => t.members.includes(p.id))
-                    .map((t) => t.name)
-                    .join(', ') || <span class="muted">none</span>}
-                </td>
-                <td>
-                  <span class={`status ${p.disabled ? 'status-failed' : 'status-success'}`}>{p.disabled ? 'disabled' : 'enabled'}</span>
-                </td>
-                <td>
-                  <When at={p.created_at} />
-                </td>
-                <td class="row-actions">
-                  {p.id === me ? null : confirm === p.id ? (
-                    <>
-                      <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/people/${p.id}`))}>
-                        Yes, delete {p.name}
-                      </button>{' '}
-                      <button type="button" onClick={() => setConfirm(null)}>
-                        Keep
-                      </button>
-                      <div class="warning small">Their tokens are revoked, their roles and team memberships removed.</div>
-                    </>
-                  ) : (
+                </>
+              ),
+            },
+            { head: 'Email', cell: (p) => p.email ?? <span class="muted">—</span> },
+            {
+              head: 'Teams',
+              cell: (p) =>
+                teams
+                  .filter((t) => t.members.includes(p.id))
+                  .map((t) => t.name)
+                  .join(', ') || <span class="muted">none</span>,
+            },
+            { head: 'Status', cell: (p) => <span class={`status ${p.disabled ? 'status-failed' : 'status-success'}`}>{p.disabled ? 'disabled' : 'enabled'}</span> },
+            { head: 'Added', cell: (p) => <When at={p.created_at} /> },
+          ]}
+          actions={{
+            class: 'row-actions',
+            cell: (p) =>
+              p.id === me ? null : (
+                <>
+                  {asking.confirm === p.id ? null : (
                     <>
                       <button type="button" onClick={() => void act(() => api('PATCH', `/api/v1/people/${p.id}`, { disabled: !p.disabled }))} aria-label={`${p.disabled ? 'Enable' : 'Disable'} ${p.name}`}>
                         {p.disabled ? 'Enable' : 'Disable'}
                       </button>{' '}
-                      <button type="button" onClick={() => setConfirm(p.id)} aria-label={`Delete ${p.name}`}>
-                        Delete…
-                      </button>
                     </>
                   )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  <Confirmed
+                    asking={asking}
+                    id={p.id}
+                    ask="Delete…"
+                    askLabel={`Delete ${p.name}`}
+                    yes={`Yes, delete ${p.name}`}
+                    onYes={() => void act(() => api('DELETE', `/api/v1/people/${p.id}`))}
+                    warning="Their tokens are revoked, their roles and team memberships removed."
+                  />
+                </>
+              ),
+          }}
+        />
       </Section>
     </main>
   );

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { ImportDiff } from '../api-types';
 import { ErrorNote, Section } from '../components/common';
+import { Table } from '../components/table';
 
 const FORMATS = [
   ['ansible-ini', 'Ansible inventory (INI)'],
@@ -27,24 +28,17 @@ function DiffTable({ diff }: { diff: ImportDiff }) {
         {diff.dry_run ? 'Preview, nothing changed' : 'Applied'}: {add} to add, {change} to change, {unchanged} unchanged, {missing} missing
         {diff.verification ? ` · verifying ${diff.verification.servers} servers, ${diff.verification.concurrency} at a time` : ''}
       </p>
-      <table aria-label="Import diff">
-        <thead>
-          <tr>
-            <th>Action</th>
-            <th>Server</th>
-            <th>Details</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={`${r.action}-${r.title}`} data-action={r.action}>
-              <td>{r.action}</td>
-              <td>{r.title}</td>
-              <td>{r.details}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        label="Import diff"
+        rows={rows}
+        rowKey={(r) => `${r.action}-${r.title}`}
+        mark={(r) => ({ 'data-action': r.action })}
+        columns={[
+          { head: 'Action', cell: (r) => r.action },
+          { head: 'Server', cell: (r) => r.title },
+          { head: 'Details', cell: (r) => r.details },
+        ]}
+      />
       {diff.warnings.length ? (
         <ul aria-label="Warnings">
           {diff.warnings.map((w) => (

@@ -2,8 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { FINISHED, type Server as ServerView, type ServerActivity } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
+import { Table } from '../components/table';
 import { session } from '../session';
-import { StartConversation } from './conversations';
+import { StartConversation } from '../components/start-conversation';
 
 /** What touched the server lately: runs (its part of fleet runs too) and conversations. */
 function Activity({ serverId }: { serverId: string }) {
@@ -16,35 +17,26 @@ function Activity({ serverId }: { serverId: string }) {
   return (
     <Section title="Recent activity">
       <ErrorNote error={activity.error} />
-      <table>
-        <thead>
-          <tr>
-            <th>What</th>
-            <th>Status</th>
-            <th>By</th>
-            <th>When</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(activity.data ?? []).map((a) => (
-            <tr key={`${a.kind}-${a.id}`}>
-              <td>
+      <Table
+        rows={activity.data}
+        rowKey={(a) => `${a.kind}-${a.id}`}
+        empty="Nothing has run on this server yet."
+        columns={[
+          {
+            head: 'What',
+            cell: (a) => (
+              <>
                 <span class="muted small">{a.kind === 'run' ? (a.fleet ? 'fleet run' : 'run') : a.role === 'source' ? 'migration (source)' : 'conversation'}</span>{' '}
                 <a href={href(a)}>{a.title}</a>
                 {a.error ? <div class="muted small">{a.error}</div> : null}
-              </td>
-              <td>
-                <Status value={a.status} />
-              </td>
-              <td>{a.by}</td>
-              <td>
-                <When at={a.created_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {activity.data?.length === 0 ? <p class="muted">Nothing has run on this server yet.</p> : null}
+              </>
+            ),
+          },
+          { head: 'Status', cell: (a) => <Status value={a.status} /> },
+          { head: 'By', cell: (a) => a.by },
+          { head: 'When', cell: (a) => <When at={a.created_at} /> },
+        ]}
+      />
     </Section>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { ServerListItem } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
+import { Table } from '../components/table';
 import { navigate } from '../router';
 import { session } from '../session';
 
@@ -63,46 +64,42 @@ export function Servers() {
       ) : null}
       <ErrorNote error={list.error} />
       <Section title={list.data ? `${list.data.length} server${list.data.length === 1 ? '' : 's'}` : 'Servers'}>
-        <table>
-          <thead>
-            <tr>
-              <th>Server</th>
-              <th>Address</th>
-              <th>Status</th>
-              <th>Tags</th>
-              <th>Since</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.data ?? []).map((server) => (
-              <tr key={server.id} data-server={server.title}>
-                <td>
-                  <a href={`/servers/${server.id}`}>{server.title}</a>
-                </td>
-                <td>
-                  <code>
-                    {server.username}@{server.host}:{server.port}
-                  </code>
-                </td>
-                <td>
+        <Table
+          rows={list.data}
+          rowKey={(server) => server.id}
+          mark={(server) => ({ 'data-server': server.title })}
+          empty="No server matches."
+          columns={[
+            { head: 'Server', cell: (server) => <a href={`/servers/${server.id}`}>{server.title}</a> },
+            {
+              head: 'Address',
+              cell: (server) => (
+                <code>
+                  {server.username}@{server.host}:{server.port}
+                </code>
+              ),
+            },
+            {
+              head: 'Status',
+              cell: (server) => (
+                <>
                   <Status value={server.status} />
                   {server.last_error ? <div class="muted small">{server.last_error}</div> : null}
-                </td>
-                <td>
-                  {server.tags.map((tag) => (
-                    <a class="tag" href={`/servers?tag=${encodeURIComponent(tag)}`}>
-                      {tag}
-                    </a>
-                  ))}
-                </td>
-                <td>
-                  <When at={server.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.data?.length === 0 ? <p class="muted">No server matches.</p> : null}
+                </>
+              ),
+            },
+            {
+              head: 'Tags',
+              cell: (server) =>
+                server.tags.map((tag) => (
+                  <a class="tag" href={`/servers?tag=${encodeURIComponent(tag)}`}>
+                    {tag}
+                  </a>
+                )),
+            },
+            { head: 'Since', cell: (server) => <When at={server.created_at} /> },
+          ]}
+        />
       </Section>
     </main>
   );

@@ -1,7 +1,9 @@
 import { api, getAll } from '../api';
 import type { ServiceAccount } from '../api-types';
 import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
+import { Confirmed } from '../components/confirm';
 import { AdminOnly, subjectHref } from '../components/rights';
+import { Table } from '../components/table';
 
 /** CI pipelines, scripts and agents: add one, delete; each row leads to what it can do and its tokens. */
 export function ServiceAccounts() {
@@ -14,7 +16,7 @@ export function ServiceAccounts() {
 
 function AccountList() {
   const list = useLoad(() => getAll<ServiceAccount>('/api/v1/service-accounts'), []);
-  const { error, confirm, setConfirm, act } = useChanges(() => list.reload());
+  const { error, act, ...asking } = useChanges(() => list.reload());
   const accounts = list.data ?? [];
 
   const add = async (event: Event) => {
@@ -50,56 +52,42 @@ function AccountList() {
         </p>
       </Section>
       <Section title={list.data ? `${accounts.length} service account${accounts.length === 1 ? '' : 's'}` : 'Service accounts'}>
-        <table>
-          <caption class="visually-hidden">The organization’s service accounts</caption>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Description</th>
-              <th>AI agent</th>
-              <th>Added</th>
-              <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {accounts.map((a) => (
-              <tr key={a.id} data-account={a.name}>
-                <td>
-                  <a href={subjectHref({ type: 'service_account', id: a.id })}>{a.name}</a>
-                </td>
-                <td>{a.description ?? <span class="muted">—</span>}</td>
-                <td>
+        <Table
+          caption="The organization’s service accounts"
+          rows={accounts}
+          rowKey={(a) => a.id}
+          mark={(a) => ({ 'data-account': a.name })}
+          columns={[
+            { head: 'Name', cell: (a) => <a href={subjectHref({ type: 'service_account', id: a.id })}>{a.name}</a> },
+            { head: 'Description', cell: (a) => a.description ?? <span class="muted">—</span> },
+            {
+              head: 'AI agent',
+              cell: (a) => (
+                <>
                   {a.agent ? 'yes' : 'no'}{' '}
                   <button type="button" class="small" onClick={() => void act(() => api('PATCH', `/api/v1/service-accounts/${a.id}`, { agent: !a.agent }))} aria-label={a.agent ? `Mark ${a.name} as not an agent` : `Mark ${a.name} as an agent`}>
                     {a.agent ? 'Mark as not an agent' : 'Mark as an agent'}
                   </button>
-                </td>
-                <td>
-                  <When at={a.created_at} />
-                </td>
-                <td class="row-actions">
-                  {confirm === a.id ? (
-                    <>
-                      <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/service-accounts/${a.id}`))}>
-                        Yes, delete {a.name}
-                      </button>{' '}
-                      <button type="button" onClick={() => setConfirm(null)}>
-                        Keep
-                      </button>
-                      <div class="warning small">Its tokens are revoked and its roles removed.</div>
-                    </>
-                  ) : (
-                    <button type="button" onClick={() => setConfirm(a.id)} aria-label={`Delete ${a.name}`}>
-                      Delete…
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { head: 'Added', cell: (a) => <When at={a.created_at} /> },
+          ]}
+          actions={{
+            class: 'row-actions',
+            cell: (a) => (
+              <Confirmed
+                asking={asking}
+                id={a.id}
+                ask="Delete…"
+                askLabel={`Delete ${a.name}`}
+                yes={`Yes, delete ${a.name}`}
+                onYes={() => void act(() => api('DELETE', `/api/v1/service-accounts/${a.id}`))}
+                warning="Its tokens are revoked and its roles removed."
+              />
+            ),
+          }}
+        />
       </Section>
     </main>
   );

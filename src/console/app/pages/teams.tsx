@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks';
 import { api, get, getAll } from '../api';
 import type { Person, Team as TeamView } from '../api-types';
 import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
+import { Confirmed } from '../components/confirm';
 import { AdminOnly, subjectHref, WhatItCanDo } from '../components/rights';
+import { Table } from '../components/table';
 
 /** Checkboxes of the organization's people, the members ticked. */
 function MemberChoice({ people, members }: { people: Person[]; members: string[] }) {
@@ -30,7 +32,7 @@ export function Teams() {
 
 function TeamList() {
   const list = useLoad(() => Promise.all([getAll<TeamView>('/api/v1/teams'), getAll<Person>('/api/v1/people')]), []);
-  const { error, confirm, setConfirm, act } = useChanges(() => list.reload());
+  const { error, act, ...asking } = useChanges(() => list.reload());
   const [teams = [], people = []] = list.data ?? [];
   const nameOf = (id: string) => people.find((p) => p.id === id)?.name ?? id;
 
@@ -57,54 +59,38 @@ function TeamList() {
         </form>
       </Section>
       <Section title={list.data ? `${teams.length} team${teams.length === 1 ? '' : 's'}` : 'Teams'}>
-        <table>
-          <caption class="visually-hidden">The organization’s teams</caption>
-          <thead>
-            <tr>
-              <th>Team</th>
-              <th>Members</th>
-              <th>Added</th>
-              <th>
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {teams.map((t) => (
-              <tr key={t.id} data-team={t.name}>
-                <td>
-                  <a href={subjectHref({ type: 'team', id: t.id })}>{t.name}</a>
-                </td>
-                <td>
-                  {t.members
-                    .map(nameOf)
-                    .sort((a, b) => a.localeCompare(b))
-                    .join(', ') || <span class="muted">nobody yet</span>}
-                </td>
-                <td>
-                  <When at={t.created_at} />
-                </td>
-                <td class="row-actions">
-                  {confirm === t.id ? (
-                    <>
-                      <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/teams/${t.id}`))}>
-                        Yes, delete {t.name}
-                      </button>{' '}
-                      <button type="button" onClick={() => setConfirm(null)}>
-                        Keep
-                      </button>
-                      <div class="warning small">Its roles go with it; its members lose what the team gave them.</div>
-                    </>
-                  ) : (
-                    <button type="button" onClick={() => setConfirm(t.id)} aria-label={`Delete ${t.name}`}>
-                      Delete…
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          caption="The organization’s teams"
+          rows={teams}
+          rowKey={(t) => t.id}
+          mark={(t) => ({ 'data-team': t.name })}
+          columns={[
+            { head: 'Team', cell: (t) => <a href={subjectHref({ type: 'team', id: t.id })}>{t.name}</a> },
+            {
+              head: 'Members',
+              cell: (t) =>
+                t.members
+                  .map(nameOf)
+                  .sort((a, b) => a.localeCompare(b))
+                  .join(', ') || <span class="muted">nobody yet</span>,
+            },
+            { head: 'Added', cell: (t) => <When at={t.created_at} /> },
+          ]}
+          actions={{
+            class: 'row-actions',
+            cell: (t) => (
+              <Confirmed
+                asking={asking}
+                id={t.id}
+                ask="Delete…"
+                askLabel={`Delete ${t.name}`}
+                yes={`Yes, delete ${t.name}`}
+                onYes={() => void act(() => api('DELETE', `/api/v1/teams/${t.id}`))}
+                warning="Its roles go with it; its members lose what the team gave them."
+              />
+            ),
+          }}
+        />
       </Section>
     </main>
   );

@@ -1,9 +1,9 @@
-import { Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import { isDuplicateKey } from '../database';
 import { AuditPendingModel, type AuditActor, type AuditFields, type AuditTarget } from './model';
 
 /*
- * The outbox (`audit_pending`), the one module that writes it. A change's entry is written here
+ * The audit trail's outbox (`audit_pending`), the one module that writes it. A change's entry is written here
  * before the change is made (outcome `pending`) and completed with its outcome after; the chainer
  * moves finished entries into the trail. An entry whose outcome never comes (Bosun died between the
  * change and its outcome) is chained as `unknown` once `ready_at` passes.
@@ -61,9 +61,12 @@ export async function recordOutcome(id: string, outcome: string, more: { target?
   await AuditPendingModel.collection.updateOne({ _id: id as never, outcome: 'pending' }, { $set: set }, W1);
 }
 
-/** An entry whose change and outcome are one moment (a sign-in, a refused sign-in, a tick): one write. */
-export async function recordEvent(intent: AuditIntent, outcome: string): Promise<void> {
-  await AuditPendingModel.collection.insertOne({ _id: new Types.ObjectId().toHexString(), ...fieldsOf(intent, outcome), ready_at: new Date() } as never, W1);
+/**
+ * An entry whose change and outcome are one moment (a sign-in, a refused sign-in, a decision Bosun
+ * makes by itself): one write, in `session`'s transaction when given (the change's own).
+ */
+export async function recordAuditEvent(intent: AuditIntent, outcome: string, { session }: { session?: ClientSession } = {}): Promise<void> {
+  await AuditPendingModel.collection.insertOne({ _id: new Types.ObjectId().toHexString(), ...fieldsOf(intent, outcome), ready_at: new Date() } as never, session ? { session } : W1);
 }
 
 export type PendingEntry = AuditFields & { _id: string; ready_at: Date };

@@ -5,7 +5,7 @@ import { NotificationEventModel, type EventType, type SubjectKind } from './mode
 export { EVENT_TYPES, type EventType } from './model';
 
 /*
- * The outbox: each event a channel can be told of is written by the store transition that makes the
+ * The notification outbox: each event a channel can be told of is written by the store transition that makes the
  * change, in the same MongoDB transaction (`inTransaction`, src/domain/database.ts), or — for a transition that is repeated
  * until it is known to have happened (a retried activity) — under a `key` that makes the repeat a
  * no-op. The dispatch workflow (workflows/notification-dispatch.ts) drains it.
@@ -32,7 +32,7 @@ export interface NewEvent {
 }
 
 /** Records an event, in `session`'s transaction when given; one with a `key` already recorded is left as it is. */
-export async function recordEvent(event: NewEvent, { session }: { session?: ClientSession } = {}): Promise<void> {
+export async function recordNotificationEvent(event: NewEvent, { session }: { session?: ClientSession } = {}): Promise<void> {
   const at = event.at ?? new Date();
   const document = {
     organization_id: asObjectId(event.organizationId),
@@ -61,7 +61,7 @@ export async function recordEvent(event: NewEvent, { session }: { session?: Clie
  * checkpoint job; pass `session` to record it in that job's transaction.
  */
 export async function recordAuditCheckpoint(organizationId: Id, head: { seq: number; hash: string; at: Date }, options: { session?: ClientSession } = {}): Promise<void> {
-  await recordEvent(
+  await recordNotificationEvent(
     {
       organizationId,
       type: 'audit.checkpoint',

@@ -1,0 +1,56 @@
+import { CancelledFailure } from '@temporalio/activity';
+import type { StepResult } from '../src/domain/contracts/runs';
+import { failure } from '../src/domain/contracts/failure-types';
+import type { AttemptResult } from '../src/domain/execution/steps';
+import type { RunningAttempt } from './step-execution';
+import { commandOutcome, type RanCommand } from './step-run';
+
+/**
+ * The command ended: its result recorded, once its entry in the trail is acknowledged and every kill
+ * of it recorded (no result is stored without them). A command that was stopped ends the activity by
+ * throwing (cancelled, or handed back at shutdown); any other's last output and result are one write,
+ * with its end in the trail beside it. The run's last step ends the run in that write (`successEnds`).
+ */
+export async function recordAttemptResult(attempt: RunningAttempt, { exit, entry }: RanCommand): Promise<StepResult> {
+  const { input, stepLog, start, stop } = attempt;
+  const { index, finalExitAttempt } = input.attempt;
+  await entry.written();
+  await stop.settled();
+  const reason = stop.reason;
+  const ended = () => entry.end(commandOutcome(attempt, exit), exit);
+  // A quick command that ended before its start was written: the result's write records the start
+  // too (one change). A stopped one has its start written now, before its notes.
+  const startInResult = reason === null ? start.intoResult() : undefined;
+  if (reason !== null) start.write();
+  if (reason === 'timeout') stepLog.note(`\n--- timed out after ${input.limitSeconds} s: the command's process group was killed ---\n`);
+  if (reason === 'cancel') {
+    stepLog.note("\n--- cancelled: the command's process group was killed ---\n");
+    await Promise.all([stepLog.flush(), ended()]);
+    throw new CancelledFailure('Cancelled while the command ran');
+  }
+  if (reason === 'shutdown') {
+    stepLog.note("\n--- this Bosun worker is shutting down: the command's process group was killed; another worker runs it again ---\n");
+    await Promise.all([stepLog.flush(), ended()]);
+    // Killed: the next attempt has no group of this one's to stop (its id may be reused by then).
+    await stepLog.write((s) => s.recordProcessGroup(index, null)).catch(stepLog.warn('the process group'));
+    throw failure('WorkerShutdown', 'The worker shut down while the command ran');
+  }
+  const succeeded = exit.exitCode === 0 && reason === null;
+  if (!succeeded && !finalExitAttempt) stepLog.note(`\n--- exit code ${exit.exitCode ?? exit.signal}; retrying ---\n`);
+  else if (!succeeded && input.failureNote && reason === null) stepLog.note(`\n--- failed: exit code ${exit.exitCode ?? exit.signal} ---\n`);
+  const ends = succeeded ? input.successEnds : undefined;
+  const result: AttemptResult = {
+    succeeded,
+    exitCode: exit.exitCode,
+    timedOut: reason === 'timeout',
+    exitAttempt: input.attempt.exitAttempt,
+    final: succeeded || finalExitAttempt,
+    start: startInResult,
+    chunk: stepLog.finalChunk(),
+  };
+  const [written] = await Promise.all([stepLog.write((s) => (ends ? ends.finish(index, result) : s.finishAttempt(index, result))), ended()]);
+  const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: exit.exitCode, timedOut: reason === 'timeout' };
+  if (!ends || !written) return stepResult;
+  await ends.after();
+  return { ...stepResult, endedRun: true };
+}
