@@ -2,7 +2,7 @@ import type { Types } from 'mongoose';
 import type { BegunRun, FrozenHold, DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, OpenedGate, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
-import { parseDuration } from '../src/domain/tokens/service';
+import { parseDuration } from '../src/domain/time/durations';
 import { healthCheckOf } from '../src/domain/deployments/strategy';
 import { DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
 import { holdOneServerRun, holdOrThaw, type HoldableRun } from '../src/domain/deployments/freeze-hold';

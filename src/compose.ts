@@ -3,7 +3,7 @@ import { createDeploymentService } from './api/deployments/service';
 import { Metrics } from './api/observability/metrics';
 import { readinessChecks } from './api/observability/readiness';
 import type { Config } from './config';
-import { connectDatabase } from './domain/database';
+import { connectDatabase } from './domain/database-connection';
 import { ensureStepLogRetention } from './domain/execution/step-logs';
 import { loadMasterKey, SecretBox } from './domain/secrets/secret-box';
 import { connectTemporal, WorkflowGateway } from './domain/temporal/client';

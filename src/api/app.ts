@@ -15,10 +15,10 @@ import type { ScheduleService } from './schedules/service';
 import type { DeploymentService } from './deployments/service';
 import { secretRoutes } from './secrets/routes';
 import { tokenRoutes } from './tokens/routes';
-import { meRoutes } from './access/me-routes';
-import { identityRoutes } from './access/identity-routes';
-import { teamRoutes } from './access/team-routes';
-import { roleBindingRoutes } from './access/binding-routes';
+import { meRoutes } from './people/me-routes';
+import { identityRoutes } from './people/identity-routes';
+import { teamRoutes } from './people/team-routes';
+import { roleBindingRoutes } from './people/binding-routes';
 import { conversationRoutes } from './conversations/routes';
 import type { ConversationService } from './conversations/service';
 import { freezeRoutes } from './freezes/routes';
@@ -32,6 +32,7 @@ import { auditRoutes } from './audit/routes';
 import { mcpRoutes } from './mcp/routes';
 import { recordWrites } from './audit/recorder';
 import { referenceRoutes } from './openapi/routes';
+import { bosunOperations, openApiDocument } from './bosun-api';
 import { sessionRoutes } from './session/routes';
 import type { SignInSettings } from './session/oidc-routes';
 import { consolePage, consoleRoutes } from './console/routes';
@@ -106,7 +107,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   // Every known path answers another method with 405 and Allow, outside the API as inside it.
   app.use(refuseOtherMethods(observabilityRoutes({ ...observability, log })));
   // The OpenAPI document and /docs, before the API's authentication.
-  app.use(refuseOtherMethods(referenceRoutes()));
+  app.use(refuseOtherMethods(referenceRoutes(openApiDocument)));
   app.use(refuseOtherMethods(express.Router().get('/', home(consolePage(bundle)))));
   app.use(refuseOtherMethods(consoleRoutes(bundle)));
 
@@ -141,7 +142,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use(authenticate(sessions));
   api.use(perCaller);
   // Every write route's entry in the audit trail, written before the route runs; its outcome after.
-  api.use(recordWrites(log, auditPendingSeconds));
+  api.use(recordWrites(log, auditPendingSeconds, bosunOperations));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
   api.use((req, res, next) => (WRITES.has(req.method) ? readJson(req, res, next) : next()));

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Config } from '../config';
-import { SCOPES } from '../domain/tokens/scopes';
+import { SCOPES } from '../domain/access/scopes';
 import { accessCommands } from './access';
 import { freezeCommands } from './freezes';
 import { auditCommands } from './audit';
@@ -38,7 +38,7 @@ async function databaseUri(config: Config): Promise<string> {
 }
 
 async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { connectDatabase }, { default: mongoose }] = await Promise.all([import('../config'), import('../domain/database'), import('mongoose')]);
+  const [{ loadConfig }, { connectDatabase }, { default: mongoose }] = await Promise.all([import('../config'), import('../domain/database-connection'), import('mongoose')]);
   await connectDatabase(await databaseUri(loadConfig()));
   try {
     return await fn();
@@ -49,14 +49,14 @@ async function withDatabase<T>(fn: () => Promise<T>): Promise<T> {
 
 /** The token commands' arguments, checked before anything connects: a bad one is a usage error. */
 async function tokenArguments(opts: { org: string; name?: string; scopes?: string; expiresIn?: string }) {
-  const [{ ORG_SLUG_PATTERN }, tokens] = await Promise.all([import('../domain/organizations/model'), import('../domain/tokens/service')]);
+  const [{ ORG_SLUG_PATTERN }, tokens, { parseDuration }] = await Promise.all([import('../domain/organizations/model'), import('../domain/tokens/service'), import('../domain/time/durations')]);
   if (!ORG_SLUG_PATTERN.test(opts.org)) throw usage(`Invalid organization "${opts.org}": lowercase letters, digits and dashes, at most 64 (e.g. acme-ops)`);
   if (opts.name !== undefined && !tokens.TOKEN_NAME_PATTERN.test(opts.name)) throw usage(`Invalid token name "${opts.name}": letters, digits, dot, dash and underscore, at most 64`);
   try {
     return {
       tokens,
       scopes: opts.scopes === undefined ? [] : tokens.parseScopes(opts.scopes),
-      expiresInSeconds: opts.expiresIn === undefined ? undefined : tokens.parseDuration(opts.expiresIn),
+      expiresInSeconds: opts.expiresIn === undefined ? undefined : parseDuration(opts.expiresIn),
     };
   } catch (error) {
     throw usage((error as Error).message);

@@ -1,18 +1,6 @@
 import mongoose, { type ClientSession } from 'mongoose';
-import './organizations/model';
-import './tokens/model';
-import { RETIRED_SERVER_INDEXES, ServerModel } from './servers/model';
-import './deployments/model';
-import './secrets/model';
-import './freezes/model';
 
-/** Connects and waits for every model's indexes, so unique constraints hold from the first request. */
-export async function connectDatabase(uri: string): Promise<typeof mongoose> {
-  await mongoose.connect(uri, { serverSelectionTimeoutMS: 30_000 });
-  for (const name of RETIRED_SERVER_INDEXES) await ServerModel.collection.dropIndex(name).catch(() => undefined);
-  await Promise.all(mongoose.modelNames().map((name) => mongoose.model(name).init()));
-  return mongoose;
-}
+/* What the stores' writes share, low enough for any store to use (connecting is database-connection.ts). */
 
 /** A write refused by a unique index (MongoDB's duplicate key error). */
 export const isDuplicateKey = (error: unknown) => (error as { code?: number } | null)?.code === 11000;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { bosunOperations, openApiDocument } from '../../src/api/openapi/bosun-api';
+import { bosunOperations, openApiDocument } from '../../src/api/bosun-api';
 import type { Operation } from '../../src/api/openapi/operation';
 import { bodyPlaces, documentResolver, documentValidator, leafProbes, wireProbes, wireValue, type Json, type Probed } from '../support/schema-probes';
 

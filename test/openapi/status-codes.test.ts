@@ -1,6 +1,6 @@
 import { bearer, startBosun, type Bosun } from '../support/bosun';
 import { responseChecker } from '../support/openapi';
-import { openApiDocument } from '../../src/api/openapi/bosun-api';
+import { openApiDocument } from '../../src/api/bosun-api';
 import type { Json } from '../support/schema-probes';
 
 const doc = openApiDocument() as unknown as Json;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mongo } from 'mongoose';
 import supertest from 'supertest';
 import { compose, type Composed } from '../../src/compose';
-import type { Scope } from '../../src/domain/tokens/scopes';
+import type { Scope } from '../../src/domain/access/scopes';
 import { createToken } from '../../src/domain/tokens/service';
 import { composeTuning, testConfig, testEnv, testLogger, type BosunOptions } from './bosun-config';
 import { sharedServices } from './shared';

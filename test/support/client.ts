@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import supertest from 'supertest';
 import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
 import { bearer, conversationEnded, runEnded } from './http';
-import type { Scope } from '../../src/domain/tokens/scopes';
+import type { Scope } from '../../src/domain/access/scopes';
 import { eventually } from './eventually';
 import { sharedServices } from './shared';
 import { connectSocket, watchConversation, watchRun, type BosunSocket } from './socket';

@@ -7,7 +7,7 @@ import { compose } from '../../src/compose';
 import { OrganizationModel } from '../../src/domain/organizations/model';
 import { ScheduleModel } from '../../src/domain/schedules/model';
 import { temporalScheduleId } from '../../src/domain/contracts/workflow-ids';
-import type { Scope } from '../../src/domain/tokens/scopes';
+import type { Scope } from '../../src/domain/access/scopes';
 import { createToken } from '../../src/domain/tokens/service';
 import { composeTuning, testConfig, testEnv, testLogger } from './bosun-config';
 import { SHARED_BOSUN_OPTIONS, sharedBosunFile, type SharedBosunInfo } from './shared-bosun-info';

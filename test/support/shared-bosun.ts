@@ -4,7 +4,7 @@ import { existsSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import supertest from 'supertest';
-import type { Scope } from '../../src/domain/tokens/scopes';
+import type { Scope } from '../../src/domain/access/scopes';
 import { eventually } from './eventually';
 import { sharedServices } from './shared';
 import { sharedBosunFile, type SharedBosunInfo } from './shared-bosun-info';

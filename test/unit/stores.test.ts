@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { Types } from 'mongoose';
-import { connectDatabase } from '../../src/domain/database';
+import { connectDatabase } from '../../src/domain/database-connection';
 import { ConversationModel } from '../../src/domain/conversations/model';
 import * as conversations from '../../src/domain/conversations/store';
 import { DeploymentModel, DeploymentRunModel } from '../../src/domain/deployments/model';
@@ -8,7 +8,7 @@ import { createRun } from '../../src/domain/deployments/new-runs';
 import * as runs from '../../src/domain/deployments/runs';
 import * as gates from '../../src/domain/deployments/gates';
 import { askForTurn, nextRun } from '../../src/domain/run-queue';
-import { takePlaces } from '../../src/domain/run-queue/server-turn';
+import { takePlaces } from '../../src/domain/servers/run-turn';
 import { ServerModel } from '../../src/domain/servers/model';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { eventually } from '../support/eventually';

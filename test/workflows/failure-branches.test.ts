@@ -6,7 +6,7 @@ import { type ConversationInput, type PlannedStepRef } from '../../src/domain/co
 import { type QueuedRun, type StepResult } from '../../src/domain/contracts/runs';
 import { createDeploymentActivities } from '../../activities/deployment-steps';
 import mongoose, { Types } from 'mongoose';
-import { connectDatabase } from '../../src/domain/database';
+import { connectDatabase } from '../../src/domain/database-connection';
 import { DeploymentRunModel } from '../../src/domain/deployments/model';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { SecretBox } from '../../src/domain/secrets/secret-box';

@@ -1,7 +1,7 @@
 import type { Logger } from '../../logger';
 import { accessCache } from '../../domain/access/cache';
 import { IdentityModel, RoleBindingModel, TeamModel } from '../../domain/access/model';
-import { watchWithResume } from '../realtime/relay';
+import { watchWithResume } from '../../domain/change-streams';
 
 /**
  * Lets the API process keep identities' grants between requests (see accessCache): it watches every

@@ -4,7 +4,7 @@ import type { AuditActor } from '../../domain/audit/model';
 import { principalOf } from '../http/auth';
 import { registeredRoutes } from '../http/route-inventory';
 import type { Logger } from '../../logger';
-import { bosunOperations } from '../openapi/bosun-api';
+import type { Operation } from '../openapi/operation';
 import { routeAction, type RouteAction } from './actions';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -19,20 +19,23 @@ interface KnownRoute extends RouteAction {
 }
 
 /** Writes that only read (a deployment's plan, the trail's verification): the action they need says so. */
-const READS_ONLY = new Set(bosunOperations.filter((op) => op.scope === 'read' || op.scope === 'audit:read').map((op) => `${op.method.toUpperCase()} ${op.path}`));
+const readsOnly = (operations: readonly Operation[]) =>
+  new Set(operations.filter((op) => op.scope === 'read' || op.scope === 'audit:read').map((op) => `${op.method.toUpperCase()} ${op.path}`));
 
 /**
  * The routes whose calls the trail records: every POST, PUT, PATCH and DELETE under /api/v1 but those
- * that only read, and the console's sign-in (which records its own entries: sign-in, refusal, sign-out).
+ * that only read (as the API's `operations` say), and the console's sign-in (which records its own
+ * entries: sign-in, refusal, sign-out).
  */
-export function recordedRoute(route: string): boolean {
-  return WRITES.has(route.split(' ')[0]!) && route.includes(' /api/v1/') && !/ \/api\/v1\/session(\/|$)/.test(route) && !READS_ONLY.has(route);
+export function recordedRoutes(operations: readonly Operation[]): (route: string) => boolean {
+  const reads = readsOnly(operations);
+  return (route) => WRITES.has(route.split(' ')[0]!) && route.includes(' /api/v1/') && !/ \/api\/v1\/session(\/|$)/.test(route) && !reads.has(route);
 }
 
 /** The app's recorded routes, each with its action. */
-function writeRoutes(app: Application): KnownRoute[] {
+function writeRoutes(app: Application, recorded: (route: string) => boolean): KnownRoute[] {
   return registeredRoutes(app)
-    .filter(recordedRoute)
+    .filter(recorded)
     .map((route) => {
       const [method, path] = route.split(' ') as [string, string];
       const params: string[] = [];
@@ -70,13 +73,14 @@ function createdId(location: string | undefined, body: unknown): string | null {
  * error's code). A write that never gets its outcome (the process died) is chained as `unknown`.
  * The routes come from the app itself, so a route added later is recorded like the rest.
  */
-export function recordWrites(log: Logger, pendingSeconds: number): RequestHandler {
+export function recordWrites(log: Logger, pendingSeconds: number, operations: readonly Operation[]): RequestHandler {
+  const recorded = recordedRoutes(operations);
   let routes: KnownRoute[] | undefined;
   // Tests only: BOSUN_FAILPOINT=audit-after-change kills the process between a change and its outcome.
   const dieAfterChange = process.env.BOSUN_FAILPOINT === 'audit-after-change';
   return async (req, res, next) => {
     if (!WRITES.has(req.method)) return next();
-    routes ??= writeRoutes(req.app);
+    routes ??= writeRoutes(req.app, recorded);
     const path = req.originalUrl.split('?')[0]!;
     const known = routes.find((route) => route.method === req.method && route.pattern.test(path));
     if (!known) return next();

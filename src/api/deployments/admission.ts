@@ -1,7 +1,7 @@
 import type { Types } from 'mongoose';
 import { batcher } from '../../domain/batch';
 import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
-import { triggerPlaces } from '../../domain/run-queue';
+import { triggerPlaces } from '../../domain/servers/trigger-places';
 
 /*
  * What a trigger must pass before its run is queued: the organization's limit of active runs, its

@@ -4,7 +4,7 @@ import { ServerModel } from '../../domain/servers/model';
 import type { Principal } from '../../domain/tokens/service';
 import { withdrawQueuedRun } from '../../domain/deployments/runs';
 import { createFleetRun, createRun, type NewRun } from '../../domain/deployments/new-runs';
-import { ServerNotRunnable } from '../../domain/run-queue';
+import { ServerNotRunnable } from '../../domain/servers/trigger-places';
 import { DeploymentRunModel, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { isDuplicateKey } from '../../domain/database';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';

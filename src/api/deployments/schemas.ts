@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { objectIdSchema as objectId } from '../http/ids';
 import { tagSchema } from '../servers/schemas';
 import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME, wholeValuePattern } from '../../domain/deployments/parameters';
+import { durationSchema } from '../http/durations';
 import { requiredText, text } from '../http/text';
-import { DURATION_PATTERN } from '../../domain/tokens/service';
 import { overrideFreezeSchema } from '../freezes/enforce';
 
 export const MAX_STEPS = 100;
@@ -32,9 +32,6 @@ const targetsSchema = z
 
 /** "25%": a percentage from 1% (or 0%) to 100%. */
 const percent = (min: 0 | 1) => z.string().regex(min === 1 ? /^(?:100|[1-9][0-9]?)%$/ : /^(?:100|[1-9]?[0-9])%$/, `a count, or a percentage from ${min}% to 100% such as "25%"`);
-
-/** "24h": 1 to 6 digits, then s, m, h, d or w. */
-export const durationSchema = z.string().regex(DURATION_PATTERN, 'a duration: a positive number followed by s, m, h, d or w, such as "24h"');
 
 export const MAX_APPROVALS = 10;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { durationSchema } from '../deployments/schemas';
+import { durationSchema } from '../http/durations';
 import { tagSchema } from '../servers/schemas';
 import { requiredText, text } from '../http/text';
 

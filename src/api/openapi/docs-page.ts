@@ -1,4 +1,4 @@
-import { OPENAPI_PATH } from './bosun-api';
+import { OPENAPI_PATH } from './openapi';
 
 /** The reference page: Swagger UI's files from the package, started by a script of our own (CSP forbids inline ones). */
 export const DOCS_PAGE = `<!DOCTYPE html>

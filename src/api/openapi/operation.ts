@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../http/errors';
 import { objectIdSchema } from '../http/ids';
-import type { Scope } from '../../domain/tokens/scopes';
+import type { Scope } from '../../domain/access/scopes';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Router } from 'express';
 import helmet from 'helmet';
-import { OPENAPI_PATH, openApiDocument } from './bosun-api';
+import { OPENAPI_PATH } from './openapi';
 import { DOCS_PAGE, DOCS_SCRIPT } from './docs-page';
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -23,11 +23,11 @@ const docsCsp = helmet.contentSecurityPolicy({
   },
 });
 
-/** The OpenAPI document (no authentication: it holds no data) and the reference page that renders it. */
-export function referenceRoutes(): Router {
+/** The OpenAPI document (no authentication: it holds no data), as `document` builds it, and the reference page that renders it. */
+export function referenceRoutes(document: () => object): Router {
   const router = Router();
   router.get(OPENAPI_PATH, (_req, res) => {
-    res.json(openApiDocument());
+    res.json(document());
   });
 
   const docs = Router();

@@ -3,7 +3,8 @@ import { MARK_CHANGED_STEPS, toConversationEvents } from '../../domain/conversat
 import { ConversationModel, type Conversation } from '../../domain/conversations/model';
 import type { Logger } from '../../logger';
 import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../../domain/events';
-import { CHANGED_KEYS, watchWithResume } from './relay';
+import { watchWithResume } from '../../domain/change-streams';
+import { CHANGED_KEYS } from './relay';
 
 type RelayedChange = ChangeStreamDocument<Conversation> & { changedKeys?: string[] };
 

@@ -1,4 +1,4 @@
-import type { ChangeStream, ChangeStreamDocument, Collection, Document, ResumeToken } from 'mongodb';
+import type { ChangeStreamDocument } from 'mongodb';
 import mongoose from 'mongoose';
 import { ConversationModel } from '../../domain/conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
@@ -6,6 +6,7 @@ import type { Logger } from '../../logger';
 import { ApiTokenModel } from '../../domain/tokens/model';
 import type { DeploymentRunUpdatedEvent } from '../../domain/events';
 import { RUN_EVENT_PIPELINE, toRunEvent } from '../../domain/deployments/run-events';
+import { watchWithResume } from '../../domain/change-streams';
 
 /** Change streams carry each update's exact post-image only where the collection keeps them (MongoDB 6.0+). */
 export async function enableChangeStreamImages(): Promise<void> {
@@ -22,53 +23,6 @@ export async function enableChangeStreamImages(): Promise<void> {
 export const CHANGED_KEYS = {
   $addFields: { changedKeys: { $map: { input: { $objectToArray: { $ifNull: ['$updateDescription.updatedFields', {}] } }, in: '$$this.k' } } },
 };
-
-/**
- * Watches a collection with post-images and hands every change to `onChange`; a broken stream
- * reopens after a second where it stopped (from now, if the oplog no longer reaches back that far:
- * clients see the gap in `seq` and re-read).
- */
-export function watchWithResume<T extends Document>(
-  collection: Collection,
-  pipeline: Document[],
-  onChange: (change: ChangeStreamDocument<T> & { changedKeys?: string[] }) => void,
-  log: Logger,
-  what: string,
-  // 'required' fails on an update whose document is gone by the time the change is read: say 'default' when that is expected.
-  fullDocument: 'required' | 'default' = 'required',
-  /** Told when the stream is open on the server (every later change will be heard), and when it is lost. */
-  lifecycle: { opened?: () => void; lost?: () => void } = {},
-): { close(): Promise<void> } {
-  let stream: ChangeStream<T> | undefined;
-  let resumeAfter: ResumeToken | undefined;
-  let closed = false;
-  const open = () => {
-    if (closed) return;
-    stream = collection.watch<T>(pipeline, { fullDocument, ...(resumeAfter ? { resumeAfter } : {}) });
-    // The first resume token comes with the server's answer to the stream's opening.
-    if (lifecycle.opened) stream.once('resumeTokenChanged', lifecycle.opened);
-    stream.on('change', (change) => {
-      resumeAfter = change._id;
-      onChange(change);
-    });
-    stream.on('error', (err: Error & { codeName?: string }) => {
-      lifecycle.lost?.();
-      if (closed) return;
-      if (err.codeName === 'ChangeStreamHistoryLost' || err.codeName === 'InvalidResumeToken') resumeAfter = undefined;
-      log.warn({ err: err.message }, `${what} change stream failed; reopening`);
-      void stream?.close().catch(() => undefined);
-      setTimeout(open, 1000).unref();
-    });
-  };
-  open();
-  return {
-    async close() {
-      closed = true;
-      lifecycle.lost?.();
-      await stream?.close();
-    },
-  };
-}
 
 /**
  * Watches run documents and hands every persisted change to `emit`: persist first, then relay. Each

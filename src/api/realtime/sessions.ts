@@ -4,7 +4,7 @@ import { ApiTokenModel } from '../../domain/tokens/model';
 import { ConsoleSessionModel } from '../../domain/sessions/model';
 import { IdentityModel } from '../../domain/access/model';
 import type { Principal } from '../../domain/tokens/service';
-import { watchWithResume } from './relay';
+import { watchWithResume } from '../../domain/change-streams';
 
 // setTimeout fires at once beyond this (about 24.8 days): a later expiry is caught by a later connection's check.
 const LONGEST_TIMER_MS = 2 ** 31 - 1;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parseDuration } from '../../domain/tokens/service';
+import { parseDuration } from '../../domain/time/durations';
 import { OVERLAP_POLICIES } from '../../domain/schedules/model';
 import { cronProblem, isTimeZone } from '../../domain/time/cron';
-import { durationSchema } from '../deployments/schemas';
+import { durationSchema } from '../http/durations';
 import { text } from '../http/text';
 
 export const MAX_CATCH_UP_SECONDS = 7 * 86_400;

@@ -15,7 +15,7 @@ import { checkImportRoutes, resolveHops, serverViaFields } from './import-hops';
 import { planImport, type ImportPlan, type KnownServer } from './import-plan';
 import type { ImportDiff, ImportServersInput } from './import-schemas';
 import { checkPrivateKey } from './private-key';
-import type { ServerServiceDeps } from './service';
+import type { ServerServiceDeps } from './service-deps';
 
 /*
  * `POST /servers/import`: parse (any error: 422 naming the line, nothing changed), diff against the

@@ -5,8 +5,6 @@ import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
-import type { SecretBox } from '../../domain/secrets/secret-box';
-import type { WorkflowGateway } from '../../domain/temporal/client';
 import { sealCredentials, type ServerCredentials } from '../../domain/servers/credentials';
 import { ServerModel, toRef, type Server } from '../../domain/servers/model';
 import * as servers from '../../domain/servers/store';
@@ -20,11 +18,7 @@ import { isDuplicateKey } from '../../domain/database';
 import { serverActivity } from './activity';
 import { checkPrivateKey } from './private-key';
 import { createServerImport } from './import-service';
-
-export interface ServerServiceDeps {
-  secretBox: SecretBox;
-  workflows: WorkflowGateway;
-}
+import type { ServerServiceDeps } from './service-deps';
 
 const viaRefused = (message: string) => new ApiError('validation_failed', 'The request body is invalid', [{ path: 'via', message }]);
 

@@ -6,10 +6,11 @@ import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { validate } from '../http/validation';
 import { OrganizationModel } from '../../domain/organizations/model';
-import { createTokenIn, parseDuration, revokeTokenById, tokensOf, TokenError, type Principal } from '../../domain/tokens/service';
+import { parseDuration } from '../../domain/time/durations';
+import { createTokenIn, revokeTokenById, tokensOf, TokenError, type Principal } from '../../domain/tokens/service';
 import { identityRef } from '../../domain/access/identities';
 import { IdentityModel } from '../../domain/access/model';
-import type { Scope } from '../../domain/tokens/scopes';
+import type { Scope } from '../../domain/access/scopes';
 import { createTokenSchema, type CreateTokenInput } from './schemas';
 import { toTokenView } from './views';
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { DURATION_PATTERN, TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
-import { SCOPES } from '../../domain/tokens/scopes';
+import { DURATION_PATTERN } from '../../domain/time/durations';
+import { TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
+import { SCOPES } from '../../domain/access/scopes';
 
 export const createTokenSchema = z.strictObject({
   name: z.string().regex(TOKEN_NAME_PATTERN, 'a name: letters, digits, dot, dash and underscore, at most 64, starting with a letter or digit'),

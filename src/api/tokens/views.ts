@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SCOPES } from '../../domain/tokens/scopes';
+import { SCOPES } from '../../domain/access/scopes';
 import type { toTokenListing } from '../../domain/tokens/service';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';

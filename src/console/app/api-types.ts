@@ -17,7 +17,7 @@ import type { policyViewSchema } from '../../domain/organizations/policy';
 import type { scheduleSchema, tickSchema } from '../../api/schedules/views';
 import type { freezeViewSchema } from '../../api/freezes/views';
 import type { channelSchema, createdChannelSchema, deliverySchema } from '../../api/notifications/views';
-import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/access/views';
+import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/people/views';
 
 export type { ProvidersView, SessionView, SignInFailure };
 export type {

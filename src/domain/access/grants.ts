@@ -1,7 +1,6 @@
-import { hasScope } from '../tokens/scopes';
+import { hasScope } from './scopes';
 import type { Types } from 'mongoose';
-import { ROLE_ACTIONS, type Action, type Role } from './roles';
-import type { RoleBinding } from './model';
+import type { Action, Role } from './roles';
 
 /**
  * A role binding made ready to answer "may this identity do this action on these servers?" many
@@ -16,14 +15,6 @@ export interface Grant {
   deployments: ReadonlySet<string> | null;
   maxTargets: number | null;
 }
-
-export const toGrant = (binding: Pick<RoleBinding, 'role' | 'server_tags' | 'deployments' | 'max_targets_per_run'>): Grant => ({
-  role: binding.role as Role,
-  actions: new Set(ROLE_ACTIONS[binding.role as Role]),
-  tags: binding.server_tags ?? null,
-  deployments: binding.deployments ? new Set(binding.deployments.map(String)) : null,
-  maxTargets: binding.max_targets_per_run ?? null,
-});
 
 /** What one request may do: its identity's grants, narrowed by its token's scopes. */
 export interface Access {

@@ -1,10 +1,10 @@
 import { Types } from 'mongoose';
 import { batcher } from '../batch';
 import { isDuplicateKey } from '../database';
-import { IdentityModel, RoleBindingModel, TeamModel, type Identity } from './model';
-import { toGrant, type Grant } from './grants';
+import { IdentityModel, RoleBindingModel, TeamModel, type Identity, type RoleBinding } from './model';
+import type { Grant } from './grants';
 import { KEEP_MS, kept, keptState } from './cache';
-import type { Role } from './roles';
+import { ROLE_ACTIONS, type Role } from './roles';
 
 export type IdentityType = 'person' | 'service_account';
 
@@ -39,6 +39,15 @@ const identitiesById = batcher(async (ids: string[]): Promise<(IdentityDoc | nul
     .find({ _id: { $in: [...new Set(ids)].map((id) => new Types.ObjectId(id)) } }, { projection: { type: 1, name: 1, organization_id: 1, disabled_at: 1 } })
     .toArray()) as unknown as IdentityDoc[];
   return ids.map((id) => found.find((i) => i._id.toString() === id) ?? null);
+});
+
+/** A role binding made ready to check (a Grant): its actions as a set, its limits as they are checked. */
+const toGrant = (binding: Pick<RoleBinding, 'role' | 'server_tags' | 'deployments' | 'max_targets_per_run'>): Grant => ({
+  role: binding.role as Role,
+  actions: new Set(ROLE_ACTIONS[binding.role as Role]),
+  tags: binding.server_tags ?? null,
+  deployments: binding.deployments ? new Set(binding.deployments.map(String)) : null,
+  maxTargets: binding.max_targets_per_run ?? null,
 });
 
 /** The teams and grants of identities not kept: two queries for the requests of the moment. */

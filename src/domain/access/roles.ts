@@ -1,4 +1,4 @@
-import { SCOPES, type Scope } from '../tokens/scopes';
+import { SCOPES, type Scope } from './scopes';
 
 /** What an identity may do: the token scopes' names, so a token's scopes narrow its identity's rights by name. */
 export const ACTIONS = SCOPES;

@@ -3,7 +3,7 @@ import type { Types } from 'mongoose';
 import { asChange, stepField, stepTransitions, type StepKind, type StepTransitions } from '../execution/steps';
 import { ConversationModel, type ChatableType, type Conversation, type ConversationStatus, type ConversationStep } from './model';
 import { inTransaction } from '../database';
-import { recordConversationEvent } from '../notifications/other-events';
+import { recordConversationEvent } from './notification-events';
 
 /*
  * The conversations store: every write to a conversation goes through these transitions. Each checks

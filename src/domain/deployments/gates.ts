@@ -3,7 +3,7 @@ import { gateRejection, type DecidingActor, type GateDecision, type GateDecision
 import { asChange } from '../execution/steps';
 import { DeploymentRunModel, type DeploymentRun } from './model';
 import { inTransaction } from '../database';
-import { recordRunEvent } from '../notifications/run-events';
+import { recordRunEvent } from './notification-events';
 import { recordRunDecision } from '../audit/system-decisions';
 
 /*

@@ -1,7 +1,7 @@
 import type { Actor } from '../access/actor';
 import { Types } from 'mongoose';
 import type { RunStepDefinition } from '../contracts/runs';
-import { giveBackTurn } from '../run-queue/release';
+import { giveBackTurn } from './turn-release';
 import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/model';
 import type { StoredServer } from '../servers/credentials';
 import { ServerModel } from '../servers/model';
@@ -10,14 +10,14 @@ import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel, type BegunRunS
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
 import { inTransaction } from '../database';
-import { endEventOf, recordRunEvent } from '../notifications/run-events';
+import { endEventOf, recordRunEvent } from './notification-events';
 
 /*
  * The runs store: every write to a deployment run goes through these transitions (and a run's
  * mark on its deployment, `last_run_*`, with them); new-runs.ts creates runs, targets.ts moves a
  * fleet run's targets to their places. Each checks the state it leaves and advances the run's event
  * sequence once; API, activities and the worker's sweeps all call them. A run's end gives its
- * server's turn back (run-queue/release.ts).
+ * server's turn back (turn-release.ts).
  */
 
 /** A queued run taken back (its trigger could not finish); one a queue already started stays. */

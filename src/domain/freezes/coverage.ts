@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import { lastFireAtOrBefore, nextFires } from '../time/cron';
-import { parseDuration } from '../tokens/service';
+import { parseDuration } from '../time/durations';
 import { batcher } from '../batch';
 import { ServerModel } from '../servers/model';
 import { FreezeModel, type Freeze } from './model';

@@ -7,7 +7,7 @@ import { beginPlacedTarget, failUnrunTarget, placeTarget } from '../deployments/
 import { holdOneServerRun } from '../deployments/freeze-hold';
 import { ServerModel } from '../servers/model';
 import { queuedPlace, runsAhead } from './order';
-import { releaseTurn, takePlaceAndTurn } from './server-turn';
+import { releaseTurn, takePlaceAndTurn } from '../servers/run-turn';
 import { takeTurnIfFirst } from './turns';
 
 /*

@@ -1,12 +1,11 @@
 /*
- * A server's run queue, owned here: the places runs take (`triggerPlaces` for one-server runs at
- * their trigger, `askForTurn` for a fleet target when its batch starts), the server's turn (taken
- * by a run with nothing ahead of it, `askForTurn`; given by the queue workflow to the next, `nextRun`)
- * and its release when a run ends (`giveBackTurn`, called by the runs store's end transitions). The
- * server document's `run_seq` and `turn_run_id` are written only here.
+ * A server's run queue: the order of the runs placed in it, the turn a run asks for when it is
+ * placed (`askForTurn`: taken when nothing is ahead of it, and it begins; for a fleet target, its
+ * place taken too) and the one the queue workflow gives the next (`nextRun`). It stands on the
+ * server's side of the queue (src/domain/servers/run-turn.ts, the only writes of `run_seq` and
+ * `turn_run_id`; trigger-places.ts beside it, the places one-server runs take at their trigger) and
+ * on the runs store, whose end transitions give the turn back (deployments/turn-release.ts).
  */
 export { askForTurn } from './ask';
 export { nextRun } from './next';
 export { firstPlaced, queuedPlace, runsWaitingOn } from './order';
-export { giveBackTurn } from './release';
-export { placeOne, ServerNotRunnable, triggerPlaces, type TriggerPlace } from './trigger-places';

@@ -2,7 +2,7 @@ import type { Types } from 'mongoose';
 import { DeploymentRunModel } from '../deployments/model';
 import { asObjectId } from '../ids';
 import { runsAhead } from './order';
-import { claimTurn, releaseTurn, turnHolder } from './server-turn';
+import { claimTurn, releaseTurn, turnHolder } from '../servers/run-turn';
 
 /*
  * Whose turn it is on a server. Runs on one server never interleave: a run takes the server's turn

@@ -1,7 +1,7 @@
 import { Types } from 'mongoose';
 import type { Actor } from '../access/actor';
 import { inTransaction, isDuplicateKey } from '../database';
-import { recordTickSkipped } from '../notifications/other-events';
+import { recordTickSkipped } from './notification-events';
 import { recordSystemDecision } from '../audit/system-decisions';
 import type { StoredParameter } from '../deployments/parameters';
 import { DeploymentRunModel } from '../deployments/model';

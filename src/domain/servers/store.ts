@@ -1,13 +1,13 @@
 import { Types, type ClientSession } from 'mongoose';
 import { ServerModel, type Server, type ServerStatus } from './model';
 import { inTransaction } from '../database';
-import { recordServerEvent } from '../notifications/other-events';
+import { recordServerEvent } from './notification-events';
 import { QUARANTINE_TAG } from './quarantine';
 
 /*
  * The servers store: every write to a server document — its creation, its verification and health
  * (status, pinned host key, last error) — goes through these transitions; its run queue's fields
- * (`run_seq`, `turn_run_id`) are the run queue's own (src/domain/run-queue/server-turn.ts).
+ * (`run_seq`, `turn_run_id`) are the run queue's own (run-turn.ts beside it).
  */
 
 type Id = string | Types.ObjectId;

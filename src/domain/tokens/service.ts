@@ -3,7 +3,7 @@ import { batcher } from '../batch';
 import { ensureOrganization, OrganizationModel } from '../organizations/model';
 import { ApiTokenModel, type ApiToken } from './model';
 import type { Types } from 'mongoose';
-import { isScope, SCOPES, type Scope } from './scopes';
+import { isScope, SCOPES, type Scope } from '../access/scopes';
 import { isDuplicateKey } from '../database';
 import { ensureAdminPerson, ensureServiceAccount, identityAccess, identityRef, type IdentityRef } from '../access/identities';
 import { actorLine } from '../access/actor';
@@ -22,17 +22,6 @@ export class TokenError extends Error {
 
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 const prefixOf = (token: string) => token.slice(0, TOKEN_PREFIX.length + 6);
-
-/** A positive duration: 1 to 6 digits, not all zero, then s, m, h, d or w. */
-export const DURATION_PATTERN = /^(?=\d*[1-9])(\d{1,6})([smhdw])$/;
-const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
-
-/** "90d", "12h", "30m", "3600s", "2w" → seconds. */
-export function parseDuration(text: string): number {
-  const match = DURATION_PATTERN.exec(text.trim());
-  if (!match) throw new TokenError(`Invalid duration "${text}": a positive number followed by s, m, h, d or w (e.g. 90d)`);
-  return Number(match[1]) * UNIT_SECONDS[match[2] as keyof typeof UNIT_SECONDS];
-}
 
 export function parseScopes(list: string): Scope[] {
   const scopes = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];

@@ -1,6 +1,6 @@
 import { mayEverywhere } from '../../../domain/access/grants';
 import { ApiTokenModel } from '../../../domain/tokens/model';
-import { hasScope, type Scope } from '../../../domain/tokens/scopes';
+import { hasScope, type Scope } from '../../../domain/access/scopes';
 import type { Principal } from '../../../domain/tokens/service';
 import { refusal } from './refusals';
 

@@ -1,5 +1,5 @@
 import type { Action } from '../../../domain/access/roles';
-import { hasScope } from '../../../domain/tokens/scopes';
+import { hasScope } from '../../../domain/access/scopes';
 import type { Principal } from '../../../domain/tokens/service';
 import { ApiError, notFound, type ErrorDetail } from '../../http/errors';
 

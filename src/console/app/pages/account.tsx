@@ -5,7 +5,7 @@ import { ErrorNote, Section, useLoad } from '../components/common';
 import { Grants, namesOf } from '../components/rights';
 import { TokenForm, TokenOnce, TokenTable, type TokenRequest } from '../components/tokens';
 import { session } from '../session';
-import { SCOPES } from '../../../domain/tokens/scopes';
+import { SCOPES } from '../../../domain/access/scopes';
 
 /** Whoever is signed in: who they are, their teams and rights, their own tokens (make one, revoke one). */
 export function Account() {

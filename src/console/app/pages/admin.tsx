@@ -4,7 +4,7 @@ import type { CreatedToken, Policy as PolicyView, Token } from '../api-types';
 import { ErrorNote, Section, useLoad } from '../components/common';
 import { TokenForm, TokenOnce, TokenTable, type TokenRequest } from '../components/tokens';
 import { session } from '../session';
-import { SCOPES } from '../../../domain/tokens/scopes';
+import { SCOPES } from '../../../domain/access/scopes';
 const RISKS = ['read', 'change', 'destructive'] as const;
 
 /** The organization's API tokens: create one (its value shown this once), see each one's last use, revoke. */

@@ -4,7 +4,7 @@ import type { CreatedToken, Person, ServiceAccount } from '../api-types';
 import { ErrorNote, Section, useLoad, When } from '../components/common';
 import { AdminOnly, WhatItCanDo } from '../components/rights';
 import { TokenForm, TokenOnce, type TokenRequest } from '../components/tokens';
-import { SCOPES } from '../../../domain/tokens/scopes';
+import { SCOPES } from '../../../domain/access/scopes';
 
 type Kind = 'person' | 'service_account';
 const PATH: Record<Kind, string> = { person: '/api/v1/people', service_account: '/api/v1/service-accounts' };

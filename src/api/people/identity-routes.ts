@@ -11,7 +11,7 @@ import { validate } from '../http/validation';
 import { issueToken } from '../tokens/routes';
 import { createTokenSchema } from '../tokens/schemas';
 import { assertAnAdminRemains } from './admins';
-import { requireEverywhere } from './gate';
+import { requireEverywhere } from '../access/gate';
 import { createPersonSchema, createServiceAccountSchema, updatePersonSchema, updateServiceAccountSchema } from './schemas';
 import { toPersonView, toServiceAccountView } from './views';
 

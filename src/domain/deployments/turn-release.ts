@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
-import { DeploymentRunModel } from '../deployments/model';
-import { releaseTurn } from './server-turn';
+import { releaseTurn } from '../servers/run-turn';
+import { DeploymentRunModel } from './model';
 
 /** A run's fields that giving back its turn reads. */
 export type TurnHolder = { _id: Types.ObjectId; server_id?: Types.ObjectId | null; queue_seq?: number | null };

@@ -1,32 +1,28 @@
-import { z } from 'zod';
-import { version } from '../../../package.json';
-import { conversationOperations } from '../conversations/openapi';
-import { deploymentOperations } from '../deployments/openapi';
-import { scheduleOperations } from '../schedules/openapi';
-import { freezeOperations } from '../freezes/openapi';
-import { migrationPlanOperations } from '../migration-plans/openapi';
-import { notificationOperations } from '../notifications/openapi';
-import { observabilityOperations } from '../observability/openapi';
-import { policyOperations } from '../organizations/openapi';
-import { secretOperations } from '../secrets/openapi';
-import { tokenOperations } from '../tokens/openapi';
-import { accessOperations } from '../access/openapi';
-import { auditOperations } from '../audit/openapi';
-import { serverOperations } from '../servers/openapi';
-import { sessionOperations } from '../session/openapi';
-import { mcpOperations } from '../mcp/openapi';
-import { buildOpenApiDocument } from './document';
-import type { Operation } from './operation';
+import { version } from '../../package.json';
+import { conversationOperations } from './conversations/openapi';
+import { deploymentOperations } from './deployments/openapi';
+import { scheduleOperations } from './schedules/openapi';
+import { freezeOperations } from './freezes/openapi';
+import { migrationPlanOperations } from './migration-plans/openapi';
+import { notificationOperations } from './notifications/openapi';
+import { observabilityOperations } from './observability/openapi';
+import { policyOperations } from './organizations/openapi';
+import { secretOperations } from './secrets/openapi';
+import { tokenOperations } from './tokens/openapi';
+import { accessOperations } from './people/openapi';
+import { auditOperations } from './audit/openapi';
+import { serverOperations } from './servers/openapi';
+import { sessionOperations } from './session/openapi';
+import { mcpOperations } from './mcp/openapi';
+import { buildOpenApiDocument } from './openapi/document';
+import { referenceOperations } from './openapi/openapi';
+import type { Operation } from './openapi/operation';
 
-export const OPENAPI_PATH = '/api/v1/openapi.json';
-
-const documentOperation: Operation = {
-  method: 'get', path: OPENAPI_PATH, operationId: 'getOpenApiDocument', tag: 'Reference', scope: null,
-  summary: 'This document',
-  description: 'The OpenAPI 3.1 document of the API, generated from the schemas the routes validate with. The reference page at `/docs` renders it.',
-  responses: { 200: { description: 'The OpenAPI document', body: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }) } },
-  errors: [],
-};
+/*
+ * The API as its OpenAPI document describes it, gathered at the top from each resource's part: the
+ * app serves the document (openapi/ builds it from what it is handed) and tells the audit recorder
+ * which writes only read.
+ */
 
 /** Every route of the app but the reference page's, as the document describes it. */
 export const bosunOperations: Operation[] = [
@@ -44,7 +40,7 @@ export const bosunOperations: Operation[] = [
   ...auditOperations,
   ...sessionOperations,
   ...mcpOperations,
-  documentOperation,
+  ...referenceOperations,
   ...observabilityOperations,
 ];
 

@@ -8,7 +8,7 @@ import { parseId } from '../http/ids';
 import { findPage, pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { assertAnAdminRemains } from './admins';
-import { requireEverywhere } from './gate';
+import { requireEverywhere } from '../access/gate';
 import { createRoleBindingSchema, roleBindingQuerySchema, updateRoleBindingSchema } from './schemas';
 import { toRoleBindingView } from './views';
 

@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
 import { batcher, type BatchResult } from '../batch';
-import { takePlaces } from './server-turn';
+import { takePlaces } from './run-turn';
 
 /** At trigger time: the server is gone or has no pinned host key. */
 export class ServerNotRunnable extends Error {}

@@ -1,4 +1,4 @@
-/** What a token may be narrowed to; the same names as the actions roles grant (src/domain/access/roles.ts). */
+/** What a token may be narrowed to; the same names as the actions roles grant (roles.ts beside it). */
 export const SCOPES = ['read', 'servers:write', 'deployments:write', 'deployments:run', 'conversations:write', 'approve', 'audit:read', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -1,13 +1,13 @@
 import type { ClientSession, Types } from 'mongoose';
 import { actorView, triggeredByText } from '../access/actor';
-import { DeploymentModel, DeploymentRunModel } from '../deployments/model';
 import { ServerModel } from '../servers/model';
-import { recordNotificationEvent, type EventType } from './event-outbox';
+import { recordNotificationEvent, type EventType } from '../notifications/event-outbox';
+import { DeploymentModel, DeploymentRunModel } from './model';
 
 /*
- * A deployment run's events, as its store transitions record them: only a run of a deployment (a
- * one-server run or a fleet run) is told of, never a fleet's target nor a rollback run (the fleet run
- * speaks for them).
+ * A deployment run's notification events, as its store transitions record them: only a run of a
+ * deployment (a one-server run or a fleet run) is told of, never a fleet's target nor a rollback run
+ * (the fleet run speaks for them).
  */
 
 /** How many of the failed step's last lines an event carries (already redacted when stored). */

@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
 import { asObjectId } from '../ids';
-import { ServerModel } from '../servers/model';
+import { ServerModel } from './model';
 
 /*
  * A server's side of its run queue, kept on the server document: `run_seq`, the last place taken in

@@ -7,7 +7,7 @@ import { parseId } from '../http/ids';
 import { findPage, pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { assertAnAdminRemains } from './admins';
-import { requireEverywhere } from './gate';
+import { requireEverywhere } from '../access/gate';
 import { unique } from './identity-routes';
 import { createTeamSchema, updateTeamSchema } from './schemas';
 import { toTeamView } from './views';

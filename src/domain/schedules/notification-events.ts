@@ -1,0 +1,34 @@
+import type { ClientSession, Types } from 'mongoose';
+import { recordNotificationEvent } from '../notifications/event-outbox';
+
+/* A schedule's notification event, as its store records a tick that did not run (in its transaction). */
+
+type Id = string | Types.ObjectId;
+
+export interface SkippedTick {
+  organizationId: Id;
+  scheduleId: Id;
+  scheduleName: string;
+  deploymentId: Id;
+  scheduledAt: Date;
+  outcome: string;
+  message: string | null;
+}
+
+export async function recordTickSkipped(tick: SkippedTick, session: ClientSession): Promise<void> {
+  const id = String(tick.scheduleId);
+  await recordNotificationEvent(
+    {
+      organizationId: tick.organizationId,
+      type: 'schedule.tick_skipped',
+      subject: { kind: 'schedule', id },
+      deploymentId: tick.deploymentId,
+      payload: {
+        summary: `Schedule ${tick.scheduleName}: the tick of ${tick.scheduledAt.toISOString()} did not run (${tick.outcome}${tick.message ? `: ${tick.message}` : ''})`,
+        schedule: { id, name: tick.scheduleName, deployment_id: String(tick.deploymentId), scheduled_at: tick.scheduledAt.toISOString(), outcome: tick.outcome, message: tick.message },
+        console_path: `/deployments/${String(tick.deploymentId)}`,
+      },
+    },
+    { session },
+  );
+}
