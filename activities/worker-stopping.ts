@@ -10,7 +10,11 @@ import { failure } from '../src/domain/contracts/failure-types';
 export function untilStopping(stopping: AbortSignal | undefined, wait: Promise<unknown>): Promise<unknown> {
   if (!stopping) return wait;
   if (stopping.aborted) return Promise.resolve();
-  return Promise.race([wait, new Promise((resolve) => stopping.addEventListener('abort', resolve, { once: true }))]);
+  let stopped: () => void = () => undefined;
+  const aborted = new Promise<void>((resolve) => (stopped = resolve));
+  stopping.addEventListener('abort', stopped, { once: true });
+  // The listener goes with the wait: a long activity waits every second, for minutes.
+  return Promise.race([wait, aborted]).finally(() => stopping.removeEventListener('abort', stopped));
 }
 
 /** Thrown by a long activity whose worker is stopping: retried, by another worker. */

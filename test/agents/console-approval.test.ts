@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { launchBrowser, screenshot, signedInPage } from '../support/browser';
 import { personToken, userWithToken, type User } from '../support/client';
 import { agentAccount, agentOverHttp, type Agent } from '../support/mcp';
@@ -14,7 +15,7 @@ type Json = any;
  * the step run. The same page signed in with the agent's own token is refused.
  */
 describe('an agent’s change, approved by a person in the console', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let browser: Browser;
   let ops: User;
   let serverId: string;
@@ -22,7 +23,7 @@ describe('an agent’s change, approved by a person in the console', () => {
   let agentToken: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     ops = userWithToken(bosun, await bosun.token('console-agents', ['admin'], 'ops'));
     serverId = await ops.addServer({ title: 'web-1' });
     const account = await agentAccount(ops, 'claude');

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
+import { eventually } from '../support/eventually';
 import { personToken, userWithToken, type User } from '../support/client';
 import { agentAccount, agentOverHttp, type Agent } from '../support/mcp';
 import { LOOPBACK_ADDRESSES } from '../support/sshd';
@@ -10,7 +12,7 @@ const TOOLS = ['ask', 'get_conversation', 'get_run', 'get_server', 'list_deploym
 const n = () => randomBytes(3).toString('hex');
 
 describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let ops: User;
   let opsToken: string;
   let serverId: string;
@@ -23,7 +25,7 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
   const startedAt = new Date().toISOString();
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     opsToken = await bosun.token('agents', ['admin'], 'ops');
     ops = userWithToken(bosun, opsToken);
     serverId = await ops.addServer({ title: 'web-1', tags: ['web'] });

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
+import { eventually } from '../support/eventually';
 import { personToken, userWithToken, type User } from '../support/client';
 import { agentAccount, agentOverStdio, type Agent } from '../support/mcp';
 import { runCli } from '../support/processes';
@@ -9,7 +11,7 @@ type Json = any;
 const n = () => randomBytes(3).toString('hex');
 
 describe('an AI agent through `bosun mcp` (stdio), relayed to the Bosun at BOSUN_URL', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let ops: User;
   let opsToken: string;
   let serverId: string;
@@ -21,7 +23,7 @@ describe('an AI agent through `bosun mcp` (stdio), relayed to the Bosun at BOSUN
   const audit = async (query: string): Promise<Json[]> => ((await bosun.api.get(`/api/v1/audit?per_page=100&${query}`).set(bearer(opsToken))).body.data ?? []) as Json[];
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     opsToken = await bosun.token('stdio', ['admin'], 'ops');
     ops = userWithToken(bosun, opsToken);
     serverId = await ops.addServer({ title: 'app-1', tags: ['app'] });

@@ -1,8 +1,8 @@
-import { startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { runCli } from '../support/processes';
 
 describe('bosun whoami, people, service-accounts, teams, roles: who may do what, from a terminal', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let admin: NodeJS.ProcessEnv;
   const as = (token: string) => ({ ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token });
   const ok = async (args: string[], env = admin) => {
@@ -14,7 +14,7 @@ describe('bosun whoami, people, service-accounts, teams, roles: who may do what,
   };
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = as(await bosun.token('cli-org', ['admin'], 'release-admin'));
   });
   afterAll(() => bosun.stop());

@@ -1,15 +1,16 @@
-import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
 import { userWithToken } from '../support/client';
 import { runCli } from '../support/processes';
 
 describe('bosun deploy, as a CI job runs it', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let token: string;
   let env: NodeJS.ProcessEnv;
   let serverId: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     token = await bosun.token('ci', ['read', 'deployments:run', 'deployments:write']);
     serverId = await userWithToken(bosun, await bosun.token('ci')).addServer();
     env = { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token };

@@ -1,4 +1,5 @@
-import { startBosun, eventually, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
 import { runCli, startCli } from '../support/processes';
 
@@ -8,7 +9,7 @@ import { runCli, startCli } from '../support/processes';
  * is judged by the server as the API is (the triggerer cannot approve).
  */
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let admin: User;
 let carol: User;
 let alice: User;
@@ -16,7 +17,7 @@ let bob: User;
 const env = (user: User) => ({ ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: user.token });
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   admin = await asUser(bosun, 'cli-gates');
   for (const host of ['127.0.0.2', '127.0.0.3']) await admin.addServer({ host, tags: ['cli'] });
   carol = await addPerson(bosun, admin, 'Carol', 'admin');

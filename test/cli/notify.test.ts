@@ -1,4 +1,5 @@
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { userWithToken, type User } from '../support/client';
 import { runCli } from '../support/processes';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -6,13 +7,13 @@ import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver
 /* `bosun notify`: channels and deliveries from the command line, against the real stack and a local receiver. */
 
 describe('bosun notify', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let admin: User;
   let env: NodeJS.ProcessEnv;
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     const token = await bosun.token('cli-notify');
     admin = userWithToken(bosun, token);
     env = { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token };

@@ -1,4 +1,5 @@
-import { startBosun, eventually, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { asUser, type User } from '../support/client';
 import { runCli } from '../support/processes';
 
@@ -8,7 +9,7 @@ import { runCli } from '../support/processes';
  * runs it now and reads its ticks — and the API says the same at every step.
  */
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let admin: User;
 let env: NodeJS.ProcessEnv;
 let deploymentId: string;
@@ -22,7 +23,7 @@ const ok = async (args: string[]) => {
 };
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   const token = await bosun.token('cli-schedules', ['admin'], 'release-bot');
   env = { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token };
   admin = await asUser(bosun, 'cli-schedules', token);

@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
 import { eventually } from '../support/eventually';
 import { runCli } from '../support/processes';
 
@@ -13,14 +14,14 @@ import { runCli } from '../support/processes';
 const FIXTURES = path.join(__dirname, '../fixtures/inventories');
 
 describe('bosun servers import', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let env: NodeJS.ProcessEnv;
   let token: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'bosun-import-'));
   const servers = async () => (await bosun.api.get('/api/v1/servers').set(bearer(token))).body.data as Array<{ title: string; status: string; tags: string[] }>;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     token = await bosun.token('cli-import');
     env = { ...process.env, BOSUN_URL: bosun.url, BOSUN_TOKEN: token };
   }, 120_000);

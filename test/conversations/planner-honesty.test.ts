@@ -1,5 +1,5 @@
 import { CATALOGUE } from '../../src/domain/planner/rules';
-import { startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { userWithToken } from '../support/client';
 
 type Step = { title: string; command: string; status: string; risk: string; execution_log: string };
@@ -7,12 +7,12 @@ type Conversation = { id: string; status: string; error: string | null; steps: S
 
 /** What a conversation shows a person: the numbers asked for reach the command; "refused as destructive" is not "not understood". */
 describe('conversations show what the planner did with an instruction', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let token: string;
   let serverId: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     token = await bosun.token('honest-planner');
     serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.6' });
   });

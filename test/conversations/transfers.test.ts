@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer, conversationEnded } from '../support/http';
+import { eventually } from '../support/eventually';
 import { userWithToken } from '../support/client';
 import { connectSocket } from '../support/socket';
 import { sharedFolder, treeDigest } from '../support/trees';
@@ -10,7 +12,7 @@ type Step = { status: string; execution_log: string; title: string; command: str
 type Conversation = { id: string; status: string; steps: Step[] };
 
 describe('migration plans move data between their servers through the worker', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let token: string;
   let source: string;
   let target: string;
@@ -19,7 +21,7 @@ describe('migration plans move data between their servers through the worker', (
   const work = sharedFolder('bosun-transfer-');
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     token = await bosun.token('movers');
     source = await userWithToken(bosun, token).addServer({ host: '127.0.0.2' });
     target = await userWithToken(bosun, token).addServer({ host: '127.0.0.3' });

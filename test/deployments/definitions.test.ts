@@ -1,13 +1,14 @@
-import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
 import { userWithToken } from '../support/client';
 
 describe('deployment definitions', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let admin: string;
   let serverId: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = await bosun.token('defs');
     serverId = await userWithToken(bosun, admin).addServer();
   });

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { processesMatching } from '../support/processes';
 import { asUser, type User } from '../support/client';
 import { connectSocket } from '../support/socket';
@@ -18,13 +19,13 @@ const ADDRESSES = [2, 3, 4, 5, 6, 7].map((n) => `127.0.0.${n}`);
 /** The address the step's SSH connection came in on. */
 const HERE = 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3)';
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let ops: User;
 let servers: string[];
 let work: string;
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   ops = await asUser(bosun, 'fleet');
   servers = [];
   for (const [i, host] of ADDRESSES.entries()) servers.push(await ops.addServer({ host, title: `web-${i + 1}` }));

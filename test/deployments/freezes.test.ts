@@ -1,6 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { sharedFolder } from '../support/trees';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
 
 /*
@@ -13,7 +14,7 @@ const ADDRESSES = [6, 7, 8].map((n) => `127.0.0.${n}`);
 const HERE = 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3)';
 const HOUR = 3600_000;
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 /** The organization's administrator: a service account (it declares freezes, but cannot override one). */
 let admin: User;
 /** Carol: a person with role admin (may override); Olly: an operator (may trigger, not override). */
@@ -23,7 +24,7 @@ let servers: string[];
 let work: string;
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   admin = await asUser(bosun, 'freezes');
   servers = [];
   for (const [i, host] of ADDRESSES.entries()) servers.push(await admin.addServer({ host, title: `web-${i + 1}`, tags: i === 2 ? ['web', 'staging'] : ['web', 'prod'] }));

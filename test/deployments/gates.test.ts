@@ -1,6 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { sharedFolder } from '../support/trees';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
 
 /*
@@ -12,7 +13,7 @@ import { addPerson, asUser, type User } from '../support/client';
 const ADDRESSES = [2, 3, 4, 5].map((n) => `127.0.0.${n}`);
 const HERE = 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3)';
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let admin: User;
 /** Carol triggers (and may approve, but not her own runs); Alice and Bob approve; Dave approves only on `web` servers. */
 let carol: User & { id: string };
@@ -23,7 +24,7 @@ let servers: string[];
 let work: string;
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   admin = await asUser(bosun, 'gates');
   servers = [];
   for (const [i, host] of ADDRESSES.entries()) servers.push(await admin.addServer({ host, title: `app-${i + 1}`, tags: i === 3 ? ['app', 'db'] : ['app', 'web'] }));
@@ -107,7 +108,7 @@ describe('an approval gate', () => {
     expect(ranOn('expired')).toEqual([]);
     const late = await alice.decide(deployment.id, runId, 'approve', {});
     expect([late.status, late.body.error.code]).toEqual([409, 'expired']);
-    // Nobody decided: Bosun did, and the trail says so (actor system), with the run it failed.
+    // Nobody decided: SharedBosun did, and the trail says so (actor system), with the run it failed.
     const [expiry] = await eventually(
       () => admin.request('get', `/audit?run=${runId}&actor_type=system`).then((r) => r.body.data as Array<Record<string, any>>),
       (list) => list.some((e) => e.action === 'run.expire_gate'),

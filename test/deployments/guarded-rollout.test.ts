@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { sharedFolder } from '../support/trees';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
 
 /*
@@ -13,14 +14,14 @@ import { addPerson, asUser, type User } from '../support/client';
 const ADDRESSES = [2, 3, 4, 5, 6, 7].map((n) => `127.0.0.${n}`);
 const HERE = 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3)';
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let admin: User;
 let carol: User & { id: string };
 let alice: User & { id: string };
 let work: string;
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   admin = await asUser(bosun, 'guarded');
   for (const [i, host] of ADDRESSES.entries()) await admin.addServer({ host, title: `web-${i + 1}`, tags: ['web'] });
   carol = await addPerson(bosun, admin, 'Carol', 'deployer');

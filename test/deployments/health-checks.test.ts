@@ -1,6 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { sharedFolder } from '../support/trees';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { asUser, type User } from '../support/client';
 
 /*
@@ -11,12 +12,12 @@ import { asUser, type User } from '../support/client';
 const ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
 const HERE = 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3)';
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let ops: User;
 let work: string;
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   ops = await asUser(bosun, 'health');
   for (const [i, host] of ADDRESSES.entries()) await ops.addServer({ host, title: `svc-${i + 1}`, tags: ['svc'] });
   work = sharedFolder('bosun-health-');

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
 import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
 
 /**
@@ -10,7 +11,7 @@ import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot
  * photographed into test-output/screenshots/.
  */
 describe('the console’s people and roles pages', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let browser: Browser;
   let admin: string;
   let page: Page;
@@ -18,7 +19,7 @@ describe('the console’s people and roles pages', () => {
   let ciToken = '';
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = await bosun.token('console-access');
     browser = await launchBrowser();
     page = await newPage(browser);

@@ -1,6 +1,8 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
+import { eventually } from '../support/eventually';
 import { accessibilityViolations, launchBrowser, newPage, screenshot } from '../support/browser';
 import { userWithToken } from '../support/client';
 
@@ -9,13 +11,13 @@ import { userWithToken } from '../support/client';
  * sees only the Audit page, reads who did what, filters it and verifies the chain.
  */
 describe('the console’s audit page', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let browser: Browser;
   let admin: string;
   let page: Page;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = await bosun.token('console-audit');
     browser = await launchBrowser();
     page = await newPage(browser);

@@ -2,7 +2,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { asUser, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
 import { sharedFolder } from '../support/trees';
@@ -41,14 +42,14 @@ const countsIn = (summary: string): Counts => Object.fromEntries(summary.split('
 const nonZero = (summary: Counts): Counts => Object.fromEntries(Object.entries(summary).filter(([k, n]) => k !== 'total' && n > 0));
 
 describe('a fleet run in the console', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let ops: User;
   let browser: Browser;
   let page: Page;
   let work: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     ops = await asUser(bosun, 'console-fleet');
     for (const [i, host] of ADDRESSES.entries()) await ops.addServer({ host, title: TITLES[i], tags: ['fleet'] });
     work = sharedFolder('bosun-console-fleet-');

@@ -2,7 +2,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { addPerson, asUser, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 import { sharedFolder } from '../support/trees';
@@ -17,7 +17,7 @@ const ADDRESSES = ['127.0.0.2', '127.0.0.3'];
 const HERE = 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3)';
 
 describe('guarded rollouts in the console', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let admin: User;
   let carol: User & { id: string };
   let alice: User & { id: string };
@@ -25,7 +25,7 @@ describe('guarded rollouts in the console', () => {
   let work: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = await asUser(bosun, 'console-gates');
     for (const [i, host] of ADDRESSES.entries()) await admin.addServer({ host, title: `gated-${i + 1}`, tags: ['gated'] });
     carol = await addPerson(bosun, admin, 'Carol', 'admin');

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { startBosun, eventually, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { asUser, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 
@@ -10,12 +11,12 @@ import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedI
  */
 
 describe('inventory import in the console', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let ops: User;
   let browser: Browser;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     ops = await asUser(bosun, 'console-import');
     browser = await launchBrowser();
   }, 120_000);

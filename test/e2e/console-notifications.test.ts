@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { startBosun, eventually, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
 import { launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -11,14 +12,14 @@ import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver
  */
 
 describe('notification channels in the console', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let bot: User;
   let carol: User & { id: string };
   let browser: Browser;
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     bot = await asUser(bosun, 'console-notify');
     carol = await addPerson(bosun, bot, 'Carol', 'admin');
     receiver = await startReceiver();

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 import type { Browser, Page } from 'playwright-core';
-import { startBosun, eventually, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
 import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
 
@@ -15,7 +16,7 @@ const format = (iso: string, zone: string) =>
   new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' }).format(new Date(iso));
 
 describe('schedules and freezes in the console', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let bot: User;
   let carol: User & { id: string };
   let browser: Browser;
@@ -23,7 +24,7 @@ describe('schedules and freezes in the console', () => {
   let scheduleId: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     bot = await asUser(bosun, 'console-schedules', await bosun.token('console-schedules', ['admin'], 'release-bot'));
     const serverId = await bot.addServer({ host: '127.0.0.2' });
     deploymentId = (await bot.defineDeployment(serverId, [{ name: 'release', command: 'echo released' }], 'web-release')).id;

@@ -1,7 +1,8 @@
-import { bearer, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
 
 describe('people, service accounts, teams and role bindings: the edges', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let admin: string;
   const call = (token: string, method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: object) => {
     const request = bosun.api[method](`/api/v1${path}`).set(bearer(token));
@@ -14,7 +15,7 @@ describe('people, service accounts, teams and role bindings: the edges', () => {
   };
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = await bosun.token('people-org');
   });
   afterAll(() => bosun.stop());

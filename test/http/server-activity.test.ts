@@ -1,11 +1,13 @@
-import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer, conversationEnded } from '../support/http';
+import { eventually } from '../support/eventually';
 import { asUser, type User } from '../support/client';
 
 describe('a server’s activity: its runs, fleet runs and conversations, newest first', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let ops: User;
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     ops = await asUser(bosun, 'activity', await bosun.token('activity', ['admin'], 'ops'));
   });
   afterAll(() => bosun.stop());

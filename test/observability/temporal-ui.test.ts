@@ -1,6 +1,8 @@
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
-import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer, conversationEnded } from '../support/http';
+import { eventually } from '../support/eventually';
 import { personToken, userWithToken, type StepDefinition, type User } from '../support/client';
 
 type Run = { id: string; status: string; error: string | null; steps: Array<{ status: string }> };
@@ -11,13 +13,13 @@ type Run = { id: string; status: string; error: string | null; steps: Array<{ st
  * current state has a name a person can read.
  */
 describe('the Temporal UI tells the truth about runs and conversations', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let token: string;
   let watcher: User;
   let serverId: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     token = await bosun.token('watchers', ['admin'], 'release-bot');
     watcher = userWithToken(bosun, token);
     serverId = await watcher.addServer({ host: '127.0.0.3' });

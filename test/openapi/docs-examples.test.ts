@@ -1,4 +1,5 @@
-import { startBosun, eventually, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { eventually } from '../support/eventually';
 import { asUser, type User } from '../support/client';
 import { differences, jsonExamples } from '../support/doc-examples';
 
@@ -21,9 +22,9 @@ interface Answer {
 const SERVER_OF_THIS_MACHINE = ['host', 'port', 'username', 'host_key_fingerprint', 'fingerprint.os.*', 'fingerprint.cpu_cores', 'fingerprint.ram', 'fingerprint.disk'];
 
 describe('docs/api.md examples are what the API answers', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
   });
   afterAll(() => bosun.stop());
 

@@ -1,16 +1,16 @@
-import { startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { asUser, type User } from '../support/client';
 import { connectSocket, watchRun, type BosunSocket } from '../support/socket';
 
 describe('live run progress over Socket.IO', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let alice: User;
   let serverId: string;
   let deploymentId: string;
   const sockets: BosunSocket[] = [];
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     alice = await asUser(bosun, 'live');
     serverId = await alice.addServer();
     deploymentId = (await alice.defineDeployment(serverId, [

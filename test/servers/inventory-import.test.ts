@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { addPerson, asUser, type User } from '../support/client';
 import { eventually } from '../support/eventually';
 
@@ -12,12 +12,12 @@ import { eventually } from '../support/eventually';
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, '../fixtures/inventories', name), 'utf8');
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let ops: User;
 let other: User;
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   ops = await asUser(bosun, 'importer');
   other = await asUser(bosun, 'importer-neighbour');
 });

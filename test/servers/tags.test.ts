@@ -1,4 +1,4 @@
-import { startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { asUser, type User } from '../support/client';
 
 /*
@@ -6,12 +6,12 @@ import { asUser, type User } from '../support/client';
  * targets select servers by them when a run is triggered.
  */
 
-let bosun: Bosun;
+let bosun: SharedBosun;
 let ops: User;
 let other: User;
 
 beforeAll(async () => {
-  bosun = await startBosun();
+  bosun = await sharedBosun();
   ops = await asUser(bosun, 'tagged');
   other = await asUser(bosun, 'someone-else');
 });
