@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { bosunOperations } from '../../src/api/bosun-api';
 import { ROLE_ACTIONS, ROLES, type Role } from '../../src/domain/access/roles';
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
+import { eventually } from '../support/eventually';
 import { userWithToken } from '../support/client';
-import { registeredRoutes } from '../support/openapi';
 import { recordedRoutes } from '../../src/api/audit/recorder';
 import { routeAction } from '../../src/api/audit/actions';
 import { LOOPBACK_ADDRESSES } from '../support/sshd';
@@ -207,8 +208,22 @@ function refusal(route: string, role: Role, binding: 'web' | 'all', scope: Scope
   return 403;
 }
 
+/** `work` on each of `items`, at most `width` at once; the results in the items' order. */
+async function inTurns<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, lane));
+  return results;
+}
+
 describe('permissions, route by route: every role, bound to some servers or to all', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let admin: string;
   let w: World;
   let fresh: Fresh;
@@ -223,7 +238,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
   };
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = await bosun.token('acme');
     const ops = userWithToken(bosun, admin);
     const hosts = FLEET_ADDRESSES.slice(0, 4);
@@ -285,9 +300,9 @@ describe('permissions, route by route: every role, bound to some servers or to a
   }, 180_000);
   afterAll(() => bosun.stop());
 
-  test('every route is in the matrix, and every authenticated one names its action', () => {
+  test('every route is in the matrix, and every authenticated one names its action', async () => {
     // The console's sign-in routes come before any identity (test/http/console-session.test.ts, test/e2e/oidc-sign-in.test.ts).
-    const api = registeredRoutes(bosun.app).filter((r) => r.includes(' /api/v1/') && !r.endsWith(' /api/v1/session') && !r.includes(' /api/v1/session/'));
+    const api = (await bosun.routes()).filter((r) => r.includes(' /api/v1/') && !r.endsWith(' /api/v1/session') && !r.includes(' /api/v1/session/'));
     expect(api.sort()).toEqual(Object.keys(CASES).sort());
     // Only the document itself is read without a token.
     for (const route of api.filter((r) => r !== 'GET /api/v1/openapi.json')) expect([route, OPERATIONS.get(route)?.scope]).toEqual([route, expect.anything()]);
@@ -298,21 +313,20 @@ describe('permissions, route by route: every role, bound to some servers or to a
     await created(admin, 'post', '/role-bindings', { role, subject: { type: 'service_account', id: subject }, ...(binding === 'web' ? { servers: { tags: ['web'] } } : {}) });
     const token = (await call(admin, 'post', `/service-accounts/${subject}/tokens`, { name: `t-${n()}` })).body.data.token as string;
 
-    const outcomes: string[] = [];
-    const expected: string[] = [];
-    for (const [route, c] of Object.entries(CASES)) {
+    // Every route × both scopes, a few requests at a time (each request stands alone: what one changes
+    // is its own fresh thing, or a field no other reads), the outcomes in the matrix's order.
+    const calls = Object.entries(CASES).flatMap(([route, c]) => (['web', 'db'] as const).map((scope) => ({ route, c, scope })));
+    const expected = calls.map(({ route, scope }) => `${route} [${scope}] ${allowed(route, role, binding, scope) ? 'passed' : refusal(route, role, binding, scope)}`);
+    const outcomes = await inTurns(calls, 4, async ({ route, c, scope }) => {
       const method = route.split(' ')[0]!.toLowerCase() as Method;
-      for (const scope of ['web', 'db'] as const) {
-        const { path, body } = await c.request(scope, w, fresh, token);
-        const res = await call(token, method, path, body);
-        const ok = allowed(route, role, binding, scope);
-        // Allowed: past the gate, whatever the route then answers (a finished run cannot be cancelled: 409).
-        // Past the gate, a decision on a conversation's step is a person's: a service account's is 403 people_only (409 once the step no longer waits).
-        const pastGate = PEOPLE_ONLY.has(route) ? (res.status === 403 && res.body.error?.code === 'people_only') || res.status === 409 : res.status < 500 && ![401, 403, 404].includes(res.status);
-        outcomes.push(`${route} [${scope}] ${ok ? (pastGate ? 'passed' : res.status) : res.status}`);
-        expected.push(`${route} [${scope}] ${ok ? 'passed' : refusal(route, role, binding, scope)}`);
-      }
-    }
+      const { path, body } = await c.request(scope, w, fresh, token);
+      const res = await call(token, method, path, body);
+      const ok = allowed(route, role, binding, scope);
+      // Allowed: past the gate, whatever the route then answers (a finished run cannot be cancelled: 409).
+      // Past the gate, a decision on a conversation's step is a person's: a service account's is 403 people_only (409 once the step no longer waits).
+      const pastGate = PEOPLE_ONLY.has(route) ? (res.status === 403 && res.body.error?.code === 'people_only') || res.status === 409 : res.status < 500 && ![401, 403, 404].includes(res.status);
+      return `${route} [${scope}] ${ok ? (pastGate ? 'passed' : res.status) : res.status}`;
+    });
     expect(outcomes).toEqual(expected);
 
     // Lists show what the binding reaches, and nothing else (an auditor reads none of them).
@@ -329,7 +343,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
 
   test('every route that changes something leaves an entry in the audit trail, named from the route, with its outcome', async () => {
     // The routes come from the app: a route added later is called here too (it needs its line in CASES above).
-    const recorded = registeredRoutes(bosun.app).filter(recordedRoutes(bosunOperations));
+    const recorded = (await bosun.routes()).filter(recordedRoutes(bosunOperations));
     expect(recorded.length).toBeGreaterThan(40);
     const started = new Date().toISOString();
     for (const route of recorded) {

@@ -1,6 +1,7 @@
-import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
+import { eventually } from '../support/eventually';
 import { userWithToken } from '../support/client';
-import { registeredRoutes } from '../support/openapi';
 import { connectSocket } from '../support/socket';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -173,7 +174,7 @@ const EXPECTED: Record<string, number> = {
 };
 
 describe('tenant isolation, route by route', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let owner: string;
   let stranger: string;
   let ids: Ids;
@@ -183,7 +184,7 @@ describe('tenant isolation, route by route', () => {
   };
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     owner = await bosun.token('owners');
     stranger = await bosun.token('strangers');
     const server = await userWithToken(bosun, owner).addServer({ host: '127.0.0.11' });
@@ -211,10 +212,10 @@ describe('tenant isolation, route by route', () => {
   });
   afterAll(() => bosun.stop());
 
-  test('every route is in the matrix', () => {
+  test('every route is in the matrix', async () => {
     // The console's session is the caller's own (test/http/console-session.test.ts), not an organization's data;
     // the routes under /session come before any sign-in (test/e2e/oidc-sign-in.test.ts).
-    const api = registeredRoutes(bosun.app).filter((r) => r.includes(' /api/v1/') && !r.endsWith(' /api/v1/session') && !r.includes(' /api/v1/session/'));
+    const api = (await bosun.routes()).filter((r) => r.includes(' /api/v1/') && !r.endsWith(' /api/v1/session') && !r.includes(' /api/v1/session/'));
     expect(api.sort()).toEqual(Object.keys(MATRIX).sort());
   });
 

@@ -9,6 +9,7 @@ import { ScheduleModel } from '../../src/domain/schedules/model';
 import { temporalScheduleId } from '../../src/domain/contracts/workflow-ids';
 import type { Scope } from '../../src/domain/access/scopes';
 import { createToken } from '../../src/domain/tokens/service';
+import { registeredRoutes } from '../../src/api/http/route-inventory';
 import { composeTuning, testConfig, testEnv, testLogger } from './bosun-config';
 import { SHARED_BOSUN_OPTIONS, sharedBosunFile, type SharedBosunInfo } from './shared-bosun-info';
 import { sharedServices } from './shared';
@@ -18,7 +19,7 @@ import { sharedServices } from './shared';
  * shared-bosun.ts on the worker's first call, once): built by the same compose() as `npm start`, on
  * the run's mongod, Temporal and sshd, with its own database and task queue. Test files are kept
  * apart by organization. Beside the API, a control port for the tests alone: a token of an
- * organization (created on first mention, as the in-process harness does), and an organization
+ * organization (created on first mention, as the in-process harness does), the app's routes, and an organization
  * forgotten once its file is done (its Temporal Schedules and running workflows ended, its documents
  * gone), so that nothing of one file runs on while the next one is measured. It stops when the jest
  * worker that started it is gone, or on SIGTERM.
@@ -70,6 +71,8 @@ async function main(): Promise<void> {
   const control = await controlServer({
     '/token': async ({ org, scopes, name }) => ({ token: (await createToken({ org: String(org), name: String(name), scopes: scopes as Scope[] })).token }),
     '/forget': async ({ orgs }) => ({ forgotten: await forget(bosun.temporal, orgs as string[]) }),
+    // The app's own routes (`METHOD /path`), for the tests that hold them against their tables.
+    '/routes': async () => ({ routes: registeredRoutes(bosun.app!) }),
   });
   let stopping = false;
   const stop = async (why: string) => {

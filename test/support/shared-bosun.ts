@@ -103,6 +103,10 @@ export async function sharedBosun() {
       organizations.add(org(name));
       return (await control<{ token: string }>(info, '/token', { org: org(name), scopes, name: tokenName })).token;
     },
+    /** The routes the app serves (`METHOD /path`), as registeredRoutes(app) reads them. */
+    async routes(): Promise<string[]> {
+      return (await control<{ routes: string[] }>(info, '/routes', {})).routes;
+    },
     async stop() {
       await temporal?.close();
       await control(info, '/forget', { orgs: [...organizations] });
