@@ -1,16 +1,15 @@
-import { DEFAULT_STEP_LOG_LIMIT_BYTES } from '../src/domain/execution/step-logs';
-import type { Logger } from '../src/logger';
-import type { SshTarget } from '../src/domain/ssh/connect';
-import type { SshPool } from '../src/domain/ssh/pool';
-import type { SecretBox } from '../src/domain/secrets/secret-box';
-import type { StepAttempt, StepResult } from '../src/domain/contracts/runs';
-import type { AttemptResult, StepTransitions } from '../src/domain/execution/steps';
-import { commandRecorder, type CommandContext, type CommandRecorder } from '../src/domain/audit/commands';
+import type { StepResult } from '../src/domain/contracts/runs';
+import { commandRecorder } from '../src/domain/audit/commands';
 import { StepLog } from './step-log';
 import { AttemptStartWrite } from './step-start-write';
 import { CommandStop } from './step-stop';
 import { runCommand, transportFailure } from './step-run';
 import { recordAttemptResult } from './step-result';
+import type { ExecutionSettings } from './step-settings';
+import type { ExecutableStep, RunningAttempt, StepCommand } from './step-attempt';
+
+export { executionSettings, type ExecutionSettings, type StepExecutionDeps } from './step-settings';
+export type { ExecutableStep, StepAudit, StepCommand } from './step-attempt';
 
 /*
  * One attempt of a step's command (a deployment run's, a conversation's), by its phases: prepared
@@ -18,39 +17,6 @@ import { recordAttemptResult } from './step-result';
  * (step-run.ts), its result recorded (step-result.ts), and followed by whichever activity owns it
  * (step-follow.ts).
  */
-
-/** What every activity that runs a step's command needs: the server's credentials opened, SSH, where output goes. */
-export interface StepExecutionDeps {
-  secretBox: SecretBox;
-  sshPool: SshPool;
-  log: Logger;
-  /** Per-step output kept for polling: a quarter from the start, the rest from the end. */
-  stepOutputLimitBytes: number;
-  /** How much of a step's output its whole log keeps (default 64 MiB). */
-  stepLogLimitBytes?: number;
-  /** How often streamed output is persisted (and so relayed live). */
-  outputFlushMs?: number;
-}
-
-export interface ExecutionSettings {
-  sshPool: SshPool;
-  log: Logger;
-  headLimit: number;
-  tailLimit: number;
-  /** How much of a step's output its whole log keeps. */
-  logLimitBytes: number;
-  outputFlushMs: number;
-}
-
-/** Per-step output kept for polling: a quarter of the limit from the start, the rest from the end. */
-export function executionSettings({
-  stepOutputLimitBytes,
-  stepLogLimitBytes = DEFAULT_STEP_LOG_LIMIT_BYTES,
-  ...rest
-}: Omit<ExecutionSettings, 'headLimit' | 'tailLimit' | 'logLimitBytes'> & { stepOutputLimitBytes: number; stepLogLimitBytes?: number }): ExecutionSettings {
-  const headLimit = Math.floor(stepOutputLimitBytes / 4);
-  return { ...rest, headLimit, tailLimit: stepOutputLimitBytes - headLimit, logLimitBytes: stepLogLimitBytes };
-}
 
 /**
  * One command of a step running on its server, independent of the activity that started it: a
@@ -66,53 +32,6 @@ export interface StepExecution {
   handBack(): void;
   /** The activity that owns the execution now: it is called with progress while the command runs. */
   attach(heartbeat: (details: { bytes: number }) => void): void;
-}
-
-/** The step fields an execution reads; a deployment run's and a conversation's steps both have them. */
-export interface ExecutableStep {
-  command: string;
-  output?: string | null;
-  streamed?: number | null;
-  retries?: number | null;
-  attempts?: number | null;
-  started_exit_attempt?: number | null;
-  started_at?: Date | null;
-  pgid?: number | null;
-}
-
-/** What ran the command, as its audit entry says: a run's or a conversation's step. */
-export type StepAudit = Pick<CommandContext, 'kind' | 'stepId' | 'stepName'>;
-
-/** A step's command to run, and where its results go. */
-export interface StepCommand {
-  attempt: StepAttempt;
-  step: ExecutableStep;
-  target: SshTarget;
-  /** Exported to the command (a deployment's parameters). */
-  environment?: Record<string, string>;
-  secrets: string[];
-  limitSeconds: number;
-  /** The step's document (a run, a conversation), written only through its transitions. */
-  steps: StepTransitions;
-  /**
-   * What the step's success ends with it (a run's last step ends the run): the transition that
-   * writes that success instead of `finishAttempt` (one write), and what follows once it is
-   * written (`endedRun` in the result).
-   */
-  successEnds?: { finish: (index: number, result: AttemptResult) => Promise<boolean>; after: () => Promise<void> };
-  /** End a failed step's output with the exit code (a conversation's execution log holds the failure details). */
-  failureNote?: boolean;
-  audit: StepAudit;
-}
-
-/** An attempt as its phases share it. */
-export interface RunningAttempt {
-  settings: ExecutionSettings;
-  input: StepCommand;
-  stepLog: StepLog;
-  start: AttemptStartWrite;
-  recorder: CommandRecorder;
-  stop: CommandStop;
 }
 
 /** The recorder of an attempt's commands (`startedBefore`: how often its step's command was started before this one). */

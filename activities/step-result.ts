@@ -2,7 +2,7 @@ import { CancelledFailure } from '@temporalio/activity';
 import type { StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
 import type { AttemptResult } from '../src/domain/execution/steps';
-import type { RunningAttempt } from './step-execution';
+import type { RunningAttempt } from './step-attempt';
 import { commandOutcome, type RanCommand } from './step-run';
 
 /**

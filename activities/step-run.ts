@@ -2,7 +2,7 @@ import { exitOutcome, isTrailFailure, type RecordedCommand } from '../src/domain
 import { describeTarget } from '../src/domain/ssh/connect';
 import { classifySshError, type SshError } from '../src/domain/ssh/errors';
 import { runInProcessGroup, type RemoteResult } from '../src/domain/ssh/exec';
-import type { RunningAttempt } from './step-execution';
+import type { RunningAttempt } from './step-attempt';
 import type { StepLog } from './step-log';
 
 /** The SSH side of a step failed (not the command, not the database). */

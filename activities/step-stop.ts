@@ -1,7 +1,7 @@
 import { sshBestEffort, type CommandRecorder } from '../src/domain/audit/commands';
 import type { SshTarget } from '../src/domain/ssh/connect';
 import { killProcessGroup } from '../src/domain/ssh/exec';
-import type { ExecutionSettings } from './step-execution';
+import type { ExecutionSettings } from './step-settings';
 
 /** Why a step's command was stopped before it ended by itself. */
 export type StopReason = 'timeout' | 'cancel' | 'shutdown';
