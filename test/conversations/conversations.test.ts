@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { bearer, conversationEnded, eventually, startBosun, type Bosun } from '../support/bosun';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer, conversationEnded } from '../support/http';
+import { eventually } from '../support/eventually';
 import { personToken, userWithToken, type User } from '../support/client';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { ConversationStepUpdatedEvent } from '../../src/domain/events';
@@ -9,7 +11,7 @@ type Step = { id: string; status: string; execution_success: boolean | null; exe
 type Conversation = { id: string; status: string; steps: Step[]; messages: Array<{ text: string; planned: boolean }>; actor: unknown; cancelled_by: unknown };
 
 describe('conversations: plain-English instructions run on a server', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let token: string;
   let ops: User;
   let serverId: string;
@@ -17,7 +19,7 @@ describe('conversations: plain-English instructions run on a server', () => {
   const sockets: BosunSocket[] = [];
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     token = await bosun.token('chat', ['admin'], 'ops-person');
     ops = userWithToken(bosun, token);
     serverId = await ops.addServer();
@@ -196,13 +198,13 @@ describe('conversations: plain-English instructions run on a server', () => {
 });
 
 describe('migration plans', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let token: string;
   let source: string;
   let target: string;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     token = await bosun.token('movers');
     source = await userWithToken(bosun, token).addServer({ host: '127.0.0.2' });
     target = await userWithToken(bosun, token).addServer({ host: '127.0.0.3' });

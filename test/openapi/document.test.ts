@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startBosun, type Bosun } from '../support/bosun';
-import { registeredRoutes, validateOpenApi } from '../support/openapi';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { validateOpenApi } from '../support/openapi';
 import { CONSOLE_PATHS } from '../../src/api/console/routes';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, unknown>> };
 
 describe('the OpenAPI document and the reference page', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let doc: Doc;
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     doc = (await bosun.api.get('/api/v1/openapi.json')).body;
   });
   afterAll(() => bosun.stop());
@@ -26,11 +26,11 @@ describe('the OpenAPI document and the reference page', () => {
     expect(result).toEqual({ valid: true, version: '3.1' });
   });
 
-  test('every route the app registers is in the document with its method, and every documented operation is a route', () => {
+  test('every route the app registers is in the document with its method, and every documented operation is a route', async () => {
     // The reference page and its files are HTML and assets, not API.
     // The reference page and the console's pages are pages, not API operations.
     const pages = new Set(CONSOLE_PATHS.map((p) => `GET ${p}`));
-    const routes = registeredRoutes(bosun.app).filter((route) => !/^GET \/docs(\/|$)/.test(route) && !pages.has(route));
+    const routes = (await bosun.routes()).filter((route) => !/^GET \/docs(\/|$)/.test(route) && !pages.has(route));
     const documented = Object.entries(doc.paths).flatMap(([p, item]) =>
       Object.keys(item).map((method) => `${method.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`),
     );
