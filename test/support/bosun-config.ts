@@ -47,11 +47,11 @@ export interface BosunOptions {
   /** TEMPORAL_UI_URL: runs and conversations then link to their workflows. */
   temporalUiUrl?: string;
   metricsToken?: string;
-  /** SESSION_IDLE_SECONDS and SESSION_MAX_SECONDS of the console's sign-ins. */
   /** Caps each migration transfer (bytes per second): long enough to watch its progress. */
   transferMaxBytesPerSecond?: number;
   /** STEP_LOG_LIMIT_BYTES: how much of a step's output its whole log keeps. */
   stepLogLimitBytes?: number;
+  /** SESSION_IDLE_SECONDS and SESSION_MAX_SECONDS of the console's sign-ins. */
   sessionIdleSeconds?: number;
   sessionMaxSeconds?: number;
   /** Further settings, as environment variables (the OpenID provider's, say). */

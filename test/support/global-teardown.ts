@@ -1,30 +1,22 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { isAlive } from '../../src/embedded/pids';
 import type { ManagedProcess } from '../../src/embedded/child-process';
 import { secretsInLogs } from './log-secrets';
 import type { SharedServices } from './shared';
 import { SHARED_BOSUN_FILE_PATTERN, type SharedBosunInfo } from './shared-bosun-info';
 import type { Sshd } from './sshd';
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** Each jest worker's shared Bosun stopped (SIGTERM: it stops in order), before the services it runs on. */
 async function stopSharedBosuns(dir: string): Promise<void> {
   const pids = readdirSync(dir)
     .filter((name) => SHARED_BOSUN_FILE_PATTERN.test(name))
     .map((name) => (JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as SharedBosunInfo).pid)
-    .filter(alive);
+    .filter(isAlive);
   for (const pid of pids) process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + 30_000;
-  while (pids.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  for (const pid of pids.filter(alive)) process.kill(pid, 'SIGKILL');
+  while (pids.some(isAlive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const pid of pids.filter(isAlive)) process.kill(pid, 'SIGKILL');
 }
 
 export default async function globalTeardown(): Promise<void> {

@@ -7,7 +7,7 @@ export interface SharedBosunInfo {
   pid: number;
   /** Its API and Socket.IO. */
   url: string;
-  /** Its control port, for the tests alone: POST /token, POST /forget. */
+  /** Its control port, for the tests alone: POST /token, /forget and /routes. */
   control: string;
   mongoUri: string;
   taskQueue: string;

@@ -3,6 +3,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import mongoose from 'mongoose';
+import { isAlive } from '../../src/embedded/pids';
 import { compose } from '../../src/compose';
 import { OrganizationModel } from '../../src/domain/organizations/model';
 import { ScheduleModel } from '../../src/domain/schedules/model';
@@ -88,11 +89,7 @@ async function main(): Promise<void> {
   // The jest worker that started it is gone (ended, or killed): so is it.
   const parent = process.ppid;
   setInterval(() => {
-    try {
-      process.kill(parent, 0);
-    } catch {
-      void stop('its jest worker is gone');
-    }
+    if (!isAlive(parent)) void stop('its jest worker is gone');
   }, 1000).unref();
   const info: SharedBosunInfo = {
     pid: process.pid,

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isAlive } from '../../src/embedded/pids';
 import type { Client } from '@temporalio/client';
 import supertest from 'supertest';
 import type { Scope } from '../../src/domain/access/scopes';
@@ -20,19 +21,10 @@ import { sharedBosunFile, type SharedBosunInfo } from './shared-bosun-info';
 const REPO = path.resolve(__dirname, '..', '..');
 const START_TIMEOUT_MS = 180_000;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function published(file: string): SharedBosunInfo | null {
   if (!existsSync(file)) return null;
   const info = JSON.parse(readFileSync(file, 'utf8')) as SharedBosunInfo;
-  return alive(info.pid) ? info : null;
+  return isAlive(info.pid) ? info : null;
 }
 
 /** The worker's Bosun, started now if it is not running yet (its errors in `shared-bosun-<worker>.log` beside the services). */
