@@ -14,10 +14,11 @@ const lock = path.join(dist, '.build.lock');
 const SOURCES = ['src', 'workflows', 'activities'];
 const SETTINGS = ['tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
-/** The newest modification time of what the build reads. */
+/** The newest modification time of what the build reads (a folder's too: a source removed or renamed changes it). */
 function newestSource() {
   let newest = 0;
   const visit = (dir) => {
+    newest = Math.max(newest, statSync(dir).mtimeMs);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) visit(full);
@@ -84,6 +85,25 @@ function releaseLock() {
 }
 
 /**
+ * Removes what an earlier build emitted for a source that is gone (moved, renamed, deleted): tsc
+ * leaves it behind, and node would load it — `access/gate.js` of an old layout is found before the
+ * `access/gate/index.js` of the new one.
+ */
+function pruneStale() {
+  const visit = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) visit(full);
+      else if (entry.name.endsWith('.js')) {
+        const source = path.join(root, path.relative(dist, full)).slice(0, -'.js'.length);
+        if (!existsSync(`${source}.ts`) && !existsSync(`${source}.tsx`)) unlinkSync(full);
+      }
+    }
+  };
+  for (const dir of SOURCES) if (existsSync(path.join(dist, dir))) visit(path.join(dist, dir));
+}
+
+/**
  * Runs tsc and stamps the build with its start time. Returns tsc's exit status (non-zero with type
  * errors, the JavaScript being emitted all the same), or 'missing' when TypeScript is not installed.
  * `quiet`: tsc's report (on its stdout) is not shown: the caller's stdout is someone's answer.
@@ -96,6 +116,7 @@ function compile({ quiet }) {
     return 'missing';
   }
   const started = new Date();
+  pruneStale();
   const built = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], {
     cwd: root,
     stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',

@@ -4,8 +4,22 @@
  * in pipelines, lists, subshells, blocks, loops, conditionals, function bodies, command and process
  * substitutions, here-documents, assignments and redirection targets.
  */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { syntax } = require('mvdan-sh') as { syntax: MvdanSyntax };
+
+/**
+ * The parser's library, loaded on the first line parsed: it is a large GopherJS build (about a
+ * second of CPU to load and set up), and a process that never judges a shell line (an API that
+ * only reads, a worker running steps) never pays for it.
+ */
+let loaded: { syntax: MvdanSyntax; parser: ReturnType<MvdanSyntax['NewParser']> } | undefined;
+function mvdan() {
+  if (!loaded) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { syntax } = require('mvdan-sh') as { syntax: MvdanSyntax };
+    // One parser for the process: Parse resets it, and JavaScript runs one Parse at a time.
+    loaded = { syntax, parser: syntax.NewParser() };
+  }
+  return loaded;
+}
 
 /** The slice of the GopherJS API used here (nodes are Go structs seen from JavaScript). */
 interface MvdanSyntax {
@@ -83,7 +97,7 @@ const PATTERN = /[*?]|\[[^\]]*\]|\{[^{}]*(,|\.\.)[^{}]*\}/;
 function wordOf(node: MvdanNode): ShellWord {
   const word: ShellWord = { text: '', pattern: false, processSubstitution: false };
   const append = (part: MvdanNode, quoted: boolean) => {
-    const type = syntax.NodeType(part);
+    const type = mvdan().syntax.NodeType(part);
     if (type === 'Lit') {
       const raw = String(part.Value);
       if (!quoted && PATTERN.test(raw.replace(/\\./gs, ''))) word.pattern = true;
@@ -106,9 +120,6 @@ function wordOf(node: MvdanNode): ShellWord {
 
 const offset = (node: MvdanNode): number => node.Pos().Offset();
 const endOffset = (node: MvdanNode): number => node.End().Offset();
-
-/** One parser for the process: Parse resets it, and JavaScript runs one Parse at a time. */
-const parser = syntax.NewParser();
 
 /** Lines parsed lately: a planned step is judged more than once (when planned, again when it is recorded). */
 const recent = new Map<string, ParsedLine>();
@@ -134,6 +145,7 @@ function deepFreeze<T>(value: T): T {
 }
 
 function parse(line: string): ParsedLine {
+  const { syntax, parser } = mvdan();
   let file: MvdanNode;
   try {
     file = parser.Parse(line, '');

@@ -9,9 +9,16 @@ import type { Logger } from '../logger';
 import type { TemporalSecurity } from '../config';
 import { connectionOptions } from '../domain/temporal/connection';
 
-const WORKFLOWS_DIR = path.resolve(__dirname, '../../workflows');
+/**
+ * The workflows' sources: beside this file's folder's parent in a checkout; run from dist/ (`npm
+ * start`), the checkout's sources still, so that a start from dist/ and one through tsx share one
+ * cached bundle; the compiled JavaScript where there are no sources (an image that carries dist/ alone).
+ */
+const WORKFLOWS_DIR =
+  [path.resolve(__dirname, '../../workflows'), path.resolve(__dirname, '../../../workflows')].find((dir) => existsSync(path.join(dir, 'index.ts'))) ??
+  path.resolve(__dirname, '../../workflows');
 /** What the workflows import besides their own folder (the lowest layer's contracts): the bundle changes with it too. */
-const CONTRACTS_DIR = path.resolve(__dirname, '../domain/contracts');
+const CONTRACTS_DIR = path.resolve(WORKFLOWS_DIR, '../src/domain/contracts');
 
 let runtimeInstalled = false;
 

@@ -21,7 +21,9 @@ describe('the bosun command ships as compiled JavaScript', () => {
   });
   afterAll(() => rmSync(checkout, { recursive: true, force: true }));
 
-  test('the first call compiles once (even two at a time), later calls do not, a changed source compiles again', async () => {
+  test('the first call compiles once (even two at a time), later calls do not, a changed source compiles again, a removed one leaves nothing behind', async () => {
+    // A module a later version moves away (as src/api/access/gate.ts became gate/index.ts).
+    writeFileSync(path.join(checkout, 'src/cli/leftover.ts'), 'export const leftover = 1;\n');
     const [first, second] = await Promise.all([runCli(['--help'], process.env, checkout), runCli(['--help'], process.env, checkout)]);
     for (const call of [first!, second!]) {
       expect(call.code).toBe(0);
@@ -29,18 +31,22 @@ describe('the bosun command ships as compiled JavaScript', () => {
     }
     expect([first!, second!].filter((call) => call.stderr.includes('compiling to dist/'))).toHaveLength(1);
     expect(existsSync(path.join(checkout, 'dist/src/cli/index.js'))).toBe(true);
+    expect(existsSync(path.join(checkout, 'dist/src/cli/leftover.js'))).toBe(true);
 
     const cached = await runCli(['--help'], process.env, checkout);
     expect(cached.stdout).toMatch(HELP);
     expect(cached.stderr).toBe('');
 
-    // A `git pull` without `npm install`: one source newer than the build.
+    // A `git pull` without `npm install`: one source newer than the build, another removed, whose
+    // compiled file goes with it (node would otherwise still find a module the sources no longer have).
     const now = new Date();
     utimesSync(path.join(checkout, 'src/cli/deploy.ts'), now, now);
+    rmSync(path.join(checkout, 'src/cli/leftover.ts'));
     const rebuilt = await runCli(['--help'], process.env, checkout);
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.stdout).toMatch(HELP);
     expect(rebuilt.stderr).toContain('compiling to dist/');
+    expect(existsSync(path.join(checkout, 'dist/src/cli/leftover.js'))).toBe(false);
     expect((await runCli(['--help'], process.env, checkout)).stderr).toBe('');
   }, 180_000);
 

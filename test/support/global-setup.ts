@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,23 @@ import { cachedWorkflowBundle } from '../../src/worker/temporal-worker';
 import { portForProcess } from './ports';
 import { Sshd } from './sshd';
 import { TEST_ENV_VAR, type SharedServices } from './shared';
+
+const REPO = path.resolve(__dirname, '../..');
+
+/**
+ * dist/ up to date with the sources (compiled when one is newer, as `npm start` would): the Bosun
+ * processes the tests start run what `npm start` runs, from dist/ (test/support/processes.ts).
+ */
+function built(): Promise<void> {
+  const script = `require(${JSON.stringify(path.join(REPO, 'src/cli/build.js'))}).ensureBuilt({ label: 'test setup' })`;
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, ['-e', script], { cwd: REPO }, (error, _stdout, stderr) => {
+      if (stderr) process.stderr.write(stderr);
+      if (error) reject(new Error(`compiling dist/ failed: ${error.message}`));
+      else resolve();
+    }),
+  );
+}
 
 /** One genuine mongod, Temporal dev server and sshd for the whole run; test files get their own databases and task queues. */
 export default async function globalSetup(): Promise<void> {
@@ -32,6 +50,7 @@ export default async function globalSetup(): Promise<void> {
     ),
     portForProcess().then((port) => Sshd.start(path.join(dir, 'sshd'), port)),
     cachedWorkflowBundle(cacheDir, log),
+    built(),
   ]);
   const logFile = path.join(dir, 'bosun-logs.jsonl');
   writeFileSync(logFile, '');

@@ -29,5 +29,5 @@ export default async function globalTeardown(): Promise<void> {
   const { lines, found } = secretsInLogs(shared.logFile, shared.sshd);
   if (found.length) throw new Error(`Secrets in the logs of this test run (${shared.logFile}, ${lines} lines kept for inspection):\n${found.slice(0, 20).join('\n')}`);
   // The run's temporary files, everything its tests and their processes left (kept above when secrets leaked).
-  rmSync(services.runDir, { recursive: true, force: true });
+  if (!process.env.KEEP_RUN_DIR) rmSync(services.runDir, { recursive: true, force: true });
 }

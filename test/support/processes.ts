@@ -98,9 +98,14 @@ export class BosunProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
 
-  /** `checkout`: another copy of the repository (an older version, for an upgrade). */
+  /**
+   * `checkout`: another copy of the repository (an older version, for an upgrade), whose sources run
+   * through tsx as they are (it has no dist/ of its own). This one runs what `npm start` runs: its
+   * dist/, built by the global setup.
+   */
   constructor(env: NodeJS.ProcessEnv, args: string[] = [], checkout = REPO) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', path.join(checkout, 'src/main.ts'), ...args], { cwd: checkout, env });
+    const entry = checkout === REPO ? [path.join(REPO, 'src/cli/start.js')] : ['--import', 'tsx', path.join(checkout, 'src/main.ts')];
+    this.child = spawn(process.execPath, [...entry, ...args], { cwd: checkout, env });
     this.child.stdout!.on('data', (c) => (this.stdout += c));
     this.child.stderr!.on('data', (c) => (this.stderr += c));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));

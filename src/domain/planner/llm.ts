@@ -1,4 +1,8 @@
-import OpenAI, { APIError } from 'openai';
+import type OpenAI from 'openai';
+
+/** The OpenAI client library, loaded when a model planner is made: a process without one never pays for it. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const openai = () => require('openai') as typeof import('openai');
 import type { LlmConfig } from '../../config';
 import { historyMessage, malformedMessage, refusedMessage, systemPrompt } from './llm-prompt';
 import { PLAN_RESPONSE_FORMAT, readReply } from './llm-reply';
@@ -48,7 +52,7 @@ export class LlmPlanner implements Planner {
   constructor(private readonly config: LlmConfig) {
     this.maxReplans = config.maxReplans;
     this.describedAs = `${config.model} at ${llmEndpoint(config.baseUrl)}`;
-    this.client = new OpenAI({
+    this.client = new (openai().default)({
       baseURL: config.baseUrl,
       // The client insists on a key; a keyless local server gets no Authorization header at all.
       apiKey: config.apiKey ?? 'none',
@@ -109,7 +113,7 @@ export class LlmPlanner implements Planner {
       });
       return completion.choices[0]?.message;
     } catch (error) {
-      if (!(error instanceof APIError)) throw error;
+      if (!(error instanceof openai().APIError)) throw error;
       const detail = this.redact([error.message, causeCode(error)].filter(Boolean).join(' ')).slice(0, 500);
       const hint = error.status === undefined ? undefined : CONFIGURATION_HINTS[error.status];
       if (hint) throw new LlmConfigurationError(`The LLM endpoint ${this.describedAs} refused the planner's request (${detail}): ${hint}`);
