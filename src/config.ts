@@ -37,6 +37,7 @@ const envSchema = z.object({
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   METRICS_TOKEN: optionalString,
   WORKER_MAX_CONCURRENT_STEPS: positiveInt.min(2).max(10000).default(200),
+  WORKER_STICKY_TIMEOUT_SECONDS: positiveInt.max(600).default(10),
 
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
@@ -133,8 +134,11 @@ export interface Config {
     /** The Web UI, for `temporal_ui_url` links; `npm start` uses the dev server's when unset. */
     uiUrl?: string;
   };
-  /** maxConcurrentSteps: how many steps one worker process runs at once. */
-  worker: { maxConcurrentSteps: number };
+  /**
+   * maxConcurrentSteps: how many steps one worker process runs at once. stickyTimeoutSeconds: how long
+   * a workflow task waits for the worker that ran its workflow last before any worker takes it.
+   */
+  worker: { maxConcurrentSteps: number; stickyTimeoutSeconds: number };
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number; importVerifyConcurrency: number };
@@ -219,7 +223,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       },
       uiUrl: e.TEMPORAL_UI_URL,
     },
-    worker: { maxConcurrentSteps: e.WORKER_MAX_CONCURRENT_STEPS },
+    worker: { maxConcurrentSteps: e.WORKER_MAX_CONCURRENT_STEPS, stickyTimeoutSeconds: e.WORKER_STICKY_TIMEOUT_SECONDS },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS, importVerifyConcurrency: e.IMPORT_VERIFY_CONCURRENCY },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },

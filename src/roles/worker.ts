@@ -60,6 +60,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       sdkMetricsAddress,
       security: embedded ? undefined : config.temporal.security,
       maxConcurrentSteps: config.worker.maxConcurrentSteps,
+      stickyTimeoutSeconds: config.worker.stickyTimeoutSeconds,
     },
     {
       secretBox,

@@ -99,6 +99,12 @@ export interface WorkerSettings {
   security?: TemporalSecurity;
   /** How many steps this worker runs at once (WORKER_MAX_CONCURRENT_STEPS). */
   maxConcurrentSteps: number;
+  /**
+   * WORKER_STICKY_TIMEOUT_SECONDS (10, the SDK's default unless given): a workflow's next task goes to
+   * the worker that holds it in its cache, and to any worker once it has waited this long there. It is
+   * how long the runs of a worker killed outright (SIGKILL, a crash, its machine gone) stand still.
+   */
+  stickyTimeoutSeconds?: number;
 }
 
 /** The SDK's default (min(10, slots)): each workflow-task poll holds a workflow-task slot while it waits. */
@@ -176,6 +182,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
     activities,
     shutdownGraceTime: '10 seconds',
+    stickyQueueScheduleToStartTimeout: `${settings.stickyTimeoutSeconds ?? 10} seconds`,
     ...workerConcurrency(settings.maxConcurrentSteps),
     ...heartbeats,
   });

@@ -71,6 +71,8 @@ export function testConfig(options: BosunOptions, env: Record<string, string | u
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 10_000),
     BODY_LIMIT_BYTES: String(options.bodyLimitBytes ?? 1024 * 1024),
     STEP_OUTPUT_LIMIT_BYTES: String(options.stepOutputLimitBytes ?? 128 * 1024),
+    // A stopped Bosun's runs move on to the next one's worker after 3 s rather than 10.
+    WORKER_STICKY_TIMEOUT_SECONDS: '3',
     ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
     ...(options.maxConcurrentSteps ? { WORKER_MAX_CONCURRENT_STEPS: String(options.maxConcurrentSteps) } : {}),
     ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),

@@ -50,6 +50,8 @@ export function externalServicesEnv(name: string): NodeJS.ProcessEnv {
     TEMPORAL_TASK_QUEUE: `bosun-${name}-${id}`,
     // Logged at debug and searched for secrets at the end of the run (global-teardown).
     LOG_LEVEL: 'debug',
+    // A killed worker's runs move on to another after 3 s rather than 10: these files kill workers.
+    WORKER_STICKY_TIMEOUT_SECONDS: '3',
   };
 }
 
