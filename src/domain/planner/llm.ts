@@ -1,12 +1,12 @@
 import type OpenAI from 'openai';
-
-/** The OpenAI client library, loaded when a model planner is made: a process without one never pays for it. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const openai = () => require('openai') as typeof import('openai');
 import type { LlmConfig } from '../../config';
 import { historyMessage, malformedMessage, refusedMessage, systemPrompt } from './llm-prompt';
 import { PLAN_RESPONSE_FORMAT, readReply } from './llm-reply';
 import type { PlanContext, PlannedStep, Planner, PlanOptions, PlanResult, StepReport } from './types';
+
+/** The OpenAI client library, loaded when a model planner is made: a process without one never pays for it. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const openai = () => require('openai') as typeof import('openai');
 
 type Message = OpenAI.ChatCompletionMessageParam;
 
