@@ -1,10 +1,11 @@
 import { continueAsNew, proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { AuditActivities } from '../activities/audit';
+import { HEARTBEAT_TIMEOUT_MS } from './heartbeats';
 
 /** The chainer: long, heartbeating; retried without end (the trail must keep moving). */
 const chaining = proxyActivities<AuditActivities>({
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '15 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', backoffCoefficient: 2 },
 });
 

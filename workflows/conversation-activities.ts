@@ -1,5 +1,6 @@
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { isPatched, PATCHES } from './patches';
+import { HEARTBEAT_TIMEOUT_MS } from './heartbeats';
 import type { ConversationActivities } from '../activities/conversations';
 import type { LegacyConversationActivities } from '../activities/index';
 import type { WorkflowOutcomeActivities } from '../activities/workflow-outcome';
@@ -28,7 +29,7 @@ export const planning = proxyActivities<ConversationActivities>({
 // Each step: one heartbeating SSH activity; transport failures retry with backoff for about 45 s.
 export const execution = proxyActivities<ConversationActivities>({
   startToCloseTimeout: (DEFAULT_STEP_LIMIT_SECONDS + 600) * 1000,
-  heartbeatTimeout: '15 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 8, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
 });
@@ -36,7 +37,7 @@ export const execution = proxyActivities<ConversationActivities>({
 // A transfer moves data for as long as it takes (hours for a large tree), heartbeating; a retry resumes a copy.
 export const transfers = proxyActivities<TransferActivities>({
   startToCloseTimeout: '24 hours',
-  heartbeatTimeout: '15 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
 });

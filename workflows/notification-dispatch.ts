@@ -1,6 +1,7 @@
 import { continueAsNew, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
 import type { NotificationDispatchInput } from '../src/domain/contracts/notifications';
+import { HEARTBEAT_TIMEOUT_MS } from './heartbeats';
 
 /** How long one drain runs: it heartbeats, and a dead worker's is retried on another within the heartbeat timeout. */
 const DRAIN_MS = 10 * 60_000;
@@ -9,7 +10,8 @@ const DRAINS_PER_RUN = 100;
 
 const draining = proxyActivities<NotificationActivities>({
   startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '20 seconds',
+  // A batch's writes and signals between two heartbeats: a few seconds more than the other activities.
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS + 5_000,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 

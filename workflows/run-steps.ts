@@ -19,6 +19,7 @@ import { endsAsItsOutcome, firstLine, messageOf, RECORDED_WITHOUT_RESULT } from 
 import { bookkeeping, endAsRecorded } from './run-activities';
 import { freezesChangedSignal, untilFreezeMayLift } from './fleet-guards';
 import { isPatched, PATCHES } from './patches';
+import { HEARTBEAT_TIMEOUT_MS } from './heartbeats';
 
 /**
  * A one-server run held by a change freeze checks again when the freeze should lift, at once when a
@@ -76,10 +77,10 @@ const backstop = (step: RunStepDefinition) => ((step.timeout_seconds ?? DEFAULT_
 
 const followingOptions = (step: RunStepDefinition, taskQueue: string): ActivityOptions => ({
   taskQueue,
-  // A worker that died leaves its task queue unpolled: give up quickly and run the command again.
-  scheduleToStartTimeout: '15 seconds',
+  // A worker that died leaves its task queue unpolled: give up as soon as on a lost heartbeat and run the command again.
+  scheduleToStartTimeout: HEARTBEAT_TIMEOUT_MS,
   startToCloseTimeout: backstop(step),
-  heartbeatTimeout: '15 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   cancellationType: WAIT_CANCELLATION_COMPLETED,
   retry: { maximumAttempts: 1 },
   summary: step.name,
@@ -88,7 +89,7 @@ const followingOptions = (step: RunStepDefinition, taskQueue: string): ActivityO
 /** A step whose command was lost with its worker runs again, on any worker, as a heartbeating activity. */
 const rerunOptions = (step: RunStepDefinition): ActivityOptions => ({
   startToCloseTimeout: backstop(step),
-  heartbeatTimeout: '15 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   cancellationType: WAIT_CANCELLATION_COMPLETED,
   retry: transportRetry,
   summary: step.name,

@@ -61,6 +61,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       security: embedded ? undefined : config.temporal.security,
       maxConcurrentSteps: config.worker.maxConcurrentSteps,
       stickyTimeoutSeconds: config.worker.stickyTimeoutSeconds,
+      heartbeatTimeoutSeconds: config.worker.heartbeatTimeoutSeconds,
     },
     {
       secretBox,

@@ -8,6 +8,7 @@ import { activitySources, mergeActivities, type ActivityDeps, type ActivitySourc
 import type { Logger } from '../logger';
 import type { TemporalSecurity } from '../config';
 import { connectionOptions } from '../domain/temporal/connection';
+import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS, HEARTBEAT_TIMEOUT_DEFINE } from '../domain/contracts/heartbeats';
 
 /**
  * The workflows' sources: beside this file's folder's parent in a checkout; run from dist/ (`npm
@@ -65,11 +66,18 @@ export function installTemporalRuntime(log: Logger, metricsAddress?: string): bo
 
 /**
  * Bundling the workflows with webpack takes seconds; the bundle is cached under BOSUN_HOME, keyed by
- * the workflow sources, the contracts they import and the SDK version, so a warm start skips it.
+ * the workflow sources, the contracts they import, the SDK version and the settings written into it
+ * (the heartbeat timeout, workflows/heartbeats.ts), so a warm start skips it.
  */
-export async function cachedWorkflowBundle(cacheDir: string, log: Logger): Promise<{ codePath: string }> {
+export async function cachedWorkflowBundle(
+  cacheDir: string,
+  log: Logger,
+  { heartbeatTimeoutSeconds = DEFAULT_HEARTBEAT_TIMEOUT_SECONDS }: { heartbeatTimeoutSeconds?: number } = {},
+): Promise<{ codePath: string }> {
+  const heartbeatTimeoutMs = heartbeatTimeoutSeconds * 1000;
   const hash = createHash('sha256');
   hash.update(require('@temporalio/workflow/package.json').version as string);
+  hash.update(`heartbeat:${heartbeatTimeoutMs}`);
   for (const dir of [WORKFLOWS_DIR, CONTRACTS_DIR]) {
     for (const file of readdirSync(dir).sort()) hash.update(file).update(readFileSync(path.join(dir, file)));
   }
@@ -80,6 +88,12 @@ export async function cachedWorkflowBundle(cacheDir: string, log: Logger): Promi
       // The sources in a checkout; the compiled JavaScript in an image that runs dist/.
       workflowsPath: path.join(WORKFLOWS_DIR, existsSync(path.join(WORKFLOWS_DIR, 'index.ts')) ? 'index.ts' : 'index.js'),
       logger: new DefaultLogger('WARN'),
+      webpackConfigHook: (config) => {
+        // The worker's heartbeat timeout, a constant of this bundle (webpack ships with the SDK's bundler).
+        const { DefinePlugin } = require('webpack') as typeof import('webpack');
+        config.plugins = [...(config.plugins ?? []), new DefinePlugin({ [HEARTBEAT_TIMEOUT_DEFINE]: JSON.stringify(heartbeatTimeoutMs) })];
+        return config;
+      },
     });
     mkdirSync(cacheDir, { recursive: true });
     const partial = `${codePath}.${process.pid}.tmp`;
@@ -105,6 +119,11 @@ export interface WorkerSettings {
    * how long the runs of a worker killed outright (SIGKILL, a crash, its machine gone) stand still.
    */
   stickyTimeoutSeconds?: number;
+  /**
+   * WORKER_HEARTBEAT_TIMEOUT_SECONDS (15 unless given): how long a step, transfer or other heartbeating
+   * activity of a worker that died silently stands still before another worker takes it over.
+   */
+  heartbeatTimeoutSeconds?: number;
 }
 
 /** The SDK's default (min(10, slots)): each workflow-task poll holds a workflow-task slot while it waits. */
@@ -179,7 +198,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
-    workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log),
+    workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log, { heartbeatTimeoutSeconds: settings.heartbeatTimeoutSeconds }),
     activities,
     shutdownGraceTime: '10 seconds',
     stickyQueueScheduleToStartTimeout: `${settings.stickyTimeoutSeconds ?? 10} seconds`,

@@ -1,7 +1,13 @@
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { eventually, runEnded } from '../support/bosun';
 import type { User } from '../support/client';
 import { longStep, tickingOutput, tickingStep } from '../support/fixtures';
 import { BosunProcesses, externalServicesEnv } from '../support/processes';
+import { sharedServices, TEST_HEARTBEAT_TIMEOUT_SECONDS } from '../support/shared';
+
+const { EventType, TimeoutType } = temporal.api.enums.v1;
 
 describe('runs survive the death of Bosun’s own processes', () => {
   const bosun = new BosunProcesses(externalServicesEnv('durable'));
@@ -49,6 +55,19 @@ describe('runs survive the death of Bosun’s own processes', () => {
     expect(run.status).toBe('success');
     expect(run.steps[0].output).toMatch(/^begin\nmiddle\n[\s\S]*--- attempt 2: the previous attempt was interrupted; running the command again ---\nbegin\nmiddle\nend\n$/);
     expect(run.steps[0].attempts).toBe(2);
+
+    // Taken over when the killed worker's heartbeats stopped for the Bosun's WORKER_HEARTBEAT_TIMEOUT_SECONDS (6 s here, 15 by default).
+    const connection = await Connection.connect({ address: sharedServices().temporalAddress });
+    try {
+      const { events } = await new Client({ connection }).workflow.getHandle(deploymentRunWorkflowId(runId)).fetchHistory();
+      const scheduled = (events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+      expect(scheduled.length).toBeGreaterThan(0);
+      for (const e of scheduled) expect(Number(e.activityTaskScheduledEventAttributes!.heartbeatTimeout!.seconds)).toBe(TEST_HEARTBEAT_TIMEOUT_SECONDS);
+      const timedOut = (events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT);
+      expect(timedOut.map((e) => e.activityTaskTimedOutEventAttributes!.failure!.timeoutFailureInfo!.timeoutType)).toEqual([TimeoutType.TIMEOUT_TYPE_HEARTBEAT]);
+    } finally {
+      await connection.close();
+    }
   }, 150_000);
 
   test('restart the API during a run: the run goes on, polling and live events resume', async () => {

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger';
 import { cachedWorkflowBundle } from '../../src/worker/temporal-worker';
 import { portForProcess } from './ports';
 import { Sshd } from './sshd';
-import { TEST_ENV_VAR, type SharedServices } from './shared';
+import { TEST_ENV_VAR, TEST_HEARTBEAT_TIMEOUT_SECONDS, type SharedServices } from './shared';
 
 const REPO = path.resolve(__dirname, '../..');
 
@@ -68,7 +68,8 @@ export default async function globalSetup(): Promise<void> {
       startTemporalDevServer({ binary: temporalBinary, dbFile: path.join(dir, 'temporal.db'), port, uiPort, namespace: 'default', logDir: dir }),
     ),
     portForProcess().then((port) => Sshd.start(path.join(dir, 'sshd'), port)),
-    cachedWorkflowBundle(cacheDir, log),
+    // The tests' Bosuns' bundle, and the default one (the workflow tests' workers, the replays).
+    cachedWorkflowBundle(cacheDir, log, { heartbeatTimeoutSeconds: TEST_HEARTBEAT_TIMEOUT_SECONDS }).then(() => cachedWorkflowBundle(cacheDir, log)),
     built(),
   ]);
   const logFile = path.join(dir, 'bosun-logs.jsonl');

@@ -3,6 +3,12 @@ import type { SshdInfo } from './sshd';
 
 export const TEST_ENV_VAR = 'BOSUN_TEST_SERVICES';
 
+/**
+ * The tests' Bosuns' WORKER_HEARTBEAT_TIMEOUT_SECONDS: a killed worker's step is taken over after 6 s
+ * rather than 15 (its workflow bundle made once, by the global setup).
+ */
+export const TEST_HEARTBEAT_TIMEOUT_SECONDS = 6;
+
 export interface SharedServices {
   dir: string;
   cacheDir: string;

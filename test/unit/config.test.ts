@@ -10,7 +10,8 @@ describe('configuration from the environment', () => {
     expect(config.http).toMatchObject({ host: '127.0.0.1', port: 3000, portExplicit: false });
     expect(config.temporal).toMatchObject({ namespace: 'default', taskQueue: 'bosun', port: 7233, uiPort: 8233 });
     expect(config.servers.healthIntervalSeconds).toBe(60);
-    expect(config.worker).toEqual({ maxConcurrentSteps: 200, stickyTimeoutSeconds: 10 });
+    expect(config.worker).toEqual({ maxConcurrentSteps: 200, stickyTimeoutSeconds: 10, heartbeatTimeoutSeconds: 15 });
+    expect(loadConfig({ WORKER_HEARTBEAT_TIMEOUT_SECONDS: '6' }).worker.heartbeatTimeoutSeconds).toBe(6);
     expect(loadConfig({ WORKER_STICKY_TIMEOUT_SECONDS: '3' }).worker.stickyTimeoutSeconds).toBe(3);
     expect(config.home).toMatch(/\.bosun$/);
     expect(Object.isFrozen(config)).toBe(true);
@@ -22,6 +23,8 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ SERVER_HEALTH_INTERVAL_SECONDS: '0' })).toThrow(/SERVER_HEALTH_INTERVAL_SECONDS/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
     expect(() => loadConfig({ WORKER_STICKY_TIMEOUT_SECONDS: '0' })).toThrow(/WORKER_STICKY_TIMEOUT_SECONDS/);
+    // Below 5 s a busy worker's heartbeats (every second or two) could miss it, and its steps run twice.
+    expect(() => loadConfig({ WORKER_HEARTBEAT_TIMEOUT_SECONDS: '2' })).toThrow(/WORKER_HEARTBEAT_TIMEOUT_SECONDS/);
   });
 
   test('secret values are never echoed in the message', () => {
