@@ -40,6 +40,7 @@ const envSchema = z.object({
   WORKER_STICKY_TIMEOUT_SECONDS: positiveInt.max(600).default(10),
   // Above the 2 s between two heartbeats of any activity, with a margin for a busy worker.
   WORKER_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(5).max(600).default(15),
+  WORKER_SHUTDOWN_GRACE_SECONDS: positiveInt.max(3600).default(10),
 
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
@@ -140,9 +141,10 @@ export interface Config {
    * maxConcurrentSteps: how many steps one worker process runs at once. stickyTimeoutSeconds: how long
    * a workflow task waits for the worker that ran its workflow last before any worker takes it.
    * heartbeatTimeoutSeconds: how long a heartbeating activity (a step's command) of a worker that died
-   * silently stands still before another worker takes it over.
+   * silently stands still before another worker takes it over. shutdownGraceSeconds: how long a
+   * stopping worker lets its running activities finish before it hands them back.
    */
-  worker: { maxConcurrentSteps: number; stickyTimeoutSeconds: number; heartbeatTimeoutSeconds: number };
+  worker: { maxConcurrentSteps: number; stickyTimeoutSeconds: number; heartbeatTimeoutSeconds: number; shutdownGraceSeconds: number };
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number; importVerifyConcurrency: number };
@@ -227,7 +229,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       },
       uiUrl: e.TEMPORAL_UI_URL,
     },
-    worker: { maxConcurrentSteps: e.WORKER_MAX_CONCURRENT_STEPS, stickyTimeoutSeconds: e.WORKER_STICKY_TIMEOUT_SECONDS, heartbeatTimeoutSeconds: e.WORKER_HEARTBEAT_TIMEOUT_SECONDS },
+    worker: {
+      maxConcurrentSteps: e.WORKER_MAX_CONCURRENT_STEPS,
+      stickyTimeoutSeconds: e.WORKER_STICKY_TIMEOUT_SECONDS,
+      heartbeatTimeoutSeconds: e.WORKER_HEARTBEAT_TIMEOUT_SECONDS,
+      shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
+    },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS, importVerifyConcurrency: e.IMPORT_VERIFY_CONCURRENCY },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },

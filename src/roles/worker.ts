@@ -62,6 +62,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       maxConcurrentSteps: config.worker.maxConcurrentSteps,
       stickyTimeoutSeconds: config.worker.stickyTimeoutSeconds,
       heartbeatTimeoutSeconds: config.worker.heartbeatTimeoutSeconds,
+      shutdownGraceSeconds: config.worker.shutdownGraceSeconds,
     },
     {
       secretBox,

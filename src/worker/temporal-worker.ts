@@ -124,6 +124,8 @@ export interface WorkerSettings {
    * activity of a worker that died silently stands still before another worker takes it over.
    */
   heartbeatTimeoutSeconds?: number;
+  /** WORKER_SHUTDOWN_GRACE_SECONDS (10 unless given): how long a stopping worker lets its activities finish before it hands them back. */
+  shutdownGraceSeconds?: number;
 }
 
 /** The SDK's default (min(10, slots)): each workflow-task poll holds a workflow-task slot while it waits. */
@@ -200,7 +202,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     taskQueue: settings.taskQueue,
     workflowBundle: await cachedWorkflowBundle(settings.cacheDir, deps.log, { heartbeatTimeoutSeconds: settings.heartbeatTimeoutSeconds }),
     activities,
-    shutdownGraceTime: '10 seconds',
+    shutdownGraceTime: `${settings.shutdownGraceSeconds ?? 10} seconds`,
     stickyQueueScheduleToStartTimeout: `${settings.stickyTimeoutSeconds ?? 10} seconds`,
     ...workerConcurrency(settings.maxConcurrentSteps),
     ...heartbeats,
@@ -211,7 +213,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     taskQueue: handoffTaskQueue,
     activities: { awaitStep: activities.awaitStep },
     maxConcurrentActivityTaskExecutions: FOLLOWED_COMMANDS,
-    shutdownGraceTime: '10 seconds',
+    shutdownGraceTime: `${settings.shutdownGraceSeconds ?? 10} seconds`,
     ...heartbeats,
   });
   const worker: BosunWorker = {

@@ -10,7 +10,8 @@ type Run = { status: string; steps: Array<{ status: string; output: string; atte
 
 describe('two API processes and two workers on one MongoDB and one Temporal', () => {
   const services = sharedServices();
-  const bosun = new BosunProcesses(externalServicesEnv('two-nodes'));
+  // A stopping worker lets its steps run for 4 s (WORKER_SHUTDOWN_GRACE_SECONDS; 10 by default) before it hands them back.
+  const bosun = new BosunProcesses({ ...externalServicesEnv('two-nodes'), WORKER_SHUTDOWN_GRACE_SECONDS: '4' });
   let temporal: Connection;
   /** The same user on API 1 and on API 2. */
   let viaApi1: User;
@@ -81,11 +82,11 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
   }, 150_000);
 
   test('SIGTERM of a worker whose step outlasts the grace time: the command is stopped and run again by another worker', async () => {
-    const { id: long } = await viaApi1.defineDeployment(serverId, [longStep(20)], 'long');
+    const { id: long } = await viaApi1.defineDeployment(serverId, [longStep(12)], 'long');
     const { run_id: runId } = await viaApi1.trigger(long);
     await viaApi2.waitForRun(long, runId, (r: Run) => r.steps[0]!.output.includes('begin'), 30_000);
     const executing = await workerRunning(runId);
-    // Its 10 s of grace pass before the command's 20 s: it is stopped and handed back.
+    // Its 4 s of grace pass before the command's 12 s: it is stopped and handed back.
     expect(await executing!.stop('SIGTERM')).toBe(0);
 
     const run: Run = await viaApi2.waitForRun(long, runId, runEnded, 120_000);
