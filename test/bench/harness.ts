@@ -1,16 +1,26 @@
+import { loadConfig } from '../../src/config';
 import { startBosun, type Bosun, type BosunOptions } from '../support/bosun';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
 
 /**
  * Runs a bench on the test run's real services (mongod, Temporal dev server, sshd) with one Bosun
- * in this process, measured without the tests' debug log; exits 0, or 1 with the error.
+ * in this process, measured without the tests' debug log; exits 0, or 1 with the error. The Bosun
+ * keeps production's worker timeouts (heartbeat, sticky queue, shutdown grace), not the shorter ones
+ * the tests' Bosuns use to get over killed workers quickly: a saturated worker is measured as users
+ * run it (with 6 s of heartbeat timeout, 100 targets at once on two cores ran a step twice).
  */
 export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<void>): void {
   process.env.TEST_LOG_LEVEL ??= 'silent';
+  const defaults = loadConfig({}).worker;
+  const production = {
+    WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(defaults.heartbeatTimeoutSeconds),
+    WORKER_STICKY_TIMEOUT_SECONDS: String(defaults.stickyTimeoutSeconds),
+    WORKER_SHUTDOWN_GRACE_SECONDS: String(defaults.shutdownGraceSeconds),
+  };
   const run = async () => {
     await globalSetup();
-    const bosun = await startBosun(options);
+    const bosun = await startBosun({ ...options, env: { ...production, ...options.env } });
     try {
       await body(bosun);
     } finally {
