@@ -8,7 +8,7 @@ import globalTeardown from '../support/global-teardown';
  * in this process, measured without the tests' debug log; exits 0, or 1 with the error. The Bosun
  * keeps production's worker timeouts (heartbeat, sticky queue, shutdown grace), not the shorter ones
  * the tests' Bosuns use to get over killed workers quickly: a saturated worker is measured as users
- * run it (with 6 s of heartbeat timeout, 100 targets at once on two cores ran a step twice).
+ * run it.
  */
 export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<void>): void {
   process.env.TEST_LOG_LEVEL ??= 'silent';
