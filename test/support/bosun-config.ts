@@ -7,7 +7,7 @@ import type { Planner } from '../../src/domain/planner/types';
 import pino, { type DestinationStream } from 'pino';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger, type Logger } from '../../src/logger';
-import { TEST_HEARTBEAT_TIMEOUT_SECONDS, type SharedServices } from './shared';
+import { TEST_WORKER_TIMEOUTS, type SharedServices } from './shared';
 
 /*
  * How a test's Bosun is configured: the options a test may ask for, turned into Bosun's own settings
@@ -71,9 +71,7 @@ export function testConfig(options: BosunOptions, env: Record<string, string | u
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 10_000),
     BODY_LIMIT_BYTES: String(options.bodyLimitBytes ?? 1024 * 1024),
     STEP_OUTPUT_LIMIT_BYTES: String(options.stepOutputLimitBytes ?? 128 * 1024),
-    // A stopped Bosun's runs move on to the next one's worker after 3 s rather than 10, its steps after 6 rather than 15.
-    WORKER_STICKY_TIMEOUT_SECONDS: '3',
-    WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(TEST_HEARTBEAT_TIMEOUT_SECONDS),
+    ...TEST_WORKER_TIMEOUTS,
     ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
     ...(options.maxConcurrentSteps ? { WORKER_MAX_CONCURRENT_STEPS: String(options.maxConcurrentSteps) } : {}),
     ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),

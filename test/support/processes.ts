@@ -7,7 +7,7 @@ import path from 'node:path';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { userAt, type User } from './client';
 import { portForProcess } from './ports';
-import { sharedServices, TEST_ENV_VAR, TEST_HEARTBEAT_TIMEOUT_SECONDS } from './shared';
+import { sharedServices, TEST_ENV_VAR, TEST_WORKER_TIMEOUTS } from './shared';
 
 export const REPO = path.resolve(__dirname, '../..');
 
@@ -50,9 +50,8 @@ export function externalServicesEnv(name: string): NodeJS.ProcessEnv {
     TEMPORAL_TASK_QUEUE: `bosun-${name}-${id}`,
     // Logged at debug and searched for secrets at the end of the run (global-teardown).
     LOG_LEVEL: 'debug',
-    // A killed worker's runs move on to another after 3 s rather than 10, its steps after 6 rather than 15: these files kill workers.
-    WORKER_STICKY_TIMEOUT_SECONDS: '3',
-    WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(TEST_HEARTBEAT_TIMEOUT_SECONDS),
+    // These files kill workers.
+    ...TEST_WORKER_TIMEOUTS,
   };
 }
 

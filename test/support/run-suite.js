@@ -20,14 +20,12 @@ const run = (command, args) =>
 async function main() {
   const scale = await run(npm, ['run', '--silent', 'test:scale']);
   if (scale !== 0) return scale;
-  let typecheck;
   const typechecked = run(npm, ['run', '--silent', 'typecheck']).then((code) => {
-    typecheck = code;
     if (code !== 0) process.stderr.write('\nnpm test: the type check failed (its errors above); the tests go on, and the command fails\n\n');
     return code;
   });
   const tests = await run(process.execPath, [require.resolve('jest/bin/jest'), ...process.argv.slice(2)]);
-  await typechecked;
+  const typecheck = await typechecked;
   if (typecheck !== 0) process.stderr.write('npm test: the type check failed (its errors above)\n');
   return tests || typecheck;
 }

@@ -9,6 +9,15 @@ export const TEST_ENV_VAR = 'BOSUN_TEST_SERVICES';
  */
 export const TEST_HEARTBEAT_TIMEOUT_SECONDS = 6;
 
+/**
+ * The worker timeouts of every Bosun the tests start, in process or not: a stopped or killed worker's
+ * runs move on to another after 3 s rather than 10 (its sticky queue), its steps after 6 rather than 15.
+ */
+export const TEST_WORKER_TIMEOUTS = {
+  WORKER_STICKY_TIMEOUT_SECONDS: '3',
+  WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(TEST_HEARTBEAT_TIMEOUT_SECONDS),
+};
+
 export interface SharedServices {
   dir: string;
   cacheDir: string;
