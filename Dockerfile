@@ -19,8 +19,8 @@ COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
-# `npm ci` compiles to dist/ (the `prepare` script runs tsc, a devDependency: NODE_ENV=production would
-# leave it out, hence --include=dev); the build tools are then dropped.
+# `npm ci` compiles to dist/ (the `prepare` script, with esbuild); the development tools (the tests',
+# TypeScript's type checker) are then dropped.
 RUN npm ci --include=dev --no-audit --no-fund \
     && npm prune --omit=dev --no-audit --no-fund \
     && npm cache clean --force

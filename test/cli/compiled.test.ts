@@ -50,6 +50,24 @@ describe('the bosun command ships as compiled JavaScript', () => {
     expect((await runCli(['--help'], process.env, checkout)).stderr).toBe('');
   }, 180_000);
 
+  test('a source that does not compile is said, and the older build is not run in its place; fixed, it compiles again', async () => {
+    expect((await runCli(['--help'], process.env, checkout)).code).toBe(0);
+    const source = path.join(checkout, 'src/cli/print.ts');
+    const good = readFileSync(source, 'utf8');
+    writeFileSync(source, `${good}\nexport const broken = ;\n`);
+    const refused = await runCli(['--help'], process.env, checkout);
+    expect(refused.code).toBe(3);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('src/cli/print.ts');
+    expect(refused.stderr).toContain('bosun: a source does not compile');
+    // Not stamped: the next call tries again, and compiles once the source is fixed.
+    expect((await runCli(['--help'], process.env, checkout)).code).toBe(3);
+    writeFileSync(source, good);
+    const fixed = await runCli(['--help'], process.env, checkout);
+    expect([fixed.code, fixed.stderr]).toEqual([0, expect.stringContaining('compiling to dist/')]);
+    expect(fixed.stdout).toMatch(HELP);
+  }, 120_000);
+
   test('it runs with plain node: no tsx, no TypeScript source, the compiled CLI from dist/', async () => {
     expect((await runCli(['--help'], process.env, checkout)).code).toBe(0);
     // Every node process the command starts says how it was started and what it loaded.

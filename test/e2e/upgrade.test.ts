@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bearer } from '../support/bosun';
-import { BosunProcess, embeddedStackEnv, REPO, runCli } from '../support/processes';
+import { BosunProcess, embeddedStackEnv, REPO, runCliFromSources } from '../support/processes';
 import supertest from 'supertest';
 
 /**
@@ -43,7 +43,7 @@ describe('upgrading a data directory made by the version before people and roles
     const admin = old.firstToken!;
     const { MONGOD_PATH: _m, ...cliEnv } = env;
     const made = async (name: string, scopes: string) => {
-      const created = await runCli(['tokens', 'create', '--org', 'default', '--name', name, '--scopes', scopes], cliEnv, previous);
+      const created = await runCliFromSources(['tokens', 'create', '--org', 'default', '--name', name, '--scopes', scopes], cliEnv, previous);
       expect([name, created.code, created.stdout]).toEqual([name, 0, expect.stringMatching(/^bsn_/)]);
       return created.stdout.trim();
     };

@@ -81,10 +81,19 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, checkout = REPO):
   return startCli(args, env, checkout).finished;
 }
 
+/**
+ * The `bosun` command of another copy of the repository (an older version, for an upgrade) run from
+ * its sources through tsx, as its BosunProcess is: its own bin.js would first compile a dist/ of its
+ * own with that version's build (tsc then: half a minute), which is not what such a test is about.
+ */
+export function runCliFromSources(args: string[], env: NodeJS.ProcessEnv, checkout: string): Promise<Finished> {
+  return startCli(args, env, checkout, ['--import', 'tsx', path.join(checkout, 'src/cli/index.ts')]).finished;
+}
+
 /** The `bosun` command started: what it printed so far (`output()`), and how it finished. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, checkout = REPO) {
+export function startCli(args: string[], env: NodeJS.ProcessEnv, checkout = REPO, entry = [path.join(checkout, 'src/cli/bin.js')]) {
   // The CLI's stdout is its answer (a token, a table): keep its own logging quiet.
-  const child = spawn(process.execPath, [path.join(checkout, 'src/cli/bin.js'), ...args], { cwd: checkout, env: { ...env, LOG_LEVEL: 'warn' } });
+  const child = spawn(process.execPath, [...entry, ...args], { cwd: checkout, env: { ...env, LOG_LEVEL: 'warn' } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c) => (stdout += c));
