@@ -173,8 +173,9 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
     if (periodic) await expectOk(await ops.request('delete', periodic), 204, 'delete the periodic schedule');
     const within5m = await ops.defineDeployment(serverId, [{ name: 'backup', command: 'echo backup' }], 'catch-up-5m');
     const within10s = await ops.defineDeployment(serverId, [{ name: 'rotate', command: 'echo rotate' }], 'catch-up-10s');
-    // One tick of each, daily (no other tick comes near), at the next minute far enough ahead for the crash to come first.
-    const due = next(Date.now() + 20 * SECOND, MINUTE);
+    // One tick of each, daily (no other tick comes near), at the next minute far enough ahead for the
+    // crash to come first (two schedules to create, then the kill: seconds, even on a loaded machine).
+    const due = next(Date.now() + 12 * SECOND, MINUTE);
     const cron = `${new Date(due).getUTCMinutes()} ${new Date(due).getUTCHours()} * * *`;
     const lenient = await createSchedule(within5m.id, { name: 'backup', cron, catch_up_window: '5m' });
     const strict = await createSchedule(within10s.id, { name: 'rotate', cron, catch_up_window: '10s' });
