@@ -27,9 +27,12 @@ type Json = any;
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
 /** The every-PERIOD schedule's interval (Temporal aligns an interval's ticks to multiples of it). */
-const PERIOD = 20 * SECOND;
-/** How late after a paused due time the schedule is unpaused: the scheduler has long passed that tick by then. */
-const PAUSE_MARGIN = 8 * SECOND;
+const PERIOD = 12 * SECOND;
+/**
+ * How late after a paused due time the schedule is unpaused: the scheduler has long passed that tick
+ * by then, and the next one is still PERIOD - PAUSE_MARGIN away (time to look, and to unpause).
+ */
+const PAUSE_MARGIN = 6 * SECOND;
 /** The strict schedule's catch-up window, and how long past it the stack stays down. */
 const STRICT_WINDOW = 10 * SECOND;
 const DOWN_PAST_STRICT_WINDOW = 5 * SECOND;
@@ -112,10 +115,10 @@ describe('schedules on the embedded stack: ticks, pause, and a crash across a ti
     await Promise.all(started.map((b) => b.stop('SIGINT')));
   }, 60_000);
 
-  test('a schedule every 20 s runs twice, is paused (no run; the tick is recorded as paused), and runs again once unpaused', async () => {
+  test(`a schedule every ${PERIOD / SECOND} s runs twice, is paused (no run; the tick is recorded as paused), and runs again once unpaused`, async () => {
     const deployment = await ops.defineDeployment(serverId, [{ name: 'tick', command: 'echo tick' }], 'periodic');
-    const schedule = await createSchedule(deployment.id, { name: 'periodic', every: '20s', catch_up_window: '10s', note: 'every 20 seconds' });
-    expect(schedule).toMatchObject({ every: '20s', time_zone: 'UTC', paused: false, catch_up_window: '10s' });
+    const schedule = await createSchedule(deployment.id, { name: 'periodic', every: `${PERIOD / SECOND}s`, catch_up_window: '10s', note: `every ${PERIOD / SECOND} seconds` });
+    expect(schedule).toMatchObject({ every: `${PERIOD / SECOND}s`, time_zone: 'UTC', paused: false, catch_up_window: '10s' });
     periodic = `${schedulesOf(deployment.id)}/${schedule.id}`;
     // Temporal carries it: every PERIOD on multiples of it, the first within a PERIOD from now.
     const [first0, second0] = schedule.next_runs.map((r: Json) => Date.parse(r.at));

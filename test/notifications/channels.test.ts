@@ -1,5 +1,6 @@
 import { MongoClient, ObjectId } from 'mongodb';
-import { eventually, startBosun, type Bosun } from '../support/bosun';
+import { eventually } from '../support/eventually';
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { userWithToken, type User } from '../support/client';
 import { parseMetrics, valueOf } from '../support/metrics';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -13,7 +14,7 @@ import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver
 type Json = any;
 
 describe('notification channels', () => {
-  let bosun: Bosun;
+  let bosun: SharedBosun;
   let admin: User;
   let server: string;
   let receiver: WebhookReceiver;
@@ -27,7 +28,7 @@ describe('notification channels', () => {
   const deliveries = async (channel: string, query = '') => (await channels(`/${channel}/deliveries${query}`)).body.data as Json[];
 
   beforeAll(async () => {
-    bosun = await startBosun();
+    bosun = await sharedBosun();
     admin = userWithToken(bosun, await bosun.token('acme'));
     server = await admin.addServer({ host: '127.0.0.1', tags: ['web'] });
   }, 120_000);
@@ -97,7 +98,7 @@ describe('notification channels', () => {
     expect(message!.id).toMatch(/^msg_[0-9a-f]{24}$/);
     expect(message!.json).toMatchObject({
       type: 'run.succeeded',
-      organization: { slug: 'acme' },
+      organization: { slug: bosun.org('acme') },
       run: { id: run.id, status: 'success', error: null, actor: { name: expect.any(String) } },
       deployment: { id: ok.id, name: 'notify-ok' },
       summary: 'Run of notify-ok succeeded',
@@ -244,9 +245,15 @@ describe('notification channels', () => {
     const deployment = await admin.defineDeployment(server, [{ name: 'hello', command: 'echo hello' }]);
     await admin.runToEnd(deployment.id);
     await eventually(async () => receiver.received.length, (n) => n >= 1);
-    const { NotificationDeliveryModel } = await import('../../src/domain/notifications/model');
     expect((await channels(`/${channel.id}`, 'delete')).status).toBe(204);
-    const dropped = await eventually(() => NotificationDeliveryModel.find({ channel_id: channel.id }).lean(), (d) => d.length === 1 && d[0]!.status === 'dropped');
-    expect(dropped[0]!.reason).toBe('the channel was deleted');
+    // The channel is gone, its deliveries with it from the API: the database says what became of them.
+    const db = await MongoClient.connect(bosun.mongoUri);
+    try {
+      const deliveries = db.db().collection('notification_deliveries');
+      const dropped = await eventually(() => deliveries.find({ channel_id: new ObjectId(channel.id as string) }).toArray(), (d) => d.length === 1 && d[0]!.status === 'dropped');
+      expect(dropped[0]!.reason).toBe('the channel was deleted');
+    } finally {
+      await db.close();
+    }
   }, 60_000);
 });
