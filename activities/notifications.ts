@@ -22,6 +22,8 @@ export interface NotificationActivityDeps {
   notificationMetrics?: { count(channel: string, outcome: string): void; delivered(seconds: number): void };
   /** Aborted when this worker begins to stop: the drain hands its work back at once rather than holding the shutdown for its grace time. */
   workerStopping?: AbortSignal;
+  /** NOTIFICATION_RETRY_SECONDS: the wait before a refused delivery's retry, given to each subject's workflow it starts (5 s unless given). */
+  notificationRetrySeconds?: number;
 }
 
 /** How often the dispatcher looks for new events and deliveries to queue: a notification leaves within about this. */
@@ -39,11 +41,14 @@ async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Prom
   await Promise.all(lanes);
 }
 
-/** The retry policy's delays (the workflow's): the next attempt after attempt `n` failed. */
+/**
+ * The retry policy's delays (the workflow's: its first wait is NOTIFICATION_RETRY_SECONDS of the worker
+ * that started it, 5 s by default): the next attempt after attempt `n` failed.
+ */
 export const INITIAL_RETRY_SECONDS = 5;
 export const MAX_RETRY_SECONDS = 3600;
 export const GIVE_UP_AFTER_SECONDS = 24 * 3600;
-export const retryDelaySeconds = (attempt: number) => Math.min(INITIAL_RETRY_SECONDS * 2 ** (attempt - 1), MAX_RETRY_SECONDS);
+export const retryDelaySeconds = (attempt: number, initialSeconds = INITIAL_RETRY_SECONDS) => Math.min(initialSeconds * 2 ** (attempt - 1), MAX_RETRY_SECONDS);
 
 type ToSend = NonNullable<Awaited<ReturnType<typeof deliveries.deliveryToSend>>>;
 type Attempt = Parameters<typeof deliveries.recordAttempt>[2];
@@ -74,9 +79,10 @@ async function postDelivery(
 }
 
 /** When to try a delivery again after attempt `attempt` failed; null once its day (GIVE_UP_AFTER_SECONDS) would be over. */
-function nextAttemptAfter(createdAt: Date, attempt: number): () => Date | null {
+function nextAttemptAfter(createdAt: Date, attempt: number, initialSeconds: number): () => Date | null {
   const elapsed = (Date.now() - createdAt.getTime()) / 1000;
-  return () => (elapsed + retryDelaySeconds(attempt) < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + retryDelaySeconds(attempt) * 1000) : null);
+  const delay = retryDelaySeconds(attempt, initialSeconds);
+  return () => (elapsed + delay < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + delay * 1000) : null);
 }
 
 /** No answer to record: an address refused (the delivery failed, for good), or none came (an attempt to retry). */
@@ -128,7 +134,7 @@ class ReceiverRefused extends Error {
  * parallel, each subject's deliveries one after another, oldest event first (their order there is
  * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
  */
-async function drainOnce(context: Context): Promise<number> {
+async function drainOnce(context: Context, retryInitialMs: number | undefined): Promise<number> {
   let handled = 0;
   for (;;) {
     const events = await deliveries.undispatchedEvents(BATCH);
@@ -151,7 +157,7 @@ async function drainOnce(context: Context): Promise<number> {
         await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
           workflowId,
           taskQueue: context.info.taskQueue,
-          args: [{ channelId: ref.channelId, subject: ref.subject }],
+          args: [{ channelId: ref.channelId, subject: ref.subject, ...(retryInitialMs ? { retryInitialMs } : {}) }],
           signal: DELIVER_SIGNAL,
           signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
           staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
@@ -166,7 +172,8 @@ async function drainOnce(context: Context): Promise<number> {
   return handled;
 }
 
-export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping }: NotificationActivityDeps) {
+export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping, notificationRetrySeconds }: NotificationActivityDeps) {
+  const retryInitialMs = notificationRetrySeconds === undefined ? undefined : notificationRetrySeconds * 1000;
   const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
 
   return {
@@ -183,7 +190,7 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       let handled = 0;
       while (Date.now() < until && !context.cancellationSignal.aborted) {
         throwIfStopping(workerStopping, 'drains the notification outbox');
-        const found = await drainOnce(context);
+        const found = await drainOnce(context, retryInitialMs);
         handled += found;
         context.heartbeat();
         if (found) continue;
@@ -215,7 +222,10 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
 
       const at = new Date();
       const started = Date.now();
-      const nextAttemptAt = nextAttemptAfter(delivery.createdAt, context.info.attempt);
+      // The policy this attempt runs under (the one its workflow scheduled it with; the SDK gives it in ms).
+      const initial = context.info.retryPolicy?.initialInterval;
+      const initialMs = typeof initial === 'number' ? initial : INITIAL_RETRY_SECONDS * 1000;
+      const nextAttemptAt = nextAttemptAfter(delivery.createdAt, context.info.attempt, initialMs / 1000);
       let answer: Answer | undefined;
       try {
         answer = await postDelivery({ secretBox, consoleUrl }, { deliveryId, channel, event, at });

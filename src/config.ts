@@ -70,6 +70,9 @@ const envSchema = z.object({
   OIDC_CREATE_PEOPLE: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
   OIDC_DISPLAY_NAME: optionalString,
 
+  // The wait before a refused notification's second attempt; each later wait doubles (to an hour at most).
+  NOTIFICATION_RETRY_SECONDS: positiveInt.max(3600).default(5),
+
   AUDIT_CHECKPOINT_MINUTES: z.coerce.number().positive().default(60),
   AUDIT_RETENTION_DAYS: z.coerce.number().positive().default(400),
   // An entry whose outcome never came (Bosun died between a change and its outcome) is chained as unknown after this.
@@ -154,6 +157,8 @@ export interface Config {
   /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
   transfers: { maxBytesPerSecond: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
+  /** Notifications: the wait before a refused delivery's second attempt (doubling after). */
+  notifications: { retrySeconds: number };
   /** The audit trail: checkpoints' period, retention, and how long an entry waits for its outcome. */
   audit: { checkpointMinutes: number; retentionDays: number; pendingSeconds: number };
   /** Schedules: the shortest interval allowed; how often skipped ticks are accounted for, and how long after they could no longer run. */
@@ -242,6 +247,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
     console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS, publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''), oidc: oidcConfig(e) },
+    notifications: { retrySeconds: e.NOTIFICATION_RETRY_SECONDS },
     audit: { checkpointMinutes: e.AUDIT_CHECKPOINT_MINUTES, retentionDays: e.AUDIT_RETENTION_DAYS, pendingSeconds: e.AUDIT_PENDING_SECONDS },
     schedules: { minIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS, sweepSeconds: e.SCHEDULE_SWEEP_SECONDS, accountingGraceSeconds: e.SCHEDULE_ACCOUNTING_GRACE_SECONDS },
     planner: {

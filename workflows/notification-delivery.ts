@@ -5,12 +5,19 @@ import { DELIVER_SIGNAL } from '../src/domain/contracts/workflow-ids';
 
 const deliverSignal = defineSignal<[DeliveryRef]>(DELIVER_SIGNAL);
 
-/** Each attempt: 10 s for the receiver (the request's own timeout), retried from 5 s doubling to 1 h, for 24 h. */
-const sending = proxyActivities<NotificationActivities>({
-  startToCloseTimeout: '30 seconds',
-  scheduleToCloseTimeout: '24 hours',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour' },
-});
+/** Before NOTIFICATION_RETRY_SECONDS, and for a workflow started before it: the first retry's wait. */
+const DEFAULT_RETRY_INITIAL_MS = 5_000;
+
+/**
+ * Each attempt: 10 s for the receiver (the request's own timeout), retried after the workflow's
+ * first wait (NOTIFICATION_RETRY_SECONDS, 5 s by default), doubling to 1 h, for 24 h.
+ */
+const sendingActivities = (retryInitialMs: number) =>
+  proxyActivities<NotificationActivities>({
+    startToCloseTimeout: '30 seconds',
+    scheduleToCloseTimeout: '24 hours',
+    retry: { initialInterval: retryInitialMs, backoffCoefficient: 2, maximumInterval: '1 hour' },
+  });
 
 const bookkeeping = proxyActivities<NotificationActivities>({
   startToCloseTimeout: '1 minute',
@@ -31,6 +38,7 @@ const keyOf = (ref: DeliveryRef) => `${ref.deliveryId}:${ref.round}`;
  * new before its history grows large.
  */
 export async function notificationDeliveryWorkflow(input: NotificationDeliveryInput): Promise<void> {
+  const sending = sendingActivities(input.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS);
   const queue: DeliveryRef[] = [...(input.pending ?? [])];
   const done = new Set(input.done ?? []);
   setHandler(deliverSignal, (ref) => {

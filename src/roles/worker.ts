@@ -84,6 +84,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       },
       audit: { checkpointMinutes: config.audit.checkpointMinutes, retentionDays: config.audit.retentionDays, stopping: workerStopping.signal },
       workerStopping: workerStopping.signal,
+      notificationRetrySeconds: config.notifications.retrySeconds,
     },
   );
   const running = worker.run();

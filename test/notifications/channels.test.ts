@@ -1,6 +1,8 @@
 import { MongoClient, ObjectId } from 'mongodb';
 import { eventually } from '../support/eventually';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { TEST_NOTIFICATION_RETRY_SECONDS } from '../support/shared';
+import { notificationDeliveryWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { userWithToken, type User } from '../support/client';
 import { parseMetrics, valueOf } from '../support/metrics';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -168,7 +170,7 @@ describe('notification channels', () => {
     const channel = await addChannel({ name: `retry-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.succeeded'] });
     receiver.secret = channel.secret;
     const deployment = await admin.defineDeployment(server, [{ name: 'hello', command: 'echo hello' }]);
-    await admin.runToEnd(deployment.id);
+    const run = await admin.runToEnd(deployment.id);
     const [delivery] = await eventually(() => deliveries(channel.id), (d) => d[0]?.status === 'delivered', 90_000);
     expect(receiver.received).toHaveLength(3);
     expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set([delivery.webhook_id]));
@@ -176,6 +178,14 @@ describe('notification channels', () => {
     expect(delivery.attempts.map((a: Json) => a.response_code)).toEqual([503, 503, 200]);
     expect(delivery.attempts[0].response_body).toBe('x'.repeat(200));
     expect(delivery).toMatchObject({ attempt_count: 3, next_attempt_at: null, event: { type: 'run.succeeded' } });
+    // Retried after NOTIFICATION_RETRY_SECONDS (the tests' Bosuns: 1 s; 5 by default), doubling: the
+    // run's workflow of notifications to this channel says so in its history, and the attempts are that far apart at least.
+    const { events } = await bosun.temporal.workflow.getHandle(notificationDeliveryWorkflowId(channel.id, { kind: 'run', id: run.id })).fetchHistory();
+    const sends = (events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendNotification');
+    expect(sends.map((e) => Number(e.activityTaskScheduledEventAttributes!.retryPolicy!.initialInterval!.seconds))).toEqual([TEST_NOTIFICATION_RETRY_SECONDS]);
+    const at = delivery.attempts.map((a: Json) => Date.parse(a.at)).sort((a: number, b: number) => a - b);
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(TEST_NOTIFICATION_RETRY_SECONDS * 1000);
+    expect(at[2] - at[1]).toBeGreaterThanOrEqual(2 * TEST_NOTIFICATION_RETRY_SECONDS * 1000);
 
     const metrics = parseMetrics((await bosun.api.get('/metrics')).text);
     expect(valueOf(metrics, 'bosun_notifications_total', { channel: channel.id, outcome: 'delivered' })).toBe(1);

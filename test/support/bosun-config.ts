@@ -7,7 +7,7 @@ import type { Planner } from '../../src/domain/planner/types';
 import pino, { type DestinationStream } from 'pino';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { createLogger, type Logger } from '../../src/logger';
-import { TEST_WORKER_TIMEOUTS, type SharedServices } from './shared';
+import { TEST_CLOCKS, type SharedServices } from './shared';
 
 /*
  * How a test's Bosun is configured: the options a test may ask for, turned into Bosun's own settings
@@ -71,7 +71,7 @@ export function testConfig(options: BosunOptions, env: Record<string, string | u
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 10_000),
     BODY_LIMIT_BYTES: String(options.bodyLimitBytes ?? 1024 * 1024),
     STEP_OUTPUT_LIMIT_BYTES: String(options.stepOutputLimitBytes ?? 128 * 1024),
-    ...TEST_WORKER_TIMEOUTS,
+    ...TEST_CLOCKS,
     ...(options.maxActiveRuns ? { ORG_MAX_ACTIVE_RUNS: String(options.maxActiveRuns) } : {}),
     ...(options.maxConcurrentSteps ? { WORKER_MAX_CONCURRENT_STEPS: String(options.maxConcurrentSteps) } : {}),
     ...(options.temporalUiUrl ? { TEMPORAL_UI_URL: options.temporalUiUrl } : {}),

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
 import { userAt, type User } from './client';
 import { portForProcess } from './ports';
-import { sharedServices, TEST_ENV_VAR, TEST_WORKER_TIMEOUTS } from './shared';
+import { sharedServices, TEST_ENV_VAR, TEST_CLOCKS } from './shared';
 
 export const REPO = path.resolve(__dirname, '../..');
 
@@ -51,7 +51,7 @@ export function externalServicesEnv(name: string): NodeJS.ProcessEnv {
     // Logged at debug and searched for secrets at the end of the run (global-teardown).
     LOG_LEVEL: 'debug',
     // These files kill workers.
-    ...TEST_WORKER_TIMEOUTS,
+    ...TEST_CLOCKS,
   };
 }
 

@@ -9,13 +9,18 @@ export const TEST_ENV_VAR = 'BOSUN_TEST_SERVICES';
  */
 export const TEST_HEARTBEAT_TIMEOUT_SECONDS = 6;
 
+/** The tests' Bosuns' NOTIFICATION_RETRY_SECONDS: a refused delivery is tried again after 1 s, 2, 4… rather than 5, 10, 20… */
+export const TEST_NOTIFICATION_RETRY_SECONDS = 1;
+
 /**
- * The worker timeouts of every Bosun the tests start, in process or not: a stopped or killed worker's
- * runs move on to another after 3 s rather than 10 (its sticky queue), its steps after 6 rather than 15.
+ * The clocks of every Bosun the tests start, in process or not: a stopped or killed worker's runs
+ * move on to another after 3 s rather than 10 (its sticky queue), its steps after 6 rather than 15; a
+ * refused notification is retried after 1 s rather than 5.
  */
-export const TEST_WORKER_TIMEOUTS = {
+export const TEST_CLOCKS = {
   WORKER_STICKY_TIMEOUT_SECONDS: '3',
   WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(TEST_HEARTBEAT_TIMEOUT_SECONDS),
+  NOTIFICATION_RETRY_SECONDS: String(TEST_NOTIFICATION_RETRY_SECONDS),
 };
 
 export interface SharedServices {

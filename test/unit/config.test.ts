@@ -13,6 +13,8 @@ describe('configuration from the environment', () => {
     expect(config.worker).toEqual({ maxConcurrentSteps: 200, stickyTimeoutSeconds: 10, heartbeatTimeoutSeconds: 15, shutdownGraceSeconds: 10 });
     expect(loadConfig({ WORKER_HEARTBEAT_TIMEOUT_SECONDS: '6' }).worker.heartbeatTimeoutSeconds).toBe(6);
     expect(loadConfig({ WORKER_STICKY_TIMEOUT_SECONDS: '3' }).worker.stickyTimeoutSeconds).toBe(3);
+    expect(config.notifications).toEqual({ retrySeconds: 5 });
+    expect(loadConfig({ NOTIFICATION_RETRY_SECONDS: '1' }).notifications.retrySeconds).toBe(1);
     expect(config.home).toMatch(/\.bosun$/);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -25,6 +27,8 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ WORKER_STICKY_TIMEOUT_SECONDS: '0' })).toThrow(/WORKER_STICKY_TIMEOUT_SECONDS/);
     // Below 5 s a busy worker's heartbeats (every second or two) could miss it, and its steps run twice.
     expect(() => loadConfig({ WORKER_HEARTBEAT_TIMEOUT_SECONDS: '2' })).toThrow(/WORKER_HEARTBEAT_TIMEOUT_SECONDS/);
+    expect(() => loadConfig({ NOTIFICATION_RETRY_SECONDS: '0' })).toThrow(/NOTIFICATION_RETRY_SECONDS/);
+    expect(() => loadConfig({ NOTIFICATION_RETRY_SECONDS: '7200' })).toThrow(/NOTIFICATION_RETRY_SECONDS/);
   });
 
   test('secret values are never echoed in the message', () => {

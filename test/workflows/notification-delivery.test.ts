@@ -57,4 +57,29 @@ describe('a subject’s notifications, in test time', () => {
       expect(attempts.at(-1)!.deliveryId).toBe('second');
     });
   });
+
+  test('the first wait is the one the workflow was started with (NOTIFICATION_RETRY_SECONDS of its worker), doubling from there', async () => {
+    const attempts: number[] = [];
+    let failures = 5;
+    const mocks = {
+      sendNotification: async () => {
+        attempts.push(await temporal().now());
+        if (failures-- > 0) throw ApplicationFailure.retryable('the receiver answered 503', 'NotificationNotDelivered');
+        return 'delivered';
+      },
+      giveUpDelivery: async () => undefined,
+    };
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const subject = { kind: 'run', id: 'r2' };
+      const handle = await temporal().env.client.workflow.signalWithStart('notificationDeliveryWorkflow', {
+        taskQueue,
+        workflowId: notificationDeliveryWorkflowId('c2', subject),
+        args: [{ channelId: 'c2', subject, retryInitialMs: 2_000 }],
+        signal: DELIVER_SIGNAL,
+        signalArgs: [{ deliveryId: 'only', round: 0 }],
+      });
+      await handle.result();
+      expect(attempts.slice(1).map((at, i) => Math.round((at - attempts[i]!) / 1000))).toEqual([2, 4, 8, 16, 32]);
+    });
+  });
 });

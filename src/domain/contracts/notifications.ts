@@ -7,6 +7,11 @@ export interface DeliveryRef {
 export interface NotificationDeliveryInput {
   channelId: string;
   subject: { kind: string; id: string };
+  /**
+   * NOTIFICATION_RETRY_SECONDS of the worker that started it, in ms: the wait before a refused
+   * attempt's retry, doubling after. Absent (a workflow started before the setting): 5 s.
+   */
+  retryInitialMs?: number;
   /** Carried over a continue-as-new: deliveries waiting, in order, and the latest ones done (for de-duplication). */
   pending?: DeliveryRef[];
   done?: string[];
