@@ -205,7 +205,8 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
      * Anything else (another status, no answer within 10 s, no connection): thrown, and retried by
      * the workflow's policy with the same webhook-id.
      */
-    async sendNotification({ deliveryId, round }: DeliveryRef): Promise<SendOutcome> {
+    /** `retryInitialMs`: its workflow's first retry wait (the activity's info does not carry the policy); absent, 5 s. */
+    async sendNotification({ deliveryId, round, retryInitialMs: initialMs = INITIAL_RETRY_SECONDS * 1000 }: DeliveryRef & { retryInitialMs?: number }): Promise<SendOutcome> {
       const context = Context.current();
       const found = await deliveries.deliveryToSend(deliveryId);
       if (!found || found.delivery.round !== round) return 'skipped';
@@ -222,9 +223,6 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
 
       const at = new Date();
       const started = Date.now();
-      // The policy this attempt runs under (the one its workflow scheduled it with; the SDK gives it in ms).
-      const initial = context.info.retryPolicy?.initialInterval;
-      const initialMs = typeof initial === 'number' ? initial : INITIAL_RETRY_SECONDS * 1000;
       const nextAttemptAt = nextAttemptAfter(delivery.createdAt, context.info.attempt, initialMs / 1000);
       let answer: Answer | undefined;
       try {

@@ -38,7 +38,8 @@ const keyOf = (ref: DeliveryRef) => `${ref.deliveryId}:${ref.round}`;
  * new before its history grows large.
  */
 export async function notificationDeliveryWorkflow(input: NotificationDeliveryInput): Promise<void> {
-  const sending = sendingActivities(input.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS);
+  const retryInitialMs = input.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
+  const sending = sendingActivities(retryInitialMs);
   const queue: DeliveryRef[] = [...(input.pending ?? [])];
   const done = new Set(input.done ?? []);
   setHandler(deliverSignal, (ref) => {
@@ -51,7 +52,8 @@ export async function notificationDeliveryWorkflow(input: NotificationDeliveryIn
     const ref = queue[0]!;
     setCurrentDetails(`sending delivery ${ref.deliveryId} (${queue.length - 1} more waiting)`);
     try {
-      await sending.sendNotification(ref);
+      // The activity is told the policy's first wait: it says when the next attempt is due.
+      await sending.sendNotification({ ...ref, retryInitialMs });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       await bookkeeping.giveUpDelivery({ ...ref, reason: `not delivered within 24 h: ${error.cause?.message ?? error.message}` });

@@ -220,6 +220,21 @@ describe('notification channels', () => {
     await eventually(() => deliveries(channel.id, '?status=delivered'), (d) => d.some((x) => x.id === gone.id));
   }, 90_000);
 
+  test('a refused delivery says when its next attempt is due: after the retry policy its attempt runs under', async () => {
+    receiver.answer = () => ({ status: 503 });
+    const channel = await addChannel({ name: `refused-${Date.now()}`, type: 'webhook', url: receiver.url, events: ['run.succeeded'] });
+    const deployment = await admin.defineDeployment(server, [{ name: 'hello', command: 'echo hello' }]);
+    await admin.runToEnd(deployment.id);
+    const [refused] = await eventually(() => deliveries(channel.id), (d) => d[0]?.attempt_count >= 1 && d[0]?.next_attempt_at !== null, 60_000);
+    // After attempt n, the wait is NOTIFICATION_RETRY_SECONDS (1 s here) × 2^(n-1): not the 5 s × 2^(n-1) of the default.
+    const wait = 2 ** (refused.attempt_count - 1) * TEST_NOTIFICATION_RETRY_SECONDS * 1000;
+    const last = refused.attempts.map((a: Json) => Date.parse(a.at)).sort((a: number, b: number) => b - a)[0];
+    const due = Date.parse(refused.next_attempt_at) - last;
+    expect(due).toBeGreaterThanOrEqual(wait);
+    expect(due).toBeLessThan(wait + 3_000);
+    expect((await channels(`/${channel.id}`, 'delete')).status).toBe(204);
+  }, 90_000);
+
   test('a receiver that hangs: the attempt gives up after 10 s, and the next one delivers the same message', async () => {
     let hung = false;
     receiver.answer = () => (hung ? { status: 204 } : ((hung = true), 'hang'));
