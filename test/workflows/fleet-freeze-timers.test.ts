@@ -43,14 +43,8 @@ function fleetMocks(frozenUntil: (batch: number, now: number) => number | null) 
   return { mocks, named: (name: string) => calls.filter((c) => c.name === name) };
 }
 
-/**
- * A workflow task held open by a local activity (a mock the test holds back) is only heartbeated by the
- * worker at 80% of the task's timeout, and an update or signal that came meanwhile reaches the workflow
- * then: a 3 s task timeout, rather than the default 10 s, shortens that wait (Bosun's own local
- * activities take milliseconds).
- */
 const start = (taskQueue: string, input: FleetRunInput) =>
-  temporal().env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input], workflowTaskTimeout: '3 seconds' });
+  temporal().env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
 
 describe('a fleet run held by a change freeze, in test time', () => {
   test('a freeze over batch 2 for twelve hours: batch 2 starts only after it ends, the run re-checking every 2 minutes meanwhile (continuing as new as its history grows)', async () => {

@@ -58,14 +58,8 @@ const failureOf = (handle: { result(): Promise<unknown> }) =>
     (error: unknown) => error,
   );
 
-/**
- * A workflow task held open by a local activity (a mock the test holds back) is only heartbeated by the
- * worker at 80% of the task's timeout, and an update or signal that came meanwhile reaches the workflow
- * then: a 3 s task timeout, rather than the default 10 s, shortens that wait (Bosun's own local
- * activities take milliseconds).
- */
 const start = (taskQueue: string, input: FleetRunInput) =>
-  temporal().env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input], workflowTaskTimeout: '3 seconds' });
+  temporal().env.client.workflow.start('deploymentFleetWorkflow', { taskQueue, workflowId: deploymentRunWorkflowId(input.runId), args: [input] });
 
 describe('a fleet run’s approval gate, in test time', () => {
   test('a 24-hour gate nobody decides expires after 24 hours: the run fails “approval expired after 24h”, batch 2 never starts', async () => {
