@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
-import type { DeliveryRef, SendOutcome } from '../src/domain/contracts/notifications';
+import { DEFAULT_NOTIFICATION_RETRY_SECONDS, type DeliveryRef, type SendOutcome } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { AddressRefused, allowedAddresses } from '../src/domain/notifications/addresses';
 import { channelSecret, channelUrl, disableChannel } from '../src/domain/notifications/channels';
@@ -45,7 +45,7 @@ async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Prom
  * The retry policy's delays (the workflow's: its first wait is NOTIFICATION_RETRY_SECONDS of the worker
  * that started it, 5 s by default): the next attempt after attempt `n` failed.
  */
-export const INITIAL_RETRY_SECONDS = 5;
+export const INITIAL_RETRY_SECONDS = DEFAULT_NOTIFICATION_RETRY_SECONDS;
 export const MAX_RETRY_SECONDS = 3600;
 export const GIVE_UP_AFTER_SECONDS = 24 * 3600;
 export const retryDelaySeconds = (attempt: number, initialSeconds = INITIAL_RETRY_SECONDS) => Math.min(initialSeconds * 2 ** (attempt - 1), MAX_RETRY_SECONDS);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_NOTIFICATION_RETRY_SECONDS } from './domain/contracts/notifications';
 
 const port = z.coerce.number().int().min(1).max(65535);
 const optionalString = z.string().trim().min(1).optional();
@@ -71,7 +72,7 @@ const envSchema = z.object({
   OIDC_DISPLAY_NAME: optionalString,
 
   // The wait before a refused notification's second attempt; each later wait doubles (to an hour at most).
-  NOTIFICATION_RETRY_SECONDS: positiveInt.max(3600).default(5),
+  NOTIFICATION_RETRY_SECONDS: positiveInt.max(3600).default(DEFAULT_NOTIFICATION_RETRY_SECONDS),
 
   AUDIT_CHECKPOINT_MINUTES: z.coerce.number().positive().default(60),
   AUDIT_RETENTION_DAYS: z.coerce.number().positive().default(400),

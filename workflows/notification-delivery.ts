@@ -1,12 +1,9 @@
 import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
-import type { DeliveryRef, NotificationDeliveryInput } from '../src/domain/contracts/notifications';
+import { DEFAULT_NOTIFICATION_RETRY_SECONDS, type DeliveryRef, type NotificationDeliveryInput } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL } from '../src/domain/contracts/workflow-ids';
 
 const deliverSignal = defineSignal<[DeliveryRef]>(DELIVER_SIGNAL);
-
-/** Before NOTIFICATION_RETRY_SECONDS, and for a workflow started before it: the first retry's wait. */
-const DEFAULT_RETRY_INITIAL_MS = 5_000;
 
 /**
  * Each attempt: 10 s for the receiver (the request's own timeout), retried after the workflow's
@@ -38,7 +35,7 @@ const keyOf = (ref: DeliveryRef) => `${ref.deliveryId}:${ref.round}`;
  * new before its history grows large.
  */
 export async function notificationDeliveryWorkflow(input: NotificationDeliveryInput): Promise<void> {
-  const retryInitialMs = input.retryInitialMs ?? DEFAULT_RETRY_INITIAL_MS;
+  const retryInitialMs = input.retryInitialMs ?? DEFAULT_NOTIFICATION_RETRY_SECONDS * 1000;
   const sending = sendingActivities(retryInitialMs);
   const queue: DeliveryRef[] = [...(input.pending ?? [])];
   const done = new Set(input.done ?? []);

@@ -4,6 +4,9 @@ export interface DeliveryRef {
   round: number;
 }
 
+/** A notification's first retry wait unless NOTIFICATION_RETRY_SECONDS says otherwise (and for a workflow started before it). */
+export const DEFAULT_NOTIFICATION_RETRY_SECONDS = 5;
+
 export interface NotificationDeliveryInput {
   channelId: string;
   subject: { kind: string; id: string };
