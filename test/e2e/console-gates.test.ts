@@ -120,6 +120,8 @@ describe('guarded rollouts in the console', () => {
     await form.getByRole('button', { name: 'Roll back' }).click();
     await page.getByText('rolled back on 2 of 2 touched servers').waitFor({ timeout: 30_000 });
     await page.getByText('asked by Carol').waitFor();
+    // Each target's line follows its own event, which may come after the run's summary: awaited, then the lines are exactly these.
+    await page.locator('li[data-target] .health', { hasText: 'rollback success' }).nth(1).waitFor({ timeout: 30_000 });
     expect(await page.locator('li[data-target] .health').allInnerTexts()).toEqual(['rollback success', 'rollback success']);
     await screenshot(page, 'run-rolled-back');
     expect(problemsOf(page)).toEqual([]);
