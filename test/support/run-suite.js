@@ -13,7 +13,7 @@
 // command. With arguments (`npm test -- test/http`), they go to one jest, which runs every file they
 // name: no lanes. At the end, the slowest files of both lanes, with the run's wall time.
 const { spawn } = require('node:child_process');
-const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { printSlowest } = require('./slowest-files-reporter');
@@ -50,10 +50,11 @@ const run = (command, args, env = process.env) =>
 /** The config's own ignore patterns, with more: a `--testPathIgnorePatterns` given replaces them. */
 function ignoring(more) {
   const config = require(path.join(__dirname, '..', '..', 'package.json')).jest;
-  return [...config.testPathIgnorePatterns, ...more].map((pattern) => `--testPathIgnorePatterns=${pattern}`);
+  return [...config.testPathIgnorePatterns, ...more].map((ignored) => `--testPathIgnorePatterns=${ignored}`);
 }
 
-const escape = (file) => file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** A jest path pattern matching exactly this file of the repository. */
+const pattern = (file) => `/${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 
 async function main() {
   const scale = await run(npm, ['run', '--silent', 'test:scale']);
@@ -67,21 +68,13 @@ async function main() {
   // Each lane's reporter writes its files' times here; they are said together at the end.
   const times = mkdtempSync(path.join(os.tmpdir(), 'bosun-test-times-'));
   const env = (lane) => ({ ...process.env, SLOWEST_FILES_OUT: path.join(times, `${lane}.json`) });
+  const waiting = WAITING_FILES.map(pattern);
   const lanes = args.length
     ? [run(process.execPath, [JEST, ...args], env('jest'))]
-    : [
-        run(process.execPath, [JEST, ...ignoring(WAITING_FILES.map((f) => `/${escape(f)}$`))], env('main')),
-        run(process.execPath, [JEST, '--maxWorkers=1', ...WAITING_FILES.map((f) => `/${escape(f)}$`)], env('waiting')),
-      ];
+    : [run(process.execPath, [JEST, ...ignoring(waiting)], env('main')), run(process.execPath, [JEST, '--maxWorkers=1', ...waiting], env('waiting'))];
   const codes = await Promise.all(lanes);
-  const files = [];
-  for (const lane of ['jest', 'main', 'waiting']) {
-    try {
-      files.push(...JSON.parse(readFileSync(path.join(times, `${lane}.json`), 'utf8')));
-    } catch {
-      // That lane did not run, or ended before its reporter wrote.
-    }
-  }
+  // A lane that ended before its reporter wrote has no file here (its exit code fails the command).
+  const files = readdirSync(times).flatMap((name) => JSON.parse(readFileSync(path.join(times, name), 'utf8')));
   rmSync(times, { recursive: true, force: true });
   printSlowest(files, (Date.now() - started) / 1000, Number(process.env.SLOWEST_FILES ?? 10));
   const typecheck = await typechecked;
