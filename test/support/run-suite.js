@@ -1,17 +1,22 @@
 #!/usr/bin/env node
-// `npm test`: the scale test on its own (`npm run test:scale`: it keeps the Temporal dev server busy),
-// then jest in two lanes at once, with the type check (`npm run typecheck`) beside them:
+// `npm test`: three things start at once —
 //
-// - the main lane: jest's two workers on every file but the waiting ones below;
+// - the scale test (`npm run test:scale`: it keeps a Temporal dev server busy, and takes about one of
+//   the two cores, waiting on that server for the rest), and after it the main lane: jest's two
+//   workers on every file but the waiting ones below;
 // - the waiting lane: a second jest, one file at a time, on the files that spend most of their time
-//   waiting for a clock (a schedule's next tick, a killed worker's heartbeat or sticky timeout), not
-//   computing: in the main lane each held a worker, and so half the machine, while it waited. Beside
-//   it they cost about a fifth of their time in CPU. The lane has its own mongod, Temporal dev server
-//   and sshd (its jest's global setup), so nothing of one lane is seen by the other.
+//   waiting for a clock (a schedule's next tick, a killed worker's heartbeat or sticky timeout, a
+//   gate's or a retry's timer), not computing: in the main lane each held a worker, and so half the
+//   machine, while it waited. Beside the rest they cost about a third of their time in CPU. The lane
+//   has its own mongod, Temporal dev server and sshd (its jest's global setup), so nothing of one
+//   lane is seen by the other;
+// - the type check (`npm run typecheck`), at a lower priority (nice): it takes the core the scale
+//   test leaves idle, and yields to the tests once the main lane runs.
 //
+// The main lane never runs beside the scale test: each held the other back (both need the CPU).
 // A type error is said as soon as it is found, and again at the end; any part failing fails the
 // command. With arguments (`npm test -- test/http`), they go to one jest, which runs every file they
-// name: no lanes. At the end, the slowest files of both lanes, with the run's wall time.
+// name: no lanes, no scale test. At the end, the slowest files of both lanes, with the run's wall time.
 const { spawn } = require('node:child_process');
 const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
 const os = require('node:os');
@@ -33,6 +38,12 @@ const WAITING_FILES = [
   'test/durability/two-nodes.test.ts',
   // API and worker processes killed and restarted around runs: 43 / 24.
   'test/durability/processes.test.ts',
+  // A fleet run's gates and pauses on the time-skipping test server, a JVM of its own started and waited for: 37 / 18.
+  'test/workflows/fleet-gate-timers.test.ts',
+  // A notification channel's refused attempts, each retry after its backoff on the wall clock: 32 / 18.
+  'test/notifications/channels.test.ts',
+  // Runs on the real stack held at gates and pauses between batches until people decide: 24 / 14.
+  'test/deployments/gates.test.ts',
 ];
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -57,21 +68,22 @@ function ignoring(more) {
 const pattern = (file) => `/${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 
 async function main() {
-  const scale = await run(npm, ['run', '--silent', 'test:scale']);
-  if (scale !== 0) return scale;
-  const typechecked = run(npm, ['run', '--silent', 'typecheck']).then((code) => {
-    if (code !== 0) process.stderr.write('\nnpm test: the type check failed (its errors above); the tests go on, and the command fails\n\n');
-    return code;
-  });
   const args = process.argv.slice(2);
   const started = Date.now();
   // Each lane's reporter writes its files' times here; they are said together at the end.
   const times = mkdtempSync(path.join(os.tmpdir(), 'bosun-test-times-'));
   const env = (lane) => ({ ...process.env, SLOWEST_FILES_OUT: path.join(times, `${lane}.json`) });
-  const waiting = WAITING_FILES.map(pattern);
-  const lanes = args.length
-    ? [run(process.execPath, [JEST, ...args], env('jest'))]
-    : [run(process.execPath, [JEST, ...ignoring(waiting)], env('main')), run(process.execPath, [JEST, '--maxWorkers=1', ...waiting], env('waiting'))];
+  const typechecked = run('nice', ['-n', '10', npm, 'run', '--silent', 'typecheck']).then((code) => {
+    if (code !== 0) process.stderr.write('\nnpm test: the type check failed (its errors above); the tests go on, and the command fails\n\n');
+    return code;
+  });
+  let lanes;
+  if (args.length) lanes = [run(process.execPath, [JEST, ...args], env('jest'))];
+  else {
+    const waiting = WAITING_FILES.map(pattern);
+    const main = run(npm, ['run', '--silent', 'test:scale']).then((scale) => (scale !== 0 ? scale : run(process.execPath, [JEST, ...ignoring(waiting)], env('main'))));
+    lanes = [main, run(process.execPath, [JEST, '--maxWorkers=1', ...waiting], env('waiting'))];
+  }
   const codes = await Promise.all(lanes);
   // A lane that ended before its reporter wrote has no file here (its exit code fails the command).
   const files = readdirSync(times).flatMap((name) => JSON.parse(readFileSync(path.join(times, name), 'utf8')));
