@@ -1,19 +1,18 @@
 #!/usr/bin/env node
-// `npm test`: three things start at once —
+// `npm test`: the scale test on its own (`npm run test:scale`: it keeps a Temporal dev server busy
+// and waits on it, about one core of the two), then jest in two lanes at once:
 //
-// - the scale test (`npm run test:scale`: it keeps a Temporal dev server busy, and takes about one of
-//   the two cores, waiting on that server for the rest), and after it the main lane: jest's two
-//   workers on every file but the waiting ones below;
+// - the main lane: jest's two workers on every file but the waiting ones below;
 // - the waiting lane: a second jest, one file at a time, on the files that spend most of their time
 //   waiting for a clock (a schedule's next tick, a killed worker's heartbeat or sticky timeout, a
 //   gate's or a retry's timer), not computing: in the main lane each held a worker, and so half the
-//   machine, while it waited. Beside the rest they cost about a third of their time in CPU. The lane
-//   has its own mongod, Temporal dev server and sshd (its jest's global setup), so nothing of one
-//   lane is seen by the other;
-// - the type check (`npm run typecheck`), at a lower priority (nice): it takes the core the scale
-//   test leaves idle, and yields to the tests once the main lane runs.
+//   machine, while it waited. Beside it they cost about a third of their time in CPU. The lane has
+//   its own mongod, Temporal dev server and sshd (its jest's global setup), so nothing of one lane
+//   is seen by the other.
 //
-// The main lane never runs beside the scale test: each held the other back (both need the CPU).
+// The type check (`npm run typecheck`) starts with the scale test, at a lower priority (nice): it
+// takes the core the scale test leaves idle and yields to the tests after it. Nothing else runs
+// beside the scale test: the lanes slowed it more than it left them (measured: docs/development.md).
 // A type error is said as soon as it is found, and again at the end; any part failing fails the
 // command. With arguments (`npm test -- test/http`), they go to one jest, which runs every file they
 // name: no lanes, no scale test. At the end, the slowest files of both lanes, with the run's wall time.
@@ -81,8 +80,8 @@ async function main() {
   if (args.length) lanes = [run(process.execPath, [JEST, ...args], env('jest'))];
   else {
     const waiting = WAITING_FILES.map(pattern);
-    const main = run(npm, ['run', '--silent', 'test:scale']).then((scale) => (scale !== 0 ? scale : run(process.execPath, [JEST, ...ignoring(waiting)], env('main'))));
-    lanes = [main, run(process.execPath, [JEST, '--maxWorkers=1', ...waiting], env('waiting'))];
+    const scale = await run(npm, ['run', '--silent', 'test:scale']);
+    lanes = scale !== 0 ? [scale] : [run(process.execPath, [JEST, ...ignoring(waiting)], env('main')), run(process.execPath, [JEST, '--maxWorkers=1', ...waiting], env('waiting'))];
   }
   const codes = await Promise.all(lanes);
   // A lane that ended before its reporter wrote has no file here (its exit code fails the command).

@@ -61,7 +61,8 @@ export class TimeSkippingTemporal {
   async withWorker<T>(mocks: Mocks, body: (taskQueue: string) => Promise<T>, workflowsPath?: string): Promise<T> {
     const taskQueue = `time-skipping-${randomBytes(4).toString('hex')}`;
     const workflows = workflowsPath ? { workflowsPath } : { workflowBundle: this.workflowBundle };
-    const worker = await Worker.create({ connection: this.env.nativeConnection, namespace: 'default', taskQueue, ...workflows, activities: mocks });
+    // Its workflows in the test's own thread (debugMode: the same sandbox), not a worker thread started for each test.
+    const worker = await Worker.create({ connection: this.env.nativeConnection, namespace: 'default', taskQueue, ...workflows, activities: mocks, debugMode: true });
     return worker.runUntil(() => body(taskQueue));
   }
 

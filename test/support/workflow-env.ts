@@ -45,10 +45,12 @@ export async function workflowEnv(): Promise<WorkflowEnv> {
           },
         ]),
       );
-      // As Bosun's worker: a cancellation reaches a heartbeating activity within a second.
+      // As Bosun's worker: a cancellation reaches a heartbeating activity within a second. The workflows
+      // run in the test's own thread (debugMode: the same sandbox): a worker thread started for each
+      // test's worker cost more than the workflows it ran (failure-branches: 25 s of CPU against 15).
       const worker = await Worker.create({
         connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, activities: recorded,
-        maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second',
+        maxHeartbeatThrottleInterval: '1 second', defaultHeartbeatThrottleInterval: '1 second', debugMode: true,
       });
       return worker.runUntil(() => body(taskQueue, calls));
     },
