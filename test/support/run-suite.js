@@ -10,9 +10,10 @@
 //   its own mongod, Temporal dev server and sshd (its jest's global setup), so nothing of one lane
 //   is seen by the other.
 //
-// The type check (`npm run typecheck`) starts with the scale test, at a lower priority (nice): it
-// takes the core the scale test leaves idle and yields to the tests after it. Nothing else runs
-// beside the scale test: the lanes slowed it more than it left them (measured: docs/development.md).
+// The type check (`npm run typecheck`) runs beside the lanes at a lower priority (nice): it takes the
+// CPU the tests leave idle while they wait, and yields to them otherwise. Nothing runs beside the
+// scale test: even a niced type check or the waiting lane slowed it by more than they gained (the two
+// cores here are not independent: measured, docs/development.md).
 // A type error is said as soon as it is found, and again at the end; any part failing fails the
 // command. With arguments (`npm test -- test/http`), they go to one jest, which runs every file they
 // name: no lanes, no scale test. At the end, the slowest files of both lanes, with the run's wall time.
@@ -69,6 +70,8 @@ const pattern = (file) => `/${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 async function main() {
   const args = process.argv.slice(2);
   const started = Date.now();
+  const scale = args.length ? 0 : await run(npm, ['run', '--silent', 'test:scale']);
+  if (scale !== 0) return scale;
   // Each lane's reporter writes its files' times here; they are said together at the end.
   const times = mkdtempSync(path.join(os.tmpdir(), 'bosun-test-times-'));
   const env = (lane) => ({ ...process.env, SLOWEST_FILES_OUT: path.join(times, `${lane}.json`) });
@@ -76,13 +79,10 @@ async function main() {
     if (code !== 0) process.stderr.write('\nnpm test: the type check failed (its errors above); the tests go on, and the command fails\n\n');
     return code;
   });
-  let lanes;
-  if (args.length) lanes = [run(process.execPath, [JEST, ...args], env('jest'))];
-  else {
-    const waiting = WAITING_FILES.map(pattern);
-    const scale = await run(npm, ['run', '--silent', 'test:scale']);
-    lanes = scale !== 0 ? [scale] : [run(process.execPath, [JEST, ...ignoring(waiting)], env('main')), run(process.execPath, [JEST, '--maxWorkers=1', ...waiting], env('waiting'))];
-  }
+  const waiting = WAITING_FILES.map(pattern);
+  const lanes = args.length
+    ? [run(process.execPath, [JEST, ...args], env('jest'))]
+    : [run(process.execPath, [JEST, ...ignoring(waiting)], env('main')), run(process.execPath, [JEST, '--maxWorkers=1', ...waiting], env('waiting'))];
   const codes = await Promise.all(lanes);
   // A lane that ended before its reporter wrote has no file here (its exit code fails the command).
   const files = readdirSync(times).flatMap((name) => JSON.parse(readFileSync(path.join(times, name), 'utf8')));
