@@ -1,19 +1,18 @@
 #!/usr/bin/env node
 // `npm test`: the scale test on its own (`npm run test:scale`: it keeps a Temporal dev server busy
-// and waits on it, about one core of the two), then jest in two lanes at once:
+// and waits on it, about one core of the two), then jest in two lanes at once, with the type check
+// (`npm run typecheck`) beside them:
 //
 // - the main lane: jest's two workers on every file but the waiting ones below;
 // - the waiting lane: a second jest, one file at a time, on the files that spend most of their time
-//   waiting for a clock (a schedule's next tick, a killed worker's heartbeat or sticky timeout, a
-//   gate's or a retry's timer), not computing: in the main lane each held a worker, and so half the
-//   machine, while it waited. Beside it they cost about a third of their time in CPU. The lane has
-//   its own mongod, Temporal dev server and sshd (its jest's global setup), so nothing of one lane
-//   is seen by the other.
+//   waiting for a clock (a schedule's next tick, a killed worker's heartbeat or sticky timeout), not
+//   computing: in the main lane each held a worker, and so half the machine, while it waited. Beside
+//   it they cost about two fifths of their time in CPU. The lane has its own mongod, Temporal dev server
+//   and sshd (its jest's global setup), so nothing of one lane is seen by the other.
 //
-// The type check (`npm run typecheck`) runs beside the lanes at a lower priority (nice): it takes the
-// CPU the tests leave idle while they wait, and yields to them otherwise. Nothing runs beside the
-// scale test: even a niced type check or the waiting lane slowed it by more than they gained (the two
-// cores here are not independent: measured, docs/development.md).
+// Nothing runs beside the scale test: the waiting lane, or even a niced type check, slowed it by
+// more than they gained; a niced type check beside the lanes, or three more files in the waiting
+// lane, did not shorten the run either (measured on clean clones: docs/development.md).
 // A type error is said as soon as it is found, and again at the end; any part failing fails the
 // command. With arguments (`npm test -- test/http`), they go to one jest, which runs every file they
 // name: no lanes, no scale test. At the end, the slowest files of both lanes, with the run's wall time.
@@ -38,12 +37,6 @@ const WAITING_FILES = [
   'test/durability/two-nodes.test.ts',
   // API and worker processes killed and restarted around runs: 43 / 24.
   'test/durability/processes.test.ts',
-  // A fleet run's gates and pauses on the time-skipping test server, a JVM of its own started and waited for: 37 / 18.
-  'test/workflows/fleet-gate-timers.test.ts',
-  // A notification channel's refused attempts, each retry after its backoff on the wall clock: 32 / 18.
-  'test/notifications/channels.test.ts',
-  // Runs on the real stack held at gates and pauses between batches until people decide: 24 / 14.
-  'test/deployments/gates.test.ts',
 ];
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -75,7 +68,7 @@ async function main() {
   // Each lane's reporter writes its files' times here; they are said together at the end.
   const times = mkdtempSync(path.join(os.tmpdir(), 'bosun-test-times-'));
   const env = (lane) => ({ ...process.env, SLOWEST_FILES_OUT: path.join(times, `${lane}.json`) });
-  const typechecked = run('nice', ['-n', '10', npm, 'run', '--silent', 'typecheck']).then((code) => {
+  const typechecked = run(npm, ['run', '--silent', 'typecheck']).then((code) => {
     if (code !== 0) process.stderr.write('\nnpm test: the type check failed (its errors above); the tests go on, and the command fails\n\n');
     return code;
   });
