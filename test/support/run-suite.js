@@ -10,9 +10,10 @@
 //   it they cost about two fifths of their time in CPU. The lane has its own mongod, Temporal dev server
 //   and sshd (its jest's global setup), so nothing of one lane is seen by the other.
 //
-// Nothing runs beside the scale test: the waiting lane, or even a niced type check, slowed it by
-// more than they gained; a niced type check beside the lanes, or three more files in the waiting
-// lane, did not shorten the run either (measured on clean clones: docs/development.md).
+// Nothing runs beside the scale test: the waiting lane stretched it from 82 s to 128, even a niced
+// type check to 113, and no whole run was shorter for it; a niced type check beside the lanes, or
+// three more files in the waiting lane, did not shorten the run either (single clean-clone runs,
+// within the machine's own variation: docs/development.md).
 // A type error is said as soon as it is found, and again at the end; any part failing fails the
 // command. With arguments (`npm test -- test/http`), they go to one jest, which runs every file they
 // name: no lanes, no scale test. At the end, the slowest files of both lanes, with the run's wall time.
