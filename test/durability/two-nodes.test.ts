@@ -16,6 +16,8 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
   /** The same user on API 1 and on API 2. */
   let viaApi1: User;
   let viaApi2: User;
+  /** The two APIs' `…/api/v1`. */
+  let bases: [string, string];
   let serverId: string;
   let ticks: string;
 
@@ -34,7 +36,8 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
     await bosun.createToken('nodes');
     temporal = await Connection.connect({ address: services.temporalAddress });
     const [api1, api2, ...started] = await Promise.all([bosun.launch('api'), bosun.launch('api'), bosun.launch('worker'), bosun.launch('worker')]);
-    [viaApi1, viaApi2] = [bosun.userAt(await api1!.ready()), bosun.userAt(await api2!.ready())];
+    bases = [await api1!.ready(), await api2!.ready()];
+    [viaApi1, viaApi2] = [bosun.userAt(bases[0]), bosun.userAt(bases[1])];
     await Promise.all(started.map((p) => p.ready()));
     serverId = await viaApi1.addServer({ host: '127.0.0.6', title: 'two-nodes' });
     ticks = (await viaApi2.defineDeployment(serverId, [tickingStep(12), { name: 'after', command: 'echo after' }], 'ticks')).id;
@@ -97,4 +100,33 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
       /^begin\n[\s\S]*(--- this Bosun worker is shutting down: the command's process group was killed; another worker runs it again ---|--- attempt 2: the previous attempt was interrupted; running the command again ---)\n[\s\S]*begin\nend\n$/,
     );
   }, 180_000);
+
+  test('a right given or taken through API 1 holds on API 2, which keeps grants between requests, as soon as the change reaches it', async () => {
+    const call = async (api: 0 | 1, token: string, method: string, path: string, body?: object) => {
+      const res = await fetch(`${bases[api]}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: res.status, body: res.status === 204 ? undefined : await res.json() };
+    };
+    const admin = bosun.token;
+    const carol = (await call(0, admin, 'POST', '/people', { name: 'Carol' })).body.data;
+    const token = (await call(0, admin, 'POST', `/people/${carol.id}/tokens`, { name: 'carol' })).body.data.token as string;
+    const servers = () => call(1, token, 'GET', '/servers').then((res) => res.status);
+    // No role yet: refused on API 2, which now keeps what Carol may do.
+    expect(await servers()).toBe(403);
+
+    // A role binding made on API 1 (a change to role bindings).
+    const binding = (await call(0, admin, 'POST', '/role-bindings', { role: 'viewer', subject: { type: 'person', id: carol.id } })).body.data;
+    expect(await eventually(servers, (status) => status === 200, 15_000)).toBe(200);
+
+    // Taken away through a team (a change to teams): the binding goes, a team of Carol gets the role.
+    const team = (await call(0, admin, 'POST', '/teams', { name: 'watchers', members: [] })).body.data;
+    await call(0, admin, 'POST', '/role-bindings', { role: 'viewer', subject: { type: 'team', id: team.id } });
+    expect((await call(0, admin, 'DELETE', `/role-bindings/${binding.id}`)).status).toBe(204);
+    expect(await eventually(servers, (status) => status === 403, 15_000)).toBe(403);
+    expect((await call(0, admin, 'PATCH', `/teams/${team.id}`, { members: [carol.id] })).status).toBe(200);
+    expect(await eventually(servers, (status) => status === 200, 15_000)).toBe(200);
+  }, 60_000);
 });

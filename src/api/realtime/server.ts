@@ -7,7 +7,7 @@ import type { ClientToServerEvents, ServerToClientEvents } from '../../domain/ev
 import { conversationRoom, conversationStepRoom, runRoom } from '../../domain/events';
 import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
-import { endAtExpiry, endDisabledIdentities, endIfRevokedMeanwhile, endRevokedSessions, endSignedOutSessions } from './sessions';
+import { endAtExpiry, endEndedSessions, endIfRevokedMeanwhile } from './sessions';
 import { socketHandshake, type SocketData } from './handshake';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION, serveSubscriptions } from './subscriptions';
 import type { Metrics } from '../observability/metrics';
@@ -50,17 +50,13 @@ export function attachRealtime(
     log,
     countConversationChange(metrics),
   );
-  const revocations = endRevokedSessions(io, log);
-  const signOuts = endSignedOutSessions(io, log);
-  const disablings = endDisabledIdentities(io, log);
+  const sessionEnds = endEndedSessions(io, log);
 
   return {
     io,
     async close() {
       untrackClients();
-      await revocations.close();
-      await signOuts.close();
-      await disablings.close();
+      await sessionEnds.close();
       await relay.close();
       await conversations.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));

@@ -43,75 +43,53 @@ export function endAtExpiry(socket: SessionSocket): void {
   socket.once('disconnect', () => clearTimeout(timer));
 }
 
-/**
- * Revocation takes effect at once on open sockets too: every API process watches the tokens and
- * disconnects its sockets of a token just revoked, wherever the revocation was made.
- */
-export function endRevokedSessions(io: Server, log: Logger) {
-  return watchWithResume(
-    ApiTokenModel.collection,
-    [{ $match: { operationType: 'update', 'updateDescription.updatedFields.revoked_at': { $type: 'date' } } }],
-    (change) => {
-      if (!('documentKey' in change)) return;
-      const tokenId = String(change.documentKey._id);
-      for (const socket of io.of('/').sockets.values()) {
-        if ((socket as SessionSocket).data.principal?.tokenId === tokenId) end(socket, 'revoked');
-      }
-    },
-    log,
-    'token revocation',
-  );
-}
+const date = { $type: 'date' };
 
 /**
- * Disabling a person (or a service account) ends its sockets at once, on every API process: those
- * of its tokens and of its console sessions, with or without a token.
+ * A session's end ends its sockets at once, on every API process, wherever it was ended (one stream
+ * for the three collections that say so):
+ * - a token revoked: the sockets of that token;
+ * - a person (or a service account) disabled: those of its tokens and of its console sessions, with or
+ *   without a token;
+ * - a console session signed out (marked just before it is removed: the mark alone says why), or
+ *   removed without that mark (idle too long, or past its absolute end).
+ * Only the changed document's key is read: the document may be gone by the time the change is.
  */
-export function endDisabledIdentities(io: Server, log: Logger) {
+export function endEndedSessions(io: Server, log: Logger) {
+  const [tokens, identities, consoleSessions] = [ApiTokenModel, IdentityModel, ConsoleSessionModel].map((model) => model.collection.collectionName);
+  const sockets = () => [...io.of('/').sockets.values()] as SessionSocket[];
   return watchWithResume(
-    IdentityModel.collection,
-    [{ $match: { operationType: 'update', 'updateDescription.updatedFields.disabled_at': { $type: 'date' } } }],
-    (change) => {
-      if (!('documentKey' in change)) return;
-      const identityId = String(change.documentKey._id);
-      for (const socket of io.of('/').sockets.values()) {
-        if ((socket as SessionSocket).data.principal?.identity.id === identityId) end(socket, 'disabled');
-      }
-    },
-    log,
-    'identity disabled',
-    // Only the key matters; the identity may be gone by the time the change is read.
-    'default',
-  );
-}
-
-/**
- * A console session's end ends its sockets at once, on every API process: signed out (marked just
- * before it is removed), or removed without that mark (idle too long, or past its absolute end).
- */
-export function endSignedOutSessions(io: Server, log: Logger) {
-  return watchWithResume(
-    ConsoleSessionModel.collection,
+    ApiTokenModel.db.db!,
     [
       {
         $match: {
-          $or: [{ operationType: 'delete' }, { operationType: 'update', 'updateDescription.updatedFields.signed_out_at': { $type: 'date' } }],
+          $or: [
+            { 'ns.coll': tokens, operationType: 'update', 'updateDescription.updatedFields.revoked_at': date },
+            { 'ns.coll': identities, operationType: 'update', 'updateDescription.updatedFields.disabled_at': date },
+            { 'ns.coll': consoleSessions, operationType: 'delete' },
+            { 'ns.coll': consoleSessions, operationType: 'update', 'updateDescription.updatedFields.signed_out_at': date },
+          ],
         },
       },
+      { $project: { ns: 1, operationType: 1, documentKey: 1 } },
     ],
     (change) => {
-      if (!('documentKey' in change)) return;
-      const sessionId = String(change.documentKey._id);
-      const signedOut = change.operationType === 'update';
-      for (const socket of io.of('/').sockets.values()) {
-        if ((socket as SessionSocket).data.sessionId !== sessionId) continue;
-        if (signedOut) end(socket, 'signed_out');
-        else end(socket, 'expired', 'The console session expired');
+      if (!('documentKey' in change) || !('ns' in change)) return;
+      const id = String(change.documentKey._id);
+      if (change.ns.coll === tokens) {
+        for (const socket of sockets()) if (socket.data.principal?.tokenId === id) end(socket, 'revoked');
+      } else if (change.ns.coll === identities) {
+        for (const socket of sockets()) if (socket.data.principal?.identity.id === id) end(socket, 'disabled');
+      } else if (change.ns.coll === consoleSessions) {
+        for (const socket of sockets()) {
+          if (socket.data.sessionId !== id) continue;
+          if (change.operationType === 'update') end(socket, 'signed_out');
+          else end(socket, 'expired', 'The console session expired');
+        }
       }
     },
     log,
-    'console session end',
-    // A signed-out session is removed right after it is marked: the mark alone says why.
+    'session end',
     'default',
   );
 }
