@@ -9,11 +9,6 @@ import type { Logger } from '../logger';
  * changed (a database's stream, filtered on `ns.coll`).
  */
 
-/** The collections' names, as a database stream's `$match` on them. */
-export function inCollections(...collections: Collection[]): Document {
-  return { 'ns.coll': { $in: collections.map((collection) => collection.collectionName) } };
-}
-
 /**
  * Watches a collection with post-images and hands every change to `onChange`; a broken stream
  * reopens after a second where it stopped (from now, if the oplog no longer reaches back that far:
@@ -62,3 +57,31 @@ export function watchWithResume<T extends Document>(
     },
   };
 }
+
+/** One of the listeners sharing a stream: the changes it asks for (a `$match` on the change) and what it does with one. */
+export interface ChangeListener {
+  match: Document;
+  /** Given every change the shared stream carries (`ns`, `operationType`, `documentKey`, `updateDescription`): it keeps its own. */
+  onChange: (change: ChangeStreamDocument & { ns?: { coll?: string }; updateDescription?: { updatedFields?: Document } }) => void;
+  opened?: () => void;
+  lost?: () => void;
+}
+
+/**
+ * One database stream for listeners that read only which document changed, how: each asks for its
+ * changes, each is given all that any asked for and keeps its own.
+ */
+export function watchTogether(db: Db, listeners: ChangeListener[], log: Logger, what: string): { close(): Promise<void> } {
+  return watchWithResume(
+    db,
+    [{ $match: { $or: listeners.map((listener) => listener.match) } }, { $project: { ns: 1, operationType: 1, documentKey: 1, updateDescription: 1 } }],
+    (change) => {
+      for (const listener of listeners) listener.onChange(change);
+    },
+    log,
+    what,
+    'default',
+    { opened: () => listeners.forEach((listener) => listener.opened?.()), lost: () => listeners.forEach((listener) => listener.lost?.()) },
+  );
+}
+

@@ -1,6 +1,6 @@
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { keepAccessFresh } from '../api/access/freshness';
+import { rightsListener } from '../api/access/freshness';
 import { createApp } from '../api/app';
 import { activeConversationsAbout, createConversationService } from '../api/conversations/service';
 import { createFreezeService } from '../api/freezes/service';
@@ -12,6 +12,8 @@ import { createScheduleService } from '../api/schedules/service';
 import { createServerService } from '../api/servers/service';
 import { consoleBundle } from '../console/bundle';
 import { adoptTokensWithoutIdentity } from '../domain/tokens/service';
+import { IdentityModel } from '../domain/access/model';
+import { watchTogether } from '../domain/change-streams';
 import { freePort } from '../embedded/ports';
 import type { RoleContext } from './context';
 
@@ -59,9 +61,6 @@ export async function startApiRole(ctx: RoleContext): Promise<void> {
   // Before any request: an older version's tokens become service accounts' (nothing gains or loses access).
   const adopted = await adoptTokensWithoutIdentity();
   if (adopted) log.info({ tokens: adopted }, 'tokens of an older version now belong to service accounts of their names');
-  // Identities' grants kept between requests while every change to them is heard.
-  const freshAccess = keepAccessFresh(log);
-  cleanups.push(() => freshAccess.close());
   const sessions = { idleSeconds: config.console.sessionIdleSeconds, maxSeconds: config.console.sessionMaxSeconds };
   const app = await buildApp(ctx, sessions);
   const port = config.http.portExplicit ? config.http.port : await freePort(config.http.port, config.http.host);
@@ -70,6 +69,10 @@ export async function startApiRole(ctx: RoleContext): Promise<void> {
   // Closing Socket.IO closes the HTTP server too.
   const realtime = attachRealtime(httpServer, log, metrics, sessions, deployments, { subscriptionsPerConnection: options.subscriptionsPerConnection });
   cleanups.push(() => realtime.close());
+  // One stream for what reads only which document changed: identities' grants kept between requests
+  // while every change to them is heard (nothing is kept before it opens), and sessions ended elsewhere.
+  const changes = watchTogether(IdentityModel.db.db!, [rightsListener(), realtime.sessionEnds], log, 'rights and session ends');
+  cleanups.push(() => changes.close());
   const base = `http://${config.http.host}:${(httpServer.address() as AddressInfo).port}`;
   Object.assign(composed, { app, httpServer, url: base });
   composed.lines.unshift(`  console     ${base}/`, `  API         ${base}/api/v1`, `  API docs    ${base}/docs`, `  metrics     ${base}/metrics`);

@@ -1,22 +1,21 @@
-import type { Logger } from '../../logger';
 import { accessCache } from '../../domain/access/cache';
 import { IdentityModel, RoleBindingModel, TeamModel } from '../../domain/access/model';
-import { inCollections, watchWithResume } from '../../domain/change-streams';
+import type { ChangeListener } from '../../domain/change-streams';
 
 /**
- * Lets the API process keep identities' grants between requests (see accessCache): it watches every
- * collection that decides rights (one stream for the three), and trusts what it keeps only while
- * that stream is open.
+ * Lets the API process keep identities' grants between requests (see accessCache): it listens to every
+ * collection that decides rights, and trusts what it keeps only while the stream is open (the API
+ * shares that stream with the ends of sessions: src/roles/api.ts).
  */
-export function keepAccessFresh(log: Logger): { close(): Promise<void> } {
-  return watchWithResume(
-    IdentityModel.db.db!,
+export function rightsListener(): ChangeListener {
+  const collections = [IdentityModel, TeamModel, RoleBindingModel].map((model) => model.collection.collectionName);
+  return {
+    match: { 'ns.coll': { $in: collections } },
     // Only that something changed matters: not what.
-    [{ $match: inCollections(IdentityModel.collection, TeamModel.collection, RoleBindingModel.collection) }, { $project: { _id: 1 } }],
-    () => accessCache.changed(),
-    log,
-    'rights',
-    'default',
-    { opened: () => accessCache.listening(true), lost: () => accessCache.listening(false) },
-  );
+    onChange: (change) => {
+      if (collections.includes(change.ns?.coll ?? '')) accessCache.changed();
+    },
+    opened: () => accessCache.listening(true),
+    lost: () => accessCache.listening(false),
+  };
 }

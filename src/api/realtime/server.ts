@@ -7,7 +7,7 @@ import type { ClientToServerEvents, ServerToClientEvents } from '../../domain/ev
 import { conversationRoom, conversationStepRoom, runRoom } from '../../domain/events';
 import { relayConversationChanges } from './conversation-relay';
 import { relayRunChanges } from './relay';
-import { endAtExpiry, endEndedSessions, endIfRevokedMeanwhile } from './sessions';
+import { endAtExpiry, endIfRevokedMeanwhile, sessionEndsListener } from './sessions';
 import { socketHandshake, type SocketData } from './handshake';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION, serveSubscriptions } from './subscriptions';
 import type { Metrics } from '../observability/metrics';
@@ -50,13 +50,13 @@ export function attachRealtime(
     log,
     countConversationChange(metrics),
   );
-  const sessionEnds = endEndedSessions(io, log);
 
   return {
     io,
+    /** What ends this API's sockets when a session ends elsewhere: the caller listens for it (src/roles/api.ts). */
+    sessionEnds: sessionEndsListener(io),
     async close() {
       untrackClients();
-      await sessionEnds.close();
       await relay.close();
       await conversations.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));

@@ -1,10 +1,9 @@
 import type { Server, Socket } from 'socket.io';
-import type { Logger } from '../../logger';
 import { ApiTokenModel } from '../../domain/tokens/model';
 import { ConsoleSessionModel } from '../../domain/sessions/model';
 import { IdentityModel } from '../../domain/access/model';
 import type { Principal } from '../../domain/tokens/service';
-import { watchWithResume } from '../../domain/change-streams';
+import type { ChangeListener } from '../../domain/change-streams';
 
 // setTimeout fires at once beyond this (about 24.8 days): a later expiry is caught by a later connection's check.
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -44,43 +43,40 @@ export function endAtExpiry(socket: SessionSocket): void {
 }
 
 const date = { $type: 'date' };
+const setToDate = (change: Parameters<ChangeListener['onChange']>[0], field: string) =>
+  change.operationType === 'update' && change.updateDescription?.updatedFields?.[field] instanceof Date;
 
 /**
- * A session's end ends its sockets at once, on every API process, wherever it was ended (one stream
- * for the three collections that say so):
+ * A session's end ends its sockets at once, on every API process, wherever it was ended:
  * - a token revoked: the sockets of that token;
  * - a person (or a service account) disabled: those of its tokens and of its console sessions, with or
  *   without a token;
  * - a console session signed out (marked just before it is removed: the mark alone says why), or
  *   removed without that mark (idle too long, or past its absolute end).
- * Only the changed document's key is read: the document may be gone by the time the change is.
+ * Only the changed document's key is read: the document may be gone by the time the change is. The
+ * API shares this listener's stream with the rights cache's (src/roles/api.ts).
  */
-export function endEndedSessions(io: Server, log: Logger) {
+export function sessionEndsListener(io: Server): ChangeListener {
   const [tokens, identities, consoleSessions] = [ApiTokenModel, IdentityModel, ConsoleSessionModel].map((model) => model.collection.collectionName);
   const sockets = () => [...io.of('/').sockets.values()] as SessionSocket[];
-  return watchWithResume(
-    ApiTokenModel.db.db!,
-    [
-      {
-        $match: {
-          $or: [
-            { 'ns.coll': tokens, operationType: 'update', 'updateDescription.updatedFields.revoked_at': date },
-            { 'ns.coll': identities, operationType: 'update', 'updateDescription.updatedFields.disabled_at': date },
-            { 'ns.coll': consoleSessions, operationType: 'delete' },
-            { 'ns.coll': consoleSessions, operationType: 'update', 'updateDescription.updatedFields.signed_out_at': date },
-          ],
-        },
-      },
-      { $project: { ns: 1, operationType: 1, documentKey: 1 } },
-    ],
-    (change) => {
-      if (!('documentKey' in change) || !('ns' in change)) return;
+  return {
+    match: {
+      $or: [
+        { 'ns.coll': tokens, operationType: 'update', 'updateDescription.updatedFields.revoked_at': date },
+        { 'ns.coll': identities, operationType: 'update', 'updateDescription.updatedFields.disabled_at': date },
+        { 'ns.coll': consoleSessions, operationType: 'delete' },
+        { 'ns.coll': consoleSessions, operationType: 'update', 'updateDescription.updatedFields.signed_out_at': date },
+      ],
+    },
+    onChange: (change) => {
+      if (!('documentKey' in change)) return;
       const id = String(change.documentKey._id);
-      if (change.ns.coll === tokens) {
+      const collection = change.ns?.coll;
+      if (collection === tokens && setToDate(change, 'revoked_at')) {
         for (const socket of sockets()) if (socket.data.principal?.tokenId === id) end(socket, 'revoked');
-      } else if (change.ns.coll === identities) {
+      } else if (collection === identities && setToDate(change, 'disabled_at')) {
         for (const socket of sockets()) if (socket.data.principal?.identity.id === id) end(socket, 'disabled');
-      } else if (change.ns.coll === consoleSessions) {
+      } else if (collection === consoleSessions && (change.operationType === 'delete' || setToDate(change, 'signed_out_at'))) {
         for (const socket of sockets()) {
           if (socket.data.sessionId !== id) continue;
           if (change.operationType === 'update') end(socket, 'signed_out');
@@ -88,8 +84,5 @@ export function endEndedSessions(io: Server, log: Logger) {
         }
       }
     },
-    log,
-    'session end',
-    'default',
-  );
+  };
 }
