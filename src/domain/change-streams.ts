@@ -4,9 +4,9 @@ import type { Logger } from '../logger';
 /*
  * MongoDB change streams that outlive a lost connection: what the API's relays, its rights cache and
  * its ending of sessions listen with. Every write to the database wakes every open stream, whatever
- * collection it watches (about 0.1 ms of mongod's CPU per stream per write, measured on 6.0): so an
- * API process keeps few, one for several collections where the listener needs only which document
- * changed (a database's stream, filtered on `ns.coll`).
+ * collection it watches (about 0.1 ms of mongod's CPU per stream per write on 6.0: `npm run
+ * bench:change-streams`): so an API process opens one, a database's stream its listeners share
+ * (watchTogether), each asking for its changes by `ns.coll`.
  */
 
 /**
@@ -22,7 +22,7 @@ export function watchWithResume<T extends Document>(
   log: Logger,
   what: string,
   // 'required' fails on an update whose document is gone by the time the change is read: say 'default' when that is expected.
-  fullDocument: 'required' | 'default' = 'required',
+  fullDocument: 'required' | 'default' | 'whenAvailable' = 'required',
   /** Told when the stream is open on the server (every later change will be heard), and when it is lost. */
   lifecycle: { opened?: () => void; lost?: () => void } = {},
 ): { close(): Promise<void> } {
@@ -58,30 +58,66 @@ export function watchWithResume<T extends Document>(
   };
 }
 
-/** One of the listeners sharing a stream: the changes it asks for (a `$match` on the change) and what it does with one. */
+/** The names of the fields an update set, as `changedKeys`: what tells one change's events from another's. */
+export const CHANGED_KEYS = {
+  $addFields: { changedKeys: { $map: { input: { $objectToArray: { $ifNull: ['$updateDescription.updatedFields', {}] } }, in: '$$this.k' } } },
+};
+
+/** An aggregation expression: `document` (an object) with only the fields named. */
+export const pickFields = (document: string, fields: string[]) => ({
+  $arrayToObject: { $filter: { input: { $objectToArray: document }, cond: { $in: ['$$this.k', fields] } } },
+});
+
+/** An aggregation expression: `document` (an object) without the fields named. */
+export const omitFields = (document: string, fields: string[]) => ({
+  $arrayToObject: { $filter: { input: { $objectToArray: document }, cond: { $not: [{ $in: ['$$this.k', fields] }] } } },
+});
+
+/** An aggregation expression: `shape` where the change has a full document, nothing (the field left out) where it has none. */
+export const ifFullDocument = (shape: Document) => ({ $cond: [{ $eq: [{ $type: '$fullDocument' }, 'object'] }, shape, '$$REMOVE'] });
+
+/** What every listener is given of a change it did not shape: which document changed, how. */
+const KEY_SHAPE = { _id: '$_id', ns: '$ns', operationType: '$operationType', documentKey: '$documentKey', updateDescription: '$updateDescription', changedKeys: '$changedKeys' };
+
+/** One of the listeners sharing a stream: the changes it asks for and what it does with one. */
 export interface ChangeListener {
+  /** The changes it asks for: a `$match` on the change as MongoDB writes it, naming the collection(s) in `ns.coll`. */
   match: Document;
-  /** Given every change the shared stream carries (`ns`, `operationType`, `documentKey`, `updateDescription`): it keeps its own. */
-  onChange: (change: ChangeStreamDocument & { ns?: { coll?: string }; updateDescription?: { updatedFields?: Document } }) => void;
+  /**
+   * What it is given of a change of `shape.collection` (one shaping listener per collection): an
+   * aggregation expression of the change (with `changedKeys`), keeping `_id` (the resume token) and
+   * `ns`. Other changes come as `ns`, `operationType`, `documentKey`, `updateDescription`, `changedKeys`.
+   */
+  shape?: { collection: string; change: Document };
+  /** Given every change the stream carries: it keeps its own. */
+  onChange: (change: SharedChange) => void;
   opened?: () => void;
   lost?: () => void;
 }
 
+export type SharedChange = ChangeStreamDocument & { ns?: { coll?: string }; updateDescription?: { updatedFields?: Document }; changedKeys?: string[] };
+
 /**
- * One database stream for listeners that read only which document changed, how: each asks for its
- * changes, each is given all that any asked for and keeps its own.
+ * One database stream for listeners of several collections: each asks for its changes, each is given
+ * all that any asked for and keeps its own. Post-images where the collection keeps them (runs,
+ * conversations, tokens: enableChangeStreamImages); a change whose image is gone (expired) comes
+ * without `fullDocument`, and its relay sends nothing: clients see the gap in `seq` and re-read.
  */
 export function watchTogether(db: Db, listeners: ChangeListener[], log: Logger, what: string): { close(): Promise<void> } {
+  const branches = listeners.flatMap((listener) => (listener.shape ? [{ case: { $eq: ['$ns.coll', listener.shape.collection] }, then: listener.shape.change }] : []));
   return watchWithResume(
     db,
-    [{ $match: { $or: listeners.map((listener) => listener.match) } }, { $project: { ns: 1, operationType: 1, documentKey: 1, updateDescription: 1 } }],
+    [
+      { $match: { $or: listeners.map((listener) => listener.match) } },
+      CHANGED_KEYS,
+      { $replaceWith: branches.length ? { $switch: { branches, default: KEY_SHAPE } } : KEY_SHAPE },
+    ],
     (change) => {
-      for (const listener of listeners) listener.onChange(change);
+      for (const listener of listeners) listener.onChange(change as SharedChange);
     },
     log,
     what,
-    'default',
+    'whenAvailable',
     { opened: () => listeners.forEach((listener) => listener.opened?.()), lost: () => listeners.forEach((listener) => listener.lost?.()) },
   );
 }
-

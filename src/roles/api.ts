@@ -69,9 +69,10 @@ export async function startApiRole(ctx: RoleContext): Promise<void> {
   // Closing Socket.IO closes the HTTP server too.
   const realtime = attachRealtime(httpServer, log, metrics, sessions, deployments, { subscriptionsPerConnection: options.subscriptionsPerConnection });
   cleanups.push(() => realtime.close());
-  // One stream for what reads only which document changed: identities' grants kept between requests
-  // while every change to them is heard (nothing is kept before it opens), and sessions ended elsewhere.
-  const changes = watchTogether(IdentityModel.db.db!, [rightsListener(), realtime.sessionEnds], log, 'rights and session ends');
+  // One change stream for all the API hears (every open stream costs MongoDB on every write): runs'
+  // and conversations' changes relayed to sockets, identities' grants kept between requests while
+  // every change to them is heard (nothing is kept before it opens), sessions ended elsewhere.
+  const changes = watchTogether(IdentityModel.db.db!, [rightsListener(), ...realtime.listeners], log, 'API');
   cleanups.push(() => changes.close());
   const base = `http://${config.http.host}:${(httpServer.address() as AddressInfo).port}`;
   Object.assign(composed, { app, httpServer, url: base });

@@ -1,4 +1,5 @@
 import { Connection, WorkflowClient } from '@temporalio/client';
+import { MongoClient } from 'mongodb';
 import { deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { eventually, runEnded } from '../support/bosun';
 import type { User } from '../support/client';
@@ -129,4 +130,25 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
     expect((await call(0, admin, 'PATCH', `/teams/${team.id}`, { members: [carol.id] })).status).toBe(200);
     expect(await eventually(servers, (status) => status === 200, 15_000)).toBe(200);
   }, 60_000);
+
+  test('each API process holds one change stream on MongoDB, the workers none: every open stream costs mongod on every write', async () => {
+    const uri = bosun.env.MONGODB_URI!;
+    const client = await new MongoClient(uri).connect();
+    try {
+      const database = client.db().databaseName;
+      const streams = async () => {
+        const ops = await client.db('admin').aggregate([{ $currentOp: { idleCursors: true, allUsers: true } }]).toArray();
+        const ids = new Set(
+          ops
+            .filter((op) => op.cursor?.originatingCommand?.$db === database && op.cursor.originatingCommand.pipeline?.[0]?.$changeStream)
+            .map((op) => String(op.cursor.cursorId)),
+        );
+        return ids.size;
+      };
+      expect(bosun.alive('api')).toHaveLength(2);
+      expect(await eventually(streams, (count) => count === 2, 15_000)).toBe(2);
+    } finally {
+      await client.close();
+    }
+  });
 });

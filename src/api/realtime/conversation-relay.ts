@@ -1,34 +1,29 @@
 import type { ChangeStreamDocument } from 'mongodb';
-import { MARK_CHANGED_STEPS, toConversationEvents } from '../../domain/conversations/events';
+import { conversationChanges, toConversationEvents } from '../../domain/conversations/events';
 import { ConversationModel, type Conversation } from '../../domain/conversations/model';
-import type { Logger } from '../../logger';
 import type { ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../../domain/events';
-import { watchWithResume } from '../../domain/change-streams';
-import { CHANGED_KEYS } from './relay';
+import type { ChangeListener } from '../../domain/change-streams';
 
 type RelayedChange = ChangeStreamDocument<Conversation> & { changedKeys?: string[] };
 
-/** Watches conversations and relays each persisted change (persist first, then relay); `observe` sees every change as it came (metrics). */
-export function relayConversationChanges(
+/**
+ * Relays each persisted change of a conversation (persist first, then relay), heard on the API's one
+ * change stream (src/roles/api.ts); `observe` sees every change as it came (metrics).
+ */
+export function conversationRelay(
   emit: { step(event: ConversationStepUpdatedEvent): void; conversation(event: ConversationUpdatedEvent): void },
-  log: Logger,
   observe: (change: RelayedChange) => void = () => undefined,
-): { close(): Promise<void> } {
-  return watchWithResume<Conversation>(
-    ConversationModel.collection,
-    [
-      { $match: { operationType: { $in: ['insert', 'update', 'replace'] } } },
-      CHANGED_KEYS,
-      MARK_CHANGED_STEPS,
-      { $project: { updateDescription: 0, 'fullDocument.messages': 0 } },
-    ],
-    (change) => {
-      observe(change);
-      const events = toConversationEvents(change);
+): ChangeListener {
+  const collection = ConversationModel.collection.collectionName;
+  return {
+    ...conversationChanges(collection),
+    onChange: (change) => {
+      if (change.ns?.coll !== collection) return;
+      const conversation = change as RelayedChange;
+      observe(conversation);
+      const events = toConversationEvents(conversation);
       for (const event of events.steps) emit.step(event);
       if (events.conversation) emit.conversation(events.conversation);
     },
-    log,
-    'conversation',
-  );
+  };
 }

@@ -2,11 +2,10 @@ import type { ChangeStreamDocument } from 'mongodb';
 import mongoose from 'mongoose';
 import { ConversationModel } from '../../domain/conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
-import type { Logger } from '../../logger';
 import { ApiTokenModel } from '../../domain/tokens/model';
 import type { DeploymentRunUpdatedEvent } from '../../domain/events';
-import { RUN_EVENT_PIPELINE, toRunEvent } from '../../domain/deployments/run-events';
-import { watchWithResume } from '../../domain/change-streams';
+import { runChanges, toRunEvent } from '../../domain/deployments/run-events';
+import type { ChangeListener } from '../../domain/change-streams';
 
 /** Change streams carry each update's exact post-image only where the collection keeps them (MongoDB 6.0+). */
 export async function enableChangeStreamImages(): Promise<void> {
@@ -19,29 +18,24 @@ export async function enableChangeStreamImages(): Promise<void> {
   }
 }
 
-/** The names of the fields an update set, as `changedKeys`: what tells one change's events from another's. */
-export const CHANGED_KEYS = {
-  $addFields: { changedKeys: { $map: { input: { $objectToArray: { $ifNull: ['$updateDescription.updatedFields', {}] } }, in: '$$this.k' } } },
-};
-
 /**
- * Watches run documents and hands every persisted change to `emit`: persist first, then relay. Each
- * API process runs its own, so clients on any process see every run. `observe` sees every change as it came (metrics).
+ * Hands every persisted change of a run to `emit`: persist first, then relay. Each API process
+ * listens (on its one change stream, src/roles/api.ts), so clients on any process see every run.
+ * `observe` sees every change as it came (metrics).
  */
-export function relayRunChanges(
+export function runRelay(
   emit: (event: DeploymentRunUpdatedEvent) => void,
-  log: Logger,
   observe: (change: ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] }) => void = () => undefined,
-): { close(): Promise<void> } {
-  return watchWithResume<DeploymentRun>(
-    DeploymentRunModel.collection,
-    [CHANGED_KEYS, ...RUN_EVENT_PIPELINE],
-    (change) => {
-      observe(change);
-      const event = toRunEvent(change);
+): ChangeListener {
+  const collection = DeploymentRunModel.collection.collectionName;
+  return {
+    ...runChanges(collection),
+    onChange: (change) => {
+      if (change.ns?.coll !== collection) return;
+      const run = change as ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] };
+      observe(run);
+      const event = toRunEvent(run);
       if (event) emit(event);
     },
-    log,
-    'run',
-  );
+  };
 }

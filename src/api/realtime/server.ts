@@ -5,8 +5,8 @@ import type { Logger } from '../../logger';
 import type { SessionLifetime } from '../../domain/sessions/store';
 import type { ClientToServerEvents, ServerToClientEvents } from '../../domain/events';
 import { conversationRoom, conversationStepRoom, runRoom } from '../../domain/events';
-import { relayConversationChanges } from './conversation-relay';
-import { relayRunChanges } from './relay';
+import { conversationRelay } from './conversation-relay';
+import { runRelay } from './relay';
 import { endAtExpiry, endIfRevokedMeanwhile, sessionEndsListener } from './sessions';
 import { socketHandshake, type SocketData } from './handshake';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION, serveSubscriptions } from './subscriptions';
@@ -16,8 +16,8 @@ import { countConversationChange, countRunChange } from '../observability/outcom
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
  * (`auth: { token }`), or a console page's session cookie (handshake.ts); a client subscribes to
- * runs and conversations of its own organization only (subscriptions.ts). The relays' change streams
- * also feed the metrics of finished runs, conversations and steps. A subscription's snapshot of a run
+ * runs and conversations of its own organization only (subscriptions.ts). The relays (listeners of the
+ * API's one change stream) also feed the metrics of finished runs, conversations and steps. A subscription's snapshot of a run
  * is read by `runs`, as GET reads it.
  */
 export function attachRealtime(
@@ -41,24 +41,21 @@ export function attachRealtime(
   });
 
   const untrackClients = metrics.trackSocketClients(() => io.of('/').sockets.size);
-  const relay = relayRunChanges((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), log, countRunChange(metrics));
-  const conversations = relayConversationChanges(
+  const runEvents = runRelay((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), countRunChange(metrics));
+  const conversations = conversationRelay(
     {
       step: (event) => io.to([conversationRoom(event.conversation_id), conversationStepRoom(event.step.id)]).emit('ConversationStepUpdated', event),
       conversation: (event) => io.to(conversationRoom(event.conversation_id)).emit('ConversationUpdated', event),
     },
-    log,
     countConversationChange(metrics),
   );
 
   return {
     io,
-    /** What ends this API's sockets when a session ends elsewhere: the caller listens for it (src/roles/api.ts). */
-    sessionEnds: sessionEndsListener(io),
+    /** What relays runs' and conversations' changes to this API's sockets, and ends them when a session ends elsewhere: the caller listens for them (src/roles/api.ts). */
+    listeners: [runEvents, conversations, sessionEndsListener(io)],
     async close() {
       untrackClients();
-      await relay.close();
-      await conversations.close();
       await new Promise<void>((resolve) => io.close(() => resolve()));
     },
   };

@@ -1,4 +1,5 @@
 import type { ChangeStreamDocument } from 'mongodb';
+import { ifFullDocument, omitFields, type ChangeListener } from '../change-streams';
 import type { ConversationStepState, ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../events';
 import { iso } from '../timestamps';
 import type { Conversation, ConversationStep } from './model';
@@ -35,32 +36,49 @@ type RelayedStep = ConversationStep & { changed?: boolean };
 type RelayedChange = ChangeStreamDocument<Conversation> & { changedKeys?: string[] };
 
 /**
- * Keeps the execution log only of steps this change touched (marked `changed`): events carry the
- * step as GET shows it, but a change must not ship every other step's log too.
+ * What the relay asks the API's change stream for, and is given of each change
+ * (src/api/realtime/conversation-relay.ts): inserts, updates and replacements, the post-image
+ * without the messages, and of the steps the execution log only of those this change touched (marked
+ * `changed`): events carry the step as GET shows it, but a change must not ship every other step's
+ * log too.
  */
-export const MARK_CHANGED_STEPS = {
-  $addFields: {
-    'fullDocument.steps': {
-      $map: {
-        input: { $range: [0, { $size: { $ifNull: ['$fullDocument.steps', []] } }] },
-        as: 'i',
+export const conversationChanges = (collection: string): Pick<ChangeListener, 'match' | 'shape'> => ({
+  match: { 'ns.coll': collection, operationType: { $in: ['insert', 'update', 'replace'] } },
+  shape: {
+    collection,
+    change: {
+      _id: '$_id',
+      ns: '$ns',
+      operationType: '$operationType',
+      documentKey: '$documentKey',
+      clusterTime: '$clusterTime',
+      wallTime: '$wallTime',
+      changedKeys: '$changedKeys',
+      fullDocument: ifFullDocument({ $mergeObjects: [omitFields('$fullDocument', ['messages']), { steps: MARKED_STEPS }] }),
+    },
+  },
+});
+
+/** The post-image's steps, each touched by the change marked `changed`, the others without their output. */
+const MARKED_STEPS = {
+  $map: {
+    input: { $range: [0, { $size: { $ifNull: ['$fullDocument.steps', []] } }] },
+    as: 'i',
+    in: {
+      $let: {
+        vars: { step: { $arrayElemAt: ['$fullDocument.steps', '$$i'] }, prefix: { $concat: ['steps.', { $toString: '$$i' }] } },
         in: {
-          $let: {
-            vars: { step: { $arrayElemAt: ['$fullDocument.steps', '$$i'] }, prefix: { $concat: ['steps.', { $toString: '$$i' }] } },
-            in: {
-              $cond: [
-                {
-                  $or: [
-                    { $ne: ['$operationType', 'update'] },
-                    { $in: ['steps', '$changedKeys'] },
-                    { $anyElementTrue: [{ $map: { input: '$changedKeys', as: 'k', in: { $or: [{ $eq: ['$$k', '$$prefix'] }, { $eq: [{ $indexOfBytes: ['$$k', { $concat: ['$$prefix', '.'] }] }, 0] }] } } }] },
-                  ],
-                },
-                { $mergeObjects: ['$$step', { changed: true }] },
-                { $unsetField: { field: 'output', input: '$$step' } },
+          $cond: [
+            {
+              $or: [
+                { $ne: ['$operationType', 'update'] },
+                { $in: ['steps', '$changedKeys'] },
+                { $anyElementTrue: [{ $map: { input: '$changedKeys', as: 'k', in: { $or: [{ $eq: ['$$k', '$$prefix'] }, { $eq: [{ $indexOfBytes: ['$$k', { $concat: ['$$prefix', '.'] }] }, 0] }] } } }] },
               ],
             },
-          },
+            { $mergeObjects: ['$$step', { changed: true }] },
+            { $unsetField: { field: 'output', input: '$$step' } },
+          ],
         },
       },
     },

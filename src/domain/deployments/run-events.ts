@@ -1,4 +1,5 @@
 import type { ChangeStreamDocument } from 'mongodb';
+import { ifFullDocument, pickFields, type ChangeListener } from '../change-streams';
 import { actorView } from '../access/actor';
 import type { DeploymentRunUpdatedEvent, RunFreezeOverrideState, RunFreezeState, RunGateState, RunHealthState, RunPauseState, RunRollbackState, RunStepState } from '../events';
 import { iso } from '../timestamps';
@@ -137,20 +138,35 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
   };
 }
 
-const RUN_EVENT_FIELDS = Object.fromEntries(
-  [
-    'operationType', 'documentKey', 'clusterTime', 'wallTime', 'changedKeys',
-    ...['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'fleet.total', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback', 'freeze', 'freeze_override'].map(
-      (f) => `fullDocument.${f}`,
-    ),
-    ...['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'].map((f) => `fullDocument.steps.${f}`),
-  ].map((field) => [field, 1]),
-);
+/** Of a run's post-image, what an event shows: never outputs (events carry each change's appended chunk), nor commands, nor the execution bookkeeping of every step. */
+const RUN_FIELDS = ['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback', 'freeze', 'freeze_override'];
+const STEP_FIELDS = ['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'];
 
 /**
- * After `changedKeys` is added: only changes that advance the run's sequence (every change of a
- * status or of output does; bookkeeping writes such as a command's process group id are not sent to
- * the API at all), and of the post-image only what an event shows: never outputs (events carry each
- * change's appended chunk), nor commands, nor the execution bookkeeping of every step.
+ * What the relay asks the API's change stream for, and is given of each change (src/api/realtime/relay.ts):
+ * only changes that advance the run's sequence (every change of a status or of output does;
+ * bookkeeping writes such as a command's process group id are not sent to the API at all), and of
+ * the post-image only RUN_FIELDS, the fleet's size and each step's STEP_FIELDS.
  */
-export const RUN_EVENT_PIPELINE = [{ $match: { $or: [{ operationType: { $ne: 'update' } }, { changedKeys: 'seq' }] } }, { $project: RUN_EVENT_FIELDS }];
+export const runChanges = (collection: string): Pick<ChangeListener, 'match' | 'shape'> => ({
+  match: { 'ns.coll': collection, $or: [{ operationType: { $ne: 'update' } }, { 'updateDescription.updatedFields.seq': { $exists: true } }] },
+  shape: {
+    collection,
+    change: {
+      _id: '$_id',
+      ns: '$ns',
+      operationType: '$operationType',
+      documentKey: '$documentKey',
+      clusterTime: '$clusterTime',
+      wallTime: '$wallTime',
+      changedKeys: '$changedKeys',
+      fullDocument: ifFullDocument({
+        $mergeObjects: [
+          pickFields('$fullDocument', RUN_FIELDS),
+          { fleet: { $cond: [{ $eq: [{ $type: '$fullDocument.fleet' }, 'object'] }, { total: '$fullDocument.fleet.total' }, '$$REMOVE'] } },
+          { steps: { $cond: [{ $isArray: '$fullDocument.steps' }, { $map: { input: '$fullDocument.steps', in: pickFields('$$this', STEP_FIELDS) } }, '$$REMOVE'] } },
+        ],
+      }),
+    },
+  },
+});
