@@ -73,8 +73,21 @@ export const omitFields = (document: string, fields: string[]) => ({
   $arrayToObject: { $filter: { input: { $objectToArray: document }, cond: { $not: [{ $in: ['$$this.k', fields] }] } } },
 });
 
-/** An aggregation expression: `shape` where the change has a full document, nothing (the field left out) where it has none. */
-export const ifFullDocument = (shape: Document) => ({ $cond: [{ $eq: [{ $type: '$fullDocument' }, 'object'] }, shape, '$$REMOVE'] });
+/**
+ * A listener's shape of a change (ChangeListener's `shape.change`): what tells it which document
+ * changed, how and when, and `fullDocument` as `document` makes it of the post-image (left out where
+ * the change has none).
+ */
+export const changeShaped = (document: Document) => ({
+  _id: '$_id',
+  ns: '$ns',
+  operationType: '$operationType',
+  documentKey: '$documentKey',
+  clusterTime: '$clusterTime',
+  wallTime: '$wallTime',
+  changedKeys: '$changedKeys',
+  fullDocument: { $cond: [{ $eq: [{ $type: '$fullDocument' }, 'object'] }, document, '$$REMOVE'] },
+});
 
 /** What every listener is given of a change it did not shape: which document changed, how. */
 const KEY_SHAPE = { _id: '$_id', ns: '$ns', operationType: '$operationType', documentKey: '$documentKey', updateDescription: '$updateDescription', changedKeys: '$changedKeys' };

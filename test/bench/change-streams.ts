@@ -15,6 +15,7 @@ import { embeddedMongoUri } from '../../src/embedded/mongod';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
 import { sharedServices } from '../support/shared';
+import { runMain } from './harness';
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -96,10 +97,4 @@ async function main() {
   await globalTeardown();
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -28,7 +28,12 @@ export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<
       await globalTeardown();
     }
   };
-  void run().then(
+  runMain(run);
+}
+
+/** Runs a bench's body to its end: exits 0, or 1 with the error. */
+export function runMain(main: () => Promise<void>): void {
+  void main().then(
     () => process.exit(0),
     (error) => {
       console.error(error);

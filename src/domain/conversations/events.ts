@@ -1,5 +1,5 @@
 import type { ChangeStreamDocument } from 'mongodb';
-import { ifFullDocument, omitFields, type ChangeListener } from '../change-streams';
+import { changeShaped, omitFields, type ChangeListener } from '../change-streams';
 import type { ConversationStepState, ConversationStepUpdatedEvent, ConversationUpdatedEvent } from '../events';
 import { iso } from '../timestamps';
 import type { Conversation, ConversationStep } from './model';
@@ -46,16 +46,7 @@ export const conversationChanges = (collection: string): Pick<ChangeListener, 'm
   match: { 'ns.coll': collection, operationType: { $in: ['insert', 'update', 'replace'] } },
   shape: {
     collection,
-    change: {
-      _id: '$_id',
-      ns: '$ns',
-      operationType: '$operationType',
-      documentKey: '$documentKey',
-      clusterTime: '$clusterTime',
-      wallTime: '$wallTime',
-      changedKeys: '$changedKeys',
-      fullDocument: ifFullDocument({ $mergeObjects: [omitFields('$fullDocument', ['messages']), { steps: MARKED_STEPS }] }),
-    },
+    change: changeShaped({ $mergeObjects: [omitFields('$fullDocument', ['messages']), { steps: MARKED_STEPS }] }),
   },
 });
 

@@ -1,5 +1,5 @@
 import type { ChangeStreamDocument } from 'mongodb';
-import { ifFullDocument, pickFields, type ChangeListener } from '../change-streams';
+import { changeShaped, pickFields, type ChangeListener } from '../change-streams';
 import { actorView } from '../access/actor';
 import type { DeploymentRunUpdatedEvent, RunFreezeOverrideState, RunFreezeState, RunGateState, RunHealthState, RunPauseState, RunRollbackState, RunStepState } from '../events';
 import { iso } from '../timestamps';
@@ -152,21 +152,12 @@ export const runChanges = (collection: string): Pick<ChangeListener, 'match' | '
   match: { 'ns.coll': collection, $or: [{ operationType: { $ne: 'update' } }, { 'updateDescription.updatedFields.seq': { $exists: true } }] },
   shape: {
     collection,
-    change: {
-      _id: '$_id',
-      ns: '$ns',
-      operationType: '$operationType',
-      documentKey: '$documentKey',
-      clusterTime: '$clusterTime',
-      wallTime: '$wallTime',
-      changedKeys: '$changedKeys',
-      fullDocument: ifFullDocument({
-        $mergeObjects: [
-          pickFields('$fullDocument', RUN_FIELDS),
-          { fleet: { $cond: [{ $eq: [{ $type: '$fullDocument.fleet' }, 'object'] }, { total: '$fullDocument.fleet.total' }, '$$REMOVE'] } },
-          { steps: { $cond: [{ $isArray: '$fullDocument.steps' }, { $map: { input: '$fullDocument.steps', in: pickFields('$$this', STEP_FIELDS) } }, '$$REMOVE'] } },
-        ],
-      }),
-    },
+    change: changeShaped({
+      $mergeObjects: [
+        pickFields('$fullDocument', RUN_FIELDS),
+        { fleet: { $cond: [{ $eq: [{ $type: '$fullDocument.fleet' }, 'object'] }, { total: '$fullDocument.fleet.total' }, '$$REMOVE'] } },
+        { steps: { $cond: [{ $isArray: '$fullDocument.steps' }, { $map: { input: '$fullDocument.steps', in: pickFields('$$this', STEP_FIELDS) } }, '$$REMOVE'] } },
+      ],
+    }),
   },
 });
