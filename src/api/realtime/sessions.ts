@@ -53,8 +53,8 @@ const setToDate = (change: Parameters<ChangeListener['onChange']>[0], field: str
  *   without a token;
  * - a console session signed out (marked just before it is removed: the mark alone says why), or
  *   removed without that mark (idle too long, or past its absolute end).
- * Only the changed document's key is read: the document may be gone by the time the change is. The
- * API shares this listener's stream with the rights cache's (src/roles/api.ts).
+ * Only the changed document's key is read: the document may be gone by the time the change is. A
+ * listener of the API's one change stream (src/roles/api.ts).
  */
 export function sessionEndsListener(io: Server): ChangeListener {
   const [tokens, identities, consoleSessions] = [ApiTokenModel, IdentityModel, ConsoleSessionModel].map((model) => model.collection.collectionName);
