@@ -74,7 +74,7 @@ export const omitFields = (document: string, fields: string[]) => ({
 });
 
 /**
- * A listener's shape of a change (ChangeListener's `shape.change`): what tells it which document
+ * A listener's shape of a change (ChangeListener's `shape`): what tells it which document
  * changed, how and when, and `fullDocument` as `document` makes it of the post-image (left out where
  * the change has none).
  */
@@ -94,15 +94,21 @@ const KEY_SHAPE = { _id: '$_id', ns: '$ns', operationType: '$operationType', doc
 
 /** One of the listeners sharing a stream: the changes it asks for and what it does with one. */
 export interface ChangeListener {
-  /** The changes it asks for: a `$match` on the change as MongoDB writes it, naming the collection(s) in `ns.coll`. */
-  match: Document;
+  /** The collections whose changes it is given. */
+  collections: string[];
+  /** Of those, the changes it asks for (all where absent): a `$match` on the change as MongoDB writes it. */
+  match?: Document;
   /**
-   * What it is given of a change of `shape.collection` (one shaping listener per collection): an
-   * aggregation expression of the change (with `changedKeys`), keeping `_id` (the resume token) and
-   * `ns`. Other changes come as `ns`, `operationType`, `documentKey`, `updateDescription`, `changedKeys`.
+   * A listener of one collection may shape what it is given of that collection's changes (one
+   * shaping listener per collection): an aggregation expression of the change (with `changedKeys`),
+   * keeping `_id` (the resume token) and `ns` (changeShaped). Otherwise changes come as `ns`,
+   * `operationType`, `documentKey`, `updateDescription`, `changedKeys`.
    */
-  shape?: { collection: string; change: Document };
-  /** Given every change the stream carries: it keeps its own. */
+  shape?: Document;
+  /**
+   * Given the changes of its collections that the stream carries: those it asked for, and those
+   * another listener of the same collection asked for.
+   */
   onChange: (change: SharedChange) => void;
   opened?: () => void;
   lost?: () => void;
@@ -117,16 +123,21 @@ export type SharedChange = ChangeStreamDocument & { ns?: { coll?: string }; upda
  * without `fullDocument`, and its relay sends nothing: clients see the gap in `seq` and re-read.
  */
 export function watchTogether(db: Db, listeners: ChangeListener[], log: Logger, what: string): { close(): Promise<void> } {
-  const branches = listeners.flatMap((listener) => (listener.shape ? [{ case: { $eq: ['$ns.coll', listener.shape.collection] }, then: listener.shape.change }] : []));
+  const branches = listeners.flatMap(({ collections, shape }) => {
+    if (!shape) return [];
+    if (collections.length !== 1) throw new Error(`a listener that shapes its changes listens to one collection (not ${collections.join(', ')})`);
+    return [{ case: { $eq: ['$ns.coll', collections[0]] }, then: shape }];
+  });
   return watchWithResume(
     db,
     [
-      { $match: { $or: listeners.map((listener) => listener.match) } },
+      { $match: { $or: listeners.map(({ collections, match }) => ({ 'ns.coll': { $in: collections }, ...match })) } },
       CHANGED_KEYS,
       { $replaceWith: branches.length ? { $switch: { branches, default: KEY_SHAPE } } : KEY_SHAPE },
     ],
     (change) => {
-      for (const listener of listeners) listener.onChange(change as SharedChange);
+      const collection = (change as SharedChange).ns?.coll ?? '';
+      for (const listener of listeners) if (listener.collections.includes(collection)) listener.onChange(change as SharedChange);
     },
     log,
     what,

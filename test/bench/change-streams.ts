@@ -16,6 +16,8 @@ import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
 import { sharedServices } from '../support/shared';
 import { runMain } from './harness';
+import { changeStreamsOn } from '../support/change-streams';
+import { eventually } from '../support/eventually';
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -62,8 +64,9 @@ async function main() {
     'one Bosun API process up': async () => {
       const bosun = await startBosun({ worker: false });
       try {
-        // Its streams open as it starts; give their first getMore a moment to reach the server.
-        await new Promise((r) => setTimeout(r, 1000));
+        // Its streams open as it starts: measured once mongod has them.
+        const database = new URL(bosun.mongoUri!).pathname.slice(1);
+        await eventually(() => changeStreamsOn(client, database), (count) => count > 0, 15_000);
         return await measure();
       } finally {
         await bosun.stop();

@@ -1,5 +1,6 @@
 import { Connection, WorkflowClient } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
+import { changeStreamsOn } from '../support/change-streams';
 import { deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { eventually, runEnded } from '../support/bosun';
 import type { User } from '../support/client';
@@ -135,18 +136,8 @@ describe('two API processes and two workers on one MongoDB and one Temporal', ()
     const uri = bosun.env.MONGODB_URI!;
     const client = await new MongoClient(uri).connect();
     try {
-      const database = client.db().databaseName;
-      const streams = async () => {
-        const ops = await client.db('admin').aggregate([{ $currentOp: { idleCursors: true, allUsers: true } }]).toArray();
-        const ids = new Set(
-          ops
-            .filter((op) => op.cursor?.originatingCommand?.$db === database && op.cursor.originatingCommand.pipeline?.[0]?.$changeStream)
-            .map((op) => String(op.cursor.cursorId)),
-        );
-        return ids.size;
-      };
       expect(bosun.alive('api')).toHaveLength(2);
-      expect(await eventually(streams, (count) => count === 2, 15_000)).toBe(2);
+      expect(await eventually(() => changeStreamsOn(client, client.db().databaseName), (count) => count === 2, 15_000)).toBe(2);
     } finally {
       await client.close();
     }

@@ -10,11 +10,9 @@ import type { ChangeListener } from '../../domain/change-streams';
 export function rightsListener(): ChangeListener {
   const collections = [IdentityModel, TeamModel, RoleBindingModel].map((model) => model.collection.collectionName);
   return {
-    match: { 'ns.coll': { $in: collections } },
+    collections,
     // Only that something changed matters: not what.
-    onChange: (change) => {
-      if (collections.includes(change.ns?.coll ?? '')) accessCache.changed();
-    },
+    onChange: () => accessCache.changed(),
     opened: () => accessCache.listening(true),
     lost: () => accessCache.listening(false),
   };

@@ -14,11 +14,9 @@ export function conversationRelay(
   emit: { step(event: ConversationStepUpdatedEvent): void; conversation(event: ConversationUpdatedEvent): void },
   observe: (change: RelayedChange) => void = () => undefined,
 ): ChangeListener {
-  const collection = ConversationModel.collection.collectionName;
   return {
-    ...conversationChanges(collection),
+    ...conversationChanges(ConversationModel.collection.collectionName),
     onChange: (change) => {
-      if (change.ns?.coll !== collection) return;
       const conversation = change as RelayedChange;
       observe(conversation);
       const events = toConversationEvents(conversation);

@@ -27,11 +27,9 @@ export function runRelay(
   emit: (event: DeploymentRunUpdatedEvent) => void,
   observe: (change: ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] }) => void = () => undefined,
 ): ChangeListener {
-  const collection = DeploymentRunModel.collection.collectionName;
   return {
-    ...runChanges(collection),
+    ...runChanges(DeploymentRunModel.collection.collectionName),
     onChange: (change) => {
-      if (change.ns?.coll !== collection) return;
       const run = change as ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] };
       observe(run);
       const event = toRunEvent(run);

@@ -57,9 +57,12 @@ const setToDate = (change: Parameters<ChangeListener['onChange']>[0], field: str
  * listener of the API's one change stream (src/roles/api.ts).
  */
 export function sessionEndsListener(io: Server): ChangeListener {
-  const [tokens, identities, consoleSessions] = [ApiTokenModel, IdentityModel, ConsoleSessionModel].map((model) => model.collection.collectionName);
+  const tokens = ApiTokenModel.collection.collectionName;
+  const identities = IdentityModel.collection.collectionName;
+  const consoleSessions = ConsoleSessionModel.collection.collectionName;
   const sockets = () => [...io.of('/').sockets.values()] as SessionSocket[];
   return {
+    collections: [tokens, identities, consoleSessions],
     match: {
       $or: [
         { 'ns.coll': tokens, operationType: 'update', 'updateDescription.updatedFields.revoked_at': date },
@@ -71,6 +74,7 @@ export function sessionEndsListener(io: Server): ChangeListener {
     onChange: (change) => {
       if (!('documentKey' in change)) return;
       const id = String(change.documentKey._id);
+      // The rights cache asks for every change of identities: this listener is given those too.
       const collection = change.ns?.coll;
       if (collection === tokens && setToDate(change, 'revoked_at')) {
         for (const socket of sockets()) if (socket.data.principal?.tokenId === id) end(socket, 'revoked');

@@ -42,12 +42,10 @@ type RelayedChange = ChangeStreamDocument<Conversation> & { changedKeys?: string
  * `changed`): events carry the step as GET shows it, but a change must not ship every other step's
  * log too.
  */
-export const conversationChanges = (collection: string): Pick<ChangeListener, 'match' | 'shape'> => ({
-  match: { 'ns.coll': collection, operationType: { $in: ['insert', 'update', 'replace'] } },
-  shape: {
-    collection,
-    change: changeShaped({ $mergeObjects: [omitFields('$fullDocument', ['messages']), { steps: MARKED_STEPS }] }),
-  },
+export const conversationChanges = (collection: string): Pick<ChangeListener, 'collections' | 'match' | 'shape'> => ({
+  collections: [collection],
+  match: { operationType: { $in: ['insert', 'update', 'replace'] } },
+  shape: changeShaped({ $mergeObjects: [omitFields('$fullDocument', ['messages']), { steps: MARKED_STEPS }] }),
 });
 
 /** The post-image's steps, each touched by the change marked `changed`, the others without their output. */

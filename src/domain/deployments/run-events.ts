@@ -148,16 +148,14 @@ const STEP_FIELDS = ['name', 'status', 'exit_code', 'attempts', 'started_at', 'c
  * bookkeeping writes such as a command's process group id are not sent to the API at all), and of
  * the post-image only RUN_FIELDS, the fleet's size and each step's STEP_FIELDS.
  */
-export const runChanges = (collection: string): Pick<ChangeListener, 'match' | 'shape'> => ({
-  match: { 'ns.coll': collection, $or: [{ operationType: { $ne: 'update' } }, { 'updateDescription.updatedFields.seq': { $exists: true } }] },
-  shape: {
-    collection,
-    change: changeShaped({
-      $mergeObjects: [
-        pickFields('$fullDocument', RUN_FIELDS),
-        { fleet: { $cond: [{ $eq: [{ $type: '$fullDocument.fleet' }, 'object'] }, { total: '$fullDocument.fleet.total' }, '$$REMOVE'] } },
-        { steps: { $cond: [{ $isArray: '$fullDocument.steps' }, { $map: { input: '$fullDocument.steps', in: pickFields('$$this', STEP_FIELDS) } }, '$$REMOVE'] } },
-      ],
-    }),
-  },
+export const runChanges = (collection: string): Pick<ChangeListener, 'collections' | 'match' | 'shape'> => ({
+  collections: [collection],
+  match: { $or: [{ operationType: { $ne: 'update' } }, { 'updateDescription.updatedFields.seq': { $exists: true } }] },
+  shape: changeShaped({
+    $mergeObjects: [
+      pickFields('$fullDocument', RUN_FIELDS),
+      { fleet: { $cond: [{ $eq: [{ $type: '$fullDocument.fleet' }, 'object'] }, { total: '$fullDocument.fleet.total' }, '$$REMOVE'] } },
+      { steps: { $cond: [{ $isArray: '$fullDocument.steps' }, { $map: { input: '$fullDocument.steps', in: pickFields('$$this', STEP_FIELDS) } }, '$$REMOVE'] } },
+    ],
+  }),
 });
