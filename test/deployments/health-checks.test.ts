@@ -109,5 +109,15 @@ test('without a soak, each target is checked as soon as its own steps end, not a
   expect(run.targets.map((t: { health: { status: string } }) => t.health.status)).toEqual(['failed', 'success', 'success']);
   expect(run.targets[0].error).toMatch(/^Health check ".*" failed on svc-1 after 1 attempt: exit code 1: down on 127.0.0.2$/);
   expect(run.error).toContain('1 of 3 targets failed');
-  expect(Date.parse(run.targets[0].health.attempts[0].at)).toBeLessThan(Date.parse(run.targets[2].completed_at));
+  // svc-1's check began (its audit entry is written before the command runs) before svc-3's step
+  // ended. Not the attempt's own time: that is when its result was written, which on a loaded machine
+  // may come after svc-3 has ended, check and all. (The trail lists an entry once it is chained.)
+  const [began] = await eventually(
+    async () =>
+      ((await ops.request('get', `/audit?action=command.run&server=${run.targets[0].server_id}&per_page=100`)).body.data as Array<Record<string, any>>).filter(
+        (e) => e.details.step_name === 'health check' && e.details.health_check_attempt === 1 && e.details.command.includes('overlap-checked'),
+      ),
+    (list) => list.length === 1,
+  );
+  expect(Date.parse(began!.at)).toBeLessThan(Date.parse(run.targets[2].steps[0].completed_at));
 });
