@@ -129,6 +129,12 @@ describe('schedules and freezes in the console', () => {
     await page.getByRole('button', { name: 'Next week →' }).click();
     await week.locator('[data-freeze="business-hours"]').first().waitFor();
     expect(await week.locator('[data-freeze="business-hours"]').count()).toBe(5);
+
+    // The page's URL loaded directly (a reload, a pasted link) is the same page, not the API's 404.
+    await page.reload();
+    expect(page.url()).toBe(`${bosun.url}/freezes`);
+    await week.locator('[data-freeze="black-friday"]').first().waitFor();
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toMatch(/freezes/i);
     expect(problemsOf(page)).toEqual([]);
   });
 });

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { pageAt } from '../../src/api/console/pages';
 import { userWithToken } from '../support/client';
 import { connectSocket, type BosunSocket } from '../support/socket';
 import type { DeploymentRunUpdatedEvent } from '../../src/domain/events';
@@ -131,6 +134,21 @@ describe('the HTTP and Socket.IO surface', () => {
     expect((await bosun.api.get(style)).status).toBe(200);
     expect((await bosun.api.get('/console/nothing-here.js')).status).toBe(404);
     expect((await bosun.api.get('/servers').set('Accept', 'text/html')).text).toBe(page.text);
+  });
+
+  test('every console URL docs/console.md documents answers the console on a direct load (a reload, a pasted link), and the console knows its page', async () => {
+    const documented = [...readFileSync(path.join(__dirname, '../../docs/console.md'), 'utf8').matchAll(/`(\/[^`]*)`/g)]
+      .map((m) => m[1]!)
+      .filter((url) => !/^\/(usr|api|docs|console|metrics)\b/.test(url));
+    expect(documented).toEqual(expect.arrayContaining(['/freezes', '/servers/{id}', '/deployments/{id}/runs/{run}/targets/{server}', '/people/{id}']));
+    const id = '0123456789abcdef01234567';
+    const page = (await bosun.api.get('/servers').set('Accept', 'text/html')).text;
+    const answers: Array<[string, number, boolean, string | undefined]> = [];
+    for (const url of new Set(documented.map((url) => url.replace(/\{[a-z]+\}/g, id)))) {
+      const res = await bosun.api.get(url).set('Accept', 'text/html');
+      answers.push([url, res.status, res.text === page, pageAt(url.replace(/[?#].*$/, ''))?.name]);
+    }
+    expect(answers.filter(([, status, same, name]) => status !== 200 || !same || !name)).toEqual([]);
   });
 
   test('Socket.IO: a run subscription without an acknowledgement still subscribes; a refused one is told why', async () => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import express, { Router, type RequestHandler } from 'express';
 import type { ConsoleBundle } from '../../console/bundle';
+import { CONSOLE_PAGES } from './pages';
 
 /**
  * The console's pages allow only this origin's own scripts, styles and connections: no inline script,
@@ -19,33 +20,8 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Every URL a person may paste: each answers with the console's page, which routes itself. */
-export const CONSOLE_PATHS = [
-  '/sign-in',
-  '/servers',
-  '/servers/:id',
-  '/deployments',
-  '/deployments/:id',
-  '/deployments/:id/runs/:runId',
-  '/deployments/:id/runs/:runId/targets/:serverId',
-  '/conversations',
-  '/conversations/:id',
-  '/migration-plans',
-  '/migration-plans/:id',
-  '/notifications',
-  '/notifications/:id',
-  '/tokens',
-  '/policy',
-  '/people',
-  '/people/:id',
-  '/service-accounts',
-  '/service-accounts/:id',
-  '/teams',
-  '/teams/:id',
-  '/role-bindings',
-  '/account',
-  '/audit',
-];
+/** Every URL a person may paste (the console's pages: pages.ts): each answers with the console's page, which routes itself. */
+export const CONSOLE_PATHS: readonly string[] = CONSOLE_PAGES.map((page) => page.path);
 
 /** The console's page, for a browser (JSON clients asking `/` get the API's links instead: see app.ts). */
 export const consolePage =

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { pageAt } from '../../api/console/pages';
 
 export interface Route {
   /** The page's name (its component). */
@@ -6,41 +7,8 @@ export interface Route {
   params: Record<string, string>;
 }
 
-const PATTERNS: Array<[name: string, pattern: RegExp, keys: string[]]> = [
-  ['sign-in', /^\/sign-in$/, []],
-  ['servers', /^\/(?:servers)?$/, []],
-  ['server', /^\/servers\/([0-9a-f]{24})$/, ['serverId']],
-  ['server import', /^\/servers\/import$/, []],
-  ['deployments', /^\/deployments$/, []],
-  ['deployment', /^\/deployments\/([0-9a-f]{24})$/, ['deploymentId']],
-  ['run', /^\/deployments\/([0-9a-f]{24})\/runs\/([0-9a-f]{24})$/, ['deploymentId', 'runId']],
-  ['target', /^\/deployments\/([0-9a-f]{24})\/runs\/([0-9a-f]{24})\/targets\/([0-9a-f]{24})$/, ['deploymentId', 'runId', 'serverId']],
-  ['conversations', /^\/conversations$/, []],
-  ['conversation', /^\/conversations\/([0-9a-f]{24})$/, ['conversationId']],
-  ['migration plans', /^\/migration-plans$/, []],
-  ['migration plan', /^\/migration-plans\/([0-9a-f]{24})$/, ['planId']],
-  ['freezes', /^\/freezes$/, []],
-  ['notifications', /^\/notifications$/, []],
-  ['notification channel', /^\/notifications\/([0-9a-f]{24})$/, ['channelId']],
-  ['tokens', /^\/tokens$/, []],
-  ['policy', /^\/policy$/, []],
-  ['people', /^\/people$/, []],
-  ['person', /^\/people\/([0-9a-f]{24})$/, ['personId']],
-  ['service accounts', /^\/service-accounts$/, []],
-  ['service account', /^\/service-accounts\/([0-9a-f]{24})$/, ['accountId']],
-  ['teams', /^\/teams$/, []],
-  ['team', /^\/teams\/([0-9a-f]{24})$/, ['teamId']],
-  ['role bindings', /^\/role-bindings$/, []],
-  ['my account', /^\/account$/, []],
-  ['audit', /^\/audit$/, []],
-];
-
 export function match(pathname: string): Route {
-  for (const [name, pattern, keys] of PATTERNS) {
-    const found = pattern.exec(pathname);
-    if (found) return { name, params: Object.fromEntries(keys.map((key, i) => [key, found[i + 1]!])) };
-  }
-  return { name: 'not-found', params: {} };
+  return pageAt(pathname) ?? { name: 'not-found', params: {} };
 }
 
 const listeners = new Set<() => void>();
