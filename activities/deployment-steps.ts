@@ -54,7 +54,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     const afterEnd = async () => {
       // A fleet's target or a rollback run is not told of: its fleet run is.
       if (!run.parent_run_id && !run.rolls_back) await runs.recordRunSucceeded(runId);
-      await wakeWaiting(await runs.runEnded(run, 'success'));
+      await wakeWaiting(await runs.runEnded(run));
     };
     const audit = { kind: 'run', stepName: step.name } as const;
     const recorded = await recordedCommandResult(step, { attempt: input, audit });

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import './organizations/model';
 import './tokens/model';
 import { RETIRED_SERVER_INDEXES, ServerModel } from './servers/model';
-import './deployments/model';
+import { DeploymentRunModel, RETIRED_RUN_INDEXES } from './deployments/model';
 import './secrets/model';
 import './freezes/model';
 
@@ -10,6 +10,7 @@ import './freezes/model';
 export async function connectDatabase(uri: string): Promise<typeof mongoose> {
   await mongoose.connect(uri, { serverSelectionTimeoutMS: 30_000 });
   for (const name of RETIRED_SERVER_INDEXES) await ServerModel.collection.dropIndex(name).catch(() => undefined);
+  for (const name of RETIRED_RUN_INDEXES) await DeploymentRunModel.collection.dropIndex(name).catch(() => undefined);
   await Promise.all(mongoose.modelNames().map((name) => mongoose.model(name).init()));
   return mongoose;
 }

@@ -207,6 +207,7 @@ describe('a fleet run meets a freeze between batches', () => {
       const frozen = await admin.waitForRun(deployment.id, runId, (run) => run.status === 'frozen');
       expect(frozen.freeze).toMatchObject({ names: ['code-freeze'], until: endsAt });
       expect(statuses(frozen)).toEqual(['web-1:success', 'web-2:queued', 'web-3:queued']);
+      expect(await admin.lastRunStatus(deployment.id)).toEqual(['frozen', 'frozen']);
       expect(ranOn('held')).toEqual(ADDRESSES.slice(0, 1));
       // Ended early: the run hears of it and goes on.
       expect((await admin.request('patch', `/freezes/${freeze.id}`, { ends_at: iso(Date.now() + 1000) })).status).toBe(200);
@@ -237,6 +238,7 @@ describe('a fleet run meets a freeze between batches', () => {
       await carol.cancelRun(deployment.id, runId);
       const run = await carol.waitForRun(deployment.id, runId);
       expect([run.status, run.cancelled_by?.name, ...statuses(run)]).toEqual(['cancelled', 'Carol', 'web-1:success', 'web-2:success', 'web-3:cancelled']);
+      expect(await carol.lastRunStatus(deployment.id)).toEqual(['cancelled', 'cancelled']);
       expect(ranOn('cancelled')).toEqual(ADDRESSES.slice(0, 2));
     });
   }, 180_000);

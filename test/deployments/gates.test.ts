@@ -60,6 +60,8 @@ describe('an approval gate', () => {
     expect(Date.parse(waiting.gate.expires_at) - Date.parse(waiting.gate.opened_at)).toBe(3600_000);
     expect(statuses(waiting)).toEqual(['app-1:success', 'app-2:queued', 'app-3:queued', 'app-4:queued']);
     expect(ranOn('canary')).toEqual(['127.0.0.2']);
+    // The deployments list says what the run says: waiting for approval, not running.
+    expect(await carol.lastRunStatus(deployment.id)).toEqual(['awaiting_approval', 'awaiting_approval']);
     // The live stream says so too, with the gate.
     expect((await live.until((e) => e.status === 'awaiting_approval')).gate).toMatchObject({ before_batch: 2, approvals_required: 2 });
 
@@ -172,6 +174,7 @@ describe('a pause', () => {
     const deployment = await carol.define({ targets: { tags: ['app'] }, strategy: { batch_size: 2 }, steps: marking('paused', true) });
     const { run_id: runId } = await carol.trigger(deployment.id);
     await carol.waitForRun(deployment.id, runId, (run) => run.targets.some((t: { status: string }) => t.status === 'running'));
+    expect(await carol.lastRunStatus(deployment.id)).toEqual(['running', 'running']);
     const asked = await alice.decide(deployment.id, runId, 'pause', { reason: 'watching the canaries' });
     // Alice is an approver: pausing is running's business (operator and up).
     expect(asked.status).toBe(403);
@@ -190,6 +193,7 @@ describe('a pause', () => {
     await eventually(async () => Date.now() - since, (elapsed) => elapsed >= 10_000, 15_000);
     const still = await carol.getRun(deployment.id, runId);
     expect([still.status, ...statuses(still)]).toEqual(['paused', 'app-1:success', 'app-2:success', 'app-3:queued', 'app-4:queued']);
+    expect(await carol.lastRunStatus(deployment.id)).toEqual(['paused', 'paused']);
     expect(ranOn('paused')).toEqual(ADDRESSES.slice(0, 2));
 
     const resumed = await carol.decide(deployment.id, runId, 'resume');

@@ -188,12 +188,15 @@ describe('running deployments over SSH', () => {
     const doomed = (await ci.trigger(quick)).run_id;
     const last = (await ci.trigger(quick)).run_id;
     expect((await ci.getRun(quick, doomed)).status).toBe('queued');
+    // Its deployment's last run is the newest, queued too: the list says so, as its runs do.
+    expect(await ci.lastRunStatus(quick)).toEqual(['queued', 'queued']);
     const cancel = await bosun.api.post(`/api/v1/deployments/${quick}/runs/${doomed}/cancel`).set(bearer(token));
     expect(cancel.status).toBe(202);
     expect(cancel.body.data).toMatchObject({ status: 'cancelled', started_at: null, steps: [{ status: 'cancelled', output: '' }] });
     expect((await ci.waitForRun(quick, last, (r) => r.status === 'success')).steps[0].output).toBe('ran\n');
     expect((await ci.getRun(slow, first)).status).toBe('success');
     expect(await ci.getRun(quick, doomed)).toMatchObject({ status: 'cancelled', started_at: null });
+    expect(await ci.lastRunStatus(quick)).toEqual(['success', 'success']);
   });
 
   test('a burst of concurrent triggers on one server still runs one at a time, every run once', async () => {

@@ -49,6 +49,10 @@ describe('guarded rollouts in the console', () => {
     const runUrl = `${bosun.url}/deployments/${deployment.id}/runs/${runId}`;
 
     const carolPage = await signedIn(carol.token);
+    // The deployments list says what the run says: waiting for approval, not running.
+    await carolPage.goto(`${bosun.url}/deployments`);
+    const listed = carolPage.getByRole('row').filter({ has: carolPage.getByRole('link', { name: 'gated-release', exact: true }) });
+    expect(await listed.locator('.status').innerText()).toBe('awaiting_approval');
     await carolPage.goto(runUrl);
     const carolGate = carolPage.getByRole('region', { name: 'Approval gate before batch 2' });
     await carolGate.getByText('0 of 1 approval · waiting').waitFor();
@@ -72,6 +76,8 @@ describe('guarded rollouts in the console', () => {
     expect(await alicePage.locator('li[data-target] .status').allInnerTexts()).toEqual(['success', 'success']);
     await carolPage.locator('h1').getByText('success').waitFor({ timeout: 30_000 });
     await screenshot(alicePage, 'gate-approved');
+    await carolPage.goto(`${bosun.url}/deployments`);
+    expect(await listed.locator('.status').innerText()).toBe('success');
     expect(await carol.getRun(deployment.id, runId)).toMatchObject({ status: 'success', gate: { outcome: 'approved', approvals: [{ by: { name: 'Alice' }, comment: 'canary is healthy' }] } });
     expect([...problemsOf(carolPage), ...problemsOf(alicePage)]).toEqual([]);
   });

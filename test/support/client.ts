@@ -149,6 +149,12 @@ export function userWithToken(bosun: BosunAt, token: string) {
       return expectStatus(await bosun.api.get(`/api/v1/deployments/${deploymentId}`).set(auth), 200, 'read the deployment').data;
     },
 
+    /** What the deployments list and the deployment's own page say of its last run: [listed status, own status]. */
+    async lastRunStatus(deploymentId: string): Promise<[string | null, string | null]> {
+      const listed = ((await user.listDeployments()) as Json[]).find((d) => d.id === deploymentId);
+      return [listed?.last_run_status ?? null, (await user.getDeployment(deploymentId)).last_run_status];
+    },
+
     /** Polls a run until `done` (by default: until it ended), as CI does; the run as last read. */
     waitForRun: (deploymentId: string, runId: string, done: (run: Json) => boolean = runEnded, timeoutMs = 60_000) =>
       eventually(() => user.getRun(deploymentId, runId), done, timeoutMs),

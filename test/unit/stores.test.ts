@@ -11,7 +11,6 @@ import { askForTurn, nextRun } from '../../src/domain/run-queue';
 import { takePlaces } from '../../src/domain/servers/run-turn';
 import { ServerModel } from '../../src/domain/servers/model';
 import { embeddedMongoUri } from '../../src/embedded/mongod';
-import { eventually } from '../support/eventually';
 import { sharedServices } from '../support/shared';
 
 /*
@@ -80,7 +79,7 @@ describe('the runs store', () => {
     expect(await read(run._id)).toMatchObject({ seq: 5, steps: [{ status: 'success' }, { status: 'skipped' }] });
     await runs.finishRun(id, 'success', null);
     expect(await read(run._id)).toMatchObject({ status: 'success', seq: 6 });
-    expect((await DeploymentModel.findById(run.deployment_id).lean())!.last_run_status).toBe('success');
+    expect((await runs.lastRunsOf([run.deployment_id])).get(String(run.deployment_id))).toEqual({ status: 'success', at: (await read(run._id)).started_at });
 
     // An ended run does not end again, nor is it closed by anyone else.
     await runs.finishRun(id, 'failed', 'late');
@@ -176,25 +175,25 @@ describe('the runs store', () => {
     expect((await read(run._id)).seq).toBe(4);
   });
 
-  test("a run's end marks its deployment only while it is the deployment's last run", async () => {
+  test("a deployment's last run is its newest run, as it is now, whichever run ends first", async () => {
     const deployment = await newDeployment();
     const first = await queuedRun(twoSteps, deployment);
     const second = await queuedRun(twoSteps, deployment);
-    const mark = async () => (await DeploymentModel.findById(deployment._id).lean())!.last_run_status;
+    const last = async () => (await runs.lastRunsOf([deployment._id])).get(String(deployment._id));
+    // Queued: triggered at, not begun.
+    expect(await last()).toEqual({ status: 'queued', at: (await read(second._id)).createdAt });
     await runs.beginRun(first._id.toString());
-    const firstBegun = (await read(first._id)).started_at!.getTime();
-    // The second begins on a later millisecond of the clock than the first: its mark is the later one.
-    await eventually(async () => Date.now(), (now) => now > firstBegun);
+    expect((await last())!.status).toBe('queued');
     await runs.beginRun(second._id.toString());
-    expect(await mark()).toBe('running');
-    // The first's begin repeated (its activity retried): the mark stays the second's.
-    await runs.beginRun(first._id.toString());
-    expect((await DeploymentModel.findById(deployment._id).lean())!.last_run_at).toEqual((await read(second._id)).started_at);
+    expect(await last()).toEqual({ status: 'running', at: (await read(second._id)).started_at });
     // The first ends while the second runs: the deployment's last run is still running.
     await runs.finishRun(first._id.toString(), 'failed', 'exit code 1');
-    expect(await mark()).toBe('running');
+    expect((await last())!.status).toBe('running');
     await runs.finishRun(second._id.toString(), 'success', null);
-    expect(await mark()).toBe('success');
+    expect((await last())!.status).toBe('success');
+    // A deployment never run has none.
+    const never = await newDeployment();
+    expect((await runs.lastRunsOf([never._id])).has(String(never._id))).toBe(false);
   });
 
   test('a run closed without its workflow: its open steps closed as the workflow would have, in one change', async () => {

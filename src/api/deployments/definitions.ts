@@ -4,6 +4,7 @@ import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
 import { createDeployment, deleteDeployment, redefineDeployment } from '../../domain/deployments/store';
+import { lastRunsOf } from '../../domain/deployments/runs';
 import { deleteSchedulesOf } from '../../domain/schedules/store';
 import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
 import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
@@ -14,6 +15,9 @@ import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
 import { assertOnServers, checkDeployment, readableAmong, readableDeploymentFilter } from '../access/gate';
 import { resolveTargets, serversOfDefinition } from './targets';
+
+/** A deployment's view, with its last run as its runs list gives it. */
+const withLastRun = async (d: Deployment) => toDeploymentView(d, (await lastRunsOf([d._id])).get(d._id.toString()));
 
 /** A deployment the caller may read (404 otherwise) and do `action` on (403 otherwise). */
 export type FindDeployment = (principal: Principal, id: string, action?: Action) => Promise<Deployment>;
@@ -56,11 +60,13 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
   return {
     /** The deployments the caller may read. */
     async list(principal: Principal, page: PageQuery) {
-      return findPage(DeploymentModel, await readableDeploymentFilter(principal), page, toDeploymentListView);
+      const listed = await findPage(DeploymentModel, await readableDeploymentFilter(principal), page, (d: Deployment) => d);
+      const last = await lastRunsOf(listed.data.map((d) => d._id));
+      return { ...listed, data: listed.data.map((d) => toDeploymentListView(d, last.get(d._id.toString()))) };
     },
 
     async get(principal: Principal, id: string) {
-      return toDeploymentView(await findDeployment(principal, id));
+      return withLastRun(await findDeployment(principal, id));
     },
 
     async create(principal: Principal, input: CreateDeploymentInput) {
@@ -68,7 +74,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
       await checkTargets(principal, input);
       assertOnServers(principal, 'deployments:write', await serversOfDefinition(organizationId, input));
       try {
-        return toDeploymentView(await createDeployment(organizationId, input));
+        return toDeploymentView(await createDeployment(organizationId, input), undefined);
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(input.name);
         throw error;
@@ -89,7 +95,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
         throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'rollback', message: 'rollback applies to targets (a fleet run), not to one server_id' }]);
       }
       try {
-        return toDeploymentView((await redefineDeployment(deployment._id, input))!);
+        return withLastRun((await redefineDeployment(deployment._id, input))!);
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(input.name!);
         throw error;

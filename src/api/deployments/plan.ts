@@ -88,7 +88,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
         status: server.status,
         batch: planned.targets[index]!.batch,
       })),
-      steps: toDeploymentView(deployment).steps,
+      steps: toDeploymentView(deployment, undefined).steps,
       environment: Object.fromEntries(values.map((p) => [environmentName(p.name), p.secret ? MASK : p.value])),
       warnings,
       likely_duration: likely,

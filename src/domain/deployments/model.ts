@@ -8,7 +8,7 @@ import { executionFields, lastChunkField } from '../execution/fields';
 
 export { RUN_STATUSES, FINAL_RUN_STATUSES, BEGUN_RUN_STATUSES, UNFINISHED_RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES } from './statuses';
 export type { RunStatus, BegunRunStatus, TargetStatus, StepStatus } from './statuses';
-import { RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES } from './statuses';
+import { STEP_STATUSES, TARGET_STATUSES } from './statuses';
 
 const deploymentSchema = new Schema(
   {
@@ -25,8 +25,6 @@ const deploymentSchema = new Schema(
     parameters: { type: [parameterDefinitionSchema], default: [] },
     name: { type: String, required: true },
     steps: { type: [stepDefinitionSchema], required: true },
-    last_run_at: { type: Date, default: null },
-    last_run_status: { type: String, enum: [...RUN_STATUSES, null], default: null },
   },
   { timestamps: true },
 );
@@ -111,7 +109,10 @@ const deploymentRunSchema = new Schema(
   },
   { timestamps: true },
 );
-deploymentRunSchema.index({ deployment_id: 1, createdAt: -1, _id: -1 });
+// A deployment's runs, newest first (its runs list, its last run: `lastRunsOf`), without its fleet runs' targets.
+deploymentRunSchema.index({ deployment_id: 1, parent_run_id: 1, createdAt: -1, _id: -1 });
+/** Indexes of earlier versions, dropped at start: a deployment's runs once had no `parent_run_id`, and read past every target of its fleet runs. */
+export const RETIRED_RUN_INDEXES = ['deployment_id_1_createdAt_-1__id_-1'];
 // A fleet run's rollback runs.
 deploymentRunSchema.index({ 'rolls_back.run_id': 1 }, { partialFilterExpression: { 'rolls_back.run_id': { $exists: true } } });
 // A fleet run's targets, batch by batch.

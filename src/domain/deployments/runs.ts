@@ -6,15 +6,15 @@ import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/mod
 import type { StoredServer } from '../servers/credentials';
 import { ServerModel } from '../servers/model';
 import { asChange, stepField, stepTransitions, type AttemptResult, type StepKind, type StepTransitions } from '../execution/steps';
-import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel, type BegunRunStatus, type DeploymentRun, type RunStatus, type StepStatus } from './model';
+import { BEGUN_RUN_STATUSES, DeploymentRunModel, type BegunRunStatus, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
 import { inTransaction } from '../database';
 import { endEventOf, recordRunEvent } from './notification-events';
 
 /*
- * The runs store: every write to a deployment run goes through these transitions (and a run's
- * mark on its deployment, `last_run_*`, with them); new-runs.ts creates runs, targets.ts moves a
+ * The runs store: every write to a deployment run goes through these transitions; new-runs.ts
+ * creates runs, targets.ts moves a
  * fleet run's targets to their places. Each checks the state it leaves and advances the run's event
  * sequence once; API, activities and the worker's sweeps all call them. A run's end gives its
  * server's turn back (turn-release.ts).
@@ -41,14 +41,6 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
     }).lean<DeploymentRun>()) ??
     // Begun already by this workflow (its local activity run again after its worker died), and maybe held by a freeze since.
     (await DeploymentRunModel.findOne({ _id: runId, status: { $in: ['running', 'frozen'] } }).lean<DeploymentRun>());
-  // A target is not its deployment's run (its fleet run is), nor is a rollback run.
-  // Only forward in time: a repeated begin of an older run (its activity retried) leaves a later run's mark.
-  if (run && !run.parent_run_id && !run.rolls_back) {
-    await DeploymentModel.updateOne(
-      { _id: run.deployment_id, $or: [{ last_run_at: null }, { last_run_at: { $lte: run.started_at } }] },
-      { $set: { last_run_at: run.started_at, last_run_status: 'running' } },
-    );
-  }
   return run;
 }
 
@@ -59,7 +51,7 @@ const endFields = (status: RunStatus, error: string | null = null) => ({ status,
 export type EndedRun = Pick<DeploymentRun, '_id' | 'deployment_id' | 'parent_run_id' | 'server_id' | 'organization_id' | 'queue_seq' | 'started_at'> & Partial<Pick<DeploymentRun, 'rolls_back'>>;
 export const ENDED_RUN_FIELDS = { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1, started_at: 1, rolls_back: 1 } as const;
 
-/** Whether a run is its deployment's (`last_run_*`): not a fleet's target, not a rollback run. */
+/** Whether a run is its deployment's (its end is an event): not a fleet's target, not a rollback run. */
 const marksItsDeployment = (run: Partial<Pick<DeploymentRun, 'parent_run_id' | 'rolls_back'>>) => !run.parent_run_id && !run.rolls_back;
 
 /**
@@ -78,7 +70,7 @@ export async function finishRun(runId: string, status: RunStatus, error: string 
     if (ended && event && marksItsDeployment(ended)) await recordRunEvent(runId, event, { session, key: runEndKey(runId) });
     return ended;
   });
-  return run ? runEnded(run, status) : null;
+  return run ? runEnded(run) : null;
 }
 
 /** One end event per run, however its end is recorded (and repeated). */
@@ -94,16 +86,12 @@ export async function recordRunSucceeded(runId: string): Promise<void> {
 }
 
 /**
- * After a run's final write (its `endFields`): its deployment's mark (while this run is its last)
- * and its server's turn given back. Repeating it is harmless. The ended run's server and
- * organization, and the run waiting first in the server's queue when the turn was this run's and
- * runs took places after its own: the queue must be woken for it.
+ * After a run's final write (its `endFields`): its server's turn given back. Repeating it is
+ * harmless. The ended run's server and organization, and the run waiting first in the server's
+ * queue when the turn was this run's and runs took places after its own: the queue must be woken for it.
  */
-export async function runEnded(run: EndedRun, status: RunStatus) {
-  const [, waiting] = await Promise.all([
-    !marksItsDeployment(run) ? null : DeploymentModel.updateOne({ _id: run.deployment_id, last_run_at: run.started_at }, { $set: { last_run_status: status } }),
-    giveBackTurn(run),
-  ]);
+export async function runEnded(run: EndedRun) {
+  const waiting = await giveBackTurn(run);
   return { serverId: run.server_id ?? null, organizationId: run.organization_id, waiting };
 }
 
@@ -136,8 +124,6 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | BegunRunS
   });
   if (!closed) return false;
   await giveBackTurn(closed);
-  // A run that had begun may be its deployment's last run (one closed while queued never was).
-  if (from !== 'queued' && marksItsDeployment(closed)) await DeploymentModel.updateOne({ _id: closed.deployment_id, last_run_at: closed.started_at }, { $set: { last_run_status: to } });
   // A fleet run's targets close with it: those waiting as it ends, those running as a run would.
   if (closed.fleet) {
     await closeWaitingTargets(runId, to === 'cancelled' ? 'cancelled' : 'skipped');
@@ -247,3 +233,26 @@ export const skipSteps = async (runId: string, from: number): Promise<void> => {
  * the commands the run's steps had, read before (to stop once they are closed).
  */
 export const cancelSteps = (runId: string) => moveSteps(runId, ['pending', 'running'], 'cancelled', () => true, true);
+
+/** A deployment's last run, as its list and page show it. */
+export interface LastRun {
+  status: RunStatus;
+  /** When it began; while it is queued, when it was triggered. */
+  at: Date;
+}
+
+/**
+ * Each deployment's last run: its newest run (the first of its runs list: not a fleet's target, not
+ * a rollback run), read from the run itself, so what the list says is the run's status now, whatever
+ * it went through (queued, awaiting approval, paused, frozen, ended).
+ */
+export async function lastRunsOf(deploymentIds: Types.ObjectId[]): Promise<Map<string, LastRun>> {
+  const runs = await Promise.all(
+    deploymentIds.map((id) =>
+      DeploymentRunModel.findOne({ deployment_id: id, parent_run_id: null, rolls_back: null }, { deployment_id: 1, status: 1, started_at: 1, createdAt: 1 })
+        .sort({ createdAt: -1, _id: -1 })
+        .lean<Pick<DeploymentRun, '_id' | 'deployment_id' | 'status' | 'started_at' | 'createdAt'>>(),
+    ),
+  );
+  return new Map(runs.flatMap((run) => (run ? [[run.deployment_id.toString(), { status: run.status as RunStatus, at: run.started_at ?? run.createdAt }] as const] : [])));
+}

@@ -5,6 +5,7 @@ import { timestampSchema } from '../../http/timestamps';
 import { RUN_STATUSES, type Deployment } from '../../../domain/deployments/model';
 import { stepDefinitions } from '../../../domain/deployments/new-runs';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../../domain/deployments/strategy';
+import type { LastRun } from '../../../domain/deployments/runs';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
 const gateDefinitionView = z.object({ before_batch: z.number().int(), approvals: z.number().int(), expires_in: z.string() });
@@ -28,8 +29,8 @@ export const deploymentListItemSchema = z
       .object({ server_ids: z.array(z.string()), tags: z.array(z.string()) })
       .nullable()
       .describe('The servers listed and the servers having all the tags, resolved at each trigger; null for a one-server deployment'),
-    last_run_at: timestampSchema.nullable(),
-    last_run_status: z.enum(RUN_STATUSES).nullable(),
+    last_run_at: timestampSchema.nullable().describe('When its last run (the first of its runs list) began; while that run is queued, when it was triggered. Null: never run'),
+    last_run_status: z.enum(RUN_STATUSES).nullable().describe('Its last run’s status now, as the run itself gives it. Null: never run'),
     created_at: timestampSchema,
   })
   .meta({ id: 'DeploymentListItem' });
@@ -67,18 +68,19 @@ export const deploymentSchema = deploymentListItemSchema
   })
   .meta({ id: 'Deployment' });
 
-export const toDeploymentListView = (d: Deployment): z.infer<typeof deploymentListItemSchema> => ({
+/** A deployment's list item, with its last run (`lastRunsOf`; undefined: never run). */
+export const toDeploymentListView = (d: Deployment, last: LastRun | undefined): z.infer<typeof deploymentListItemSchema> => ({
   id: d._id.toString(),
   name: d.name,
   server_id: d.server_id?.toString() ?? null,
   targets: d.targets ? { server_ids: (d.targets.server_ids ?? []).map(String), tags: [...(d.targets.tags ?? [])] } : null,
-  last_run_at: iso(d.last_run_at),
-  last_run_status: d.last_run_status ?? null,
+  last_run_at: iso(last?.at ?? null),
+  last_run_status: last?.status ?? null,
   created_at: d.createdAt.toISOString(),
 });
 
-export const toDeploymentView = (d: Deployment): z.infer<typeof deploymentSchema> => ({
-  ...toDeploymentListView(d),
+export const toDeploymentView = (d: Deployment, last: LastRun | undefined): z.infer<typeof deploymentSchema> => ({
+  ...toDeploymentListView(d, last),
   steps: stepDefinitions(d.steps),
   rollback: rollbackOf(d),
   strategy: d.strategy
