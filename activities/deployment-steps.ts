@@ -53,7 +53,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     const organizationSecrets = openSecrets(found.secrets, input.organizationId, secretBox);
     const afterEnd = async () => {
       // A fleet's target or a rollback run is not told of: its fleet run is.
-      if (!run.parent_run_id && !run.rolls_back) await runs.recordRunSucceeded(runId);
+      if (runs.isDeploymentsOwnRun(run)) await runs.recordRunSucceeded(runId);
       await wakeWaiting(await runs.runEnded(run));
     };
     const audit = { kind: 'run', stepName: step.name } as const;

@@ -37,7 +37,7 @@ export const CONSOLE_PAGES = [
 export type ConsolePageName = (typeof CONSOLE_PAGES)[number]['name'];
 
 /** A page's URL as a pattern: its ids are 24 hex digits (`/servers/import` is not a server). */
-export function pagePattern(path: string): { pattern: RegExp; keys: string[] } {
+function pagePattern(path: string): { pattern: RegExp; keys: string[] } {
   const keys: string[] = [];
   const source = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:([A-Za-z]+)/g, (_, key: string) => {
     keys.push(key);

@@ -1,5 +1,6 @@
 import type { Types } from 'mongoose';
 import { DeploymentRunModel } from '../../domain/deployments/model';
+import { ownRunsOf } from '../../domain/deployments/runs';
 import { environmentName, MASK } from '../../domain/deployments/parameters';
 import type { TriggerInput } from './schemas';
 import type { Principal } from '../../domain/tokens/service';
@@ -15,7 +16,7 @@ export const DEFAULT_LIKELY_RUN_SECONDS = 3600;
 /** How long a run of the deployment likely takes: its last successful run's duration, else DEFAULT_LIKELY_RUN_SECONDS. */
 async function likelyDuration(deploymentId: Types.ObjectId): Promise<{ seconds: number; basis: 'last_success' | 'default' }> {
   const last = await DeploymentRunModel.findOne(
-    { deployment_id: deploymentId, parent_run_id: null, rolls_back: null, status: 'success', started_at: { $ne: null }, completed_at: { $ne: null } },
+    { ...ownRunsOf(deploymentId), status: 'success', started_at: { $ne: null }, completed_at: { $ne: null } },
     { started_at: 1, completed_at: 1 },
   )
     .sort({ createdAt: -1, _id: -1 })

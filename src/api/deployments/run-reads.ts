@@ -6,6 +6,7 @@ import { ServerModel } from '../../domain/servers/model';
 import type { UiLinks } from '../../domain/temporal/client';
 import { targetCounts } from '../../domain/deployments/targets';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
+import { ownRunsOf } from '../../domain/deployments/runs';
 import { toRunListView, toRunView } from './views/runs';
 import { toTargetDetailView } from './views/targets';
 import type { FindDeployment } from './definitions';
@@ -79,7 +80,7 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
     async listRuns(principal: Principal, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(principal, deploymentId);
       // Rollback runs are read through their fleet run's targets.
-      const listed = await findPage(DeploymentRunModel, { deployment_id: deployment._id, organization_id: principal.organizationId, parent_run_id: null, rolls_back: null }, page, (run: DeploymentRun) => run);
+      const listed = await findPage(DeploymentRunModel, { ...ownRunsOf(deployment._id), organization_id: principal.organizationId }, page, (run: DeploymentRun) => run);
       const counts = await targetCounts(listed.data.filter((run) => run.fleet).map((run) => run._id));
       return { ...listed, data: listed.data.map((run) => ({ ...toRunListView(run, counts.get(run._id.toString())), temporal_ui_url: links.run(run._id.toString()) })) };
     },

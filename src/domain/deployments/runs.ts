@@ -14,10 +14,9 @@ import { endEventOf, recordRunEvent } from './notification-events';
 
 /*
  * The runs store: every write to a deployment run goes through these transitions; new-runs.ts
- * creates runs, targets.ts moves a
- * fleet run's targets to their places. Each checks the state it leaves and advances the run's event
- * sequence once; API, activities and the worker's sweeps all call them. A run's end gives its
- * server's turn back (turn-release.ts).
+ * creates runs, targets.ts moves a fleet run's targets to their places. Each checks the state it
+ * leaves and advances the run's event sequence once; API, activities and the worker's sweeps all
+ * call them. A run's end gives its server's turn back (turn-release.ts).
  */
 
 /** A queued run taken back (its trigger could not finish); one a queue already started stays. */
@@ -48,11 +47,17 @@ export async function beginRun(runId: string): Promise<DeploymentRun | null> {
 const endFields = (status: RunStatus, error: string | null = null) => ({ status, error, completed_at: new Date() });
 
 /** What a run's end needs of it after its final write (`runEnded`). */
-export type EndedRun = Pick<DeploymentRun, '_id' | 'deployment_id' | 'parent_run_id' | 'server_id' | 'organization_id' | 'queue_seq' | 'started_at'> & Partial<Pick<DeploymentRun, 'rolls_back'>>;
-export const ENDED_RUN_FIELDS = { deployment_id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1, started_at: 1, rolls_back: 1 } as const;
+export type EndedRun = Pick<DeploymentRun, '_id' | 'parent_run_id' | 'server_id' | 'organization_id' | 'queue_seq'> & Partial<Pick<DeploymentRun, 'rolls_back'>>;
+const ENDED_RUN_FIELDS = { parent_run_id: 1, server_id: 1, organization_id: 1, queue_seq: 1, rolls_back: 1 } as const;
 
-/** Whether a run is its deployment's (its end is an event): not a fleet's target, not a rollback run. */
-const marksItsDeployment = (run: Partial<Pick<DeploymentRun, 'parent_run_id' | 'rolls_back'>>) => !run.parent_run_id && !run.rolls_back;
+/**
+ * Whether a run is its deployment's own (its end is an event; it is in the deployment's runs list):
+ * not a fleet's target (its fleet run is), not a rollback run (read through its fleet run's targets).
+ */
+export const isDeploymentsOwnRun = (run: Partial<Pick<DeploymentRun, 'parent_run_id' | 'rolls_back'>>) => !run.parent_run_id && !run.rolls_back;
+
+/** The query of a deployment's own runs (`isDeploymentsOwnRun`): its runs list, its last run. */
+export const ownRunsOf = (deploymentId: Types.ObjectId) => ({ deployment_id: deploymentId, parent_run_id: null, rolls_back: null });
 
 /**
  * running (or a fleet run waiting between batches) → its final status, its server's turn given back.
@@ -67,7 +72,7 @@ export async function finishRun(runId: string, status: RunStatus, error: string 
       session,
     }).lean();
     const event = endEventOf(status);
-    if (ended && event && marksItsDeployment(ended)) await recordRunEvent(runId, event, { session, key: runEndKey(runId) });
+    if (ended && event && isDeploymentsOwnRun(ended)) await recordRunEvent(runId, event, { session, key: runEndKey(runId) });
     return ended;
   });
   return run ? runEnded(run) : null;
@@ -117,9 +122,9 @@ export async function closeRun(runId: Types.ObjectId, from: 'queued' | BegunRunS
           'steps.$[pending].status': to === 'cancelled' ? 'cancelled' : 'skipped',
         },
       }),
-      { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { deployment_id: 1, parent_run_id: 1, rolls_back: 1, fleet: 1, server_id: 1, started_at: 1, queue_seq: 1 }, session },
+      { arrayFilters: [{ 'running.status': 'running' }, { 'pending.status': 'pending' }], projection: { parent_run_id: 1, rolls_back: 1, fleet: 1, server_id: 1, queue_seq: 1 }, session },
     ).lean();
-    if (found && marksItsDeployment(found)) await recordRunEvent(runId, to === 'cancelled' ? 'run.cancelled' : 'run.failed', { session, key: runEndKey(runId) });
+    if (found && isDeploymentsOwnRun(found)) await recordRunEvent(runId, to === 'cancelled' ? 'run.cancelled' : 'run.failed', { session, key: runEndKey(runId) });
     return found;
   });
   if (!closed) return false;
@@ -249,7 +254,7 @@ export interface LastRun {
 export async function lastRunsOf(deploymentIds: Types.ObjectId[]): Promise<Map<string, LastRun>> {
   const runs = await Promise.all(
     deploymentIds.map((id) =>
-      DeploymentRunModel.findOne({ deployment_id: id, parent_run_id: null, rolls_back: null }, { deployment_id: 1, status: 1, started_at: 1, createdAt: 1 })
+      DeploymentRunModel.findOne(ownRunsOf(id), { deployment_id: 1, status: 1, started_at: 1, createdAt: 1 })
         .sort({ createdAt: -1, _id: -1 })
         .lean<Pick<DeploymentRun, '_id' | 'deployment_id' | 'status' | 'started_at' | 'createdAt'>>(),
     ),
