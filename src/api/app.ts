@@ -10,11 +10,12 @@ import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDep
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
-import { scheduleRoutes } from './schedules/routes';
+import { organizationScheduleRoutes, scheduleRoutes } from './schedules/routes';
 import type { ScheduleService } from './schedules/service';
 import type { DeploymentService } from './deployments/service';
 import { secretRoutes } from './secrets/routes';
 import { tokenRoutes } from './tokens/routes';
+import { runFeedRoutes } from './deployments/feed-routes';
 import { meRoutes } from './people/me-routes';
 import { identityRoutes } from './people/identity-routes';
 import { teamRoutes } from './people/team-routes';
@@ -149,10 +150,12 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   // Each resource's known paths answer another method with 405 and Allow.
   api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
   api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules)));
+  api.use('/schedules', refuseOtherMethods(organizationScheduleRoutes(schedules)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
   api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
   api.use('/tokens', refuseOtherMethods(tokenRoutes()));
-  api.use('/me', refuseOtherMethods(meRoutes()));
+  api.use('/me', refuseOtherMethods(meRoutes(deployments)));
+  api.use('/runs', refuseOtherMethods(runFeedRoutes(deployments)));
   api.use('/people', refuseOtherMethods(identityRoutes('person')));
   api.use('/service-accounts', refuseOtherMethods(identityRoutes('service_account')));
   api.use('/teams', refuseOtherMethods(teamRoutes()));

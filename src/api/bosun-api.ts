@@ -1,6 +1,7 @@
 import { version } from '../../package.json';
 import { conversationOperations } from './conversations/openapi';
 import { deploymentOperations } from './deployments/openapi';
+import { runFeedOperations } from './deployments/feed-openapi';
 import { scheduleOperations } from './schedules/openapi';
 import { freezeOperations } from './freezes/openapi';
 import { migrationPlanOperations } from './migration-plans/openapi';
@@ -28,6 +29,7 @@ import type { Operation } from './openapi/operation';
 export const bosunOperations: Operation[] = [
   ...serverOperations,
   ...deploymentOperations,
+  ...runFeedOperations,
   ...scheduleOperations,
   ...freezeOperations,
   ...secretOperations,

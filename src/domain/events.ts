@@ -190,6 +190,12 @@ export interface ServerToClientEvents {
   DeploymentRunUpdated: (event: DeploymentRunUpdatedEvent) => void;
   ConversationStepUpdated: (event: ConversationStepUpdatedEvent) => void;
   ConversationUpdated: (event: ConversationUpdatedEvent) => void;
+  /**
+   * The organization's runs changed in what lists of them show (a run began, changed status, or its
+   * gate was decided on): sent to every socket of the organization, naming nothing; a client re-reads
+   * what it shows (`GET /me/approvals`, `GET /runs`), which the gate filters.
+   */
+  RunsChanged: (info: Record<string, never>) => void;
   /** Sent just before the server disconnects a socket whose token was revoked or expired, or whose console session was signed out. */
   session_ended: (info: { reason: 'revoked' | 'expired' | 'signed_out' | 'disabled'; message: string }) => void;
   /** A subscription sent without an acknowledgement callback was refused: why (as the ack would have said). */
@@ -197,5 +203,6 @@ export interface ServerToClientEvents {
 }
 
 export const runRoom = (runId: string) => `run:${runId}`;
+export const organizationRoom = (organizationId: string) => `organization:${organizationId}`;
 export const conversationRoom = (conversationId: string) => `conversation:${conversationId}`;
 export const conversationStepRoom = (stepId: string) => `conversation-step:${stepId}`;

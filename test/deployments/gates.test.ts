@@ -64,6 +64,11 @@ describe('an approval gate', () => {
     expect(await carol.lastRunStatus(deployment.id)).toEqual(['awaiting_approval', 'awaiting_approval']);
     // The live stream says so too, with the gate.
     expect((await live.until((e) => e.status === 'awaiting_approval')).gate).toMatchObject({ before_batch: 2, approvals_required: 2 });
+    // It waits for those who may approve it: Alice and Bob, not Carol who triggered it, nor a service
+    // account, nor Dave (not on app-4); and it is in progress for anyone who reads.
+    expect([await alice.waitingForMe(), await bob.waitingForMe()]).toEqual([[runId], [runId]]);
+    expect([await carol.waitingForMe(), await admin.waitingForMe(), await dave.waitingForMe()]).toEqual([[], [], []]);
+    expect((await dave.organizationRuns('status=queued,running,awaiting_approval')).data.map((r: { id: string; deployment_name: string }) => [r.id, r.deployment_name])).toEqual([[runId, deployment.name]]);
 
     const self = await carol.decide(deployment.id, runId, 'approve', {});
     expect([self.status, self.body.error.code]).toEqual([403, 'self_approval']);
@@ -79,12 +84,16 @@ describe('an approval gate', () => {
     const again = await alice.decide(deployment.id, runId, 'approve', {});
     expect([again.status, again.body.error.code]).toEqual([409, 'already_approved']);
     expect(ranOn('canary')).toEqual(['127.0.0.2']);
+    // Alice has approved: it waits for Bob alone.
+    expect([await alice.waitingForMe(), await bob.waitingForMe()]).toEqual([[], [runId]]);
 
     const second = await bob.decide(deployment.id, runId, 'approve', {});
     expect(second.status).toBe(200);
     const done = await carol.waitForRun(deployment.id, runId);
     expect(done).toMatchObject({ status: 'success', gate: { outcome: 'approved', approvals: [{ by: { name: 'Alice' } }, { by: { name: 'Bob' } }] } });
     expect(ranOn('canary')).toEqual(ADDRESSES);
+    expect(await bob.waitingForMe()).toEqual([]);
+    expect((await dave.organizationRuns('status=running,awaiting_approval')).data.map((r: { id: string }) => r.id)).not.toContain(runId);
     const late = await bob.decide(deployment.id, runId, 'approve', {});
     expect([late.status, late.body.error.code]).toEqual([409, 'not_awaiting_approval']);
   });

@@ -85,6 +85,16 @@ export function userWithToken(bosun: BosunAt, token: string) {
       return id;
     },
 
+    /** The ids of the runs waiting for this user's approval (GET /me/approvals), the longest waiting first. */
+    async waitingForMe(): Promise<string[]> {
+      return expectStatus(await bosun.api.get('/api/v1/me/approvals').set(auth), 200, 'list what waits for my approval').data.map((run: Json) => run.id);
+    },
+
+    /** The organization's runs this user may read (GET /runs with a query string), one page. */
+    async organizationRuns(query = ''): Promise<Json> {
+      return expectStatus(await bosun.api.get(`/api/v1/runs${query ? `?${query}` : ''}`).set(auth), 200, 'list the organization’s runs');
+    },
+
     async listDeployments(): Promise<Json> {
       return expectStatus(await bosun.api.get('/api/v1/deployments?per_page=100').set(auth), 200, 'list deployments').data;
     },

@@ -8,6 +8,7 @@ import { deploymentPlanner } from './plan';
 import { createRunReads } from './run-reads';
 import { runCanceller } from './cancel';
 import { runGuards } from './guards';
+import { runFeed } from './run-feed';
 
 /**
  * What the deployment routes call, composed from one file per seam: definitions, triggers and
@@ -43,6 +44,7 @@ export function createDeploymentService({
     runOf,
     cancelRun: runCanceller({ workflows: workflows.runs, runs, log }),
     ...runGuards({ workflows: workflows.runs, runs }),
+    ...runFeed({ links: workflows.links }),
   };
 }
 

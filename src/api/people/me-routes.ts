@@ -4,12 +4,14 @@ import { tokensOf } from '../../domain/tokens/service';
 import { principalOf } from '../http/auth';
 import { toTokenView } from '../tokens/views';
 import { toRoleBindingView } from './views';
+import type { DeploymentService } from '../deployments/service';
 
 /**
  * `GET /me`: who the caller is (identity, teams, token) and every binding that gives it rights;
- * `GET /me/tokens`: its own tokens, for anyone (the organization's list is for administrators).
+ * `GET /me/tokens`: its own tokens, for anyone (the organization's list is for administrators);
+ * `GET /me/approvals`: the runs waiting for its approval (none for a service account).
  */
-export function meRoutes(): Router {
+export function meRoutes(deployments: Pick<DeploymentService, 'approvalsFor'>): Router {
   const router = Router();
   router.get('/', async (req, res) => {
     const principal = principalOf(req);
@@ -28,6 +30,9 @@ export function meRoutes(): Router {
     const principal = principalOf(req);
     const tokens = await tokensOf(principal.organizationId, principal.identity.id);
     res.json({ data: tokens.map((t) => toTokenView(t, principal.tokenId)) });
+  });
+  router.get('/approvals', async (req, res) => {
+    res.json({ data: await deployments.approvalsFor(principalOf(req)) });
   });
   return router;
 }

@@ -26,6 +26,7 @@ export async function enableChangeStreamImages(): Promise<void> {
 export function runRelay(
   emit: (event: DeploymentRunUpdatedEvent) => void,
   observe: (change: ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] }) => void = () => undefined,
+  organizationRunsChanged: (organizationId: string) => void = () => undefined,
 ): ChangeListener {
   return {
     ...runChanges(DeploymentRunModel.collection.collectionName),
@@ -34,6 +35,20 @@ export function runRelay(
       observe(run);
       const event = toRunEvent(run);
       if (event) emit(event);
+      const organization = changesWhatWaits(run);
+      if (organization) organizationRunsChanged(organization);
     },
   };
+}
+
+/**
+ * The organization of a run (not a fleet run's target) that began, or changed status or gate: what
+ * a person's list of runs in progress and waiting for them depends on. Null for any other change.
+ */
+function changesWhatWaits(change: ChangeStreamDocument<DeploymentRun> & { changedKeys?: string[] }): string | null {
+  if (change.operationType !== 'insert' && change.operationType !== 'update' && change.operationType !== 'replace') return null;
+  const doc = change.fullDocument;
+  if (!doc?.organization_id || doc.parent_run_id) return null;
+  const keys = change.operationType === 'update' ? (change.changedKeys ?? []) : ['status'];
+  return keys.some((key) => key === 'status' || key === 'gate' || key.startsWith('gate.')) ? doc.organization_id.toString() : null;
 }

@@ -4,7 +4,7 @@ import type { RunReads } from '../deployments/run-reads';
 import type { Logger } from '../../logger';
 import type { SessionLifetime } from '../../domain/sessions/store';
 import type { ClientToServerEvents, ServerToClientEvents } from '../../domain/events';
-import { conversationRoom, conversationStepRoom, runRoom } from '../../domain/events';
+import { conversationRoom, conversationStepRoom, organizationRoom, runRoom } from '../../domain/events';
 import { conversationRelay } from './conversation-relay';
 import { runRelay } from './relay';
 import { endAtExpiry, endIfRevokedMeanwhile, sessionEndsListener } from './sessions';
@@ -38,10 +38,16 @@ export function attachRealtime(
     endAtExpiry(socket);
     void endIfRevokedMeanwhile(socket).catch((err) => log.warn({ err }, 'could not check the token of a new socket'));
     serveSubscriptions(socket, { runs, log, subscriptionsPerConnection });
+    // Every socket hears that its organization's runs changed (no more than that: it re-reads what it may see).
+    void socket.join(organizationRoom(socket.data.principal.organizationId));
   });
 
   const untrackClients = metrics.trackSocketClients(() => io.of('/').sockets.size);
-  const runEvents = runRelay((event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event), countRunChange(metrics));
+  const runEvents = runRelay(
+    (event) => io.to(runRoom(event.run_id)).emit('DeploymentRunUpdated', event),
+    countRunChange(metrics),
+    (organizationId) => io.to(organizationRoom(organizationId)).emit('RunsChanged', {}),
+  );
   const conversations = conversationRelay(
     {
       step: (event) => io.to([conversationRoom(event.conversation_id), conversationStepRoom(event.step.id)]).emit('ConversationStepUpdated', event),

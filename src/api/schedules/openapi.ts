@@ -4,7 +4,7 @@ import { timestampSchema } from '../http/timestamps';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { scheduleQuerySchema, tickQuerySchema } from './routes';
 import { createScheduleSchema, pauseScheduleSchema, runNowSchema, updateScheduleSchema } from './schemas';
-import { scheduleSchema, tickSchema } from './views';
+import { scheduleListedSchema, scheduleSchema, tickSchema } from './views';
 
 const tag = 'Schedules';
 const id = { id: idParam('deployment') };
@@ -20,6 +20,14 @@ const definitionRules = [
 ];
 
 export const scheduleOperations: Operation[] = [
+  {
+    method: 'get', path: '/api/v1/schedules', operationId: 'listAllSchedules', tag, scope: 'read',
+    summary: 'List every schedule of the organization',
+    description: 'The schedules of every deployment the caller may read, by name, each with its deployment’s name and its next 10 runs (the console’s Schedules page).',
+    query: pageQuerySchema,
+    responses: { 200: { description: 'One page of schedules', body: pageOf(scheduleListedSchema) } },
+    errors: ['validation_failed'],
+  },
   {
     method: 'get', path: base, operationId: 'listSchedules', tag, scope: 'read',
     summary: 'List a deployment’s schedules',

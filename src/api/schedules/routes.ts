@@ -74,3 +74,12 @@ export function scheduleRoutes(schedules: ScheduleService): Router {
 
   return router;
 }
+
+/** /api/v1/schedules — every schedule of the deployments the caller may read, with its next runs. */
+export function organizationScheduleRoutes(schedules: Pick<ScheduleService, 'listAll'>): Router {
+  const router = Router();
+  router.get('/', requireAction('read'), async (req, res) => {
+    res.json(await schedules.listAll(principalOf(req), validate(pageQuerySchema, req.query, 'query')));
+  });
+  return router;
+}

@@ -1,4 +1,6 @@
-import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES } from '../../domain/schedules/model';
+import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES, type Schedule } from '../../domain/schedules/model';
+import { DeploymentModel } from '../../domain/deployments/model';
+import { readableDeploymentFilter } from '../access/gate';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { ScheduleWorkflows } from '../../domain/temporal/schedules';
 import type { Principal } from '../../domain/tokens/service';
@@ -36,6 +38,15 @@ export function createScheduleService({
   const lookup = scheduleLookup({ schedules, findDeployment, log });
   const { findSchedule, view } = lookup;
   return {
+    /** Every schedule of the deployments the caller may read, each with its deployment's name, by name. */
+    async listAll(principal: Principal, page: PageQuery) {
+      const readable = await readableDeploymentFilter(principal);
+      const deployments = await DeploymentModel.find(readable, { name: 1 }).lean();
+      const names = new Map(deployments.map((d) => [d._id.toString(), d.name]));
+      const filter = { deployment_id: { $in: deployments.map((d) => d._id) } };
+      return findPage(ScheduleModel, filter, page, async (schedule: Schedule) => ({ ...(await view(schedule)), deployment_name: names.get(schedule.deployment_id.toString())! }), { name: 1, _id: 1 });
+    },
+
     async list(principal: Principal, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(principal, deploymentId, 'read');
       return findPage(ScheduleModel, { deployment_id: deployment._id }, page, view, { name: 1, _id: 1 });

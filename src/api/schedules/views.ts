@@ -38,6 +38,10 @@ export const scheduleSchema = z
   })
   .meta({ id: 'Schedule' });
 
+export const scheduleListedSchema = scheduleSchema
+  .extend({ deployment_name: z.string().describe('The name of the deployment it runs') })
+  .meta({ id: 'ScheduleListed', description: 'A schedule in the organization’s list, with its deployment’s name' });
+
 export const tickSchema = z
   .object({
     id: z.string(),

@@ -139,7 +139,7 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
 }
 
 /** Of a run's post-image, what an event shows: never outputs (events carry each change's appended chunk), nor commands, nor the execution bookkeeping of every step. */
-const RUN_FIELDS = ['_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback', 'freeze', 'freeze_override'];
+const RUN_FIELDS = ['_id', 'organization_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback', 'freeze', 'freeze_override'];
 const STEP_FIELDS = ['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'];
 
 /**

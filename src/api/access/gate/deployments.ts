@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { coversAllServers, deniedServers, mayOnDeploymentTargets, mayReadDeployment } from '../../../domain/access/grants';
+import { coversAllServers, deniedServers, mayOnDeploymentTargets, mayReadDeployment, targetLimitMet } from '../../../domain/access/grants';
 import type { Action } from '../../../domain/access/roles';
 import { DeploymentModel } from '../../../domain/deployments/model';
 import { ServerModel } from '../../../domain/servers/model';
@@ -43,6 +43,13 @@ export async function checkRunTargets(principal: Principal, deploymentId: string
   assertOnServers(principal, 'deployments:run', known.length === servers.length ? known : servers, context);
 }
 
+/** The servers a run touches, by id: a server deleted since has no tags, so only a binding on every server covers it. */
+async function runServers(serverIds: readonly (Types.ObjectId | null | undefined)[]): Promise<NamedServer[]> {
+  const servers = await ServerModel.find({ _id: { $in: serverIds } }, { title: 1, tags: 1 }).lean();
+  const known = new Set(servers.map((s) => s._id.toString()));
+  return [...servers, ...serverIds.filter((id) => !known.has(String(id))).map((id) => ({ _id: id!, tags: [] as string[] }))];
+}
+
 /**
  * A decision on a run (a gate's, a pause, a rollback): `action` on every server the run touches
  * (`serverIds`: its targets, not the deployment's), 403 naming the others.
@@ -50,10 +57,19 @@ export async function checkRunTargets(principal: Principal, deploymentId: string
 export async function assertOnRunServers(principal: Principal, deploymentId: string, serverIds: readonly (Types.ObjectId | null | undefined)[], action: Action): Promise<void> {
   const context = { deploymentId, targetCount: serverIds.length };
   if (coversAllServers(principal, action, context)) return;
-  const servers = await ServerModel.find({ _id: { $in: serverIds } }, { title: 1, tags: 1 }).lean();
-  // A server deleted since has no tags: only a binding on every server covers it.
-  const known = new Set(servers.map((s) => s._id.toString()));
-  assertOnServers(principal, action, [...servers, ...serverIds.filter((id) => !known.has(String(id))).map((id) => ({ _id: id!, tags: [] as string[] }))], context);
+  assertOnServers(principal, action, await runServers(serverIds), context);
+}
+
+/**
+ * Whether the caller is one who may approve a run's gate, as `assertMayDecideGate` and
+ * `assertOnRunServers` would judge it: a person, with `approve` on every server the run touches
+ * (what waits for a person's approval is listed by this answer).
+ */
+export async function mayApproveRun(principal: Principal, deploymentId: string, serverIds: readonly (Types.ObjectId | null | undefined)[]): Promise<boolean> {
+  if (principal.identity.type !== 'person') return false;
+  const context = { deploymentId, targetCount: serverIds.length };
+  if (coversAllServers(principal, 'approve', context)) return true;
+  return targetLimitMet(principal, 'approve', serverIds.length, context) === null && deniedServers(principal, 'approve', await runServers(serverIds), context).length === 0;
 }
 
 /**

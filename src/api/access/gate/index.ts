@@ -8,6 +8,6 @@
  */
 export { assertMayOpenSocket, requireAction, requireEverywhere, rightsOf } from './actions';
 export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
-export { assertOnRunServers, checkDeployment, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
+export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';
 export { assertOnServers, checkServer, checkServersOf, readableAmong, readableServerFilter, readableServerIds, type NamedServer } from './servers';
