@@ -2,7 +2,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { bearer } from '../support/http';
-import { accessibilityViolations, launchBrowser, newPage, problemsOf, screenshot } from '../support/browser';
+import { accessibilityViolations, launchBrowser, newPage, openFromNav, problemsOf, screenshot } from '../support/browser';
 
 /**
  * People, teams, service accounts and role bindings in the console, in Debian's Chromium against the
@@ -54,7 +54,7 @@ describe('the console’s people and roles pages', () => {
     await expectAccessible(page);
     await screenshot(page, 'access-people');
 
-    await nav(page).getByRole('link', { name: 'Teams' }).click();
+    await openFromNav(page, 'Teams');
     await page.getByLabel('Team name').fill('web team');
     await page.getByLabel('Ada Lovelace').check();
     await page.getByRole('button', { name: 'Add the team' }).click();
@@ -72,12 +72,12 @@ describe('the console’s people and roles pages', () => {
     await page.getByRole('status').getByText('Saved').waitFor();
     await expectAccessible(page);
     await screenshot(page, 'access-team');
-    await nav(page).getByRole('link', { name: 'Teams' }).click();
+    await openFromNav(page, 'Teams');
     await page.locator('tr[data-team="web team"]').getByText('Ada Lovelace, Grace Hopper').waitFor();
   });
 
   test('granting the team a role limited to a tag: its members’ pages say what that means, in a sentence', async () => {
-    await nav(page).getByRole('link', { name: 'Role bindings' }).click();
+    await openFromNav(page, 'Role bindings');
     const form = page.getByRole('form', { name: 'Grant a role' });
     await form.getByLabel('Role').selectOption('operator');
     await form.getByLabel('Given to').selectOption({ label: 'web team' });
@@ -90,7 +90,7 @@ describe('the console’s people and roles pages', () => {
     await screenshot(page, 'access-role-bindings');
 
     // What can Ada do: reached from her row on the people page.
-    await nav(page).getByRole('link', { name: 'People' }).click();
+    await openFromNav(page, 'People');
     await page.locator('tr[data-person="Ada Lovelace"]').getByRole('link', { name: 'Ada Lovelace' }).click();
     const can = page.getByRole('region', { name: 'What Ada Lovelace can do' });
     await can.getByText(sentence, { exact: true }).waitFor();
@@ -102,7 +102,7 @@ describe('the console’s people and roles pages', () => {
 
   test('a service account’s token is shown once, and the account is given the viewer role from its page', async () => {
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: bosun.url });
-    await nav(page).getByRole('link', { name: 'Service accounts' }).click();
+    await openFromNav(page, 'Service accounts');
     await page.getByLabel('Name').fill('ci-release');
     await page.getByLabel('Description').fill('The release pipeline');
     await page.getByRole('button', { name: 'Add the service account' }).click();
@@ -143,7 +143,7 @@ describe('the console’s people and roles pages', () => {
   });
 
   test('disabling the person: their row says so, and the API agrees', async () => {
-    await nav(page).getByRole('link', { name: 'People' }).click();
+    await openFromNav(page, 'People');
     const ada = page.locator('tr[data-person="Ada Lovelace"]');
     await ada.getByRole('button', { name: 'Disable Ada Lovelace' }).click();
     await ada.getByText('disabled', { exact: true }).waitFor();

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
-import { launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
+import { launchBrowser, openFromNav, problemsOf, screenshot, signedInPage } from '../support/browser';
 import { startReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /*
@@ -36,7 +36,7 @@ describe('notification channels in the console', () => {
 
   test('add a channel, see its secret once, send a test, redeliver it from its deliveries', async () => {
     const page = await signedIn(carol.token);
-    await page.getByRole('link', { name: 'Notifications' }).click();
+    await openFromNav(page, 'Notifications');
     const form = page.getByRole('form', { name: 'Add a channel' });
     await form.getByLabel('Name').fill('ops hooks');
     await form.getByLabel('URL').fill(receiver.url);

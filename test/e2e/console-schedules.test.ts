@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
-import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
+import { accessibilityViolations, launchBrowser, openFromNav, problemsOf, screenshot, signedInPage } from '../support/browser';
 
 /*
  * A person in New York looks after a nightly release scheduled in Berlin: the deployment's page shows
@@ -100,7 +100,7 @@ describe('schedules and freezes in the console', () => {
     expect(blackFriday.status).toBe(201);
     const page = await signedIn(carol.token);
     await page.goto(`${bosun.url}/deployments/${deploymentId}`);
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Freezes' }).click();
+    await openFromNav(page, 'Freezes');
 
     const form = page.getByRole('form', { name: 'Declare a freeze' });
     await form.getByLabel('Name').fill('business-hours');

@@ -48,7 +48,7 @@ describe('the web console in a real browser', () => {
     await page.getByRole('alert').filter({ hasText: 'The token is unknown or has been revoked' }).waitFor();
 
     await signIn(page, ops.token);
-    await page.waitForURL(`${bosun.url}/servers`);
+    await page.waitForURL(`${bosun.url}/dashboard`);
     const stored = await page.evaluate(() => ({ cookie: document.cookie, local: JSON.stringify(localStorage), session: JSON.stringify(sessionStorage) }));
     expect(stored).toEqual({ cookie: '', local: '{}', session: '{}' });
     const cookies = await page.context().cookies();

@@ -93,7 +93,7 @@ describe('signing in to the console through OpenID Connect', () => {
     await screenshot(page, 'sign-in-oidc');
 
     await throughProvider(page, 'alice-sub');
-    await page.waitForURL(`${bosun.url}/servers`);
+    await page.waitForURL(`${bosun.url}/dashboard`);
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     const cookie = await sessionCookie(page);
     expect([cookie?.httpOnly, cookie?.sameSite]).toEqual([true, 'Strict']);

@@ -138,7 +138,7 @@ describe('notification channels', () => {
       await admin.waitForRun(fleet.id, runId, (r) => r.status === 'awaiting_approval');
       const [asked] = await eventually(async () => receiver.events('run.awaiting_approval'), (r) => r.length === 1);
       expect(asked!.verified).toBe(true);
-      expect(asked!.json).toMatchObject({ run: { id: runId, gate: { before_batch: 2, approvals_required: 1 } }, deployment: { name: 'notify-fleet' }, console_url: `${bosun.url}/deployments/${fleet.id}/runs/${runId}` });
+      expect(asked!.json).toMatchObject({ run: { id: runId, gate: { before_batch: 2, approvals_required: 1 } }, deployment: { name: 'notify-fleet' }, console_url: `${bosun.url}/deployments/${fleet.id}/runs/${runId}#gate` });
       const [message] = await eventually(async () => slack.received, (r) => r.length === 1);
       expect(message!.json.text).toBe('Run of notify-fleet is waiting for approval');
       // Posted to the whole URL, which is stored sealed: its token is nowhere in the database in clear.

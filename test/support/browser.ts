@@ -64,3 +64,16 @@ export async function signedInPage(browser: Browser, baseUrl: string, token: str
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
   return page;
 }
+
+/** Opens a console page from the main navigation, as a person does: from the Govern menu when it is there. */
+export async function openFromNav(page: Page, label: string): Promise<void> {
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  const inline = nav.getByRole('list', { name: 'Operate' }).getByRole('link', { name: label, exact: true });
+  if (await inline.count()) return inline.click();
+  const menu = nav.locator('details.nav-menu');
+  if (!(await menu.evaluate((details) => (details as HTMLDetailsElement).open))) await menu.locator('summary').click();
+  await nav.getByRole('list', { name: 'Govern' }).getByRole('link', { name: label, exact: true }).click();
+}
+
+/** How wide the page is against its viewport: a page wider than its window scrolls sideways. */
+export const pageWidth = (page: Page) => page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, viewport: window.innerWidth }));

@@ -2,11 +2,12 @@
  * The console's pages: each name (the page's component in the console's router) and its URL, with
  * `:name` for an id (24 hex digits). One list for both sides: the server answers the console's page
  * on each of these URLs (a reload, a pasted link), and the console routes itself by the same list,
- * so a page the console shows is never a 404 when loaded directly. `/` is the servers' page too
+ * so a page the console shows is never a 404 when loaded directly. `/` is the dashboard too
  * (for a browser; JSON clients get the API's links: app.ts).
  */
 export const CONSOLE_PAGES = [
   { name: 'sign-in', path: '/sign-in' },
+  { name: 'dashboard', path: '/dashboard' },
   { name: 'servers', path: '/servers' },
   { name: 'server import', path: '/servers/import' },
   { name: 'server', path: '/servers/:serverId' },
@@ -19,6 +20,7 @@ export const CONSOLE_PAGES = [
   { name: 'migration plans', path: '/migration-plans' },
   { name: 'migration plan', path: '/migration-plans/:planId' },
   { name: 'freezes', path: '/freezes' },
+  { name: 'schedules', path: '/schedules' },
   { name: 'notifications', path: '/notifications' },
   { name: 'notification channel', path: '/notifications/:channelId' },
   { name: 'tokens', path: '/tokens' },
@@ -50,7 +52,7 @@ const PATTERNS = CONSOLE_PAGES.map((page) => ({ name: page.name, ...pagePattern(
 
 /** The page a console URL's path shows, with its ids; null when it is none of them. */
 export function pageAt(pathname: string): { name: ConsolePageName; params: Record<string, string> } | null {
-  if (pathname === '/') return { name: 'servers', params: {} };
+  if (pathname === '/') return { name: 'dashboard', params: {} };
   for (const { name, pattern, keys } of PATTERNS) {
     const found = pattern.exec(pathname);
     if (found) return { name, params: Object.fromEntries(keys.map((key, i) => [key, found[i + 1]!])) };

@@ -18,6 +18,8 @@ import type { scheduleSchema, tickSchema } from '../../api/schedules/views';
 import type { freezeViewSchema } from '../../api/freezes/views';
 import type { channelSchema, createdChannelSchema, deliverySchema } from '../../api/notifications/views';
 import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/people/views';
+import type { approvalWaitSchema, feedRunSchema } from '../../api/deployments/run-feed';
+import type { scheduleListedSchema } from '../../api/schedules/views';
 
 export type { ProvidersView, SessionView, SignInFailure };
 export type {
@@ -53,6 +55,9 @@ export type RoleBinding = z.infer<typeof roleBindingSchema>;
 export type Me = z.infer<typeof meSchema>;
 export type Schedule = z.infer<typeof scheduleSchema>;
 export type ScheduleTick = z.infer<typeof tickSchema>;
+export type ScheduleListed = z.infer<typeof scheduleListedSchema>;
+export type FeedRun = z.infer<typeof feedRunSchema>;
+export type ApprovalWait = z.infer<typeof approvalWaitSchema>;
 
 export type Freeze = z.infer<typeof freezeViewSchema>;
 export type FreezeWindow = NonNullable<Freeze['next_window']>;

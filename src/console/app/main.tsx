@@ -26,6 +26,9 @@ import { RoleBindings } from './pages/role-bindings';
 import { ServiceAccounts } from './pages/service-accounts';
 import { Team, Teams } from './pages/teams';
 import { Audit } from './pages/audit';
+import { Dashboard } from './pages/dashboard';
+import { SchedulesPage } from './pages/schedules';
+import { Header } from './components/nav';
 
 let notice: string | null = null;
 
@@ -41,53 +44,15 @@ function signedOut(message: string) {
 whenSignedOut(signedOut);
 whenSessionEnded(signedOut);
 
-function Header({ current }: { current: SessionView }) {
-  const signOut = async () => {
-    try {
-      await api('DELETE', '/api/v1/session');
-    } finally {
-      closeSocket();
-      session.set(null);
-      notice = 'Signed out.';
-      navigate('/sign-in', { replace: true });
-    }
-  };
-  const here = location.pathname;
-  const link = (href: string, label: string, active: boolean) => (
-    <a href={href} aria-current={active ? 'page' : undefined}>
-      {label}
-    </a>
-  );
-  return (
-    <header class="top">
-      <a class="skip" href="#main">
-        Skip to content
-      </a>
-      <span class="brand">Bosun</span>
-      <nav aria-label="Main">
-        {link('/servers', 'Servers', here === '/' || here.startsWith('/servers'))}
-        {link('/deployments', 'Deployments', here.startsWith('/deployments'))}
-        {link('/conversations', 'Conversations', here.startsWith('/conversations'))}
-        {link('/migration-plans', 'Migrations', here.startsWith('/migration-plans'))}
-        {link('/freezes', 'Freezes', here.startsWith('/freezes'))}
-        {session.can('admin') ? link('/notifications', 'Notifications', here.startsWith('/notifications')) : null}
-        {session.can('admin') ? link('/tokens', 'Tokens', here.startsWith('/tokens')) : null}
-        {link('/policy', 'Policy', here.startsWith('/policy'))}
-        {session.can('admin') ? link('/people', 'People', here.startsWith('/people')) : null}
-        {session.can('admin') ? link('/teams', 'Teams', here.startsWith('/teams')) : null}
-        {session.can('admin') ? link('/service-accounts', 'Service accounts', here.startsWith('/service-accounts')) : null}
-        {session.can('admin') ? link('/role-bindings', 'Role bindings', here.startsWith('/role-bindings')) : null}
-        {session.can('audit:read') ? link('/audit', 'Audit', here.startsWith('/audit')) : null}
-      </nav>
-      <a class="who" href="/account" aria-current={here === '/account' ? 'page' : undefined} title={`Signed in with the token ${current.token_name}`}>
-        <span class="visually-hidden">My account: </span>
-        {current.identity.name} · {current.organization}
-      </a>
-      <button type="button" onClick={() => void signOut()}>
-        Sign out
-      </button>
-    </header>
-  );
+async function signOut() {
+  try {
+    await api('DELETE', '/api/v1/session');
+  } finally {
+    closeSocket();
+    session.set(null);
+    notice = 'Signed out.';
+    navigate('/sign-in', { replace: true });
+  }
 }
 
 function App() {
@@ -106,9 +71,9 @@ function App() {
     if (current) pageSocket();
   }, [current]);
   useEffect(() => {
-    // One address per page: `/` is the servers' list.
-    if (pathname === '/') navigate('/servers', { replace: true });
-  }, [pathname]);
+    // One address per page: `/` is the dashboard (the audit trail, for an auditor who reads nothing else).
+    if (pathname === '/' && current) navigate(session.can('read') || !session.can('audit:read') ? '/dashboard' : '/audit', { replace: true });
+  }, [pathname, current]);
   const route = match(pathname);
   useEffect(() => {
     if (checked && !current && route.name !== 'sign-in') signedOut('Sign in to continue.');
@@ -122,7 +87,9 @@ function App() {
   const p = route.params;
   return (
     <>
-      <Header current={current} />
+      <Header current={current} signOut={signOut} />
+      {route.name === 'dashboard' ? <Dashboard /> : null}
+      {route.name === 'schedules' ? <SchedulesPage /> : null}
       {route.name === 'servers' ? <Servers /> : null}
       {route.name === 'server' ? <Server serverId={p.serverId!} /> : null}
       {route.name === 'server import' ? <ServerImport /> : null}
@@ -152,7 +119,7 @@ function App() {
         <main id="main">
           <h1>Not found</h1>
           <p>
-            No page at <code>{pathname}</code>. <a href="/servers">Servers</a>
+            No page at <code>{pathname}</code>. <a href="/dashboard">Dashboard</a>
           </p>
         </main>
       ) : null}

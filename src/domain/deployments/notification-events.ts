@@ -74,7 +74,8 @@ export async function recordRunEvent(runId: RunId, type: EventType, { session, k
           ...(failedStep ? { failed_step: failedStep } : {}),
         },
         deployment: { id: deploymentId, name: deployment?.name ?? null },
-        console_path: runConsolePath(deploymentId, runId_),
+        // A run waiting for people opens with its gate in view.
+        console_path: `${runConsolePath(deploymentId, runId_)}${type === 'run.awaiting_approval' || type === 'run.approval_expiring' ? '#gate' : ''}`,
         ...extra,
       },
       key,

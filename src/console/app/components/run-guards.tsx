@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Run } from '../api-types';
 import { ErrorNote, Section, When, submitted } from './common';
@@ -26,6 +26,10 @@ const OUTCOME: Record<NonNullable<Gate['outcome']>, string> = { approved: 'appro
 export function GatePanel({ run, runPath }: { run: Run; runPath: string }) {
   const [error, setError] = useState<unknown>(null);
   const gate = run.gate;
+  // A link to the gate (a notification's, the dashboard's: `#gate`) opens with it in view.
+  useEffect(() => {
+    if (gate && location.hash === '#gate') document.getElementById('gate')?.scrollIntoView({ block: 'start' });
+  }, [!!gate]);
   if (!gate) return null;
   const waiting = run.status === 'awaiting_approval' && gate.outcome === null;
   const why = waiting ? whyNotApprove(run) : null;
@@ -40,7 +44,7 @@ export function GatePanel({ run, runPath }: { run: Run; runPath: string }) {
     }
   };
   return (
-    <Section title={`Approval gate before batch ${gate.before_batch}`}>
+    <Section title={`Approval gate before batch ${gate.before_batch}`} id="gate">
       <p data-gate>
         {gate.approvals.length} of {gate.approvals_required} approval{gate.approvals_required > 1 ? 's' : ''}
         {gate.outcome ? ` · ${OUTCOME[gate.outcome]}` : ' · waiting'}

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
-import type { Page, Schedule, ScheduleTick } from '../api-types';
+import type { Deployment, Page, Schedule, ScheduleTick } from '../api-types';
+import { AddSchedule } from './schedule-form';
 import { session } from '../session';
 import { ErrorNote, Section, Status, submitted, useLoad, When } from './common';
 import { Table } from './table';
@@ -17,16 +18,13 @@ const SKIPPED: Record<string, string> = {
 };
 
 /** A deployment's schedules: when each runs (in your zone and its own), paused or not and why, its ticks. */
-export function Schedules({ deploymentId, ticked }: { deploymentId: string; ticked: () => void }) {
+export function Schedules({ deploymentId, parameters, ticked }: { deploymentId: string; parameters: Deployment['parameters']; ticked: () => void }) {
   const list = useLoad(() => get<Schedule[]>(`/api/v1/deployments/${deploymentId}/schedules?per_page=100`), [deploymentId]);
   return (
     <Section title="Schedules" id="schedules">
       <ErrorNote error={list.error} />
-      {list.data?.length === 0 ? (
-        <p class="muted">
-          No schedules. <code>bosun schedules create</code> adds one (see the CLI’s documentation).
-        </p>
-      ) : null}
+      {list.data?.length === 0 ? <p class="muted">No schedules.</p> : null}
+      <AddSchedule deploymentId={deploymentId} parameters={parameters} added={list.reload} />
       {(list.data ?? []).map((s) => (
         <ScheduleCard key={s.id} schedule={s} path={`/api/v1/deployments/${deploymentId}/schedules/${s.id}`} deploymentId={deploymentId} changed={list.reload} ticked={ticked} />
       ))}

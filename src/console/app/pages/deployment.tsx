@@ -41,7 +41,7 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
       </p>
       <ErrorNote error={error} />
       {session.can('deployments:run') ? <RunForm deployment={d} attempt={attempt} /> : null}
-      <Schedules deploymentId={deploymentId} ticked={() => void runs.reload()} />
+      <Schedules deploymentId={deploymentId} parameters={d.parameters} ticked={() => void runs.reload()} />
       <Section title="Steps">
         <ol class="steps">
           {d.steps.map((step) => (

@@ -57,7 +57,7 @@ export function SignIn({ notice }: { notice: string | null }) {
       input.value = '';
       session.set(data);
       const next = new URLSearchParams(location.search).get('next');
-      navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/servers', { replace: true });
+      navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
     } catch (problem) {
       setError(problem instanceof ApiProblem ? problem.message : 'Bosun could not be reached');
     } finally {
