@@ -1,4 +1,4 @@
-import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES } from '../../domain/schedules/model';
+import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES, type Schedule } from '../../domain/schedules/model';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { ScheduleWorkflows } from '../../domain/temporal/schedules';
 import type { Principal } from '../../domain/tokens/service';
@@ -8,7 +8,7 @@ import { unlessTemporalUnreachable } from '../http/errors';
 import { findPage, type PageQuery } from '../http/pagination';
 import { scheduleLookup } from './lookup';
 import { scheduleRunNow } from './run-now';
-import { toScheduleView, toTickView } from './views';
+import { toTickView } from './views';
 import { scheduleWrites } from './writes';
 
 /**
@@ -38,15 +38,15 @@ export function createScheduleService({
   return {
     async list(principal: Principal, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(principal, deploymentId, 'read');
-      return findPage(ScheduleModel, { deployment_id: deployment._id }, page, view, { name: 1, _id: 1 });
+      return findPage(ScheduleModel, { deployment_id: deployment._id }, page, (schedule: Schedule) => view(schedule, deployment), { name: 1, _id: 1 });
     },
 
     /** One schedule; with `from`, its next runs are those after that time (a preview of any week: a DST change, a holiday). */
     async get(principal: Principal, deploymentId: string, scheduleId: string, from?: Date) {
-      const { schedule } = await findSchedule(principal, deploymentId, scheduleId);
-      if (!from) return view(schedule);
+      const { deployment, schedule } = await findSchedule(principal, deploymentId, scheduleId);
+      if (!from) return view(schedule, deployment);
       const times = await unlessTemporalUnreachable('compute the next runs', () => schedules.timesAfter(scheduleId, from, 10));
-      return toScheduleView({ ...schedule, paused: false }, times);
+      return view({ ...schedule, paused: false }, deployment, times);
     },
 
     ...scheduleWrites({ findDeployment, secretBox, minIntervalSeconds }, lookup),
