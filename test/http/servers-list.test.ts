@@ -33,7 +33,7 @@ describe('GET /api/v1/servers: pagination and tenant isolation', () => {
     expect(res.body.data).toHaveLength(12);
     expect(res.body.data[0].title).toBe('acme-25');
     expect(Object.keys(res.body.data[0]).sort()).toEqual(
-      ['auth_method', 'created_at', 'host', 'id', 'last_error', 'port', 'status', 'tags', 'title', 'username', 'via'].sort(),
+      ['auth_method', 'created_at', 'freezes', 'host', 'id', 'last_error', 'port', 'status', 'tags', 'title', 'username', 'via'].sort(),
     );
     expect(JSON.stringify(res.body)).not.toContain('secret-pw');
   });

@@ -15,9 +15,22 @@ import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
 import { assertOnServers, checkDeployment, readableAmong, readableDeploymentFilter } from '../access/gate';
 import { resolveTargets, serversOfDefinition } from './targets';
+import { freezeNotices } from '../servers/freeze-notices';
 
-/** A deployment's view, with its last run as its runs list gives it. */
-const withLastRun = async (d: Deployment) => toDeploymentView(d, (await lastRunsOf([d._id])).get(d._id.toString()));
+/** A deployment's view: its last run as its runs list gives it, its one server's title and the freezes on its targets now or soon. */
+async function fullView(d: Deployment) {
+  const [last, targets] = await Promise.all([lastRunsOf([d._id]), resolveTargets(d)]);
+  const serverTitle = d.server_id ? (targets[0]?.title ?? null) : null;
+  return toDeploymentView(d, { last: last.get(d._id.toString()), serverTitle, freezes: await freezeNotices(d.organization_id.toString(), targets) });
+}
+
+/** The titles of the one-server deployments' servers, by server id. */
+async function serverTitlesOf(deployments: readonly Deployment[]): Promise<Map<string, string>> {
+  const ids = deployments.flatMap((d) => (d.server_id ? [d.server_id] : []));
+  if (!ids.length) return new Map();
+  const servers = await ServerModel.find({ _id: { $in: ids } }, { title: 1 }).lean();
+  return new Map(servers.map((s) => [s._id.toString(), s.title]));
+}
 
 /** A deployment the caller may read (404 otherwise) and do `action` on (403 otherwise). */
 export type FindDeployment = (principal: Principal, id: string, action?: Action) => Promise<Deployment>;
@@ -61,12 +74,12 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
     /** The deployments the caller may read. */
     async list(principal: Principal, page: PageQuery) {
       const listed = await findPage(DeploymentModel, await readableDeploymentFilter(principal), page, (d: Deployment) => d);
-      const last = await lastRunsOf(listed.data.map((d) => d._id));
-      return { ...listed, data: listed.data.map((d) => toDeploymentListView(d, last.get(d._id.toString()))) };
+      const [last, titles] = await Promise.all([lastRunsOf(listed.data.map((d) => d._id)), serverTitlesOf(listed.data)]);
+      return { ...listed, data: listed.data.map((d) => toDeploymentListView(d, last.get(d._id.toString()), titles.get(String(d.server_id)) ?? null)) };
     },
 
     async get(principal: Principal, id: string) {
-      return withLastRun(await findDeployment(principal, id));
+      return fullView(await findDeployment(principal, id));
     },
 
     async create(principal: Principal, input: CreateDeploymentInput) {
@@ -74,7 +87,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
       await checkTargets(principal, input);
       assertOnServers(principal, 'deployments:write', await serversOfDefinition(organizationId, input));
       try {
-        return toDeploymentView(await createDeployment(organizationId, input), undefined);
+        return await fullView(await createDeployment(organizationId, input));
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(input.name);
         throw error;
@@ -95,7 +108,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
         throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'rollback', message: 'rollback applies to targets (a fleet run), not to one server_id' }]);
       }
       try {
-        return withLastRun((await redefineDeployment(deployment._id, input))!);
+        return await fullView((await redefineDeployment(deployment._id, input))!);
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(input.name!);
         throw error;

@@ -5,7 +5,7 @@ import { environmentName, MASK } from '../../domain/deployments/parameters';
 import type { TriggerInput } from './schemas';
 import type { Principal } from '../../domain/tokens/service';
 import { resolveTargets } from './targets';
-import { toDeploymentView } from './views/deployments';
+import { stepDefinitions } from '../../domain/deployments/new-runs';
 import { parametersFor, type FindDeployment } from './definitions';
 import { planOf } from './plan-hash';
 import { freezesCovering, freezesStarting } from '../../domain/freezes/coverage';
@@ -89,7 +89,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
         status: server.status,
         batch: planned.targets[index]!.batch,
       })),
-      steps: toDeploymentView(deployment, undefined).steps,
+      steps: stepDefinitions(deployment.steps),
       environment: Object.fromEntries(values.map((p) => [environmentName(p.name), p.secret ? MASK : p.value])),
       warnings,
       likely_duration: likely,

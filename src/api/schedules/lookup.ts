@@ -6,6 +6,9 @@ import type { FindDeployment } from '../deployments/definitions';
 import { notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { toScheduleView } from './views';
+import type { Deployment } from '../../domain/deployments/model';
+import { resolveTargets } from '../deployments/targets';
+import { freezesOpenAt } from '../servers/freeze-notices';
 
 /*
  * What every operation on a schedule starts or ends with: finding it through its deployment (the
@@ -32,9 +35,13 @@ export function scheduleLookup({ schedules, findDeployment, log }: { schedules: 
       }
     },
 
-    async view(schedule: Schedule) {
-      const described = await schedules.describe(schedule._id.toString()).catch(() => null);
-      return toScheduleView(schedule, described?.nextActionTimes ?? null);
+    /** Its view: its next runs as Temporal knows them, each with the freezes open then on `deployment`'s targets. */
+    async view(schedule: Schedule, deployment: Deployment, nextActionTimes?: Date[]) {
+      const [described, frozenAt] = await Promise.all([
+        nextActionTimes ? { nextActionTimes } : schedules.describe(schedule._id.toString()).catch(() => null),
+        resolveTargets(deployment).then((targets) => freezesOpenAt(deployment.organization_id.toString(), targets)),
+      ]);
+      return toScheduleView(schedule, described?.nextActionTimes ?? null, frozenAt);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { ScheduleModel, ScheduleTickModel, TICK_OUTCOMES, type Schedule } from '../../domain/schedules/model';
-import { DeploymentModel } from '../../domain/deployments/model';
+import { DeploymentModel, type Deployment } from '../../domain/deployments/model';
 import { readableDeploymentFilter } from '../access/gate';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { ScheduleWorkflows } from '../../domain/temporal/schedules';
@@ -10,7 +10,7 @@ import { unlessTemporalUnreachable } from '../http/errors';
 import { findPage, type PageQuery } from '../http/pagination';
 import { scheduleLookup } from './lookup';
 import { scheduleRunNow } from './run-now';
-import { toScheduleView, toTickView } from './views';
+import { toTickView } from './views';
 import { scheduleWrites } from './writes';
 
 /**
@@ -41,23 +41,32 @@ export function createScheduleService({
     /** Every schedule of the deployments the caller may read, each with its deployment's name, by name. */
     async listAll(principal: Principal, page: PageQuery) {
       const readable = await readableDeploymentFilter(principal);
-      const deployments = await DeploymentModel.find(readable, { name: 1 }).lean();
-      const names = new Map(deployments.map((d) => [d._id.toString(), d.name]));
+      const deployments = await DeploymentModel.find(readable).lean<Deployment[]>();
+      const byId = new Map(deployments.map((d) => [d._id.toString(), d]));
       const filter = { deployment_id: { $in: deployments.map((d) => d._id) } };
-      return findPage(ScheduleModel, filter, page, async (schedule: Schedule) => ({ ...(await view(schedule)), deployment_name: names.get(schedule.deployment_id.toString())! }), { name: 1, _id: 1 });
+      return findPage(
+        ScheduleModel,
+        filter,
+        page,
+        async (schedule: Schedule) => {
+          const deployment = byId.get(schedule.deployment_id.toString())!;
+          return { ...(await view(schedule, deployment)), deployment_name: deployment.name };
+        },
+        { name: 1, _id: 1 },
+      );
     },
 
     async list(principal: Principal, deploymentId: string, page: PageQuery) {
       const deployment = await findDeployment(principal, deploymentId, 'read');
-      return findPage(ScheduleModel, { deployment_id: deployment._id }, page, view, { name: 1, _id: 1 });
+      return findPage(ScheduleModel, { deployment_id: deployment._id }, page, (schedule: Schedule) => view(schedule, deployment), { name: 1, _id: 1 });
     },
 
     /** One schedule; with `from`, its next runs are those after that time (a preview of any week: a DST change, a holiday). */
     async get(principal: Principal, deploymentId: string, scheduleId: string, from?: Date) {
-      const { schedule } = await findSchedule(principal, deploymentId, scheduleId);
-      if (!from) return view(schedule);
+      const { deployment, schedule } = await findSchedule(principal, deploymentId, scheduleId);
+      if (!from) return view(schedule, deployment);
       const times = await unlessTemporalUnreachable('compute the next runs', () => schedules.timesAfter(scheduleId, from, 10));
-      return toScheduleView({ ...schedule, paused: false }, times);
+      return view({ ...schedule, paused: false }, deployment, times);
     },
 
     ...scheduleWrites({ findDeployment, secretBox, minIntervalSeconds }, lookup),

@@ -5,11 +5,16 @@ import { OVERLAP_POLICIES, TICK_OUTCOMES, type Schedule, type ScheduleTick } fro
 import { localTime } from '../../domain/time/cron';
 import { actorSchema } from '../access/views';
 import { timestampSchema } from '../http/timestamps';
+import { frozenBySchema } from '../servers/freeze-notices';
 
 export const nextRunSchema = z.object({
   at: timestampSchema.describe('When, in UTC'),
   local: z.string().describe('The same moment in the schedule’s time_zone, with its offset ("2027-03-28T03:00:00+02:00")'),
+  frozen_by: frozenBySchema,
 });
+
+/** Which freezes are open at a moment, on the schedule's deployment's targets. */
+type FrozenAt = (at: Date) => z.infer<typeof frozenBySchema>;
 
 export const scheduleSchema = z
   .object({
@@ -55,9 +60,9 @@ export const tickSchema = z
   })
   .meta({ id: 'ScheduleTick' });
 
-export const toNextRuns = (times: Date[], zone: string) => times.map((at) => ({ at: at.toISOString(), local: localTime(at, zone) }));
+export const toNextRuns = (times: Date[], zone: string, frozenAt: FrozenAt) => times.map((at) => ({ at: at.toISOString(), local: localTime(at, zone), frozen_by: frozenAt(at) }));
 
-export function toScheduleView(schedule: Schedule, nextActionTimes: Date[] | null): z.infer<typeof scheduleSchema> {
+export function toScheduleView(schedule: Schedule, nextActionTimes: Date[] | null, frozenAt: FrozenAt): z.infer<typeof scheduleSchema> {
   return {
     id: schedule._id.toString(),
     deployment_id: schedule.deployment_id.toString(),
@@ -73,7 +78,7 @@ export function toScheduleView(schedule: Schedule, nextActionTimes: Date[] | nul
     note: schedule.note ?? null,
     pause: schedule.paused_at ? { by: actorView(schedule.paused_by), at: schedule.paused_at.toISOString(), note: schedule.pause_note ?? null } : null,
     run_as: actorView(schedule.run_as)!,
-    next_runs: nextActionTimes === null ? null : schedule.paused ? [] : toNextRuns(nextActionTimes.slice(0, 10), schedule.time_zone),
+    next_runs: nextActionTimes === null ? null : schedule.paused ? [] : toNextRuns(nextActionTimes.slice(0, 10), schedule.time_zone, frozenAt),
     created_by: actorView(schedule.created_by),
     updated_by: actorView(schedule.updated_by),
     created_at: schedule.createdAt.toISOString(),

@@ -84,7 +84,7 @@ export function scheduleWrites({ findDeployment, secretBox, minIntervalSeconds }
         throw error;
       }
       await sync(schedule._id.toString());
-      return view(schedule);
+      return view(schedule, deployment);
     },
 
     async update(principal: Principal, deploymentId: string, scheduleId: string, input: UpdateScheduleInput) {
@@ -108,7 +108,7 @@ export function scheduleWrites({ findDeployment, secretBox, minIntervalSeconds }
       }
       if (!updated) throw notFound('Schedule');
       await sync(scheduleId);
-      return view(updated);
+      return view(updated, deployment);
     },
 
     async remove(principal: Principal, deploymentId: string, scheduleId: string) {
@@ -118,11 +118,11 @@ export function scheduleWrites({ findDeployment, secretBox, minIntervalSeconds }
     },
 
     async setPaused(principal: Principal, deploymentId: string, scheduleId: string, paused: boolean, note: string | null) {
-      const { schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:write');
+      const { deployment, schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:write');
       const changed = await setPaused(schedule._id, paused, actorOf(principal) as Actor, note);
       if (!changed) throw notFound('Schedule');
       await sync(scheduleId);
-      return view(changed);
+      return view(changed, deployment);
     },
   };
 }

@@ -14,6 +14,7 @@ import type { z } from 'zod';
 
 type ServerListFilter = z.infer<typeof serverListFilterSchema>;
 import { toDetailView, toListView } from './views';
+import { serverFreezeNotices } from './freeze-notices';
 import { isDuplicateKey } from '../../domain/database';
 import { serverActivity } from './activity';
 import { checkPrivateKey } from './private-key';
@@ -44,6 +45,10 @@ async function checkVia(principal: Principal, server: { id: string; title: strin
   }
 }
 
+/** A server's views with the freezes covering it now or soon (the organization's freezes are read once for a page of them). */
+const listView = async (s: Server) => toListView(s, await serverFreezeNotices(s.organization_id.toString(), s));
+const detailView = async (s: Server) => toDetailView(s, await serverFreezeNotices(s.organization_id.toString(), s));
+
 export function createServerService({ secretBox, workflows }: ServerServiceDeps) {
   /** The server if the caller may read it (404 otherwise) and do `action` on it (403 otherwise). */
   async function find(principal: Principal, id: string, action: Action = 'read') {
@@ -61,7 +66,7 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
     /** The servers of the organization the caller may read, those having all of `tags` and in `status` when given. */
     list(principal: Principal, page: PageQuery, { tag, status }: ServerListFilter = { tag: [] }) {
       const filter = { ...readableServerFilter(principal), ...(tag.length ? { tags: { $all: tag } } : {}), ...(status ? { status } : {}) };
-      return findPage(ServerModel, filter, page, toListView);
+      return findPage(ServerModel, filter, page, listView);
     },
 
     /** Renames or re-tags a server (its tags decide which deployments' next runs include it). */
@@ -72,11 +77,11 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
       if (input.via) await checkVia(principal, { id: server._id.toString(), title: input.title ?? server.title }, input.via);
       const updated = await servers.updateServerDetails(server._id, principal.organizationId, input);
       if (!updated) throw notFound('Server');
-      return toDetailView(updated);
+      return detailView(updated);
     },
 
     async get(principal: Principal, id: string) {
-      return toDetailView(await find(principal, id));
+      return detailView(await find(principal, id));
     },
 
     /** The latest runs and conversations that touched the server. */
@@ -126,14 +131,14 @@ export function createServerService({ secretBox, workflows }: ServerServiceDeps)
         await servers.deleteServer(_id);
         throw error;
       }
-      return toDetailView(server);
+      return detailView(server);
     },
 
     /** Re-runs verification; with trustNewHostKey the key presented this time replaces the pinned one (after a reinstall). */
     async reverify(principal: Principal, id: string, trustNewHostKey: boolean) {
       const server = await find(principal, id, 'servers:write');
       await startVerification(server, trustNewHostKey);
-      return toDetailView(server);
+      return detailView(server);
     },
 
     /** Stops the server's workflows first, so a Temporal outage leaves the server in place (503), not half-deleted. */

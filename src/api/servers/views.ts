@@ -3,6 +3,7 @@ import type { ServerFingerprint } from '../../domain/ssh/fingerprint';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
 import { AUTH_METHODS, SERVER_STATUSES, type Server } from '../../domain/servers/model';
+import { freezeNoticesSchema, type serverFreezeNotices } from './freeze-notices';
 
 const fingerprintSchema = z
   .object({
@@ -25,7 +26,8 @@ export const serverListItemSchema = z
     auth_method: z.enum(AUTH_METHODS),
     status: z.enum(SERVER_STATUSES),
     last_error: z.string().nullable(),
-    created_at: timestampSchema,
+    freezes: freezeNoticesSchema,
+    created_at: timestampSchema.describe('When it was added'),
   })
   .meta({ id: 'ServerListItem' });
 
@@ -39,8 +41,10 @@ export const serverSchema = serverListItemSchema
   })
   .meta({ id: 'Server' });
 
-/** The list view: everything but the fingerprint, never a secret. */
-export const toListView = (s: Server): z.infer<typeof serverListItemSchema> => ({
+type FreezeNotices = Awaited<ReturnType<typeof serverFreezeNotices>>;
+
+/** The list view: everything but the fingerprint, never a secret; with the freezes covering it now or soon. */
+export const toListView = (s: Server, freezes: FreezeNotices): z.infer<typeof serverListItemSchema> => ({
   id: s._id.toString(),
   title: s.title,
   tags: [...(s.tags ?? [])],
@@ -51,12 +55,13 @@ export const toListView = (s: Server): z.infer<typeof serverListItemSchema> => (
   auth_method: s.auth_method,
   status: s.status,
   last_error: s.last_error ?? null,
+  freezes,
   created_at: s.createdAt.toISOString(),
 });
 
 /** The single-server view: the list view plus the fingerprint and verification details. */
-export const toDetailView = (s: Server): z.infer<typeof serverSchema> => ({
-  ...toListView(s),
+export const toDetailView = (s: Server, freezes: FreezeNotices): z.infer<typeof serverSchema> => ({
+  ...toListView(s, freezes),
   fingerprint: (s.fingerprint as ServerFingerprint | null) ?? null,
   host_key_fingerprint: s.host_key_fingerprint ?? null,
   verified_at: iso(s.verified_at),

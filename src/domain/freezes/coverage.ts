@@ -147,6 +147,13 @@ export function freezesStarting<S extends FreezableServer>(organizationId: Types
   });
 }
 
+/** Of `freezes`, those covering any of `servers` at `now` (with their open window) or opening by `until` (with their next): what a page warns of. */
+export const coveringNowOrBy = <S extends FreezableServer>(freezes: readonly Freeze[], servers: readonly S[], now: Date, until: Date): Cover<S>[] =>
+  coversAmong(freezes, servers, (freeze) => {
+    const next = windowAt(freeze, now) ?? nextWindow(freeze, now);
+    return next && next.starts_at <= until ? next : null;
+  });
+
 /** When the last of these covers lifts (as things stand). */
 export const liftsAt = (found: readonly Cover[]) => new Date(Math.max(...found.map((c) => c.window.ends_at.getTime())));
 

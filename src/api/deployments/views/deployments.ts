@@ -6,6 +6,7 @@ import { RUN_STATUSES, type Deployment } from '../../../domain/deployments/model
 import { stepDefinitions } from '../../../domain/deployments/new-runs';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../../domain/deployments/strategy';
 import type { LastRun } from '../../../domain/deployments/runs';
+import { targetFreezeNoticesSchema, type TargetFreezeNotice } from '../../servers/freeze-notices';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
 const gateDefinitionView = z.object({ before_batch: z.number().int(), approvals: z.number().int(), expires_in: z.string() });
@@ -25,6 +26,7 @@ export const deploymentListItemSchema = z
     id: z.string(),
     name: z.string(),
     server_id: z.string().nullable().describe('The one server it runs on; null when it has `targets`'),
+    server_title: z.string().nullable().describe('That server’s title; null when it has `targets` (or its server was deleted)'),
     targets: z
       .object({ server_ids: z.array(z.string()), tags: z.array(z.string()) })
       .nullable()
@@ -64,23 +66,32 @@ export const deploymentSchema = deploymentListItemSchema
         pattern: z.string().nullable(),
       }),
     ),
+    freezes: targetFreezeNoticesSchema,
     updated_at: timestampSchema,
   })
   .meta({ id: 'Deployment' });
 
-/** A deployment's list item, with its last run (`lastRunsOf`; undefined: never run). */
-export const toDeploymentListView = (d: Deployment, last: LastRun | undefined): z.infer<typeof deploymentListItemSchema> => ({
+/** A deployment's list item, with its last run (`lastRunsOf`; undefined: never run) and its one server's title. */
+export const toDeploymentListView = (d: Deployment, last: LastRun | undefined, serverTitle: string | null): z.infer<typeof deploymentListItemSchema> => ({
   id: d._id.toString(),
   name: d.name,
   server_id: d.server_id?.toString() ?? null,
+  server_title: d.server_id ? serverTitle : null,
   targets: d.targets ? { server_ids: (d.targets.server_ids ?? []).map(String), tags: [...(d.targets.tags ?? [])] } : null,
   last_run_at: iso(last?.at ?? null),
   last_run_status: last?.status ?? null,
   created_at: d.createdAt.toISOString(),
 });
 
-export const toDeploymentView = (d: Deployment, last: LastRun | undefined): z.infer<typeof deploymentSchema> => ({
-  ...toDeploymentListView(d, last),
+/** What a deployment's own view adds to its definition: read from its targets as resolved now. */
+export interface DeploymentSurroundings {
+  last: LastRun | undefined;
+  serverTitle: string | null;
+  freezes: TargetFreezeNotice[];
+}
+
+export const toDeploymentView = (d: Deployment, { last, serverTitle, freezes }: DeploymentSurroundings): z.infer<typeof deploymentSchema> => ({
+  ...toDeploymentListView(d, last, serverTitle),
   steps: stepDefinitions(d.steps),
   rollback: rollbackOf(d),
   strategy: d.strategy
@@ -99,6 +110,7 @@ export const toDeploymentView = (d: Deployment, last: LastRun | undefined): z.in
     secret: !!p.secret,
     pattern: p.pattern ?? null,
   })),
+  freezes,
   updated_at: d.updatedAt.toISOString(),
 });
 

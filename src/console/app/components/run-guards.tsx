@@ -154,7 +154,7 @@ export function FreezeNotes({ run }: { run: Run }) {
       ) : null}
       {override ? (
         <p data-freeze-override>
-          Run through change freeze {override.freezes.join(', ')} by <strong>{override.by.name}</strong>: {override.reason}
+          Triggered through the freeze {override.freezes.join(', ')} by <strong>{override.by.name}</strong> at <When at={override.at} />: {override.reason}
         </p>
       ) : null}
     </div>

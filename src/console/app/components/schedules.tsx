@@ -170,9 +170,10 @@ function NextRuns({ schedule: s }: { schedule: Schedule }) {
       </thead>
       <tbody>
         {s.next_runs.map((r) => (
-          <tr key={r.at}>
+          <tr key={r.at} class={r.frozen_by.length ? 'frozen' : undefined} data-frozen={r.frozen_by.length ? 'yes' : undefined}>
             <td>
               <ZonedTime at={r.at} zone={mine} />
+              {r.frozen_by.length ? <div class="small">in freeze {r.frozen_by.map((f) => f.name).join(', ')}: skipped</div> : null}
             </td>
             <td>
               <ZonedTime at={r.at} zone={s.time_zone} />

@@ -1,7 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api';
-import { FINISHED, type Deployment as DeploymentView, type Plan, type RunListItem } from '../api-types';
+import { FINISHED, type Deployment as DeploymentView, type RunListItem } from '../api-types';
 import { ErrorNote, Section, seconds, Status, summaryText, useLoad, When } from '../components/common';
+import { Guards } from '../components/deployment-guards';
+import { FreezeNotices } from '../components/freeze-notices';
+import { RunForm } from '../components/run-form';
 import { Schedules } from '../components/schedules';
 import { Table } from '../components/table';
 import { navigate } from '../router';
@@ -35,10 +38,16 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
         <a href="/deployments">Deployments</a> /
       </p>
       <h1>{d.name}</h1>
-      <p>
-        Runs on {d.server_id ? <a href={`/servers/${d.server_id}`}>its server</a> : targetsText(d)}
+      <p data-runs-on>
+        Runs on {d.server_id ? <a href={`/servers/${d.server_id}`}>{d.server_title ?? 'its server (deleted)'}</a> : targetsText(d)}
         {d.strategy ? `, ${d.strategy.batch_size ?? 'all'} at a time, ${d.strategy.max_failures ?? 0} failures allowed` : ''}.
       </p>
+      <FreezeNotices freezes={d.freezes} covers={d.server_id ? undefined : (f) => `${f.server_ids.length} of its servers`} />
+      {d.strategy || d.rollback ? (
+        <Section title="Guards">
+          <Guards gates={d.strategy?.gates ?? []} healthCheck={d.strategy?.health_check ?? null} rollback={d.rollback} />
+        </Section>
+      ) : null}
       <ErrorNote error={error} />
       {session.can('deployments:run') ? <RunForm deployment={d} attempt={attempt} /> : null}
       <Schedules deploymentId={deploymentId} parameters={d.parameters} ticked={() => void runs.reload()} />
@@ -66,60 +75,6 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
 }
 
 type Attempt = (change: () => Promise<void>) => Promise<void>;
-
-/** The deployment's parameters (secret ones as password fields): Preview the plan, or Run now and go to the run. */
-function RunForm({ deployment: d, attempt }: { deployment: DeploymentView; attempt: Attempt }) {
-  const [plan, setPlan] = useState<Plan | null>(null);
-  const parametersOf = (form: HTMLFormElement) => {
-    const values: Record<string, string> = {};
-    for (const p of d.parameters) {
-      const value = (form.elements.namedItem(`param-${p.name}`) as HTMLInputElement | null)?.value ?? '';
-      if (value !== '') values[p.name] = value;
-    }
-    return Object.keys(values).length ? { parameters: values } : {};
-  };
-  const preview = (form: HTMLFormElement) =>
-    attempt(async () => setPlan((await api<{ data: Plan }>('POST', `/api/v1/deployments/${d.id}/plan`, parametersOf(form))).data));
-  const run = (event: Event) => {
-    event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    return attempt(async () => {
-      const started = await api<{ run_id: string }>('POST', `/api/v1/deployments/${d.id}/run`, parametersOf(form));
-      navigate(`/deployments/${d.id}/runs/${started.run_id}`);
-    });
-  };
-
-  return (
-    <Section title="Run">
-      <form class="grid-form" onSubmit={run} aria-label="Run the deployment">
-        {d.parameters.map((p) => (
-          <label key={p.name}>
-            {p.name}
-            {p.required ? ' (required)' : ''}
-            <input
-              name={`param-${p.name}`}
-              type={p.secret ? 'password' : 'text'}
-              autoComplete="off"
-              required={p.required}
-              placeholder={p.default ?? ''}
-              pattern={p.pattern ?? undefined}
-            />
-            {p.description ? <span class="hint">{p.description}</span> : null}
-          </label>
-        ))}
-        <div class="wide">
-          <button type="button" onClick={(e) => void preview((e.currentTarget as HTMLButtonElement).form!)}>
-            Preview the plan
-          </button>{' '}
-          <button type="submit" class="primary">
-            Run now
-          </button>
-        </div>
-      </form>
-      {plan ? <PlanView plan={plan} /> : null}
-    </Section>
-  );
-}
 
 /** The deployment's latest runs, each with its summary; a failed one can be retried (what failed, as a new run). */
 function RunHistory({ deploymentId, runs, attempt }: { deploymentId: string; runs: RunListItem[] | undefined; attempt: Attempt }) {
@@ -158,37 +113,5 @@ function RunHistory({ deploymentId, runs, attempt }: { deploymentId: string; run
           ) : null,
       }}
     />
-  );
-}
-
-function PlanView({ plan }: { plan: Plan }) {
-  return (
-    <div class="plan" aria-label="Plan">
-      <h3>
-        Plan: {plan.targets.length} target{plan.targets.length === 1 ? '' : 's'} in {plan.strategy.batches} batch{plan.strategy.batches === 1 ? '' : 'es'}
-      </h3>
-      {plan.warnings.map((w) => (
-        <p class="warning" role="status">
-          {w.message}
-        </p>
-      ))}
-      <ul>
-        {plan.targets.map((t) => (
-          <li key={t.server_id}>
-            batch {t.batch}: {t.title} <code>{t.host}</code> <Status value={t.status} />
-          </li>
-        ))}
-      </ul>
-      {Object.keys(plan.environment).length ? (
-        <p>
-          Environment:{' '}
-          {Object.entries(plan.environment).map(([k, v]) => (
-            <code class="env">
-              {k}={v}
-            </code>
-          ))}
-        </p>
-      ) : null}
-    </div>
   );
 }

@@ -3,8 +3,8 @@ import type { DeploymentListItem } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
 import { Table } from '../components/table';
 
-export const targetsText = (d: Pick<DeploymentListItem, 'server_id' | 'targets'>) => {
-  if (d.server_id) return 'one server';
+export const targetsText = (d: Pick<DeploymentListItem, 'server_id' | 'server_title' | 'targets'>) => {
+  if (d.server_id) return d.server_title ?? 'one server (deleted)';
   const parts = [];
   if (d.targets?.server_ids.length) parts.push(`${d.targets.server_ids.length} listed server${d.targets.server_ids.length > 1 ? 's' : ''}`);
   if (d.targets?.tags.length) parts.push(`servers tagged ${d.targets.tags.join(' + ')}`);

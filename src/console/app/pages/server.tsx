@@ -5,6 +5,7 @@ import { ErrorNote, Section, Status, useLoad, When } from '../components/common'
 import { Table } from '../components/table';
 import { session } from '../session';
 import { StartConversation } from '../components/start-conversation';
+import { FreezeNotices } from '../components/freeze-notices';
 
 /** What touched the server lately: runs (its part of fleet runs too) and conversations. */
 function Activity({ serverId }: { serverId: string }) {
@@ -93,6 +94,7 @@ export function Server({ serverId }: { serverId: string }) {
       <h1>
         {s.title} <Status value={s.status} />
       </h1>
+      <FreezeNotices freezes={s.freezes} />
       <ErrorNote error={error} />
       {s.last_error ? (
         <p class="error-note" role="alert">

@@ -3,6 +3,7 @@ import { api, get } from '../api';
 import type { ServerListItem } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
 import { Table } from '../components/table';
+import { FreezeLine } from '../components/freeze-notices';
 import { navigate } from '../router';
 import { session } from '../session';
 
@@ -85,6 +86,11 @@ export function Servers() {
                 <>
                   <Status value={server.status} />
                   {server.last_error ? <div class="muted small">{server.last_error}</div> : null}
+                  {server.freezes.map((f) => (
+                    <div key={`${f.id}-${f.starts_at}`} class={`small freeze-cell ${f.active_now ? 'frozen' : ''}`}>
+                      <FreezeLine freeze={f} />
+                    </div>
+                  ))}
                 </>
               ),
             },
@@ -97,7 +103,10 @@ export function Servers() {
                   </a>
                 )),
             },
-            { head: 'Since', cell: (server) => <When at={server.created_at} /> },
+            {
+              head: <span title="When the server was added to Bosun">Added</span>,
+              cell: (server) => <When at={server.created_at} />,
+            },
           ]}
         />
       </Section>
