@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { coversAllServers, deniedServers, mayOnDeploymentTargets, mayReadDeployment } from '../../../domain/access/grants';
+import { coversAllServers, deniedServers, mayOnDeploymentTargets, mayReadDeployment, type Access, type Context } from '../../../domain/access/grants';
 import type { Action } from '../../../domain/access/roles';
 import { DeploymentModel } from '../../../domain/deployments/model';
 import { ServerModel } from '../../../domain/servers/model';
@@ -50,11 +50,19 @@ export async function checkRunTargets(principal: Principal, deploymentId: string
 export async function assertOnRunServers(principal: Principal, deploymentId: string, serverIds: readonly (Types.ObjectId | null | undefined)[], action: Action): Promise<void> {
   const context = { deploymentId, targetCount: serverIds.length };
   if (coversAllServers(principal, action, context)) return;
-  const servers = await ServerModel.find({ _id: { $in: serverIds } }, { title: 1, tags: 1 }).lean();
-  // A server deleted since has no tags: only a binding on every server covers it.
-  const known = new Set(servers.map((s) => s._id.toString()));
-  assertOnServers(principal, action, [...servers, ...serverIds.filter((id) => !known.has(String(id))).map((id) => ({ _id: id!, tags: [] as string[] }))], context);
+  assertOnServers(principal, action, await runServers(serverIds), context);
 }
+
+/** The servers a run touches, with their tags; a server deleted since has none, so only a binding on every server covers it. */
+export async function runServers(serverIds: readonly (Types.ObjectId | null | undefined)[]): Promise<NamedServer[]> {
+  const servers = await ServerModel.find({ _id: { $in: serverIds } }, { title: 1, tags: 1 }).lean();
+  const known = new Set(servers.map((s) => s._id.toString()));
+  return [...servers, ...serverIds.filter((id) => !known.has(String(id))).map((id) => ({ _id: id!, tags: [] as string[] }))];
+}
+
+/** May `access` do `action` on every server of a run (`servers`, `context` as assertOnRunServers asks them)? */
+export const mayOnRunServers = (access: Access, action: Action, servers: readonly NamedServer[], context: Context) =>
+  coversAllServers(access, action, context) || deniedServers(access, action, servers, context).length === 0;
 
 /**
  * The MongoDB filter of a deployment list: the organization's, and when the caller's grants are
