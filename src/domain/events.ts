@@ -44,6 +44,20 @@ export interface DeploymentRunUpdatedEvent {
   freeze?: RunFreezeState | null;
   /** Who triggered the run through change freezes, and why; null when none was overridden. */
   freeze_override?: RunFreezeOverrideState | null;
+  /** How long the run waited (at gates, paused, frozen) apart from the time it ran, as GET shows it; absent in a target's event. */
+  waits?: RunWaitsState;
+}
+
+/**
+ * How long a run waited, in whole seconds: the holds that ended, by kind, and the one going on
+ * (counted from `since` until now); the same between two changes, so a client counts on from it.
+ */
+export interface RunWaitsState {
+  approval_seconds: number;
+  paused_seconds: number;
+  frozen_seconds: number;
+  /** The hold going on: at an approval gate, paused, or frozen, since when; null while the run runs, and once it ended. */
+  current: { for: 'approval' | 'pause' | 'freeze'; since: string } | null;
 }
 
 export interface RunFreezeState {

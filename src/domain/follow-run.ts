@@ -1,4 +1,4 @@
-import type { DeploymentRunUpdatedEvent, RunGateState, RunPauseState, RunRollbackState, RunStepState, RunTargetState } from './events';
+import type { DeploymentRunUpdatedEvent, RunFreezeState, RunGateState, RunPauseState, RunRollbackState, RunStepState, RunTargetState, RunWaitsState } from './events';
 
 /*
  * Following a run live, as every client of the Socket.IO contract does it (the console's run page,
@@ -26,6 +26,8 @@ export interface FollowedRun {
   gate?: RunGateState | null;
   pause?: RunPauseState | null;
   rollback?: RunRollbackState | null;
+  freeze?: RunFreezeState | null;
+  waits?: RunWaitsState;
 }
 
 /**
@@ -70,6 +72,8 @@ function applyOwn<R extends FollowedRun>(run: R, event: DeploymentRunUpdatedEven
     // Events of a server of before gates carry neither.
     ...(event.gate !== undefined ? { gate: event.gate, pause: event.pause } : {}),
     ...(event.rollback !== undefined ? { rollback: event.rollback } : {}),
+    ...(event.freeze !== undefined ? { freeze: event.freeze } : {}),
+    ...(event.waits !== undefined ? { waits: event.waits } : {}),
   };
   if (isFleet(run) || run.targets.length !== 1) return next;
   const target = { ...run.targets[0]!, status, started_at, completed_at, error: event.error, seq: event.seq, steps: event.steps };

@@ -207,12 +207,18 @@ describe('a fleet run meets a freeze between batches', () => {
       const frozen = await admin.waitForRun(deployment.id, runId, (run) => run.status === 'frozen');
       expect(frozen.freeze).toMatchObject({ names: ['code-freeze'], until: endsAt });
       expect(statuses(frozen)).toEqual(['web-1:success', 'web-2:queued', 'web-3:queued']);
+      // Its time frozen counts apart from its time running, from the moment it was held.
+      expect(frozen.waits).toEqual({ approval_seconds: 0, paused_seconds: 0, frozen_seconds: 0, current: { for: 'freeze', since: frozen.freeze.since } });
       expect(await admin.lastRunStatus(deployment.id)).toEqual(['frozen', 'frozen']);
       expect(ranOn('held')).toEqual(ADDRESSES.slice(0, 1));
       // Ended early: the run hears of it and goes on.
       expect((await admin.request('patch', `/freezes/${freeze.id}`, { ends_at: iso(Date.now() + 1000) })).status).toBe(200);
       const done = await admin.waitForRun(deployment.id, runId, undefined, 120_000);
       expect([done.status, done.freeze, ...statuses(done)]).toEqual(['success', null, 'web-1:success', 'web-2:success', 'web-3:success']);
+      // Held until at least the freeze's new end, a second after it was ended early.
+      expect(done.waits).toMatchObject({ approval_seconds: 0, paused_seconds: 0, current: null });
+      expect(done.waits.frozen_seconds).toBeGreaterThanOrEqual(1);
+      expect([done.waiting_seconds, done.running_seconds]).toEqual([done.waits.frozen_seconds, done.duration_seconds - done.waits.frozen_seconds]);
       expect(ranOn('held')).toEqual(ADDRESSES);
       // The hold and its release are Bosun's decisions: in the audit trail with actor system.
       const decisions = await eventually(
@@ -234,10 +240,12 @@ describe('a fleet run meets a freeze between batches', () => {
     await admin.waitForRun(deployment.id, runId, (run) => run.targets.some((t: { status: string }) => t.status === 'running'));
     await whileFrozen({ name: 'cancel-freeze', starts_at: iso(Date.now()), ends_at: iso(Date.now() + HOUR) }, async () => {
       letGo('cancelled');
-      await admin.waitForRun(deployment.id, runId, (run) => run.status === 'frozen');
+      const frozen = await admin.waitForRun(deployment.id, runId, (run) => run.status === 'frozen');
       await carol.cancelRun(deployment.id, runId);
       const run = await carol.waitForRun(deployment.id, runId);
       expect([run.status, run.cancelled_by?.name, ...statuses(run)]).toEqual(['cancelled', 'Carol', 'web-1:success', 'web-2:success', 'web-3:cancelled']);
+      // It waited frozen until its end.
+      expect(run.waits).toEqual({ approval_seconds: 0, paused_seconds: 0, frozen_seconds: Math.round((Date.parse(run.completed_at) - Date.parse(frozen.freeze.since)) / 1000), current: null });
       expect(await carol.lastRunStatus(deployment.id)).toEqual(['cancelled', 'cancelled']);
       expect(ranOn('cancelled')).toEqual(ADDRESSES.slice(0, 2));
     });

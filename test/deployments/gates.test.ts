@@ -47,6 +47,11 @@ const marking = (tag: string, held = false) => [
 const letGo = (tag: string) => writeFileSync(`${work}/${tag}-go`, '');
 const ranOn = (tag: string) => ADDRESSES.filter((address) => existsSync(`${work}/${tag}-${address}`));
 const statuses = (run: { targets: Array<{ title: string; status: string }> }) => run.targets.map((t) => `${t.title}:${t.status}`);
+/** A creation's answer, once it is one (201). */
+const expectCreated = (res: { status: number; body: { data: { id: string } } }) => {
+  expect([res.status, res.body]).toEqual([201, expect.anything()]);
+  return res.body;
+};
 
 describe('an approval gate', () => {
   test('a canary batch, then the run waits for two people; the triggerer, a service account and a second approval by the same person are refused; two approvals let it finish', async () => {
@@ -96,6 +101,40 @@ describe('an approval gate', () => {
     expect((await dave.organizationRuns('status=running,awaiting_approval')).data.map((r: { id: string }) => r.id)).not.toContain(runId);
     const late = await bob.decide(deployment.id, runId, 'approve', {});
     expect([late.status, late.body.error.code]).toEqual([409, 'not_awaiting_approval']);
+  });
+
+  test('while it waits, the run names who may approve it — people and teams whose roles cover its servers, not the triggerer, a service account, nor who approved already — and its time waiting apart from its time running', async () => {
+    // Erin approves through the team release (no role of her own); the team web-approvers only on web servers (app-4 is a db server).
+    const erin = expectCreated(await admin.request('post', '/people', { name: 'Erin' })).data;
+    const release = expectCreated(await admin.request('post', '/teams', { name: 'release', members: [erin.id] })).data;
+    const webOnly = expectCreated(await admin.request('post', '/teams', { name: 'web-approvers', members: [erin.id] })).data;
+    expectCreated(await admin.request('post', '/role-bindings', { role: 'approver', subject: { type: 'team', id: release.id } }));
+    expectCreated(await admin.request('post', '/role-bindings', { role: 'approver', subject: { type: 'team', id: webOnly.id }, servers: { tags: ['web'] } }));
+    const deployment = await carol.define({ targets: { tags: ['app'] }, strategy: { batch_size: 1, gates: [{ before_batch: 2, approvals: 2, expires_in: '1h' }] }, steps: marking('approvers') });
+    const { run_id: runId } = await carol.trigger(deployment.id);
+
+    const waiting = await carol.waitForRun(deployment.id, runId, (run) => run.status === 'awaiting_approval');
+    expect(waiting.approvers).toEqual([
+      { kind: 'person', id: alice.id, name: 'Alice' },
+      { kind: 'person', id: bob.id, name: 'Bob' },
+      { kind: 'team', id: release.id, name: 'release' },
+    ]);
+    expect(waiting.waits).toEqual({ approval_seconds: 0, paused_seconds: 0, frozen_seconds: 0, current: { for: 'approval', since: waiting.gate.opened_at } });
+    // Each rounded to whole seconds on its own while the wait goes on: their sum is the duration, give or take one.
+    expect(Math.abs(waiting.running_seconds + waiting.waiting_seconds - waiting.duration_seconds)).toBeLessThanOrEqual(1);
+    // Whoever reads the run is told the same (Dave, who may not approve it, too).
+    expect((await dave.getRun(deployment.id, runId)).approvers).toEqual(waiting.approvers);
+
+    expect((await alice.decide(deployment.id, runId, 'approve', {})).body.data.approvers.map((a: { name: string }) => a.name)).toEqual(['Bob', 'release']);
+    const approved = await bob.decide(deployment.id, runId, 'approve', {});
+    expect(approved.body.data).toMatchObject({ status: 'running', approvers: null, waits: { current: null } });
+    const done = await carol.waitForRun(deployment.id, runId);
+    const decidedAt = Date.parse(done.gate.approvals[1].at);
+    // The wait is the gate's, from its opening to the approval that decided it; the rest of the run, running.
+    expect(done.waits).toEqual({ approval_seconds: Math.round((decidedAt - Date.parse(done.gate.opened_at)) / 1000), paused_seconds: 0, frozen_seconds: 0, current: null });
+    expect([done.waiting_seconds, done.running_seconds]).toEqual([done.waits.approval_seconds, done.duration_seconds - done.waits.approval_seconds]);
+    const listed = (await carol.request('get', `/deployments/${deployment.id}/runs`)).body.data[0];
+    expect([listed.waits, listed.running_seconds, 'approvers' in listed]).toEqual([done.waits, done.running_seconds, false]);
   });
 
   test('a rejection fails the run, saying who and why; no later batch starts', async () => {
@@ -205,8 +244,15 @@ describe('a pause', () => {
     expect(await carol.lastRunStatus(deployment.id)).toEqual(['paused', 'paused']);
     expect(ranOn('paused')).toEqual(ADDRESSES.slice(0, 2));
 
+    // Its time paused counts apart from its time running, from the moment it was held.
+    expect(still.waits).toEqual({ approval_seconds: 0, paused_seconds: 0, frozen_seconds: 0, current: { for: 'pause', since: held.pause.paused_at } });
+    expect(still.waiting_seconds).toBeGreaterThanOrEqual(10);
+    expect(Math.abs(still.running_seconds + still.waiting_seconds - still.duration_seconds)).toBeLessThanOrEqual(1);
+
     const resumed = await carol.decide(deployment.id, runId, 'resume');
     expect([resumed.status, resumed.body.data.status, resumed.body.data.pause]).toEqual([200, 'running', null]);
+    expect(resumed.body.data.waits).toMatchObject({ paused_seconds: expect.any(Number), current: null });
+    expect(resumed.body.data.waits.paused_seconds).toBeGreaterThanOrEqual(10);
     expect(await carol.waitForRun(deployment.id, runId)).toMatchObject({ status: 'success', summary: { success: 4 } });
     expect(ranOn('paused')).toEqual(ADDRESSES);
     const notPaused = await carol.decide(deployment.id, runId, 'resume');
@@ -219,9 +265,11 @@ describe('a pause', () => {
     await carol.waitForRun(deployment.id, runId, (run) => run.targets.some((t: { status: string }) => t.status === 'running'));
     expect((await carol.decide(deployment.id, runId, 'pause', { reason: 'hold on' })).status).toBe(200);
     letGo('cancelled-pause');
-    await carol.waitForRun(deployment.id, runId, (run) => run.status === 'paused');
+    const held = await carol.waitForRun(deployment.id, runId, (run) => run.status === 'paused');
     await carol.cancelRun(deployment.id, runId);
     const run = await carol.waitForRun(deployment.id, runId);
     expect([run.status, ...statuses(run)]).toEqual(['cancelled', 'app-1:success', 'app-2:success', 'app-3:cancelled', 'app-4:cancelled']);
+    // It waited paused until its end.
+    expect(run.waits).toEqual({ approval_seconds: 0, paused_seconds: Math.round((Date.parse(run.completed_at) - Date.parse(held.pause.paused_at)) / 1000), frozen_seconds: 0, current: null });
   });
 });

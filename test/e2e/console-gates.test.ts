@@ -101,7 +101,7 @@ describe('guarded rollouts in the console', () => {
     writeFileSync(path.join(work, `go-${ADDRESSES[0]}`), '');
     await page.getByText('Paused — asked by Carol: checking the dashboards').waitFor({ timeout: 30_000 });
     await page.locator('h1').getByText('paused').waitFor();
-    expect(await page.locator('li[data-target] .status').allInnerTexts()).toEqual(['success', 'queued']);
+    expect(await page.locator('li[data-target] .status').allInnerTexts()).toEqual(['success', 'paused']);
     await screenshot(page, 'run-paused');
 
     writeFileSync(path.join(work, `go-${ADDRESSES[1]}`), '');

@@ -63,11 +63,12 @@ describe('subscribing to a fleet run', () => {
     const live = await snapshotOf(runId);
     const rest = await ops.getRun(deployment.id, runId);
     expect(live.seq).toBe(rest.seq);
-    // duration_seconds counts on while it runs: the two reads may be a second apart.
-    const { duration_seconds: liveDuration, ...liveRest } = live.run;
-    const { duration_seconds: restDuration, ...restRest } = rest;
+    // duration_seconds and running_seconds count on while it runs: the two reads may be a second apart.
+    const { duration_seconds: liveDuration, running_seconds: liveRunning, ...liveRest } = live.run;
+    const { duration_seconds: restDuration, running_seconds: restRunning, ...restRest } = rest;
     expect(liveRest).toEqual(restRest);
     expect(Math.abs((liveDuration as number) - restDuration)).toBeLessThanOrEqual(1);
+    expect(Math.abs((liveRunning as number) - restRunning)).toBeLessThanOrEqual(1);
     expect((live.run.targets as unknown[]).length).toBe(5);
     expect(live.run.temporal_ui_url).toBe(`http://temporal-ui.example:8233/namespaces/default/workflows/deployment-run-${runId}`);
 

@@ -1,5 +1,6 @@
 import { followRun, type FollowedRun } from '../../src/domain/follow-run';
 import type { DeploymentRunUpdatedEvent, RunTargetState } from '../../src/domain/events';
+import { timeSplit } from '../../src/domain/run-time';
 
 /*
  * The live-run protocol the console and `bosun deploy --wait` share, on the orders of events a real
@@ -96,5 +97,33 @@ describe('following a run', () => {
     const steps = [{ name: 'release', status: 'success', exit_code: 0, attempts: 1, started_at: '2026-01-01T00:00:00.000Z', completed_at: '2026-01-01T00:00:02.000Z' }];
     expect(follower.apply(own(2, 'success', { steps, completed_at: '2026-01-01T00:00:02.000Z' }))).toBe('applied');
     expect(follower.run).toMatchObject({ status: 'success', steps, targets: [{ title: 'web-1', status: 'success', seq: 2, steps }], summary: { total: 1, success: 1, queued: 0 } });
+  });
+});
+
+describe('a run’s time, running apart from waiting', () => {
+  const waitingSince = (since: string) => ({ approval_seconds: 0, paused_seconds: 0, frozen_seconds: 0, current: { for: 'approval' as const, since } });
+
+  test('its events carry how long it waited and what holds it: the followed run takes them', () => {
+    const follower = followRun('run-1');
+    follower.take(fleetRun(3, [target('a', 1, 'success', 2), target('b', 2)]));
+    const freeze = { names: ['black-friday'], until: '2026-01-01T06:00:00.000Z', since: '2026-01-01T00:01:00.000Z' };
+    expect(follower.apply(own(4, 'frozen', { freeze, waits: { approval_seconds: 0, paused_seconds: 0, frozen_seconds: 0, current: { for: 'freeze', since: freeze.since } } }))).toBe('applied');
+    expect(follower.run).toMatchObject({ status: 'frozen', freeze, waits: { current: { for: 'freeze' } } });
+    expect(follower.apply(own(5, 'running', { freeze: null, waits: { approval_seconds: 0, paused_seconds: 0, frozen_seconds: 300, current: null } }))).toBe('applied');
+    expect(follower.run).toMatchObject({ status: 'running', freeze: null, waits: { frozen_seconds: 300, current: null } });
+  });
+
+  test('while it waits, the wait counts on and the time it ran stands still, whatever the second; once ended, the two make its duration', () => {
+    const run = { started_at: '2026-01-01T00:00:00.400Z', completed_at: null, waits: waitingSince('2026-01-01T00:00:01.000Z') };
+    const at = (ms: number) => timeSplit(run, Date.parse('2026-01-01T00:00:00.000Z') + ms)!;
+    expect([at(2_000), at(2_200), at(2_500), at(9_900)].map((s) => [s.running, s.approval])).toEqual([
+      [1, 1],
+      [1, 1],
+      [1, 2],
+      [1, 9],
+    ]);
+    const ended = timeSplit({ started_at: run.started_at, completed_at: '2026-01-01T00:01:00.400Z', waits: { ...waitingSince(''), approval_seconds: 45, paused_seconds: 5, current: null } })!;
+    expect(ended).toEqual({ running: 10, approval: 45, paused: 5, frozen: 0 });
+    expect(timeSplit({ started_at: null, completed_at: null })).toBeNull();
   });
 });

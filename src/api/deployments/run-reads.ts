@@ -10,7 +10,7 @@ import { ownRunsOf } from '../../domain/deployments/runs';
 import { toRunListView, toRunView } from './views/runs';
 import { toTargetDetailView } from './views/targets';
 import type { FindDeployment } from './definitions';
-import { checkTargetServer } from '../access/gate';
+import { approversOf, checkTargetServer } from '../access/gate';
 import type { Action } from '../../domain/access/roles';
 import type { Principal } from '../../domain/tokens/service';
 
@@ -58,7 +58,8 @@ export function createRunReads({ links, findDeployment }: { links: Pick<UiLinks,
   /** A run as the API shows it, with its workflow's page in the Temporal UI when TEMPORAL_UI_URL is set. */
   const runView = async (run: DeploymentRun) => {
     const [targets, server, rollbacks] = await Promise.all([targetsOf(run), serverOf(run), rollbacksOf(run)]);
-    return { ...toRunView(run, targets, server, rollbacks), temporal_ui_url: links.run(run._id.toString()) };
+    const approvers = run.status === 'awaiting_approval' ? await approversOf(run, targets.map((t) => t.server_id!)) : null;
+    return { ...toRunView(run, targets, server, rollbacks), approvers, temporal_ui_url: links.run(run._id.toString()) };
   };
 
   return {

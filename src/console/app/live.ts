@@ -148,12 +148,14 @@ export function watchRun(deploymentId: string, runId: string, onRun: (run: Run) 
       },
       handlers: {
         DeploymentRunUpdated: ({ show, reread }, event: DeploymentRunUpdatedEvent) => {
+          const before = follower.run?.status;
           const outcome = follower.apply(event);
           if (outcome === 'ignored' || outcome === 'held') return;
           if (event.output && !event.target) streamed.set(event.output.step, event.output.offset + event.output.data.length);
           show(shown());
-          // A rollback's end: each target's own rollback is read with the run.
-          if (outcome === 'gap' || (event.rollback && event.rollback.status !== 'running')) reread();
+          // A rollback's end: each target's own rollback is read with the run; a gate that opens, with who may approve it.
+          const gateOpened = event.status === 'awaiting_approval' && before !== 'awaiting_approval';
+          if (outcome === 'gap' || gateOpened || (event.rollback && event.rollback.status !== 'running')) reread();
         },
       },
     },

@@ -79,6 +79,35 @@ export async function identityAccess(identityId: string): Promise<IdentityAccess
   return { ...base, teams, grants };
 }
 
+/** One who may hold rights in an organization: a person (enabled) with its own and its teams' grants, or a team with its own and its members. */
+export interface SubjectGrants {
+  id: string;
+  name: string;
+  grants: Grant[];
+}
+
+/**
+ * An organization's people (enabled ones: a disabled person acts no more) with their own grants and
+ * their teams', and its teams with their own and their members: what "who may do this" is asked of.
+ */
+export async function organizationGrants(organizationId: string): Promise<{ people: SubjectGrants[]; teams: Array<SubjectGrants & { members: string[] }> }> {
+  const organization_id = new Types.ObjectId(organizationId);
+  const [people, teams, bindings] = await Promise.all([
+    IdentityModel.find({ organization_id, type: 'person', disabled_at: null }, { name: 1 }).lean(),
+    TeamModel.find({ organization_id }, { name: 1, members: 1 }).lean(),
+    RoleBindingModel.find({ organization_id, 'subject.type': { $in: ['person', 'team'] } }).lean(),
+  ]);
+  const grantsOfSubjects = (ids: Set<string>) => bindings.filter((b) => ids.has(b.subject.id.toString())).map(toGrant);
+  return {
+    people: people.map((person) => {
+      const id = person._id.toString();
+      const own = teams.filter((t) => t.members.some((m) => m.toString() === id)).map((t) => t._id.toString());
+      return { id, name: person.name, grants: grantsOfSubjects(new Set([id, ...own])) };
+    }),
+    teams: teams.map((team) => ({ id: team._id.toString(), name: team.name, members: team.members.map(String), grants: grantsOfSubjects(new Set([team._id.toString()])) })),
+  };
+}
+
 /** Finds or creates an identity of a type and name in an organization; safe when two callers race. */
 async function ensureIdentity(organizationId: Types.ObjectId, type: IdentityType, name: string) {
   const filter = { organization_id: organizationId, type, name };

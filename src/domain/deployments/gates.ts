@@ -15,6 +15,9 @@ import { recordRunDecision } from '../audit/system-decisions';
 
 const storedActor = (actor: DecidingActor) => ({ type: actor.type, id: new Types.ObjectId(actor.id), name: actor.name, token_id: actor.token_id ? new Types.ObjectId(actor.token_id) : null });
 
+/** A hold's end, in an update pipeline: the run's waits of `kind` plus the time since `since` (a field of the run, as it was before the update). */
+const waitedUntil = (kind: 'approval' | 'pause' | 'freeze', since: string, now: Date) => ({ $add: [{ $ifNull: [`$waited.${kind}`, 0] }, { $subtract: [now, since] }] });
+
 export interface OpeningGate {
   beforeBatch: number;
   approvals: number;
@@ -122,7 +125,14 @@ export async function approveGate(runId: string, beforeBatch: number, by: Decidi
     },
     [
       { $set: { 'gate.approvals': { $concatArrays: ['$gate.approvals', [approval]] }, seq: { $add: ['$seq', 1] }, updatedAt: now } },
-      { $set: { 'gate.outcome': { $cond: [enough, 'approved', null] }, 'gate.decided_at': { $cond: [enough, now, null] }, status: { $cond: [enough, 'running', '$status'] } } },
+      {
+        $set: {
+          'gate.outcome': { $cond: [enough, 'approved', null] },
+          'gate.decided_at': { $cond: [enough, now, null] },
+          status: { $cond: [enough, 'running', '$status'] },
+          'waited.approval': { $cond: [enough, waitedUntil('approval', '$gate.opened_at', now), { $ifNull: ['$waited.approval', 0] }] },
+        },
+      },
     ],
     { returnDocument: 'after', projection: { gate: 1 }, updatePipeline: true },
   ).lean();
@@ -132,10 +142,11 @@ export async function approveGate(runId: string, beforeBatch: number, by: Decidi
 
 /** A person's rejection of the gate a run waits at: the gate rejected (the workflow then fails the run). Refused as an approval is, bar self-approval (one may stop one's own run). */
 export async function rejectGate(runId: string, beforeBatch: number, by: DecidingActor, reason: string, now = new Date(), decisionId: string | null = null): Promise<GateDecisionResult> {
+  const rejected = { 'gate.outcome': 'rejected', 'gate.decided_at': now, 'gate.rejected_by': { $literal: storedActor(by) }, 'gate.reason': { $literal: reason }, 'gate.rejection_id': { $literal: decisionId } };
   const updated = await DeploymentRunModel.findOneAndUpdate(
     { _id: runId, status: 'awaiting_approval', 'gate.before_batch': beforeBatch, 'gate.outcome': null, 'gate.expires_at': { $gt: now } },
-    asChange({ $set: { 'gate.outcome': 'rejected', 'gate.decided_at': now, 'gate.rejected_by': storedActor(by), 'gate.reason': reason, 'gate.rejection_id': decisionId } }),
-    { returnDocument: 'after', projection: { gate: 1 } },
+    [{ $set: { ...rejected, 'waited.approval': waitedUntil('approval', '$gate.opened_at', now), seq: { $add: ['$seq', 1] }, updatedAt: now } }],
+    { returnDocument: 'after', projection: { gate: 1 }, updatePipeline: true },
   ).lean();
   if (!updated?.gate) return whyRefused(runId, beforeBatch, 'reject', by, now, decisionId);
   return { recorded: true, approvals: updated.gate.approvals.length, outcome: 'rejected' };
@@ -156,8 +167,8 @@ export async function expireGate(runId: string, beforeBatch: number, now = new D
   await inTransaction(async (session) => {
     const expired = await DeploymentRunModel.findOneAndUpdate(
       { _id: runId, 'gate.before_batch': beforeBatch, 'gate.outcome': null },
-      asChange({ $set: { 'gate.outcome': 'expired', 'gate.decided_at': now } }),
-      { session, projection: { organization_id: 1, server_id: 1, gate: 1 } },
+      [{ $set: { 'gate.outcome': 'expired', 'gate.decided_at': now, 'waited.approval': waitedUntil('approval', '$gate.opened_at', now), seq: { $add: ['$seq', 1] }, updatedAt: now } }],
+      { session, projection: { organization_id: 1, server_id: 1, gate: 1 }, updatePipeline: true },
     ).lean();
     if (!expired?.gate) return;
     const { expires_in: expiresIn, expires_at: expiresAt } = expired.gate;
@@ -202,10 +213,21 @@ export async function holdPaused(runId: string, now = new Date()): Promise<boole
 }
 
 /** A resume: a paused run running again, or a pause asked but not yet held withdrawn. Refused when there is no pause. */
-export async function resumeRun(runId: string): Promise<PauseResult> {
+export async function resumeRun(runId: string, now = new Date()): Promise<PauseResult> {
+  const paused = { $eq: ['$status', 'paused'] };
   const resumed = await DeploymentRunModel.updateOne(
     { _id: runId, status: { $in: ['running', 'paused'] }, pause: { $ne: null } },
-    [{ $set: { status: { $cond: [{ $eq: ['$status', 'paused'] }, 'running', '$status'] }, pause: null, seq: { $add: ['$seq', 1] }, updatedAt: new Date() } }],
+    [
+      {
+        $set: {
+          status: { $cond: [paused, 'running', '$status'] },
+          pause: null,
+          'waited.pause': { $cond: [paused, waitedUntil('pause', '$pause.paused_at', now), { $ifNull: ['$waited.pause', 0] }] },
+          seq: { $add: ['$seq', 1] },
+          updatedAt: now,
+        },
+      },
+    ],
     { updatePipeline: true },
   );
   if (resumed.modifiedCount) return { recorded: true };
@@ -240,13 +262,13 @@ export async function holdFrozen(runId: string, names: string[], until: Date, no
 }
 
 /** The freezes that held a run lifted (ended, edited or deleted): frozen → running. Nothing for a run not frozen. */
-export async function thawRun(runId: string): Promise<void> {
+export async function thawRun(runId: string, now = new Date()): Promise<void> {
   // The release and its entry in the trail, in one transaction.
   await inTransaction(async (session) => {
     const run = await DeploymentRunModel.findOneAndUpdate(
       { _id: runId, status: 'frozen' },
-      asChange({ $set: { status: 'running', freeze: null } }),
-      { session, projection: { organization_id: 1, server_id: 1, freeze: 1 } },
+      [{ $set: { status: 'running', freeze: null, 'waited.freeze': waitedUntil('freeze', '$freeze.since', now), seq: { $add: ['$seq', 1] }, updatedAt: now } }],
+      { session, projection: { organization_id: 1, server_id: 1, freeze: 1 }, updatePipeline: true },
     ).lean();
     if (run) await recordRunDecision(run, { by: 'change freeze', action: 'run.release_frozen', details: { freezes: run.freeze?.names ?? [] } }, session);
   });

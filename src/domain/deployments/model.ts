@@ -1,7 +1,7 @@
 /* The deployments and their runs: the two collections' schemas and models (statuses in statuses.ts) (their sub-documents' schemas beside: definition-schemas, run-guard-schemas, run-part-schemas). */
 import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from './definition-schemas';
-import { freezeOverrideSchema, gateSchema, pauseSchema, runFreezeSchema } from './run-guard-schemas';
+import { freezeOverrideSchema, gateSchema, pauseSchema, runFreezeSchema, waitedSchema } from './run-guard-schemas';
 import { fleetSchema, healthSchema, rollsBackSchema, runParameterSchema, runRollbackSchema, runScheduleSchema } from './run-part-schemas';
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
@@ -97,6 +97,8 @@ const deploymentRunSchema = new Schema(
     // Triggered through change freezes by a person's override; held between batches by one (status frozen).
     freeze_override: { type: freezeOverrideSchema, default: null },
     freeze: { type: runFreezeSchema, default: null },
+    // The time it waited in holds that ended (a gate decided, a pause resumed, a freeze lifted), apart from the time it ran.
+    waited: { type: waitedSchema, default: () => ({}) },
     // A fleet target's health check after its batch (null: none ran).
     health: { type: healthSchema, default: null },
     // A fleet run's rollback (status and counts); on a rollback run (a one-server run of the rollback steps), what it undoes.

@@ -4,6 +4,7 @@ import { actorView } from '../access/actor';
 import type { DeploymentRunUpdatedEvent, RunFreezeOverrideState, RunFreezeState, RunGateState, RunHealthState, RunPauseState, RunRollbackState, RunStepState } from '../events';
 import { iso } from '../timestamps';
 import type { DeploymentRun } from './model';
+import { toWaitsState } from './waits';
 
 /*
  * How a change of a run (made by the transitions in runs.ts) becomes a DeploymentRunUpdated event:
@@ -135,11 +136,12 @@ export function toRunEvent(change: RelayedChange): DeploymentRunUpdatedEvent | n
     rollback: toRollbackState(doc.rollback),
     freeze: toFreezeState(doc),
     freeze_override: toFreezeOverrideState(doc.freeze_override),
+    waits: toWaitsState(doc),
   };
 }
 
 /** Of a run's post-image, what an event shows: never outputs (events carry each change's appended chunk), nor commands, nor the execution bookkeeping of every step. */
-const RUN_FIELDS = ['_id', 'organization_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback', 'freeze', 'freeze_override'];
+const RUN_FIELDS = ['_id', 'organization_id', 'deployment_id', 'seq', 'status', 'started_at', 'completed_at', 'error', 'last_chunk', 'parent_run_id', 'server_id', 'server_title', 'server_host', 'batch', 'gate', 'pause', 'health', 'rollback', 'freeze', 'freeze_override', 'waited'];
 const STEP_FIELDS = ['name', 'status', 'exit_code', 'attempts', 'started_at', 'completed_at'];
 
 /**

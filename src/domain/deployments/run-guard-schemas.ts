@@ -1,4 +1,4 @@
-/* What holds a fleet run between batches, as its document records it: its approval gate, a pause, change freezes, and a freeze override. */
+/* What holds a fleet run between batches, as its document records it: its approval gate, a pause, change freezes, a freeze override, and how long it waited. */
 import { Schema } from 'mongoose';
 import { actorSchema } from '../access/actor';
 
@@ -65,6 +65,16 @@ export const runFreezeSchema = new Schema(
     names: { type: [String], default: [] },
     until: { type: Date, required: true },
     since: { type: Date, required: true },
+  },
+  { _id: false },
+);
+
+/** How long a run waited in holds that ended, in milliseconds: at approval gates, paused, frozen (each added as its hold ends; the one going on counts from its gate, pause or freeze). */
+export const waitedSchema = new Schema(
+  {
+    approval: { type: Number, default: 0 },
+    pause: { type: Number, default: 0 },
+    freeze: { type: Number, default: 0 },
   },
   { _id: false },
 );

@@ -1,5 +1,5 @@
 import { Types } from 'mongoose';
-import { coversAllServers, deniedServers, mayOnDeploymentTargets, mayReadDeployment, targetLimitMet } from '../../../domain/access/grants';
+import { coversAllServers, deniedServers, mayOnDeploymentTargets, mayReadDeployment, type Access, type Context } from '../../../domain/access/grants';
 import type { Action } from '../../../domain/access/roles';
 import { DeploymentModel } from '../../../domain/deployments/model';
 import { ServerModel } from '../../../domain/servers/model';
@@ -43,13 +43,6 @@ export async function checkRunTargets(principal: Principal, deploymentId: string
   assertOnServers(principal, 'deployments:run', known.length === servers.length ? known : servers, context);
 }
 
-/** The servers a run touches, by id: a server deleted since has no tags, so only a binding on every server covers it. */
-async function runServers(serverIds: readonly (Types.ObjectId | null | undefined)[]): Promise<NamedServer[]> {
-  const servers = await ServerModel.find({ _id: { $in: serverIds } }, { title: 1, tags: 1 }).lean();
-  const known = new Set(servers.map((s) => s._id.toString()));
-  return [...servers, ...serverIds.filter((id) => !known.has(String(id))).map((id) => ({ _id: id!, tags: [] as string[] }))];
-}
-
 /**
  * A decision on a run (a gate's, a pause, a rollback): `action` on every server the run touches
  * (`serverIds`: its targets, not the deployment's), 403 naming the others.
@@ -60,6 +53,17 @@ export async function assertOnRunServers(principal: Principal, deploymentId: str
   assertOnServers(principal, action, await runServers(serverIds), context);
 }
 
+/** The servers a run touches, with their tags; a server deleted since has none, so only a binding on every server covers it. */
+export async function runServers(serverIds: readonly (Types.ObjectId | null | undefined)[]): Promise<NamedServer[]> {
+  const servers = await ServerModel.find({ _id: { $in: serverIds } }, { title: 1, tags: 1 }).lean();
+  const known = new Set(servers.map((s) => s._id.toString()));
+  return [...servers, ...serverIds.filter((id) => !known.has(String(id))).map((id) => ({ _id: id!, tags: [] as string[] }))];
+}
+
+/** May `access` do `action` on every server of a run (`servers`, `context` as assertOnRunServers asks them)? */
+export const mayOnRunServers = (access: Access, action: Action, servers: readonly NamedServer[], context: Context) =>
+  coversAllServers(access, action, context) || deniedServers(access, action, servers, context).length === 0;
+
 /**
  * Whether the caller is one who may approve a run's gate, as `assertMayDecideGate` and
  * `assertOnRunServers` would judge it: a person, with `approve` on every server the run touches
@@ -68,8 +72,7 @@ export async function assertOnRunServers(principal: Principal, deploymentId: str
 export async function mayApproveRun(principal: Principal, deploymentId: string, serverIds: readonly (Types.ObjectId | null | undefined)[]): Promise<boolean> {
   if (principal.identity.type !== 'person') return false;
   const context = { deploymentId, targetCount: serverIds.length };
-  if (coversAllServers(principal, 'approve', context)) return true;
-  return targetLimitMet(principal, 'approve', serverIds.length, context) === null && deniedServers(principal, 'approve', await runServers(serverIds), context).length === 0;
+  return coversAllServers(principal, 'approve', context) || mayOnRunServers(principal, 'approve', await runServers(serverIds), context);
 }
 
 /**

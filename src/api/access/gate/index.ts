@@ -7,6 +7,7 @@
  * Nothing outside src/api/access reads grants (test/unit/layout.test.ts, "one judge").
  */
 export { assertMayOpenSocket, requireAction, requireEverywhere, rightsOf } from './actions';
+export { approversOf, type Approver } from './approvers';
 export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
 export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';

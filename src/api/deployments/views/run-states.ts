@@ -1,4 +1,4 @@
-/* The views of a run's state beside its steps: its targets counted, its gate, pause, freeze and freeze override. */
+/* The views of a run's state beside its steps: its targets counted, its gate and who may approve it, pause, freeze, freeze override and waits. */
 import { z } from 'zod';
 import { actorSchema } from '../../access/views';
 import { timestampSchema } from '../../http/timestamps';
@@ -44,6 +44,22 @@ export const runFreezeSchema = z
 export const runFreezeOverrideSchema = z
   .object({ by: actorSchema, at: timestampSchema, reason: z.string(), freezes: z.array(z.string()).describe('The freezes that covered its servers then') })
   .meta({ id: 'RunFreezeOverride' });
+
+export const runWaitsSchema = z
+  .object({
+    approval_seconds: z.number().int(),
+    paused_seconds: z.number().int(),
+    frozen_seconds: z.number().int(),
+    current: z
+      .object({ for: z.enum(['approval', 'pause', 'freeze']), since: timestampSchema })
+      .nullable()
+      .describe('The hold going on (its time counts on from `since`); null while it runs, and once it ended'),
+  })
+  .meta({ id: 'RunWaits', description: 'How long the run waited, in whole seconds, by hold: those that ended (a gate decided, a pause resumed, a freeze lifted; a hold the run ended in, until its end), and the one going on' });
+
+export const runApproverSchema = z
+  .object({ kind: z.enum(['person', 'team']), id: z.string(), name: z.string() })
+  .meta({ id: 'RunApprover', description: 'A person who may approve, or a team whose members may (named instead of them)' });
 
 type Summary = z.infer<typeof runSummarySchema>;
 /** How many targets are in each status. */

@@ -8,7 +8,9 @@ import { temporalUiUrlSchema } from '../../../domain/temporal/ui-url-schema';
 import { RUN_STATUSES, STEP_STATUSES, type DeploymentRun } from '../../../domain/deployments/model';
 import { maskedParameters } from '../../../domain/deployments/parameters';
 import { toFreezeOverrideState, toFreezeState, toGateState, toPauseState, toRollbackState } from '../../../domain/deployments/run-events';
-import { runFreezeOverrideSchema, runFreezeSchema, runGateSchema, runPauseSchema, runCounts, runSummarySchema, toSummary, type TargetStatusCounts } from './run-states';
+import { runApproverSchema, runFreezeOverrideSchema, runFreezeSchema, runGateSchema, runPauseSchema, runWaitsSchema, runCounts, runSummarySchema, toSummary, type TargetStatusCounts } from './run-states';
+import { toWaitsState } from '../../../domain/deployments/waits';
+import { timeSplit, waitingOf } from '../../../domain/run-time';
 import { runTargetSchema, toTargetView } from './targets';
 
 export const runSchema = z
@@ -56,6 +58,13 @@ export const runSchema = z
     started_at: timestampSchema.nullable(),
     completed_at: timestampSchema.nullable(),
     duration_seconds: z.number().int().nullable().describe('Whole seconds; so far while running, null while queued'),
+    running_seconds: z.number().int().nullable().describe('Of duration_seconds, the time it ran: the rest it waited (waiting_seconds); null while queued'),
+    waiting_seconds: z.number().int().nullable().describe('Of duration_seconds, the time it waited at approval gates, paused and frozen (waits has each); null while queued'),
+    waits: runWaitsSchema,
+    approvers: z
+      .array(runApproverSchema)
+      .nullable()
+      .describe('Who may approve the gate it waits at (status awaiting_approval): people, and teams whose members may, as the access gate judges an approval; never who triggered it nor who approved already. null when no gate waits'),
     error: z.string().nullable(),
     seq: z.number().int().describe('The sequence number of the latest change, as in live events'),
     steps: z.array(
@@ -76,7 +85,7 @@ export const runSchema = z
   .meta({ id: 'Run' });
 
 export const runListItemSchema = runSchema
-  .omit({ targets: true })
+  .omit({ targets: true, approvers: true })
   .extend({ steps: z.array(z.object({ name: z.string(), status: z.enum(STEP_STATUSES), exit_code: z.number().int().nullable() })) })
   .meta({ id: 'RunListItem', description: 'A run without step output nor targets (read the run for those); its summary counts the targets' });
 
@@ -96,6 +105,8 @@ const durationSeconds = (r: Pick<DeploymentRun, 'started_at' | 'completed_at'>, 
 
 /** The run's own fields, as every view of it shows them. */
 function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
+  const waits = toWaitsState(r);
+  const split = timeSplit({ started_at: iso(r.started_at), completed_at: iso(r.completed_at), waits });
   return {
     id: r._id.toString(),
     deployment_id: r.deployment_id.toString(),
@@ -122,6 +133,9 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     started_at: iso(r.started_at),
     completed_at: iso(r.completed_at),
     duration_seconds: durationSeconds(r),
+    running_seconds: split?.running ?? null,
+    waiting_seconds: split ? waitingOf(split) : null,
+    waits,
     error: r.error ?? null,
     /** The sequence number of the latest change, as in live events. */
     seq: r.seq,

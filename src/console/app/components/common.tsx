@@ -37,7 +37,8 @@ export function When({ at }: { at: string | null | undefined }) {
   );
 }
 
-export const seconds = (s: number | null | undefined) => (s === null || s === undefined ? '—' : s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`);
+export const seconds = (s: number | null | undefined) =>
+  s === null || s === undefined ? '—' : s < 60 ? `${s} s` : s < 3600 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
 
 /** From `from` to `to`, or until now, counting every second, while `to` is not there yet (as the API counts `duration_seconds`). */
 export function Elapsed({ from, to }: { from: string | null; to: string | null }) {

@@ -11,10 +11,11 @@ interface LinesAnswer {
   data: { first_line: number; lines: string[]; total_lines: number; complete: boolean };
 }
 
-/** What is known of a log: its lines by number - 1 (a sparse array: only what was fetched), and how many there are (-1: not read yet). */
+/** What is known of a log: its lines by number - 1 (a sparse array: only what was fetched), how many there are (-1: not read yet), and whether its tail was read after the step ended. */
 export interface KnownLines {
   lines: string[];
   total: number;
+  complete: boolean;
 }
 
 /**
@@ -23,7 +24,7 @@ export interface KnownLines {
  * lines not known yet. Every answer redraws the view.
  */
 export function useLogLines(path: string, version: string, onError: (problem: unknown) => void) {
-  const store = useRef({ lines: [] as string[], total: -1, pending: new Set<number>(), refreshing: false, again: false, lastRefresh: 0 });
+  const store = useRef({ lines: [] as string[], total: -1, complete: false, pending: new Set<number>(), refreshing: false, again: false, lastRefresh: 0 });
   const [, setTick] = useState(0);
   const redraw = () => setTick((n) => n + 1);
   const s = store.current;
@@ -33,6 +34,7 @@ export function useLogLines(path: string, version: string, onError: (problem: un
     // The last line known may have been a partial one: it is read again with the rest.
     else if (s.total > 0) s.lines.length = Math.min(s.lines.length, s.total - 1);
     s.total = data.total_lines;
+    s.complete = data.complete;
     data.lines.forEach((line, i) => (s.lines[data.first_line - 1 + i] = line));
   };
 
@@ -61,7 +63,7 @@ export function useLogLines(path: string, version: string, onError: (problem: un
 
   useEffect(() => {
     // Another step's log: forget this one's (in place: callbacks in flight hold this object).
-    Object.assign(s, { lines: [], total: -1, pending: new Set(), again: false });
+    Object.assign(s, { lines: [], total: -1, complete: false, pending: new Set(), again: false });
     void refresh();
   }, [path]);
   useEffect(() => {

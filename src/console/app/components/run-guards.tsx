@@ -70,6 +70,7 @@ export function GatePanel({ run, runPath }: { run: Run; runPath: string }) {
           Rejected by <strong>{gate.rejected_by.name}</strong>: {gate.reason}
         </p>
       ) : null}
+      {waiting ? <Approvers run={run} /> : null}
       <ErrorNote error={error} />
       {waiting && why ? (
         <p class="muted" data-why-not>
@@ -95,6 +96,35 @@ export function GatePanel({ run, runPath }: { run: Run; runPath: string }) {
         </div>
       ) : null}
     </Section>
+  );
+}
+
+/**
+ * Who may approve the gate, as the server judges it (the run's `approvers`), less those whose
+ * approval came since it was read; who triggered the run is never among them.
+ */
+function Approvers({ run }: { run: Run }) {
+  if (!run.approvers) return null;
+  const approved = new Set(run.gate?.approvals.map((a) => a.by.id));
+  const left = run.approvers.filter((a) => !approved.has(a.id));
+  if (!left.length) {
+    return (
+      <p class="muted" data-approvers>
+        Nobody may approve it now: it takes a person, other than who triggered the run, with the approver role on every server of the run.
+      </p>
+    );
+  }
+  return (
+    <p data-approvers>
+      May approve:{' '}
+      {left.map((a, i) => (
+        <span key={a.id}>
+          {i === 0 ? '' : i === left.length - 1 ? ' or ' : ', '}
+          {a.kind === 'team' ? 'a member of team ' : ''}
+          <strong>{a.name}</strong>
+        </span>
+      ))}
+    </p>
   );
 }
 

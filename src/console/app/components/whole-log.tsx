@@ -18,7 +18,8 @@ type Search = MatchesAnswer['data'] & { query: string };
  * A step's whole log (GET …/steps/{n}/log), however long: it opens at the tail, fetches the lines
  * that come into view as one scrolls (a page at a time), and renders only those on screen. Line
  * anchors (`#L<step>-<line>`) scroll to and highlight a line; "Follow" keeps the last line in view as
- * output arrives (the tail is read again whenever `version` changes) and lets go when one scrolls up;
+ * output arrives (the tail is read again whenever `version` changes), lets go when one scrolls up and
+ * unticks once the step has ended (its tail read then, and in view);
  * the search runs on the server.
  */
 export function WholeLog({ path, anchor, label, version, live }: { path: string; anchor: string; label: string; version: string; live: boolean }) {
@@ -56,6 +57,10 @@ export function WholeLog({ path, anchor, label, version, live }: { path: string;
   useEffect(() => {
     if (target !== null) setFollow(false);
   }, [target]);
+  // The step ended and its last lines are in view (the layout effect above ran first): nothing more to follow.
+  useEffect(() => {
+    if (s.complete) setFollow(false);
+  }, [s.complete]);
 
   const onScroll = () => {
     const el = box.current;

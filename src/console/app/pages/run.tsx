@@ -2,7 +2,8 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { FINISHED, type Deployment, type Page, type Run as RunView, type RunTargetDetail } from '../api-types';
-import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
+import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
+import { holdOf, RunDuration, TargetStatus, targetsText } from '../components/run-waits';
 import { WholeLog } from '../components/whole-log';
 import { FreezeNotes, GatePanel, PauseControls, RollbackPanel } from '../components/run-guards';
 import { watchRun, type Streamed } from '../live';
@@ -116,7 +117,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
           </dd>
           <dt>Duration</dt>
           <dd>
-            <Elapsed from={run.started_at} to={run.completed_at} />
+            <RunDuration run={run} />
           </dd>
           {run.retry_of ? (
             <>
@@ -145,15 +146,15 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
       {fleet ? (
         <Section title={`Targets: ${run.summary.success} of ${run.summary.total} succeeded`}>
           <p class="muted" data-summary>
-            {summaryText(run.summary)}
+            {targetsText(run)}
           </p>
           <ul class="target-grid">
             {run.targets.map((t) => (
-              <li key={t.server_id} class={`target target-${t.status}`} data-target={t.title}>
+              <li key={t.server_id} class={`target ${holdOf(run, t) ? `target-held target-held-${holdOf(run, t)}` : `target-${t.status}`}`} data-target={t.title}>
                 <a href={`/deployments/${deploymentId}/runs/${runId}/targets/${t.server_id}`}>
                   <strong>{t.title}</strong>
                   <span class="muted small">batch {t.batch}</span>
-                  <Status value={t.status} />
+                  <TargetStatus run={run} target={t} />
                   {t.health ? <span class={`small health health-${t.health.status}`}>health {t.health.status}</span> : null}
                   {t.rollback ? <span class={`small health health-${t.rollback.status}`}>rollback {t.rollback.status}</span> : null}
                 </a>
