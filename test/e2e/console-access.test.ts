@@ -108,12 +108,12 @@ describe('the console’s people and roles pages', () => {
     await page.getByRole('button', { name: 'Add the service account' }).click();
     // An agent is marked so from its row (and back): the API agrees.
     const row = page.locator('tr[data-account="ci-release"]');
-    await row.getByRole('button', { name: 'Mark ci-release as an agent' }).click();
-    await row.getByRole('button', { name: 'Mark ci-release as not an agent' }).waitFor();
+    await row.getByRole('button', { name: 'Mark as an agent: ci-release' }).click();
+    await row.getByRole('button', { name: 'Mark as not an agent: ci-release' }).waitFor();
     const marked = (await bosun.api.get('/api/v1/service-accounts').set(bearer(admin))).body.data as Array<{ name: string; agent: boolean }>;
     expect(marked.find((a) => a.name === 'ci-release')?.agent).toBe(true);
-    await row.getByRole('button', { name: 'Mark ci-release as not an agent' }).click();
-    await row.getByRole('button', { name: 'Mark ci-release as an agent' }).waitFor();
+    await row.getByRole('button', { name: 'Mark as not an agent: ci-release' }).click();
+    await row.getByRole('button', { name: 'Mark as an agent: ci-release' }).waitFor();
     await row.getByRole('link', { name: 'ci-release' }).click();
     await page.getByRole('heading', { level: 1, name: 'ci-release' }).waitFor();
     await page.getByRole('region', { name: 'What ci-release can do' }).getByText('No role: ci-release can do nothing yet.').waitFor();

@@ -68,7 +68,7 @@ describe('the dashboard and the navigation', () => {
     const { run_id: apiRun } = await carol.trigger(api.id);
     await page.getByRole('navigation', { name: 'Main' }).locator('[data-waiting-count="2"]').waitFor();
     await waiting.locator(`[data-run="${apiRun}"]`).waitFor();
-    await inProgress.locator(`[data-run="${apiRun}"][data-status="awaiting_approval"]`).waitFor();
+    await inProgress.locator(`[data-run="${apiRun}"][data-status="awaiting_approval"]`).getByText('1 success, 1 waiting for approval of 2').waitFor();
     expect((await alice.decide(api.id, apiRun, 'approve', { comment: 'fine' })).status).toBe(200);
     await page.getByRole('navigation', { name: 'Main' }).locator('[data-waiting-count="1"]').waitFor();
     await waiting.locator(`[data-run="${apiRun}"]`).waitFor({ state: 'detached' });

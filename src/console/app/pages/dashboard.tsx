@@ -31,7 +31,16 @@ export function ago(at: string, now = Date.now()): string {
 
 const runLink = (r: Pick<FeedRun, 'id' | 'deployment_id'>, hash = '') => `/deployments/${r.deployment_id}/runs/${r.id}${hash}`;
 
-const progress = (r: FeedRun) => (r.strategy ? `${summaryText(r.summary) || 'no targets yet'} of ${r.summary.total}` : (r.steps.find((s) => s.status === 'running')?.name ?? '—'));
+/** What holds a run's queued targets while it waits between batches (all of them: the batches before have run). */
+const HELD: Record<string, string> = { awaiting_approval: 'waiting for approval', paused: 'paused', frozen: 'frozen' };
+
+/** A fleet run's targets in words, those held named for what holds them; a one-server run's step running now. */
+function progress(r: FeedRun): string {
+  if (!r.strategy) return r.steps.find((s) => s.status === 'running')?.name ?? '—';
+  const held = HELD[r.status] && r.summary.queued ? `${r.summary.queued} ${HELD[r.status]}` : '';
+  const counted = summaryText(held ? { ...r.summary, queued: 0 } : r.summary);
+  return `${[counted, held].filter(Boolean).join(', ') || 'no targets yet'} of ${r.summary.total}`;
+}
 
 function WaitingForYou() {
   const waiting = useWaitingForMe();

@@ -65,7 +65,7 @@ function AccountList() {
               cell: (a) => (
                 <>
                   {a.agent ? 'yes' : 'no'}{' '}
-                  <button type="button" class="small" onClick={() => void act(() => api('PATCH', `/api/v1/service-accounts/${a.id}`, { agent: !a.agent }))} aria-label={a.agent ? `Mark ${a.name} as not an agent` : `Mark ${a.name} as an agent`}>
+                  <button type="button" class="small" onClick={() => void act(() => api('PATCH', `/api/v1/service-accounts/${a.id}`, { agent: !a.agent }))} aria-label={a.agent ? `Mark as not an agent: ${a.name}` : `Mark as an agent: ${a.name}`}>
                     {a.agent ? 'Mark as not an agent' : 'Mark as an agent'}
                   </button>
                 </>
