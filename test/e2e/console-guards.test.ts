@@ -173,6 +173,7 @@ describe('guards and freezes in the console, before they bite', () => {
 
   test('Run now on a frozen deployment: an operator is told until when and cannot click; an admin runs it through the freeze with a reason', async () => {
     const now = Date.now();
+    const schedule = (await bot.request('post', `/deployments/${hotfix.id}/schedules`, { name: 'hourly-frozen', cron: '0 * * * *', time_zone: 'UTC' })).body.data;
     await whileFrozen([{ name: 'web-freeze', starts_at: iso(now - HOUR), ends_at: iso(now + 5 * HOUR), tags: ['web'] }], async () => {
       const until = iso(now + 5 * HOUR);
       const ollyPage = await signedIn(olly.token);
@@ -185,6 +186,12 @@ describe('guards and freezes in the console, before they bite', () => {
         `A change freeze covers its servers until ${await localTime(ollyPage, until)}: a run now is refused. Only a person with role admin may run through a freeze.`,
       );
       expect(await ollyForm.getByLabel('Run through the freeze').count()).toBe(0);
+      // A schedule's Run now says it too: its tick would be skipped, frozen.
+      const card = ollyPage.getByRole('article', { name: 'Schedule hourly-frozen' });
+      expect(await card.locator('[data-frozen-run-now]').innerText()).toBe(
+        `Frozen by web-freeze until ${await localTime(ollyPage, until)}: a tick now would be skipped (it runs as ${schedule.run_as.name}, and only a person with role admin runs through a freeze, from the Run form above).`,
+      );
+      expect(await card.getByRole('button', { name: 'Run now' }).isDisabled()).toBe(true);
       expect(await accessibilityViolations(ollyPage)).toEqual([]);
       await atBothWidths(ollyPage, 'deployment-frozen-operator');
 
@@ -207,6 +214,7 @@ describe('guards and freezes in the console, before they bite', () => {
       await screenshot(page, 'run-through-freeze');
       expect([...problemsOf(ollyPage), ...problemsOf(page)]).toEqual([]);
     });
+    expect((await bot.request('delete', `/deployments/${hotfix.id}/schedules/${schedule.id}`)).status).toBe(204);
   });
 });
 

@@ -18,7 +18,7 @@ const SKIPPED: Record<string, string> = {
 };
 
 /** A deployment's schedules: when each runs (in your zone and its own), paused or not and why, its ticks. */
-export function Schedules({ deploymentId, parameters, ticked }: { deploymentId: string; parameters: Deployment['parameters']; ticked: () => void }) {
+export function Schedules({ deploymentId, parameters, frozen, ticked }: { deploymentId: string; parameters: Deployment['parameters']; frozen: Deployment['freezes']; ticked: () => void }) {
   const list = useLoad(() => get<Schedule[]>(`/api/v1/deployments/${deploymentId}/schedules?per_page=100`), [deploymentId]);
   return (
     <Section title="Schedules" id="schedules">
@@ -26,13 +26,28 @@ export function Schedules({ deploymentId, parameters, ticked }: { deploymentId: 
       {list.data?.length === 0 ? <p class="muted">No schedules.</p> : null}
       <AddSchedule deploymentId={deploymentId} parameters={parameters} added={list.reload} />
       {(list.data ?? []).map((s) => (
-        <ScheduleCard key={s.id} schedule={s} path={`/api/v1/deployments/${deploymentId}/schedules/${s.id}`} deploymentId={deploymentId} changed={list.reload} ticked={ticked} />
+        <ScheduleCard key={s.id} schedule={s} path={`/api/v1/deployments/${deploymentId}/schedules/${s.id}`} deploymentId={deploymentId} frozen={frozen} changed={list.reload} ticked={ticked} />
       ))}
     </Section>
   );
 }
 
-function ScheduleCard({ schedule: s, path, deploymentId, changed, ticked }: { schedule: Schedule; path: string; deploymentId: string; changed: () => Promise<void>; ticked: () => void }) {
+function ScheduleCard({
+  schedule: s,
+  path,
+  deploymentId,
+  frozen,
+  changed,
+  ticked,
+}: {
+  schedule: Schedule;
+  path: string;
+  deploymentId: string;
+  /** The change freezes holding the deployment's servers now: a tick now would be skipped. */
+  frozen: Deployment['freezes'];
+  changed: () => Promise<void>;
+  ticked: () => void;
+}) {
   const [error, setError] = useState<unknown>(null);
   /** The number of ticks before a Run now: the ticks are polled until one more is there. */
   const [ticksBefore, setTicksBefore] = useState<number | null>(null);
@@ -135,8 +150,14 @@ function ScheduleCard({ schedule: s, path, deploymentId, changed, ticked }: { sc
             ) : (
               <p class="muted small">Pausing a schedule takes the deployments:write right, which you do not have.</p>
             )}
+            {session.can('deployments:run') && frozen.length ? (
+              <p class="warning" data-frozen-run-now>
+                Frozen by {frozen.map((f) => f.name).join(', ')} until <When at={frozen.map((f) => f.ends_at).sort().at(-1)} />: a tick now would be skipped (it runs as {s.run_as.name}, and
+                only a person with role admin runs through a freeze, from the Run form above).
+              </p>
+            ) : null}
             {session.can('deployments:run') ? (
-              <button type="button" onClick={runNow} title={`Start a run now, as ${s.run_as.name}, the way a tick does`}>
+              <button type="button" onClick={runNow} disabled={frozen.length > 0} title={`Start a run now, as ${s.run_as.name}, the way a tick does`}>
                 Run now
               </button>
             ) : null}

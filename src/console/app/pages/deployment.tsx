@@ -50,7 +50,7 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
       ) : null}
       <ErrorNote error={error} />
       {session.can('deployments:run') ? <RunForm deployment={d} attempt={attempt} /> : null}
-      <Schedules deploymentId={deploymentId} parameters={d.parameters} ticked={() => void runs.reload()} />
+      <Schedules deploymentId={deploymentId} parameters={d.parameters} frozen={d.freezes.filter((f) => f.active_now)} ticked={() => void runs.reload()} />
       <Section title="Steps">
         <ol class="steps">
           {d.steps.map((step) => (
