@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { eventually } from '../support/eventually';
 import { asUser, type User } from '../support/client';
-import { accessibilityViolations, launchBrowser, problemsOf, screenshot, signedInPage } from '../support/browser';
+import { accessibilityViolations, launchBrowser, openFromNav, problemsOf, screenshot, signedInPage } from '../support/browser';
 
 /*
  * An operator pastes an inventory in the console, previews its diff (nothing changes), applies it,
@@ -31,6 +31,7 @@ describe('inventory import in the console', () => {
   test('preview the diff, then apply it: the servers are added and verified', async () => {
     const { port, username, privateKey } = bosun.sshd;
     const page = await signedIn(ops.token);
+    await openFromNav(page, 'Servers');
     await page.getByRole('link', { name: 'Import an inventory' }).click();
     const form = page.getByRole('form', { name: 'Import an inventory' });
     await form.getByLabel('Source').fill('lab');

@@ -151,7 +151,7 @@ describe('notification channels', () => {
       } finally {
         await db.close();
       }
-      expect(message!.json.blocks.at(-1)).toEqual({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Review and approve' }, url: `${bosun.url}/deployments/${fleet.id}/runs/${runId}`, style: 'primary' }] });
+      expect(message!.json.blocks.at(-1)).toEqual({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Review and approve' }, url: `${bosun.url}/deployments/${fleet.id}/runs/${runId}#gate`, style: 'primary' }] });
 
       // Cancelled at its gate: told after the gate.
       await admin.cancelRun(fleet.id, runId);

@@ -68,10 +68,11 @@ export async function signedInPage(browser: Browser, baseUrl: string, token: str
 /** Opens a console page from the main navigation, as a person does: from the Govern menu when it is there. */
 export async function openFromNav(page: Page, label: string): Promise<void> {
   const nav = page.getByRole('navigation', { name: 'Main' });
+  await nav.getByRole('link').first().waitFor();
   const inline = nav.getByRole('list', { name: 'Operate' }).getByRole('link', { name: label, exact: true });
   if (await inline.count()) return inline.click();
   const menu = nav.locator('details.nav-menu');
-  if (!(await menu.evaluate((details) => (details as HTMLDetailsElement).open))) await menu.locator('summary').click();
+  if ((await menu.count()) && !(await menu.evaluate((details) => (details as HTMLDetailsElement).open))) await menu.locator('summary').click();
   await nav.getByRole('list', { name: 'Govern' }).getByRole('link', { name: label, exact: true }).click();
 }
 

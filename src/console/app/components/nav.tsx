@@ -79,7 +79,14 @@ export function Header({ current, signOut }: { current: SessionView; signOut: ()
             <li key={item.href}>{link(item)}</li>
           ))}
         </ul>
-        {govern.length ? (
+        {govern.length && !operate.length ? (
+          // An auditor's console has nothing to operate: its governing pages are the navigation.
+          <ul class="nav-group" aria-label="Govern">
+            {govern.map((item) => (
+              <li key={item.href}>{link(item)}</li>
+            ))}
+          </ul>
+        ) : govern.length ? (
           <details class="nav-menu" ref={menu}>
             <summary aria-current={governing ? 'page' : undefined}>{governing ? `Govern: ${governing.label}` : 'Govern'}</summary>
             <ul aria-label="Govern">
