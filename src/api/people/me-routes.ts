@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { RoleBindingModel, type RoleBinding } from '../../domain/access/model';
 import { tokensOf } from '../../domain/tokens/service';
 import { principalOf } from '../http/auth';
-import { toTokenView } from '../tokens/views';
+import { toTokenViews } from '../tokens/views';
 import { toRoleBindingView } from './views';
 
 /**
@@ -27,7 +27,7 @@ export function meRoutes(): Router {
   router.get('/tokens', async (req, res) => {
     const principal = principalOf(req);
     const tokens = await tokensOf(principal.organizationId, principal.identity.id);
-    res.json({ data: tokens.map((t) => toTokenView(t, principal.tokenId)) });
+    res.json({ data: await toTokenViews(tokens, principal.tokenId) });
   });
   return router;
 }

@@ -10,4 +10,5 @@ export { assertMayOpenSocket, requireAction, requireEverywhere, rightsOf } from 
 export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
 export { assertOnRunServers, checkDeployment, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';
+export { tokensRights, type TokenRights } from './token-rights';
 export { assertOnServers, checkServer, checkServersOf, readableAmong, readableServerFilter, readableServerIds, type NamedServer } from './servers';

@@ -62,6 +62,12 @@ function TeamList() {
         <Table
           caption="The organization’s teams"
           rows={teams}
+          empty={
+            <span data-empty="teams">
+              No team yet. A team grants roles to several people at once: add one with the form above (a name, and its members), then give it a
+              role on the <a href="/role-bindings">Role bindings</a> page — every member gets what the role allows, and loses it on leaving the team.
+            </span>
+          }
           rowKey={(t) => t.id}
           mark={(t) => ({ 'data-team': t.name })}
           columns={[
