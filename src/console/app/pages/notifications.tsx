@@ -62,7 +62,7 @@ export function NotificationChannels() {
           actions={{
             cell: (c) => (
               <>
-                <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${c.id}/test`))} aria-label={`Send ${c.name} a test`}>
+                <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${c.id}/test`))} aria-label={`Send a test to ${c.name}`}>
                   Send a test
                 </button>{' '}
                 {c.enabled ? null : (
@@ -110,7 +110,7 @@ export function NotificationChannels() {
           <label>
             Only servers tagged <input name="tags" placeholder="prod, web" />
           </label>
-          <label>
+          <label class="inline">
             <input type="checkbox" name="only_final_failure" /> Only a run’s final failure
           </label>
           <div class="wide">
