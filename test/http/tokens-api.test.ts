@@ -72,15 +72,15 @@ describe('API tokens over HTTP (administrators of their own organization)', () =
     const byName = async (name: string) => (await as(own).list()).body.data.find((t: { name: string }) => t.name === name);
 
     const approver = { role: 'approver', actions: ['read', 'approve'], servers: { tags: ['web'] }, deployments: null, max_targets_per_run: null };
-    expect(await byName('ann-token')).toMatchObject({ scopes: ['admin'], can: { actions: ['read', 'approve'], grants: [approver] } });
-    expect((await byName('admin')).can).toEqual({ actions: [...SCOPES], grants: [{ role: 'admin', actions: [...SCOPES], servers: null, deployments: null, max_targets_per_run: null }] });
+    expect(await byName('ann-token')).toMatchObject({ scopes: ['admin'], can: { actions: ['read', 'approve'], bindings: [approver] } });
+    expect((await byName('admin')).can).toEqual({ actions: [...SCOPES], bindings: [{ role: 'admin', actions: [...SCOPES], servers: null, deployments: null, max_targets_per_run: null }] });
     // An administrator's token narrowed to read reads, and no more.
-    expect(reader.can).toEqual({ actions: ['read'], grants: [{ role: 'admin', actions: ['read'], servers: null, deployments: null, max_targets_per_run: null }] });
+    expect(reader.can).toEqual({ actions: ['read'], bindings: [{ role: 'admin', actions: ['read'], servers: null, deployments: null, max_targets_per_run: null }] });
     // Ann's own list says the same of her token.
     const mine = await bosun.api.get('/api/v1/me/tokens').set(bearer(ann.token));
-    expect(mine.body.data.map((t: { name: string; can: unknown }) => [t.name, t.can])).toEqual([['ann-token', { actions: ['read', 'approve'], grants: [approver] }]]);
+    expect(mine.body.data.map((t: { name: string; can: unknown }) => [t.name, t.can])).toEqual([['ann-token', { actions: ['read', 'approve'], bindings: [approver] }]]);
     // A revoked token can do nothing.
-    expect((await as(own).revoke(reader.id)).body.data.can).toEqual({ actions: [], grants: [] });
+    expect((await as(own).revoke(reader.id)).body.data.can).toEqual({ actions: [], bindings: [] });
   });
 
   test('bad input is refused with the usual envelope and creates nothing', async () => {

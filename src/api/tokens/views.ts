@@ -23,7 +23,7 @@ export const tokenSchema = z
     can: z
       .object({
         actions: z.array(z.enum(SCOPES)).describe('The actions it may take somewhere (admin and audit:read count only organization-wide)'),
-        grants: z
+        bindings: z
           .array(
             z.object({
               role: z.enum(ROLES),

@@ -5,7 +5,7 @@ import type { Action, Role } from '../../../domain/access/roles';
 import { rightsOf } from './actions';
 
 /** One of the identity's role bindings as the token may use it: the role's actions its scopes leave, within the binding's limits. */
-export interface TokenGrant {
+export interface TokenBinding {
   role: Role;
   actions: Action[];
   servers: { tags: string[] } | null;
@@ -13,17 +13,17 @@ export interface TokenGrant {
   max_targets_per_run: number | null;
 }
 
-/** What a token can do: the actions (as the console's rights count them) and the grants they come from. */
+/** What a token can do: the actions (as the console's rights count them) and the role bindings they come from. */
 export interface TokenRights {
   actions: Action[];
-  grants: TokenGrant[];
+  bindings: TokenBinding[];
 }
 
-const NOTHING: TokenRights = { actions: [], grants: [] };
+const NOTHING: TokenRights = { actions: [], bindings: [] };
 
 /** A token's identity's grants narrowed by its scopes: the same rules the gate applies to its requests. */
 export function rightsOfAccess(access: Access): TokenRights {
-  const grants = access.grants
+  const bindings = access.grants
     .map((g) => ({
       role: g.role,
       actions: [...g.actions].filter((action) => hasScope(access.scopes, action)),
@@ -32,7 +32,7 @@ export function rightsOfAccess(access: Access): TokenRights {
       max_targets_per_run: g.maxTargets,
     }))
     .filter((g) => g.actions.length > 0);
-  return { actions: rightsOf(access), grants };
+  return { actions: rightsOf(access), bindings };
 }
 
 /** What each token can do now (nothing once revoked or expired, or its identity disabled or gone); identities looked up once each. */

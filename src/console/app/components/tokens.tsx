@@ -86,10 +86,10 @@ export function TokenOnce({ created, onDone }: { created: CreatedToken; onDone: 
   );
 }
 
-type TokenGrant = Token['can']['grants'][number];
+type TokenBinding = Token['can']['bindings'][number];
 
-/** A grant the token may use, as a sentence: "approver: read, approve on servers tagged web". */
-function grantSentence(g: TokenGrant): string {
+/** A role binding the token may use, as a sentence: "approver: read, approve on servers tagged web". */
+function bindingSentence(g: TokenBinding): string {
   const actions = g.actions.includes('admin') ? 'everything' : g.actions.join(', ');
   const servers = g.servers ? `servers tagged ${g.servers.tags.join(' and ')}` : 'every server';
   const deployments = g.deployments ? `, ${g.deployments.length} deployment${g.deployments.length === 1 ? '' : 's'} only` : '';
@@ -101,10 +101,10 @@ function grantSentence(g: TokenGrant): string {
 function TokenCan({ token: t }: { token: Token }) {
   return (
     <div data-token-can>
-      {t.can.grants.length ? (
+      {t.can.bindings.length ? (
         <ul class="plain token-can">
-          {t.can.grants.map((g, i) => (
-            <li key={i}>{grantSentence(g)}</li>
+          {t.can.bindings.map((g, i) => (
+            <li key={i}>{bindingSentence(g)}</li>
           ))}
         </ul>
       ) : (
