@@ -108,7 +108,7 @@ function TokenCan({ token: t }: { token: Token }) {
           ))}
         </ul>
       ) : (
-        <span class="muted">nothing{t.revoked_at ? ' (revoked)' : ''}</span>
+        <span class="muted">nothing</span>
       )}
       <div class="muted small">scopes: {t.scopes.join(', ')}</div>
     </div>
