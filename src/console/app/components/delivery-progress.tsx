@@ -56,7 +56,7 @@ export function NextAttempt({ delivery: d }: { delivery: NotificationDelivery })
         </strong>
         <div class="muted small">
           at <When at={d.next_attempt_at} />
-          {d.max_attempts ? ` · attempt ${d.round_attempts + 1} of ${d.max_attempts}` : ''}
+          {d.max_attempts ? ` · attempt ${d.round_attempts + 1} of ${d.max_attempts}${d.round_attempts + 1 === d.max_attempts ? ', the last: dead if it fails' : ''}` : ''}
         </div>
       </span>
     );
