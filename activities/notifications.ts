@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
-import { DEFAULT_NOTIFICATION_RETRY_SECONDS, type DeliveryRef, type SendOutcome } from '../src/domain/contracts/notifications';
+import { DEFAULT_NOTIFICATION_RETRY_SECONDS, GIVE_UP_AFTER_SECONDS, maxNotificationAttempts, retryDelaySeconds, type DeliveryRef, type SendOutcome } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { AddressRefused, allowedAddresses } from '../src/domain/notifications/addresses';
 import { channelSecret, channelUrl, disableChannel } from '../src/domain/notifications/channels';
@@ -24,6 +24,8 @@ export interface NotificationActivityDeps {
   workerStopping?: AbortSignal;
   /** NOTIFICATION_RETRY_SECONDS: the wait before a refused delivery's retry, given to each subject's workflow it starts (5 s unless given). */
   notificationRetrySeconds?: number;
+  /** NOTIFICATION_MAX_ATTEMPTS: fewer attempts than the 24 h allow before a delivery is dead (unset: the 24 h's). */
+  notificationMaxAttempts?: number;
 }
 
 /** How often the dispatcher looks for new events and deliveries to queue: a notification leaves within about this. */
@@ -41,17 +43,10 @@ async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Prom
   await Promise.all(lanes);
 }
 
-/**
- * The retry policy's delays (the workflow's: its first wait is NOTIFICATION_RETRY_SECONDS of the worker
- * that started it, 5 s by default): the next attempt after attempt `n` failed.
- */
-export const INITIAL_RETRY_SECONDS = DEFAULT_NOTIFICATION_RETRY_SECONDS;
-export const MAX_RETRY_SECONDS = 3600;
-export const GIVE_UP_AFTER_SECONDS = 24 * 3600;
-export const retryDelaySeconds = (attempt: number, initialSeconds = INITIAL_RETRY_SECONDS) => Math.min(initialSeconds * 2 ** (attempt - 1), MAX_RETRY_SECONDS);
-
 type ToSend = NonNullable<Awaited<ReturnType<typeof deliveries.deliveryToSend>>>;
-type Attempt = Parameters<typeof deliveries.recordAttempt>[2];
+type Attempt = Parameters<typeof deliveries.recordAttempt>[1];
+/** A delivery's attempt: which delivery, which round, which attempt of the round. */
+type AttemptOf = Parameters<typeof deliveries.recordAttempt>[0];
 
 async function organizationSlug(id: unknown) {
   return (await OrganizationModel.findById(id, { slug: 1 }).lean())?.slug ?? null;
@@ -78,24 +73,24 @@ async function postDelivery(
   return post({ url, address: address!, body, headers });
 }
 
-/** When to try a delivery again after attempt `attempt` failed; null once its day (GIVE_UP_AFTER_SECONDS) would be over. */
-function nextAttemptAfter(createdAt: Date, attempt: number, initialSeconds: number): () => Date | null {
+/** When to try a delivery again after attempt `attempt` failed; null after the policy's last attempt, or once its day (GIVE_UP_AFTER_SECONDS) would be over. */
+function nextAttemptAfter(createdAt: Date, attempt: number, { initialSeconds, maxAttempts }: { initialSeconds: number; maxAttempts: number }): () => Date | null {
   const elapsed = (Date.now() - createdAt.getTime()) / 1000;
   const delay = retryDelaySeconds(attempt, initialSeconds);
-  return () => (elapsed + delay < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + delay * 1000) : null);
+  return () => (attempt < maxAttempts && elapsed + delay < GIVE_UP_AFTER_SECONDS ? new Date(Date.now() + delay * 1000) : null);
 }
 
 /** No answer to record: an address refused (the delivery failed, for good), or none came (an attempt to retry). */
 async function recordNoAnswer(
-  { deliveryId, round }: { deliveryId: string; round: number },
+  of: AttemptOf,
   error: unknown,
   { at, duration_ms }: Pick<Attempt, 'at' | 'duration_ms'>,
   nextAttemptAt: () => Date | null,
 ): Promise<{ refused: boolean; reason: string }> {
   const refused = error instanceof AddressRefused;
   const reason = refused ? error.message : `no answer: ${(error as Error).message}`;
-  await deliveries.recordAttempt(deliveryId, round, { at, response_code: null, response_body: null, error: reason, duration_ms }, { delivered: false, nextAttemptAt: refused ? null : nextAttemptAt() });
-  if (refused) await deliveries.endDelivery(deliveryId, round, 'failed', reason);
+  await deliveries.recordAttempt(of, { at, response_code: null, response_body: null, error: reason, duration_ms }, { delivered: false, nextAttemptAt: refused ? null : nextAttemptAt() });
+  if (refused) await deliveries.endDelivery(of.deliveryId, of.round, 'failed', reason);
   return { refused, reason };
 }
 
@@ -104,22 +99,22 @@ async function recordNoAnswer(
  * anything else an attempt to retry (at `nextAttemptAt`, unless its day is over).
  */
 async function recordAnswer(
-  { deliveryId, round, delivery, channel }: { deliveryId: string; round: number; delivery: ToSend['delivery']; channel: NonNullable<ToSend['channel']> },
+  { of, delivery, channel }: { of: AttemptOf; delivery: ToSend['delivery']; channel: NonNullable<ToSend['channel']> },
   status: number,
   attempt: Attempt,
   nextAttemptAt: () => Date | null,
 ): Promise<'delivered' | 'dropped' | 'retry'> {
   if (status >= 200 && status < 300) {
-    await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: true });
+    await deliveries.recordAttempt(of, attempt, { delivered: true });
     return 'delivered';
   }
   if (status === 410) {
-    await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: null });
+    await deliveries.recordAttempt(of, attempt, { delivered: false, nextAttemptAt: null });
     await disableChannel(channel._id, `the receiver answered 410 Gone at ${attempt.at.toISOString()}`, delivery._id);
-    await deliveries.endDelivery(deliveryId, round, 'dropped', 'the receiver answered 410 Gone: the channel is disabled');
+    await deliveries.endDelivery(of.deliveryId, of.round, 'dropped', 'the receiver answered 410 Gone: the channel is disabled');
     return 'dropped';
   }
-  await deliveries.recordAttempt(deliveryId, round, attempt, { delivered: false, nextAttemptAt: nextAttemptAt() });
+  await deliveries.recordAttempt(of, attempt, { delivered: false, nextAttemptAt: nextAttemptAt() });
   return 'retry';
 }
 
@@ -134,12 +129,12 @@ class ReceiverRefused extends Error {
  * parallel, each subject's deliveries one after another, oldest event first (their order there is
  * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
  */
-async function drainOnce(context: Context, retryInitialMs: number | undefined): Promise<number> {
+async function drainOnce(context: Context, { retryInitialMs, maxAttempts }: { retryInitialMs: number | undefined; maxAttempts: number }): Promise<number> {
   let handled = 0;
   for (;;) {
     const events = await deliveries.undispatchedEvents(BATCH);
     await inParallel(events, async (event) => {
-      await deliveries.dispatchEvent(event);
+      await deliveries.dispatchEvent(event, maxAttempts);
       context.heartbeat();
     });
     handled += events.length;
@@ -157,7 +152,7 @@ async function drainOnce(context: Context, retryInitialMs: number | undefined): 
         await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
           workflowId,
           taskQueue: context.info.taskQueue,
-          args: [{ channelId: ref.channelId, subject: ref.subject, ...(retryInitialMs ? { retryInitialMs } : {}) }],
+          args: [{ channelId: ref.channelId, subject: ref.subject, maxAttempts, ...(retryInitialMs ? { retryInitialMs } : {}) }],
           signal: DELIVER_SIGNAL,
           signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
           staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
@@ -172,8 +167,9 @@ async function drainOnce(context: Context, retryInitialMs: number | undefined): 
   return handled;
 }
 
-export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping, notificationRetrySeconds }: NotificationActivityDeps) {
+export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping, notificationRetrySeconds, notificationMaxAttempts }: NotificationActivityDeps) {
   const retryInitialMs = notificationRetrySeconds === undefined ? undefined : notificationRetrySeconds * 1000;
+  const policy = { retryInitialMs, maxAttempts: maxNotificationAttempts(notificationRetrySeconds, notificationMaxAttempts) };
   const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
 
   return {
@@ -190,7 +186,7 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       let handled = 0;
       while (Date.now() < until && !context.cancellationSignal.aborted) {
         throwIfStopping(workerStopping, 'drains the notification outbox');
-        const found = await drainOnce(context, retryInitialMs);
+        const found = await drainOnce(context, policy);
         handled += found;
         context.heartbeat();
         if (found) continue;
@@ -205,8 +201,8 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
      * Anything else (another status, no answer within 10 s, no connection): thrown, and retried by
      * the workflow's policy with the same webhook-id.
      */
-    /** `retryInitialMs`: its workflow's first retry wait (the activity's info does not carry the policy); absent, 5 s. */
-    async sendNotification({ deliveryId, round, retryInitialMs: initialMs = INITIAL_RETRY_SECONDS * 1000 }: DeliveryRef & { retryInitialMs?: number }): Promise<SendOutcome> {
+    /** `retryInitialMs`, `maxAttempts`: its workflow's retry policy (the activity's info does not carry it); absent, 5 s and the 24 h's. */
+    async sendNotification({ deliveryId, round, retryInitialMs: initialMs = DEFAULT_NOTIFICATION_RETRY_SECONDS * 1000, maxAttempts = maxNotificationAttempts(initialMs / 1000) }: DeliveryRef & { retryInitialMs?: number; maxAttempts?: number }): Promise<SendOutcome> {
       const context = Context.current();
       const found = await deliveries.deliveryToSend(deliveryId);
       if (!found || found.delivery.round !== round) return 'skipped';
@@ -219,23 +215,24 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
         count(channelId, 'dropped');
         return 'dropped';
       }
-      if (!(await deliveries.beginAttempt(deliveryId, round))) return 'skipped';
+      if (!(await deliveries.beginAttempt(deliveryId, round, maxAttempts))) return 'skipped';
 
       const at = new Date();
       const started = Date.now();
-      const nextAttemptAt = nextAttemptAfter(delivery.createdAt, context.info.attempt, initialMs / 1000);
+      const of = { deliveryId, round, number: context.info.attempt };
+      const nextAttemptAt = nextAttemptAfter(delivery.createdAt, context.info.attempt, { initialSeconds: initialMs / 1000, maxAttempts });
       let answer: Answer | undefined;
       try {
         answer = await postDelivery({ secretBox, consoleUrl }, { deliveryId, channel, event, at });
       } catch (error) {
-        const { refused, reason } = await recordNoAnswer({ deliveryId, round }, error, { at, duration_ms: Date.now() - started }, nextAttemptAt);
+        const { refused, reason } = await recordNoAnswer(of, error, { at, duration_ms: Date.now() - started }, nextAttemptAt);
         count(channelId, refused ? 'failed' : 'failed_attempt');
         if (!refused) throw new ReceiverRefused(reason);
         log.warn({ channel: channelId, delivery: deliveryId, reason }, 'notification refused: its address is not allowed');
         return 'failed';
       }
       const attempt = { at, response_code: answer.status, response_body: answer.body.subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'), error: null, duration_ms: Date.now() - started };
-      const outcome = await recordAnswer({ deliveryId, round, delivery, channel }, answer.status, attempt, nextAttemptAt);
+      const outcome = await recordAnswer({ of, delivery, channel }, answer.status, attempt, nextAttemptAt);
       if (outcome === 'delivered') notificationMetrics?.delivered((Date.now() - event.at.getTime()) / 1000);
       if (outcome === 'dropped') log.warn({ channel: channelId }, 'notification channel disabled: its receiver answered 410 Gone');
       count(channelId, outcome === 'retry' ? 'failed_attempt' : outcome);
@@ -243,7 +240,7 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       return outcome;
     },
 
-    /** A delivery whose retries were spent (24 h): dead. */
+    /** A delivery whose retries were spent (its policy's maximum attempts, or 24 h): dead. */
     async giveUpDelivery({ deliveryId, round, reason }: DeliveryRef & { reason: string }): Promise<void> {
       const found = await NotificationDeliveryModel.findById(deliveryId, { channel_id: 1 }).lean();
       await deliveries.endDelivery(deliveryId, round, 'dead', reason);

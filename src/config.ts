@@ -73,6 +73,8 @@ const envSchema = z.object({
 
   // The wait before a refused notification's second attempt; each later wait doubles (to an hour at most).
   NOTIFICATION_RETRY_SECONDS: positiveInt.max(3600).default(DEFAULT_NOTIFICATION_RETRY_SECONDS),
+  // Fewer attempts than the 24 h allow before a delivery is dead (unset: as many as start within the 24 h).
+  NOTIFICATION_MAX_ATTEMPTS: positiveInt.max(1000).optional(),
 
   AUDIT_CHECKPOINT_MINUTES: z.coerce.number().positive().default(60),
   AUDIT_RETENTION_DAYS: z.coerce.number().positive().default(400),
@@ -159,7 +161,7 @@ export interface Config {
   transfers: { maxBytesPerSecond: number };
   ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
   /** Notifications: the wait before a refused delivery's second attempt (doubling after). */
-  notifications: { retrySeconds: number };
+  notifications: { retrySeconds: number; maxAttempts: number | undefined };
   /** The audit trail: checkpoints' period, retention, and how long an entry waits for its outcome. */
   audit: { checkpointMinutes: number; retentionDays: number; pendingSeconds: number };
   /** Schedules: the shortest interval allowed; how often skipped ticks are accounted for, and how long after they could no longer run. */
@@ -248,7 +250,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
     ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
     console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS, publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''), oidc: oidcConfig(e) },
-    notifications: { retrySeconds: e.NOTIFICATION_RETRY_SECONDS },
+    notifications: { retrySeconds: e.NOTIFICATION_RETRY_SECONDS, maxAttempts: e.NOTIFICATION_MAX_ATTEMPTS },
     audit: { checkpointMinutes: e.AUDIT_CHECKPOINT_MINUTES, retentionDays: e.AUDIT_RETENTION_DAYS, pendingSeconds: e.AUDIT_PENDING_SECONDS },
     schedules: { minIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS, sweepSeconds: e.SCHEDULE_SWEEP_SECONDS, accountingGraceSeconds: e.SCHEDULE_ACCOUNTING_GRACE_SECONDS },
     planner: {

@@ -1,19 +1,20 @@
 import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
-import { DEFAULT_NOTIFICATION_RETRY_SECONDS, type DeliveryRef, type NotificationDeliveryInput } from '../src/domain/contracts/notifications';
+import { DEFAULT_NOTIFICATION_RETRY_SECONDS, maxNotificationAttempts, type DeliveryRef, type NotificationDeliveryInput } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL } from '../src/domain/contracts/workflow-ids';
 
 const deliverSignal = defineSignal<[DeliveryRef]>(DELIVER_SIGNAL);
 
 /**
  * Each attempt: 10 s for the receiver (the request's own timeout), retried after the workflow's
- * first wait (NOTIFICATION_RETRY_SECONDS, 5 s by default), doubling to 1 h, for 24 h.
+ * first wait (NOTIFICATION_RETRY_SECONDS, 5 s by default), doubling to 1 h, for 24 h: at most
+ * `maxAttempts` attempts, as many as start within the 24 h unless NOTIFICATION_MAX_ATTEMPTS says fewer.
  */
-const sendingActivities = (retryInitialMs: number) =>
+const sendingActivities = (retryInitialMs: number, maxAttempts: number) =>
   proxyActivities<NotificationActivities>({
     startToCloseTimeout: '30 seconds',
     scheduleToCloseTimeout: '24 hours',
-    retry: { initialInterval: retryInitialMs, backoffCoefficient: 2, maximumInterval: '1 hour' },
+    retry: { initialInterval: retryInitialMs, backoffCoefficient: 2, maximumInterval: '1 hour', maximumAttempts: maxAttempts },
   });
 
 const bookkeeping = proxyActivities<NotificationActivities>({
@@ -36,7 +37,8 @@ const keyOf = (ref: DeliveryRef) => `${ref.deliveryId}:${ref.round}`;
  */
 export async function notificationDeliveryWorkflow(input: NotificationDeliveryInput): Promise<void> {
   const retryInitialMs = input.retryInitialMs ?? DEFAULT_NOTIFICATION_RETRY_SECONDS * 1000;
-  const sending = sendingActivities(retryInitialMs);
+  const maxAttempts = input.maxAttempts ?? maxNotificationAttempts(retryInitialMs / 1000);
+  const sending = sendingActivities(retryInitialMs, maxAttempts);
   const queue: DeliveryRef[] = [...(input.pending ?? [])];
   const done = new Set(input.done ?? []);
   setHandler(deliverSignal, (ref) => {
@@ -49,11 +51,12 @@ export async function notificationDeliveryWorkflow(input: NotificationDeliveryIn
     const ref = queue[0]!;
     setCurrentDetails(`sending delivery ${ref.deliveryId} (${queue.length - 1} more waiting)`);
     try {
-      // The activity is told the policy's first wait: it says when the next attempt is due.
-      await sending.sendNotification({ ...ref, retryInitialMs });
+      // The activity is told the policy's first wait and maximum: it says when the next attempt is due, and out of how many.
+      await sending.sendNotification({ ...ref, retryInitialMs, maxAttempts });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
-      await bookkeeping.giveUpDelivery({ ...ref, reason: `not delivered within 24 h: ${error.cause?.message ?? error.message}` });
+      const spent = error.retryState === 'MAXIMUM_ATTEMPTS_REACHED' ? `not delivered in ${maxAttempts} attempts` : 'not delivered within 24 h';
+      await bookkeeping.giveUpDelivery({ ...ref, reason: `${spent}: ${error.cause?.message ?? error.message}` });
     }
     queue.shift();
     done.add(keyOf(ref));

@@ -53,6 +53,7 @@ const page = (script: string, style: string) => `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Bosun</title>
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <link rel="stylesheet" href="/console/${style}">
 <script type="module" src="/console/${script}"></script>
 </head>
@@ -70,6 +71,8 @@ export async function consoleBundle(cacheDir: string, log: Logger): Promise<Cons
   const hash = createHash('sha256');
   for (const pkg of ['preact', 'socket.io-client', 'esbuild']) hash.update(require(`${pkg}/package.json`).version as string);
   for (const file of bundledFiles(APP_DIR)) hash.update(path.relative(APP_DIR, file)).update(readFileSync(file));
+  // The page's own markup too: a change of its head is a new bundle.
+  hash.update(page('', ''));
   const id = hash.digest('hex').slice(0, 16);
   const dir = path.join(cacheDir, `console-${id}`);
   const names = { script: `app-${id}.js`, style: `app-${id}.css` };

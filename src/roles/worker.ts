@@ -85,6 +85,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       audit: { checkpointMinutes: config.audit.checkpointMinutes, retentionDays: config.audit.retentionDays, stopping: workerStopping.signal },
       workerStopping: workerStopping.signal,
       notificationRetrySeconds: config.notifications.retrySeconds,
+      notificationMaxAttempts: config.notifications.maxAttempts,
     },
   );
   const running = worker.run();

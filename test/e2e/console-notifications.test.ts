@@ -45,7 +45,7 @@ describe('notification channels in the console', () => {
     expect(secret).toMatch(/^whsec_/);
     receiver.secret = secret;
     const row = page.locator('tr[data-channel="ops hooks"]');
-    await row.getByRole('button', { name: 'Send ops hooks a test' }).click();
+    await row.getByRole('button', { name: 'Send a test to ops hooks' }).click();
     await eventually(async () => receiver.events('ping'), (r) => r.length === 1);
 
     await row.getByRole('link', { name: 'ops hooks' }).click();

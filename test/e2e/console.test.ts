@@ -304,7 +304,8 @@ describe('the web console in a real browser', () => {
     expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).toBe('{}{}');
 
     const row = page.locator('tr[data-token="ci-e2e"]');
-    await row.getByText('read, deployments:run').waitFor();
+    // What it can do: its identity's admin role narrowed to the two scopes it was made with.
+    await row.getByText('admin: read, deployments:run on every server').waitFor();
     await row.getByRole('button', { name: 'Revoke ci-e2e' }).click();
     await row.getByRole('button', { name: 'Yes, revoke ci-e2e' }).click();
     await row.waitFor({ state: 'detached' });

@@ -1,5 +1,6 @@
 import { bearer, startBosun, type Bosun } from '../support/bosun';
-import { userWithToken } from '../support/client';
+import { personToken, userWithToken } from '../support/client';
+import { SCOPES } from '../../src/domain/access/scopes';
 import { ApiTokenModel } from '../../src/domain/tokens/model';
 
 describe('API tokens over HTTP (administrators of their own organization)', () => {
@@ -61,6 +62,25 @@ describe('API tokens over HTTP (administrators of their own organization)', () =
     expect(mine.body.data.map((t: { name: string; current: boolean }) => [t.name, t.current])).toEqual([['nightly-a', true], ['nightly-b', false]]);
     expect(JSON.stringify(mine.body)).not.toContain(first.slice(10));
     expect((await call(first).get('/tokens')).status).toBe(403);
+  });
+
+  test('each token says what it can do: its identity’s roles narrowed by its scopes, not its scope names', async () => {
+    const own = await bosun.token('tokens-rights', ['admin'], 'admin');
+    // A person who is only an approver on servers tagged web, with a token of the default scope, admin.
+    const ann = await personToken(userWithToken(bosun, own), 'Ann', 'approver', ['web']);
+    const reader = (await as(own).create({ name: 'reader', scopes: ['read'] })).body.data;
+    const byName = async (name: string) => (await as(own).list()).body.data.find((t: { name: string }) => t.name === name);
+
+    const approver = { role: 'approver', actions: ['read', 'approve'], servers: { tags: ['web'] }, deployments: null, max_targets_per_run: null };
+    expect(await byName('ann-token')).toMatchObject({ scopes: ['admin'], can: { actions: ['read', 'approve'], bindings: [approver] } });
+    expect((await byName('admin')).can).toEqual({ actions: [...SCOPES], bindings: [{ role: 'admin', actions: [...SCOPES], servers: null, deployments: null, max_targets_per_run: null }] });
+    // An administrator's token narrowed to read reads, and no more.
+    expect(reader.can).toEqual({ actions: ['read'], bindings: [{ role: 'admin', actions: ['read'], servers: null, deployments: null, max_targets_per_run: null }] });
+    // Ann's own list says the same of her token.
+    const mine = await bosun.api.get('/api/v1/me/tokens').set(bearer(ann.token));
+    expect(mine.body.data.map((t: { name: string; can: unknown }) => [t.name, t.can])).toEqual([['ann-token', { actions: ['read', 'approve'], bindings: [approver] }]]);
+    // A revoked token can do nothing.
+    expect((await as(own).revoke(reader.id)).body.data.can).toEqual({ actions: [], bindings: [] });
   });
 
   test('bad input is refused with the usual envelope and creates nothing', async () => {

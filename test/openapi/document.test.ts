@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { validateOpenApi } from '../support/openapi';
-import { CONSOLE_PATHS } from '../../src/api/console/routes';
+import { CONSOLE_PATHS, FAVICON_PATH } from '../../src/api/console/routes';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, unknown>> };
 
@@ -28,8 +28,8 @@ describe('the OpenAPI document and the reference page', () => {
 
   test('every route the app registers is in the document with its method, and every documented operation is a route', async () => {
     // The reference page and its files are HTML and assets, not API.
-    // The reference page and the console's pages are pages, not API operations.
-    const pages = new Set(CONSOLE_PATHS.map((p) => `GET ${p}`));
+    // The reference page and the console's pages and icon are pages, not API operations.
+    const pages = new Set([...CONSOLE_PATHS, FAVICON_PATH].map((p) => `GET ${p}`));
     const routes = (await bosun.routes()).filter((route) => !/^GET \/docs(\/|$)/.test(route) && !pages.has(route));
     const documented = Object.entries(doc.paths).flatMap(([p, item]) =>
       Object.keys(item).map((method) => `${method.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`),

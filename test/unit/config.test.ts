@@ -13,8 +13,9 @@ describe('configuration from the environment', () => {
     expect(config.worker).toEqual({ maxConcurrentSteps: 200, stickyTimeoutSeconds: 10, heartbeatTimeoutSeconds: 15, shutdownGraceSeconds: 10 });
     expect(loadConfig({ WORKER_HEARTBEAT_TIMEOUT_SECONDS: '6' }).worker.heartbeatTimeoutSeconds).toBe(6);
     expect(loadConfig({ WORKER_STICKY_TIMEOUT_SECONDS: '3' }).worker.stickyTimeoutSeconds).toBe(3);
-    expect(config.notifications).toEqual({ retrySeconds: 5 });
+    expect(config.notifications).toStrictEqual({ retrySeconds: 5, maxAttempts: undefined });
     expect(loadConfig({ NOTIFICATION_RETRY_SECONDS: '1' }).notifications.retrySeconds).toBe(1);
+    expect(loadConfig({ NOTIFICATION_MAX_ATTEMPTS: '3' }).notifications.maxAttempts).toBe(3);
     expect(config.home).toMatch(/\.bosun$/);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -29,6 +30,7 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ WORKER_HEARTBEAT_TIMEOUT_SECONDS: '2' })).toThrow(/WORKER_HEARTBEAT_TIMEOUT_SECONDS/);
     expect(() => loadConfig({ NOTIFICATION_RETRY_SECONDS: '0' })).toThrow(/NOTIFICATION_RETRY_SECONDS/);
     expect(() => loadConfig({ NOTIFICATION_RETRY_SECONDS: '7200' })).toThrow(/NOTIFICATION_RETRY_SECONDS/);
+    expect(() => loadConfig({ NOTIFICATION_MAX_ATTEMPTS: '0' })).toThrow(/NOTIFICATION_MAX_ATTEMPTS/);
   });
 
   test('secret values are never echoed in the message', () => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import express, { Router, type RequestHandler } from 'express';
 import type { ConsoleBundle } from '../../console/bundle';
+import { favicon } from './favicon';
 import { CONSOLE_PAGES } from './pages';
 
 /**
@@ -20,6 +21,9 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The console's icon, linked from its page's head (an asset, not an API operation). */
+export const FAVICON_PATH = '/favicon.ico';
+
 /** Every URL a person may paste (the console's pages: pages.ts): each answers with the console's page, which routes itself. */
 export const CONSOLE_PATHS: readonly string[] = CONSOLE_PAGES.map((page) => page.path);
 
@@ -32,7 +36,7 @@ export const consolePage =
     res.type('html').send(bundle.indexHtml);
   };
 
-/** The bundle's files under /console/ (named by content hash: cached for good), and the pages. */
+/** The bundle's files under /console/ (named by content hash: cached for good), the icon, and the pages. */
 export function consoleRoutes(bundle: ConsoleBundle): Router {
   const router = Router();
   router.use(
@@ -45,6 +49,7 @@ export function consoleRoutes(bundle: ConsoleBundle): Router {
       setHeaders: (res) => res.setHeader('Content-Security-Policy', CONSOLE_CSP),
     }),
   );
+  router.get(FAVICON_PATH, favicon);
   for (const page of CONSOLE_PATHS) router.get(page, consolePage(bundle));
   return router;
 }

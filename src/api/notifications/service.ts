@@ -11,6 +11,7 @@ import { actorOf, type Principal } from '../../domain/tokens/service';
 import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import { findPage, type PageQuery } from '../http/pagination';
+import { withPendingReasons } from './pending';
 import type { CreateChannelInput, UpdateChannelInput } from './schemas';
 import { toChannelView, toDeliveryView } from './views';
 
@@ -103,14 +104,15 @@ export function createNotificationService({ secretBox }: { secretBox: SecretBox 
 
     async deliveries(principal: Principal, id: string, page: PageQuery, status?: string) {
       const channel = await findChannel(principal, id);
-      return findPage<NotificationDelivery, ReturnType<typeof toDeliveryView>>(NotificationDeliveryModel, { channel_id: channel._id, ...(status ? { status } : {}) }, page, toDeliveryView, { event_at: -1, _id: -1 });
+      const found = await findPage<NotificationDelivery, ReturnType<typeof toDeliveryView>>(NotificationDeliveryModel, { channel_id: channel._id, ...(status ? { status } : {}) }, page, toDeliveryView, { event_at: -1, _id: -1 });
+      return { ...found, data: await withPendingReasons(channel, found.data) };
     },
 
     async redeliver(principal: Principal, id: string, deliveryId: string) {
       const channel = await findChannel(principal, id);
       const again = await redeliver(channel._id, parseId(deliveryId, 'Delivery'));
       if (!again) throw notFound('Delivery');
-      return toDeliveryView(again as NotificationDelivery);
+      return (await withPendingReasons(channel, [toDeliveryView(again as NotificationDelivery)]))[0]!;
     },
 
     async test(principal: Principal, id: string) {

@@ -38,15 +38,21 @@ export const deliverySchema = z
         duration_ms: z.number().int(),
       }),
     ),
-    attempt_count: z.number().int(),
-    next_attempt_at: timestampSchema.nullable(),
+    attempt_count: z.number().int().describe('Attempts over every round'),
+    round_attempts: z.number().int().describe('Attempts in the current round (a redeliver begins a new one), out of max_attempts'),
+    max_attempts: z
+      .number()
+      .int()
+      .nullable()
+      .describe('The retry policy’s maximum: after this many failed attempts in a round (or 24 h) the delivery is dead. Null for deliveries made before it was recorded'),
+    next_attempt_at: timestampSchema.nullable().describe('When the next attempt is due, while a failed one is retried; null after the last attempt'),
+    pending_reason: z.string().nullable().describe('Why a pending delivery has not been tried yet: queued for its first attempt, waiting for an earlier event of the same subject, the channel disabled…'),
+    waiting_for: z.string().nullable().describe('The delivery a pending one waits for: one subject’s events go out in order'),
     reason: z.string().nullable().describe('Why the last attempt failed, or why the delivery ended unsent'),
     delivered_at: timestampSchema.nullable(),
     created_at: timestampSchema,
   })
   .meta({ id: 'NotificationDelivery' });
-
-/** A slack incoming webhook's URL is its credential: its last part is not shown. */
 
 export const toChannelView = (channel: NotificationChannel): z.infer<typeof channelSchema> => ({
   id: channel._id.toString(),
@@ -66,14 +72,21 @@ export const toChannelView = (channel: NotificationChannel): z.infer<typeof chan
   updated_at: channel.updatedAt.toISOString(),
 });
 
-export const toDeliveryView = (delivery: NotificationDelivery): z.infer<typeof deliverySchema> => ({
+export type DeliveryView = z.infer<typeof deliverySchema>;
+
+/** A delivery as stored; a pending one's reason is the service's (withPendingReasons), which looks at its channel's others. */
+export const toDeliveryView = (delivery: NotificationDelivery): DeliveryView => ({
   id: delivery._id.toString(),
   webhook_id: `msg_${delivery._id.toString()}`,
   event: { id: delivery.event_id.toString(), type: delivery.event_type, at: delivery.event_at.toISOString(), subject: { kind: delivery.subject.kind, id: delivery.subject.id } },
   status: delivery.status as (typeof DELIVERY_STATUSES)[number],
   attempts: delivery.attempts.map((a) => ({ at: a.at.toISOString(), response_code: a.response_code ?? null, response_body: a.response_body ?? null, error: a.error ?? null, duration_ms: Math.round(a.duration_ms) })),
   attempt_count: delivery.attempt_count,
+  round_attempts: delivery.round_attempts ?? 0,
+  max_attempts: delivery.max_attempts ?? null,
   next_attempt_at: delivery.next_attempt_at?.toISOString() ?? null,
+  pending_reason: null,
+  waiting_for: null,
   reason: delivery.reason ?? null,
   delivered_at: delivery.delivered_at?.toISOString() ?? null,
   created_at: delivery.createdAt.toISOString(),

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { RoleBindingModel, type RoleBinding } from '../../domain/access/model';
 import { tokensOf } from '../../domain/tokens/service';
 import { principalOf } from '../http/auth';
-import { toTokenView } from '../tokens/views';
+import { toTokenViews } from '../tokens/views';
 import { toRoleBindingView } from './views';
 import type { DeploymentService } from '../deployments/service';
 
@@ -29,7 +29,7 @@ export function meRoutes(deployments: Pick<DeploymentService, 'approvalsFor'>): 
   router.get('/tokens', async (req, res) => {
     const principal = principalOf(req);
     const tokens = await tokensOf(principal.organizationId, principal.identity.id);
-    res.json({ data: tokens.map((t) => toTokenView(t, principal.tokenId)) });
+    res.json({ data: await toTokenViews(tokens, principal.tokenId) });
   });
   router.get('/approvals', async (req, res) => {
     res.json({ data: await deployments.approvalsFor(principalOf(req)) });

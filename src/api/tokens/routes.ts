@@ -12,7 +12,7 @@ import { identityRef } from '../../domain/access/identities';
 import { IdentityModel } from '../../domain/access/model';
 import type { Scope } from '../../domain/access/scopes';
 import { createTokenSchema, type CreateTokenInput } from './schemas';
-import { toTokenView } from './views';
+import { toTokenViews } from './views';
 
 /**
  * A new token of an identity of the caller's organization; the value is in this one answer. Its
@@ -30,7 +30,8 @@ export async function issueToken(principal: Principal, identity: { _id: Types.Ob
       expiresInSeconds: input.expires_in === null ? undefined : parseDuration(input.expires_in),
       identityId: identity._id,
     });
-    return { ...toTokenView({ ...created, identity: identityRef(identity as Parameters<typeof identityRef>[0]) }, principal.tokenId), token: created.token };
+    const [view] = await toTokenViews([{ ...created, identity: identityRef(identity as Parameters<typeof identityRef>[0]) }], principal.tokenId);
+    return { ...view!, token: created.token };
   } catch (error) {
     if (error instanceof TokenError) throw new ApiError('conflict', error.message);
     throw error;
@@ -47,7 +48,7 @@ export function tokenRoutes(): Router {
   router.get('/', requireEverywhere('admin'), async (req, res) => {
     const principal = principalOf(req);
     const tokens = await tokensOf(principal.organizationId);
-    res.json({ data: tokens.map((t) => toTokenView(t, principal.tokenId)) });
+    res.json({ data: await toTokenViews(tokens, principal.tokenId) });
   });
 
   router.post('/', async (req, res) => {
@@ -66,7 +67,7 @@ export function tokenRoutes(): Router {
     const token = await revokeTokenById(principal.organizationId, id);
     if (!token) throw notFound('Token');
     const [view] = (await tokensOf(principal.organizationId, token.identity_id ?? undefined)).filter((t) => t.id === token.id);
-    res.json({ data: toTokenView(view ?? { ...token, identity: null }, principal.tokenId) });
+    res.json({ data: (await toTokenViews([view ?? { ...token, identity: null }], principal.tokenId))[0] });
   });
 
   return router;

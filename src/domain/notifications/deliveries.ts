@@ -27,8 +27,11 @@ export function channelWants(channel: Pick<NotificationChannel, '_id' | 'events'
 export const undispatchedEvents = (limit: number) =>
   NotificationEventModel.find({ dispatched_at: null }).sort({ at: 1, _id: 1 }).limit(limit).lean<NotificationEvent[]>();
 
-/** An event's deliveries (one per matching channel, made once) and its mark as dispatched, in one transaction. */
-export async function dispatchEvent(event: NotificationEvent): Promise<number> {
+/**
+ * An event's deliveries (one per matching channel, made once) and its mark as dispatched, in one
+ * transaction; `maxAttempts`: the retry policy's maximum the dispatcher's workflows are started with.
+ */
+export async function dispatchEvent(event: NotificationEvent, maxAttempts: number): Promise<number> {
   const channels = await NotificationChannelModel.find(event.channel_id ? { _id: event.channel_id } : { organization_id: event.organization_id, disabled_at: null }, { events: 1, filter: 1, disabled_at: 1 }).lean<NotificationChannel[]>();
   const wanted = channels.filter((channel) => channelWants(channel, event));
   await inTransaction(async (session) => {
@@ -52,6 +55,8 @@ export async function dispatchEvent(event: NotificationEvent): Promise<number> {
                 queued: false,
                 attempts: [],
                 attempt_count: 0,
+                round_attempts: 0,
+                max_attempts: maxAttempts,
                 next_attempt_at: null,
                 reason: null,
                 delivered_at: null,
@@ -94,9 +99,12 @@ export async function deliveryToSend(deliveryId: string) {
   return { delivery, event, channel };
 }
 
-/** An attempt begins: delivering. False when the delivery has ended (or was redelivered since): nothing to send. */
-export async function beginAttempt(deliveryId: string, round: number): Promise<boolean> {
-  const begun = await NotificationDeliveryModel.updateOne({ _id: deliveryId, round, status: { $nin: FINAL_DELIVERY_STATUSES } }, { $set: { status: 'delivering' } });
+/**
+ * An attempt begins: delivering, out of `maxAttempts` (its workflow's retry policy). False when the
+ * delivery has ended (or was redelivered since): nothing to send.
+ */
+export async function beginAttempt(deliveryId: string, round: number, maxAttempts: number): Promise<boolean> {
+  const begun = await NotificationDeliveryModel.updateOne({ _id: deliveryId, round, status: { $nin: FINAL_DELIVERY_STATUSES } }, { $set: { status: 'delivering', max_attempts: maxAttempts } });
   return begun.matchedCount > 0;
 }
 
@@ -108,11 +116,15 @@ export interface AttemptRecord {
   duration_ms: number;
 }
 
-/** An attempt's result; a failed one says when the next one is due. */
-export async function recordAttempt(deliveryId: string, round: number, attempt: AttemptRecord, outcome: { delivered: true } | { delivered: false; nextAttemptAt: Date | null }): Promise<void> {
+/** Attempt number `number` of its round, and its result; a failed one says when the next one is due. */
+export async function recordAttempt(
+  { deliveryId, round, number }: { deliveryId: string; round: number; number: number },
+  attempt: AttemptRecord,
+  outcome: { delivered: true } | { delivered: false; nextAttemptAt: Date | null },
+): Promise<void> {
   const $set: Record<string, unknown> = outcome.delivered
-    ? { status: 'delivered', delivered_at: attempt.at, next_attempt_at: null, reason: null }
-    : { next_attempt_at: outcome.nextAttemptAt, reason: attempt.error ?? `the receiver answered ${attempt.response_code}` };
+    ? { status: 'delivered', delivered_at: attempt.at, next_attempt_at: null, reason: null, round_attempts: number }
+    : { next_attempt_at: outcome.nextAttemptAt, reason: attempt.error ?? `the receiver answered ${attempt.response_code}`, round_attempts: number };
   await NotificationDeliveryModel.updateOne(
     { _id: deliveryId, round, status: { $nin: FINAL_DELIVERY_STATUSES } },
     { $set, $push: { attempts: { $each: [attempt], $slice: -ATTEMPTS_KEPT } }, $inc: { attempt_count: 1 } },
@@ -128,7 +140,7 @@ export async function endDelivery(deliveryId: string, round: number, status: 'fa
 export async function redeliver(channelId: Types.ObjectId, deliveryId: Types.ObjectId) {
   return NotificationDeliveryModel.findOneAndUpdate(
     { _id: deliveryId, channel_id: channelId },
-    { $set: { status: 'pending', queued: false, next_attempt_at: null, reason: null, delivered_at: null }, $inc: { round: 1 } },
+    { $set: { status: 'pending', queued: false, round_attempts: 0, next_attempt_at: null, reason: null, delivered_at: null }, $inc: { round: 1 } },
     { returnDocument: 'after' },
   ).lean();
 }

@@ -117,6 +117,9 @@ const notificationDeliverySchema = new Schema(
     queued: { type: Boolean, required: true, default: false },
     attempts: { type: [attemptSchema], default: [] },
     attempt_count: { type: Number, required: true, default: 0 },
+    // This round's attempts (a redeliver starts again at 0), out of the retry policy's maximum (null: before this was recorded).
+    round_attempts: { type: Number, required: true, default: 0 },
+    max_attempts: { type: Number, default: null },
     next_attempt_at: { type: Date, default: null },
     reason: { type: String, default: null },
     delivered_at: { type: Date, default: null },
@@ -126,6 +129,8 @@ const notificationDeliverySchema = new Schema(
 notificationDeliverySchema.index({ channel_id: 1, event_id: 1 }, { unique: true });
 // A channel's deliveries newest event first (events are dispatched in parallel: creation order is not theirs).
 notificationDeliverySchema.index({ channel_id: 1, event_at: -1, _id: -1 });
+// A channel's unfinished deliveries (why a pending one waits), and its deliveries of one status.
+notificationDeliverySchema.index({ channel_id: 1, status: 1, event_at: 1 });
 notificationDeliverySchema.index({ queued: 1, event_at: 1, _id: 1 }, { partialFilterExpression: { queued: false } });
 
 export const NotificationDeliveryModel = model('NotificationDelivery', notificationDeliverySchema, 'notification_deliveries');

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { mayAtAll, mayEverywhere } from '../../../domain/access/grants';
+import { mayAtAll, mayEverywhere, type Access } from '../../../domain/access/grants';
 import { ACTIONS, type Action } from '../../../domain/access/roles';
 import type { Principal } from '../../../domain/tokens/service';
 import { principalOf } from '../../http/auth';
@@ -30,9 +30,9 @@ export const requireEverywhere =
     next();
   };
 
-/** What the caller may do, for the console to show: `admin` and `audit:read` count for the whole organization only (the pages they open need that). */
-export const rightsOf = (principal: Principal): Action[] =>
-  ACTIONS.filter((action) => (action === 'admin' || action === 'audit:read' ? mayEverywhere(principal, action) : mayAtAll(principal, action)));
+/** What the caller (or a token) may do, for the console to show: `admin` and `audit:read` count for the whole organization only (the pages they open need that). */
+export const rightsOf = (access: Access): Action[] =>
+  ACTIONS.filter((action) => (action === 'admin' || action === 'audit:read' ? mayEverywhere(access, action) : mayAtAll(access, action)));
 
 /** A socket subscribes to what it may read: one that may read nothing is refused at its handshake. */
 export function assertMayOpenSocket(principal: Principal): void {

@@ -11,4 +11,5 @@ export { approversOf, type Approver } from './approvers';
 export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
 export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';
+export { tokensRights, type TokenRights } from './token-rights';
 export { assertOnServers, checkServer, checkServersOf, readableAmong, readableServerFilter, readableServerIds, type NamedServer } from './servers';

@@ -86,7 +86,36 @@ export function TokenOnce({ created, onDone }: { created: CreatedToken; onDone: 
   );
 }
 
-/** Tokens with their scopes and uses; each one not yet revoked has Revoke, after a confirmation. */
+type TokenBinding = Token['can']['bindings'][number];
+
+/** A role binding the token may use, as a sentence: "approver: read, approve on servers tagged web". */
+function bindingSentence(g: TokenBinding): string {
+  const actions = g.actions.includes('admin') ? 'everything' : g.actions.join(', ');
+  const servers = g.servers ? `servers tagged ${g.servers.tags.join(' and ')}` : 'every server';
+  const deployments = g.deployments ? `, ${g.deployments.length} deployment${g.deployments.length === 1 ? '' : 's'} only` : '';
+  const limit = g.max_targets_per_run ? `, at most ${g.max_targets_per_run} servers per run` : '';
+  return `${g.role}: ${actions} on ${servers}${deployments}${limit}`;
+}
+
+/** What a token can do (the server's answer: its identity's roles narrowed by its scopes), and its scopes beneath. */
+function TokenCan({ token: t }: { token: Token }) {
+  return (
+    <div data-token-can>
+      {t.can.bindings.length ? (
+        <ul class="plain token-can">
+          {t.can.bindings.map((g, i) => (
+            <li key={i}>{bindingSentence(g)}</li>
+          ))}
+        </ul>
+      ) : (
+        <span class="muted">nothing</span>
+      )}
+      <div class="muted small">scopes: {t.scopes.join(', ')}</div>
+    </div>
+  );
+}
+
+/** Tokens with what they can do and their uses; each one not yet revoked has Revoke, after a confirmation. */
 export function TokenTable({ tokens, caption, onRevoke }: { tokens: Token[]; caption: string; onRevoke: (token: Token) => Promise<void> }) {
   const [confirm, setConfirm] = useState<string | null>(null);
   return (
@@ -105,7 +134,7 @@ export function TokenTable({ tokens, caption, onRevoke }: { tokens: Token[]; cap
             </>
           ),
         },
-        { head: 'Scopes', cell: (t) => t.scopes.join(', ') },
+        { head: 'Can do', cell: (t) => <TokenCan token={t} /> },
         { head: 'Created', cell: (t) => <When at={t.created_at} /> },
         { head: 'Last used', cell: (t) => (t.last_used_at ? <When at={t.last_used_at} /> : <span class="muted">never</span>) },
         { head: 'Expires', cell: (t) => (t.expires_at ? <When at={t.expires_at} /> : <span class="muted">never</span>) },

@@ -54,7 +54,7 @@ export function Account() {
             <dd>{current.organization}</dd>
             <dt>Signed in with</dt>
             <dd>
-              the token {current.token_name} <span class="muted">(scopes {current.scopes.join(', ')})</span>
+              the token {current.token_name} <span class="muted">(scopes {current.scopes.join(', ')}: they narrow your roles, never add to them)</span>
             </dd>
             <dt>Teams</dt>
             <dd>{who.teams.map((t) => t.name).join(', ') || <span class="muted">none</span>}</dd>

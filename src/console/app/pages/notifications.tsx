@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { CreatedNotificationChannel, NotificationChannel, NotificationDelivery, Page } from '../api-types';
-import { ErrorNote, Section, Status, submitted, useChanges, useLoad, When } from '../components/common';
+import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
+import { attemptsOf, DeliveryState, NextAttempt } from '../components/delivery-progress';
 import { Table } from '../components/table';
 import { EVENT_TYPES } from '../../../domain/notifications/event-types';
 
@@ -46,6 +47,7 @@ export function NotificationChannels() {
           columns={[
             {
               head: 'Name',
+              class: 'channel-name',
               cell: (c) => (
                 <>
                   <a href={`/notifications/${c.id}`}>{c.name}</a>
@@ -60,7 +62,7 @@ export function NotificationChannels() {
           actions={{
             cell: (c) => (
               <>
-                <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${c.id}/test`))} aria-label={`Send ${c.name} a test`}>
+                <button type="button" onClick={() => void act(() => api('POST', `/api/v1/notification-channels/${c.id}/test`))} aria-label={`Send a test to ${c.name}`}>
                   Send a test
                 </button>{' '}
                 {c.enabled ? null : (
@@ -108,7 +110,7 @@ export function NotificationChannels() {
           <label>
             Only servers tagged <input name="tags" placeholder="prod, web" />
           </label>
-          <label>
+          <label class="inline">
             <input type="checkbox" name="only_final_failure" /> Only a run’s final failure
           </label>
           <div class="wide">
@@ -158,17 +160,9 @@ export function NotificationChannelPage({ channelId }: { channelId: string }) {
                 </>
               ),
             },
-            {
-              head: 'Status',
-              cell: (d) => (
-                <>
-                  <Status value={d.status} />
-                  {d.reason ? <div class="muted small">{d.reason}</div> : null}
-                </>
-              ),
-            },
-            { head: 'Attempts', cell: (d) => <Attempts delivery={d} /> },
-            { head: 'Next attempt', cell: (d) => (d.next_attempt_at ? <When at={d.next_attempt_at} /> : <span class="muted">—</span>) },
+            { head: 'Status', cell: (d) => <DeliveryState delivery={d} />, class: 'delivery-state' },
+            { head: 'Attempts', cell: (d) => <Attempts delivery={d} />, class: 'delivery-attempts' },
+            { head: 'Next attempt', cell: (d) => <NextAttempt delivery={d} /> },
           ]}
           actions={{
             cell: (d) => (
@@ -183,11 +177,14 @@ export function NotificationChannelPage({ channelId }: { channelId: string }) {
   );
 }
 
-/** A delivery's attempts, folded: each one's time, and the answer's code and first bytes or the error. */
+/** A delivery's attempts, folded: this round's out of the policy's maximum; each one's time, and the answer's code and first bytes or the error. */
 function Attempts({ delivery: d }: { delivery: NotificationDelivery }) {
   return (
     <details>
-      <summary>{d.attempt_count}</summary>
+      <summary data-attempts>
+        {attemptsOf(d)}
+        {d.attempt_count > d.round_attempts ? <span class="muted small"> ({d.attempt_count} in all rounds)</span> : null}
+      </summary>
       <ul class="small">
         {d.attempts.map((a, i) => (
           <li key={i}>

@@ -122,7 +122,10 @@ export function ServerImport() {
             Content <textarea name="content" rows={12} required spellcheck={false} />
           </label>
           <label>
-            Default user <input name="username" placeholder="for hosts without ansible_user / User" />
+            Default user <input name="username" placeholder="deploy" />
+            <span class="muted small">
+              for hosts whose inventory names no user (<code>ansible_user</code>, <code>User</code>)
+            </span>
           </label>
           <label class="wide">
             Private key <textarea name="private_key" rows={4} spellcheck={false} placeholder="for the servers to add" />

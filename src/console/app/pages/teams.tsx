@@ -50,7 +50,7 @@ function TeamList() {
           <label>
             Team name <input name="name" required maxLength={64} placeholder="web team" />
           </label>
-          <MemberChoice people={people} members={[]} />
+          {list.data ? <MemberChoice people={people} members={[]} /> : null}
           <div class="wide">
             <button type="submit" class="primary">
               Add the team
@@ -61,7 +61,13 @@ function TeamList() {
       <Section title={list.data ? `${teams.length} team${teams.length === 1 ? '' : 's'}` : 'Teams'}>
         <Table
           caption="The organization’s teams"
-          rows={teams}
+          rows={list.data ? teams : undefined}
+          empty={
+            <span data-empty="teams">
+              No team yet. A team grants roles to several people at once: add one with the form above (a name, and its members), then give it a
+              role on the <a href="/role-bindings">Role bindings</a> page — every member gets what the role allows, and loses it on leaving the team.
+            </span>
+          }
           rowKey={(t) => t.id}
           mark={(t) => ({ 'data-team': t.name })}
           columns={[
