@@ -109,6 +109,7 @@ describe('the console’s audit page', () => {
     await entries.getByRole('row').filter({ hasText: 'server 00000001 (deleted)' }).first().waitFor();
     await ownerPage.getByRole('navigation', { name: 'Pages' }).scrollIntoViewIfNeeded();
     await screenshot(ownerPage, 'audit-200-entries-page-2');
+    expect(await accessibilityViolations(ownerPage)).toEqual([]);
     await ownerPage.getByRole('link', { name: 'Older →' }).click();
     await ownerPage.getByRole('heading', { name: /^Entries 101–150 of / }).waitFor();
     await ownerPage.getByRole('link', { name: '← Newer' }).click();
