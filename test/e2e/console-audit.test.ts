@@ -75,7 +75,7 @@ describe('the console’s audit page', () => {
   });
 
   test('a trail of 200 entries reads 50 a page, each naming and linking its deployment, run and server, filtered by names', async () => {
-    const owner = await bosun.token('console-audit-pages');
+    const owner = await bosun.token('console-audit-pages', ['admin'], 'release-bot');
     // An older history first (its commands' server and run long deleted), then a deployment run on web-1.
     await insertChainedEntries(bosun.mongoUri, await organizationIdOf(bosun.mongoUri, bosun.org('console-audit-pages')), 190);
     const ops = userWithToken(bosun, owner);
@@ -87,6 +87,8 @@ describe('the console’s audit page', () => {
     await eventually(async () => (await bosun.api.get(`/api/v1/audit?run=${run.id}&action=command.run`).set(bearer(owner))).body.meta.total as number, (total) => total === 1);
 
     const ownerPage = await signedInPage(browser, bosun.url, owner);
+    // The sign-in's own entry chained first: the pages counted below stay where they are.
+    await eventually(async () => (await bosun.api.get('/api/v1/audit?action=session.sign_in').set(bearer(owner))).body.meta.total as number, (total) => total === 1);
     await ownerPage.goto(`${bosun.url}/audit`);
     const entries = ownerPage.getByRole('region', { name: /^Entries / });
     await ownerPage.getByRole('heading', { name: /^Entries 1–50 of (19\d|2\d\d)$/ }).waitFor();
@@ -133,6 +135,16 @@ describe('the console’s audit page', () => {
     await ownerPage.getByRole('button', { name: 'Filter' }).click();
     await ownerPage.getByRole('heading', { name: /^Entries 1–\d of \d$/ }).waitFor();
     expect(await entries.getByRole('row').filter({ hasText: 'echo hello → exit 0' }).count()).toBe(1);
+
+    // An actor typed by name: the URL keeps its id.
+    const bot = ((await bosun.api.get('/api/v1/audit/choices').set(bearer(owner))).body.data.actors as Array<{ id: string; name: string }>).find((actor) => actor.name === 'release-bot')!;
+    const byBot = (await bosun.api.get(`/api/v1/audit?actor=${bot.id}`).set(bearer(owner))).body.meta.total as number;
+    await ownerPage.goto(`${bosun.url}/audit`);
+    await ownerPage.getByLabel('Actor').fill('release-bot');
+    await ownerPage.getByRole('button', { name: 'Filter' }).click();
+    await ownerPage.waitForURL(`${bosun.url}/audit?actor=${bot.id}`);
+    await ownerPage.getByRole('heading', { name: `Entries 1–${byBot} of ${byBot}` }).waitFor();
+    expect(await entries.getByRole('row').filter({ hasText: 'bosun worker' }).count()).toBe(0);
 
     // At 1,280 px the trail still fits the window.
     const narrow = await signedInPage(browser, bosun.url, owner, { viewport: { width: 1280, height: 900 } });

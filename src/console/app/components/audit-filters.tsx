@@ -1,5 +1,5 @@
 // The audit trail's filters: names typed with suggestions (people, service accounts, servers, actions), sent as ids.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { get } from '../api';
 import { submitted, useLoad } from './common';
 
@@ -22,14 +22,24 @@ const localInput = (iso: string | undefined) => {
   return new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 };
 
+/** An input's text for a URL's id: its name once the choices are read, unless the person typed meanwhile. */
+function useNameOf(id: string | undefined, named: { id: string; name: string }[]) {
+  const [text, setText] = useState(id ?? '');
+  const name = named.find((choice) => choice.id === id)?.name;
+  useEffect(() => {
+    if (name) setText((typed) => (typed === id ? name : typed));
+  }, [name]);
+  return { value: text, onInput: (event: Event) => setText((event.currentTarget as HTMLInputElement).value) };
+}
+
 /** The filter form: a name becomes its id before the query (the URL keeps ids, so it reads the same for anyone). */
 export function AuditFilterForm({ filters, onFilter }: { filters: AuditFilters; onFilter: (filters: AuditFilters) => void }) {
   const choices = useLoad(() => get<AuditChoices>('/api/v1/audit/choices'), []);
   const [problem, setProblem] = useState<string | null>(null);
   const actors = choices.data?.actors ?? [];
   const servers = choices.data?.servers ?? [];
-  const actorName = actors.find((actor) => actor.id === filters.actor)?.name ?? filters.actor;
-  const serverName = servers.find((server) => server.id === filters.server)?.name ?? filters.server;
+  const actorInput = useNameOf(filters.actor, actors);
+  const serverInput = useNameOf(filters.server, servers);
 
   const filter = (event: Event) => {
     const { field } = submitted(event);
@@ -51,10 +61,9 @@ export function AuditFilterForm({ filters, onFilter }: { filters: AuditFilters; 
   };
 
   return (
-    // Mounted again once the choices are read: the ids in the URL are then shown as names.
-    <form key={choices.data ? 'named' : 'loading'} class="filters" onSubmit={filter} aria-label="Filter the trail">
+    <form class="filters" onSubmit={filter} aria-label="Filter the trail">
       <label>
-        Actor <input name="actor" list="audit-actors" placeholder="a name" defaultValue={actorName} />
+        Actor <input name="actor" list="audit-actors" placeholder="a name" {...actorInput} />
       </label>
       <datalist id="audit-actors">
         {actors.map((actor) => (
@@ -70,7 +79,7 @@ export function AuditFilterForm({ filters, onFilter }: { filters: AuditFilters; 
         ))}
       </datalist>
       <label>
-        Server <input name="server" list="audit-servers" placeholder="its name" defaultValue={serverName} />
+        Server <input name="server" list="audit-servers" placeholder="its name" {...serverInput} />
       </label>
       <datalist id="audit-servers">
         {servers.map((server) => (
