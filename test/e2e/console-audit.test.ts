@@ -121,6 +121,7 @@ describe('the console’s audit page', () => {
     await ownerPage.getByRole('heading', { name: /^Entries 1–50 of / }).waitFor();
 
     // A server typed by its name (the datalist offers it): the URL keeps its id, and the page reads the same reloaded.
+    await ownerPage.locator('#audit-servers option[value="web-1"]').waitFor({ state: 'attached' });
     expect(await ownerPage.locator('#audit-servers option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(['web-1']);
     await ownerPage.getByLabel('Server').fill('web-1');
     await ownerPage.getByRole('button', { name: 'Filter' }).click();
@@ -130,7 +131,8 @@ describe('the console’s audit page', () => {
     expect(ownerPage.url()).toBe(`${bosun.url}/audit?server=${server}`);
     await ownerPage.reload();
     await ownerPage.getByRole('heading', { name: `Entries 1–${onWeb1} of ${onWeb1}` }).waitFor();
-    expect(await ownerPage.getByLabel('Server').inputValue()).toBe('web-1');
+    // The URL's id is shown by its name once the choices are read.
+    await ownerPage.waitForFunction(() => document.querySelector<HTMLInputElement>('input[name="server"]')?.value === 'web-1');
     await ownerPage.getByLabel('Action').fill('command.run');
     await ownerPage.getByRole('button', { name: 'Filter' }).click();
     await ownerPage.getByRole('heading', { name: /^Entries 1–\d of \d$/ }).waitFor();
@@ -140,6 +142,7 @@ describe('the console’s audit page', () => {
     const bot = ((await bosun.api.get('/api/v1/audit/choices').set(bearer(owner))).body.data.actors as Array<{ id: string; name: string }>).find((actor) => actor.name === 'release-bot')!;
     const byBot = (await bosun.api.get(`/api/v1/audit?actor=${bot.id}`).set(bearer(owner))).body.meta.total as number;
     await ownerPage.goto(`${bosun.url}/audit`);
+    await ownerPage.locator('#audit-actors option[value="release-bot"]').waitFor({ state: 'attached' });
     await ownerPage.getByLabel('Actor').fill('release-bot');
     await ownerPage.getByRole('button', { name: 'Filter' }).click();
     await ownerPage.waitForURL(`${bosun.url}/audit?actor=${bot.id}`);
@@ -158,6 +161,7 @@ describe('the console’s audit page', () => {
     await strangerPage.goto(`${bosun.url}/audit?action=server.verify`);
     await strangerPage.getByRole('row').filter({ hasText: `server ${server.slice(-8)} (deleted)` }).waitFor();
     expect(await strangerPage.locator('main').innerText()).not.toMatch(/web-1|deploy-web/);
+    await strangerPage.locator('#audit-actors option').first().waitFor({ state: 'attached' });
     expect(await strangerPage.locator('#audit-servers option').count()).toBe(0);
     expect([...problemsOf(ownerPage), ...problemsOf(narrow), ...problemsOf(strangerPage)]).toEqual([]);
     await Promise.all([ownerPage, narrow, strangerPage].map((p) => p.context().close()));
