@@ -166,7 +166,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/policy', refuseOtherMethods(policyRoutes()));
   api.use('/notification-channels', refuseOtherMethods(notificationChannelRoutes(notifications)));
   api.use('/notification-settings', refuseOtherMethods(notificationSettingsRoutes(notifications)));
-  api.use('/audit', refuseOtherMethods(auditRoutes()));
+  api.use('/audit', refuseOtherMethods(auditRoutes(bosunOperations)));
 
   app.use('/api/v1', api);
 

@@ -180,6 +180,7 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/audit/export': org(() => ({ path: '/audit/export?action=freeze.create' })),
   'POST /api/v1/audit/verify': org(() => ({ path: '/audit/verify' })),
   'GET /api/v1/audit/checkpoints': org(() => ({ path: '/audit/checkpoints' })),
+  'GET /api/v1/audit/choices': org(() => ({ path: '/audit/choices' })),
 };
 
 /** Routes only people may use once past the gate (the matrix's callers are service accounts, and the steps wait). */

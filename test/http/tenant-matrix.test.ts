@@ -135,6 +135,7 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/audit/export': (i) => ({ path: `/audit/export?server=${i.server}` }),
   'POST /api/v1/audit/verify': () => ({ path: '/audit/verify' }),
   'GET /api/v1/audit/checkpoints': () => ({ path: '/audit/checkpoints' }),
+  'GET /api/v1/audit/choices': () => ({ path: '/audit/choices' }),
 };
 
 /** What a stranger gets: 404 for anything of another organization's; its own (empty) world otherwise. */
@@ -177,6 +178,7 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/audit/export': 200,
   'POST /api/v1/audit/verify': 200,
   'GET /api/v1/audit/checkpoints': 200,
+  'GET /api/v1/audit/choices': 200,
 };
 
 describe('tenant isolation, route by route', () => {

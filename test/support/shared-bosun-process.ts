@@ -54,8 +54,9 @@ function controlServer(handlers: Record<string, Handler>): Promise<http.Server> 
       const handler = req.method === 'POST' ? handlers[req.url ?? ''] : undefined;
       if (!handler) return void res.writeHead(404).end();
       handler(body ? (JSON.parse(body) as Record<string, unknown>) : {}).then(
-        (answer) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer)),
-        (error: Error) => res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: error.message })),
+        // A connection per call: a kept-alive one, reused by the next file just as it timed out, failed its first call ("other side closed").
+        (answer) => res.writeHead(200, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify(answer)),
+        (error: Error) => res.writeHead(500, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify({ error: error.message })),
       );
     });
   });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { pageOf, pageQuerySchema } from '../http/pagination';
-import type { Operation } from '../openapi/operation';
+import { dataOf, type Operation } from '../openapi/operation';
+import { auditChoicesSchema } from './choices';
 import { auditExportQuerySchema, auditQuerySchema, verifyBodySchema } from './schemas';
-import { auditEntrySchema, checkpointViewSchema, verdictSchema } from './views';
+import { auditPageMetaSchema, checkpointViewSchema, listedEntrySchema, verdictSchema } from './views';
 
 const tag = 'Audit';
 
@@ -12,10 +13,18 @@ export const auditOperations: Operation[] = [
     summary: 'Read the audit trail',
     description:
       'Every change made through Bosun — each write route, each command run over SSH, sign-ins and refused sign-ins, schedules’ ticks — newest first, filtered. ' +
+      'A page is reached by a cursor (`before`, `after`: the seqs its neighbours’ `meta` names) or by its number. Each entry comes with what it is about, named as it is now (`subjects`). ' +
       'Role admin or auditor (which reads the trail and nothing else). An unknown query field is refused (422).',
     query: auditQuerySchema,
-    responses: { 200: { description: 'One page of entries', body: pageOf(auditEntrySchema) } },
+    responses: { 200: { description: 'One page of entries', body: z.object({ data: z.array(listedEntrySchema), meta: auditPageMetaSchema }) } },
     errors: ['validation_failed'],
+  },
+  {
+    method: 'get', path: '/api/v1/audit/choices', operationId: 'getAuditChoices', tag, scope: 'audit:read', everywhere: true,
+    summary: 'What the trail’s filters offer',
+    description: 'The organization’s people and service accounts and its servers, by name, and every action the trail records: the console’s filters offer them and send their ids.',
+    responses: { 200: { description: 'The choices', body: dataOf(auditChoicesSchema) } },
+    errors: [],
   },
   {
     method: 'get', path: '/api/v1/audit/export', operationId: 'exportAuditEntries', tag, scope: 'audit:read', everywhere: true,

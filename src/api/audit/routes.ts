@@ -1,15 +1,18 @@
 import { Router, type Request, type Response } from 'express';
-import { AuditEntryModel, type AuditEntry } from '../../domain/audit/model';
+import type { AuditEntry } from '../../domain/audit/model';
 import { DeploymentRunModel } from '../../domain/deployments/model';
 import { auditCursor, auditQuery, type AuditFilter } from '../../domain/audit/reads';
+import { trailPage } from '../../domain/audit/pages';
 import { verifyChain } from '../../domain/audit/verify';
 import { AuditCheckpointModel } from '../../domain/audit/model';
 import { requireEverywhere } from '../access/gate';
 import { principalOf } from '../http/auth';
 import { findPage, pageQuerySchema } from '../http/pagination';
+import type { Operation } from '../openapi/operation';
+import { auditChoices, knownActions } from './choices';
 import { validate } from '../http/validation';
 import { auditExportQuerySchema, auditQuerySchema, verifyBodySchema } from './schemas';
-import { auditEntryView, checkpointView } from './views';
+import { auditEntryView, auditPageView, checkpointView } from './views';
 
 /** How long before a run's creation its trigger's entry may have begun (a request's longest time). */
 const RUN_LEAD_MS = 10 * 60_000;
@@ -43,14 +46,22 @@ const drained = (res: Response) =>
     res.on('close', done);
   });
 
-/** /api/v1/audit — the organization's audit trail: read, exported, verified (role admin or auditor). */
-export function auditRoutes(): Router {
+/** /api/v1/audit — the organization's audit trail: read, exported, verified, its filters' choices (role admin or auditor). */
+export function auditRoutes(operations: readonly Operation[]): Router {
   const router = Router();
+  const actions = knownActions(operations);
   const organizationOf = (req: Request) => principalOf(req).organizationId;
 
   router.get('/', requireEverywhere('audit:read'), async (req, res) => {
-    const { page, per_page, ...filters } = validate(auditQuerySchema, req.query, 'query');
-    res.json(await findPage<AuditEntry, ReturnType<typeof auditEntryView>>(AuditEntryModel, auditQuery(organizationOf(req), await filterOf(organizationOf(req), filters)), { page, per_page }, auditEntryView, { seq: -1 }));
+    const { page, per_page: perPage, before, after, ...filters } = validate(auditQuerySchema, req.query, 'query');
+    const organizationId = organizationOf(req);
+    const place = before !== undefined ? { before } : after !== undefined ? { after } : { page: page ?? 1 };
+    const found = await trailPage(organizationId, auditQuery(organizationId, await filterOf(organizationId, filters)), place, perPage);
+    res.json(await auditPageView(organizationId, found, perPage));
+  });
+
+  router.get('/choices', requireEverywhere('audit:read'), async (req, res) => {
+    res.json({ data: await auditChoices(organizationOf(req), actions) });
   });
 
   // JSON lines from a cursor, oldest first: constant memory whatever the trail's size; a slow reader slows the cursor.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuerySchema } from '../http/pagination';
 import { text } from '../http/text';
+import { wholeNumber } from '../http/whole-numbers';
 
 const filters = {
   actor: text('actor', { min: 1, max: 200 }).optional().describe('An identity’s id (a person, a service account) or a schedule’s, or its name'),
@@ -24,8 +25,22 @@ const filters = {
   until: z.iso.datetime({ offset: true }).optional().describe('Entries whose change began before this time (ISO 8601)'),
 };
 
-/** The trail's list: the filters and the usual pages; any other field is refused (422). */
-export const auditQuerySchema = z.strictObject({ ...pageQuerySchema.shape, ...filters });
+/**
+ * The trail's list: the filters, and a page given by a cursor (`before` or `after` a seq, as the last
+ * page's meta names them) or by its number; any other field is refused (422).
+ */
+export const auditQuerySchema = z
+  .strictObject({
+    ...filters,
+    before: wholeNumber('before', { min: 1 }).optional().describe('The page of entries older than this seq (the last page’s `meta.older_before`): a cursor, as fast on the millionth page as on the first'),
+    after: wholeNumber('after', { min: 0 }).optional().describe('The page of entries just newer than this seq (the last page’s `meta.newer_after`), still newest first'),
+    page: wholeNumber('page', { min: 1 }).optional().describe('A page by its number (1: the newest); not with `before` or `after`'),
+    per_page: pageQuerySchema.shape.per_page,
+  })
+  .refine((query) => [query.before, query.after, query.page].filter((given) => given !== undefined).length <= 1, {
+    message: 'give one of before, after and page: a page is found by one cursor or by its number',
+    path: ['before'],
+  });
 /** The export: the same filters, every entry (no pages). */
 export const auditExportQuerySchema = z.strictObject(filters);
 

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { timestampSchema } from '../http/timestamps';
 import type { AuditEntry } from '../../domain/audit/model';
 import { hashedFields } from '../../domain/audit/chain';
+import type { TrailPage } from '../../domain/audit/pages';
+import { pageMeta, pageMetaSchema } from '../http/pagination';
+import { subjectsOf, subjectsSchema } from './subjects';
 
 export const auditEntrySchema = z
   .object({
@@ -51,3 +54,28 @@ export const checkpointViewSchema = z
   .meta({ id: 'AuditCheckpointRecord' });
 
 export const checkpointView = (checkpoint: { seq: number; hash: string; at: Date }) => ({ seq: checkpoint.seq, hash: checkpoint.hash, at: checkpoint.at.toISOString() });
+
+/** An entry as the list shows it: the entry, and what it is about named as it is now. */
+export const listedEntrySchema = auditEntrySchema.extend({ subjects: subjectsSchema }).meta({ id: 'AuditListedEntry' });
+
+export const auditPageMetaSchema = pageMetaSchema
+  .extend({
+    offset: z.number().int().min(0).describe('Entries matching the filter newer than this page’s first: this page holds entries offset + 1 to offset + its length'),
+    older_before: z.number().int().nullable().describe('The next older page is `?before=` this; null: this page holds the oldest'),
+    newer_after: z.number().int().nullable().describe('The next newer page is `?after=` this; null: this page holds the newest'),
+  })
+  .meta({ id: 'AuditPageMeta', description: 'Where this page lies, and the cursors of its neighbours (`current_page` is its place counted in pages of `per_page`)' });
+
+/** One page of the trail as the list answers it. */
+export async function auditPageView(organizationId: string, page: TrailPage, perPage: number) {
+  const subjects = await subjectsOf(organizationId, page.entries);
+  return {
+    data: page.entries.map((entry, i) => ({ ...auditEntryView(entry), subjects: subjects[i]! })),
+    meta: {
+      ...pageMeta({ page: Math.floor(page.offset / perPage) + 1, per_page: perPage }, page.total),
+      offset: page.offset,
+      older_before: page.olderBefore,
+      newer_after: page.newerAfter,
+    },
+  };
+}
