@@ -84,7 +84,6 @@ function ScheduleCard({
       await api('POST', `${path}/trigger`, {});
       await ticks.reload();
     });
-  const parameters = Object.entries(s.parameters);
   return (
     <article class="schedule" aria-label={`Schedule ${s.name}`} data-schedule={s.name}>
       <h3>
@@ -92,52 +91,7 @@ function ScheduleCard({
       </h3>
       <div class="schedule-body">
         <div>
-          <dl class="facts">
-            <dt>When</dt>
-            <dd>
-              {s.cron ? (
-                <>
-                  <code>{s.cron}</code> (cron)
-                </>
-              ) : (
-                `every ${s.every}`
-              )}{' '}
-              in <strong>{s.time_zone}</strong>
-            </dd>
-            <dt>Runs as</dt>
-            <dd>{s.run_as.name} (service account)</dd>
-            <dt>Overlap</dt>
-            <dd>
-              {s.overlap} · catch-up window {s.catch_up_window} · jitter {s.jitter ?? 'none'}
-            </dd>
-            {parameters.length ? (
-              <>
-                <dt>Parameters</dt>
-                <dd>
-                  {parameters.map(([k, v]) => (
-                    <code class="env" key={k}>
-                      {k}={v}
-                    </code>
-                  ))}
-                </dd>
-              </>
-            ) : null}
-            {s.note ? (
-              <>
-                <dt>Note</dt>
-                <dd>{s.note}</dd>
-              </>
-            ) : null}
-            {s.pause ? (
-              <>
-                <dt>{s.paused ? 'Paused' : 'Unpaused'}</dt>
-                <dd data-pause>
-                  by <strong>{s.pause.by?.name ?? 'someone'}</strong> <When at={s.pause.at} />
-                  {s.pause.note ? `: ${s.pause.note}` : ''}
-                </dd>
-              </>
-            ) : null}
-          </dl>
+          <ScheduleFacts schedule={s} />
           <ErrorNote error={error} />
           <div class="schedule-actions">
             {session.can('deployments:write') ? (
@@ -169,6 +123,59 @@ function ScheduleCard({
         <NextRuns schedule={s} />
       </div>
     </article>
+  );
+}
+
+/** What a schedule is: when, as whom, how it overlaps and catches up, its parameters and note, who paused it. */
+function ScheduleFacts({ schedule: s }: { schedule: Schedule }) {
+  const parameters = Object.entries(s.parameters);
+  return (
+    <dl class="facts">
+      <dt>When</dt>
+      <dd>
+        {s.cron ? (
+          <>
+            <code>{s.cron}</code> (cron)
+          </>
+        ) : (
+          `every ${s.every}`
+        )}{' '}
+        in <strong>{s.time_zone}</strong>
+      </dd>
+      <dt>Runs as</dt>
+      <dd>{s.run_as.name} (service account)</dd>
+      <dt>Overlap</dt>
+      <dd>
+        {s.overlap} · catch-up window {s.catch_up_window} · jitter {s.jitter ?? 'none'}
+      </dd>
+      {parameters.length ? (
+        <>
+          <dt>Parameters</dt>
+          <dd>
+            {parameters.map(([k, v]) => (
+              <code class="env" key={k}>
+                {k}={v}
+              </code>
+            ))}
+          </dd>
+        </>
+      ) : null}
+      {s.note ? (
+        <>
+          <dt>Note</dt>
+          <dd>{s.note}</dd>
+        </>
+      ) : null}
+      {s.pause ? (
+        <>
+          <dt>{s.paused ? 'Paused' : 'Unpaused'}</dt>
+          <dd data-pause>
+            by <strong>{s.pause.by?.name ?? 'someone'}</strong> <When at={s.pause.at} />
+            {s.pause.note ? `: ${s.pause.note}` : ''}
+          </dd>
+        </>
+      ) : null}
+    </dl>
   );
 }
 
