@@ -1,6 +1,6 @@
 import type { Logger } from '../../logger';
 import { ConversationModel, type Conversation } from '../../domain/conversations/model';
-import { conversationRoom, conversationStepRoom, runRoom, type Ack } from '../../domain/events';
+import { conversationRoom, conversationStepRoom, organizationRoom, runRoom, type Ack } from '../../domain/events';
 import { checkServersOf } from '../access/gate';
 import { toConversationView } from '../conversations/views';
 import type { RunReads } from '../deployments/run-reads';
@@ -14,13 +14,18 @@ import type { BosunServerSocket } from './handshake';
 const notFound = { ok: false as const, error: { code: 'not_found', message: 'Run not found' } };
 const conversationNotFound = { ok: false as const, error: { code: 'not_found', message: 'Conversation not found' } };
 const OBJECT_ID = /^[0-9a-f]{24}$/i;
+/** The prefix of an organization's room. */
+const ORGANIZATION_ROOM = organizationRoom('');
 /** Step ids one subscription may name. */
 export const MAX_STEP_SUBSCRIPTIONS = 100;
 /** Rooms one connection may be in (a run, a conversation, each step named): beyond, a subscription is refused. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 500;
-/** Joining these rooms would take the socket past its subscriptions (socket.io also puts it in a room of its own id). */
-const beyondLimit = (socket: { rooms: Set<string> }, rooms: string[], limit: number) =>
-  socket.rooms.size - 1 + rooms.filter((room) => !socket.rooms.has(room)).length > limit;
+/**
+ * Joining these rooms would take the socket past its subscriptions: the rooms it subscribed to, not
+ * the two every socket is in (socket.io's of its own id, and its organization's, for RunsChanged).
+ */
+const beyondLimit = (socket: { id: string; rooms: Set<string> }, rooms: string[], limit: number) =>
+  [...socket.rooms].filter((room) => room !== socket.id && !room.startsWith(ORGANIZATION_ROOM)).length + rooms.filter((room) => !socket.rooms.has(room)).length > limit;
 
 /**
  * How a subscription is answered: through the client's acknowledgement callback when it gave one;
