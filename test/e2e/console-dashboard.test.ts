@@ -132,9 +132,14 @@ describe('the dashboard and the navigation', () => {
     await screenshot(page, 'schedules-1280');
 
     // The governing pages are one menu away; the menu says where one is.
-    await openFromNav(page, 'Teams');
-    await page.waitForURL(`${bosun.url}/teams`);
-    await nav.locator('summary', { hasText: 'Govern: Teams' }).waitFor();
+    await openFromNav(page, 'Notifications');
+    await page.waitForURL(`${bosun.url}/notifications`);
+    await nav.locator('summary', { hasText: 'Govern: Notifications' }).waitFor();
+    // The longest it gets still leaves room for who is signed in.
+    const [menuBox, whoBox] = [await nav.locator('summary').boundingBox(), await page.getByRole('link', { name: /^My account:/ }).boundingBox()];
+    expect(menuBox!.x + menuBox!.width).toBeLessThanOrEqual(whoBox!.x);
+    // Sign out on one line (two lines of text would make it about 50 px high).
+    expect((await page.getByRole('button', { name: 'Sign out' }).boundingBox())!.height).toBeLessThan(40);
     expect(problemsOf(page)).toEqual([]);
     await page.close();
   });
