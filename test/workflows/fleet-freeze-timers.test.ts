@@ -58,8 +58,8 @@ describe('a fleet run held by a change freeze, in test time', () => {
       const handle = await start(taskQueue, fleetRun());
       expect(await handle.result()).toMatchObject({ status: 'success' });
       const batches = named('batchTargets');
-      expect(batches.map((c) => (c.input as { batch: number }).batch)).toEqual([1, 2]);
-      expect(batches[1]!.at).toBeGreaterThanOrEqual(ends);
+      expect([...new Set(batches.map((c) => (c.input as { batch: number }).batch))]).toEqual([1, 2]);
+      expect(batches.find((c) => (c.input as { batch: number }).batch === 2)!.at).toBeGreaterThanOrEqual(ends);
       // Checked again every 2 minutes for twelve hours (and once more on each continue-as-new), not once a second nor only at the end.
       const checks = named('holdIfFrozen').filter((c) => (c.input as { batch: number }).batch === 2);
       expect(checks.length).toBeGreaterThan(12 * 30 - 5);
@@ -79,8 +79,10 @@ describe('a fleet run held by a change freeze, in test time', () => {
       lifted = true;
       const before = await temporal().now();
       await handle.signal(FREEZES_CHANGED_SIGNAL);
-      await eventually(async () => named('batchTargets').length, (n) => n === 2);
-      expect(named('batchTargets')[1]!.at - before).toBeLessThan(2 * MINUTE);
+      // Local activities run at least once: on a loaded machine a workflow task may time out and run them again.
+      const secondBatch = () => named('batchTargets').find((c) => (c.input as { batch: number }).batch === 2);
+      await eventually(async () => secondBatch(), (call) => call !== undefined);
+      expect(secondBatch()!.at - before).toBeLessThan(2 * MINUTE);
       expect(await handle.result()).toMatchObject({ status: 'success' });
     });
   }, 120_000);
@@ -92,7 +94,7 @@ describe('a fleet run held by a change freeze, in test time', () => {
       await eventually(async () => named('holdIfFrozen').length, (n) => n >= 2);
       await handle.cancel();
       await expect(handle.result()).rejects.toThrow();
-      expect(named('batchTargets')).toHaveLength(1);
+      expect(named('batchTargets').filter((c) => (c.input as { batch: number }).batch === 2)).toEqual([]);
       expect(named('closeWaitingTargets').map((c) => c.input)).toEqual([expect.objectContaining({ to: 'cancelled' })]);
       expect(named('finishRun').map((c) => c.input)).toEqual([expect.objectContaining({ status: 'cancelled' })]);
     });
