@@ -6,7 +6,7 @@ import { targetCounts } from '../../domain/deployments/targets';
 import type { UiLinks } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
 import { mayApproveRun, readableDeploymentFilter } from '../access/gate';
-import { pageMeta, pageQuerySchema } from '../http/pagination';
+import { findPage, pageQuerySchema } from '../http/pagination';
 import { timestampSchema } from '../http/timestamps';
 import { runListItemSchema, toRunListView } from './views/runs';
 
@@ -37,6 +37,9 @@ export const feedRunSchema = runListItemSchema
 export const approvalWaitSchema = feedRunSchema
   .extend({ waiting_since: timestampSchema.describe('When its gate opened') })
   .meta({ id: 'ApprovalWait', description: 'A run waiting at an approval gate that the caller may approve now' });
+
+/** What a list of runs reads of each: not its steps' output nor commands. */
+const WITHOUT_OUTPUT = { 'steps.output': 0, 'steps.command': 0 } as const;
 
 /** How many runs at most are judged for one person's approvals (the oldest gates first). */
 const APPROVALS_SCANNED = 500;
@@ -72,15 +75,8 @@ export function runFeed({ links }: { links: Pick<UiLinks, 'run'> }) {
         ...(query.status ? { status: { $in: query.status.split(',') } } : {}),
         ...(query.since ? { createdAt: { $gte: new Date(query.since) } } : {}),
       };
-      const [total, runs] = await Promise.all([
-        DeploymentRunModel.countDocuments(filter),
-        DeploymentRunModel.find(filter, { 'steps.output': 0, 'steps.command': 0 })
-          .sort({ createdAt: -1, _id: -1 })
-          .skip((query.page - 1) * query.per_page)
-          .limit(query.per_page)
-          .lean<DeploymentRun[]>(),
-      ]);
-      return { data: await feedViews(runs), meta: pageMeta(query, total) };
+      const listed = await findPage(DeploymentRunModel, filter, query, (run: DeploymentRun) => run, undefined, WITHOUT_OUTPUT);
+      return { ...listed, data: await feedViews(listed.data) };
     },
 
     /**
@@ -91,7 +87,7 @@ export function runFeed({ links }: { links: Pick<UiLinks, 'run'> }) {
     async approvalsFor(principal: Principal) {
       if (principal.identity.type !== 'person') return [];
       const now = new Date();
-      const waiting = await DeploymentRunModel.find({ ...(await readableRuns(principal)), status: 'awaiting_approval' }, { 'steps.output': 0, 'steps.command': 0 })
+      const waiting = await DeploymentRunModel.find({ ...(await readableRuns(principal)), status: 'awaiting_approval' }, WITHOUT_OUTPUT)
         .sort({ 'gate.opened_at': 1, _id: 1 })
         .limit(APPROVALS_SCANNED)
         .lean<DeploymentRun[]>();

@@ -42,7 +42,9 @@ export async function findPage<Doc, View>(
   page: PageQuery,
   view: (doc: Doc) => View | Promise<View>,
   sort: Record<string, 1 | -1> = { createdAt: -1, _id: -1 },
+  /** The fields read of each document (all when absent). */
+  projection?: Record<string, 0 | 1>,
 ): Promise<{ data: View[]; meta: PageMeta }> {
-  const [total, docs] = await Promise.all([model.countDocuments(filter), model.find(filter).sort(sort).skip(skipFor(page)).limit(page.per_page).lean<Doc[]>()]);
+  const [total, docs] = await Promise.all([model.countDocuments(filter), model.find(filter, projection).sort(sort).skip(skipFor(page)).limit(page.per_page).lean<Doc[]>()]);
   return { data: await Promise.all(docs.map(view)), meta: pageMeta(page, total) };
 }

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { Deployment, Page, Schedule, ScheduleTick } from '../api-types';
 import { AddSchedule } from './schedule-form';
+import { frozenUntil } from './freeze-notices';
 import { session } from '../session';
 import { ErrorNote, Section, Status, submitted, useLoad, When } from './common';
 import { Table } from './table';
@@ -106,7 +107,7 @@ function ScheduleCard({
             )}
             {session.can('deployments:run') && frozen.length ? (
               <p class="warning" data-frozen-run-now>
-                Frozen by {frozen.map((f) => f.name).join(', ')} until <When at={frozen.map((f) => f.ends_at).sort().at(-1)} />: a tick now would be skipped (it runs as {s.run_as.name}, and
+                Frozen by {frozen.map((f) => f.name).join(', ')} until <When at={frozenUntil(frozen)} />: a tick now would be skipped (it runs as {s.run_as.name}, and
                 only a person with role admin runs through a freeze, from the Run form above).
               </p>
             ) : null}

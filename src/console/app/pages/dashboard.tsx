@@ -1,7 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { api, get } from '../api';
 import type { ApprovalWait, FeedRun, Freeze, Page, ScheduleListed } from '../api-types';
-import { ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
+import { Elapsed, ErrorNote, Section, Status, summaryText, useLoad, When } from '../components/common';
 import { Table } from '../components/table';
 import { pageSocket } from '../live';
 import { session } from '../session';
@@ -17,17 +17,6 @@ import { coversText } from './freezes';
 const IN_PROGRESS = 'queued,running,awaiting_approval,paused,frozen';
 const DAY = 24 * 3600_000;
 const WEEK = 7 * DAY;
-
-/** How long ago, in the largest two units ("2 h 5 min", "40 s"). */
-export function ago(at: string, now = Date.now()): string {
-  const s = Math.max(0, Math.round((now - Date.parse(at)) / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h} h ${m % 60} min`;
-  return `${Math.floor(h / 24)} days`;
-}
 
 const runLink = (r: Pick<FeedRun, 'id' | 'deployment_id'>, hash = '') => `/deployments/${r.deployment_id}/runs/${r.id}${hash}`;
 
@@ -57,7 +46,7 @@ function WaitingForYou() {
           { head: 'Deployment', cell: (r) => <a href={runLink(r, '#gate')}>{r.deployment_name}</a> },
           { head: 'Approvals', cell: (r) => (r.gate ? `${r.gate.approvals.length} of ${r.gate.approvals_required}, before batch ${r.gate.before_batch}` : '—') },
           { head: 'Triggered by', cell: (r) => r.trigger.name },
-          { head: 'Waiting', cell: (r) => <span title={new Date(r.waiting_since).toISOString()}>{ago(r.waiting_since)}</span> },
+          { head: 'Waiting', cell: (r) => <Elapsed from={r.waiting_since} to={null} /> },
           { head: 'Expires', cell: (r) => <When at={r.gate?.expires_at} /> },
         ]}
       />
