@@ -26,17 +26,21 @@ export interface DeploymentActivityDeps extends StepExecutionDeps {
   stepHandoffAfterMs?: number;
 }
 
+/** Best effort: a step that ends without its command's result (cancelled in a retry pause, given up) may leave it running. */
+function leftoverKiller(deps: Parameters<typeof stopLeftoverCommands>[0]) {
+  return async (runId: string, pgids: number[], stepIndex: number | null = null) => {
+    if (!pgids.length) return;
+    const run = await DeploymentRunModel.findById(runId, { server_id: 1 }).lean();
+    await stopLeftoverCommands(deps, run?.server_id, pgids, { kind: 'run', id: runId, stepIndex });
+  };
+}
+
 export function createDeploymentActivities({ secretBox, sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs = 200, handoffTaskQueue, wakeQueue, stepHandoffAfterMs }: DeploymentActivityDeps) {
   const settings = executionSettings({ sshPool, log, stepOutputLimitBytes, stepLogLimitBytes, outputFlushMs });
   const heldSteps = new HeldSteps();
   const wakeWaiting = wakeWaitingRuns(wakeQueue);
 
-  /** Best effort: a step that ends without its command's result (cancelled in a retry pause, given up) may leave it running. */
-  async function killLeftovers(runId: string, pgids: number[], stepIndex: number | null = null) {
-    if (!pgids.length) return;
-    const run = await DeploymentRunModel.findById(runId, { server_id: 1 }).lean();
-    await stopLeftoverCommands({ secretBox, sshPool, log }, run?.server_id, pgids, { kind: 'run', id: runId, stepIndex });
-  }
+  const killLeftovers = leftoverKiller({ secretBox, sshPool, log });
 
   /**
    * Starts a step's command, or returns the result of this attempt when it already finished (its
@@ -139,9 +143,13 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       log.warn({ runId, index, message }, 'step failed for good');
     },
 
-    /** After a cancel: the running step and every pending one become cancelled, and its command is stopped. */
+    /**
+     * After a cancel: the running step and every pending one become cancelled, and its command is
+     * stopped (by this worker when it holds it, handed off and not followed yet). Closed before the
+     * kill: a command killed before would end as a failure in the execution still holding it.
+     */
     async cancelSteps({ runId }: { runId: string }): Promise<void> {
-      // Closed first: a command killed before would end as a failure in the execution still holding it.
+      await heldSteps.cancelRun(runId);
       await killLeftovers(runId, await runs.cancelSteps(runId));
     },
   };

@@ -31,4 +31,18 @@ export class HeldSteps {
     this.held.delete(key);
     return execution;
   }
+
+  /**
+   * Stops every command of the run this worker holds as a cancel does (its note written and its kill
+   * in the trail, while its step is still open): a cancel that came after its hand-off and before any
+   * follower claimed it. Resolves once each has ended.
+   */
+  async cancelRun(runId: string): Promise<void> {
+    const claimed = [...this.held].filter(([key]) => key.startsWith(`${runId}:`));
+    for (const [key] of claimed) this.held.delete(key);
+    await Promise.all(claimed.map(([, execution]) => {
+      execution.cancel();
+      return execution.result.catch(() => undefined);
+    }));
+  }
 }

@@ -35,6 +35,8 @@ export interface ComposeOptions {
   singletonsEveryMs?: number;
   /** How long a step runs as a local activity before its hand-off (STEP_HANDOFF_AFTER_MS unless given). */
   stepHandoffAfterMs?: number;
+  /** Tests only: false leaves the worker's own task queue (where handed-off steps are followed) unpolled. */
+  followHandoffs?: boolean;
   /** Socket.IO subscriptions one connection may hold. */
   subscriptionsPerConnection?: number;
   /** Called when the worker stops with an error (after it is logged). */

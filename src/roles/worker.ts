@@ -63,6 +63,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       stickyTimeoutSeconds: config.worker.stickyTimeoutSeconds,
       heartbeatTimeoutSeconds: config.worker.heartbeatTimeoutSeconds,
       shutdownGraceSeconds: config.worker.shutdownGraceSeconds,
+      followHandoffs: options.followHandoffs,
     },
     {
       secretBox,

@@ -126,6 +126,11 @@ export interface WorkerSettings {
   heartbeatTimeoutSeconds?: number;
   /** WORKER_SHUTDOWN_GRACE_SECONDS (10 unless given): how long a stopping worker lets its activities finish before it hands them back. */
   shutdownGraceSeconds?: number;
+  /**
+   * Tests only: false leaves this worker's own task queue unpolled (as when its follower is stuck),
+   * so a handed-off step waits for a follower that does not come.
+   */
+  followHandoffs?: boolean;
 }
 
 /** The SDK's default (min(10, slots)): each workflow-task poll holds a workflow-task slot while it waits. */
@@ -207,7 +212,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     ...workerConcurrency(settings.maxConcurrentSteps),
     ...heartbeats,
   });
-  const own = await Worker.create({
+  const own = settings.followHandoffs === false ? null : await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: handoffTaskQueue,
@@ -218,7 +223,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
   });
   const worker: BosunWorker = {
     async run() {
-      const runs = [shared.run(), own.run()];
+      const runs = [shared.run(), ...(own ? [own.run()] : [])];
       // One stopping (a fatal error) stops the other; the first failure is reported.
       runs.forEach((running) => running.then(
         () => worker.shutdown(),
@@ -227,7 +232,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
       await Promise.all(runs);
     },
     shutdown() {
-      for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
+      for (const w of [shared, own]) if (w?.getState() === 'RUNNING') w.shutdown();
     },
   };
   return { worker, connection };

@@ -37,6 +37,8 @@ export interface BosunOptions {
   maxConcurrentSteps?: number;
   /** How long a step runs before its hand-off (2 s unless given): longer, a held step stays a quick one. */
   stepHandoffAfterMs?: number;
+  /** False: nothing follows a handed-off step (the worker's own task queue unpolled, as when its follower is stuck). */
+  followHandoffs?: boolean;
   /** Runs an organization may have queued or running (ORG_MAX_ACTIVE_RUNS). */
   maxActiveRuns?: number;
   /** Socket.IO subscriptions one connection may hold. */
@@ -96,6 +98,7 @@ export function composeTuning(options: BosunOptions): ComposeOptions {
     singletonsEveryMs: options.singletonsEveryMs,
     subscriptionsPerConnection: options.subscriptionsPerConnection,
     stepHandoffAfterMs: options.stepHandoffAfterMs,
+    followHandoffs: options.followHandoffs,
   };
 }
 
