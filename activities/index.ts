@@ -4,13 +4,14 @@ import { createDeploymentActivities, type DeploymentActivityDeps } from './deplo
 import { createRunBookkeepingActivities } from './run-bookkeeping';
 import { createRunQueueActivities } from './run-queue';
 import { createHealthCheckActivities } from './health-checks';
+import { createPipelineActivities, type PipelineActivityDeps } from './pipelines';
 import { createNotificationActivities, type NotificationActivityDeps } from './notifications';
 import { createScheduleTickActivities, type ScheduleTickActivityDeps } from './schedule-ticks';
 import { createServerActivities, type ServerActivityDeps } from './servers';
 import { createTransferActivities, type TransferActivityDeps } from './transfers';
 import { createWorkflowOutcomeActivities } from './workflow-outcome';
 
-export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps & TransferActivityDeps & ScheduleTickActivityDeps & NotificationActivityDeps & AuditActivityDeps;
+export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps & TransferActivityDeps & ScheduleTickActivityDeps & NotificationActivityDeps & AuditActivityDeps & PipelineActivityDeps;
 
 /** The activities of one file of this folder, under the name the worker registers each with. */
 export interface ActivitySource {
@@ -57,6 +58,7 @@ export function activitySources(deps: ActivityDeps) {
     { file: 'activities/transfers.ts', activities: createTransferActivities(deps) },
     { file: 'activities/schedule-ticks.ts', activities: createScheduleTickActivities(deps) },
     { file: 'activities/notifications.ts', activities: createNotificationActivities(deps) },
+    { file: 'activities/pipelines.ts', activities: createPipelineActivities(deps) },
     { file: 'activities/audit.ts', activities: createAuditActivities(deps) },
     { file: 'activities/workflow-outcome.ts', activities: createWorkflowOutcomeActivities() },
     { file: 'activities/index.ts (names of before the rename)', activities: legacyNames(conversations) },

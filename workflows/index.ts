@@ -12,6 +12,7 @@ import { serverHealthWorkflow } from './server-health';
 import { serverRunQueueWorkflow } from './server-run-queue';
 import { serverVerificationWorkflow } from './server-verification';
 import { inventoryVerificationWorkflow } from './inventory-verification';
+import { pipelineRunWorkflow } from './pipeline-run';
 
 export {
   serverVerificationWorkflow,
@@ -22,6 +23,7 @@ export {
   deploymentFleetWorkflow,
   deploymentTargetWorkflow,
   deploymentRollbackWorkflow,
+  pipelineRunWorkflow,
   conversationWorkflow,
   scheduledRunWorkflow,
   notificationDispatchWorkflow,
@@ -40,6 +42,7 @@ void ({
   deploymentFleetWorkflow,
   deploymentTargetWorkflow,
   deploymentRollbackWorkflow,
+  pipelineRunWorkflow,
   conversationWorkflow,
   scheduledRunWorkflow,
   notificationDispatchWorkflow,

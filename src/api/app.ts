@@ -10,6 +10,8 @@ import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDep
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
+import { pipelineRunRoutes } from './pipelines/run-routes';
+import type { PipelineRunService } from './pipelines/run-service';
 import { organizationScheduleRoutes, scheduleRoutes } from './schedules/routes';
 import type { ScheduleService } from './schedules/service';
 import type { DeploymentService } from './deployments/service';
@@ -51,6 +53,7 @@ export interface AppDeps {
   freezes: FreezeService;
   migrationPlans: MigrationPlanService;
   notifications: NotificationService;
+  pipelineRuns: PipelineRunService;
   secretBox: SecretBox;
   /** How long a console sign-in lasts. */
   sessions: SessionLifetime;
@@ -96,7 +99,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, pipelineRuns, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -152,6 +155,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules)));
   api.use('/schedules', refuseOtherMethods(organizationScheduleRoutes(schedules)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
+  api.use('/pipelines', refuseOtherMethods(pipelineRunRoutes(pipelineRuns)));
   api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
   api.use('/tokens', refuseOtherMethods(tokenRoutes()));
   api.use('/me', refuseOtherMethods(meRoutes(deployments)));

@@ -1,3 +1,4 @@
+import { createPipelineRunService } from '../api/pipelines/run-service';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rightsListener } from '../api/access/freshness';
@@ -46,6 +47,7 @@ async function buildApp({ config, log, secretBox, workflows, deployments, countT
     freezes: createFreezeService({ workflows: workflows.runs, log }),
     migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
     notifications: createNotificationService({ secretBox }),
+    pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }),
     secretBox,
     sessions,
     signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },

@@ -37,7 +37,7 @@ export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<numb
  * started is left as it is. With `stalledForMs`, only runs queued that long.
  */
 export async function startQueuedFleetRuns(workflows: WorkflowGateway, { stalledForMs }: { stalledForMs?: number } = {}): Promise<number> {
-  const match: Record<string, unknown> = { status: 'queued', fleet: { $ne: null }, ...(stalledForMs === undefined ? {} : { createdAt: { $lt: new Date(Date.now() - stalledForMs) } }) };
+  const match: Record<string, unknown> = { status: 'queued', fleet: { $ne: null }, pipeline_run: null, ...(stalledForMs === undefined ? {} : { createdAt: { $lt: new Date(Date.now() - stalledForMs) } }) };
   let count = 0;
   for await (const run of DeploymentRunModel.find(match, { steps: 0, parameters: 0 }).lean().cursor()) {
     const deployment = await DeploymentModel.findById(run.deployment_id, { name: 1 }).lean();
@@ -66,7 +66,8 @@ export async function startQueuedFleetRuns(workflows: WorkflowGateway, { stalled
 export async function wakeQueuedRuns(workflows: WorkflowGateway, { stalledForMs }: { stalledForMs?: number } = {}): Promise<number> {
   // Runs and targets with a place in a queue (a fleet run has none; its targets take theirs when their batch starts).
   let waiting = await DeploymentRunModel.aggregate<StartableRun & { parent_run_id: Types.ObjectId | null; server_id: Types.ObjectId; createdAt: Date }>([
-    { $match: { status: 'queued', queue_seq: { $ne: null }, server_id: { $ne: null } } },
+    // A pipeline stage's run is started by its pipeline run's workflow, as its child.
+    { $match: { status: 'queued', queue_seq: { $ne: null }, server_id: { $ne: null }, pipeline_run: null } },
     { $sort: { queue_seq: 1 } },
     { $group: { _id: '$server_id', first: { $first: '$$ROOT' } } },
     { $replaceWith: '$first' },

@@ -33,6 +33,8 @@ export interface RunRequest {
   /** Digest of what was asked (the Idempotency-Key covers it). */
   digest: string;
   resolve: () => Promise<ResolvedRun>;
+  /** A pipeline stage's run: its workflow is started by the pipeline run's, as its child; never by the trigger. */
+  startedByParent?: boolean;
 }
 
 /** A run stored by this request, or found as an earlier one with its key stored it. */

@@ -30,7 +30,24 @@ async function serversOf(ids: Types.ObjectId[]) {
 /** A trigger's run: the deployment's server, or each of its targets now, with the plan and freezes checked. */
 export const resolveTrigger =
   (
-    { principal, deployment, deploymentId, values, input, freezes }: { principal: Principal; deployment: Deployment; deploymentId: string; values: ParameterValue[]; input: TriggerInput; freezes: ReturnType<typeof freezesOf> },
+    {
+      principal,
+      deployment,
+      deploymentId,
+      values,
+      input,
+      freezes,
+      heldWhileFrozen = false,
+    }: {
+      principal: Principal;
+      deployment: Deployment;
+      deploymentId: string;
+      values: ParameterValue[];
+      input: TriggerInput;
+      freezes: ReturnType<typeof freezesOf>;
+      /** A pipeline stage's run: a change freeze holds it (frozen) rather than refusing it. */
+      heldWhileFrozen?: boolean;
+    },
     fields: RunFields,
   ) =>
   async (): Promise<ResolvedRun> => {
@@ -43,14 +60,14 @@ export const resolveTrigger =
     if (deployment.server_id) {
       await checkRunTargets(principal, deploymentId, [{ _id: deployment.server_id }]);
       const plan_hash = hashed([{ _id: deployment.server_id }]);
-      const freeze_override = await refuseIfFrozen(principal, () => serversOf([deployment.server_id!]), input.override_freeze, { freezes });
+      const freeze_override = heldWhileFrozen ? null : await refuseIfFrozen(principal, () => serversOf([deployment.server_id!]), input.override_freeze, { freezes });
       return { fields: { ...fields, plan_hash, freeze_override }, server: { _id: deployment.server_id } as TargetServer, targets: null };
     }
     const servers = await resolveTargets(deployment);
     if (!servers.length) throw new ApiError('conflict', 'The deployment’s targets match no server: add servers with its tags, or list servers in targets.server_ids');
     await checkRunTargets(principal, deploymentId, servers);
     const plan_hash = hashed(servers);
-    const freeze_override = await refuseIfFrozen(principal, servers, input.override_freeze, { freezes });
+    const freeze_override = heldWhileFrozen ? null : await refuseIfFrozen(principal, servers, input.override_freeze, { freezes });
     return { fields: { ...fields, plan_hash, freeze_override, strategy: deployment.strategy, rollback: deployment.rollback }, server: null, targets: servers.map((server) => ({ server, start_step: 0 })) };
   };
 

@@ -16,14 +16,20 @@ import { earlierRun, runCreation, type RunRequest, type StoredRun } from './run-
 import { runStarter } from './run-start';
 import { resolveRetry, resolveTrigger } from './run-resolution';
 
-/** Where a run comes from besides who triggered it: a schedule's tick (its schedule, and when the tick was due). */
+/**
+ * Where a run comes from besides who triggered it: a schedule's tick (its schedule, and when the
+ * tick was due), or a pipeline run's stage (its workflow starts the run as its child: the trigger
+ * stores it and starts nothing, and a change freeze holds it, frozen, instead of refusing it).
+ */
 export interface RunOrigin {
   schedule?: { id: Types.ObjectId; name: string; scheduled_at: Date };
+  pipeline?: { id: Types.ObjectId; name: string; stage: string };
 }
 
 /** Who and what a run is of, as every run of a request records it. */
 const runIdentity = (principal: Principal, deployment: Deployment, idempotencyKey: string | undefined, origin?: RunOrigin) => ({
   schedule: origin?.schedule ?? null,
+  pipeline_run: origin?.pipeline ?? null,
   organization_id: new Types.ObjectId(principal.organizationId),
   deployment_id: deployment._id,
   triggered_by: recordedByOf(principal),
@@ -80,7 +86,7 @@ export function runTriggers({
   async function storeAndStart(request: RunRequest): Promise<StoredRun> {
     const { principal, deployment } = request;
     const active = await activeRuns.before(principal.organizationId);
-    const replay = () => earlierRun(request, (run) => starter.start(principal.organizationId, deployment, run));
+    const replay = () => earlierRun(request, (run) => (request.startedByParent ? Promise.resolve() : starter.start(principal.organizationId, deployment, run)));
     // Checked before the insert: triggers at the same moment may pass it by a few. A repeated
     // trigger still gets its run.
     if (active >= maxActiveRuns) {
@@ -93,7 +99,7 @@ export function runTriggers({
     const stored = await createQueuedRun(request, replay);
     if (stored.replayed) return stored;
     activeRuns.accepted(principal.organizationId);
-    await starter.startAccepted(principal.organizationId, deployment, stored.run);
+    if (!request.startedByParent) await starter.startAccepted(principal.organizationId, deployment, stored.run);
     return stored;
   }
 
@@ -110,12 +116,14 @@ export function runTriggers({
         parameters: storeParameters(values, secretBox, principal.organizationId),
         steps: deployment.steps,
       };
+      const startedByParent = !!origin?.pipeline;
       return startRun({
         principal,
         deployment,
         idempotencyKey,
         digest: requestDigest(input.parameters, secretBox),
-        resolve: resolveTrigger({ principal, deployment, deploymentId, values, input, freezes }, fields),
+        resolve: resolveTrigger({ principal, deployment, deploymentId, values, input, freezes, heldWhileFrozen: startedByParent }, fields),
+        startedByParent,
       });
     },
 

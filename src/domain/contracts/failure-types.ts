@@ -158,6 +158,13 @@ export const FAILURE_TYPES = [
   },
   // Workflows' own outcomes.
   {
+    name: 'PipelineRunFailed',
+    raisedBy: 'workflow',
+    retryable: false,
+    rerunElsewhere: false,
+    meaning: "The pipeline run failed: the message names the first failed stage and why. Open that stage's deployment run.",
+  },
+  {
     name: 'DeploymentRunFailed',
     raisedBy: 'workflow',
     retryable: false,

@@ -1,6 +1,7 @@
 import type { ConversationInput, ConversationResult } from './conversations';
 import type { NotificationDeliveryInput, NotificationDispatchInput } from './notifications';
 import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
+import type { PipelineRunInput } from './pipelines';
 import type { ScheduledRunInput, ScheduledRunResult } from './schedules';
 import type { ImportVerificationInput, ImportVerificationResult, ServerHealthInput, VerifyServerInput } from './servers';
 
@@ -18,6 +19,7 @@ export interface WorkflowSignatures {
   deploymentFleetWorkflow: (run: FleetRunInput) => Promise<FleetResult>;
   deploymentTargetWorkflow: (target: TargetRunInput) => Promise<RunResult>;
   deploymentRollbackWorkflow: (input: RollbackRunInput) => Promise<string>;
+  pipelineRunWorkflow: (input: PipelineRunInput) => Promise<{ status: 'success'; stages: number }>;
   conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;
   scheduledRunWorkflow: (input: ScheduledRunInput) => Promise<ScheduledRunResult>;
   notificationDispatchWorkflow: (input: NotificationDispatchInput) => Promise<void>;

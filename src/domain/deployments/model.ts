@@ -2,7 +2,7 @@
 import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from './definition-schemas';
 import { freezeOverrideSchema, gateSchema, pauseSchema, runFreezeSchema, waitedSchema } from './run-guard-schemas';
-import { fleetSchema, healthSchema, rollsBackSchema, runParameterSchema, runRollbackSchema, runScheduleSchema } from './run-part-schemas';
+import { fleetSchema, healthSchema, rollsBackSchema, runParameterSchema, runPipelineSchema, runRollbackSchema, runScheduleSchema } from './run-part-schemas';
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { executionFields, lastChunkField } from '../execution/fields';
 
@@ -91,6 +91,8 @@ const deploymentRunSchema = new Schema(
     plan_hash: { type: String, default: null },
     // A run a schedule's tick started: which schedule, and the tick's due time.
     schedule: { type: runScheduleSchema, default: null },
+    // A pipeline run's stage: which pipeline run and stage (its workflow is a child of the pipeline run's).
+    pipeline_run: { type: runPipelineSchema, default: null },
     // A fleet run's approval gate, open or last decided; its pause, asked or held.
     gate: { type: gateSchema, default: null },
     pause: { type: pauseSchema, default: null },

@@ -82,3 +82,6 @@ export const rollsBackSchema = new Schema(
 
 /** A run a schedule's tick started: which schedule, and the tick's due time. */
 export const runScheduleSchema = new Schema({ id: { type: Schema.Types.ObjectId, required: true }, name: { type: String, required: true }, scheduled_at: { type: Date, required: true } }, { _id: false });
+
+/** The pipeline run and stage a run is (its workflow the pipeline run's child). */
+export const runPipelineSchema = new Schema({ id: { type: Schema.Types.ObjectId, required: true }, name: { type: String, required: true }, stage: { type: String, required: true } }, { _id: false });

@@ -79,6 +79,8 @@ const runStageSchema = new Schema(
     deployment_run_id: { type: Schema.Types.ObjectId, default: null },
     // name → value, as its deployment run recorded them (a retry keeps a succeeded stage's).
     outputs: { type: Schema.Types.Mixed, default: () => ({}) },
+    // name → why its value cannot be used: a fleet stage's targets gave different values.
+    output_conflicts: { type: Schema.Types.Mixed, default: () => ({}) },
     // Why it failed, or why it was skipped ("needs staging, which failed").
     error: { type: String, default: null },
     // Kept from the pipeline run this one retries (it succeeded there): not run again.
@@ -99,6 +101,8 @@ const pipelineRunSchema = new Schema(
     triggered_by: { type: String, required: true },
     token_id: { type: Schema.Types.ObjectId, default: null },
     actor: { type: actorSchema, default: null },
+    // The scopes of the token it was triggered with: each stage's run is triggered as its actor, narrowed by them.
+    scopes: { type: [String], default: ['admin'] },
     idempotency_key: { type: String, default: null },
     request_digest: { type: String, default: null },
     retry_of: { type: Schema.Types.ObjectId, default: null },

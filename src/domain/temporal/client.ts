@@ -5,6 +5,7 @@ import { isOpen, workflowExists } from './handles';
 import { ScheduleWorkflows } from './schedules';
 import { QueueWakes } from './queue-wakes';
 import { Reachability } from './reachability';
+import { PipelineWorkflows } from './pipeline-workflows';
 import { RunWorkflows } from './run-workflows';
 import { ServerWorkflows } from './server-workflows';
 
@@ -42,6 +43,7 @@ export class UiLinks {
 export class WorkflowGateway {
   readonly reachability: Reachability;
   readonly runs: RunWorkflows;
+  readonly pipelines: PipelineWorkflows;
   readonly queues: QueueWakes;
   readonly servers: ServerWorkflows;
   readonly conversations: ConversationWorkflows;
@@ -57,6 +59,7 @@ export class WorkflowGateway {
   ) {
     this.reachability = new Reachability(client);
     this.runs = new RunWorkflows(client, taskQueue, this.reachability);
+    this.pipelines = new PipelineWorkflows(client, taskQueue, this.reachability);
     this.queues = new QueueWakes(client, taskQueue, this.reachability);
     this.servers = new ServerWorkflows(client, taskQueue, serverSettings);
     this.conversations = new ConversationWorkflows(client, taskQueue);
