@@ -2,6 +2,7 @@ import { version } from '../../package.json';
 import { conversationOperations } from './conversations/openapi';
 import { deploymentOperations } from './deployments/openapi';
 import { runFeedOperations } from './deployments/feed-openapi';
+import { pipelineRunOperations } from './pipelines/run-openapi';
 import { scheduleOperations } from './schedules/openapi';
 import { freezeOperations } from './freezes/openapi';
 import { migrationPlanOperations } from './migration-plans/openapi';
@@ -30,6 +31,7 @@ export const bosunOperations: Operation[] = [
   ...serverOperations,
   ...deploymentOperations,
   ...runFeedOperations,
+  ...pipelineRunOperations,
   ...scheduleOperations,
   ...freezeOperations,
   ...secretOperations,
