@@ -7,7 +7,7 @@ import { requiredText, text } from '../http/text';
 
 /* A pipeline's definition as a request gives it; what needs the other stages or the database is judged in definition-checks.ts. */
 
-export const STAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+const STAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 
 /** A stage's gate: as a fleet run's gates are judged (approvals, expiry), before the stage starts. */
 const stageGateSchema = z.strictObject({

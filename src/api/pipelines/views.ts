@@ -7,7 +7,7 @@ import { parameterDefinitionView, parameterDefinitionsOf } from '../deployments/
 
 /* A pipeline's view: its definition, each stage's deployment by id and by its name now. */
 
-export const stageSchema = z
+const stageSchema = z
   .object({
     name: z.string(),
     deployment: z.object({ id: z.string(), name: z.string() }).describe('The deployment the stage runs (its name now)'),
@@ -32,17 +32,15 @@ export const pipelineSchema = z
   })
   .meta({ id: 'Pipeline' });
 
-export const warningSchema = z
+const warningSchema = z
   .object({ path: z.string(), message: z.string() })
   .meta({ id: 'DefinitionWarning', description: 'Likely a mistake, not refused: an output no step of its stage’s deployment seems to write (outputs are checked when the pipeline runs)' });
 
 /** A definition's answer to a create or a change: the pipeline, and what looks wrong but only a run can tell. */
 export const definedPipelineSchema = z.object({ data: pipelineSchema, warnings: z.array(warningSchema) });
 
-export type PipelineView = z.infer<typeof pipelineSchema>;
-
 /** The view of a pipeline; `deploymentNames` names each stage's deployment by id. */
-export const toPipelineView = (p: Pipeline, deploymentNames: ReadonlyMap<string, string>): PipelineView => ({
+export const toPipelineView = (p: Pipeline, deploymentNames: ReadonlyMap<string, string>): z.infer<typeof pipelineSchema> => ({
   id: p._id.toString(),
   name: p.name,
   description: p.description ?? null,

@@ -9,7 +9,7 @@
 export { assertMayOpenSocket, requireAction, requireEverywhere, rightsOf } from './actions';
 export { approversOf, type Approver } from './approvers';
 export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
-export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter, readableDeploymentIds } from './deployments';
+export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { checkPipeline, readablePipelineFilter, type StageDeployment } from './pipelines';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';
 export { tokensRights, type TokenRights } from './token-rights';
