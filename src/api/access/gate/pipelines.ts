@@ -38,12 +38,11 @@ export async function checkPipeline(principal: Principal, stages: readonly Stage
     if (stages.some((stage) => !ids.has(stage.deployment_id.toString()))) throw refusal('hidden', 'Pipeline');
   }
   if (action === 'read') return;
-  for (const stage of stages) {
-    try {
-      await checkDeployment(principal, stage.deployment_id.toString(), stage.targets, action);
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'forbidden') throw refusal('forbidden', `stage "${stage.name}": ${error.message}`, error.details);
-      throw error;
-    }
-  }
+  // Asked of every stage at once; the first refused, in the stages' order, is the answer.
+  const answers = await Promise.allSettled(stages.map((stage) => checkDeployment(principal, stage.deployment_id.toString(), stage.targets, action)));
+  const refused = answers.findIndex((answer) => answer.status === 'rejected');
+  if (refused < 0) return;
+  const error = (answers[refused] as PromiseRejectedResult).reason as unknown;
+  if (error instanceof ApiError && error.code === 'forbidden') throw refusal('forbidden', `stage "${stages[refused]!.name}": ${error.message}`, error.details);
+  throw error;
 }
