@@ -60,15 +60,21 @@ export async function pipelineRunWorkflow(input: PipelineRunInput): Promise<{ st
   setHandler(
     stageGateUpdate,
     async (decision) => {
-      const gate = gates.get(decision.stage)!;
+      // The store opened the gate (the API saw it open) before this workflow heard so, as after a worker died: wait for it here.
+      await condition(() => gates.has(decision.stage) || standings.get(decision.stage)?.state === 'ended');
+      const gate = gates.get(decision.stage) ?? { required: 0, outcome: 'rejected' as GateOutcome };
+      const refused = { outcome: gate.outcome === 'approved' ? 'approved' : 'rejected', approvals: 0, required: gate.required } as const;
+      if (gate.outcome !== 'open') return refused;
       const result = await nonCancellable(() => pipelines.decidePipelineStage({ runId, decision, required: gate.required }));
-      if (gate.outcome !== 'open') return { ...result, outcome: gate.outcome === 'expired' ? 'rejected' : gate.outcome };
+      if (gate.outcome !== 'open') return { ...result, outcome: refused.outcome };
       gate.outcome = result.outcome;
       return result;
     },
     {
       validator: (decision) => {
-        if (gates.get(decision.stage)?.outcome !== 'open') throw new Error(`Stage "${decision.stage}" is not waiting for approval`);
+        const stage = byName.get(decision.stage);
+        const gate = gates.get(decision.stage);
+        if (!stage?.gate || (gate && gate.outcome !== 'open') || standings.get(decision.stage)?.state === 'ended') throw new Error(`Stage "${decision.stage}" is not waiting for approval`);
       },
     },
   );
