@@ -8,6 +8,7 @@ import {
   isCancellation,
   ParentClosePolicy,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
 } from '@temporalio/workflow';
@@ -24,9 +25,11 @@ import { deploymentRunWorkflow } from './deployment-run';
 import { HEARTBEAT_TIMEOUT_MS } from './heartbeats';
 import { outcome } from './run-activities';
 
-const pipelines = proxyActivities<PipelineActivities>({
+// Short database work (and a stage's trigger): local activities, run by the worker that runs the workflow, with no task round trip.
+const pipelines = proxyLocalActivities<PipelineActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  localRetryThreshold: '100 milliseconds',
 });
 const following = proxyActivities<PipelineActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, retry: { maximumInterval: '30 seconds' } });
 
