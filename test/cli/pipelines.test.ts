@@ -139,3 +139,33 @@ test('a stage gate that expires exits 5; reject without --reason is a usage erro
   expect(usage.code).toBe(2);
   expect(usage.stderr).toContain("required option '--reason <text>' not specified");
 }, 180_000);
+
+test('cancel ends a waiting run (the waiting CLI exits 1, as for a cancelled deploy); retry keeps the succeeded stage, and an approval lets it finish', async () => {
+  const pipeline = await definePipeline({
+    name: 'held-release',
+    stages: [
+      { name: 'staging', deployment: 'web-staging' },
+      { name: 'prod', deployment: 'web-prod', needs: ['staging'], gate: { approvals: 1 } },
+    ],
+  });
+  const run = startCli(['pipelines', 'run', 'held-release', '--wait'], env(carol));
+  await eventually(async () => run.output().stdout, (text) => text.includes('==> prod: awaiting_approval'), 60_000);
+  const runId = /Pipeline run ([0-9a-f]{24}): queued/.exec(run.output().stderr)![1]!;
+
+  const cancelled = await runCli(['pipelines', 'cancel', 'held-release', runId], env(carol));
+  expect([cancelled.code, cancelled.stdout]).toEqual([0, expect.stringMatching(new RegExp(`^Pipeline run ${runId} of held-release: `))]);
+  const finished = await run.finished;
+  expect([finished.code, finished.stderr]).toEqual([1, expect.stringContaining(`Pipeline run ${runId}: cancelled`)]);
+
+  const retried = await runCli(['pipelines', 'retry', 'held-release', runId], env(carol));
+  expect(retried.code).toBe(0);
+  const retryId = retried.stdout.trim();
+  expect(retryId).toMatch(/^[0-9a-f]{24}$/);
+  await eventually(async () => (await carol.request('get', `/pipelines/${pipeline.id}/runs/${retryId}`)).body.data.status, (status) => status === 'awaiting_approval', 60_000);
+  const approved = await runCli(['pipelines', 'approve', 'held-release', retryId, 'prod', '--comment', 'canary fine'], env(bob));
+  expect([approved.code, approved.stdout]).toEqual([0, expect.stringContaining(`==> staging: success`)]);
+  await eventually(async () => (await carol.request('get', `/pipelines/${pipeline.id}/runs/${retryId}`)).body.data.status, (status) => status === 'success', 60_000);
+  const got = await runCli(['pipelines', 'get', 'held-release', retryId], env(carol));
+  expect(got.stdout).toMatch(new RegExp(`^==> staging: success \\(deployment run [0-9a-f]{24}\\) \\(kept from pipeline run ${runId}\\)$`, 'm'));
+  expect(got.stdout).toMatch(/^==> prod: success \(deployment run [0-9a-f]{24}\)$/m);
+}, 180_000);
