@@ -10,10 +10,10 @@ import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDep
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
-import { pipelineRunRoutes } from './pipelines/run-routes';
-import type { PipelineRunService } from './pipelines/run-service';
 import { pipelineRoutes } from './pipelines/routes';
 import { pipelineDefinitions } from './pipelines/definitions';
+import { pipelineRunRoutes } from './pipelines/run-routes';
+import type { PipelineRunService } from './pipelines/run-service';
 import { organizationScheduleRoutes, scheduleRoutes } from './schedules/routes';
 import type { ScheduleService } from './schedules/service';
 import type { DeploymentService } from './deployments/service';
@@ -157,8 +157,8 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules)));
   api.use('/schedules', refuseOtherMethods(organizationScheduleRoutes(schedules)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
-  api.use('/pipelines', refuseOtherMethods(pipelineRunRoutes(pipelineRuns)));
   api.use('/pipelines', refuseOtherMethods(pipelineRoutes(pipelineDefinitions())));
+  api.use('/pipelines', refuseOtherMethods(pipelineRunRoutes(pipelineRuns)));
   api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
   api.use('/tokens', refuseOtherMethods(tokenRoutes()));
   api.use('/me', refuseOtherMethods(meRoutes(deployments)));

@@ -80,14 +80,14 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
   return {
     /** What a trigger would run now: the graph and each stage's deployment plan, with the hash a trigger may name. */
     async plan(principal: Principal, pipelineId: string, input: PipelineTriggerInput) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
       return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments), values);
     },
 
     /** `viaAgentDoor`: an agent's run, whose stages that change servers wait for a person (agent-holds.ts). */
     async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput, viaAgentDoor = false) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
       const stages = await runnableStages(principal, pipeline, deployments);
       const { plan_hash } = pipelinePlanOf(pipeline, stages, values);
@@ -103,7 +103,7 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
 
     /** A new run of a finished one that did not succeed: its succeeded stages kept (with their outputs), the others run again. */
     async retry(principal: Principal, pipelineId: string, runId: string, key: string | undefined, viaAgentDoor = false) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const original = await runOfPipeline(pipeline, runId);
       if (!FINAL_PIPELINE_RUN_STATUSES.includes(original.status as never)) throw new ApiError('conflict', `The pipeline run is still ${original.status}: retry it once it has finished`);
       if (original.status === 'success') throw new ApiError('conflict', 'The pipeline run succeeded: there is nothing to retry');
@@ -118,18 +118,18 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
     },
 
     async list(principal: Principal, pipelineId: string, page: PageQuery) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const listed = await findPage(PipelineRunModel, { pipeline_id: pipeline._id }, page, (run: PipelineRun) => run);
       return { data: await views(listed.data), meta: listed.meta };
     },
 
     async get(principal: Principal, pipelineId: string, runId: string) {
-      return viewOf(await runOfPipeline(await readablePipeline(principal, pipelineId, deployments), runId));
+      return viewOf(await runOfPipeline(await readablePipeline(principal, pipelineId), runId));
     },
 
     /** Cancels a run: a queued one never begins; a running one has its stages' runs cancelled and what has not begun skipped (`always` stages still run). */
     async cancel(principal: Principal, pipelineId: string, runId: string) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const run = await runOfPipeline(pipeline, runId);
       if (FINAL_PIPELINE_RUN_STATUSES.includes(run.status as never)) throw new ApiError('conflict', `The pipeline run has already finished (${run.status})`);
       await runnableStages(principal, pipeline, deployments);
