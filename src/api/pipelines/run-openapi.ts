@@ -112,7 +112,8 @@ export const pipelineRunOperations: Operation[] = [
     summary: 'Trigger a pipeline run',
     description:
       'One durable run of the pipeline’s stages (`pipeline-run-<id>` in Temporal), each a run of its deployment as the caller. Refused (403 naming the stage) unless the caller may run every stage’s deployment; ' +
-      '`plan_hash` given and the plan changed since: 409 plan_changed. A change freeze does not refuse it: the stage it covers waits, frozen.',
+      '`plan_hash` given and the plan changed since: 409 plan_changed. A change freeze does not refuse it: the stage it covers waits, frozen. ' +
+      'An AI agent’s run (through the MCP door, or a service account marked as an agent; retries too) waits for a person before each stage whose deployment changes servers: such a stage without a gate gets one of one approval (docs/agents.md).',
     params: id,
     headers: idempotencyHeader,
     body: { schema: pipelineTriggerSchema, required: false },
