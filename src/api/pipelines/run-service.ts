@@ -82,7 +82,7 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
     async plan(principal: Principal, pipelineId: string, input: PipelineTriggerInput) {
       const pipeline = await readablePipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
-      return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments), values);
+      return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments, false), values);
     },
 
     /** `viaAgentDoor`: an agent's run, whose stages that change servers wait for a person (agent-holds.ts). */
