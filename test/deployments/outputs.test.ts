@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
@@ -66,6 +66,24 @@ describe('a step’s outputs', () => {
     expect(run.status).toBe('failed');
     expect(run.steps.map((s: { status: string; exit_code: number; attempts: number }) => [s.status, s.exit_code, s.attempts])).toEqual([['success', 0, 2], ['failed', 3, 1]]);
     expect(run.outputs).toEqual({ attempt: '2', partial: 'yes' });
+  });
+
+  test('a retry’s run keeps what the steps it skips recorded in the run it retries', async () => {
+    const fixed = path.join(work, `fixed-${randomBytes(4).toString('hex')}`);
+    const deployment = await ops.define({
+      server_id: serverId,
+      steps: [
+        { name: 'build', command: 'echo "artifact=web-1.4.2.tar.gz" >> "$BOSUN_OUTPUT"' },
+        { name: 'deploy', command: `[ -e ${fixed} ] || exit 3; echo "url=https://web.example" >> "$BOSUN_OUTPUT"` },
+      ],
+    });
+    const { run_id: failedId } = await ops.trigger(deployment.id);
+    expect(await ops.waitForRun(deployment.id, failedId)).toMatchObject({ status: 'failed', outputs: { artifact: 'web-1.4.2.tar.gz' } });
+    writeFileSync(fixed, '');
+    const { run_id: retryId } = await ops.retry(deployment.id, failedId);
+    const retried = await ops.waitForRun(deployment.id, retryId);
+    expect(retried.steps.map((s: { status: string }) => s.status)).toEqual(['skipped', 'success']);
+    expect(retried.outputs).toEqual({ artifact: 'web-1.4.2.tar.gz', url: 'https://web.example' });
   });
 
   test('a malformed line fails the step although its command exited 0, with the line named in its output and the run’s error', async () => {
