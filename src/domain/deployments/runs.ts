@@ -156,8 +156,9 @@ export async function requestCancel(runId: Types.ObjectId, by: Actor): Promise<v
 
 /**
  * What running one step of a run needs, in one round trip: the run with just that step (the others'
- * output can be megabytes) and the names of the outputs earlier steps recorded, its server with the sealed credentials (null when deleted), and its
- * organization's sealed secrets. Null when the run does not exist.
+ * output can be megabytes) and the names of the outputs its earlier steps recorded, its server with
+ * the sealed credentials (null when deleted), and its organization's sealed secrets. Null when the
+ * run does not exist.
  */
 export async function stepToRun(runId: string, index: number) {
   const [found] = await DeploymentRunModel.aggregate<{

@@ -99,13 +99,14 @@ class StderrAfterGroup {
   private bytes = 0;
   private overflow = false;
   private readonly marker: Buffer | null;
+  private readonly limitBytes: number;
 
   constructor(
     private readonly onOutput: (text: string) => void,
     outputFile: { name: string; limitBytes: number } | null,
-    private readonly limitBytes = outputFile?.limitBytes ?? 0,
   ) {
     this.marker = outputFile ? Buffer.from(`bosun-output:${outputFile.name}\n`) : null;
+    this.limitBytes = outputFile?.limitBytes ?? 0;
   }
 
   push(chunk: Buffer) {
