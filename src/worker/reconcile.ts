@@ -8,6 +8,7 @@ import type { WorkflowGateway } from '../domain/temporal/client';
 import { runStart, type StartableRun } from '../domain/temporal/run-workflows';
 import type { Logger } from '../logger';
 import { recordIntent, recordOutcome, systemActor } from '../domain/audit/pending-entries';
+import { failOrphanedPipelineRuns, startQueuedPipelineRuns } from './pipeline-reconcile';
 
 /**
  * Runs marked running whose workflow has ended (terminated by hand in Temporal, or its data reset)
@@ -101,8 +102,9 @@ export async function repairHealthMonitors(workflows: WorkflowGateway): Promise<
 
 /** At a worker's start: what a crash or a reset Temporal may have left behind, put right. */
 export function reconcileAtStart(workflows: WorkflowGateway, log: Logger): Promise<void> {
-  return Promise.all([repairHealthMonitors(workflows), wakeQueuedRuns(workflows), startQueuedFleetRuns(workflows), failOrphanedRuns(workflows)]).then(
-    ([monitors, queues, fleets, orphans]) => log.info({ monitors, queues, fleets, orphans }, 'health monitors, run queues, fleet runs and orphaned runs checked'),
+  return Promise.all([repairHealthMonitors(workflows), wakeQueuedRuns(workflows), startQueuedFleetRuns(workflows), failOrphanedRuns(workflows), startQueuedPipelineRuns(workflows), failOrphanedPipelineRuns(workflows)]).then(
+    ([monitors, queues, fleets, orphans, pipelines, orphanedPipelines]) =>
+      log.info({ monitors, queues, fleets, orphans, pipelines, orphanedPipelines }, 'health monitors, run queues, fleet runs, pipeline runs and orphaned runs checked'),
     (err) => log.warn({ err }, 'could not check health monitors, run queues and orphaned runs'),
   );
 }
