@@ -1,3 +1,4 @@
+import type { Types } from 'mongoose';
 import type { Logger } from '../../logger';
 import { FINAL_PIPELINE_RUN_STATUSES, PipelineRunModel, type Pipeline, type PipelineRun } from '../../domain/pipelines/model';
 import { resolveParameters, storeParameters } from '../../domain/deployments/parameters';
@@ -84,7 +85,8 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
       return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments), values);
     },
 
-    async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput) {
+    /** `recorded.schedule`: the schedule whose tick triggers it (src/api/schedules/ticks.ts). */
+    async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput, recorded: { schedule?: { id: Types.ObjectId; name: string; scheduled_at: Date } } = {}) {
       const pipeline = await readablePipeline(principal, pipelineId, deployments);
       const values = pipelineValues(pipeline, input);
       const stages = await runnableStages(principal, pipeline, deployments);
@@ -95,6 +97,7 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
         parameters: storeParameters(values, secretBox, principal.organizationId),
         plan_hash,
         stages: stages.map(({ stage, deployment }) => stageOfRun(stage, deployment.name)),
+        ...(recorded.schedule ? { schedule: recorded.schedule } : {}),
       });
     },
 
