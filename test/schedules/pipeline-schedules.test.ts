@@ -116,6 +116,23 @@ describe('pipeline schedules', () => {
     expect((await admin.request('get', `/pipelines/${pipelineId}/runs`)).body.meta.total).toBe(runsBefore);
   }, 120_000);
 
+  test('overlap is about pipeline runs: a run-now while the last tick’s pipeline run waits at a gate is refused (skip); the tick’s workflow ends with that run', async () => {
+    const gated = await admin.request('post', '/pipelines', { name: 'gated-release', stages: [{ name: 'prod', deployment: 'ps-migrate', gate: { approvals: 1 } }] });
+    const gatedId = gated.body.data.id as string;
+    const schedule = await create({ name: 'gated', every: '24h', time_zone: 'UTC' }, gatedId);
+    const asked = await admin.request('post', path(`/${schedule.id}/trigger`, gatedId));
+    expect(asked.status).toBe(202);
+    const tick = await eventually(async () => (await admin.request('get', path(`/${schedule.id}/ticks`, gatedId))).body.data[0], Boolean, 60_000);
+    await eventually(async () => (await admin.request('get', `/pipelines/${gatedId}/runs/${tick.run_id}`)).body.data.status, (status) => status === 'awaiting_approval', 60_000);
+
+    const again = await admin.request('post', path(`/${schedule.id}/trigger`, gatedId));
+    expect([again.status, again.body.error.code, again.body.error.run_ids]).toEqual([409, 'overlap', [tick.run_id]]);
+
+    expect((await admin.request('post', `/pipelines/${gatedId}/runs/${tick.run_id}/cancel`)).status).toBe(202);
+    const workflow = bosun.temporal.workflow.getHandle(`bosun-schedule-${schedule.id}-now-${asked.body.scheduled_at}`);
+    expect(await workflow.result()).toMatchObject({ outcome: 'fired', runId: tick.run_id, runStatus: 'cancelled' });
+  }, 120_000);
+
   test('deleting the pipeline deletes its schedules and their Temporal Schedules', async () => {
     const other = await admin.request('post', '/pipelines', { name: 'short-lived', stages: [{ name: 'only', deployment: 'ps-migrate' }] });
     const doomed = await create({ name: 'nightly', every: '1h', time_zone: 'UTC' }, other.body.data.id);
