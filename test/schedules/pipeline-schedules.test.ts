@@ -122,7 +122,7 @@ describe('pipeline schedules', () => {
     const schedule = await create({ name: 'gated', every: '24h', time_zone: 'UTC' }, gatedId);
     const asked = await admin.request('post', path(`/${schedule.id}/trigger`, gatedId));
     expect(asked.status).toBe(202);
-    const tick = await eventually(async () => (await admin.request('get', path(`/${schedule.id}/ticks`, gatedId))).body.data[0], Boolean, 60_000);
+    const tick: Json = await eventually(async () => (await admin.request('get', path(`/${schedule.id}/ticks`, gatedId))).body.data[0], Boolean, 60_000);
     await eventually(async () => (await admin.request('get', `/pipelines/${gatedId}/runs/${tick.run_id}`)).body.data.status, (status) => status === 'awaiting_approval', 60_000);
 
     const again = await admin.request('post', path(`/${schedule.id}/trigger`, gatedId));

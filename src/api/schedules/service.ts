@@ -65,12 +65,11 @@ export type ScheduleService = ReturnType<typeof createScheduleService>;
 
 /** Deployments' schedules, pipelines' schedules, and the organization's list of both. */
 export function createScheduleServices(deps: ScheduleServiceDeps & { findDeployment: FindDeployment }) {
-  const deployments = createScheduleService({ ...deps, target: deploymentScheduleTarget(deps.findDeployment) });
-  const pipelines = createScheduleService({ ...deps, target: pipelineScheduleTarget });
+  const deploymentTarget = deploymentScheduleTarget(deps.findDeployment);
   return {
-    deployments,
-    pipelines,
-    listAll: organizationSchedules({ deployments: scheduleLookup({ ...deps, target: deploymentScheduleTarget(deps.findDeployment) }), pipelines: scheduleLookup({ ...deps, target: pipelineScheduleTarget }) }),
+    deployments: createScheduleService({ ...deps, target: deploymentTarget }),
+    pipelines: createScheduleService({ ...deps, target: pipelineScheduleTarget }),
+    listAll: organizationSchedules({ deployments: scheduleLookup({ ...deps, target: deploymentTarget }), pipelines: scheduleLookup({ ...deps, target: pipelineScheduleTarget }) }),
     /** Temporal Schedules of deleted schedules removed (the worker's reconcile removes any left). */
     removed: (ids: string[]) => Promise.all(ids.map((id) => deps.schedules.remove(id))).then(() => undefined),
   };

@@ -21,31 +21,31 @@ export interface ScheduleOwner {
   parameters?: readonly ParameterDefinition[] | null;
 }
 
-export interface ScheduleTarget {
+/** `T`: the owner as found (its servers are read from it). */
+export interface ScheduleTarget<T extends ScheduleOwner = ScheduleOwner> {
   kind: 'deployment' | 'pipeline';
   /** The schedule document's field naming it. */
   field: 'deployment_id' | 'pipeline_id';
   /** Found as the gate allows `action` on it (a pipeline: on every stage's deployment); 404 or 403 otherwise. */
-  find(principal: Principal, id: string, action?: Action): Promise<ScheduleOwner>;
+  find(principal: Principal, id: string, action?: Action): Promise<T>;
   /** The servers its ticks would run on now (what a freeze may cover). */
-  servers(owner: ScheduleOwner): Promise<TargetServer[]>;
+  servers(owner: T): Promise<TargetServer[]>;
 }
 
-export const deploymentScheduleTarget = (findDeployment: FindDeployment): ScheduleTarget => ({
+export const deploymentScheduleTarget = (findDeployment: FindDeployment): ScheduleTarget<Deployment> => ({
   kind: 'deployment',
   field: 'deployment_id',
-  find: (principal, id, action) => findDeployment(principal, id, action) as Promise<ScheduleOwner>,
-  servers: (owner) => resolveTargets(owner as unknown as Deployment),
+  find: (principal, id, action) => findDeployment(principal, id, action),
+  servers: (deployment) => resolveTargets(deployment),
 });
 
-export const pipelineScheduleTarget: ScheduleTarget = {
+export const pipelineScheduleTarget: ScheduleTarget<Pipeline> = {
   kind: 'pipeline',
   field: 'pipeline_id',
-  find: (principal, id, action) => findPipeline(principal, id, action) as Promise<ScheduleOwner>,
+  find: (principal, id, action) => findPipeline(principal, id, action),
   /** Every stage's deployment's servers. */
-  async servers(owner) {
-    const stages = (owner as unknown as Pipeline).stages;
-    const deployments = await DeploymentModel.find({ _id: { $in: stages.map((s) => s.deployment_id) } }).lean<Deployment[]>();
+  async servers(pipeline) {
+    const deployments = await DeploymentModel.find({ _id: { $in: pipeline.stages.map((s) => s.deployment_id) } }).lean<Deployment[]>();
     return (await Promise.all(deployments.map((d) => resolveTargets(d)))).flat();
   },
 };
