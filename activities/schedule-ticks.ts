@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { FireTickInput, ScheduledRunStarter, TickOutcome } from '../src/domain/contracts/schedules';
-import { DeploymentRunModel, FINAL_RUN_STATUSES, type RunStatus } from '../src/domain/deployments/model';
+import { tickRunStatus } from '../src/domain/schedules/tick-runs';
 
 export interface ScheduleTickActivityDeps {
   /** Absent in a worker composed without the API's trigger path (then a tick cannot start). */
@@ -25,9 +25,10 @@ export function createScheduleTickActivities({ scheduledRuns }: ScheduleTickActi
     async awaitRunEnd({ runId }: { runId: string }): Promise<string> {
       const context = Context.current();
       for (;;) {
-        const run = await DeploymentRunModel.findById(runId, { status: 1 }).lean<{ status: string }>();
+        // A deployment run, or a pipeline's schedule's pipeline run.
+        const run = await tickRunStatus(runId);
         if (!run) return 'deleted';
-        if (FINAL_RUN_STATUSES.includes(run.status as RunStatus)) return run.status;
+        if (run.final) return run.status;
         context.heartbeat();
         await context.sleep(POLL_MS);
       }

@@ -15,7 +15,7 @@ import { pipelineDefinitions } from './pipelines/definitions';
 import { pipelineRunRoutes } from './pipelines/run-routes';
 import type { PipelineRunService } from './pipelines/run-service';
 import { organizationScheduleRoutes, scheduleRoutes } from './schedules/routes';
-import type { ScheduleService } from './schedules/service';
+import type { ScheduleServices } from './schedules/service';
 import type { DeploymentService } from './deployments/service';
 import { secretRoutes } from './secrets/routes';
 import { tokenRoutes } from './tokens/routes';
@@ -50,7 +50,7 @@ export interface AppDeps {
   http: { bodyLimitBytes: number; rateLimitPerMinute: number };
   servers: ServerService;
   deployments: DeploymentService;
-  schedules: ScheduleService;
+  schedules: ScheduleServices;
   conversations: ConversationService;
   freezes: FreezeService;
   migrationPlans: MigrationPlanService;
@@ -154,10 +154,11 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use((req, res, next) => (WRITES.has(req.method) ? readJson(req, res, next) : next()));
   // Each resource's known paths answer another method with 405 and Allow.
   api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
-  api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules)));
+  api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules.deployments)));
+  api.use('/pipelines/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules.pipelines)));
   api.use('/schedules', refuseOtherMethods(organizationScheduleRoutes(schedules)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
-  api.use('/pipelines', refuseOtherMethods(pipelineRoutes(pipelineDefinitions())));
+  api.use('/pipelines', refuseOtherMethods(pipelineRoutes(pipelineDefinitions(schedules.removed))));
   api.use('/pipelines', refuseOtherMethods(pipelineRunRoutes(pipelineRuns)));
   api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
   api.use('/tokens', refuseOtherMethods(tokenRoutes()));

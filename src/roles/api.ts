@@ -9,7 +9,7 @@ import { createMigrationPlanService } from '../api/migration-plans/service';
 import { createNotificationService } from '../api/notifications/service';
 import { enableChangeStreamImages } from '../api/realtime/relay';
 import { attachRealtime } from '../api/realtime/server';
-import { createScheduleService } from '../api/schedules/service';
+import { createScheduleServices } from '../api/schedules/service';
 import { createServerService } from '../api/servers/service';
 import { consoleBundle } from '../console/bundle';
 import { adoptTokensWithoutIdentity } from '../domain/tokens/service';
@@ -42,7 +42,7 @@ async function buildApp({ config, log, secretBox, workflows, deployments, countT
     http: config.http,
     servers: createServerService({ secretBox, workflows }),
     deployments,
-    schedules: createScheduleService({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log, countTick, minIntervalSeconds: config.schedules.minIntervalSeconds }),
+    schedules: createScheduleServices({ schedules: workflows.schedules, findDeployment: deployments.findDeployment, secretBox, log, countTick, minIntervalSeconds: config.schedules.minIntervalSeconds }),
     conversations: createConversationService({ workflows }),
     freezes: createFreezeService({ workflows: workflows.runs, log }),
     migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),

@@ -1,5 +1,6 @@
 import { listenForScrapes } from '../api/observability/listener';
 import { stageRunStarter } from '../api/pipelines/stage-runs';
+import { createPipelineRunService } from '../api/pipelines/run-service';
 import { scheduledRunStarter } from '../api/schedules/ticks';
 import { createPlanner, describePlanner } from '../domain/planner';
 import { SshPool } from '../domain/ssh/pool';
@@ -77,7 +78,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       planner: options.planner ?? createPlanner(config.planner),
       wakeQueue: (serverId, organizationId, runId) => workflows.queues.wake(serverId, organizationId, runId),
       stepHandoffAfterMs: options.stepHandoffAfterMs,
-      scheduledRuns: scheduledRunStarter({ deployments, secretBox, log, countTick }),
+      scheduledRuns: scheduledRunStarter({ deployments, pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }), secretBox, log, countTick }),
       stageRuns: stageRunStarter({ deployments, secretBox }),
       // PUBLIC_URL, or this process's API once it listens (a lone worker without PUBLIC_URL sends no links).
       consoleUrl: () => config.console.publicUrl ?? composed.url,

@@ -1,8 +1,8 @@
 import type { Types } from 'mongoose';
 import { scheduledRunWorkflowId } from '../domain/contracts/workflow-ids';
-import { DeploymentRunModel } from '../domain/deployments/model';
 import { ScheduleModel, ScheduleTickModel, type Schedule, type SkipReason } from '../domain/schedules/model';
 import { advanceLedger, recordTick, tickAt, unfinishedTicksOf } from '../domain/schedules/store';
+import { runsGoing } from '../domain/schedules/tick-runs';
 import type { WorkflowGateway } from '../domain/temporal/client';
 import type { Logger } from '../logger';
 import { periodically } from './periodic';
@@ -23,11 +23,7 @@ async function runningAt(scheduleId: Types.ObjectId, at: Date): Promise<boolean>
     .limit(20)
     .lean();
   if (!earlier.length) return false;
-  return !!(await DeploymentRunModel.exists({
-    _id: { $in: earlier.map((t) => t.run_id) },
-    createdAt: { $lte: at },
-    $or: [{ completed_at: null }, { completed_at: { $gt: at } }],
-  }));
+  return (await runsGoing(earlier.map((t) => t.run_id!), at)).length > 0;
 }
 
 /**

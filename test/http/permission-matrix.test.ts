@@ -35,6 +35,7 @@ interface World {
   pipeline: Record<Scope, string>;
   /** A finished (successful) run of each pipeline. */
   pipelineRun: Record<Scope, string>;
+  pipelineSchedule: Record<Scope, string>;
   person: string;
   account: string;
   team: string;
@@ -51,6 +52,7 @@ interface Fresh {
   plan(scope: Scope): Promise<string>;
   schedule(scope: Scope): Promise<string>;
   pipeline(scope: Scope): Promise<string>;
+  pipelineSchedule(scope: Scope): Promise<string>;
   person(): Promise<string>;
   account(): Promise<string>;
   team(): Promise<string>;
@@ -131,6 +133,15 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/pipelines/:id': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}` })),
   'PATCH /api/v1/pipelines/:id': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}`, body: { description: `changed ${n()}` } })),
   'DELETE /api/v1/pipelines/:id': scoped(async (s, _w, f) => ({ path: `/pipelines/${await f.pipeline(s)}` })),
+  'GET /api/v1/pipelines/:id/schedules': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules` })),
+  'POST /api/v1/pipelines/:id/schedules': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules`, body: { name: `sched-${n()}`, every: '24h', time_zone: 'UTC', paused: true } })),
+  'GET /api/v1/pipelines/:id/schedules/:scheduleId': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules/${w.pipelineSchedule[s]}` })),
+  'PATCH /api/v1/pipelines/:id/schedules/:scheduleId': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules/${w.pipelineSchedule[s]}`, body: { note: `changed ${n()}` } })),
+  'DELETE /api/v1/pipelines/:id/schedules/:scheduleId': scoped(async (s, w, f) => ({ path: `/pipelines/${w.pipeline[s]}/schedules/${await f.pipelineSchedule(s)}` })),
+  'POST /api/v1/pipelines/:id/schedules/:scheduleId/pause': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules/${w.pipelineSchedule[s]}/pause`, body: { note: 'looking' } })),
+  'POST /api/v1/pipelines/:id/schedules/:scheduleId/unpause': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules/${w.pipelineSchedule[s]}/unpause`, body: { note: 'done' } })),
+  'POST /api/v1/pipelines/:id/schedules/:scheduleId/trigger': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules/${w.pipelineSchedule[s]}/trigger` })),
+  'GET /api/v1/pipelines/:id/schedules/:scheduleId/ticks': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/schedules/${w.pipelineSchedule[s]}/ticks` })),
   'GET /api/v1/conversations': org(() => ({ path: '/conversations' })),
   'POST /api/v1/conversations': { kind: 'create', outside: 404, request: (s, w) => ({ path: '/conversations', body: { chatable_type: 'server', chatable_id: w.server[s], message: 'show uptime' } }) },
   'GET /api/v1/conversations/:id': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}` })),
@@ -295,6 +306,8 @@ describe('permissions, route by route: every role, bound to some servers or to a
       pipelineRun[s] = (await call(admin, 'post', `/pipelines/${pipeline[s]}/run`, {})).body.run_id;
       await eventually(async () => (await call(admin, 'get', `/pipelines/${pipeline[s]}/runs/${pipelineRun[s]}`)).body.data.status, (status) => status === 'success');
     }
+    const newPipelineSchedule = (s: Scope) => created(admin, 'post', `/pipelines/${pipeline[s]}/schedules`, { name: `spare-${n()}`, every: '24h', time_zone: 'UTC', paused: true });
+    const pipelineSchedule = { web: await newPipelineSchedule('web'), db: await newPipelineSchedule('db') };
     const person = await created(admin, 'post', '/people', { name: 'Alice' });
     const account = await created(admin, 'post', '/service-accounts', { name: 'nightly' });
     const team = await created(admin, 'post', '/teams', { name: 'web team', members: [person] });
@@ -306,7 +319,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
     const channel = await newChannel();
     await call(admin, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(admin, 'get', `/notification-channels/${channel}/deliveries`)).body.data as { id: string }[], (d) => d.length === 1))[0]!.id;
-    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, pipeline, pipelineRun, person, account, team, binding, freeze, channel, delivery };
+    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, pipeline, pipelineRun, pipelineSchedule, person, account, team, binding, freeze, channel, delivery };
 
     let spare = 1;
     fresh = {
@@ -315,6 +328,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
       plan: async (s) => created(admin, 'post', '/migration-plans', { title: `spare-${n()}`, source_server_id: servers[s], target_server_id: second[s] }),
       schedule: async (s) => created(admin, 'post', `/deployments/${deployment[s]}/schedules`, { name: `spare-${n()}`, every: '24h', time_zone: 'UTC', paused: true }),
       pipeline: newPipeline,
+      pipelineSchedule: newPipelineSchedule,
       person: async () => created(admin, 'post', '/people', { name: `Spare ${n()}` }),
       account: async () => created(admin, 'post', '/service-accounts', { name: `spare-${n()}` }),
       team: async () => created(admin, 'post', '/teams', { name: `spare ${n()}` }),

@@ -15,6 +15,7 @@ interface Ids {
   schedule: string;
   pipeline: string;
   pipelineRun: string;
+  pipelineSchedule: string;
   secret: string;
   token: string;
   person: string;
@@ -75,6 +76,15 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'POST /api/v1/pipelines/:id/runs/:runId/retry': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}/retry` }),
   'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/approve': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}/stages/web/approve`, body: {} }),
   'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/reject': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}/stages/web/reject`, body: { reason: 'mine now' } }),
+  'GET /api/v1/pipelines/:id/schedules': (i) => ({ path: `/pipelines/${i.pipeline}/schedules` }),
+  'POST /api/v1/pipelines/:id/schedules': (i) => ({ path: `/pipelines/${i.pipeline}/schedules`, body: { name: 'mine-now', every: '1h', time_zone: 'UTC' } }),
+  'GET /api/v1/pipelines/:id/schedules/:scheduleId': (i) => ({ path: `/pipelines/${i.pipeline}/schedules/${i.pipelineSchedule}` }),
+  'PATCH /api/v1/pipelines/:id/schedules/:scheduleId': (i) => ({ path: `/pipelines/${i.pipeline}/schedules/${i.pipelineSchedule}`, body: { note: 'mine now' } }),
+  'DELETE /api/v1/pipelines/:id/schedules/:scheduleId': (i) => ({ path: `/pipelines/${i.pipeline}/schedules/${i.pipelineSchedule}` }),
+  'POST /api/v1/pipelines/:id/schedules/:scheduleId/pause': (i) => ({ path: `/pipelines/${i.pipeline}/schedules/${i.pipelineSchedule}/pause`, body: { note: 'mine now' } }),
+  'POST /api/v1/pipelines/:id/schedules/:scheduleId/unpause': (i) => ({ path: `/pipelines/${i.pipeline}/schedules/${i.pipelineSchedule}/unpause` }),
+  'POST /api/v1/pipelines/:id/schedules/:scheduleId/trigger': (i) => ({ path: `/pipelines/${i.pipeline}/schedules/${i.pipelineSchedule}/trigger` }),
+  'GET /api/v1/pipelines/:id/schedules/:scheduleId/ticks': (i) => ({ path: `/pipelines/${i.pipeline}/schedules/${i.pipelineSchedule}/ticks` }),
   'DELETE /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}` }),
   'GET /api/v1/conversations/:id': (i) => ({ path: `/conversations/${i.conversation}` }),
   'POST /api/v1/conversations/:id/messages': (i) => ({ path: `/conversations/${i.conversation}/messages`, body: { message: 'uptime' } }),
@@ -226,6 +236,7 @@ describe('tenant isolation, route by route', () => {
     const pipeline = (await call(owner, 'post', '/pipelines', { name: 'release', stages: [{ name: 'web', deployment: 'web' }] })).body.data.id;
     const pipelineRun = (await call(owner, 'post', `/pipelines/${pipeline}/run`, {})).body.run_id;
     await eventually(async () => (await call(owner, 'get', `/pipelines/${pipeline}/runs/${pipelineRun}`)).body.data.status, (status) => status === 'success');
+    const pipelineSchedule = (await call(owner, 'post', `/pipelines/${pipeline}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true })).body.data.id;
     const token = (await call(owner, 'get', '/tokens')).body.data[0].id;
     const person = (await call(owner, 'post', '/people', { name: 'Alice' })).body.data.id;
     const account = (await call(owner, 'post', '/service-accounts', { name: 'ci-web' })).body.data.id;
@@ -236,7 +247,7 @@ describe('tenant isolation, route by route', () => {
     const channel = (await call(owner, 'post', '/notification-channels', { name: 'ops-hooks', type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] })).body.data.id;
     await call(owner, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(owner, 'get', `/notification-channels/${channel}/deliveries`)).body.data, (d) => d.length === 1))[0].id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, pipeline, pipelineRun, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, pipeline, pipelineRun, pipelineSchedule, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
   });
   afterAll(() => bosun.stop());
 

@@ -30,6 +30,8 @@ describe('request schemas: the document accepts what the routes accept', () => {
     updatePipeline: [{ place: 'parameters[].pattern', named: '`pattern` must be a valid regular expression' }],
     createSchedule: scheduleRules,
     updateSchedule: scheduleRules,
+    createPipelineSchedule: scheduleRules,
+    updatePipelineSchedule: scheduleRules,
   };
 
   function places(op: Operation): Array<Probed & { where: string }> {

@@ -2,7 +2,7 @@
  * The audit trail's name for each write route, derived from its method and path so that a route
  * added tomorrow is named (and recorded) without a line here: `POST /api/v1/servers` → server.create,
  * `PATCH /api/v1/servers/:id` → server.update, `POST /api/v1/deployments/:id/runs/:runId/cancel` →
- * run.cancel. The few whose derived name would mislead are named below.
+ * run.cancel. The few whose derived name (or target) would mislead are named below.
  */
 
 const NAMED: Record<string, string> = {
@@ -11,6 +11,15 @@ const NAMED: Record<string, string> = {
   'POST /api/v1/conversations/:id/messages': 'conversation.message',
   'POST /api/v1/conversations/:id/steps/:stepId/approve': 'conversation.step.approve',
   'POST /api/v1/conversations/:id/steps/:stepId/reject': 'conversation.step.reject',
+  'POST /api/v1/pipelines/:id/run': 'pipeline.trigger',
+};
+
+/** Routes whose derived target would mislead too: a pipeline run is no deployment run, and a stage's gate is its pipeline run's. */
+const NAMED_WITH_TARGET: Record<string, RouteAction> = {
+  'POST /api/v1/pipelines/:id/runs/:runId/cancel': { action: 'pipeline.run.cancel', kind: 'pipeline_run', idParam: 'runId' },
+  'POST /api/v1/pipelines/:id/runs/:runId/retry': { action: 'pipeline.run.retry', kind: 'pipeline_run', idParam: 'runId' },
+  'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/approve': { action: 'pipeline.stage.approve', kind: 'pipeline_run', idParam: 'runId' },
+  'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/reject': { action: 'pipeline.stage.reject', kind: 'pipeline_run', idParam: 'runId' },
 };
 
 const SINGULAR: Record<string, string> = { people: 'person', policy: 'policy', audit: 'audit' };
@@ -28,6 +37,8 @@ export interface RouteAction {
 
 /** The action of a write route given as "POST /api/v1/servers/:id/verify". */
 export function routeAction(route: string): RouteAction {
+  const namedWithTarget = NAMED_WITH_TARGET[route];
+  if (namedWithTarget) return namedWithTarget;
   const [method = '', path = ''] = route.split(' ');
   const segments = path.replace(/^\/api\/v1\/?/, '').split('/').filter(Boolean);
   const last = segments.at(-1) ?? '';

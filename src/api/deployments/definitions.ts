@@ -128,7 +128,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
         throw new ApiError('conflict', pipelines.length === 1 ? `Pipeline ${named} runs this deployment in a stage: change or delete it first` : `Pipelines ${named} run this deployment in their stages: change or delete them first`);
       }
       // Its schedules go with it: their documents, then their Temporal Schedules (the worker's reconcile removes any left).
-      const schedules = await deleteSchedulesOf(deployment._id);
+      const schedules = await deleteSchedulesOf({ deployment_id: deployment._id });
       await deleteDeployment(deployment._id);
       await schedulesDeleted(schedules).catch(() => undefined);
     },

@@ -2,6 +2,7 @@ import type { Actor } from '../../domain/access/actor';
 import { isDuplicateKey } from '../../domain/database';
 import { FINAL_PIPELINE_RUN_STATUSES, PipelineModel, PipelineRunModel, type Pipeline } from '../../domain/pipelines/model';
 import { createPipeline, deletePipeline, redefinePipeline, type PipelineDefinition } from '../../domain/pipelines/store';
+import { deleteSchedulesOf } from '../../domain/schedules/store';
 import { actorOf, type Principal } from '../../domain/tokens/service';
 import { checkPipeline, readablePipelineFilter } from '../access/gate';
 import { ApiError, notFound } from '../http/errors';
@@ -36,7 +37,7 @@ const asDefinition = (pipeline: Pipeline): LooseDefinition => ({
   })),
 });
 
-export function pipelineDefinitions() {
+export function pipelineDefinitions(schedulesDeleted: (ids: string[]) => Promise<void>) {
   /** The stages as stored, once the caller may write every stage's deployment (403 naming the first it may not). */
   async function writableStages(principal: Principal, stages: readonly StageInput[], deploymentOf: (reference: string) => StageDeploymentDoc) {
     const stored = stages.map((stage) => storedStage(stage, deploymentOf(stage.deployment)));
@@ -101,7 +102,10 @@ export function pipelineDefinitions() {
       // Its runs' history goes with it, so one still going is finished (or cancelled) first.
       const going = await PipelineRunModel.findOne({ pipeline_id: pipeline._id, status: { $nin: FINAL_PIPELINE_RUN_STATUSES } }, { _id: 1, status: 1 }).lean();
       if (going) throw new ApiError('conflict', `A run of this pipeline is ${going.status} (${going._id.toString()}): cancel it or let it finish first`);
+      // Its schedules go with it: their documents, then their Temporal Schedules (the worker's reconcile removes any left).
+      const schedules = await deleteSchedulesOf({ pipeline_id: pipeline._id });
       await deletePipeline(pipeline._id);
+      await schedulesDeleted(schedules).catch(() => undefined);
     },
   };
 }

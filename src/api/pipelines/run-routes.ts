@@ -32,7 +32,7 @@ export function pipelineRunRoutes(runs: PipelineRunService): Router {
 
   router.post('/:id/run', requireAction('deployments:run'), async (req, res) => {
     const id = param(req.params.id);
-    accepted(req, res, id, await runs.trigger(principalOf(req), id, idempotencyKey(req), validate(pipelineTriggerSchema, req.body ?? {}), cameThroughAgentDoor(req)));
+    accepted(req, res, id, await runs.trigger(principalOf(req), id, idempotencyKey(req), validate(pipelineTriggerSchema, req.body ?? {}), { viaAgentDoor: cameThroughAgentDoor(req) }));
   });
 
   router.get('/:id/runs', requireAction('read'), async (req, res) => {

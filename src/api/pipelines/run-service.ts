@@ -1,3 +1,4 @@
+import type { Types } from 'mongoose';
 import type { Logger } from '../../logger';
 import { FINAL_PIPELINE_RUN_STATUSES, PipelineRunModel, type Pipeline, type PipelineRun } from '../../domain/pipelines/model';
 import { resolveParameters, storeParameters } from '../../domain/deployments/parameters';
@@ -85,19 +86,23 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
       return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments, false), values);
     },
 
-    /** `viaAgentDoor`: an agent's run, whose stages that change servers wait for a person (agent-holds.ts). */
-    async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput, viaAgentDoor = false) {
+    /**
+     * `options.viaAgentDoor`: an agent's run, whose stages that change servers wait for a person
+     * (agent-holds.ts); `options.schedule`: the schedule whose tick triggers it (src/api/schedules/ticks.ts).
+     */
+    async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput, options: { viaAgentDoor?: boolean; schedule?: { id: Types.ObjectId; name: string; scheduled_at: Date } } = {}) {
       const pipeline = await readablePipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
       const stages = await runnableStages(principal, pipeline, deployments);
       const { plan_hash } = pipelinePlanOf(pipeline, stages, values);
       assertPlanUnchanged(input.plan_hash, plan_hash);
       const digest = secretBox.digest(JSON.stringify(Object.keys(input.parameters).sort().map((name) => [name, input.parameters[name]])), 'pipeline-trigger');
-      const holds = await agentHolds(principal, viaAgentDoor, stages);
+      const holds = await agentHolds(principal, options.viaAgentDoor ?? false, stages);
       return store(principal, pipeline, key, digest, {
         parameters: storeParameters(values, secretBox, principal.organizationId),
         plan_hash,
         stages: stages.map(({ stage, deployment }) => stageOfRun(stage, deployment.name, holds.get(stage.name))),
+        ...(options.schedule ? { schedule: options.schedule } : {}),
       });
     },
 

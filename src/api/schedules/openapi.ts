@@ -19,11 +19,12 @@ const definitionRules = [
   '`run_as` a service account of the organization that may run the deployment; another identity than the caller only for an admin',
 ];
 
-export const scheduleOperations: Operation[] = [
+const deploymentScheduleOperations: Operation[] = [
   {
     method: 'get', path: '/api/v1/schedules', operationId: 'listAllSchedules', tag, scope: 'read',
     summary: 'List every schedule of the organization',
-    description: 'The schedules of every deployment the caller may read, by name, each with its deployment’s name and its next 10 runs (the console’s Schedules page).',
+    description:
+      'The schedules of every deployment and pipeline the caller may read, by name, each with the name of the deployment (`deployment_name`) or pipeline (`pipeline_name`) it runs and its next 10 runs (the console’s Schedules page).',
     query: pageQuerySchema,
     responses: { 200: { description: 'One page of schedules', body: pageOf(scheduleListedSchema) } },
     errors: ['validation_failed'],
@@ -118,3 +119,30 @@ export const scheduleOperations: Operation[] = [
     errors: ['not_found', 'validation_failed'],
   },
 ];
+
+/** What a pipeline's schedule says differently: each tick a pipeline run, the checks those of a pipeline trigger (every stage's deployment). */
+const PIPELINE_WORDING: Array<[RegExp, string]> = [
+  [/a deployment’s schedules/, 'a pipeline’s schedules'],
+  [/Schedule a deployment/, 'Schedule a pipeline'],
+  [/the deployment then runs by itself at each tick/, 'each tick then starts a pipeline run (`schedule` on the run), as a trigger of the pipeline would'],
+  [/the deployment’s own/, 'the pipeline’s own'],
+  [/may run the deployment/, 'may run every stage’s deployment'],
+  [/in the deployment’s history/, 'in the pipeline’s runs'],
+  [/the run starts/, 'the pipeline run starts'],
+];
+const forPipeline = (text: string) => PIPELINE_WORDING.reduce((said, [from, to]) => said.replace(from, to), text);
+
+/** The same operations on /api/v1/pipelines/:id/schedules: a pipeline's schedules. */
+const pipelineScheduleOperations: Operation[] = deploymentScheduleOperations
+  .filter((operation) => operation.path.startsWith(base))
+  .map((operation) => ({
+    ...operation,
+    path: operation.path.replace(base, '/api/v1/pipelines/:id/schedules'),
+    operationId: operation.operationId.replace(/Schedules?/, (word) => `Pipeline${word}`),
+    summary: forPipeline(operation.summary),
+    description: operation.description && forPipeline(operation.description),
+    params: { ...operation.params, id: idParam('pipeline') },
+    ...(operation.beyondSchema ? { beyondSchema: operation.beyondSchema.map(forPipeline) } : {}),
+  }));
+
+export const scheduleOperations: Operation[] = [...deploymentScheduleOperations, ...pipelineScheduleOperations];

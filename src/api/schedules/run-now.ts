@@ -15,8 +15,8 @@ import type { ScheduleLookup } from './lookup';
  */
 export const scheduleRunNow =
   ({ schedules, countTick }: { schedules: ScheduleWorkflows; countTick: (outcome: string) => void }, { findSchedule }: ScheduleLookup) =>
-  async (principal: Principal, deploymentId: string, scheduleId: string, overlap?: OverlapPolicy) => {
-    const { schedule } = await findSchedule(principal, deploymentId, scheduleId, 'deployments:run');
+  async (principal: Principal, ownerId: string, scheduleId: string, overlap?: OverlapPolicy) => {
+    const { schedule } = await findSchedule(principal, ownerId, scheduleId, 'deployments:run');
     const policy = overlap ?? schedule.overlap;
     const going = policy === 'allow_all' ? [] : (await unfinishedTicksOf(schedule._id, 20)).map((t) => String(t.run_id));
     const requestedBy = actorOf(principal) as Actor;

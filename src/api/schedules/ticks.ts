@@ -5,10 +5,12 @@ import { openParameters } from '../../domain/deployments/parameters';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { FireTickInput, ScheduledRunStarter, TickOutcome } from '../../domain/contracts/schedules';
 import { ScheduleModel, type Schedule } from '../../domain/schedules/model';
-import { recordTick, tickAt } from '../../domain/schedules/store';
+import { recordTick, scheduleTargetOf, tickAt } from '../../domain/schedules/store';
 import type { Logger } from '../../logger';
 import { ApiError } from '../http/errors';
 import type { DeploymentService } from '../deployments/service';
+import type { PipelineRunService } from '../pipelines/run-service';
+import { PipelineRunModel } from '../../domain/pipelines/model';
 import { recordIntent, recordOutcome } from '../../domain/audit/pending-entries';
 
 /** How long a tick's entry waits for its outcome (the trigger's retries included) before it counts as unknown. */
@@ -18,14 +20,27 @@ const TICK_PENDING_SECONDS = 3600;
 export type TickCounter = (outcome: string) => void;
 
 /**
- * A tick's run, started the way every client's is: the deployment service's trigger, as the
+ * A tick's run, started the way every client's is: the deployment service's trigger (a pipeline's
+ * schedule: the pipeline runs' trigger, which asks about every stage's deployment), as the
  * schedule's service account (its grants checked now, at the tick), with the schedule's parameters
  * and an Idempotency-Key of the schedule and due time — so a tick retried (its activity ran twice)
  * still starts one run. What the trigger refuses is recorded as the tick's reason: `frozen` (a
  * change freeze covers a target), `forbidden` (the account may not), `refused` (anything else it
  * said no to: no matching server, the organization's run limit reached, a parameter no longer valid).
  */
-export function scheduledRunStarter({ deployments, secretBox, log, countTick }: { deployments: DeploymentService; secretBox: SecretBox; log: Logger; countTick: TickCounter }): ScheduledRunStarter {
+export function scheduledRunStarter({
+  deployments,
+  pipelineRuns,
+  secretBox,
+  log,
+  countTick,
+}: {
+  deployments: DeploymentService;
+  pipelineRuns: Pick<PipelineRunService, 'trigger' | 'cancel'>;
+  secretBox: SecretBox;
+  log: Logger;
+  countTick: TickCounter;
+}): ScheduledRunStarter {
   /**
    * The tick's audit entry, written before it tries to start its run (actor: the schedule, running as
    * its service account; or the person who asked for a run-now), keyed by the tick: a retried
@@ -37,7 +52,7 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
         organizationId: schedule.organization_id.toString(),
         actor: { type: 'schedule', id: schedule._id.toString(), name: schedule.name, run_as: { id: schedule.run_as.id.toString(), name: schedule.run_as.name } },
         action: 'schedule.tick',
-        target: { kind: 'deployment', id: schedule.deployment_id.toString() },
+        target: scheduleTargetOf(schedule),
         details: { schedule_id: schedule._id.toString(), scheduled_at: new Date(input.scheduledAt).toISOString(), ...(input.requestedBy ? { requested_by: input.requestedBy } : {}) },
       },
       TICK_PENDING_SECONDS,
@@ -72,8 +87,11 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
         return record(schedule, input, { outcome: 'forbidden', runId: null, message: `the service account ${schedule.run_as.name} it runs as is ${principal === 'disabled' ? 'disabled' : 'gone'}` }, auditId);
       }
       const parameters = Object.fromEntries(openParameters(schedule, secretBox).map((p) => [p.name, p.value]));
+      const recorded = { schedule: { id: schedule._id, name: schedule.name, scheduled_at: new Date(input.scheduledAt) } };
       try {
-        const { run } = await deployments.trigger(principal, schedule.deployment_id.toString(), key, { parameters }, { schedule: { id: schedule._id, name: schedule.name, scheduled_at: new Date(input.scheduledAt) } });
+        const { run } = schedule.pipeline_id
+          ? await pipelineRuns.trigger(principal, schedule.pipeline_id.toString(), key, { parameters }, recorded)
+          : await deployments.trigger(principal, schedule.deployment_id!.toString(), key, { parameters }, recorded);
         return record(schedule, input, { outcome: 'fired', runId: run._id.toString(), message: null }, auditId);
       } catch (error) {
         // Bosun could not answer (Temporal or MongoDB away): the activity retries.
@@ -82,7 +100,8 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
           throw error;
         }
         const outcome = error.code === 'frozen' ? 'frozen' : error.code === 'forbidden' || error.code === 'not_found' ? 'forbidden' : 'refused';
-        const message = outcome === 'forbidden' ? `${schedule.run_as.name} (the service account it runs as) may not run this deployment now: ${error.message}` : error.message;
+        const runs = schedule.pipeline_id ? 'pipeline' : 'deployment';
+        const message = outcome === 'forbidden' ? `${schedule.run_as.name} (the service account it runs as) may not run this ${runs} now: ${error.message}` : error.message;
         return record(schedule, input, { outcome, runId: null, message }, auditId);
       }
     },
@@ -93,7 +112,8 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
       const principal = await actAsServiceAccount(schedule.run_as.id.toString());
       if (typeof principal === 'string') return;
       try {
-        await deployments.cancelRun(principal, schedule.deployment_id.toString(), runId);
+        if (schedule.pipeline_id) await pipelineRuns.cancel(principal, schedule.pipeline_id.toString(), runId);
+        else await deployments.cancelRun(principal, schedule.deployment_id!.toString(), runId);
       } catch (error) {
         // Finished meanwhile, or gone: nothing to stop.
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
@@ -103,8 +123,10 @@ export function scheduledRunStarter({ deployments, secretBox, log, countTick }: 
   };
 }
 
-/** The schedule a run was started by. */
+/** The schedule a run (a deployment run, or a pipeline run) was started by. */
 async function scheduleOfRun(runId: string): Promise<Schedule | null> {
-  const run = await DeploymentRunModel.findById(new Types.ObjectId(runId), { schedule: 1 }).lean<{ schedule: { id: Types.ObjectId } | null }>();
+  const id = new Types.ObjectId(runId);
+  type Started = { schedule: { id: Types.ObjectId } | null };
+  const run = (await DeploymentRunModel.findById(id, { schedule: 1 }).lean<Started>()) ?? (await PipelineRunModel.findById(id, { schedule: 1 }).lean<Started>());
   return run?.schedule ? ScheduleModel.findById(run.schedule.id).lean<Schedule>() : null;
 }

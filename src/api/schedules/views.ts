@@ -19,7 +19,8 @@ type FrozenAt = (at: Date) => z.infer<typeof frozenBySchema>;
 export const scheduleSchema = z
   .object({
     id: z.string(),
-    deployment_id: z.string(),
+    deployment_id: z.string().nullable().describe('The deployment each tick runs; null for a pipeline’s schedule'),
+    pipeline_id: z.string().nullable().describe('The pipeline each tick runs (a pipeline run); null for a deployment’s schedule'),
     name: z.string(),
     cron: z.string().nullable(),
     every: z.string().nullable(),
@@ -44,8 +45,11 @@ export const scheduleSchema = z
   .meta({ id: 'Schedule' });
 
 export const scheduleListedSchema = scheduleSchema
-  .extend({ deployment_name: z.string().describe('The name of the deployment it runs') })
-  .meta({ id: 'ScheduleListed', description: 'A schedule in the organization’s list, with its deployment’s name' });
+  .extend({
+    deployment_name: z.string().nullable().describe('The name of the deployment it runs (null for a pipeline’s schedule)'),
+    pipeline_name: z.string().nullable().describe('The name of the pipeline it runs (null for a deployment’s schedule)'),
+  })
+  .meta({ id: 'ScheduleListed', description: 'A schedule in the organization’s list, with the name of the deployment or pipeline it runs' });
 
 export const tickSchema = z
   .object({
@@ -53,7 +57,7 @@ export const tickSchema = z
     scheduled_at: timestampSchema.describe('When the tick was due (before jitter); for a run-now, when it was asked'),
     outcome: z.enum(TICK_OUTCOMES).describe('fired (a run started), or why not: missed, overlap, frozen, paused, forbidden, refused'),
     skipped: z.boolean(),
-    run_id: z.string().nullable(),
+    run_id: z.string().nullable().describe('The run it started: a deployment run, or for a pipeline’s schedule a pipeline run'),
     message: z.string().nullable(),
     requested_by: actorSchema.nullable().describe('A run-now: who asked; null for the clock’s ticks'),
     recorded_at: timestampSchema,
@@ -65,7 +69,8 @@ export const toNextRuns = (times: Date[], zone: string, frozenAt: FrozenAt) => t
 export function toScheduleView(schedule: Schedule, nextActionTimes: Date[] | null, frozenAt: FrozenAt): z.infer<typeof scheduleSchema> {
   return {
     id: schedule._id.toString(),
-    deployment_id: schedule.deployment_id.toString(),
+    deployment_id: schedule.deployment_id?.toString() ?? null,
+    pipeline_id: schedule.pipeline_id?.toString() ?? null,
     name: schedule.name,
     cron: schedule.cron ?? null,
     every: schedule.every ?? null,

@@ -9,7 +9,9 @@ import type { DecidingActor as Actor } from './runs';
 export interface ScheduledRunInput {
   scheduleId: string;
   organizationId: string;
-  deploymentId: string;
+  /** What the schedule runs: a deployment, or (deploymentId null) a pipeline. */
+  deploymentId: string | null;
+  pipelineId?: string | null;
   /** A run-now: who asked, and when (the tick's time). Absent for the clock's ticks. */
   requestedBy?: Actor | null;
   requestedAt?: string | null;

@@ -90,7 +90,7 @@ interface SlackSource {
 /** A Slack incoming-webhook message (Block Kit): the summary, for a failure its step's last lines, and a link to the console page. */
 export function slackMessage(event: SlackSource & Record<string, unknown>): Record<string, unknown> {
   const summary = event.summary ?? event.type;
-  const awaitsApproval = event.type === 'run.awaiting_approval' || event.type === 'run.approval_expiring' || event.type === 'conversation.awaiting_approval';
+  const awaitsApproval = ['run.awaiting_approval', 'run.approval_expiring', 'conversation.awaiting_approval', 'pipeline.awaiting_approval'].includes(event.type);
   const blocks: Record<string, unknown>[] = [
     { type: 'section', text: { type: 'mrkdwn', text: `*${escapeSlack(summary)}*` } },
     { type: 'context', elements: [{ type: 'mrkdwn', text: `\`${event.type}\` · ${String(event.at ?? '')}` }] },

@@ -1,9 +1,11 @@
-import { Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import type { Actor } from '../access/actor';
+import { inTransaction } from '../database';
 import { asChange } from '../execution/steps';
 import type { StageOfRun } from '../contracts/pipelines';
 import { parseDuration } from '../time/durations';
 import { FINAL_STAGE_STATUSES, PipelineRunModel, type PipelineRun, type PipelineRunStatus, type StageStatus } from './model';
+import { recordPipelineRunEvent } from './notification-events';
 
 /*
  * The pipeline runs store: every write to a pipeline run goes through these transitions. Each
@@ -17,12 +19,12 @@ const OPEN_STAGE: StageStatus[] = ['pending', 'awaiting_approval', 'running'];
 const stageIn = (runId: string | Types.ObjectId, name: string, statuses: StageStatus[]) => ({ _id: runId, stages: { $elemMatch: { name, status: { $in: statuses } } } });
 
 /** What a pipeline run's status is while it goes on: waiting for people when a gate is open and nothing runs. */
-async function settleStatus(runId: string | Types.ObjectId): Promise<void> {
-  const run = await PipelineRunModel.findById(runId, { status: 1, 'stages.status': 1 }).lean();
+async function settleStatus(runId: string | Types.ObjectId, session?: ClientSession): Promise<void> {
+  const run = await PipelineRunModel.findById(runId, { status: 1, 'stages.status': 1 }).session(session ?? null).lean();
   if (!run || !['running', 'awaiting_approval'].includes(run.status)) return;
   const statuses = run.stages.map((stage) => stage.status);
   const status: PipelineRunStatus = statuses.includes('awaiting_approval') && !statuses.includes('running') ? 'awaiting_approval' : 'running';
-  if (status !== run.status) await PipelineRunModel.updateOne({ _id: runId, status: run.status }, asChange({ $set: { status } }));
+  if (status !== run.status) await PipelineRunModel.updateOne({ _id: runId, status: run.status }, asChange({ $set: { status } }), { session });
 }
 
 /**
@@ -48,20 +50,25 @@ export async function skipStage(runId: string, name: string, reason: string): Pr
   await PipelineRunModel.updateOne(stageIn(runId, name, ['pending']), asChange({ $set: { 'stages.$.status': 'skipped', 'stages.$.error': reason, 'stages.$.completed_at': new Date() } }));
 }
 
-/** A stage's gate opens: the stage waits for people until `expires_at`. */
+/** A stage's gate opens: the stage waits for people until `expires_at`; channels are told (pipeline.awaiting_approval) in the same transaction. */
 export async function openStageGate(runId: string, name: string, gate: { approvals: number; expires_in: string }): Promise<Date> {
   const now = new Date();
   const expiresAt = new Date(now.getTime() + parseDuration(gate.expires_in) * 1000);
-  await PipelineRunModel.updateOne(
-    stageIn(runId, name, ['pending']),
-    asChange({
-      $set: {
-        'stages.$.status': 'awaiting_approval',
-        'stages.$.gate_state': { before_batch: 0, approvals_required: gate.approvals, approvals: [], opened_at: now, expires_in: gate.expires_in, expires_at: expiresAt, outcome: null },
-      },
-    }),
-  );
-  await settleStatus(runId);
+  await inTransaction(async (session) => {
+    const opened = await PipelineRunModel.updateOne(
+      stageIn(runId, name, ['pending']),
+      asChange({
+        $set: {
+          'stages.$.status': 'awaiting_approval',
+          'stages.$.gate_state': { before_batch: 0, approvals_required: gate.approvals, approvals: [], opened_at: now, expires_in: gate.expires_in, expires_at: expiresAt, outcome: null },
+        },
+      }),
+      { session },
+    );
+    await settleStatus(runId, session);
+    // Only the call that opened it tells (its activity may run again).
+    if (opened.modifiedCount) await recordPipelineRunEvent(runId, 'pipeline.awaiting_approval', { session, stage: name });
+  });
   const run = await PipelineRunModel.findById(runId, { stages: 1 }).lean<PipelineRun>();
   return run?.stages.find((stage) => stage.name === name)?.gate_state?.expires_at ?? expiresAt;
 }
@@ -141,7 +148,8 @@ export async function cancelQueuedPipelineRun(runId: Types.ObjectId, by: Actor):
 
 /**
  * The end of a pipeline run, from its stages: cancelled when it was, failed when a stage failed
- * (the error names the first), else success. Returns how it ended.
+ * (the error names the first), else success. Returns how it ended. A success or failure is told to
+ * channels (pipeline.succeeded / pipeline.failed) in the same transaction, once.
  */
 export async function finishPipelineRun(runId: string, cancelled: boolean): Promise<{ status: PipelineRunStatus; error: string | null }> {
   const run = await PipelineRunModel.findById(runId, { stages: 1, status: 1, error: 1 }).lean<PipelineRun>();
@@ -150,11 +158,14 @@ export async function finishPipelineRun(runId: string, cancelled: boolean): Prom
   const status: PipelineRunStatus = cancelled ? 'cancelled' : failed ? 'failed' : 'success';
   const error = failed ? `Stage "${failed.name}" failed: ${failed.error ?? 'its run failed'}` : null;
   const now = new Date();
-  await PipelineRunModel.updateOne(
-    { _id: runId, status: { $in: ['queued', 'running', 'awaiting_approval'] } },
-    asChange({ $set: { status, error, completed_at: now, 'stages.$[open].status': 'cancelled', 'stages.$[open].completed_at': now } }),
-    { arrayFilters: [{ 'open.status': { $nin: FINAL_STAGE_STATUSES } }] },
-  );
+  await inTransaction(async (session) => {
+    const ended = await PipelineRunModel.updateOne(
+      { _id: runId, status: { $in: ['queued', 'running', 'awaiting_approval'] } },
+      asChange({ $set: { status, error, completed_at: now, 'stages.$[open].status': 'cancelled', 'stages.$[open].completed_at': now } }),
+      { arrayFilters: [{ 'open.status': { $nin: FINAL_STAGE_STATUSES } }], session },
+    );
+    if (ended.modifiedCount && status !== 'cancelled') await recordPipelineRunEvent(runId, status === 'success' ? 'pipeline.succeeded' : 'pipeline.failed', { session });
+  });
   const ended = await PipelineRunModel.findById(runId, { status: 1, error: 1 }).lean();
   return { status: (ended?.status as PipelineRunStatus) ?? status, error: ended?.error ?? error };
 }

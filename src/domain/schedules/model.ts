@@ -3,7 +3,7 @@ import { actorSchema } from '../access/actor';
 import { runParameterSchema } from '../deployments/run-part-schemas';
 
 /*
- * A deployment's schedule: when it runs by itself (a cron expression or an interval, in a time
+ * A deployment's or a pipeline's schedule (exactly one of `deployment_id` and `pipeline_id`): when it runs by itself (a cron expression or an interval, in a time
  * zone), as which service account, with which parameters. The document is the source of truth; its
  * Temporal Schedule (`bosun-schedule-<id>`) follows it (src/domain/temporal/schedules.ts), and
  * `revision` says which version of it the Temporal Schedule carries.
@@ -21,7 +21,9 @@ export type TickOutcome = (typeof TICK_OUTCOMES)[number];
 const scheduleSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, ref: 'Organization', required: true },
-    deployment_id: { type: Schema.Types.ObjectId, ref: 'Deployment', required: true },
+    // What each tick runs: a deployment (a run of it), or a pipeline (a pipeline run); the other is null.
+    deployment_id: { type: Schema.Types.ObjectId, ref: 'Deployment', default: null },
+    pipeline_id: { type: Schema.Types.ObjectId, ref: 'Pipeline', default: null },
     name: { type: String, required: true },
     // One of the two: a five-field cron expression, or an interval ("6h", its seconds beside it).
     cron: { type: String, default: null },
@@ -52,10 +54,14 @@ const scheduleSchema = new Schema(
   },
   { timestamps: true },
 );
-scheduleSchema.index({ deployment_id: 1, name: 1 }, { unique: true });
+// A name is unique per deployment, and per pipeline.
+scheduleSchema.index({ deployment_id: 1, name: 1 }, { unique: true, name: 'deployment_schedule_name', partialFilterExpression: { deployment_id: { $type: 'objectId' } } });
+scheduleSchema.index({ pipeline_id: 1, name: 1 }, { unique: true, name: 'pipeline_schedule_name', partialFilterExpression: { pipeline_id: { $type: 'objectId' } } });
 scheduleSchema.index({ organization_id: 1, _id: 1 });
 
 export const ScheduleModel = model('Schedule', scheduleSchema);
+/** Indexes of older versions, dropped at start: a name unique per deployment even where there is none (a pipeline's schedule). */
+export const RETIRED_SCHEDULE_INDEXES = ['deployment_id_1_name_1'];
 export type Schedule = InferSchemaType<typeof scheduleSchema> & { _id: Types.ObjectId; createdAt: Date; updatedAt: Date };
 
 /**
@@ -66,7 +72,8 @@ const scheduleTickSchema = new Schema(
   {
     organization_id: { type: Schema.Types.ObjectId, required: true },
     schedule_id: { type: Schema.Types.ObjectId, required: true },
-    deployment_id: { type: Schema.Types.ObjectId, required: true },
+    deployment_id: { type: Schema.Types.ObjectId, default: null },
+    pipeline_id: { type: Schema.Types.ObjectId, default: null },
     scheduled_at: { type: Date, required: true },
     // A run-now a person asked for (POST …/trigger); null for the clock's ticks.
     requested_by: { type: actorSchema, default: null },

@@ -9,7 +9,8 @@ export interface SkippedTick {
   organizationId: Id;
   scheduleId: Id;
   scheduleName: string;
-  deploymentId: Id;
+  deploymentId: Id | null;
+  pipelineId: Id | null;
   scheduledAt: Date;
   outcome: string;
   message: string | null;
@@ -25,8 +26,16 @@ export async function recordTickSkipped(tick: SkippedTick, session: ClientSessio
       deploymentId: tick.deploymentId,
       payload: {
         summary: `Schedule ${tick.scheduleName}: the tick of ${tick.scheduledAt.toISOString()} did not run (${tick.outcome}${tick.message ? `: ${tick.message}` : ''})`,
-        schedule: { id, name: tick.scheduleName, deployment_id: String(tick.deploymentId), scheduled_at: tick.scheduledAt.toISOString(), outcome: tick.outcome, message: tick.message },
-        console_path: `/deployments/${String(tick.deploymentId)}`,
+        schedule: {
+          id,
+          name: tick.scheduleName,
+          deployment_id: tick.deploymentId ? String(tick.deploymentId) : null,
+          pipeline_id: tick.pipelineId ? String(tick.pipelineId) : null,
+          scheduled_at: tick.scheduledAt.toISOString(),
+          outcome: tick.outcome,
+          message: tick.message,
+        },
+        console_path: tick.pipelineId ? `/pipelines/${String(tick.pipelineId)}` : `/deployments/${String(tick.deploymentId)}`,
       },
     },
     { session },

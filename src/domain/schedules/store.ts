@@ -4,7 +4,7 @@ import { inTransaction, isDuplicateKey } from '../database';
 import { recordTickSkipped } from './notification-events';
 import { recordSystemDecision } from '../audit/system-decisions';
 import type { StoredParameter } from '../deployments/parameters';
-import { DeploymentRunModel } from '../deployments/model';
+import { runsGoing } from './tick-runs';
 import { ScheduleModel, ScheduleTickModel, type OverlapPolicy, type Schedule, type ScheduleTick, type SkipReason } from './model';
 
 /*
@@ -28,7 +28,10 @@ export interface ScheduleFields {
   note: string | null;
 }
 
-export async function createSchedule(input: ScheduleFields & { organization_id: Types.ObjectId; deployment_id: Types.ObjectId; paused: boolean; run_as: Actor; created_by: Actor }): Promise<Schedule> {
+/** What a schedule runs: a deployment or a pipeline. */
+export type ScheduleOwnerField = { deployment_id: Types.ObjectId } | { pipeline_id: Types.ObjectId };
+
+export async function createSchedule(input: ScheduleFields & ScheduleOwnerField & { organization_id: Types.ObjectId; paused: boolean; run_as: Actor; created_by: Actor }): Promise<Schedule> {
   const now = new Date();
   const created = await ScheduleModel.create({
     ...input,
@@ -72,22 +75,26 @@ export const deleteSchedule = async (id: Types.ObjectId) => {
   await ScheduleTickModel.deleteMany({ schedule_id: id });
 };
 
-/** A deployment's schedules, deleted with it: their ids (their Temporal Schedules go too). */
-export async function deleteSchedulesOf(deploymentId: Types.ObjectId): Promise<string[]> {
-  const ids = (await ScheduleModel.find({ deployment_id: deploymentId }, { _id: 1 }).lean()).map((s) => s._id);
+/** A deployment's or a pipeline's schedules, deleted with it: their ids (their Temporal Schedules go too). */
+export async function deleteSchedulesOf(owner: ScheduleOwnerField): Promise<string[]> {
+  const ids = (await ScheduleModel.find(owner, { _id: 1 }).lean()).map((s) => s._id);
   await ScheduleModel.deleteMany({ _id: { $in: ids } });
   await ScheduleTickModel.deleteMany({ schedule_id: { $in: ids } });
   return ids.map(String);
 }
 
 export interface TickRecord {
-  schedule: Pick<Schedule, '_id' | 'organization_id' | 'deployment_id' | 'name'>;
+  schedule: Pick<Schedule, '_id' | 'organization_id' | 'deployment_id' | 'pipeline_id' | 'name'>;
   scheduledAt: Date;
   requestedBy?: Actor | null;
   outcome: 'fired' | SkipReason;
   runId?: Types.ObjectId | string | null;
   message?: string | null;
 }
+
+/** What a schedule's ticks run, as the audit trail names it. */
+export const scheduleTargetOf = (schedule: Pick<Schedule, 'deployment_id' | 'pipeline_id'>) =>
+  schedule.pipeline_id ? { kind: 'pipeline', id: String(schedule.pipeline_id) } : { kind: 'deployment', id: String(schedule.deployment_id) };
 
 /** Ticks that started no run by Bosun's own decision: nothing ran them in time, the schedule was paused, an earlier run still went. */
 const SKIPPED_BY_BOSUN = new Set<string>(['missed', 'paused', 'overlap']);
@@ -102,7 +109,8 @@ export async function recordTick({ schedule, scheduledAt, requestedBy = null, ou
           {
             organization_id: schedule.organization_id,
             schedule_id: schedule._id,
-            deployment_id: schedule.deployment_id,
+            deployment_id: schedule.deployment_id ?? null,
+            pipeline_id: schedule.pipeline_id ?? null,
             scheduled_at: scheduledAt,
             requested_by: requestedBy,
             outcome,
@@ -114,12 +122,12 @@ export async function recordTick({ schedule, scheduledAt, requestedBy = null, ou
         { session },
       );
       if (outcome !== 'fired') {
-        await recordTickSkipped({ organizationId: schedule.organization_id, scheduleId: schedule._id, scheduleName: schedule.name, deploymentId: schedule.deployment_id, scheduledAt, outcome, message }, session);
+        await recordTickSkipped({ organizationId: schedule.organization_id, scheduleId: schedule._id, scheduleName: schedule.name, deploymentId: schedule.deployment_id ?? null, pipelineId: schedule.pipeline_id ?? null, scheduledAt, outcome, message }, session);
       }
       // Skipped by Bosun itself (a refused tick's schedule.tick entry is the schedule's own): in the trail too.
       if (SKIPPED_BY_BOSUN.has(outcome)) {
         const details = { schedule_id: String(schedule._id), scheduled_at: scheduledAt.toISOString(), message, ...(requestedBy ? { requested_by: requestedBy } : {}) };
-        await recordSystemDecision({ organizationId: String(schedule.organization_id), by: 'schedule clock', action: 'schedule.tick', target: { kind: 'deployment', id: String(schedule.deployment_id) }, details, outcome }, session);
+        await recordSystemDecision({ organizationId: String(schedule.organization_id), by: 'schedule clock', action: 'schedule.tick', target: scheduleTargetOf(schedule), details, outcome }, session);
       }
     });
     return true;
@@ -143,9 +151,9 @@ export const advanceLedger = (id: Types.ObjectId, until: Date) => ScheduleModel.
 export async function unfinishedTicksOf(scheduleId: Types.ObjectId, recent: number): Promise<Array<{ run_id: Types.ObjectId; scheduled_at: Date }>> {
   const fired = await ScheduleTickModel.find({ schedule_id: scheduleId, outcome: 'fired', run_id: { $ne: null } }, { run_id: 1, scheduled_at: 1 }).sort({ scheduled_at: -1 }).limit(recent).lean();
   if (!fired.length) return [];
-  const going = await DeploymentRunModel.find({ _id: { $in: fired.map((t) => t.run_id) }, completed_at: null }, { _id: 1 }).lean();
+  const going = await runsGoing(fired.map((t) => t.run_id!));
   return fired
-    .filter((t) => going.some((run) => run._id.equals(t.run_id!)))
+    .filter((t) => going.some((id) => id.equals(t.run_id!)))
     .map((t) => ({ run_id: t.run_id!, scheduled_at: t.scheduled_at }))
     .reverse();
 }

@@ -1,6 +1,7 @@
 import { ScheduleNotFoundError, WorkflowExecutionAlreadyStartedError, type Client, type ScheduleOptions, type ScheduleOverlapPolicy } from '@temporalio/client';
 import Long from 'long';
 import type { Actor } from '../access/actor';
+import type { ScheduledRunInput } from '../contracts/schedules';
 import type { WorkflowSignatures } from '../contracts/signatures';
 import { bufferedRunWorkflowId, requestedRunWorkflowId, scheduledRunWorkflowId, temporalScheduleId } from '../contracts/workflow-ids';
 import { ScheduleModel, type OverlapPolicy, type Schedule } from '../schedules/model';
@@ -10,6 +11,14 @@ const OVERLAP: Record<OverlapPolicy, ScheduleOverlapPolicy> = { skip: 'SKIP', bu
 const MONTHS = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE', 'JULY', 'AUGUST', 'SEPTEMBER', 'OCTOBER', 'NOVEMBER', 'DECEMBER'] as const;
 /** How far ahead a cron schedule carries its spring-forward make-ups (the start-up reconcile renews them). */
 const MAKE_UP_YEARS = 3;
+
+/** A tick workflow's input: the schedule, and what it runs (a deployment's schedule's input is as it always was). */
+const tickTarget = (schedule: Schedule): ScheduledRunInput => ({
+  scheduleId: schedule._id.toString(),
+  organizationId: schedule.organization_id.toString(),
+  deploymentId: schedule.deployment_id?.toString() ?? null,
+  ...(schedule.pipeline_id ? { pipelineId: schedule.pipeline_id.toString() } : {}),
+});
 
 const isNotFound = (error: unknown) => error instanceof ScheduleNotFoundError || (error as { name?: string } | null)?.name === 'ScheduleNotFoundError';
 
@@ -54,7 +63,7 @@ export class ScheduleWorkflows {
         workflowType: 'scheduledRunWorkflow' satisfies keyof WorkflowSignatures,
         workflowId: scheduledRunWorkflowId(id),
         taskQueue: this.taskQueue,
-        args: [{ scheduleId: id, organizationId: schedule.organization_id.toString(), deploymentId: schedule.deployment_id.toString() }],
+        args: [tickTarget(schedule)],
         memo: { revision: schedule.revision },
         staticSummary: `schedule "${schedule.name}": a tick`,
       },
@@ -153,7 +162,7 @@ export class ScheduleWorkflows {
       await this.client.workflow.start<WorkflowSignatures['scheduledRunWorkflow']>('scheduledRunWorkflow', {
         taskQueue: this.taskQueue,
         workflowId: buffered ? bufferedRunWorkflowId(id) : requestedRunWorkflowId(id, requestedAt),
-        args: [{ scheduleId: id, organizationId: schedule.organization_id.toString(), deploymentId: schedule.deployment_id.toString(), requestedBy, requestedAt, ...(buffered ? { after } : {}), ...(cancelling.length ? { cancelling } : {}) }],
+        args: [{ ...tickTarget(schedule), requestedBy, requestedAt, ...(buffered ? { after } : {}), ...(cancelling.length ? { cancelling } : {}) }],
         staticSummary: `schedule "${schedule.name}": run now${buffered ? ' (buffered)' : ''}, asked by ${requestedBy.name}`,
       });
     } catch (error) {

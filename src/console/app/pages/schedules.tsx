@@ -7,7 +7,10 @@ import { browserZone, inZone, ZonedTime } from '../components/zoned';
 /** When a schedule fires, in words: its cron or interval, and its zone. */
 export const whenText = (s: Pick<ScheduleListed, 'cron' | 'every' | 'time_zone'>) => (s.cron ? `cron ${s.cron}` : `every ${s.every}`) + ` in ${s.time_zone}`;
 
-/** Every schedule of the deployments the person may read, the soonest next run first (paused ones last). */
+/** The page of what a schedule runs: its deployment's, or its pipeline's. */
+const ownerPath = (s: Pick<ScheduleListed, 'deployment_id' | 'pipeline_id'>) => (s.pipeline_id ? `/pipelines/${s.pipeline_id}` : `/deployments/${s.deployment_id}`);
+
+/** Every schedule of the deployments and pipelines the person may read, the soonest next run first (paused ones last). */
 export function SchedulesPage() {
   const list = useLoad(() => api<Page<ScheduleListed>>('GET', '/api/v1/schedules?per_page=100'), []);
   const page = list.data;
@@ -17,7 +20,7 @@ export function SchedulesPage() {
     <main id="main">
       <h1>Schedules</h1>
       <p class="muted">
-        Each deployment’s schedules, the next run first; times in your zone ({browserZone()}) and the schedule’s. Add one from a deployment’s page (its Schedules section).
+        Each deployment’s and pipeline’s schedules, the next run first; times in your zone ({browserZone()}) and the schedule’s. Add one from a deployment’s page (its Schedules section).
       </p>
       <ErrorNote error={list.error} />
       <Section title={page ? `${page.meta.total} schedule${page.meta.total === 1 ? '' : 's'}` : 'Schedules'}>
@@ -28,8 +31,16 @@ export function SchedulesPage() {
           mark={(s) => ({ 'data-schedule': s.name })}
           empty="No schedule yet: open a deployment and add one in its Schedules section."
           columns={[
-            { head: 'Schedule', cell: (s) => <a href={`/deployments/${s.deployment_id}#schedules`}>{s.name}</a> },
-            { head: 'Deployment', cell: (s) => <a href={`/deployments/${s.deployment_id}`}>{s.deployment_name}</a> },
+            { head: 'Schedule', cell: (s) => <a href={`${ownerPath(s)}#schedules`}>{s.name}</a> },
+            {
+              head: 'Runs',
+              cell: (s) => (
+                <a href={ownerPath(s)}>
+                  {s.pipeline_id ? 'pipeline ' : ''}
+                  {s.pipeline_name ?? s.deployment_name}
+                </a>
+              ),
+            },
             { head: 'When', cell: whenText },
             {
               head: 'Next run',
