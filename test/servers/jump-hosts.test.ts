@@ -109,12 +109,17 @@ describe('jump hosts: servers reached only through a bastion (real OpenSSH, a pr
     const hosts = Array.from({ length: 20 }, (_, i) => `127.0.0.${i + 11}`);
     const servers = await Promise.all(hosts.map((host) => addBehind(host, [bastion], `fleet-${host}`)));
     for (const server of servers) await eventually(() => serverOf(server), (s: Json) => s.status === 'verified', 120_000);
+    // The 20 verifications went through one connection to the bastion.
+    expect(network.bastionConnections - before).toBe(1);
     for (const server of servers) await ops.patchServer(server, { tags: ['behind-bastion'] });
     const deployment = await ops.define({ targets: { tags: ['behind-bastion'] }, strategy: { batch_size: 20 }, steps: [{ name: 'where', command: INTERFACES }] });
+    // The run's 20 targets share one too: that one still open, or (on a slow machine, past the pool's
+    // idle time since the verifications) a single new one.
+    const beforeRun = network.bastionConnections;
     const run = await ops.runToEnd(deployment.id, 180_000);
     expect(run.status).toBe('success');
     expect(run.targets).toHaveLength(20);
-    expect(network.bastionConnections - before).toBe(1);
+    expect(network.bastionConnections - beforeRun).toBeLessThanOrEqual(1);
   }, 300_000);
 
   test('an ssh config imported with ProxyJump: a hop it adds is verified first, and what is behind goes through both', async () => {
