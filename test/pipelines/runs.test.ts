@@ -155,6 +155,21 @@ describe('a release pipeline', () => {
     expect((await admin.request('post', `/pipelines/${release.id}/runs/${second.id}/retry`)).status).toBe(409);
   });
 
+  test('a deployment changed while its pipeline runs: the stages still to run run it as it was; the next pipeline run runs it as it is', async () => {
+    const tag = unique();
+    const held = await deployment('staging', `while [ ! -e ${work}/${tag}-go ]; do sleep 0.1; done`);
+    const later = await deployment('eu', `echo first >> ${work}/${tag}-ran`);
+    const release = await pipeline({ stages: [{ name: 'held', deployment: held.name }, { name: 'later', deployment: later.name, needs: ['held'] }] });
+    const runId = await trigger(release.id);
+    await waitForRun(release.id, runId, (run) => stage(run, 'held').status === 'running');
+    expect((await admin.request('patch', `/deployments/${later.id}`, { steps: [{ name: 'do', command: `echo second >> ${work}/${tag}-ran` }] })).status).toBe(200);
+    writeFileSync(`${work}/${tag}-go`, '');
+    expect((await waitForRun(release.id, runId)).status).toBe('success');
+    expect(readFileSync(`${work}/${tag}-ran`, 'utf8')).toBe('first\n');
+    expect((await waitForRun(release.id, await trigger(release.id))).status).toBe('success');
+    expect(readFileSync(`${work}/${tag}-ran`, 'utf8')).toBe('first\nsecond\n');
+  });
+
   test('cancel stops the running stage’s command, skips what has not begun, and still runs always stages', async () => {
     const tag = unique();
     const slow = await deployment('staging', `${mark(`${tag}-began`)}; sleep 61.${Math.floor(Math.random() * 1e5)}; ${mark(`${tag}-slept`)}`);

@@ -24,6 +24,8 @@ import { resolveRetry, resolveTrigger } from './run-resolution';
 export interface RunOrigin {
   schedule?: { id: Types.ObjectId; name: string; scheduled_at: Date };
   pipeline?: { id: Types.ObjectId; name: string; stage: string };
+  /** A pipeline stage's: the deployment's steps, strategy and rollback as its pipeline run was triggered with them. */
+  definition?: Pick<Deployment, 'steps' | 'strategy' | 'rollback'> | null;
 }
 
 /** Who and what a run is of, as every run of a request records it. */
@@ -109,7 +111,8 @@ export function runTriggers({
       // Read beside the deployment, not after it: the freezes are asked of every trigger.
       const freezes = freezesOf(principal.organizationId);
       freezes.catch(() => undefined);
-      const deployment = await findDeployment(principal, deploymentId, 'deployments:run');
+      const found = await findDeployment(principal, deploymentId, 'deployments:run');
+      const deployment = origin?.definition ? { ...found, ...origin.definition } : found;
       const values = parametersFor(deployment, input.parameters);
       const fields = {
         ...runIdentity(principal, deployment, idempotencyKey, origin),

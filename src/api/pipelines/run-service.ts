@@ -1,5 +1,6 @@
 import type { Types } from 'mongoose';
 import type { Logger } from '../../logger';
+import type { Deployment } from '../../domain/deployments/model';
 import { FINAL_PIPELINE_RUN_STATUSES, PipelineRunModel, type Pipeline, type PipelineRun } from '../../domain/pipelines/model';
 import { resolveParameters, storeParameters } from '../../domain/deployments/parameters';
 import { cancelQueuedPipelineRun, finishPipelineRun, requestPipelineCancel } from '../../domain/pipelines/runs';
@@ -23,10 +24,12 @@ export interface PipelineTriggerInput {
 }
 
 /** A stage as a new run records it: its definition now (a snapshot), pending; `hold`: the gate an agent's run waits at instead of none. */
-const stageOfRun = (stage: Pipeline['stages'][number], deploymentName: string, hold: typeof AGENT_HOLD_GATE | undefined) => ({
+const stageOfRun = (stage: Pipeline['stages'][number], deployment: Deployment, hold: typeof AGENT_HOLD_GATE | undefined) => ({
   name: stage.name,
   deployment_id: stage.deployment_id,
-  deployment_name: deploymentName,
+  deployment_name: deployment.name,
+  // What its run will run, as the deployment is now: a change to it later is for later pipeline runs.
+  definition: { steps: deployment.steps, strategy: deployment.strategy ?? null, rollback: deployment.rollback ?? null },
   needs: stage.needs,
   when: stage.when,
   gate: stage.gate ?? hold ?? null,
@@ -101,7 +104,7 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
       return store(principal, pipeline, key, digest, {
         parameters: storeParameters(values, secretBox, principal.organizationId),
         plan_hash,
-        stages: stages.map(({ stage, deployment }) => stageOfRun(stage, deployment.name, holds.get(stage.name))),
+        stages: stages.map(({ stage, deployment }) => stageOfRun(stage, deployment, holds.get(stage.name))),
         ...(options.schedule ? { schedule: options.schedule } : {}),
       });
     },

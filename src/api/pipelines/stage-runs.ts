@@ -69,7 +69,7 @@ export function stageRunStarter({ deployments, secretBox }: { deployments: Pick<
       const parameters = stageParameters(run, stage, secretBox);
       if ('failed' in parameters) return parameters;
       try {
-        const { run: stored } = await deployments.trigger(principal, stage.deployment_id.toString(), `pipeline-run-${pipelineRunId}-${name}`, { parameters: parameters.values }, { pipeline: { id: run._id, name: run.pipeline_name, stage: name } });
+        const { run: stored } = await deployments.trigger(principal, stage.deployment_id.toString(), `pipeline-run-${pipelineRunId}-${name}`, { parameters: parameters.values }, { pipeline: { id: run._id, name: run.pipeline_name, stage: name }, definition: stage.definition });
         return { runId: stored._id.toString(), child: childOf(stored, stage.deployment_name) };
       } catch (error) {
         // Refused for good (forbidden, invalid, no targets): the stage fails saying why. Bosun busy or away: retried.

@@ -1,7 +1,7 @@
 /* Pipelines and their runs: a release as a graph of stages, each stage a run of an existing deployment. */
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { actorSchema } from '../access/actor';
-import { parameterDefinitionSchema } from '../deployments/definition-schemas';
+import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from '../deployments/definition-schemas';
 import { gateSchema } from '../deployments/run-guard-schemas';
 import { runParameterSchema, runScheduleSchema } from '../deployments/run-part-schemas';
 
@@ -68,6 +68,11 @@ const runStageSchema = new Schema(
     name: { type: String, required: true },
     deployment_id: { type: Schema.Types.ObjectId, required: true },
     deployment_name: { type: String, required: true },
+    // The deployment's steps, strategy and rollback when the pipeline run was triggered: what the stage's run runs (null in runs of before).
+    definition: {
+      type: new Schema({ steps: { type: [stepDefinitionSchema], required: true }, strategy: { type: strategySchema, default: null }, rollback: { type: rollbackDefinitionSchema, default: null } }, { _id: false }),
+      default: null,
+    },
     needs: { type: [String], default: [] },
     when: { type: String, enum: STAGE_WHEN, required: true, default: 'success' },
     // The gate's definition; `gate_state` the gate as it was opened and decided (the approval rules of a fleet run's gate).
