@@ -12,6 +12,8 @@ import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
 import { pipelineRunRoutes } from './pipelines/run-routes';
 import type { PipelineRunService } from './pipelines/run-service';
+import { pipelineRoutes } from './pipelines/routes';
+import { pipelineDefinitions } from './pipelines/definitions';
 import { organizationScheduleRoutes, scheduleRoutes } from './schedules/routes';
 import type { ScheduleService } from './schedules/service';
 import type { DeploymentService } from './deployments/service';
@@ -155,6 +157,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules)));
   api.use('/schedules', refuseOtherMethods(organizationScheduleRoutes(schedules)));
   api.use('/deployments', refuseOtherMethods(deploymentRoutes(deployments)));
+  api.use('/pipelines', refuseOtherMethods(pipelineRoutes(pipelineDefinitions())));
   api.use('/pipelines', refuseOtherMethods(pipelineRunRoutes(pipelineRuns)));
   api.use('/secrets', refuseOtherMethods(secretRoutes(secretBox)));
   api.use('/tokens', refuseOtherMethods(tokenRoutes()));

@@ -2,6 +2,7 @@ import { version } from '../../package.json';
 import { conversationOperations } from './conversations/openapi';
 import { deploymentOperations } from './deployments/openapi';
 import { runFeedOperations } from './deployments/feed-openapi';
+import { pipelineOperations } from './pipelines/openapi';
 import { scheduleOperations } from './schedules/openapi';
 import { freezeOperations } from './freezes/openapi';
 import { migrationPlanOperations } from './migration-plans/openapi';
@@ -30,6 +31,7 @@ export const bosunOperations: Operation[] = [
   ...serverOperations,
   ...deploymentOperations,
   ...runFeedOperations,
+  ...pipelineOperations,
   ...scheduleOperations,
   ...freezeOperations,
   ...secretOperations,
@@ -65,6 +67,7 @@ export function openApiDocument() {
     tags: [
       { name: 'Servers', description: 'The servers Bosun reaches over SSH: verified, fingerprinted, watched' },
       { name: 'Deployments', description: 'Named lists of shell steps on a server, triggered from CI; their runs' },
+      { name: 'Pipelines', description: 'Releases as a graph of stages, each a run of a deployment (docs/pipelines.md)' },
       { name: 'Change freezes', description: 'Windows in which no run starts on the servers they cover' },
       { name: 'Conversations', description: 'Plain-English instructions planned into steps and run on a server' },
       { name: 'Migration plans', description: 'A move between two servers, which conversations can be about' },

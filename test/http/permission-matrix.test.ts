@@ -32,6 +32,7 @@ interface World {
   step: Record<Scope, string>;
   plan: Record<Scope, string>;
   schedule: Record<Scope, string>;
+  pipeline: Record<Scope, string>;
   person: string;
   account: string;
   team: string;
@@ -47,6 +48,7 @@ interface Fresh {
   deployment(scope: Scope): Promise<string>;
   plan(scope: Scope): Promise<string>;
   schedule(scope: Scope): Promise<string>;
+  pipeline(scope: Scope): Promise<string>;
   person(): Promise<string>;
   account(): Promise<string>;
   team(): Promise<string>;
@@ -112,6 +114,12 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}` })),
   'GET /api/v1/deployments/:id/runs/:runId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/steps/1/log` })),
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}/steps/1/log` })),
+  'GET /api/v1/pipelines': org(() => ({ path: '/pipelines' })),
+  // A stage's deployment the caller may not read is no deployment of its organization: 422.
+  'POST /api/v1/pipelines': { kind: 'create', outside: 422, request: (s, w) => ({ path: '/pipelines', body: { name: `p-${n()}`, stages: [{ name: 'only', deployment: w.deployment[s] }] } }) },
+  'GET /api/v1/pipelines/:id': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}` })),
+  'PATCH /api/v1/pipelines/:id': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}`, body: { description: `changed ${n()}` } })),
+  'DELETE /api/v1/pipelines/:id': scoped(async (s, _w, f) => ({ path: `/pipelines/${await f.pipeline(s)}` })),
   'GET /api/v1/conversations': org(() => ({ path: '/conversations' })),
   'POST /api/v1/conversations': { kind: 'create', outside: 404, request: (s, w) => ({ path: '/conversations', body: { chatable_type: 'server', chatable_id: w.server[s], message: 'show uptime' } }) },
   'GET /api/v1/conversations/:id': scoped((s, w) => ({ path: `/conversations/${w.conversation[s]}` })),
@@ -269,6 +277,8 @@ describe('permissions, route by route: every role, bound to some servers or to a
       web: await created(admin, 'post', `/deployments/${deployment.web}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true }),
       db: await created(admin, 'post', `/deployments/${deployment.db}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true }),
     };
+    const newPipeline = (s: Scope) => created(admin, 'post', '/pipelines', { name: `release-${s}-${n()}`, stages: [{ name: 'only', deployment: deployment[s] }] });
+    const pipeline = { web: await newPipeline('web'), db: await newPipeline('db') };
     const person = await created(admin, 'post', '/people', { name: 'Alice' });
     const account = await created(admin, 'post', '/service-accounts', { name: 'nightly' });
     const team = await created(admin, 'post', '/teams', { name: 'web team', members: [person] });
@@ -280,7 +290,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
     const channel = await newChannel();
     await call(admin, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(admin, 'get', `/notification-channels/${channel}/deliveries`)).body.data as { id: string }[], (d) => d.length === 1))[0]!.id;
-    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, person, account, team, binding, freeze, channel, delivery };
+    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, pipeline, person, account, team, binding, freeze, channel, delivery };
 
     let spare = 1;
     fresh = {
@@ -288,6 +298,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
       deployment: async (s) => created(admin, 'post', '/deployments', { name: `spare-${n()}`, server_id: servers[s], steps: [{ name: 'x', command: 'true' }] }),
       plan: async (s) => created(admin, 'post', '/migration-plans', { title: `spare-${n()}`, source_server_id: servers[s], target_server_id: second[s] }),
       schedule: async (s) => created(admin, 'post', `/deployments/${deployment[s]}/schedules`, { name: `spare-${n()}`, every: '24h', time_zone: 'UTC', paused: true }),
+      pipeline: newPipeline,
       person: async () => created(admin, 'post', '/people', { name: `Spare ${n()}` }),
       account: async () => created(admin, 'post', '/service-accounts', { name: `spare-${n()}` }),
       team: async () => created(admin, 'post', '/teams', { name: `spare ${n()}` }),
@@ -340,6 +351,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
     for (const s of ['web', 'db'] as const) {
       expect([s, (await listed('/servers?per_page=100')).includes(w.server[s])]).toEqual([s, reach(s)]);
       expect([s, (await listed('/deployments?per_page=100')).includes(w.deployment[s])]).toEqual([s, reach(s)]);
+      expect([s, (await listed('/pipelines?per_page=100')).includes(w.pipeline[s])]).toEqual([s, reach(s)]);
       expect([s, (await listed('/conversations?per_page=100')).includes(w.conversation[s])]).toEqual([s, reach(s)]);
       expect([s, (await listed('/migration-plans?per_page=100')).includes(w.plan[s])]).toEqual([s, reach(s)]);
     }

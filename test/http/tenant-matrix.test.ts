@@ -13,6 +13,7 @@ interface Ids {
   step: string;
   plan: string;
   schedule: string;
+  pipeline: string;
   secret: string;
   token: string;
   person: string;
@@ -62,6 +63,9 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'POST /api/v1/deployments/:id/schedules/:scheduleId/unpause': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}/unpause` }),
   'POST /api/v1/deployments/:id/schedules/:scheduleId/trigger': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}/trigger` }),
   'GET /api/v1/deployments/:id/schedules/:scheduleId/ticks': (i) => ({ path: `/deployments/${i.deployment}/schedules/${i.schedule}/ticks` }),
+  'GET /api/v1/pipelines/:id': (i) => ({ path: `/pipelines/${i.pipeline}` }),
+  'PATCH /api/v1/pipelines/:id': (i) => ({ path: `/pipelines/${i.pipeline}`, body: { name: 'taken-over' } }),
+  'DELETE /api/v1/pipelines/:id': (i) => ({ path: `/pipelines/${i.pipeline}` }),
   'DELETE /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}` }),
   'GET /api/v1/conversations/:id': (i) => ({ path: `/conversations/${i.conversation}` }),
   'POST /api/v1/conversations/:id/messages': (i) => ({ path: `/conversations/${i.conversation}/messages`, body: { message: 'uptime' } }),
@@ -74,7 +78,9 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'POST /api/v1/deployments': (i) => ({ path: '/deployments', body: { name: 'mine-now', server_id: i.server, steps: [{ name: 'x', command: 'true' }] } }),
   'POST /api/v1/migration-plans': (i) => ({ path: '/migration-plans', body: { title: 'mine-now', source_server_id: i.server, target_server_id: i.server } }),
   'POST /api/v1/conversations': (i) => ({ path: '/conversations', body: { chatable_type: 'server', chatable_id: i.server, message: 'uptime' } }),
+  'POST /api/v1/pipelines': (i) => ({ path: '/pipelines', body: { name: 'mine-now', stages: [{ name: 'web', deployment: i.deployment }, { name: 'by-name', deployment: 'web' }] } }),
   'GET /api/v1/servers': () => ({ path: '/servers' }),
+  'GET /api/v1/pipelines': () => ({ path: '/pipelines' }),
   'GET /api/v1/deployments': () => ({ path: '/deployments' }),
   'GET /api/v1/conversations': () => ({ path: '/conversations' }),
   'GET /api/v1/migration-plans': () => ({ path: '/migration-plans' }),
@@ -142,6 +148,8 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
 const EXPECTED: Record<string, number> = {
   'POST /api/v1/deployments': 422, // the server "does not exist" for it
   'POST /api/v1/migration-plans': 422,
+  'POST /api/v1/pipelines': 422, // the deployment, by id or by name, "does not exist" for it
+  'GET /api/v1/pipelines': 200,
   'GET /api/v1/servers': 200,
   'GET /api/v1/deployments': 200,
   'GET /api/v1/conversations': 200,
@@ -206,6 +214,7 @@ describe('tenant isolation, route by route', () => {
     const conversation = (await call(owner, 'post', '/conversations', { chatable_type: 'server', chatable_id: server, message: 'show uptime' })).body.data.id;
     const waiting = await eventually(async () => (await call(owner, 'get', `/conversations/${conversation}`)).body.data, (c) => c.status === 'awaiting_approval');
     const schedule = (await call(owner, 'post', `/deployments/${deployment}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true })).body.data.id;
+    const pipeline = (await call(owner, 'post', '/pipelines', { name: 'release', stages: [{ name: 'web', deployment: 'web' }] })).body.data.id;
     const token = (await call(owner, 'get', '/tokens')).body.data[0].id;
     const person = (await call(owner, 'post', '/people', { name: 'Alice' })).body.data.id;
     const account = (await call(owner, 'post', '/service-accounts', { name: 'ci-web' })).body.data.id;
@@ -216,7 +225,7 @@ describe('tenant isolation, route by route', () => {
     const channel = (await call(owner, 'post', '/notification-channels', { name: 'ops-hooks', type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] })).body.data.id;
     await call(owner, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(owner, 'get', `/notification-channels/${channel}/deliveries`)).body.data, (d) => d.length === 1))[0].id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, pipeline, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
   });
   afterAll(() => bosun.stop());
 
@@ -249,6 +258,7 @@ describe('tenant isolation, route by route', () => {
     // The owner's world is as it was.
     expect((await call(owner, 'get', `/deployments/${ids.deployment}`)).body.data.name).toBe('web');
     expect((await call(owner, 'get', `/deployments/${ids.deployment}/runs`)).body.meta.total).toBe(1);
+    expect((await call(owner, 'get', `/pipelines/${ids.pipeline}`)).body.data).toMatchObject({ name: 'release', stages: [{ name: 'web', deployment: { id: ids.deployment, name: 'web' } }] });
     const conversation = (await call(owner, 'get', `/conversations/${ids.conversation}`)).body.data;
     expect([conversation.status, conversation.messages.length, conversation.steps[0].approval.decision]).toEqual(['awaiting_approval', 1, null]);
     expect((await call(owner, 'get', `/migration-plans/${ids.plan}`)).status).toBe(200);

@@ -26,6 +26,8 @@ describe('request schemas: the document accepts what the routes accept', () => {
   const BEYOND_SCHEMA: Record<string, Array<{ place: string; named: string }>> = {
     createDeployment: [{ place: 'parameters[].pattern', named: '`pattern` must be a valid regular expression' }],
     updateDeployment: [{ place: 'parameters[].pattern', named: '`pattern` must be a valid regular expression' }],
+    createPipeline: [{ place: 'parameters[].pattern', named: '`pattern` must be a valid regular expression' }],
+    updatePipeline: [{ place: 'parameters[].pattern', named: '`pattern` must be a valid regular expression' }],
     createSchedule: scheduleRules,
     updateSchedule: scheduleRules,
   };

@@ -6,6 +6,7 @@ import { ServerModel } from '../../domain/servers/model';
 import { createDeployment, deleteDeployment, redefineDeployment } from '../../domain/deployments/store';
 import { lastRunsOf } from '../../domain/deployments/runs';
 import { deleteSchedulesOf } from '../../domain/schedules/store';
+import { pipelinesUsing } from '../../domain/pipelines/store';
 import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
 import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
 import type { CreateDeploymentInput, UpdateDeploymentInput } from './schemas';
@@ -115,11 +116,16 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
       }
     },
 
-    /** Deletes the definition and its run history; refused while a run is queued or running. */
+    /** Deletes the definition and its run history; refused while a run is queued or running, or a pipeline's stage runs it. */
     async remove(principal: Principal, id: string) {
       const deployment = await findDeployment(principal, id, 'deployments:write');
       if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: UNFINISHED_RUN_STATUSES } })) {
         throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
+      }
+      const pipelines = await pipelinesUsing(deployment._id);
+      if (pipelines.length) {
+        const named = pipelines.map((name) => `"${name}"`).join(', ');
+        throw new ApiError('conflict', pipelines.length === 1 ? `Pipeline ${named} runs this deployment in a stage: change or delete it first` : `Pipelines ${named} run this deployment in their stages: change or delete them first`);
       }
       // Its schedules go with it: their documents, then their Temporal Schedules (the worker's reconcile removes any left).
       const schedules = await deleteSchedulesOf(deployment._id);

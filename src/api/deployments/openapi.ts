@@ -69,7 +69,7 @@ export const deploymentOperations: Operation[] = [
   {
     method: 'delete', path: '/api/v1/deployments/:id', operationId: 'deleteDeployment', tag, scope: 'deployments:write',
     summary: 'Delete a deployment and its run history',
-    description: 'Refused (409) while a run is queued or running.',
+    description: 'Refused (409) while a run is queued or running, or while a pipeline has a stage that runs it (the 409 names the pipelines).',
     params: id,
     responses: { 204: { description: 'Deleted' } },
     errors: ['not_found', 'conflict'],

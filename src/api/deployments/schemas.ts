@@ -84,7 +84,7 @@ const parameterSchema = z
   // The first two refinements, as the document states them (the third, and a valid pattern, no schema can state).
   .meta({ not: { anyOf: [exactlyTrue('secret', 'default'), exactlyTrue('required', 'default')] } });
 
-const parametersSchema = z
+export const parametersSchema = z
   .array(parameterSchema)
   .max(50, 'at most 50 parameters')
   .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'parameter names must be unique');

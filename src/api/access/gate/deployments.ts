@@ -76,13 +76,13 @@ export async function mayApproveRun(principal: Principal, deploymentId: string, 
 }
 
 /**
- * The MongoDB filter of a deployment list: the organization's, and when the caller's grants are
- * limited, those it may read (judged on every deployment's targets now, in memory: one query for
- * the definitions, one for the servers' tags).
+ * The deployments of the organization the caller may read, or null when it may read them all
+ * (judged on every deployment's targets now, in memory: one query for the definitions, one for the
+ * servers' tags).
  */
-export async function readableDeploymentFilter(principal: Principal): Promise<Record<string, unknown>> {
+export async function readableDeploymentIds(principal: Principal): Promise<Types.ObjectId[] | null> {
+  if (coversAllServers(principal, 'read')) return null;
   const organization_id = new Types.ObjectId(principal.organizationId);
-  if (coversAllServers(principal, 'read')) return { organization_id };
   const [definitions, servers] = await Promise.all([
     DeploymentModel.find({ organization_id }, { server_id: 1, targets: 1 }).lean(),
     ServerModel.find({ organization_id }, { tags: 1 }).lean(),
@@ -94,8 +94,14 @@ export async function readableDeploymentFilter(principal: Principal): Promise<Re
     const tags = d.targets?.tags ?? [];
     return servers.filter((s) => ids.has(s._id.toString()) || selectedByTags(s.tags, tags));
   };
-  const readable = definitions.filter((d) => mayReadDeployment(principal, d._id.toString(), targetsOf(d)));
-  return { organization_id, _id: { $in: readable.map((d) => d._id) } };
+  return definitions.filter((d) => mayReadDeployment(principal, d._id.toString(), targetsOf(d))).map((d) => d._id);
+}
+
+/** The MongoDB filter of a deployment list: the organization's, and when the caller's grants are limited, those it may read. */
+export async function readableDeploymentFilter(principal: Principal): Promise<Record<string, unknown>> {
+  const organization_id = new Types.ObjectId(principal.organizationId);
+  const readable = await readableDeploymentIds(principal);
+  return readable ? { organization_id, _id: { $in: readable } } : { organization_id };
 }
 
 /** One server's part of a run of a deployment the caller sees: a 404 unless the caller may read that server. */

@@ -10,6 +10,7 @@ export { assertMayOpenSocket, requireAction, requireEverywhere, rightsOf } from 
 export { approversOf, type Approver } from './approvers';
 export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
 export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
+export { checkPipeline, readablePipelineFilter, type StageDeployment } from './pipelines';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';
 export { tokensRights, type TokenRights } from './token-rights';
 export { assertOnServers, checkServer, checkServersOf, readableAmong, readableServerFilter, readableServerIds, type NamedServer } from './servers';

@@ -6,6 +6,7 @@ import { RUN_STATUSES, type Deployment } from '../../../domain/deployments/model
 import { stepDefinitions } from '../../../domain/deployments/new-runs';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../../domain/deployments/strategy';
 import type { LastRun } from '../../../domain/deployments/runs';
+import type { ParameterDefinition } from '../../../domain/deployments/parameters';
 import { targetFreezeNoticesSchema, type TargetFreezeNotice } from '../../servers/freeze-notices';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
@@ -20,6 +21,19 @@ const strategyView = z.object({
   gates: z.array(gateDefinitionView).describe('Approval gates (empty: none)'),
   health_check: healthCheckView,
 });
+
+/** A parameter as a definition (a deployment's, a pipeline's) declares it. */
+export const parameterDefinitionView = z.object({
+  name: z.string(),
+  description: z.string().nullable(),
+  default: z.string().nullable(),
+  required: z.boolean(),
+  secret: z.boolean(),
+  pattern: z.string().nullable(),
+});
+
+export const parameterDefinitionsOf = (parameters: readonly ParameterDefinition[] | null | undefined): z.infer<typeof parameterDefinitionView>[] =>
+  (parameters ?? []).map((p) => ({ name: p.name, description: p.description ?? null, default: p.default ?? null, required: !!p.required, secret: !!p.secret, pattern: p.pattern ?? null }));
 
 export const deploymentListItemSchema = z
   .object({
@@ -56,16 +70,7 @@ export const deploymentSchema = deploymentListItemSchema
       })
       .nullable()
       .describe('Steps run on every server a halted fleet run touched (null: none)'),
-    parameters: z.array(
-      z.object({
-        name: z.string(),
-        description: z.string().nullable(),
-        default: z.string().nullable(),
-        required: z.boolean(),
-        secret: z.boolean(),
-        pattern: z.string().nullable(),
-      }),
-    ),
+    parameters: z.array(parameterDefinitionView),
     freezes: targetFreezeNoticesSchema,
     updated_at: timestampSchema,
   })
@@ -102,14 +107,7 @@ export const toDeploymentView = (d: Deployment, { last, serverTitle, freezes }: 
         health_check: healthCheckOf(d),
       }
     : null,
-  parameters: (d.parameters ?? []).map((p) => ({
-    name: p.name,
-    description: p.description ?? null,
-    default: p.default ?? null,
-    required: !!p.required,
-    secret: !!p.secret,
-    pattern: p.pattern ?? null,
-  })),
+  parameters: parameterDefinitionsOf(d.parameters),
   freezes,
   updated_at: d.updatedAt.toISOString(),
 });
