@@ -7,6 +7,8 @@ import type {
   ConversationStepUpdatedEvent,
   ConversationUpdatedEvent,
   DeploymentRunUpdatedEvent,
+  PipelineRun,
+  PipelineRunUpdatedEvent,
   Run,
   ServerToClientEvents,
 } from './api-types';
@@ -213,6 +215,28 @@ export function watchConversation(conversationId: string, onConversation: (conve
       },
     },
     onConversation,
+    onError,
+  );
+}
+
+/**
+ * A pipeline run kept current: its snapshot, then each PipelineRunUpdated event, which carries the
+ * whole run (a later `seq` replaces what is shown; an earlier one is already in it).
+ */
+export function watchPipelineRun(pipelineId: string, runId: string, onRun: (run: PipelineRun) => void, onError: (error: Error) => void): () => void {
+  return keepCurrent<PipelineRun>(
+    {
+      read: () => get<PipelineRun>(`/api/v1/pipelines/${pipelineId}/runs/${runId}`),
+      subscribe: (s, snapshot, fail) =>
+        s.emit('subscribe_pipeline_run', { pipeline_run_id: runId }, (answer) => (answer.ok ? snapshot(answer.data.run as PipelineRun) : fail(new Error(answer.error.message)))),
+      unsubscribe: (s) => s.emit('unsubscribe_pipeline_run', { pipeline_run_id: runId }),
+      handlers: {
+        PipelineRunUpdated: ({ current, show }, event: PipelineRunUpdatedEvent) => {
+          if (event.pipeline_run_id === runId && event.seq > current.seq) show(event.run as PipelineRun);
+        },
+      },
+    },
+    onRun,
     onError,
   );
 }
