@@ -17,7 +17,7 @@ export const CONSOLE_PAGES = [
   { name: 'target', path: '/deployments/:deploymentId/runs/:runId/targets/:serverId' },
   { name: 'pipelines', path: '/pipelines' },
   { name: 'pipeline', path: '/pipelines/:pipelineId' },
-  { name: 'pipeline run', path: '/pipelines/:pipelineId/runs/:runId' },
+  { name: 'pipeline run', path: '/pipelines/:pipelineId/runs/:pipelineRunId' },
   { name: 'conversations', path: '/conversations' },
   { name: 'conversation', path: '/conversations/:conversationId' },
   { name: 'migration plans', path: '/migration-plans' },

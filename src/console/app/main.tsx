@@ -102,7 +102,7 @@ function App() {
       {route.name === 'target' ? <Target deploymentId={p.deploymentId!} runId={p.runId!} serverId={p.serverId!} /> : null}
       {route.name === 'pipelines' ? <Pipelines /> : null}
       {route.name === 'pipeline' ? <PipelinePage pipelineId={p.pipelineId!} /> : null}
-      {route.name === 'pipeline run' ? <PipelineRunPage pipelineId={p.pipelineId!} runId={p.runId!} /> : null}
+      {route.name === 'pipeline run' ? <PipelineRunPage pipelineId={p.pipelineId!} runId={p.pipelineRunId!} /> : null}
       {route.name === 'conversations' ? <Conversations /> : null}
       {route.name === 'conversation' ? <Conversation conversationId={p.conversationId!} /> : null}
       {route.name === 'migration plans' ? <MigrationPlans /> : null}

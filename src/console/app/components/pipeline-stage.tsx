@@ -118,11 +118,19 @@ export function RunStage({ run, stage }: { run: PipelineRun; stage: PipelineRunS
             <a href={`/deployments/${stage.deployment_id}/runs/${stage.deployment_run_id}`} data-stage-run>
               run {stage.deployment_run_id.slice(-8)}
             </a>
-            {stage.kept_from ? ' (kept from the run retried)' : stage.deployment_run_status && stage.deployment_run_status !== stage.status ? <> · {stage.deployment_run_status}</> : null}
+            {stage.kept_from ? (
+              ' (kept from the run retried)'
+            ) : (
+              <>
+                {' · '}
+                <span data-deployment-run-status>{stage.deployment_run_status}</span>
+              </>
+            )}
           </>
         ) : null}
       </p>
-      {stage.error ? (
+      {/* A rejected gate's reason is shown with the gate. */}
+      {stage.error && stage.approval?.outcome !== 'rejected' ? (
         <p class={stage.status === 'skipped' ? 'small muted' : 'small stage-error'} data-stage-error>
           {stage.error}
         </p>
