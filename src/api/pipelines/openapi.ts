@@ -54,7 +54,9 @@ export const pipelineOperations: Operation[] = [
   {
     method: 'patch', path: '/api/v1/pipelines/:id', operationId: 'updatePipeline', tag, scope: 'deployments:write',
     summary: 'Change a pipeline',
-    description: 'Any of `name`, `description`, `parameters`, `stages` (the whole list); the pipeline as changed is judged as a definition is. Runs already triggered keep their stages.',
+    description:
+      'Any of `name`, `description`, `parameters`, `stages` (the whole list); the pipeline as changed is judged as a definition is. Runs already triggered keep their stages. ' +
+      'Needs `deployments:write` on every stage’s deployment, before and after (403 naming the stage).',
     params: id,
     body: { schema: updatePipelineSchema, required: true },
     responses: { 200: defined('The pipeline as changed') },
@@ -64,6 +66,7 @@ export const pipelineOperations: Operation[] = [
   {
     method: 'delete', path: '/api/v1/pipelines/:id', operationId: 'deletePipeline', tag, scope: 'deployments:write',
     summary: 'Delete a pipeline',
+    description: 'Needs `deployments:write` on every stage’s deployment (403 naming the stage).',
     params: id,
     responses: { 204: { description: 'Deleted' } },
     errors: ['not_found'],
