@@ -78,6 +78,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       environment: { ...parameterEnvironment(parameters), ...(run.rolls_back ? { BOSUN_ROLLBACK_REASON: run.rolls_back.reason } : {}) },
       secrets: [...credentialSecrets(target), ...organizationSecrets, ...secretParameterValues(parameters)],
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
+      outputs: { earlierNames: run.output_names },
       steps,
       successEnds: input.endsRun ? { finish: steps.finishStepEndingRun, after: afterEnd } : undefined,
       audit,

@@ -41,6 +41,8 @@ export interface StepCommand {
    * written (`endedRun` in the result).
    */
   successEnds?: { finish: (index: number, result: AttemptResult) => Promise<boolean>; after: () => Promise<void> };
+  /** Give the command BOSUN_OUTPUT and record what it wrote there (a deployment run's step), against the names earlier steps of the run recorded. */
+  outputs?: { earlierNames: string[] };
   /** End a failed step's output with the exit code (a conversation's execution log holds the failure details). */
   failureNote?: boolean;
   audit: StepAudit;

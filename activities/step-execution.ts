@@ -43,14 +43,15 @@ const attemptRecorder = ({ attempt, audit, secrets, limitSeconds }: Pick<StepCom
  * a finished command never runs twice.
  */
 export function recordedResult(
-  step: { last_exit?: { attempt?: number | null; exit_code?: number | null; timed_out?: boolean | null } | null },
+  step: { last_exit?: { attempt?: number | null; exit_code?: number | null; timed_out?: boolean | null; outputs_error?: string | null } | null },
   exitAttempt: number,
 ): StepResult | null {
   const last = step.last_exit;
   if (last?.attempt !== exitAttempt) return null;
   const exitCode = last.exit_code ?? null;
   const timedOut = !!last.timed_out;
-  return { status: exitCode === 0 && !timedOut ? 'success' : 'failed', exitCode, timedOut };
+  const outputsError = last.outputs_error ?? null;
+  return { status: exitCode === 0 && !timedOut && !outputsError ? 'success' : 'failed', exitCode, timedOut, ...(outputsError ? { outputsError } : {}) };
 }
 
 /**
@@ -66,7 +67,7 @@ export async function recordedCommandResult(
   if (!recorded) return null;
   // Its start counted it among the step's attempts: it had been started one time fewer.
   const recorder = attemptRecorder({ attempt, audit, secrets: [], limitSeconds: 0 }, (step.attempts ?? 1) - 1);
-  await recorder.settle(step.command, recorded.timedOut ? 'timed_out' : recorded.status === 'success' ? 'ok' : 'failed', { exitCode: recorded.exitCode });
+  await recorder.settle(step.command, recorded.timedOut ? 'timed_out' : recorded.exitCode === 0 ? 'ok' : 'failed', { exitCode: recorded.exitCode });
   return recorded;
 }
 

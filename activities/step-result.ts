@@ -2,6 +2,7 @@ import { CancelledFailure } from '@temporalio/activity';
 import type { StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
 import type { AttemptResult } from '../src/domain/execution/steps';
+import { parseOutputFile } from '../src/domain/execution/output-file';
 import type { RunningAttempt } from './step-attempt';
 import { commandOutcome, type RanCommand } from './step-run';
 
@@ -35,9 +36,14 @@ export async function recordAttemptResult(attempt: RunningAttempt, { exit, entry
     await stepLog.write((s) => s.recordProcessGroup(index, null)).catch(stepLog.warn('the process group'));
     throw failure('WorkerShutdown', 'The worker shut down while the command ran');
   }
-  const succeeded = exit.exitCode === 0 && reason === null;
-  if (!succeeded && !finalExitAttempt) stepLog.note(`\n--- exit code ${exit.exitCode ?? exit.signal}; retrying ---\n`);
-  else if (!succeeded && input.failureNote && reason === null) stepLog.note(`\n--- failed: exit code ${exit.exitCode ?? exit.signal} ---\n`);
+  // A command that ended on its own: what it wrote to BOSUN_OUTPUT is recorded, or refused (the step fails).
+  const parsed = input.outputs && reason === null && exit.outputFile ? parseOutputFile(exit.outputFile, input.secrets, input.outputs.earlierNames) : null;
+  // Refused after a zero exit, the file is why the step failed; after another, it is said beside the exit code.
+  const outputsError = exit.exitCode === 0 ? (parsed?.error ?? null) : null;
+  const succeeded = exit.exitCode === 0 && reason === null && !outputsError;
+  if (parsed?.error) stepLog.note(`\n--- ${parsed.error}${outputsError && !finalExitAttempt ? '; retrying' : ''} ---\n`);
+  if (!succeeded && !outputsError && !finalExitAttempt) stepLog.note(`\n--- exit code ${exit.exitCode ?? exit.signal}; retrying ---\n`);
+  else if (!succeeded && !outputsError && input.failureNote && reason === null) stepLog.note(`\n--- failed: exit code ${exit.exitCode ?? exit.signal} ---\n`);
   const ends = succeeded ? input.successEnds : undefined;
   const result: AttemptResult = {
     succeeded,
@@ -47,9 +53,10 @@ export async function recordAttemptResult(attempt: RunningAttempt, { exit, entry
     final: succeeded || finalExitAttempt,
     start: startInResult,
     chunk: stepLog.finalChunk(),
+    ...(input.outputs ? { outputs: parsed?.outputs ?? [], outputsError } : {}),
   };
   const [written] = await Promise.all([stepLog.write((s) => (ends ? ends.finish(index, result) : s.finishAttempt(index, result))), ended()]);
-  const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: exit.exitCode, timedOut: reason === 'timeout' };
+  const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: exit.exitCode, timedOut: reason === 'timeout', ...(outputsError ? { outputsError } : {}) };
   if (!ends || !written) return stepResult;
   await ends.after();
   return { ...stepResult, endedRun: true };

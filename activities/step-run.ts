@@ -2,6 +2,7 @@ import { exitOutcome, isTrailFailure, type RecordedCommand } from '../src/domain
 import { describeTarget } from '../src/domain/ssh/connect';
 import { classifySshError, type SshError } from '../src/domain/ssh/errors';
 import { runInProcessGroup, type RemoteResult } from '../src/domain/ssh/exec';
+import { OUTPUT_FILE_LIMIT_BYTES } from '../src/domain/execution/output-file';
 import type { RunningAttempt } from './step-attempt';
 import type { StepLog } from './step-log';
 
@@ -33,6 +34,7 @@ export async function runCommand({ settings, input, stepLog, start, recorder, st
     const exit = await settings.sshPool.withConnection(target, (ssh) =>
       runInProcessGroup(ssh, step.command, {
         environment,
+        outputFile: input.outputs ? { limitBytes: OUTPUT_FILE_LIMIT_BYTES } : undefined,
         onOutput: (text) => stepLog.push(text),
         onProcessGroup: (pgid) => {
           start.processGroup(pgid);

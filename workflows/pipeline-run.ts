@@ -8,6 +8,7 @@ import {
   isCancellation,
   ParentClosePolicy,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
 } from '@temporalio/workflow';
@@ -24,9 +25,11 @@ import { deploymentRunWorkflow } from './deployment-run';
 import { HEARTBEAT_TIMEOUT_MS } from './heartbeats';
 import { outcome } from './run-activities';
 
-const pipelines = proxyActivities<PipelineActivities>({
+// Short database work (and a stage's trigger): local activities, run by the worker that runs the workflow, with no task round trip.
+const pipelines = proxyLocalActivities<PipelineActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  localRetryThreshold: '100 milliseconds',
 });
 const following = proxyActivities<PipelineActivities>({ startToCloseTimeout: '30 days', heartbeatTimeout: HEARTBEAT_TIMEOUT_MS, retry: { maximumInterval: '30 seconds' } });
 
@@ -60,15 +63,21 @@ export async function pipelineRunWorkflow(input: PipelineRunInput): Promise<{ st
   setHandler(
     stageGateUpdate,
     async (decision) => {
-      const gate = gates.get(decision.stage)!;
+      // The store opened the gate (the API saw it open) before this workflow heard so, as after a worker died: wait for it here.
+      await condition(() => gates.has(decision.stage) || standings.get(decision.stage)?.state === 'ended');
+      const gate = gates.get(decision.stage) ?? { required: 0, outcome: 'rejected' as GateOutcome };
+      const refused = { outcome: gate.outcome === 'approved' ? 'approved' : 'rejected', approvals: 0, required: gate.required } as const;
+      if (gate.outcome !== 'open') return refused;
       const result = await nonCancellable(() => pipelines.decidePipelineStage({ runId, decision, required: gate.required }));
-      if (gate.outcome !== 'open') return { ...result, outcome: gate.outcome === 'expired' ? 'rejected' : gate.outcome };
+      if (gate.outcome !== 'open') return { ...result, outcome: refused.outcome };
       gate.outcome = result.outcome;
       return result;
     },
     {
       validator: (decision) => {
-        if (gates.get(decision.stage)?.outcome !== 'open') throw new Error(`Stage "${decision.stage}" is not waiting for approval`);
+        const stage = byName.get(decision.stage);
+        const gate = gates.get(decision.stage);
+        if (!stage?.gate || (gate && gate.outcome !== 'open') || standings.get(decision.stage)?.state === 'ended') throw new Error(`Stage "${decision.stage}" is not waiting for approval`);
       },
     },
   );

@@ -125,6 +125,7 @@ function stepFailureLine(step: RunStepDefinition, index: number, total: number, 
 
 function exitReason(step: RunStepDefinition, result: StepResult) {
   const tries = step.retries > 0 ? ` (after ${step.retries + 1} attempts)` : '';
+  if (result.outputsError) return `${result.outputsError}${tries}`;
   if (result.timedOut) return `timed out after ${step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS} s${tries}`;
   return result.exitCode === null ? `the command ended without an exit code${tries}` : `exit code ${result.exitCode}${tries}`;
 }

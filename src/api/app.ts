@@ -10,10 +10,10 @@ import { httpMetrics, observabilityRoutes, requestLogging, type ObservabilityDep
 import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
-import { pipelineRunRoutes } from './pipelines/run-routes';
-import type { PipelineRunService } from './pipelines/run-service';
 import { pipelineRoutes } from './pipelines/routes';
 import { pipelineDefinitions } from './pipelines/definitions';
+import { pipelineRunRoutes } from './pipelines/run-routes';
+import type { PipelineRunService } from './pipelines/run-service';
 import { organizationScheduleRoutes, scheduleRoutes } from './schedules/routes';
 import type { ScheduleService } from './schedules/service';
 import type { DeploymentService } from './deployments/service';

@@ -3,6 +3,7 @@ import { conversationOperations } from './conversations/openapi';
 import { deploymentOperations } from './deployments/openapi';
 import { runFeedOperations } from './deployments/feed-openapi';
 import { pipelineOperations } from './pipelines/openapi';
+import { pipelineRunOperations } from './pipelines/run-openapi';
 import { scheduleOperations } from './schedules/openapi';
 import { freezeOperations } from './freezes/openapi';
 import { migrationPlanOperations } from './migration-plans/openapi';
@@ -32,6 +33,7 @@ export const bosunOperations: Operation[] = [
   ...deploymentOperations,
   ...runFeedOperations,
   ...pipelineOperations,
+  ...pipelineRunOperations,
   ...scheduleOperations,
   ...freezeOperations,
   ...secretOperations,

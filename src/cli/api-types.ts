@@ -5,6 +5,8 @@
 import type { z } from 'zod';
 import type { runSchema } from '../api/deployments/views/runs';
 import type { runTargetDetailSchema } from '../api/deployments/views/targets';
+import type { pipelineSchema } from '../api/pipelines/views';
+import type { PipelineRunView } from '../api/pipelines/run-views';
 import type { scheduleSchema, tickSchema } from '../api/schedules/views';
 
 export type Run = z.infer<typeof runSchema>;
@@ -12,3 +14,7 @@ export type RunTargetDetail = z.infer<typeof runTargetDetailSchema>;
 
 export type Schedule = z.infer<typeof scheduleSchema>;
 export type ScheduleTick = z.infer<typeof tickSchema>;
+
+export type Pipeline = z.infer<typeof pipelineSchema>;
+export type PipelineRun = PipelineRunView;
+export type PipelineRunStage = PipelineRun['stages'][number];

@@ -15,6 +15,17 @@ export const print = (line: string): void => {
 
 export const printJson = (value: unknown): void => print(JSON.stringify(value, null, 2));
 
+/** `--param name=value` options as a trigger's parameters. */
+export function parseParams(pairs: string[]): Record<string, string> {
+  const parameters: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new DeployExit(2, `--param takes name=value (got "${pair}")`);
+    parameters[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return parameters;
+}
+
 /** One call that must answer `status`; its `data`. */
 export async function call(method: string, path: string, status: number, body?: unknown): Promise<Json> {
   const res = await bosunApiFromEnvironment().request(method, path, {}, body);

@@ -4,17 +4,7 @@ import { bosunApiFromEnvironment, errorMessage } from './http';
 import { resolveDeployment } from './resolve';
 import { OutputPrinter, reportFailure, reportFleet, say } from './print';
 import { followToEnd } from './follow';
-
-/** `--param name=value` options as a trigger's parameters. */
-export function parseParams(pairs: string[]): Record<string, string> {
-  const parameters: Record<string, string> = {};
-  for (const pair of pairs) {
-    const at = pair.indexOf('=');
-    if (at < 1) throw new DeployExit(2, `--param takes name=value (got "${pair}")`);
-    parameters[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return parameters;
-}
+import { parseParams } from './calls';
 
 /**
  * `bosun deploy`: triggers a run of a deployment (by name or id) with an idempotency key; with

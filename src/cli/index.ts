@@ -5,6 +5,7 @@ import { accessCommands } from './access';
 import { freezeCommands } from './freezes';
 import { auditCommands } from './audit';
 import { notifyCommands } from './notify';
+import { pipelineCommands } from './pipelines';
 import { runCommands } from './runs';
 import { scheduleCommands } from './schedules';
 import { serverCommands } from './servers';
@@ -141,6 +142,9 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   runCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  pipelineCommands(program, (code, message) => {
     throw new CliError(message, code);
   });
   scheduleCommands(program, (code, message) => {

@@ -8,7 +8,7 @@ import { LOOPBACK_ADDRESSES } from '../support/sshd';
 
 type Json = any;
 
-const TOOLS = ['ask', 'get_conversation', 'get_run', 'get_server', 'list_deployments', 'list_servers', 'plan_deployment', 'read_log', 'run_commands', 'run_deployment', 'wait'];
+const TOOLS = ['ask', 'get_conversation', 'get_pipeline_run', 'get_run', 'get_server', 'list_deployments', 'list_pipelines', 'list_servers', 'plan_deployment', 'read_log', 'run_commands', 'run_deployment', 'run_pipeline', 'wait'];
 const n = () => randomBytes(3).toString('hex');
 
 describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {

@@ -47,7 +47,7 @@ describe('an AI agent through `bosun mcp` (stdio), relayed to the Bosun at BOSUN
 
   test('lists the tools, runs a read-only command, and is held for a person on a change; the approval shows', async () => {
     const { tools } = await agent.client.listTools();
-    expect(tools).toHaveLength(11);
+    expect(tools).toHaveLength(14);
 
     const read = await agent.call('run_commands', { server_id: serverId, commands: ['uname -s'], reason: 'which kernel' });
     const readId = read.data.conversations[0].conversation_id;

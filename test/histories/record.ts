@@ -24,6 +24,7 @@ import globalTeardown from '../support/global-teardown';
 import { sharedServices } from '../support/shared';
 import { sharedFolder } from '../support/trees';
 import { NotificationEventModel } from '../../src/domain/notifications/model';
+import { pipelineRunWorkflowId } from '../../src/domain/contracts/pipelines';
 
 const OUT = path.join(__dirname);
 const FINAL = ['success', 'failed', 'cancelled', 'completed'];
@@ -195,6 +196,46 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     expect200(await asApprover(`/api/v1/deployments/${warned}/runs/${fourth}/approve`, { comment: 'approved after the warning' }));
     await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${warned}/runs/${fourth}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
     await save('deployment-fleet-gate-warned', fourthHandle);
+  },
+
+  async 'pipeline-release'(ctx) {
+    const user = userWithToken(ctx.bosun, ctx.token);
+    const other = await user.addServer({ host: '127.0.0.11' });
+    const define = async (name: string, server: string, command: string, parameters: object[] = []) =>
+      (await ctx.api('post', '/api/v1/deployments', { name, server_id: server, parameters, steps: [{ name: 'do', command }] })).body.data.id as string;
+    const build = await define('pl-build', ctx.serverId, 'echo "artifact=web.tgz" >> "$BOSUN_OUTPUT"');
+    const ship = await define('pl-ship', other, 'echo "$BOSUN_PARAM_ARTIFACT"', [{ name: 'artifact', required: true }]);
+    const check = await define('pl-check', ctx.serverId, 'echo checked');
+    const fail = await define('pl-fail', other, 'exit 1');
+    const pipeline = (
+      await ctx.api('post', '/api/v1/pipelines', {
+        name: 'recorded-release',
+        stages: [
+          { name: 'build', deployment: build },
+          { name: 'ship', deployment: ship, needs: ['build'], gate: { approvals: 1, expires_in: '1h' }, parameters: { artifact: '${{ stages.build.outputs.artifact }}' } },
+          { name: 'check', deployment: check, needs: ['build'] },
+          { name: 'smoke', deployment: fail, needs: ['ship', 'check'] },
+          { name: 'after', deployment: check, needs: ['smoke'] },
+          { name: 'page', deployment: check, needs: ['smoke'], when: 'failure' },
+          { name: 'cleanup', deployment: check, needs: ['after'], when: 'always' },
+        ],
+      })
+    ).body.data.id as string;
+    const runPath = (runId: string) => `/api/v1/pipelines/${pipeline}/runs/${runId}`;
+    const approver = await addPersonToken(user, 'Ines', 'approver');
+    // A gate approved by a person, fan-out and fan-in, a failed stage, a failure stage, an always stage.
+    const runId = (await ctx.api('post', `/api/v1/pipelines/${pipeline}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => s === 'awaiting_approval', 60_000);
+    const approved = await ctx.bosun.api.post(`${runPath(runId)}/stages/ship/approve`).set(bearer(approver.token)).send({ comment: 'recorded' });
+    if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
+    await eventually(async () => (await ctx.api('get', runPath(runId))).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await save('pipeline-release', ctx.bosun.temporal.workflow.getHandle(pipelineRunWorkflowId(runId)));
+    // Cancelled while its gate waits.
+    const cancelled = (await ctx.api('post', `/api/v1/pipelines/${pipeline}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', runPath(cancelled))).body.data.status as string, (s) => s === 'awaiting_approval', 60_000);
+    await ctx.api('post', `${runPath(cancelled)}/cancel`);
+    await eventually(async () => (await ctx.api('get', runPath(cancelled))).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await save('pipeline-cancelled', ctx.bosun.temporal.workflow.getHandle(pipelineRunWorkflowId(cancelled)));
   },
 
   async 'notifications-and-audit'(ctx) {

@@ -33,6 +33,8 @@ interface World {
   plan: Record<Scope, string>;
   schedule: Record<Scope, string>;
   pipeline: Record<Scope, string>;
+  /** A finished (successful) run of each pipeline. */
+  pipelineRun: Record<Scope, string>;
   person: string;
   account: string;
   team: string;
@@ -115,6 +117,15 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/deployments/:id/runs/:runId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/steps/1/log` })),
   'GET /api/v1/deployments/:id/runs/:runId/targets/:serverId/steps/:step/log': scoped((s, w) => ({ path: `/deployments/${w.deployment[s]}/runs/${w.run[s]}/targets/${w.server[s]}/steps/1/log` })),
   'GET /api/v1/pipelines': org(() => ({ path: '/pipelines' })),
+  'POST /api/v1/pipelines/:id/plan': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/plan` })),
+  'POST /api/v1/pipelines/:id/run': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/run` })),
+  'GET /api/v1/pipelines/:id/runs': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/runs` })),
+  'GET /api/v1/pipelines/:id/runs/:runId': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/runs/${w.pipelineRun[s]}` })),
+  // A finished pipeline run: past the gate, each answers 409 (nothing waits, nothing runs, nothing to retry).
+  'POST /api/v1/pipelines/:id/runs/:runId/cancel': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/runs/${w.pipelineRun[s]}/cancel` })),
+  'POST /api/v1/pipelines/:id/runs/:runId/retry': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/runs/${w.pipelineRun[s]}/retry` })),
+  'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/approve': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/runs/${w.pipelineRun[s]}/stages/only/approve`, body: { comment: 'looks good' } })),
+  'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/reject': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}/runs/${w.pipelineRun[s]}/stages/only/reject`, body: { reason: 'not now' } })),
   // A stage's deployment the caller may not read is no deployment of its organization: 422.
   'POST /api/v1/pipelines': { kind: 'create', outside: 422, request: (s, w) => ({ path: '/pipelines', body: { name: `p-${n()}`, stages: [{ name: 'only', deployment: w.deployment[s] }] } }) },
   'GET /api/v1/pipelines/:id': scoped((s, w) => ({ path: `/pipelines/${w.pipeline[s]}` })),
@@ -279,6 +290,11 @@ describe('permissions, route by route: every role, bound to some servers or to a
     };
     const newPipeline = (s: Scope) => created(admin, 'post', '/pipelines', { name: `release-${s}-${n()}`, stages: [{ name: 'only', deployment: deployment[s] }] });
     const pipeline = { web: await newPipeline('web'), db: await newPipeline('db') };
+    const pipelineRun: Record<Scope, string> = { web: '', db: '' };
+    for (const s of ['web', 'db'] as const) {
+      pipelineRun[s] = (await call(admin, 'post', `/pipelines/${pipeline[s]}/run`, {})).body.run_id;
+      await eventually(async () => (await call(admin, 'get', `/pipelines/${pipeline[s]}/runs/${pipelineRun[s]}`)).body.data.status, (status) => status === 'success');
+    }
     const person = await created(admin, 'post', '/people', { name: 'Alice' });
     const account = await created(admin, 'post', '/service-accounts', { name: 'nightly' });
     const team = await created(admin, 'post', '/teams', { name: 'web team', members: [person] });
@@ -290,7 +306,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
     const channel = await newChannel();
     await call(admin, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(admin, 'get', `/notification-channels/${channel}/deliveries`)).body.data as { id: string }[], (d) => d.length === 1))[0]!.id;
-    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, pipeline, person, account, team, binding, freeze, channel, delivery };
+    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, pipeline, pipelineRun, person, account, team, binding, freeze, channel, delivery };
 
     let spare = 1;
     fresh = {

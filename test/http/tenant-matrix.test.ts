@@ -14,6 +14,7 @@ interface Ids {
   plan: string;
   schedule: string;
   pipeline: string;
+  pipelineRun: string;
   secret: string;
   token: string;
   person: string;
@@ -66,6 +67,14 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/pipelines/:id': (i) => ({ path: `/pipelines/${i.pipeline}` }),
   'PATCH /api/v1/pipelines/:id': (i) => ({ path: `/pipelines/${i.pipeline}`, body: { name: 'taken-over' } }),
   'DELETE /api/v1/pipelines/:id': (i) => ({ path: `/pipelines/${i.pipeline}` }),
+  'POST /api/v1/pipelines/:id/plan': (i) => ({ path: `/pipelines/${i.pipeline}/plan` }),
+  'POST /api/v1/pipelines/:id/run': (i) => ({ path: `/pipelines/${i.pipeline}/run` }),
+  'GET /api/v1/pipelines/:id/runs': (i) => ({ path: `/pipelines/${i.pipeline}/runs` }),
+  'GET /api/v1/pipelines/:id/runs/:runId': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}` }),
+  'POST /api/v1/pipelines/:id/runs/:runId/cancel': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}/cancel` }),
+  'POST /api/v1/pipelines/:id/runs/:runId/retry': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}/retry` }),
+  'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/approve': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}/stages/web/approve`, body: {} }),
+  'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/reject': (i) => ({ path: `/pipelines/${i.pipeline}/runs/${i.pipelineRun}/stages/web/reject`, body: { reason: 'mine now' } }),
   'DELETE /api/v1/secrets/:name': (i) => ({ path: `/secrets/${i.secret}` }),
   'GET /api/v1/conversations/:id': (i) => ({ path: `/conversations/${i.conversation}` }),
   'POST /api/v1/conversations/:id/messages': (i) => ({ path: `/conversations/${i.conversation}/messages`, body: { message: 'uptime' } }),
@@ -215,6 +224,8 @@ describe('tenant isolation, route by route', () => {
     const waiting = await eventually(async () => (await call(owner, 'get', `/conversations/${conversation}`)).body.data, (c) => c.status === 'awaiting_approval');
     const schedule = (await call(owner, 'post', `/deployments/${deployment}/schedules`, { name: 'nightly', every: '24h', time_zone: 'UTC', paused: true })).body.data.id;
     const pipeline = (await call(owner, 'post', '/pipelines', { name: 'release', stages: [{ name: 'web', deployment: 'web' }] })).body.data.id;
+    const pipelineRun = (await call(owner, 'post', `/pipelines/${pipeline}/run`, {})).body.run_id;
+    await eventually(async () => (await call(owner, 'get', `/pipelines/${pipeline}/runs/${pipelineRun}`)).body.data.status, (status) => status === 'success');
     const token = (await call(owner, 'get', '/tokens')).body.data[0].id;
     const person = (await call(owner, 'post', '/people', { name: 'Alice' })).body.data.id;
     const account = (await call(owner, 'post', '/service-accounts', { name: 'ci-web' })).body.data.id;
@@ -225,7 +236,7 @@ describe('tenant isolation, route by route', () => {
     const channel = (await call(owner, 'post', '/notification-channels', { name: 'ops-hooks', type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] })).body.data.id;
     await call(owner, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(owner, 'get', `/notification-channels/${channel}/deliveries`)).body.data, (d) => d.length === 1))[0].id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, pipeline, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, pipeline, pipelineRun, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
   });
   afterAll(() => bosun.stop());
 
@@ -257,7 +268,8 @@ describe('tenant isolation, route by route', () => {
 
     // The owner's world is as it was.
     expect((await call(owner, 'get', `/deployments/${ids.deployment}`)).body.data.name).toBe('web');
-    expect((await call(owner, 'get', `/deployments/${ids.deployment}/runs`)).body.meta.total).toBe(1);
+    // Its run, and the one its pipeline's stage ran.
+    expect((await call(owner, 'get', `/deployments/${ids.deployment}/runs`)).body.meta.total).toBe(2);
     expect((await call(owner, 'get', `/pipelines/${ids.pipeline}`)).body.data).toMatchObject({ name: 'release', stages: [{ name: 'web', deployment: { id: ids.deployment, name: 'web' } }] });
     const conversation = (await call(owner, 'get', `/conversations/${ids.conversation}`)).body.data;
     expect([conversation.status, conversation.messages.length, conversation.steps[0].approval.decision]).toEqual(['awaiting_approval', 1, null]);
@@ -286,7 +298,7 @@ describe('tenant isolation, route by route', () => {
   test('a read-only token of the owner’s own organization is refused every write with 403', async () => {
     const reader = await bosun.token('owners', ['read']);
     // A plan is a POST that writes nothing: the read scope may ask for it.
-    const writes = Object.entries(MATRIX).filter(([route]) => !route.startsWith('GET ') && route !== 'POST /api/v1/deployments/:id/plan');
+    const writes = Object.entries(MATRIX).filter(([route]) => !route.startsWith('GET ') && !['POST /api/v1/deployments/:id/plan', 'POST /api/v1/pipelines/:id/plan'].includes(route));
     // Any identity makes tokens for itself (never wider than the calling token), and revokes only its own.
     const own: Record<string, [number, string | undefined]> = { 'POST /api/v1/tokens': [201, undefined], 'DELETE /api/v1/tokens/:id': [404, 'not_found'] };
     for (const [route, fill] of writes) {

@@ -45,7 +45,7 @@ describe('docs/api.md examples are what the API answers', () => {
   const release = () =>
     (released ??= (async () => {
       const { user, serverId } = await organization('docs-runs', 'ci-pipeline');
-      const deployment = await user.defineDeployment(serverId, [{ name: 'pull', command: "echo 'Already up to date.'" }], 'web-release');
+      const deployment = await user.defineDeployment(serverId, [{ name: 'pull', command: `echo 'Already up to date.'; echo "commit=4f2c9e1" >> "$BOSUN_OUTPUT"` }], 'web-release');
       const triggered = await user.trigger(deployment.id);
       const run = await user.waitForRun(deployment.id, triggered.run_id);
       return { triggered, run: await get(user, `/deployments/${deployment.id}/runs/${run.id}`) };

@@ -1,5 +1,6 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { inProcessGroup, processGroupLine } from '../../src/domain/ssh/exec';
 import { eventually } from '../support/eventually';
 
@@ -52,5 +53,26 @@ describe.each([
     const result = await runWrapped(`printf '%s|' "a b" 'c' "$#"; exit 3`, detached);
     expect(result.stdout).toBe('a b|c|0|');
     expect(result.code).toBe(3);
+  });
+});
+
+describe('process-group wrapper with BOSUN_OUTPUT', () => {
+  const wrapped = (umask: string, command: string, name = `bosun-output.unit${process.pid}${umask}`) =>
+    spawnSync('sh', ['-c', `umask ${umask}; ${inProcessGroup(command, { mergeStderr: true, outputFile: name })}`], { encoding: 'utf8' });
+
+  test.each(['0002', '0022', '0077'])('the file is mode 0600 under umask %s, which the command keeps; it comes back on stderr after its line and is removed', (umask) => {
+    const result = wrapped(umask, 'umask; ls -l "$BOSUN_OUTPUT" | cut -c1-10; echo "$BOSUN_OUTPUT"; echo "a=1" >> "$BOSUN_OUTPUT"; exit 5');
+    const [seen, mode, file] = result.stdout.split('\n');
+    expect([seen, mode]).toEqual([umask, '-rw-------']);
+    expect(result.status).toBe(5);
+    expect(result.stderr.split('\n').slice(1).join('\n')).toBe(`bosun-output:${path.basename(file!)}\na=1\n`);
+    expect(existsSync(file!)).toBe(false);
+  });
+
+  test('the command cannot touch the wrapper’s stderr (fd 3) nor skip the rest by exec', () => {
+    const result = wrapped('0022', 'echo "a=1" >> "$BOSUN_OUTPUT"; echo leaked >&3; exec true');
+    expect(result.stdout).toMatch(/Bad file descriptor|bad file/i);
+    expect(result.stderr).toMatch(/\nbosun-output:bosun-output\.unit\d+0022\na=1\n$/);
+    expect(result.status).toBe(0);
   });
 });

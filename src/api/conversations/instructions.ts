@@ -4,7 +4,7 @@ import { Types } from 'mongoose';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
 import { MigrationPlanModel } from '../../domain/migration-plans/model';
 import { ServerModel } from '../../domain/servers/model';
-import { IdentityModel } from '../../domain/access/model';
+import { actsAsAgent } from '../mcp/agent-door';
 import type { WorkflowGateway } from '../../domain/temporal/client';
 import type { Principal } from '../../domain/tokens/service';
 import { checkServer, checkServersOf } from '../access/gate';
@@ -19,10 +19,6 @@ import type { ConversationReads } from './reads';
  * Instructions in plain English: a conversation started with its first one, or another sent to it;
  * each stored, then given to the conversation's workflow, and taken back if Temporal cannot be reached.
  */
-
-/** Whether an AI agent acts: a service account marked as one, or any service account through the MCP door. */
-const startedByAgent = async (principal: Principal, viaAgentDoor: boolean) =>
-  principal.identity.type === 'service_account' && (viaAgentDoor || !!(await IdentityModel.exists({ _id: principal.identity.id, type: 'service_account', agent: true })));
 
 /** The server a conversation works on, or for a migration plan its two servers. Another organization's looks like none. */
 async function resolveChatable(principal: Principal, input: StartConversationInput) {
@@ -64,7 +60,7 @@ export function conversationInstructions({ workflows, reads }: { workflows: Work
     /** Stores the conversation with its first instruction and starts its workflow; nothing is kept if Temporal cannot be reached. */
     async start(principal: Principal, input: StartConversationInput, { viaAgentDoor = false }: { viaAgentDoor?: boolean } = {}) {
       const servers = await resolveChatable(principal, input);
-      const agent = await startedByAgent(principal, viaAgentDoor);
+      const agent = await actsAsAgent(principal, viaAgentDoor);
       await refuseConversationIfFrozen(principal, [servers.server_id, servers.source_server_id]);
       const messageId = new Types.ObjectId();
       const conversation = await conversations.createConversation({
@@ -96,7 +92,7 @@ export function conversationInstructions({ workflows, reads }: { workflows: Work
       }
       await refuseConversationIfFrozen(principal, [conversation.server_id, conversation.source_server_id]);
       // An agent's instruction in anyone's conversation is held as an agent's.
-      if (!conversation.agent && (await startedByAgent(principal, viaAgentDoor))) await conversations.markAgentConversation(conversation._id);
+      if (!conversation.agent && (await actsAsAgent(principal, viaAgentDoor))) await conversations.markAgentConversation(conversation._id);
       const messageId = new Types.ObjectId();
       // Running again at once, so a client polling for the end does not stop at the previous one.
       const pushed = await conversations.addMessage(conversation._id, { _id: messageId, text, sent_by: actorLineOf(principal) });

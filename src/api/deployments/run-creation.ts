@@ -22,7 +22,7 @@ export interface ResolvedRun {
   /** A fleet run's also carry the strategy and rollback it is triggered with. */
   fields: Omit<NewRun, 'queue_seq' | 'server_id'> & { strategy?: Deployment['strategy']; rollback?: Deployment['rollback'] };
   server: TargetServer | null;
-  targets: Array<{ server: TargetServer; start_step: number }> | null;
+  targets: Array<{ server: TargetServer; start_step: number; skipped_outputs?: NewRun['skipped_outputs'] }> | null;
 }
 
 /** What starts a run: a trigger (with its parameters), or a retry of an earlier run. */
@@ -84,12 +84,13 @@ export function runCreation({ deploymentExists, takePlace }: Pick<ReturnType<typ
           queue_seq: null,
           fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null, gates: gatesOf({ strategy: given }), health_check: healthCheckOf({ strategy: given }) } : null, rollback: rollbackOf({ rollback }) },
         },
-        targets.map(({ server: target, start_step }, index) => ({
+        targets.map(({ server: target, start_step, skipped_outputs }, index) => ({
           server_id: target._id,
           server_title: target.title,
           server_host: target.host,
           batch: batchOf(index, strategy.batchSize),
           start_step,
+          skipped_outputs,
         })),
       );
     }

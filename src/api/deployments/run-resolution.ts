@@ -74,6 +74,12 @@ export const resolveTrigger =
 /** A run's first step that did not succeed: where its retry starts. */
 const firstUnfinished = (run: DeploymentRun) => Math.max(0, run.steps.findIndex((step) => step.status !== 'success'));
 
+/** Where a retry of a run (or of a fleet run's target) starts, and what the steps it skips recorded. */
+const retryStart = (run: DeploymentRun) => {
+  const start = firstUnfinished(run);
+  return { start_step: start, skipped_outputs: run.steps.slice(0, start).map((step) => step.outputs ?? []) };
+};
+
 /** A retry's run: what the original left undone (its server, or its targets that did not succeed), each from its first step that did not succeed. */
 export const resolveRetry =
   ({ principal, deploymentId, original, input }: { principal: Principal; deploymentId: string; original: DeploymentRun; input: RetryInput }, fields: RunFields) =>
@@ -82,7 +88,7 @@ export const resolveRetry =
       if (original.status === 'success') throw new ApiError('conflict', 'The run succeeded: there is nothing to retry');
       await checkRunTargets(principal, deploymentId, [{ _id: original.server_id! }]);
       const freeze_override = await refuseIfFrozen(principal, () => serversOf([original.server_id!]), input.override_freeze);
-      return { fields: { ...fields, freeze_override, start_step: firstUnfinished(original) }, server: { _id: original.server_id } as TargetServer, targets: null };
+      return { fields: { ...fields, freeze_override, ...retryStart(original) }, server: { _id: original.server_id } as TargetServer, targets: null };
     }
     const left = await DeploymentRunModel.find({ parent_run_id: original._id, status: { $ne: 'success' } }, { 'steps.output': 0 }).sort({ batch: 1, _id: 1 }).lean<DeploymentRun[]>();
     if (!left.length) throw new ApiError('conflict', 'Every target succeeded: there is nothing to retry');
@@ -98,7 +104,7 @@ export const resolveRetry =
       targets: left.map((t) => ({
         // A server deleted since keeps its place: its target fails, unrun, saying so.
         server: servers.get(String(t.server_id)) ?? ({ _id: t.server_id, title: t.server_title ?? String(t.server_id), host: t.server_host ?? '', status: 'unverified' } as TargetServer),
-        start_step: firstUnfinished(t),
+        ...retryStart(t),
       })),
     };
   };

@@ -1,4 +1,6 @@
 import type { Request } from 'express';
+import { IdentityModel } from '../../domain/access/model';
+import type { Principal } from '../../domain/tokens/service';
 
 /**
  * The header every call of Bosun's MCP tools carries (the /mcp endpoint's and `bosun mcp`'s), naming
@@ -8,3 +10,7 @@ import type { Request } from 'express';
 export const AGENT_HEADER = 'x-bosun-agent';
 
 export const cameThroughAgentDoor = (req: Request) => !!req.get(AGENT_HEADER);
+
+/** Whether an AI agent acts: a service account marked as one, or any service account through the MCP door. */
+export const actsAsAgent = async (principal: Principal, viaAgentDoor: boolean) =>
+  principal.identity.type === 'service_account' && (viaAgentDoor || !!(await IdentityModel.exists({ _id: principal.identity.id, type: 'service_account', agent: true })));

@@ -4,13 +4,16 @@ import { ask } from './tools/ask';
 import { Refused } from './tools/bosun-api';
 import { getConversation } from './tools/get-conversation';
 import { getRun } from './tools/get-run';
+import { getPipelineRun } from './tools/get-pipeline-run';
 import { getServer } from './tools/get-server';
 import { listDeployments } from './tools/list-deployments';
+import { listPipelines } from './tools/list-pipelines';
 import { listServers } from './tools/list-servers';
 import { planDeployment } from './tools/plan-deployment';
 import { readLog } from './tools/read-log';
 import { runCommands } from './tools/run-commands';
 import { runDeployment } from './tools/run-deployment';
+import { runPipeline } from './tools/run-pipeline';
 import type { BosunTool, ToolContext } from './tools/tool';
 import { wait } from './tools/wait';
 import { separateServerOutput } from './untrusted';
@@ -23,7 +26,7 @@ import { separateServerOutput } from './untrusted';
  */
 
 /** The tools, in the order an agent lists them. */
-const TOOLS: BosunTool[] = [listServers, getServer, listDeployments, planDeployment, runDeployment, runCommands, ask, getRun, getConversation, wait, readLog];
+const TOOLS: BosunTool[] = [listServers, getServer, listDeployments, planDeployment, runDeployment, listPipelines, runPipeline, runCommands, ask, getRun, getPipelineRun, getConversation, wait, readLog];
 
 const ok = (payload: Record<string, unknown>): CallToolResult => {
   const { result, untrusted_server_output } = separateServerOutput(payload);

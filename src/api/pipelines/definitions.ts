@@ -1,6 +1,6 @@
 import type { Actor } from '../../domain/access/actor';
 import { isDuplicateKey } from '../../domain/database';
-import { PipelineModel, type Pipeline } from '../../domain/pipelines/model';
+import { FINAL_PIPELINE_RUN_STATUSES, PipelineModel, PipelineRunModel, type Pipeline } from '../../domain/pipelines/model';
 import { createPipeline, deletePipeline, redefinePipeline, type PipelineDefinition } from '../../domain/pipelines/store';
 import { actorOf, type Principal } from '../../domain/tokens/service';
 import { checkPipeline, readablePipelineFilter } from '../access/gate';
@@ -98,6 +98,9 @@ export function pipelineDefinitions() {
 
     async remove(principal: Principal, id: string) {
       const pipeline = await findPipeline(principal, id, 'deployments:write');
+      // Its runs' history goes with it, so one still going is finished (or cancelled) first.
+      const going = await PipelineRunModel.findOne({ pipeline_id: pipeline._id, status: { $nin: FINAL_PIPELINE_RUN_STATUSES } }, { _id: 1, status: 1 }).lean();
+      if (going) throw new ApiError('conflict', `A run of this pipeline is ${going.status} (${going._id.toString()}): cancel it or let it finish first`);
       await deletePipeline(pipeline._id);
     },
   };

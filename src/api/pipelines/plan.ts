@@ -16,14 +16,17 @@ import { resolveTargets, type TargetServer } from '../deployments/targets';
  * its expression stands for it. Its hash binds a trigger to what was reviewed (409 plan_changed).
  */
 
-/** A stage's deployment, found as the caller may run it, with its targets now: 403 naming the stage otherwise. */
-export async function runnableStages(principal: Principal, pipeline: Pipeline, deployments: Pick<DeploymentService, 'findDeployment'>) {
+/**
+ * Each stage's deployment with its targets now, found as the caller may run it (`run`: a trigger's,
+ * a cancel's, a retry's) or read it (a plan's): 403 naming the stage otherwise.
+ */
+export async function runnableStages(principal: Principal, pipeline: Pipeline, deployments: Pick<DeploymentService, 'findDeployment'>, run = true) {
   return Promise.all(
     pipeline.stages.map(async (stage) => {
       try {
-        const deployment = await deployments.findDeployment(principal, stage.deployment_id.toString(), 'deployments:run');
+        const deployment = await deployments.findDeployment(principal, stage.deployment_id.toString(), run ? 'deployments:run' : 'read');
         const servers = await resolveTargets(deployment);
-        await checkRunTargets(principal, deployment._id.toString(), servers);
+        if (run) await checkRunTargets(principal, deployment._id.toString(), servers);
         return { stage, deployment, servers };
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;

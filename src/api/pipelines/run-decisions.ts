@@ -28,7 +28,7 @@ function stageRefusal(run: PipelineRun | null, name: string, kind: 'approve' | '
  */
 export function stageDecisions({ workflows, deployments, reread }: { workflows: WorkflowGateway; deployments: DeploymentService; reread: (run: PipelineRun) => Promise<PipelineRunView> }) {
   async function decide(principal: Principal, pipelineId: string, runId: string, name: string, kind: 'approve' | 'reject', text: string | null) {
-    const pipeline = await readablePipeline(principal, pipelineId, deployments);
+    const pipeline = await readablePipeline(principal, pipelineId);
     const run = await runOfPipeline(pipeline, runId);
     const stage = run.stages.find((s) => s.name === name);
     if (!stage) throw notFound('Stage');

@@ -4,6 +4,7 @@ import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { approveSchema, idempotencyKeySchema, rejectSchema } from '../deployments/schemas';
+import { cameThroughAgentDoor } from '../mcp/agent-door';
 import type { PipelineRunService } from './run-service';
 import { pipelineTriggerSchema, stageNameSchema } from './run-schemas';
 
@@ -31,7 +32,7 @@ export function pipelineRunRoutes(runs: PipelineRunService): Router {
 
   router.post('/:id/run', requireAction('deployments:run'), async (req, res) => {
     const id = param(req.params.id);
-    accepted(req, res, id, await runs.trigger(principalOf(req), id, idempotencyKey(req), validate(pipelineTriggerSchema, req.body ?? {})));
+    accepted(req, res, id, await runs.trigger(principalOf(req), id, idempotencyKey(req), validate(pipelineTriggerSchema, req.body ?? {}), cameThroughAgentDoor(req)));
   });
 
   router.get('/:id/runs', requireAction('read'), async (req, res) => {
@@ -48,7 +49,7 @@ export function pipelineRunRoutes(runs: PipelineRunService): Router {
 
   router.post('/:id/runs/:runId/retry', requireAction('deployments:run'), async (req, res) => {
     const id = param(req.params.id);
-    accepted(req, res, id, await runs.retry(principalOf(req), id, param(req.params.runId), idempotencyKey(req)));
+    accepted(req, res, id, await runs.retry(principalOf(req), id, param(req.params.runId), idempotencyKey(req), cameThroughAgentDoor(req)));
   });
 
   // A stage's gate: the service judges who may (people with approve on the stage's servers, never the triggerer).

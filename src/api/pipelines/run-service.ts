@@ -10,6 +10,7 @@ import type { DeploymentService } from '../deployments/service';
 import { assertPlanUnchanged } from '../deployments/plan-hash';
 import { ApiError, unlessTemporalUnreachable } from '../http/errors';
 import { findPage, type PageQuery } from '../http/pagination';
+import { AGENT_HOLD_GATE, agentHolds } from './agent-holds';
 import { pipelinePlanOf, runnableStages } from './plan';
 import { readablePipeline, runOfPipeline } from './run-lookup';
 import { pipelineRunViews } from './run-views';
@@ -20,14 +21,14 @@ export interface PipelineTriggerInput {
   plan_hash?: string;
 }
 
-/** A stage as a new run records it: its definition now (a snapshot), pending. */
-const stageOfRun = (stage: Pipeline['stages'][number], deploymentName: string) => ({
+/** A stage as a new run records it: its definition now (a snapshot), pending; `hold`: the gate an agent's run waits at instead of none. */
+const stageOfRun = (stage: Pipeline['stages'][number], deploymentName: string, hold: typeof AGENT_HOLD_GATE | undefined) => ({
   name: stage.name,
   deployment_id: stage.deployment_id,
   deployment_name: deploymentName,
   needs: stage.needs,
   when: stage.when,
-  gate: stage.gate ?? null,
+  gate: stage.gate ?? hold ?? null,
   parameters: stage.parameters,
   status: 'pending',
 });
@@ -79,54 +80,56 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
   return {
     /** What a trigger would run now: the graph and each stage's deployment plan, with the hash a trigger may name. */
     async plan(principal: Principal, pipelineId: string, input: PipelineTriggerInput) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
-      return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments), values);
+      return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments, false), values);
     },
 
-    async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+    /** `viaAgentDoor`: an agent's run, whose stages that change servers wait for a person (agent-holds.ts). */
+    async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput, viaAgentDoor = false) {
+      const pipeline = await readablePipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
       const stages = await runnableStages(principal, pipeline, deployments);
       const { plan_hash } = pipelinePlanOf(pipeline, stages, values);
       assertPlanUnchanged(input.plan_hash, plan_hash);
       const digest = secretBox.digest(JSON.stringify(Object.keys(input.parameters).sort().map((name) => [name, input.parameters[name]])), 'pipeline-trigger');
+      const holds = await agentHolds(principal, viaAgentDoor, stages);
       return store(principal, pipeline, key, digest, {
         parameters: storeParameters(values, secretBox, principal.organizationId),
         plan_hash,
-        stages: stages.map(({ stage, deployment }) => stageOfRun(stage, deployment.name)),
+        stages: stages.map(({ stage, deployment }) => stageOfRun(stage, deployment.name, holds.get(stage.name))),
       });
     },
 
     /** A new run of a finished one that did not succeed: its succeeded stages kept (with their outputs), the others run again. */
-    async retry(principal: Principal, pipelineId: string, runId: string, key: string | undefined) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+    async retry(principal: Principal, pipelineId: string, runId: string, key: string | undefined, viaAgentDoor = false) {
+      const pipeline = await readablePipeline(principal, pipelineId);
       const original = await runOfPipeline(pipeline, runId);
       if (!FINAL_PIPELINE_RUN_STATUSES.includes(original.status as never)) throw new ApiError('conflict', `The pipeline run is still ${original.status}: retry it once it has finished`);
       if (original.status === 'success') throw new ApiError('conflict', 'The pipeline run succeeded: there is nothing to retry');
-      await runnableStages(principal, pipeline, deployments);
+      const holds = await agentHolds(principal, viaAgentDoor, await runnableStages(principal, pipeline, deployments));
       const stages = original.stages.map((stage) => {
         const { status, outputs, output_conflicts, deployment_run_id, started_at, completed_at, kept_from, error, gate_state, ...definition } = stage;
         return status === 'success'
           ? { ...definition, status, outputs, output_conflicts, deployment_run_id, started_at, completed_at, kept_from: kept_from ?? original._id, error: null, gate_state }
-          : { ...definition, status: 'pending' };
+          : { ...definition, gate: definition.gate ?? holds.get(stage.name) ?? null, status: 'pending' };
       });
       return store(principal, pipeline, key, secretBox.digest(original._id.toString(), 'pipeline-retry'), { parameters: original.parameters, plan_hash: original.plan_hash, retry_of: original._id, stages });
     },
 
     async list(principal: Principal, pipelineId: string, page: PageQuery) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const listed = await findPage(PipelineRunModel, { pipeline_id: pipeline._id }, page, (run: PipelineRun) => run);
       return { data: await views(listed.data), meta: listed.meta };
     },
 
     async get(principal: Principal, pipelineId: string, runId: string) {
-      return viewOf(await runOfPipeline(await readablePipeline(principal, pipelineId, deployments), runId));
+      return viewOf(await runOfPipeline(await readablePipeline(principal, pipelineId), runId));
     },
 
     /** Cancels a run: a queued one never begins; a running one has its stages' runs cancelled and what has not begun skipped (`always` stages still run). */
     async cancel(principal: Principal, pipelineId: string, runId: string) {
-      const pipeline = await readablePipeline(principal, pipelineId, deployments);
+      const pipeline = await readablePipeline(principal, pipelineId);
       const run = await runOfPipeline(pipeline, runId);
       if (FINAL_PIPELINE_RUN_STATUSES.includes(run.status as never)) throw new ApiError('conflict', `The pipeline run has already finished (${run.status})`);
       await runnableStages(principal, pipeline, deployments);

@@ -268,6 +268,8 @@ export interface StepResult {
   timedOut: boolean;
   /** The step's success ended its run too (`endsRun`): the run needs no `finishRun`. */
   endedRun?: boolean;
+  /** Why what the command wrote to BOSUN_OUTPUT was refused: the step failed though its command exited 0. */
+  outputsError?: string;
 }
 
 /** A step's first activity either finishes it or hands its still-running command to the task queue named here. */

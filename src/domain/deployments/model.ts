@@ -42,6 +42,8 @@ const runStepSchema = new Schema(
     continue_on_error: { type: Boolean, default: false },
     status: { type: String, enum: STEP_STATUSES, required: true, default: 'pending' },
     ...executionFields,
+    // What its command (its last attempt) wrote to BOSUN_OUTPUT, values redacted; the run's outputs are its steps', later ones winning.
+    outputs: { type: [new Schema({ name: { type: String, required: true }, value: { type: String, required: true } }, { _id: false })], default: undefined },
   },
   { _id: false },
 );

@@ -1,6 +1,7 @@
 import { Types } from 'mongoose';
 import { batcher, insertEach } from '../batch';
 import type { StoredParameter } from './parameters';
+import type { StepOutput } from '../execution/output-file';
 import { DeploymentRunModel, type DeploymentRun } from './model';
 
 /*
@@ -31,15 +32,19 @@ const insertRuns = batcher((runs: Record<string, unknown>[]) => insertEach(Deplo
 const newRun = (() => {
   const { _id, steps, ...runDefaults } = new DeploymentRunModel({ steps: [{ name: 'x', command: 'x' }] }).toObject();
   const { name: _name, command: _command, ...stepDefaults } = steps[0]!;
-  return (fields: NewRun): DeploymentRun => {
+  return ({ skipped_outputs, ...fields }: NewRun): DeploymentRun => {
     const now = new Date();
     return {
       ...runDefaults,
       _id: new Types.ObjectId(),
       ...fields,
       status: 'queued',
-      // A retry's run skips the steps that succeeded before.
-      steps: stepDefinitions(fields.steps).map((definition, index) => ({ ...stepDefaults, ...definition, status: index < (fields.start_step ?? 0) ? 'skipped' : 'pending' })),
+      // A retry's run skips the steps that succeeded before, keeping what they recorded.
+      steps: stepDefinitions(fields.steps).map((definition, index) =>
+        index < (fields.start_step ?? 0)
+          ? { ...stepDefaults, ...definition, status: 'skipped', ...(skipped_outputs?.[index]?.length ? { outputs: skipped_outputs[index] } : {}) }
+          : { ...stepDefaults, ...definition, status: 'pending' },
+      ),
       createdAt: now,
       updatedAt: now,
       __v: 0,
@@ -50,12 +55,14 @@ const newRun = (() => {
 export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | 'server_id' | 'triggered_by' | 'token_id' | 'idempotency_key' | 'queue_seq'> &
   Partial<Pick<DeploymentRun, 'request_digest' | 'retry_of' | 'start_step' | 'parent_run_id' | 'batch' | 'server_title' | 'server_host' | 'plan_hash' | 'rolls_back' | 'freeze_override'>> & {
     steps: readonly StepDefinition[];
+    /** A retry's: the outputs each step before `start_step` recorded in the run it retries (the run's outputs stay whole). */
+    skipped_outputs?: ReadonlyArray<ReadonlyArray<StepOutput>>;
     parameters?: readonly StoredParameter[];
     fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown; rollback?: unknown } | null;
   };
 
 /** A fleet run's target as its trigger creates it: queued, waiting for its batch (no place in its server's queue yet). */
-export type NewTarget = Pick<NewRun, 'server_id' | 'batch' | 'server_title' | 'server_host' | 'start_step'>;
+export type NewTarget = Pick<NewRun, 'server_id' | 'batch' | 'server_title' | 'server_host' | 'start_step' | 'skipped_outputs'>;
 
 const TARGET_INSERT_CHUNK = 1000;
 

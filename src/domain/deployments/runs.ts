@@ -156,12 +156,13 @@ export async function requestCancel(runId: Types.ObjectId, by: Actor): Promise<v
 
 /**
  * What running one step of a run needs, in one round trip: the run with just that step (the others'
- * output can be megabytes), its server with the sealed credentials (null when deleted), and its
- * organization's sealed secrets. Null when the run does not exist.
+ * output can be megabytes) and the names of the outputs its earlier steps recorded, its server with
+ * the sealed credentials (null when deleted), and its organization's sealed secrets. Null when the
+ * run does not exist.
  */
 export async function stepToRun(runId: string, index: number) {
   const [found] = await DeploymentRunModel.aggregate<{
-    run: Pick<DeploymentRun, 'status' | 'parameters' | 'steps' | 'rolls_back'> & EndedRun;
+    run: Pick<DeploymentRun, 'status' | 'parameters' | 'steps' | 'rolls_back'> & EndedRun & { output_names: string[] };
     server: StoredServer[];
     secrets: Array<Pick<OrganizationSecret, 'name' | 'value'>>;
   }>([
@@ -171,6 +172,10 @@ export async function stepToRun(runId: string, index: number) {
         run: {
           ...Object.fromEntries(['_id', 'status', 'parameters', ...Object.keys(ENDED_RUN_FIELDS)].map((field) => [field, `$${field}`])),
           steps: { $slice: ['$steps', index, 1] },
+          // The outputs earlier steps recorded, by name alone (their values can be megabytes).
+          output_names: {
+            $reduce: { input: { $slice: ['$steps', index] }, initialValue: [], in: { $setUnion: ['$$value', { $ifNull: ['$$this.outputs.name', []] }] } },
+          },
         },
       },
     },

@@ -11,7 +11,8 @@ export const executionFields = {
   // Characters streamed so far (uncapped): where the next live chunk starts.
   streamed: { type: Number, default: 0 },
   // The result of the latest exit attempt, so a retried activity never runs a finished command again.
-  last_exit: { type: new Schema({ attempt: Number, exit_code: Number, timed_out: Boolean }, { _id: false }), default: null },
+  // `outputs_error`: what BOSUN_OUTPUT held was refused, failing a command that exited 0.
+  last_exit: { type: new Schema({ attempt: Number, exit_code: Number, timed_out: Boolean, outputs_error: String }, { _id: false }), default: null },
   exit_code: { type: Number, default: null },
   attempts: { type: Number, default: 0 },
   // The exit attempt whose command was started last: started again without a result means it was interrupted.

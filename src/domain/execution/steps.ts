@@ -1,6 +1,7 @@
 import type { Model, Types } from 'mongoose';
 import { asObjectId } from '../ids';
 import { appendStepLog } from './step-logs';
+import type { StepOutput } from './output-file';
 
 /** A MongoDB update: `$set`, `$inc`, `$push`, … (the stores' own: nobody else builds one). */
 export type Update = Record<string, unknown> & { $set?: Record<string, unknown>; $inc?: Record<string, number> };
@@ -82,6 +83,10 @@ export interface AttemptResult {
   start?: AttemptStart;
   /** The output since the last write. */
   chunk: OutputChunk | null;
+  /** What the command wrote to BOSUN_OUTPUT (a deployment run's step; none when refused), replacing an earlier attempt's. */
+  outputs?: StepOutput[];
+  /** Why that file was refused, failing a command that exited 0. */
+  outputsError?: string | null;
 }
 
 /** A final result that also ends the document holding the step (a run's last step): the document's own fields it sets. */
@@ -143,7 +148,8 @@ export function stepTransitions(
           [stepField(index, 'status')]: result.succeeded ? kind.successStatus : result.final ? 'failed' : 'running',
           [stepField(index, 'exit_code')]: result.exitCode,
           [stepField(index, 'pgid')]: null,
-          [stepField(index, 'last_exit')]: { attempt: result.exitAttempt, exit_code: result.exitCode, timed_out: result.timedOut },
+          [stepField(index, 'last_exit')]: { attempt: result.exitAttempt, exit_code: result.exitCode, timed_out: result.timedOut, ...(result.outputsError ? { outputs_error: result.outputsError } : {}) },
+          ...(result.outputs ? { [stepField(index, 'outputs')]: result.outputs } : {}),
           ...(result.final ? { [stepField(index, 'completed_at')]: new Date(), ...executionSuccess(index, result.succeeded) } : {}),
           ...end,
           ...chunkFields(index, result.chunk),

@@ -53,6 +53,8 @@ export async function setOrganizationPolicy(organizationId: string, policy: Orga
 export async function conversationPolicy(conversation: { organization_id: Types.ObjectId | string; agent?: boolean | null }): Promise<CommandPolicy> {
   const policy = await organizationPolicy(conversation.organization_id);
   if (!conversation.agent) return policy;
-  const held: Risk[] = policy.agents_require_approval_for_change ? ['change', 'destructive'] : ['destructive'];
-  return { ...policy, require_approval_for: [...new Set([...policy.require_approval_for, ...held])] };
+  return { ...policy, require_approval_for: [...new Set([...policy.require_approval_for, ...agentHeldRisks(policy)])] };
 }
+
+/** The risks of what an agent starts that wait for a person: `destructive` always, `change` unless the organization relaxed it. */
+export const agentHeldRisks = (policy: OrganizationPolicy): Risk[] => (policy.agents_require_approval_for_change ? ['change', 'destructive'] : ['destructive']);

@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
 import type { Actor } from '../access/actor';
-import { PipelineModel, type Pipeline } from './model';
+import { PipelineRunModel, PipelineModel, type Pipeline } from './model';
 
 /*
  * The pipelines store: a pipeline's definition, written only here. A change applies to the runs
@@ -37,6 +37,7 @@ export async function redefinePipeline(id: Types.ObjectId, changes: Partial<Pipe
 
 export async function deletePipeline(id: Types.ObjectId): Promise<void> {
   await PipelineModel.deleteOne({ _id: id });
+  await PipelineRunModel.deleteMany({ pipeline_id: id });
 }
 
 /** The names of the pipelines that have a stage running this deployment. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { NodeSSH } from 'node-ssh';
 import { SshError } from './errors';
@@ -21,18 +22,49 @@ export const ENVIRONMENT_NAME = /^[A-Z_][A-Z0-9_]*$/;
  * `environment` is exported to the command. Its values travel as positional arguments, quoted once
  * for the remote shell, and are only ever expanded inside double quotes: never parsed as code, so
  * `$(…)`, quotes or newlines in a value stay text (sshd's AcceptEnv would refuse them anyway).
+ *
+ * With `outputFile` (its random name), the command runs with BOSUN_OUTPUT (outputFileStep).
  */
-export const inProcessGroup = (command: string, { mergeStderr, environment = {} }: { mergeStderr: boolean; environment?: Record<string, string> }) => {
+export const inProcessGroup = (
+  command: string,
+  { mergeStderr, environment = {}, outputFile }: { mergeStderr: boolean; environment?: Record<string, string>; outputFile?: string },
+) => {
   const names = Object.keys(environment);
   for (const name of names) if (!ENVIRONMENT_NAME.test(name)) throw new Error(`Not an environment variable name: ${name}`);
   const exported = names.map((name, index) => `export ${name}="\${${index + 1}}"; `).join('');
-  const run = `__bosun_command=$1; shift; ${exported}set --; echo "bosun-pgid:$$" >&2; ${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
+  const evaluated = outputFile ? outputFileStep(outputFile) : `${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
+  const run = `__bosun_command=$1; shift; ${exported}set --; echo "bosun-pgid:$$" >&2; ${evaluated}`;
   const script =
     `__bosun_group=; { read -r _ _ _ _ __bosun_group _ < /proc/$$/stat; } 2>/dev/null; ` +
     `if [ "$__bosun_group" != "$$" ]; then exec setsid -w sh -c ${doubleQuote(run)} bosun-step "$@"; fi; ${run}`;
   const args = [command, ...names.map((name) => environment[name]!)].map(shellQuote).join(' ');
   return `exec sh -c ${shellQuote(script)} bosun-step ${args}`;
 };
+
+/**
+ * A step's command with BOSUN_OUTPUT: a new file of the user's alone (mode 0600: made under umask
+ * 077; noclobber opens it O_EXCL and its name is random, so nothing planted in a shared TMPDIR is
+ * followed). The login's umask is read from /proc (its second line) to be given back without a
+ * process; where there is no /proc a subshell makes the file. The command runs in a subshell (its
+ * `exit`, `exec` or traps cannot skip what follows) without fd 3, the wrapper's own stderr; once it
+ * ends, the file goes to fd 3 after the line `bosun-output:<name>` (only when it holds something), is
+ * removed, and the wrapper exits with the command's status. A TERM, HUP, INT or PIPE (Bosun's kill
+ * of the group, a lost channel) removes the file and ends the wrapper by the same signal.
+ */
+function outputFileStep(name: string) {
+  const traps = ['TERM', 'HUP', 'INT', 'PIPE'].map((signal) => `trap '__bosun_gone ${signal}' ${signal}; `).join('');
+  const create = 'set -C; true 2>/dev/null > "$BOSUN_OUTPUT"';
+  return (
+    `BOSUN_OUTPUT="\${TMPDIR:-/tmp}/${name}"; exec 3>&2 2>&1; ` +
+    `__bosun_key=; __bosun_umask=; { { read -r _ _; read -r __bosun_key __bosun_umask _; } < /proc/$$/status; } 2>/dev/null; ` +
+    `case "$__bosun_key $__bosun_umask" in "Umask: "[0-7][0-7][0-7][0-7]) umask 077; ${create}; __bosun_created=$?; set +C; umask "$__bosun_umask";; ` +
+    `*) (umask 077; ${create}); __bosun_created=$?;; esac; ` +
+    `if [ "$__bosun_created" != 0 ]; then echo "--- could not create the file for BOSUN_OUTPUT ($BOSUN_OUTPUT) ---"; exit 1; fi; ` +
+    `__bosun_gone() { rm -f -- "$BOSUN_OUTPUT"; trap - "$1"; kill -"$1" $$; }; ${traps}` +
+    `export BOSUN_OUTPUT; (eval "$__bosun_command") 3>&-; __bosun_status=$?; ` +
+    `if [ -s "$BOSUN_OUTPUT" ]; then echo "bosun-output:${name}" >&3; cat -- "$BOSUN_OUTPUT" >&3; fi; rm -f -- "$BOSUN_OUTPUT"; exit $__bosun_status`
+  );
+}
 
 const PGID_LINE = /(?:^|\n)bosun-pgid:(\d+)\n/;
 
@@ -47,13 +79,62 @@ export function processGroupLine(stderr: string): { pgid: number; rest: string }
 export interface RemoteResult {
   exitCode: number | null;
   signal: string | null;
+  /** With `outputFile`: what the command wrote to BOSUN_OUTPUT (empty when nothing), cut at its limit (`overflow`). */
+  outputFile?: { text: string; overflow: boolean };
 }
 
 export interface RemoteCommandOptions {
   /** Exported to the command (names ENVIRONMENT_NAME). */
   environment?: Record<string, string>;
+  /** Give the command BOSUN_OUTPUT, and read back at most `limitBytes` of what it wrote there. */
+  outputFile?: { limitBytes: number };
   onOutput: (text: string) => void;
   onProcessGroup: (pgid: number) => void;
+}
+
+/** What the wrapper sends on stderr after the process group's line: BOSUN_OUTPUT's file after its own line, anything else is output. */
+class StderrAfterGroup {
+  private pending = Buffer.alloc(0);
+  private file: Buffer[] | null = null;
+  private bytes = 0;
+  private overflow = false;
+  private readonly marker: Buffer | null;
+  private readonly limitBytes: number;
+
+  constructor(
+    private readonly onOutput: (text: string) => void,
+    outputFile: { name: string; limitBytes: number } | null,
+  ) {
+    this.marker = outputFile ? Buffer.from(`bosun-output:${outputFile.name}\n`) : null;
+    this.limitBytes = outputFile?.limitBytes ?? 0;
+  }
+
+  push(chunk: Buffer) {
+    if (!this.marker) return this.onOutput(chunk.toString('utf8'));
+    if (this.file) return this.keep(chunk);
+    this.pending = Buffer.concat([this.pending, chunk]);
+    const at = this.pending.indexOf(this.marker);
+    if (at < 0) return;
+    if (at > 0) this.onOutput(this.pending.subarray(0, at).toString('utf8'));
+    this.file = [];
+    this.keep(this.pending.subarray(at + this.marker.length));
+    this.pending = Buffer.alloc(0);
+  }
+
+  private keep(chunk: Buffer) {
+    const room = this.limitBytes - this.bytes;
+    if (chunk.length > room) this.overflow = true;
+    const kept = chunk.subarray(0, Math.max(0, room));
+    this.file!.push(kept);
+    this.bytes += kept.length;
+  }
+
+  /** At the channel's close: what was held back is output after all; the file read, when one was asked for. */
+  end(): RemoteResult['outputFile'] {
+    if (this.pending.length) this.onOutput(this.pending.toString('utf8'));
+    if (!this.marker) return undefined;
+    return { text: Buffer.concat(this.file ?? []).toString('utf8'), overflow: this.overflow };
+  }
 }
 
 /**
@@ -64,10 +145,13 @@ export interface RemoteCommandOptions {
 export function runInProcessGroup(ssh: NodeSSH, command: string, options: RemoteCommandOptions): Promise<RemoteResult> {
   const connection = ssh.connection;
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
+  const outputFile = options.outputFile ? { name: `bosun-output.${randomBytes(12).toString('hex')}`, limitBytes: options.outputFile.limitBytes } : null;
   return new Promise((resolve, reject) => {
-    connection.exec(inProcessGroup(command, { mergeStderr: true, environment: options.environment }), (error, channel) => {
+    connection.exec(inProcessGroup(command, { mergeStderr: true, environment: options.environment, outputFile: outputFile?.name }), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start the command: ${error.message}`));
       const stdout = new StringDecoder('utf8');
+      const afterGroup = new StderrAfterGroup(options.onOutput, outputFile);
+      // Bytes as latin1 characters, one for one: what follows the group's line is cut from them exactly.
       let stderrText = '';
       let pgidSeen = false;
       let exit: RemoteResult | null = null;
@@ -76,14 +160,14 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
         if (text) options.onOutput(text);
       });
       channel.stderr.on('data', (chunk: Buffer) => {
-        if (pgidSeen) return options.onOutput(chunk.toString('utf8'));
-        stderrText += chunk.toString('utf8');
+        if (pgidSeen) return afterGroup.push(chunk);
+        stderrText += chunk.toString('latin1');
         // Anything the login shell printed first (a locale warning, say) is output like the rest.
         const found = processGroupLine(stderrText);
         if (!found) return;
         pgidSeen = true;
         options.onProcessGroup(found.pgid);
-        if (found.rest) options.onOutput(found.rest);
+        if (found.rest) afterGroup.push(Buffer.from(found.rest, 'latin1'));
       });
       channel.on('exit', (code: number | null, signal?: string) => {
         exit = { exitCode: code ?? null, signal: signal ?? null };
@@ -91,9 +175,10 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
       channel.on('close', () => {
         const tail = stdout.end();
         if (tail) options.onOutput(tail);
+        const file = afterGroup.end();
         // setsid itself failed (not installed?): whatever it said is the output.
-        if (!pgidSeen && stderrText) options.onOutput(stderrText);
-        if (exit) resolve(exit);
+        if (!pgidSeen && stderrText) options.onOutput(Buffer.from(stderrText, 'latin1').toString('utf8'));
+        if (exit) resolve(file ? { ...exit, outputFile: file } : exit);
         else reject(new SshError('transport', 'The connection was lost while the command ran'));
       });
       channel.end();

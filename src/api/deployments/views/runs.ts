@@ -12,6 +12,7 @@ import { runApproverSchema, runFreezeOverrideSchema, runFreezeSchema, runGateSch
 import { toWaitsState } from '../../../domain/deployments/waits';
 import { timeSplit, waitingOf } from '../../../domain/run-time';
 import { runTargetSchema, toTargetView } from './targets';
+import { fleetOutputs, outputsOf, targetOutputsOf } from '../../../domain/deployments/outputs';
 
 export const runSchema = z
   .object({
@@ -80,14 +81,25 @@ export const runSchema = z
       }),
     ).describe('A one-server run’s steps, with output; empty for a fleet run (its targets have them)'),
     targets: z.array(runTargetSchema).describe('Every server of the run (one for a one-server run), in batch order'),
+    outputs: z
+      .record(z.string(), z.string())
+      .describe('What its steps wrote to $BOSUN_OUTPUT, by name (a later step’s value wins; secrets redacted); a fleet run’s: the values every target gave the same'),
+    output_conflicts: z
+      .array(
+        z.object({
+          name: z.string(),
+          targets: z.array(z.object({ server_id: z.string(), server_title: z.string(), value: z.string().nullable().describe('null: it gave none') })),
+        }),
+      )
+      .describe('A fleet run’s outputs its targets disagree on (or some gave none), with what each target gave; empty for a one-server run'),
     temporal_ui_url: temporalUiUrlSchema,
   })
   .meta({ id: 'Run' });
 
 export const runListItemSchema = runSchema
-  .omit({ targets: true, approvers: true })
+  .omit({ targets: true, approvers: true, outputs: true, output_conflicts: true })
   .extend({ steps: z.array(z.object({ name: z.string(), status: z.enum(STEP_STATUSES), exit_code: z.number().int().nullable() })) })
-  .meta({ id: 'RunListItem', description: 'A run without step output nor targets (read the run for those); its summary counts the targets' });
+  .meta({ id: 'RunListItem', description: 'A run without step output, targets nor outputs (read the run for those); its summary counts the targets' });
 
 /** The trigger's answer, not wrapped in `data`. */
 export const runTriggeredSchema = z
@@ -150,6 +162,7 @@ export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], serve
   const rollbackByTarget = new Map(rollbacks.map((rb) => [rb.rolls_back!.target_id.toString(), rb]));
   const counts: TargetStatusCounts = {};
   for (const t of targets) counts[t.status] = (counts[t.status] ?? 0) + 1;
+  const outputs = r.fleet ? fleetOutputs(targets.map(targetOutputsOf)) : { agreed: outputsOf(r), conflicts: [] };
   return {
     ...runFields(r, runCounts(r, counts)),
     steps: r.fleet
@@ -165,6 +178,11 @@ export function toRunView(r: DeploymentRun, targets: DeploymentRun[] = [], serve
           completed_at: iso(s.completed_at),
         })),
     targets: r.fleet ? targets.map((t) => toTargetView(t, undefined, rollbackByTarget.get(t._id.toString()))) : [toTargetView(r, server)],
+    outputs: Object.fromEntries(outputs.agreed),
+    output_conflicts: outputs.conflicts.map(({ name, targets: given }) => ({
+      name,
+      targets: given.map(({ serverId, title, value }) => ({ server_id: serverId, server_title: title, value })),
+    })),
   };
 }
 

@@ -4,6 +4,7 @@ import { iso } from '../../../domain/timestamps';
 import { timestampSchema } from '../../http/timestamps';
 import { STEP_STATUSES, TARGET_STATUSES, type DeploymentRun } from '../../../domain/deployments/model';
 import { toHealthState, toStepState } from '../../../domain/deployments/run-events';
+import { outputsOf } from '../../../domain/deployments/outputs';
 
 const stepStateSchema = z.object({
   name: z.string(),
@@ -26,6 +27,7 @@ export const runTargetSchema = z
     error: z.string().nullable(),
     seq: z.number().int().describe('The sequence number of the target’s latest change, as in its live events'),
     steps: z.array(stepStateSchema),
+    outputs: z.record(z.string(), z.string()).describe('What its steps wrote to $BOSUN_OUTPUT, by name (a later step’s value wins; secrets redacted)'),
     health: z
       .object({
         status: z.enum(['running', 'success', 'failed']),
@@ -59,6 +61,7 @@ export const toTargetView = (t: DeploymentRun, server?: { title: string; host: s
   error: t.error ?? null,
   seq: t.seq,
   steps: t.steps.map(toStepState),
+  outputs: Object.fromEntries(outputsOf(t)),
   health: toHealthState(t.health),
   rollback: rollback ? { run_id: rollback._id.toString(), status: rollback.status, steps: rollback.steps.map(toStepState) } : null,
 });

@@ -27,5 +27,8 @@ export const query = (params: Record<string, string | number | string[] | undefi
 export const conversationLink = ({ consoleBase }: ToolContext, conversationId: string) => `${consoleBase}/conversations/${conversationId}`;
 export const runLink = ({ consoleBase }: ToolContext, deploymentId: string, runId: string) => `${consoleBase}/deployments/${deploymentId}/runs/${runId}`;
 
+export const pipelineRunLink = ({ consoleBase }: ToolContext, pipelineId: string, runId: string) => `${consoleBase}/pipelines/${pipelineId}/runs/${runId}`;
+
 export const readConversation = async ({ api }: ToolContext, conversationId: string) => answered(await api.call('GET', `/conversations/${conversationId}`)).data as Record<string, unknown>;
 export const readRun = async ({ api }: ToolContext, deploymentId: string, runId: string) => answered(await api.call('GET', `/deployments/${deploymentId}/runs/${runId}`)).data as Record<string, unknown>;
+export const readPipelineRun = async ({ api }: ToolContext, pipelineId: string, runId: string) => answered(await api.call('GET', `/pipelines/${pipelineId}/runs/${runId}`)).data as Record<string, unknown>;
