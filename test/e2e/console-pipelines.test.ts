@@ -42,7 +42,7 @@ describe('pipelines in the console', () => {
     alice = await addPerson(bosun, admin, 'Alice', 'approver');
     work = sharedFolder('bosun-console-pipelines-');
     // The build waits for the test's go: the run is seen running before it ends.
-    await created(carol, '/deployments', { name: 'build', server_id: server, parameters: [{ name: 'version', required: true }], steps: [{ name: 'build', command: `while [ -d ${work} ] && [ ! -e ${work}/go ]; do sleep 0.1; done; echo "built $BOSUN_PARAM_VERSION"` }] });
+    await created(carol, '/deployments', { name: 'build', server_id: server, parameters: [{ name: 'version', required: true }], steps: [{ name: 'build', command: `while [ -d ${work} ] && [ ! -e ${work}/go ]; do sleep 0.1; done; echo "artifact=web-$BOSUN_PARAM_VERSION.tgz" >> "$BOSUN_OUTPUT"` }] });
     for (const name of ['test-eu', 'test-us', 'ship']) await created(carol, '/deployments', { name, server_id: server, steps: [{ name, command: `echo ${name}` }] });
     pipelines.release = (
       await created(carol, '/pipelines', {
@@ -118,6 +118,9 @@ describe('pipelines in the console', () => {
     expect(runLinks).toHaveLength(4);
     for (const href of runLinks) expect(href).toMatch(/^\/deployments\/[0-9a-f]{24}\/runs\/[0-9a-f]{24}$/);
     await page.locator('dl.facts').getByText('v42').waitFor();
+    // The build's output, as its step wrote it.
+    const outputs = runGraph.locator('[data-stage-box="build"] dl');
+    expect([await outputs.locator('dt').allInnerTexts(), await outputs.locator('dd').allInnerTexts()]).toEqual([['artifact'], ['web-v42.tgz']]);
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, 'pipeline-run-success');
 
