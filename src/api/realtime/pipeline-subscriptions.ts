@@ -1,6 +1,7 @@
 import type { Logger } from '../../logger';
 import { pipelineRunRoom } from '../../domain/events';
 import { PipelineRunModel, type PipelineRun } from '../../domain/pipelines/model';
+import { ApiError } from '../http/errors';
 import { findPipeline } from '../pipelines/lookup';
 import { pipelineRunViews } from '../pipelines/run-views';
 import type { BosunServerSocket } from './handshake';
@@ -17,7 +18,11 @@ export function servePipelineSubscriptions(socket: BosunServerSocket, { log, sub
     if (!run) return null;
     return findPipeline(principal, run.pipeline_id.toString()).then(
       () => run,
-      () => null,
+      (error: unknown) => {
+        // Refused (hidden, not found) is no run; anything else is an error of the subscription.
+        if (error instanceof ApiError) return null;
+        throw error;
+      },
     );
   };
 

@@ -1,4 +1,5 @@
 // A stage of a pipeline run as its box shows it: its runs, why it failed or was skipped, its outputs, its gate.
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { PipelineRun, PipelineRunStage } from '../api-types';
@@ -103,8 +104,25 @@ function StageGate({ run, stage }: { run: PipelineRun; stage: PipelineRunStage }
   );
 }
 
+/** Names and their values (a stage's parameters as written, its outputs): nothing when there is none. */
+export function StageValues({ values, label }: { values: Record<string, string>; label: string }) {
+  const entries = Object.entries(values);
+  if (!entries.length) return null;
+  return (
+    <dl class="stage-values" aria-label={label}>
+      {entries.map(([name, value]) => (
+        <Fragment key={name}>
+          <dt>{name}</dt>
+          <dd>
+            <code>{value}</code>
+          </dd>
+        </Fragment>
+      ))}
+    </dl>
+  );
+}
+
 export function RunStage({ run, stage }: { run: PipelineRun; stage: PipelineRunStage }) {
-  const outputs = Object.entries(stage.outputs);
   return (
     <>
       <h3>
@@ -135,18 +153,7 @@ export function RunStage({ run, stage }: { run: PipelineRun; stage: PipelineRunS
           {stage.error}
         </p>
       ) : null}
-      {outputs.length ? (
-        <dl class="stage-values" aria-label={`Outputs of ${stage.name}`}>
-          {outputs.map(([name, value]) => (
-            <>
-              <dt key={`${name}-name`}>{name}</dt>
-              <dd key={`${name}-value`}>
-                <code>{value}</code>
-              </dd>
-            </>
-          ))}
-        </dl>
-      ) : null}
+      <StageValues values={stage.outputs} label={`Outputs of ${stage.name}`} />
       <StageGate run={run} stage={stage} />
     </>
   );

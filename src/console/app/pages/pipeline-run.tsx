@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { FINISHED, type PipelineRun } from '../api-types';
@@ -93,12 +94,12 @@ export function PipelineRunPage({ pipelineId, runId }: { pipelineId: string; run
           </>
         ) : null}
         {parameters.map(([name, value]) => (
-          <>
-            <dt key={`${name}-name`}>{name}</dt>
-            <dd key={`${name}-value`}>
+          <Fragment key={name}>
+            <dt>{name}</dt>
+            <dd>
               <code>{value}</code>
             </dd>
-          </>
+          </Fragment>
         ))}
       </dl>
       {run.error ? (

@@ -3,6 +3,7 @@ import { api, get } from '../api';
 import { FINISHED, type Pipeline, type PipelineRun } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
 import { PipelineGraph } from '../components/pipeline-graph';
+import { StageValues } from '../components/pipeline-stage';
 import { Table } from '../components/table';
 import { navigate } from '../router';
 import { session } from '../session';
@@ -11,7 +12,6 @@ type Stage = Pipeline['stages'][number];
 
 /** A stage of the definition: its deployment, when it runs, its gate, its parameters as written. */
 function DefinedStage({ stage }: { stage: Stage }) {
-  const parameters = Object.entries(stage.parameters);
   return (
     <>
       <h3>{stage.name}</h3>
@@ -24,18 +24,7 @@ function DefinedStage({ stage }: { stage: Stage }) {
           {stage.gate.approvals} approval{stage.gate.approvals === 1 ? '' : 's'} before it starts (expires in {stage.gate.expires_in})
         </p>
       ) : null}
-      {parameters.length ? (
-        <dl class="stage-values">
-          {parameters.map(([name, value]) => (
-            <>
-              <dt key={`${name}-name`}>{name}</dt>
-              <dd key={`${name}-value`}>
-                <code>{value}</code>
-              </dd>
-            </>
-          ))}
-        </dl>
-      ) : null}
+      <StageValues values={stage.parameters} label={`Parameters of ${stage.name}`} />
     </>
   );
 }
