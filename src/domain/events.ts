@@ -185,6 +185,14 @@ export interface ConversationUpdatedEvent {
   error: string | null;
 }
 
+/** A pipeline run changed (any change: each bumps its `seq`): the run as GET /pipelines/{id}/runs/{run_id} returns it. */
+export interface PipelineRunUpdatedEvent {
+  pipeline_run_id: string;
+  /** Per pipeline run, +1 for every change; a client that sees a gap re-reads the run over HTTP. */
+  seq: number;
+  run: unknown;
+}
+
 export type Ack<T> = (response: { ok: true; data: T } | { ok: false; error: { code: string; message: string } }) => void;
 
 export interface ClientToServerEvents {
@@ -198,12 +206,16 @@ export interface ClientToServerEvents {
    */
   subscribe_conversation: (request: { conversation_id: string; step_ids?: string[] }, ack: Ack<{ seq: number; conversation: unknown }>) => void;
   unsubscribe_conversation: (request: { conversation_id: string }, ack?: Ack<null>) => void;
+  /** Start receiving a pipeline run's events; the answer is the run as GET returns it, with its current `seq`. */
+  subscribe_pipeline_run: (request: { pipeline_run_id: string }, ack: Ack<{ seq: number; run: unknown }>) => void;
+  unsubscribe_pipeline_run: (request: { pipeline_run_id: string }, ack?: Ack<null>) => void;
 }
 
 export interface ServerToClientEvents {
   DeploymentRunUpdated: (event: DeploymentRunUpdatedEvent) => void;
   ConversationStepUpdated: (event: ConversationStepUpdatedEvent) => void;
   ConversationUpdated: (event: ConversationUpdatedEvent) => void;
+  PipelineRunUpdated: (event: PipelineRunUpdatedEvent) => void;
   /**
    * The organization's runs changed in what lists of them show (a run began, changed status, or its
    * gate was decided on): sent to every socket of the organization, naming nothing; a client re-reads
@@ -213,10 +225,11 @@ export interface ServerToClientEvents {
   /** Sent just before the server disconnects a socket whose token was revoked or expired, or whose console session was signed out. */
   session_ended: (info: { reason: 'revoked' | 'expired' | 'signed_out' | 'disabled'; message: string }) => void;
   /** A subscription sent without an acknowledgement callback was refused: why (as the ack would have said). */
-  subscription_error: (info: { event: 'subscribe' | 'subscribe_conversation'; request: unknown; error: { code: string; message: string } }) => void;
+  subscription_error: (info: { event: 'subscribe' | 'subscribe_conversation' | 'subscribe_pipeline_run'; request: unknown; error: { code: string; message: string } }) => void;
 }
 
 export const runRoom = (runId: string) => `run:${runId}`;
 export const organizationRoom = (organizationId: string) => `organization:${organizationId}`;
 export const conversationRoom = (conversationId: string) => `conversation:${conversationId}`;
+export const pipelineRunRoom = (pipelineRunId: string) => `pipeline-run:${pipelineRunId}`;
 export const conversationStepRoom = (stepId: string) => `conversation-step:${stepId}`;

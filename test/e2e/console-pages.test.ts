@@ -4,12 +4,13 @@ import { CONSOLE_PAGES } from '../../src/api/console/pages';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { addPerson, asUser, type User } from '../support/client';
 import { bearer } from '../support/http';
+import { eventually } from '../support/eventually';
 import { accessibilityViolations, launchBrowser, pageWidth, problemsOf, screenshot, signedInPage } from '../support/browser';
 
 /*
  * Every page of the console, with an organization's realistic data (a gated fleet run waiting, a
  * failed run, change freezes, a schedule, 200 audit entries, 3 notification channels, people, teams,
- * a conversation and a migration plan), at 1,400 and 1,280 px: none is wider than its window, axe
+ * a conversation, a migration plan, a pipeline whose run waits at a stage's gate), at 1,400 and 1,280 px: none is wider than its window, axe
  * finds no serious or critical violation, and each is photographed for a reviewer. The list of
  * pages is the console's own (src/api/console/pages.ts): a page added without its URL here fails.
  */
@@ -58,6 +59,21 @@ describe('every page of the console, with realistic data, at 1,400 and 1,280 px'
     const events = ['run.failed', 'run.succeeded', 'run.awaiting_approval', 'run.approval_expiring', 'run.cancelled', 'run.paused', 'run.rolled_back', 'server.offline', 'conversation.finished', 'schedule.tick_skipped'];
     const channels = [];
     for (const name of ['ops hooks', 'release announcements', 'pager bridge']) channels.push(await post('/notification-channels', { name, type: 'webhook', url: `http://127.0.0.1:9/${name.replace(/ /g, '-')}`, events }));
+    // A pipeline whose run waits at its second stage's gate.
+    const pipeline = await post('/pipelines', {
+      name: 'api-release',
+      stages: [
+        { name: 'restart', deployment: 'api-restart' },
+        { name: 'verify', deployment: 'api-restart', needs: ['restart'], gate: { approvals: 1, expires_in: '4h' } },
+      ],
+    });
+    const pipelineRun = await bosun.api.post(`/api/v1/pipelines/${pipeline.id}/run`).set(bearer(admin.token)).send({});
+    expect(pipelineRun.status).toBe(202);
+    await eventually(
+      async () => (await bosun.api.get(`/api/v1/pipelines/${pipeline.id}/runs/${pipelineRun.body.run_id}`).set(bearer(admin.token))).body.data?.status,
+      (status) => status === 'awaiting_approval',
+      60_000,
+    );
     const plan = await post('/migration-plans', { title: 'move the database to db-2', source_server_id: servers[3], target_server_id: servers[4] });
     const conversation = await post('/conversations', { chatable_type: 'server', chatable_id: servers[4], message: 'show uptime' });
     // About 200 entries in the audit trail, of writes a team makes.
@@ -77,6 +93,8 @@ describe('every page of the console, with realistic data, at 1,400 and 1,280 px'
       personId: carol.id,
       accountId: ci.id,
       teamId: team.id,
+      pipelineId: pipeline.id,
+      pipelineRunId: pipelineRun.body.run_id,
     };
     for (const page of CONSOLE_PAGES) urls[page.name] = page.path.replace(/:([A-Za-z]+)/g, (_, key: string) => fill[key]!);
     urls.target = `/deployments/${gated.id}/runs/${gatedRun}/targets/${servers[0]}`;

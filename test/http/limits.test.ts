@@ -51,6 +51,33 @@ describe('limits: runs per organization, subscriptions per connection, steps per
     }
   });
 
+  test('a subscription to a pipeline run counts in the same limit', async () => {
+    // The runs the test before left behind end first: they count in the organization's runs.
+    await eventually(async () => (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs`).set(bearer(token))).body.data, (runs: Array<{ status: string }>) => runs.every((r) => ['success', 'failed', 'cancelled'].includes(r.status)));
+    const serverId = (await bosun.api.get(`/api/v1/deployments/${deploymentId}`).set(bearer(token))).body.data.server_id;
+    await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({ name: 'quick', server_id: serverId, steps: [{ name: 'say', command: 'echo ok' }] });
+    const pipelineId = (await bosun.api.post('/api/v1/pipelines').set(bearer(token)).send({ name: 'limited', stages: [{ name: 'say', deployment: 'quick' }] })).body.data.id;
+    const runToEnd = async () => {
+      const runId = (await bosun.api.post(`/api/v1/pipelines/${pipelineId}/run`).set(bearer(token)).send({})).body.run_id as string;
+      return eventually(async () => (await bosun.api.get(`/api/v1/pipelines/${pipelineId}/runs/${runId}`).set(bearer(token))).body.data, (run) => run.status === 'success');
+    };
+    const [first, second] = [await runToEnd(), await runToEnd()];
+    const socket = await connectSocket(bosun.url, token);
+    try {
+      expect(await socket.emitWithAck('subscribe_pipeline_run', { pipeline_run_id: first.id })).toMatchObject({ ok: true });
+      expect(await socket.emitWithAck('subscribe_pipeline_run', { pipeline_run_id: second.id })).toMatchObject({ ok: true });
+      expect(await socket.emitWithAck('subscribe', { run_id: first.stages[0].deployment_run_id })).toEqual({
+        ok: false,
+        error: { code: 'rate_limited', message: 'At most 2 subscriptions per connection: unsubscribe from some first' },
+      });
+      await socket.emitWithAck('unsubscribe_pipeline_run', { pipeline_run_id: second.id });
+      expect(await socket.emitWithAck('subscribe', { run_id: first.stages[0].deployment_run_id })).toMatchObject({ ok: true });
+      expect(await socket.emitWithAck('subscribe_pipeline_run', { pipeline_run_id: second.id })).toMatchObject({ ok: false, error: { code: 'rate_limited' } });
+    } finally {
+      socket.close();
+    }
+  });
+
   test('a deployment holds at most 100 steps', async () => {
     const res = await bosun.api.post('/api/v1/deployments').set(bearer(token)).send({
       name: 'huge', server_id: (await bosun.api.get(`/api/v1/deployments/${deploymentId}`).set(bearer(token))).body.data.server_id,

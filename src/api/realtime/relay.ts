@@ -3,6 +3,7 @@ import mongoose from 'mongoose';
 import { ConversationModel } from '../../domain/conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
 import { ApiTokenModel } from '../../domain/tokens/model';
+import { PipelineRunModel } from '../../domain/pipelines/model';
 import type { DeploymentRunUpdatedEvent } from '../../domain/events';
 import { runChanges, toRunEvent } from '../../domain/deployments/run-events';
 import type { ChangeListener } from '../../domain/change-streams';
@@ -10,7 +11,7 @@ import type { ChangeListener } from '../../domain/change-streams';
 /** Change streams carry each update's exact post-image only where the collection keeps them (MongoDB 6.0+). */
 export async function enableChangeStreamImages(): Promise<void> {
   const db = mongoose.connection.db!;
-  for (const name of [DeploymentRunModel.collection.collectionName, ConversationModel.collection.collectionName, ApiTokenModel.collection.collectionName]) {
+  for (const name of [DeploymentRunModel.collection.collectionName, ConversationModel.collection.collectionName, ApiTokenModel.collection.collectionName, PipelineRunModel.collection.collectionName]) {
     await db.createCollection(name).catch((error: { codeName?: string }) => {
       if (error.codeName !== 'NamespaceExists') throw error;
     });

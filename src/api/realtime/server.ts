@@ -4,9 +4,11 @@ import type { RunReads } from '../deployments/run-reads';
 import type { Logger } from '../../logger';
 import type { SessionLifetime } from '../../domain/sessions/store';
 import type { ClientToServerEvents, ServerToClientEvents } from '../../domain/events';
-import { conversationRoom, conversationStepRoom, organizationRoom, runRoom } from '../../domain/events';
+import { conversationRoom, conversationStepRoom, organizationRoom, pipelineRunRoom, runRoom } from '../../domain/events';
 import { conversationRelay } from './conversation-relay';
 import { runRelay } from './relay';
+import { pipelineRunRelay } from './pipeline-relay';
+import { servePipelineSubscriptions } from './pipeline-subscriptions';
 import { endAtExpiry, endIfRevokedMeanwhile, sessionEndsListener } from './sessions';
 import { socketHandshake, type SocketData } from './handshake';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION, serveSubscriptions } from './subscriptions';
@@ -16,7 +18,7 @@ import { countConversationChange, countRunChange } from '../observability/outcom
 /**
  * Socket.IO on the API's HTTP server. The handshake carries the same bearer token as HTTP
  * (`auth: { token }`), or a console page's session cookie (handshake.ts); a client subscribes to
- * runs and conversations of its own organization only (subscriptions.ts). The relays (listeners of the
+ * runs, conversations and pipeline runs of its own organization only (subscriptions.ts, pipeline-subscriptions.ts). The relays (listeners of the
  * API's one change stream) also feed the metrics of finished runs, conversations and steps. A subscription's snapshot of a run
  * is read by `runs`, as GET reads it.
  */
@@ -38,6 +40,7 @@ export function attachRealtime(
     endAtExpiry(socket);
     void endIfRevokedMeanwhile(socket).catch((err) => log.warn({ err }, 'could not check the token of a new socket'));
     serveSubscriptions(socket, { runs, log, subscriptionsPerConnection });
+    servePipelineSubscriptions(socket, { log, subscriptionsPerConnection });
     // Every socket hears that its organization's runs changed (no more than that: it re-reads what it may see).
     void socket.join(organizationRoom(socket.data.principal.organizationId));
   });
@@ -56,10 +59,12 @@ export function attachRealtime(
     countConversationChange(metrics),
   );
 
+  const pipelineRuns = pipelineRunRelay((event) => io.to(pipelineRunRoom(event.pipeline_run_id)).emit('PipelineRunUpdated', event), log);
+
   return {
     io,
     /** What relays runs' and conversations' changes to this API's sockets, and ends them when a session ends elsewhere: the caller listens for them (src/roles/api.ts). */
-    listeners: [runEvents, conversations, sessionEndsListener(io)],
+    listeners: [runEvents, conversations, pipelineRuns, sessionEndsListener(io)],
     async close() {
       untrackClients();
       await new Promise<void>((resolve) => io.close(() => resolve()));

@@ -6,6 +6,8 @@ import { toConversationView } from '../conversations/views';
 import type { RunReads } from '../deployments/run-reads';
 import type { BosunServerSocket } from './handshake';
 
+type SubscriptionEvent = 'subscribe' | 'subscribe_conversation' | 'subscribe_pipeline_run';
+
 /*
  * What a connected socket subscribes to: runs and conversations (or some of a conversation's steps)
  * its caller may read, each a room the relays emit to; at most so many rooms per connection.
@@ -13,18 +15,18 @@ import type { BosunServerSocket } from './handshake';
 
 const notFound = { ok: false as const, error: { code: 'not_found', message: 'Run not found' } };
 const conversationNotFound = { ok: false as const, error: { code: 'not_found', message: 'Conversation not found' } };
-const OBJECT_ID = /^[0-9a-f]{24}$/i;
+export const OBJECT_ID = /^[0-9a-f]{24}$/i;
 /** The prefix of an organization's room. */
 const ORGANIZATION_ROOM = organizationRoom('');
 /** Step ids one subscription may name. */
 export const MAX_STEP_SUBSCRIPTIONS = 100;
-/** Rooms one connection may be in (a run, a conversation, each step named): beyond, a subscription is refused. */
+/** Rooms one connection may be in (a run, a conversation, each step named, a pipeline run): beyond, a subscription is refused. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 500;
 /**
  * Joining these rooms would take the socket past its subscriptions: the rooms it subscribed to, not
  * the two every socket is in (socket.io's of its own id, and its organization's, for RunsChanged).
  */
-const beyondLimit = (socket: { id: string; rooms: Set<string> }, rooms: string[], limit: number) =>
+export const beyondLimit = (socket: { id: string; rooms: Set<string> }, rooms: string[], limit: number) =>
   [...socket.rooms].filter((room) => room !== socket.id && !room.startsWith(ORGANIZATION_ROOM)).length + rooms.filter((room) => !socket.rooms.has(room)).length > limit;
 
 /**
@@ -32,7 +34,7 @@ const beyondLimit = (socket: { id: string; rooms: Set<string> }, rooms: string[]
  * without one, the subscription still happens and a refusal arrives as a `subscription_error` event,
  * so a client that asks no acknowledgement still gets its events, or is told why not.
  */
-function answerer<T>(socket: BosunServerSocket, event: 'subscribe' | 'subscribe_conversation', request: unknown, ack: Ack<T> | undefined): Ack<T> {
+export function answerer<T>(socket: BosunServerSocket, event: SubscriptionEvent, request: unknown, ack: Ack<T> | undefined): Ack<T> {
   if (typeof ack === 'function') return ack;
   return (answer) => {
     if (!answer.ok) socket.emit('subscription_error', { event, request, error: answer.error });

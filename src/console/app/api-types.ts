@@ -20,6 +20,8 @@ import type { channelSchema, createdChannelSchema, deliverySchema } from '../../
 import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/people/views';
 import type { approvalWaitSchema, feedRunSchema } from '../../api/deployments/run-feed';
 import type { scheduleListedSchema } from '../../api/schedules/views';
+import type { pipelineSchema } from '../../api/pipelines/views';
+import type { PipelineRunView } from '../../api/pipelines/run-views';
 
 export type { ProvidersView, SessionView, SignInFailure };
 export type {
@@ -29,6 +31,7 @@ export type {
   ClientToServerEvents,
   ConversationStepUpdatedEvent,
   ConversationUpdatedEvent,
+  PipelineRunUpdatedEvent,
 } from '../../domain/events';
 export type ServerListItem = z.infer<typeof serverListItemSchema>;
 export type Server = z.infer<typeof serverSchema>;
@@ -58,6 +61,9 @@ export type ScheduleTick = z.infer<typeof tickSchema>;
 export type ScheduleListed = z.infer<typeof scheduleListedSchema>;
 export type FeedRun = z.infer<typeof feedRunSchema>;
 export type ApprovalWait = z.infer<typeof approvalWaitSchema>;
+export type Pipeline = z.infer<typeof pipelineSchema>;
+export type PipelineRun = PipelineRunView;
+export type PipelineRunStage = PipelineRun['stages'][number];
 
 export type Freeze = z.infer<typeof freezeViewSchema>;
 export type FreezeWindow = NonNullable<Freeze['next_window']>;

@@ -1,5 +1,6 @@
 import { io, type Socket } from 'socket.io-client';
 import { get } from './api';
+import { FINISHED } from './api-types';
 import { followRun } from '../../domain/follow-run';
 import type {
   ClientToServerEvents,
@@ -7,6 +8,8 @@ import type {
   ConversationStepUpdatedEvent,
   ConversationUpdatedEvent,
   DeploymentRunUpdatedEvent,
+  PipelineRun,
+  PipelineRunUpdatedEvent,
   Run,
   ServerToClientEvents,
 } from './api-types';
@@ -213,6 +216,38 @@ export function watchConversation(conversationId: string, onConversation: (conve
       },
     },
     onConversation,
+    onError,
+  );
+}
+
+/**
+ * A pipeline run kept current: its snapshot, then each PipelineRunUpdated event, which carries the
+ * whole run (a later `seq` replaces what is shown). Its stages' deployment runs changing status alone
+ * is no change of it (docs/events.md): the organization's RunsChanged makes an unfinished run read
+ * again, so each stage's `deployment_run_status` follows; a read older than what is shown is dropped.
+ */
+export function watchPipelineRun(pipelineId: string, runId: string, onRun: (run: PipelineRun) => void, onError: (error: Error) => void): () => void {
+  let shown: PipelineRun | null = null;
+  return keepCurrent<PipelineRun>(
+    {
+      read: () => get<PipelineRun>(`/api/v1/pipelines/${pipelineId}/runs/${runId}`),
+      subscribe: (s, snapshot, fail) =>
+        s.emit('subscribe_pipeline_run', { pipeline_run_id: runId }, (answer) => (answer.ok ? snapshot(answer.data.run as PipelineRun) : fail(new Error(answer.error.message)))),
+      unsubscribe: (s) => s.emit('unsubscribe_pipeline_run', { pipeline_run_id: runId }),
+      take: (run) => (shown && run.seq < shown.seq ? shown : run),
+      handlers: {
+        PipelineRunUpdated: ({ current, show }, event: PipelineRunUpdatedEvent) => {
+          if (event.pipeline_run_id === runId && event.seq > current.seq) show(event.run as PipelineRun);
+        },
+        RunsChanged: ({ current, reread }) => {
+          if (!FINISHED.has(current.status)) reread();
+        },
+      },
+    },
+    (run) => {
+      shown = run;
+      onRun(run);
+    },
     onError,
   );
 }

@@ -8,6 +8,9 @@ import { match, navigate, useLocation } from './router';
 import { session } from './session';
 import { Deployment } from './pages/deployment';
 import { Deployments } from './pages/deployments';
+import { Pipelines } from './pages/pipelines';
+import { PipelinePage } from './pages/pipeline';
+import { PipelineRunPage } from './pages/pipeline-run';
 import { Run, Target } from './pages/run';
 import { Server } from './pages/server';
 import { Servers } from './pages/servers';
@@ -97,6 +100,9 @@ function App() {
       {route.name === 'deployment' ? <Deployment deploymentId={p.deploymentId!} /> : null}
       {route.name === 'run' ? <Run deploymentId={p.deploymentId!} runId={p.runId!} /> : null}
       {route.name === 'target' ? <Target deploymentId={p.deploymentId!} runId={p.runId!} serverId={p.serverId!} /> : null}
+      {route.name === 'pipelines' ? <Pipelines /> : null}
+      {route.name === 'pipeline' ? <PipelinePage pipelineId={p.pipelineId!} /> : null}
+      {route.name === 'pipeline run' ? <PipelineRunPage pipelineId={p.pipelineId!} runId={p.pipelineRunId!} /> : null}
       {route.name === 'conversations' ? <Conversations /> : null}
       {route.name === 'conversation' ? <Conversation conversationId={p.conversationId!} /> : null}
       {route.name === 'migration plans' ? <MigrationPlans /> : null}

@@ -19,6 +19,7 @@ function groups(): { operate: Item[]; govern: Item[] } {
       { href: '/dashboard', label: 'Dashboard', shown: reads },
       { href: '/servers', label: 'Servers', shown: reads },
       { href: '/deployments', label: 'Deployments', shown: reads },
+      { href: '/pipelines', label: 'Pipelines', shown: reads },
       { href: '/schedules', label: 'Schedules', shown: reads },
       { href: '/conversations', label: 'Conversations', shown: reads },
       { href: '/migration-plans', label: 'Migrations', shown: reads },
