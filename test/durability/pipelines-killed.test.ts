@@ -104,4 +104,19 @@ describe('a pipeline run survives the death of every Bosun process', () => {
     expect([executions.count('one', servers[0]!.host), executions.count('two', servers[1]!.host)]).toEqual([1, 1]);
     expect([await runsOf(one), await runsOf(two)]).toEqual([1, 1]);
   }, 300_000);
+
+  test('two API nodes given the same trigger with the same Idempotency-Key at once: one pipeline run', async () => {
+    const only = await deployment('idempotent', servers[0]!, 'true');
+    const pipelineId = await define('idempotent', [{ name: 'only', deployment: only }]);
+    const second = await bosun.launch('api');
+    const other = bosun.userAt(await second.ready());
+    const key = `release-${Date.now()}`;
+    const trigger = (user: User) => user.request('post', `/pipelines/${pipelineId}/run`, {}).set('Idempotency-Key', key);
+    const answers = await Promise.all([trigger(ops), trigger(other), trigger(ops), trigger(other)]);
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
+    expect(new Set(answers.map((a) => a.body.run_id)).size).toBe(1);
+    expect((await ops.request('get', `/pipelines/${pipelineId}/runs`)).body.meta.total).toBe(1);
+    expect((await waitForRun(pipelineId, answers[0]!.body.run_id, ended)).status).toBe('success');
+    await second.stop();
+  }, 300_000);
 });
