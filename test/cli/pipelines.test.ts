@@ -2,6 +2,11 @@ import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { eventually } from '../support/eventually';
 import { addPerson, asUser, type User } from '../support/client';
 import { runCli, startCli } from '../support/processes';
+import { rmSync, writeFileSync } from 'node:fs';
+import { sharedFolder } from '../support/trees';
+
+const WORK = sharedFolder('bosun-cli-pipelines-');
+const GO = `${WORK}/go`;
 
 type Json = any;
 
@@ -34,7 +39,8 @@ beforeAll(async () => {
   server = await admin.addServer({ host: '127.0.0.2' });
   carol = await addPerson(bosun, admin, 'Carol', 'admin');
   bob = await addPerson(bosun, admin, 'Bob', 'approver');
-  await deployment('web-build', 'echo "building $BOSUN_PARAM_VERSION"', [{ name: 'version', required: true }]);
+  // The build holds until the test lets it go (a file), so the CLI sees it running whatever the machine's speed.
+  await deployment('web-build', `echo "building $BOSUN_PARAM_VERSION"; while [ ! -e ${GO} ]; do sleep 0.1; done`, [{ name: 'version', required: true }]);
   await deployment('web-staging', 'echo staging');
   await deployment('web-prod', 'echo prod');
   await deployment('broken-tests', 'echo "2 tests failed"; exit 3');
@@ -42,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const user of [admin, carol, bob]) user.close();
   await bosun.stop();
+  rmSync(WORK, { recursive: true, force: true });
 });
 
 test('run web-release --param version=1.4.2 --wait prints each stage as it changes and exits 0; list and get show it', async () => {
@@ -58,7 +65,10 @@ test('run web-release --param version=1.4.2 --wait prints each stage as it chang
   expect(listed.code).toBe(0);
   expect(listed.stdout).toContain(`${pipeline.id}\tweb-release\tversion\tbuild, staging<-build`);
 
-  const finished = await runCli(['pipelines', 'run', 'web-release', '--param', 'version=1.4.2', '--wait'], env(carol));
+  const cli = startCli(['pipelines', 'run', 'web-release', '--param', 'version=1.4.2', '--wait'], env(carol));
+  await eventually(async () => cli.output().stdout, (out) => /==> build: running/.test(out), 60_000);
+  writeFileSync(GO, '');
+  const finished = await cli.finished;
   expect([finished.code, finished.stderr]).toEqual([0, expect.stringMatching(/Pipeline run [0-9a-f]{24}: success in \d+ s\n$/)]);
   const lines = finished.stdout.trim().split('\n');
   // Each stage's run begins, then ends; build's before staging's.
