@@ -28,8 +28,7 @@ export async function failOrphanedPipelineRuns(workflows: WorkflowGateway): Prom
   let count = 0;
   for await (const run of PipelineRunModel.find({ status: { $in: ['running', 'awaiting_approval'] } }, { _id: 1 }).lean().cursor()) {
     if (await workflows.workflowOpen(pipelineRunWorkflowId(run._id.toString()))) continue;
-    await PipelineRunModel.updateOne({ _id: run._id, error: null }, { $set: { error: 'The pipeline run’s workflow ended without finishing it (terminated in Temporal?)' } });
-    await finishPipelineRun(run._id.toString(), false);
+    await finishPipelineRun(run._id.toString(), false, 'The pipeline run’s workflow ended without finishing it (terminated in Temporal?)');
     count += 1;
   }
   return count;

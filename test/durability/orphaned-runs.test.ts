@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { failOrphanedRuns } from '../../src/worker/reconcile';
+import { failOrphanedPipelineRuns } from '../../src/worker/pipeline-reconcile';
 import { WorkflowGateway } from '../../src/domain/temporal/client';
 import { eventually, startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
@@ -32,6 +33,31 @@ describe('a run whose workflow was terminated by hand in Temporal', () => {
     // A change Bosun made by itself: in the audit trail, as the system's.
     const [entry] = await eventually(async () => (await ops.request('get', '/audit?action=run.fail_orphaned')).body.data as Array<Record<string, any>>, (list) => list.length === 1);
     expect(entry).toMatchObject({ actor: { type: 'system', name: 'start-up reconcile' }, target: { kind: 'run', id: runId }, outcome: 'ok' });
+  });
+});
+
+describe('a pipeline run whose workflow was terminated by hand in Temporal', () => {
+  let bosun: Bosun;
+  let ops: User;
+  beforeAll(async () => {
+    bosun = await startBosun();
+    ops = await asUser(bosun, 'pipeline-orphans');
+  });
+  afterAll(() => bosun.stop());
+
+  test('is finished as failed with the reason when workers reconcile, its stages not begun cancelled', async () => {
+    const serverId = await ops.addServer();
+    const { name } = await ops.defineDeployment(serverId, [{ name: 'quick', command: 'true' }]);
+    const pipeline = (await ops.request('post', '/pipelines', { name: 'orphaned', stages: [{ name: 'gated', deployment: name, gate: { approvals: 1 } }, { name: 'after', deployment: name, needs: ['gated'] }] })).body.data;
+    const runId = (await ops.request('post', `/pipelines/${pipeline.id}/run`, {})).body.run_id as string;
+    const path = `/pipelines/${pipeline.id}/runs/${runId}`;
+    await eventually(async () => (await ops.request('get', path)).body.data.status, (status) => status === 'awaiting_approval');
+    await bosun.temporal.workflow.getHandle(`pipeline-run-${runId}`).terminate('operator pressed the button');
+
+    expect(await failOrphanedPipelineRuns(new WorkflowGateway(bosun.temporal, 'unused', { verifyMaxAttempts: 1, healthIntervalSeconds: 60 }))).toBe(1);
+    const run = (await ops.request('get', path)).body.data;
+    expect(run).toMatchObject({ status: 'failed', error: expect.stringContaining('terminated in Temporal') });
+    expect(run.stages.map((s: { status: string }) => s.status)).toEqual(['cancelled', 'cancelled']);
   });
 });
 

@@ -151,12 +151,13 @@ export async function cancelQueuedPipelineRun(runId: Types.ObjectId, by: Actor):
  * (the error names the first), else success. Returns how it ended. A success or failure is told to
  * channels (pipeline.succeeded / pipeline.failed) in the same transaction, once.
  */
-export async function finishPipelineRun(runId: string, cancelled: boolean): Promise<{ status: PipelineRunStatus; error: string | null }> {
+export async function finishPipelineRun(runId: string, cancelled: boolean, abandoned?: string): Promise<{ status: PipelineRunStatus; error: string | null }> {
   const run = await PipelineRunModel.findById(runId, { stages: 1, status: 1, error: 1 }).lean<PipelineRun>();
   if (!run) return { status: 'failed', error: 'The pipeline run was deleted' };
   const failed = run.stages.find((stage) => stage.status === 'failed');
-  const status: PipelineRunStatus = cancelled ? 'cancelled' : failed ? 'failed' : 'success';
-  const error = failed ? `Stage "${failed.name}" failed: ${failed.error ?? 'its run failed'}` : null;
+  // `abandoned`: nothing will run it any more (its workflow is gone): failed, saying why, whatever its stages did.
+  const status: PipelineRunStatus = cancelled ? 'cancelled' : failed || abandoned ? 'failed' : 'success';
+  const error = abandoned ?? (failed ? `Stage "${failed.name}" failed: ${failed.error ?? 'its run failed'}` : null);
   const now = new Date();
   await inTransaction(async (session) => {
     const ended = await PipelineRunModel.updateOne(
