@@ -1,7 +1,7 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { pipelineRunWorkflowId, STAGE_GATE_UPDATE, type PipelineRunInput, type StageGateDecision, type StageGateDecisionResult } from '../contracts/pipelines';
 import type { WorkflowSignatures } from '../contracts/signatures';
-import { cancelIfRunning } from './handles';
+import { answeredUpdate, cancelIfRunning } from './handles';
 import type { Reachability } from './reachability';
 
 /** Pipeline runs' workflows: one per run (`pipeline-run-<run id>`), started once, never again once finished. */
@@ -42,16 +42,7 @@ export class PipelineWorkflows {
    * A person's decision at a stage's gate, answered by the workflow: its result; 'refused' (no such
    * gate is open now), 'gone' (the workflow no longer runs) or 'unanswered' (no worker took it in time).
    */
-  async decideStage(runId: string, decision: StageGateDecision, timeoutMs = 20_000): Promise<StageGateDecisionResult | 'refused' | 'gone' | 'unanswered'> {
-    try {
-      return await this.client.connection.withDeadline(Date.now() + timeoutMs, () =>
-        this.client.workflow.getHandle(pipelineRunWorkflowId(runId)).executeUpdate<StageGateDecisionResult, [StageGateDecision]>(STAGE_GATE_UPDATE, { args: [decision] }),
-      );
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return 'gone';
-      if (error instanceof WorkflowUpdateFailedError) return 'refused';
-      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'unanswered';
-      throw error;
-    }
+  decideStage(runId: string, decision: StageGateDecision, timeoutMs = 20_000) {
+    return answeredUpdate<StageGateDecisionResult>(this.client, pipelineRunWorkflowId(runId), STAGE_GATE_UPDATE, decision, timeoutMs);
   }
 }

@@ -1,10 +1,10 @@
 import { triggeredByText, type TriggeredBy } from '../access/actor';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { fleetWorkflowMetadata, runWorkflowMetadata, type FleetRunInput, type GateDecision, type GateDecisionResult, type PauseRequest, type PauseResult, type QueuedRun, type RollbackRunInput } from '../contracts/runs';
 import { fleetSearchAttributes, runSearchAttributes } from '../contracts/search-attributes';
 import type { WorkflowSignatures } from '../contracts/signatures';
 import { deploymentRollbackWorkflowId, deploymentRunWorkflowId, FREEZES_CHANGED_SIGNAL, GATE_DECISION_UPDATE, PAUSE_UPDATE, RESUME_UPDATE } from '../contracts/workflow-ids';
-import { cancelIfRunning, isOpen } from './handles';
+import { answeredUpdate, cancelIfRunning, isOpen } from './handles';
 import type { Reachability } from './reachability';
 
 /** What a run's workflow needs of its run document to start: a one-server run's, placed in its server's queue. */
@@ -128,22 +128,9 @@ export class RunWorkflows {
     }
   }
 
-  /**
-   * An update of a run's workflow, answered by it: its result; 'refused' (its validator: it waits
-   * for no such decision now), 'gone' (the workflow no longer runs), or 'unanswered' (no worker took
-   * it within timeoutMs: Temporal may still deliver it to the next worker that runs). The deadline
-   * outlasts a worker's death: its workflow's task goes to another worker within seconds.
-   */
-  private async update<T>(runId: string, name: string, arg: unknown, timeoutMs = 20_000): Promise<T | 'refused' | 'gone' | 'unanswered'> {
-    try {
-      // An update waits for a worker to take it: without a deadline, the request would hang while every worker is down.
-      return await this.client.connection.withDeadline(Date.now() + timeoutMs, () => this.client.workflow.getHandle(deploymentRunWorkflowId(runId)).executeUpdate<T, [unknown]>(name, { args: [arg] }));
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return 'gone';
-      if (error instanceof WorkflowUpdateFailedError) return 'refused';
-      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'unanswered';
-      throw error;
-    }
+  /** An update of a run's workflow, answered by it, or why not (answeredUpdate). */
+  private update<T>(runId: string, name: string, arg: unknown, timeoutMs = 20_000) {
+    return answeredUpdate<T>(this.client, deploymentRunWorkflowId(runId), name, arg, timeoutMs);
   }
 
   /** A start that found its workflow started, or finished (never started twice), went through too. */
