@@ -132,15 +132,18 @@ export type CreateDeploymentInput = z.infer<typeof createDeploymentSchema>;
 export type UpdateDeploymentInput = z.infer<typeof updateDeploymentSchema>;
 
 /** A trigger's (and a plan's) body: optional while the deployment requires no parameter. */
+/** A trigger's parameters, name → value (a deployment's, or a pipeline's). */
+export const givenParametersSchema = z
+  .record(
+    z.string().regex(PARAMETER_NAME, 'a parameter name is lowercase letters, digits and _'),
+    text('a value', { max: MAX_PARAMETER_VALUE_LENGTH }).regex(/^[^\u0000]*$/, 'a value cannot hold a NUL character'),
+    { error: 'parameters values are strings' },
+  )
+  .default({});
+
 export const triggerSchema = z
   .strictObject({
-    parameters: z
-      .record(
-        z.string().regex(PARAMETER_NAME, 'a parameter name is lowercase letters, digits and _'),
-        text('a value', { max: MAX_PARAMETER_VALUE_LENGTH }).regex(/^[^\u0000]*$/, 'a value cannot hold a NUL character'),
-        { error: 'parameters values are strings' },
-      )
-      .default({}),
+    parameters: givenParametersSchema,
     plan_hash: z
       .string()
       .regex(/^[0-9a-f]{64}$/, 'plan_hash is the 64 hexadecimal digits POST /plan returned')

@@ -8,7 +8,8 @@ import { assertMayDecideGate, assertOnRunServers } from '../access/gate';
 import type { DeploymentService } from '../deployments/service';
 import { resolveTargets } from '../deployments/targets';
 import { ApiError, notFound, unlessTemporalUnreachable } from '../http/errors';
-import { readablePipeline, runOfPipeline } from './run-lookup';
+import { findPipeline } from './lookup';
+import { runOfPipeline } from './run-lookup';
 import type { PipelineRunView } from './run-views';
 
 /** Why a decision on a stage's gate is refused now, by the approval rules every gate keeps (gateRefusal), in a stage's words. */
@@ -28,7 +29,7 @@ function stageRefusal(run: PipelineRun | null, name: string, kind: 'approve' | '
  */
 export function stageDecisions({ workflows, deployments, reread }: { workflows: WorkflowGateway; deployments: DeploymentService; reread: (run: PipelineRun) => Promise<PipelineRunView> }) {
   async function decide(principal: Principal, pipelineId: string, runId: string, name: string, kind: 'approve' | 'reject', text: string | null) {
-    const pipeline = await readablePipeline(principal, pipelineId);
+    const pipeline = await findPipeline(principal, pipelineId);
     const run = await runOfPipeline(pipeline, runId);
     const stage = run.stages.find((s) => s.name === name);
     if (!stage) throw notFound('Stage');

@@ -1,14 +1,10 @@
 import { z } from 'zod';
-import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME } from '../../domain/deployments/parameters';
+import { givenParametersSchema } from '../deployments/schemas';
 
 /** A pipeline trigger's (and plan's) body: optional while the pipeline requires no parameter. */
 export const pipelineTriggerSchema = z
   .strictObject({
-    parameters: z
-      .record(z.string().regex(PARAMETER_NAME, 'a parameter name is lowercase letters, digits and _'), z.string().max(MAX_PARAMETER_VALUE_LENGTH).regex(/^[^\u0000]*$/, 'a value cannot hold a NUL character'), {
-        error: 'parameters values are strings',
-      })
-      .default({}),
+    parameters: givenParametersSchema,
     plan_hash: z
       .string()
       .regex(/^[0-9a-f]{64}$/, 'plan_hash is the 64 hexadecimal digits POST /pipelines/{id}/plan returned')

@@ -14,7 +14,8 @@ import { ApiError, unlessTemporalUnreachable } from '../http/errors';
 import { findPage, type PageQuery } from '../http/pagination';
 import { AGENT_HOLD_GATE, agentHolds } from './agent-holds';
 import { pipelinePlanOf, runnableStages } from './plan';
-import { readablePipeline, runOfPipeline } from './run-lookup';
+import { findPipeline } from './lookup';
+import { runOfPipeline } from './run-lookup';
 import { pipelineRunViews } from './run-views';
 import { stageDecisions } from './run-decisions';
 
@@ -84,7 +85,7 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
   return {
     /** What a trigger would run now: the graph and each stage's deployment plan, with the hash a trigger may name. */
     async plan(principal: Principal, pipelineId: string, input: PipelineTriggerInput) {
-      const pipeline = await readablePipeline(principal, pipelineId);
+      const pipeline = await findPipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
       return pipelinePlanOf(pipeline, await runnableStages(principal, pipeline, deployments, false), values);
     },
@@ -94,7 +95,7 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
      * (agent-holds.ts); `options.schedule`: the schedule whose tick triggers it (src/api/schedules/ticks.ts).
      */
     async trigger(principal: Principal, pipelineId: string, key: string | undefined, input: PipelineTriggerInput, options: { viaAgentDoor?: boolean; schedule?: { id: Types.ObjectId; name: string; scheduled_at: Date } } = {}) {
-      const pipeline = await readablePipeline(principal, pipelineId);
+      const pipeline = await findPipeline(principal, pipelineId);
       const values = pipelineValues(pipeline, input);
       const stages = await runnableStages(principal, pipeline, deployments);
       const { plan_hash } = pipelinePlanOf(pipeline, stages, values);
@@ -111,7 +112,7 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
 
     /** A new run of a finished one that did not succeed: its succeeded stages kept (with their outputs), the others run again. */
     async retry(principal: Principal, pipelineId: string, runId: string, key: string | undefined, viaAgentDoor = false) {
-      const pipeline = await readablePipeline(principal, pipelineId);
+      const pipeline = await findPipeline(principal, pipelineId);
       const original = await runOfPipeline(pipeline, runId);
       if (!FINAL_PIPELINE_RUN_STATUSES.includes(original.status as never)) throw new ApiError('conflict', `The pipeline run is still ${original.status}: retry it once it has finished`);
       if (original.status === 'success') throw new ApiError('conflict', 'The pipeline run succeeded: there is nothing to retry');
@@ -126,18 +127,18 @@ export function createPipelineRunService({ workflows, secretBox, deployments, lo
     },
 
     async list(principal: Principal, pipelineId: string, page: PageQuery) {
-      const pipeline = await readablePipeline(principal, pipelineId);
+      const pipeline = await findPipeline(principal, pipelineId);
       const listed = await findPage(PipelineRunModel, { pipeline_id: pipeline._id }, page, (run: PipelineRun) => run);
       return { data: await views(listed.data), meta: listed.meta };
     },
 
     async get(principal: Principal, pipelineId: string, runId: string) {
-      return viewOf(await runOfPipeline(await readablePipeline(principal, pipelineId), runId));
+      return viewOf(await runOfPipeline(await findPipeline(principal, pipelineId), runId));
     },
 
     /** Cancels a run: a queued one never begins; a running one has its stages' runs cancelled and what has not begun skipped (`always` stages still run). */
     async cancel(principal: Principal, pipelineId: string, runId: string) {
-      const pipeline = await readablePipeline(principal, pipelineId);
+      const pipeline = await findPipeline(principal, pipelineId);
       const run = await runOfPipeline(pipeline, runId);
       if (FINAL_PIPELINE_RUN_STATUSES.includes(run.status as never)) throw new ApiError('conflict', `The pipeline run has already finished (${run.status})`);
       await runnableStages(principal, pipeline, deployments);
