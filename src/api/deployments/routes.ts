@@ -4,7 +4,7 @@ import { principalOf } from '../http/auth';
 import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchema, rejectSchema, retrySchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
+import { approveSchema, createDeploymentSchema, idempotencyKeyOf, pauseSchema, rejectSchema, retrySchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import type { DeploymentService } from './service';
 
 export function deploymentRoutes(deployments: DeploymentService): Router {
@@ -34,10 +34,6 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
     res.status(204).end();
   });
 
-  const idempotencyKey = (req: Parameters<typeof principalOf>[0]) => {
-    const header = req.get('Idempotency-Key');
-    return header === undefined ? undefined : validate(idempotencyKeySchema, header, 'Idempotency-Key header');
-  };
   /** A trigger's or a retry's answer: 202, where to poll, and whether an Idempotency-Key replayed it. */
   const accepted = (req: Parameters<typeof principalOf>[0], res: import('express').Response, id: string, { run, replayed }: Awaited<ReturnType<DeploymentService['trigger']>>) => {
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -55,7 +51,7 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
   const triggerBody = (req: Parameters<typeof principalOf>[0]) => validate(triggerSchema, req.body ?? {});
 
   router.post('/:id/run', requireAction('deployments:run'), async (req, res) => {
-    const key = idempotencyKey(req);
+    const key = idempotencyKeyOf(req);
     const id = param(req.params.id);
     accepted(req, res, id, await deployments.trigger(principalOf(req), id, key, triggerBody(req)));
   });
@@ -65,7 +61,7 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
   });
 
   router.post('/:id/runs/:runId/retry', requireAction('deployments:run'), async (req, res) => {
-    const key = idempotencyKey(req);
+    const key = idempotencyKeyOf(req);
     const id = param(req.params.id);
     accepted(req, res, id, await deployments.retry(principalOf(req), id, param(req.params.runId), key, validate(retrySchema, req.body ?? {})));
   });

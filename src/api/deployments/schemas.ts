@@ -1,3 +1,4 @@
+import { validate } from '../http/validation';
 import { z } from 'zod';
 import { objectIdSchema as objectId } from '../http/ids';
 import { tagSchema } from '../servers/schemas';
@@ -174,3 +175,9 @@ export const idempotencyKeySchema = z
   .min(1)
   .max(200)
   .regex(/^[\x21-\x7e]+$/, 'Idempotency-Key must be 1-200 printable ASCII characters without spaces');
+
+/** A trigger's or a retry's Idempotency-Key header, if it has one (a deployment's or a pipeline's). */
+export function idempotencyKeyOf(req: { get(name: string): string | undefined }): string | undefined {
+  const header = req.get('Idempotency-Key');
+  return header === undefined ? undefined : validate(idempotencyKeySchema, header, 'Idempotency-Key header');
+}

@@ -3,7 +3,7 @@ import { principalOf } from '../http/auth';
 import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
-import { approveSchema, idempotencyKeySchema, rejectSchema } from '../deployments/schemas';
+import { approveSchema, idempotencyKeyOf, rejectSchema } from '../deployments/schemas';
 import { cameThroughAgentDoor } from '../mcp/agent-door';
 import type { PipelineRunService } from './run-service';
 import { pipelineTriggerSchema, stageNameSchema } from './run-schemas';
@@ -12,10 +12,6 @@ import { pipelineTriggerSchema, stageNameSchema } from './run-schemas';
 export function pipelineRunRoutes(runs: PipelineRunService): Router {
   const router = Router();
   const param = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0]! : value!);
-  const idempotencyKey = (req: Request) => {
-    const header = req.get('Idempotency-Key');
-    return header === undefined ? undefined : validate(idempotencyKeySchema, header, 'Idempotency-Key header');
-  };
   /** A trigger's or a retry's answer: 202, where to poll, and whether an Idempotency-Key replayed it. */
   const accepted = (req: Request, res: Response, id: string, { run, replayed }: Awaited<ReturnType<PipelineRunService['trigger']>>) => {
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -32,7 +28,7 @@ export function pipelineRunRoutes(runs: PipelineRunService): Router {
 
   router.post('/:id/run', requireAction('deployments:run'), async (req, res) => {
     const id = param(req.params.id);
-    accepted(req, res, id, await runs.trigger(principalOf(req), id, idempotencyKey(req), validate(pipelineTriggerSchema, req.body ?? {}), { viaAgentDoor: cameThroughAgentDoor(req) }));
+    accepted(req, res, id, await runs.trigger(principalOf(req), id, idempotencyKeyOf(req), validate(pipelineTriggerSchema, req.body ?? {}), { viaAgentDoor: cameThroughAgentDoor(req) }));
   });
 
   router.get('/:id/runs', requireAction('read'), async (req, res) => {
@@ -49,7 +45,7 @@ export function pipelineRunRoutes(runs: PipelineRunService): Router {
 
   router.post('/:id/runs/:runId/retry', requireAction('deployments:run'), async (req, res) => {
     const id = param(req.params.id);
-    accepted(req, res, id, await runs.retry(principalOf(req), id, param(req.params.runId), idempotencyKey(req), cameThroughAgentDoor(req)));
+    accepted(req, res, id, await runs.retry(principalOf(req), id, param(req.params.runId), idempotencyKeyOf(req), cameThroughAgentDoor(req)));
   });
 
   // A stage's gate: the service judges who may (people with approve on the stage's servers, never the triggerer).
