@@ -141,20 +141,24 @@ describe('a step’s outputs', () => {
     expect(shown).not.toContain(parameter);
   });
 
-  test('the file is the user’s alone and is gone after its step: ended, exited, failed, timed out or refused', async () => {
+  test('the file is in a directory of the user’s alone, made when written, and gone after its step: ended, exited, failed, timed out or refused', async () => {
     const run = await runSteps([
-      { name: 'ended', command: 'echo "$BOSUN_OUTPUT"; ls -l "$BOSUN_OUTPUT" | cut -c1-10; echo "a=1" >> "$BOSUN_OUTPUT"' },
+      {
+        name: 'ended',
+        command: 'echo "$BOSUN_OUTPUT"; ls -ld "$(dirname "$BOSUN_OUTPUT")" | cut -c1-10; test -e "$BOSUN_OUTPUT" || echo absent; echo "a=1" >> "$BOSUN_OUTPUT"',
+      },
       { name: 'exited', continue_on_error: true, command: 'echo "$BOSUN_OUTPUT"; echo "b=1" >> "$BOSUN_OUTPUT"; exit 4' },
       // Waits out its one-second limit: the kill of its process group is what this step is about.
       { name: 'timed-out', continue_on_error: true, timeout_seconds: 1, command: 'echo "$BOSUN_OUTPUT"; echo "c=1" >> "$BOSUN_OUTPUT"; sleep 30' },
       { name: 'refused', continue_on_error: true, command: 'echo "$BOSUN_OUTPUT"; echo "not an output" >> "$BOSUN_OUTPUT"' },
-      { name: 'list', command: 'ls -a "${TMPDIR:-/tmp}"' },
+      { name: 'list', command: 'ls -a "${TMPDIR:-/tmp}" "${TMPDIR:-/tmp}/bosun-output-$LOGNAME"' },
     ]);
     expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['success', 'failed', 'failed', 'failed', 'success']);
     const files = run.steps.slice(0, 4).map((s: { output: string }) => s.output.split('\n')[0]);
     for (const file of files) expect(file).toMatch(/\/bosun-output\.[0-9a-f]{24}$/);
     expect(new Set(files).size).toBe(4);
-    expect(run.steps[0].output.split('\n')[1]).toBe('-rw-------');
+    expect(path.dirname(files[0]!)).toMatch(/\/bosun-output-[^/]+$/);
+    expect(run.steps[0].output.split('\n').slice(1, 3)).toEqual(['drwx------', 'absent']);
     const listed = run.steps[4].output.split('\n');
     for (const file of files) expect(listed).not.toContain(path.basename(file));
     // Timed out: killed before it ended, so what it wrote is not recorded.

@@ -1,5 +1,6 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { inProcessGroup, processGroupLine } from '../../src/domain/ssh/exec';
 import { eventually } from '../support/eventually';
@@ -57,15 +58,47 @@ describe.each([
 });
 
 describe('process-group wrapper with BOSUN_OUTPUT', () => {
+  let tmp: string;
+  beforeEach(() => (tmp = mkdtempSync(path.join(os.tmpdir(), 'bosun-output-unit-'))));
+  afterEach(() => rmSync(tmp, { recursive: true, force: true }));
+  const login = 'unit-login';
   const wrapped = (umask: string, command: string, name = `bosun-output.unit${process.pid}${umask}`) =>
-    spawnSync('sh', ['-c', `umask ${umask}; ${inProcessGroup(command, { mergeStderr: true, outputFile: name })}`], { encoding: 'utf8' });
+    spawnSync('sh', ['-c', `umask ${umask}; ${inProcessGroup(command, { mergeStderr: true, outputFile: name })}`], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, TMPDIR: tmp, LOGNAME: login },
+    });
+  const modeOf = (file: string) => (statSync(file).mode & 0o777).toString(8);
 
-  test.each(['0002', '0022', '0077'])('the file is mode 0600 under umask %s, which the command keeps; it comes back on stderr after its line and is removed', (umask) => {
-    const result = wrapped(umask, 'umask; ls -l "$BOSUN_OUTPUT" | cut -c1-10; echo "$BOSUN_OUTPUT"; echo "a=1" >> "$BOSUN_OUTPUT"; exit 5');
+  test.each(['0002', '0022', '0077'])(
+    'under umask %s the file is named in the login’s own 0700 directory, made when first written; the command keeps its umask; it comes back on stderr after its line and is removed',
+    (umask) => {
+      const result = wrapped(umask, 'umask; test -e "$BOSUN_OUTPUT" && echo exists || echo absent; echo "$BOSUN_OUTPUT"; echo "a=1" >> "$BOSUN_OUTPUT"; exit 5');
+      const [seen, before, file] = result.stdout.split('\n');
+      expect([seen, before]).toEqual([umask, 'absent']);
+      expect(path.dirname(file!)).toBe(path.join(tmp, `bosun-output-${login}`));
+      expect(modeOf(path.dirname(file!))).toBe('700');
+      expect(result.status).toBe(5);
+      expect(result.stderr.split('\n').slice(1).join('\n')).toBe(`bosun-output:${path.basename(file!)}\na=1\n`);
+      expect(existsSync(file!)).toBe(false);
+    },
+  );
+
+  test('a step that writes nothing leaves nothing and sends no output line', () => {
+    const result = wrapped('0022', 'echo "$BOSUN_OUTPUT"');
+    expect(result.status).toBe(0);
+    expect(result.stderr).not.toMatch(/bosun-output:/);
+    expect(readdirSync(path.join(tmp, `bosun-output-${login}`))).toEqual([]);
+  });
+
+  test.each([
+    ['a link planted where the directory goes', () => symlinkSync(os.tmpdir(), path.join(tmp, `bosun-output-${login}`))],
+    ['a file planted where the directory goes', () => writeFileSync(path.join(tmp, `bosun-output-${login}`), '')],
+  ])('with %s, a fresh 0600 file is made in TMPDIR instead, and removed', (_name, plant) => {
+    plant();
+    const result = wrapped('0002', 'umask; ls -l "$BOSUN_OUTPUT" | cut -c1-10; echo "$BOSUN_OUTPUT"; echo "a=1" >> "$BOSUN_OUTPUT"');
     const [seen, mode, file] = result.stdout.split('\n');
-    expect([seen, mode]).toEqual([umask, '-rw-------']);
-    expect(result.status).toBe(5);
-    expect(result.stderr.split('\n').slice(1).join('\n')).toBe(`bosun-output:${path.basename(file!)}\na=1\n`);
+    expect([seen, mode, path.dirname(file!)]).toEqual(['0002', '-rw-------', tmp]);
+    expect(result.stderr).toMatch(/\nbosun-output:bosun-output\.unit\d+0002\na=1\n$/);
     expect(existsSync(file!)).toBe(false);
   });
 

@@ -42,27 +42,31 @@ export const inProcessGroup = (
 };
 
 /**
- * A step's command with BOSUN_OUTPUT: a new file of the user's alone (mode 0600: made under umask
- * 077; noclobber opens it O_EXCL and its name is random, so nothing planted in a shared TMPDIR is
- * followed). The login's umask is read from /proc (its second line) to be given back without a
- * process; where there is no /proc a subshell makes the file. The command runs in a subshell (its
- * `exit`, `exec` or traps cannot skip what follows) without fd 3, the wrapper's own stderr; once it
- * ends, the file goes to fd 3 after the line `bosun-output:<name>` (only when it holds something), is
- * removed, and the wrapper exits with the command's status. A TERM, HUP, INT or PIPE (Bosun's kill
- * of the group, a lost channel) removes the file and ends the wrapper by the same signal.
+ * A step's command with BOSUN_OUTPUT. The file is named in a directory of the login's alone,
+ * `${TMPDIR:-/tmp}/bosun-output-<login>` (LOGNAME as sshd sets it; made mode 0700 the first time;
+ * used only while it is a directory, not a link, and the login's own, which in a sticky /tmp nobody
+ * else can replace), and the command makes the file when it first writes to it: a step that writes
+ * no output costs no process but a subshell. Otherwise (no login name, the directory not ours) a new
+ * file of the user's alone is made beforehand in TMPDIR (mode 0600 under umask 077, in a subshell so
+ * the command keeps its umask; noclobber opens it O_EXCL and its name is random, so nothing planted
+ * there is followed). The command runs in a subshell (its `exit`, `exec` or traps cannot skip what
+ * follows) without fd 3, the wrapper's own stderr; once it ends, a file written goes to fd 3 after
+ * the line `bosun-output:<name>` (when it holds something) and is removed, and the wrapper exits
+ * with the command's status. A TERM, HUP, INT or PIPE (Bosun's kill of the group, a lost channel)
+ * removes the file and ends the wrapper by the same signal.
  */
 function outputFileStep(name: string) {
   const traps = ['TERM', 'HUP', 'INT', 'PIPE'].map((signal) => `trap '__bosun_gone ${signal}' ${signal}; `).join('');
-  const create = 'set -C; true 2>/dev/null > "$BOSUN_OUTPUT"';
+  const ours = '[ -d "$__bosun_dir" ] && [ ! -L "$__bosun_dir" ] && [ -O "$__bosun_dir" ]';
   return (
-    `BOSUN_OUTPUT="\${TMPDIR:-/tmp}/${name}"; exec 3>&2 2>&1; ` +
-    `__bosun_key=; __bosun_umask=; { { read -r _ _; read -r __bosun_key __bosun_umask _; } < /proc/$$/status; } 2>/dev/null; ` +
-    `case "$__bosun_key $__bosun_umask" in "Umask: "[0-7][0-7][0-7][0-7]) umask 077; ${create}; __bosun_created=$?; set +C; umask "$__bosun_umask";; ` +
-    `*) (umask 077; ${create}); __bosun_created=$?;; esac; ` +
-    `if [ "$__bosun_created" != 0 ]; then echo "--- could not create the file for BOSUN_OUTPUT ($BOSUN_OUTPUT) ---"; exit 1; fi; ` +
+    `exec 3>&2 2>&1; __bosun_login=\${LOGNAME:-$USER}; __bosun_dir="\${TMPDIR:-/tmp}/bosun-output-$__bosun_login"; ` +
+    `case "$__bosun_login" in ''|*/*) false;; *) ${ours} || { mkdir -m 700 -- "$__bosun_dir" 2>/dev/null && ${ours}; };; esac ` +
+    `&& BOSUN_OUTPUT="$__bosun_dir/${name}" || { ` +
+    `BOSUN_OUTPUT="\${TMPDIR:-/tmp}/${name}"; ` +
+    `if ! (umask 077; set -C; true 2>/dev/null > "$BOSUN_OUTPUT"); then echo "--- could not create the file for BOSUN_OUTPUT ($BOSUN_OUTPUT) ---"; exit 1; fi; }; ` +
     `__bosun_gone() { rm -f -- "$BOSUN_OUTPUT"; trap - "$1"; kill -"$1" $$; }; ${traps}` +
     `export BOSUN_OUTPUT; (eval "$__bosun_command") 3>&-; __bosun_status=$?; ` +
-    `if [ -s "$BOSUN_OUTPUT" ]; then echo "bosun-output:${name}" >&3; cat -- "$BOSUN_OUTPUT" >&3; fi; rm -f -- "$BOSUN_OUTPUT"; exit $__bosun_status`
+    `if [ -e "$BOSUN_OUTPUT" ]; then if [ -s "$BOSUN_OUTPUT" ]; then echo "bosun-output:${name}" >&3; cat -- "$BOSUN_OUTPUT" >&3; fi; rm -f -- "$BOSUN_OUTPUT"; fi; exit $__bosun_status`
   );
 }
 
