@@ -1,0 +1,21 @@
+import { Schema } from 'mongoose';
+
+/**
+ * `managed_by` on every kind's document (null: made through the API, the console, the CLI): the
+ * source that applied it, its revision and file, and the spec's hash as applied (src/domain/config/types.ts ManagedBy).
+ */
+export const managedBySchema = new Schema(
+  {
+    source: { type: String, required: true },
+    revision: { type: String, default: null },
+    path: { type: String, required: true },
+    applied_at: { type: Date, required: true },
+    spec_hash: { type: String, required: true },
+    forced_at: { type: Date, default: null },
+    forced_by: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+/** The field as each kind's schema declares it. */
+export const managedByField = { type: managedBySchema, default: null };
