@@ -11,6 +11,8 @@ import { serverRoutes } from './servers/routes';
 import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
 import { pipelineRoutes } from './pipelines/routes';
+import { configRoutes } from './config/routes';
+import { CONFIG_ADAPTERS, CONFIG_BODY_LIMIT_BYTES } from './config/kinds';
 import { pipelineDefinitions } from './pipelines/definitions';
 import { pipelineRunRoutes } from './pipelines/run-routes';
 import type { PipelineRunService } from './pipelines/run-service';
@@ -140,6 +142,8 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   // Per token; a person signed in without one (OpenID Connect) counts per person.
   const perCaller = limiter((req) => principalOf(req).tokenId ?? `person:${principalOf(req).identity.id}`);
   const readJson = express.json({ limit: http.bodyLimitBytes, strict: true });
+  // Definition files travel whole in one body: their own limits (5 MiB a file) are the files layer's.
+  const readConfigJson = express.json({ limit: CONFIG_BODY_LIMIT_BYTES, strict: true });
 
   const api = express.Router();
   api.use(perAddress);
@@ -151,7 +155,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use(recordWrites(log, auditPendingSeconds, bosunOperations));
   // Bodies are parsed only for authenticated callers.
   api.use(requireJsonBody);
-  api.use((req, res, next) => (WRITES.has(req.method) ? readJson(req, res, next) : next()));
+  api.use((req, res, next) => (WRITES.has(req.method) ? (req.path.startsWith('/config/') ? readConfigJson : readJson)(req, res, next) : next()));
   // Each resource's known paths answer another method with 405 and Allow.
   api.use('/servers', refuseOtherMethods(serverRoutes(servers)));
   api.use('/deployments/:id/schedules', refuseOtherMethods(scheduleRoutes(schedules.deployments)));
@@ -175,6 +179,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/notification-channels', refuseOtherMethods(notificationChannelRoutes(notifications)));
   api.use('/notification-settings', refuseOtherMethods(notificationSettingsRoutes(notifications)));
   api.use('/audit', refuseOtherMethods(auditRoutes(bosunOperations)));
+  api.use('/config', refuseOtherMethods(configRoutes(CONFIG_ADAPTERS, log)));
 
   app.use('/api/v1', api);
 

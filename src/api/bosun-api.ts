@@ -6,6 +6,7 @@ import { pipelineOperations } from './pipelines/openapi';
 import { pipelineRunOperations } from './pipelines/run-openapi';
 import { scheduleOperations } from './schedules/openapi';
 import { freezeOperations } from './freezes/openapi';
+import { configOperations } from './config/openapi';
 import { migrationPlanOperations } from './migration-plans/openapi';
 import { notificationOperations } from './notifications/openapi';
 import { observabilityOperations } from './observability/openapi';
@@ -36,6 +37,7 @@ export const bosunOperations: Operation[] = [
   ...pipelineRunOperations,
   ...scheduleOperations,
   ...freezeOperations,
+  ...configOperations,
   ...secretOperations,
   ...tokenOperations,
   ...accessOperations,

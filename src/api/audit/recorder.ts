@@ -121,7 +121,8 @@ export function recordWrites(log: Logger, pendingSeconds: number, operations: re
       const outcome = ok ? 'ok' : (errorCode ?? `http_${res.statusCode}`);
       recordOutcome(id, res.writableFinished ? outcome : `${outcome}_aborted`, {
         ...(created && !targetId ? { target: { kind: known.kind, id: created } } : {}),
-        details: { status: res.statusCode, ...(created && targetId ? { created_id: created } : {}) },
+        // A route may add what its entry should say beyond the request (an apply: its source, revision and counts).
+        details: { status: res.statusCode, ...(created && targetId ? { created_id: created } : {}), ...((res.locals.auditDetails as Record<string, unknown> | undefined) ?? {}) },
       }).catch((err: Error) => log.warn({ err: err.message, action: known.action }, 'could not record a write’s outcome in the audit trail (it is chained as unknown)'));
     });
     next();

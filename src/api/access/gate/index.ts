@@ -12,5 +12,6 @@ export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } fro
 export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { checkPipeline, readablePipelineFilter, type StageDeployment } from './pipelines';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';
+export { assertMayChangeKind, assertMayExportKind } from './config';
 export { tokensRights, type TokenRights } from './token-rights';
 export { assertOnServers, checkServer, checkServersOf, readableAmong, readableServerFilter, readableServerIds, type NamedServer } from './servers';

@@ -1,0 +1,37 @@
+import { mayEverywhere } from '../../../domain/access/grants';
+import type { Action } from '../../../domain/access/roles';
+import type { ConfigKind } from '../../../domain/config/types';
+import type { Principal } from '../../../domain/tokens/service';
+import { refusal } from './refusals';
+
+/** What changing a kind from Git needs, organization-wide: what its own API's writes need. */
+const NEEDED: Record<ConfigKind, Action> = {
+  Deployment: 'deployments:write',
+  Pipeline: 'deployments:write',
+  Schedule: 'deployments:write',
+  Freeze: 'admin',
+  Team: 'admin',
+  ServiceAccount: 'admin',
+  RoleBinding: 'admin',
+  NotificationChannel: 'admin',
+  Policy: 'admin',
+};
+
+/**
+ * A plan or apply may change (create, update or prune) an object of `kind` only if the caller may do
+ * what that kind's routes need for the whole organization: 403 naming the document (`where`) otherwise.
+ */
+export function assertMayChangeKind(principal: Principal, kind: ConfigKind, where: string): void {
+  const action = NEEDED[kind];
+  if (!mayEverywhere(principal, action)) refuse(where, kind, action);
+}
+
+/** An export may show a kind to who may read it all: deployments, pipelines and schedules to readers of the whole organization, the rest to its admins. */
+export function assertMayExportKind(principal: Principal, kind: ConfigKind): void {
+  const action = NEEDED[kind] === 'admin' ? 'admin' : 'read';
+  if (!mayEverywhere(principal, action)) throw refusal('forbidden', `exporting ${kind} definitions needs "${action}" for the whole organization`);
+}
+
+function refuse(where: string, kind: ConfigKind, action: Action): never {
+  throw refusal('forbidden', `${where}: changing a ${kind} needs "${action}" for the whole organization`);
+}

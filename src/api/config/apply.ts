@@ -1,0 +1,80 @@
+import { inTransaction } from '../../domain/database';
+import { recordAuditEvent } from '../../domain/audit/pending-entries';
+import type { AuditActor } from '../../domain/audit/model';
+import type { KindAdapter } from '../../domain/config/types';
+import type { Principal } from '../../domain/tokens/service';
+import type { Logger } from '../../logger';
+import { ApiError } from '../http/errors';
+import { specHash } from './diff';
+import { planConfig, type ConfigPlan } from './plan';
+import type { ApplyRequest, Plan } from './schemas';
+
+/*
+ * An apply: the plan made again, refused whole while it has an error or is not the plan reviewed
+ * (plan_hash), then every change in one MongoDB transaction — the objects, their `managed_by`, and
+ * one audit entry each — so a crash leaves all of it or none. What lives outside MongoDB (Temporal
+ * Schedules, caches) follows after the commit; the worker's reconcile repairs it if that is lost.
+ */
+
+export interface Applied {
+  plan: Plan;
+  created: number;
+  updated: number;
+  deleted: number;
+  /** The revision this source had applied before (the newest of its objects'), for the audit trail. */
+  previous_revision: string | null;
+}
+
+const actorOf = (principal: Principal): AuditActor => ({ type: principal.identity.type, id: principal.identity.id, name: principal.identity.name, token_id: principal.tokenId ?? null });
+
+export async function applyConfig(principal: Principal, request: ApplyRequest, adapters: readonly KindAdapter[], log: Logger): Promise<Applied> {
+  const planned = await planConfig(principal, request, adapters);
+  const { view } = planned;
+  if (request.plan_hash && request.plan_hash !== view.plan_hash) {
+    throw new ApiError('plan_changed', 'The plan of these files is not the one reviewed (the files or the organization changed since): plan again; nothing was applied');
+  }
+  if (view.errors.length) {
+    throw new ApiError(
+      'validation_failed',
+      `The files have ${view.errors.length} problem${view.errors.length > 1 ? 's' : ''}: nothing was applied`,
+      view.errors.map((e) => ({ path: e.line ? `${e.file}:${e.line}:${e.column}` : e.file, message: e.message })),
+    );
+  }
+  const now = new Date();
+  await inTransaction(async (session) => {
+    const context = { organizationId: principal.organizationId, session, names: planned.names, principal, now };
+    for (const removal of planned.removals) await removal.adapter.remove(context, removal.id);
+    for (const write of planned.writes) {
+      const managed_by = { source: request.source, revision: request.revision, path: write.path, applied_at: now, spec_hash: specHash(write.spec), forced_at: null, forced_by: null };
+      await write.adapter.write(context, { id: write.id, name: write.name, spec: write.spec, existing: write.existing !== null, managed_by });
+    }
+    await recordObjectEntries(principal, request, planned, session);
+  });
+  await followOutside(planned, principal.organizationId, log);
+  return { plan: view, created: view.create.length, updated: view.update.length, deleted: view.delete.length, previous_revision: planned.previousRevision };
+}
+
+/** One audit entry per object changed, in the apply's transaction. */
+async function recordObjectEntries(principal: Principal, request: ApplyRequest, planned: ConfigPlan, session: import('mongoose').ClientSession) {
+  const base = { organizationId: principal.organizationId, actor: actorOf(principal) };
+  const details = { source: request.source, revision: request.revision };
+  for (const write of planned.writes) {
+    const action = write.existing ? 'config.update' : 'config.create';
+    const fields = planned.view.update.find((u) => u.kind === write.kind && u.name === write.name)?.fields;
+    await recordAuditEvent({ ...base, action, target: { kind: write.kind, id: write.id, name: write.name }, details: { ...details, path: write.path, ...(fields ? { fields: Object.keys(fields) } : {}) } }, 'ok', { session });
+  }
+  for (const removal of planned.removals) {
+    await recordAuditEvent({ ...base, action: 'config.delete', target: { kind: removal.kind, id: removal.id, name: removal.name }, details }, 'ok', { session });
+  }
+}
+
+/** Each kind's world outside MongoDB brought to what was committed (best effort: the worker's reconcile repairs). */
+async function followOutside(planned: ConfigPlan, organizationId: string, log: Logger) {
+  const kinds = new Set<KindAdapter>([...planned.writes.map((w) => w.adapter), ...planned.removals.map((r) => r.adapter)]);
+  for (const adapter of kinds) {
+    if (!adapter.afterApply) continue;
+    const written = planned.writes.filter((w) => w.adapter === adapter).map((w) => w.id);
+    const removed = planned.removals.filter((r) => r.adapter === adapter).map((r) => r.id);
+    await adapter.afterApply(organizationId, { written, removed }).catch((err: unknown) => log.warn({ err, kind: adapter.kind }, 'could not bring what lives outside MongoDB to an apply now; the worker’s reconcile will'));
+  }
+}

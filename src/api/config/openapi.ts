@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { dataOf, type Operation } from '../openapi/operation';
+import { applyRequestSchema, exportQuerySchema, planRequestSchema, planSchema } from './schemas';
+
+const tag = 'Config as code';
+const limits = [
+  'each file at most 5 MiB (413 naming it), at most 2,000 documents in all',
+  'a caller changes a kind only with what its own routes need for the whole organization: `deployments:write` for Deployment, Pipeline and Schedule, `admin` for the rest (403 naming the document)',
+];
+
+export const configOperations: Operation[] = [
+  {
+    method: 'post', path: '/api/v1/config/plan', operationId: 'planConfig', tag, scope: 'deployments:write',
+    summary: 'Plan definition files against the organization',
+    description:
+      'Reads YAML documents `{ kind, name, spec }` and answers what an apply would create, update (each field from and to), delete (with `prune`, only what this `source` applied) and leave unchanged, ' +
+      'the objects of this source changed since by another path (`drift`), and every problem of the files at once (`errors`, each `file:line:column: message`). Changes nothing.',
+    body: { schema: planRequestSchema, required: true },
+    responses: { 200: { description: 'The plan', body: dataOf(planSchema) } },
+    errors: ['forbidden', 'payload_too_large', 'validation_failed'],
+    beyondSchema: limits,
+  },
+  {
+    method: 'post', path: '/api/v1/config/apply', operationId: 'applyConfig', tag, scope: 'deployments:write',
+    summary: 'Apply definition files: all or nothing',
+    description:
+      'Plans the files again and applies every change in one transaction, each object marked `managed_by` this source (its revision and file); refused whole while the plan has an error (422, each problem as `path: file:line:column`). ' +
+      'With `plan_hash`, refused with 409 plan_changed if the plan is not the one reviewed. Applying the same files again changes nothing.',
+    body: { schema: applyRequestSchema, required: true },
+    responses: {
+      200: {
+        description: 'Applied',
+        body: dataOf(z.strictObject({ created: z.number().int(), updated: z.number().int(), deleted: z.number().int(), plan: planSchema })),
+      },
+    },
+    errors: ['forbidden', 'plan_changed', 'payload_too_large', 'validation_failed'],
+    beyondSchema: limits,
+  },
+  {
+    method: 'get', path: '/api/v1/config/export', operationId: 'exportConfig', tag, scope: 'read',
+    summary: 'The organization’s definitions as files',
+    description:
+      'One YAML file per kind (`deployments.yaml`, …), documents by name, in the format apply reads: ids as names, secrets as `${secret:NAME}`, fields in a stable order. ' +
+      'Deployments, pipelines and schedules need `read`, the other kinds `admin`, for the whole organization.',
+    query: exportQuerySchema,
+    responses: { 200: { description: 'The files', body: dataOf(z.strictObject({ files: z.array(z.strictObject({ path: z.string(), content: z.string() })) })) } },
+    errors: ['forbidden', 'validation_failed'],
+  },
+];

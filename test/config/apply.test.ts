@@ -1,0 +1,161 @@
+import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
+import { bearer } from '../support/http';
+import { userWithToken } from '../support/client';
+import { eventually } from '../support/eventually';
+
+/** Definitions kept in Git: plan, apply, idempotency, plan_hash, errors with their places, prune, export. */
+describe('config as code: plan and apply', () => {
+  let bosun: SharedBosun;
+  beforeAll(async () => {
+    bosun = await sharedBosun();
+  });
+  afterAll(() => bosun.stop());
+
+  const web = (command = 'echo deploy', server = 'web-1') => `kind: Deployment
+name: web-release
+spec:
+  server: ${server}
+  steps:
+    - name: deploy
+      command: ${command}
+`;
+  const freeze = `kind: Freeze
+name: year-end
+spec:
+  starts_at: "2030-12-20T00:00:00.000Z"
+  ends_at: "2031-01-02T00:00:00.000Z"
+  tags: [prod]
+`;
+  const body = (files: Record<string, string>, more: object = {}) => ({ source: 'platform-repo', revision: 'abc1234', files: Object.entries(files).map(([path, content]) => ({ path, content })), ...more });
+
+  async function organization(name: string) {
+    const admin = await bosun.token(name);
+    await userWithToken(bosun, admin).addServer({ title: 'web-1', host: '127.0.0.2' });
+    return admin;
+  }
+  const plan = (token: string, b: object) => bosun.api.post('/api/v1/config/plan').set(bearer(token)).send(b);
+  const apply = (token: string, b: object) => bosun.api.post('/api/v1/config/apply').set(bearer(token)).send(b);
+  const deploymentNamed = async (token: string, name: string) => {
+    const list = await bosun.api.get('/api/v1/deployments?per_page=100').set(bearer(token));
+    const found = (list.body.data as Array<{ id: string; name: string }>).find((d) => d.name === name);
+    return found ? (await bosun.api.get(`/api/v1/deployments/${found.id}`).set(bearer(token))).body.data : null;
+  };
+
+  test('a plan creates, an apply applies and marks what it owns; the same files again change nothing', async () => {
+    const admin = await organization('cfg-apply');
+    const files = { 'deploy/web.yaml': web(), 'freezes.yaml': freeze };
+    const first = await plan(admin, body(files));
+    expect(first.status).toBe(200);
+    expect(first.body.data).toMatchObject({
+      source: 'platform-repo', revision: 'abc1234', errors: [], update: [], delete: [], unchanged: [], drift: [],
+      create: expect.arrayContaining([{ kind: 'Deployment', name: 'web-release', path: 'deploy/web.yaml' }, { kind: 'Freeze', name: 'year-end', path: 'freezes.yaml' }]),
+    });
+    expect(await deploymentNamed(admin, 'web-release')).toBeNull();
+
+    const applied = await apply(admin, body(files, { plan_hash: first.body.data.plan_hash }));
+    expect(applied.status).toBe(200);
+    expect(applied.body.data).toMatchObject({ created: 2, updated: 0, deleted: 0 });
+    const deployment = await deploymentNamed(admin, 'web-release');
+    expect(deployment).toMatchObject({ steps: [{ name: 'deploy', command: 'echo deploy' }], managed_by: { source: 'platform-repo', revision: 'abc1234', path: 'deploy/web.yaml', drifted: false } });
+
+    const again = await plan(admin, body(files));
+    expect(again.body.data).toMatchObject({ create: [], update: [], delete: [], errors: [] });
+    expect(again.body.data.unchanged).toHaveLength(2);
+    expect((await apply(admin, body(files))).body.data).toMatchObject({ created: 0, updated: 0, deleted: 0 });
+
+    // The audit trail: the apply's entry (source, revision, counts) and one per object.
+    await eventually(async () => (await bosun.api.get('/api/v1/audit?action=config.create').set(bearer(admin))).body.meta.total as number, (n) => n === 2);
+    const entries = (await bosun.api.get('/api/v1/audit?action=config.apply').set(bearer(admin))).body.data as Array<{ details: Record<string, unknown> }>;
+    expect(entries.map((e) => e.details)).toContainEqual(expect.objectContaining({ source: 'platform-repo', revision: 'abc1234', created: 2, updated: 0, deleted: 0 }));
+  });
+
+  test('an update shows each field from and to; an apply bound to a plan that moved is refused whole', async () => {
+    const admin = await organization('cfg-update');
+    expect((await apply(admin, body({ 'web.yaml': web() }))).status).toBe(200);
+    const changed = await plan(admin, body({ 'web.yaml': web('echo v2') }));
+    expect(changed.body.data.update).toEqual([{ kind: 'Deployment', name: 'web-release', path: 'web.yaml', reason: 'changed', fields: { 'steps[0].command': { from: 'echo deploy', to: 'echo v2' } } }]);
+
+    // Another commit lands between review and apply: the reviewed plan is not the plan any more.
+    expect((await apply(admin, body({ 'web.yaml': web('echo v3') }))).status).toBe(200);
+    const stale = await apply(admin, body({ 'web.yaml': web('echo v2') }, { plan_hash: changed.body.data.plan_hash }));
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe('plan_changed');
+    expect((await deploymentNamed(admin, 'web-release')).steps[0].command).toBe('echo v3');
+  });
+
+  test('every problem at once, each at its file, line and column; nothing is applied while one stands', async () => {
+    const admin = await organization('cfg-errors');
+    const files = {
+      'deploy/web.yaml': web('echo ok', 'web-9'),
+      'deploy/bad.yaml': 'kind: Deployment\nname: broken\nspec:\n  server: web-1\n  steps:\n    - name: a\n      command: true\n      timeout_seconds: 100000\n',
+      'freezes.yaml': freeze,
+      'syntax.yaml': 'kind: Freeze\nname: [unclosed\n',
+      'dup.yaml': freeze,
+    };
+    const planned = await plan(admin, body(files));
+    const texts = (planned.body.data.errors as Array<{ text: string }>).map((e) => e.text);
+    expect(texts).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^deploy\/web\.yaml:4:11: server .*web-9/),
+        expect.stringMatching(/^deploy\/bad\.yaml:8:24: steps\[0\]\.timeout_seconds .*86400/),
+        expect.stringMatching(/^syntax\.yaml:2:\d+: /),
+        expect.stringMatching(/^dup\.yaml:1:1: .*freezes\.yaml:1:1/),
+      ]),
+    );
+    const refused = await apply(admin, body(files));
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details.length).toBe(texts.length);
+    expect((await bosun.api.get('/api/v1/freezes').set(bearer(admin))).body.data).toEqual([]);
+  });
+
+  test('a secret is named, never written: a missing one is a problem at its place', async () => {
+    const admin = await organization('cfg-secret');
+    const channel = 'kind: NotificationChannel\nname: ops\nspec:\n  type: webhook\n  url: ${secret:OPS_HOOK}\n  events: [run.failed]\n';
+    const missing = await plan(admin, body({ 'channels.yaml': channel }));
+    expect(missing.body.data.errors.map((e: { text: string }) => e.text)).toEqual([expect.stringMatching(/^channels\.yaml:5:8: url names the secret "OPS_HOOK"/)]);
+    expect((await bosun.api.put('/api/v1/secrets/OPS_HOOK').set(bearer(admin)).send({ value: 'http://127.0.0.1:9/hook' })).status).toBe(200);
+    expect((await plan(admin, body({ 'channels.yaml': channel }))).body.data.errors).toEqual([]);
+  });
+
+  test('prune deletes only what this source applied and the files dropped, and only when asked', async () => {
+    const admin = await organization('cfg-prune');
+    const ops = userWithToken(bosun, admin);
+    const byHand = await ops.defineDeployment(await ops.addServer({ title: 'web-2', host: '127.0.0.3' }), [{ name: 'a', command: 'true' }], 'by-hand');
+    expect((await apply(admin, body({ 'web.yaml': web(), 'freezes.yaml': freeze }))).status).toBe(200);
+    expect((await apply(admin, { ...body({ 'other.yaml': freeze.replace('year-end', 'other-freeze') }), source: 'other-repo' })).status).toBe(200);
+
+    const kept = await plan(admin, body({ 'web.yaml': web() }));
+    expect(kept.body.data.delete).toEqual([]);
+    expect(kept.body.data.warnings.map((w: { text: string }) => w.text)).toEqual([expect.stringMatching(/^freezes\.yaml: Freeze "year-end" is no longer in the files/)]);
+
+    const pruning = await plan(admin, body({ 'web.yaml': web() }, { prune: true }));
+    expect(pruning.body.data.delete).toEqual([{ kind: 'Freeze', name: 'year-end' }]);
+    expect((await apply(admin, body({ 'web.yaml': web() }, { prune: true, plan_hash: pruning.body.data.plan_hash }))).body.data).toMatchObject({ deleted: 1 });
+    const freezes = (await bosun.api.get('/api/v1/freezes').set(bearer(admin))).body.data.map((f: { name: string }) => f.name);
+    expect(freezes).toEqual(['other-freeze']);
+    expect((await bosun.api.get(`/api/v1/deployments/${byHand.id}`).set(bearer(admin))).status).toBe(200);
+  });
+
+  test('a kind the caller may not change is refused naming the document', async () => {
+    const admin = await organization('cfg-roles');
+    const deployer = await bosun.token('cfg-roles', ['deployments:write', 'read'], 'deployer-token');
+    const refused = await plan(deployer, body({ 'deploy/web.yaml': web(), 'freezes.yaml': freeze }));
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toMatch(/^freezes\.yaml:1:1: Freeze "year-end": changing a Freeze needs "admin"/);
+    expect((await plan(deployer, body({ 'deploy/web.yaml': web() }))).status).toBe(200);
+    expect((await plan(admin, body({ 'freezes.yaml': freeze }))).status).toBe(200);
+  });
+
+  test('export → apply to an empty organization → export is the same bytes', async () => {
+    const admin = await organization('cfg-export-a');
+    expect((await apply(admin, body({ 'web.yaml': web('printf "a: b\\n"'), 'freezes.yaml': freeze }))).status).toBe(200);
+    const exported = (await bosun.api.get('/api/v1/config/export?kinds=Deployment,Freeze').set(bearer(admin))).body.data.files as Array<{ path: string; content: string }>;
+    expect(exported.map((f) => f.path)).toEqual(expect.arrayContaining(['deployments.yaml', 'freezes.yaml']));
+
+    const other = await organization('cfg-export-b');
+    const applied = await apply(other, { source: 'exported', files: exported });
+    expect(applied.status).toBe(200);
+    const again = (await bosun.api.get('/api/v1/config/export?kinds=Deployment,Freeze').set(bearer(other))).body.data.files;
+    expect(again).toEqual(exported);
+  });
+});
