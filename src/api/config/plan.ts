@@ -71,6 +71,7 @@ export async function planConfig(principal: Principal, request: PlanRequest, ada
   const parsed = parseConfigFiles(request.files);
   const errors: ConfigProblem[] = [...parsed.problems];
   const warnings: ConfigProblem[] = [];
+  for (const document of parsed.documents.filter((d) => !byKind.has(d.kind))) errors.push(problemAt(document, [], `kind ${document.kind} cannot be applied by this Bosun`));
   const documents = parsed.documents.filter((document) => byKind.has(document.kind));
   for (const document of documents) assertMayChangeKind(principal, document.kind, `${document.at.file}:${document.at.line}:${document.at.column}: ${document.kind} "${document.name}"`);
 
