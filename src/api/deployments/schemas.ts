@@ -6,6 +6,7 @@ import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME, wholeValuePattern } from '.
 import { durationSchema } from '../http/durations';
 import { requiredText, text } from '../http/text';
 import { overrideFreezeSchema } from '../freezes/enforce';
+import { forceField } from '../ownership/guard';
 
 export const MAX_STEPS = 100;
 export const MAX_COMMAND_LENGTH = 16 * 1024;
@@ -123,8 +124,8 @@ export const createDeploymentSchema = z
   .meta({ oneOf: [{ required: ['server_id'] }, { required: ['targets'] }], not: { anyOf: [{ required: ['server_id', 'strategy'] }, { required: ['server_id', 'rollback'] }] } });
 
 export const updateDeploymentSchema = z
-  .strictObject({ ...definitionFields, name: name.optional(), steps: stepsSchema.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, server_id, targets, strategy, parameters, steps')
+  .strictObject({ ...definitionFields, name: name.optional(), steps: stepsSchema.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'send at least one of name, server_id, targets, strategy, parameters, steps')
   .superRefine((v, ctx) => oneKindOfTarget(v, ctx, false))
   // The refinements, as the document states them.
   .meta({ minProperties: 1, not: { anyOf: [{ required: ['server_id', 'targets'] }, { required: ['server_id', 'strategy'] }, { required: ['server_id', 'rollback'] }] } });

@@ -13,6 +13,7 @@ import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import type { CreateFreezeInput, UpdateFreezeInput } from './schemas';
 import { toFreezeView } from './views';
+import { checkOwnership } from '../ownership/guard';
 
 const invalid = (path: string, message: string) => new ApiError('validation_failed', `${path}: ${message}`, [{ path, message }]);
 
@@ -98,12 +99,13 @@ export function createFreezeService({ workflows, log }: { workflows: Pick<RunWor
       }
     },
 
-    async update(principal: Principal, id: string, input: UpdateFreezeInput) {
+    async update(principal: Principal, id: string, { force = false, ...input }: UpdateFreezeInput) {
       const current = await find(principal, id);
+      const forced = checkOwnership(principal, { kind: 'Freeze', name: current.name, managedBy: current.managed_by }, { force });
       const fields = freezeFields(input, current);
       let updated: Freeze | null;
       try {
-        updated = await freezes.updateFreeze(principal.organizationId, current._id, fields, actorOf(principal));
+        updated = await freezes.updateFreeze(principal.organizationId, current._id, fields, actorOf(principal), forced);
       } catch (error) {
         if (isDuplicateKey(error)) throw taken(fields.name);
         throw error;
@@ -113,8 +115,10 @@ export function createFreezeService({ workflows, log }: { workflows: Pick<RunWor
       return toFreezeView(updated);
     },
 
-    async remove(principal: Principal, id: string) {
-      if (!(await freezes.deleteFreeze(principal.organizationId, parseId(id, 'Freeze')))) throw notFound('Freeze');
+    async remove(principal: Principal, id: string, force = false) {
+      const current = await find(principal, id);
+      checkOwnership(principal, { kind: 'Freeze', name: current.name, managedBy: current.managed_by }, { force, deleting: true });
+      if (!(await freezes.deleteFreeze(principal.organizationId, current._id))) throw notFound('Freeze');
       await wakeFrozenRuns(principal.organizationId);
     },
   };

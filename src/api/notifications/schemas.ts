@@ -3,6 +3,7 @@ import { CHANNEL_TYPES, DELIVERY_STATUSES, EVENT_TYPES } from '../../domain/noti
 import { objectIdSchema } from '../http/ids';
 import { pageQuerySchema } from '../http/pagination';
 import { requiredText } from '../http/text';
+import { forceField } from '../ownership/guard';
 
 const urlSchema = z
   .string()
@@ -45,8 +46,9 @@ export const updateChannelSchema = z
     events: eventsSchema.optional(),
     filter: filterSchema.optional(),
     enabled: z.boolean().optional().describe('true: a channel disabled (by a receiver’s 410, or by hand) sends again; false: disables it'),
+    force: forceField,
   })
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, url, events, filter, enabled')
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'send at least one of name, url, events, filter, enabled')
   .meta({ minProperties: 1 });
 export type UpdateChannelInput = z.infer<typeof updateChannelSchema>;
 

@@ -11,6 +11,7 @@ import { assertAnAdminRemains } from './admins';
 import { requireEverywhere } from '../access/gate';
 import { createRoleBindingSchema, roleBindingQuerySchema, updateRoleBindingSchema } from './schemas';
 import { toRoleBindingView } from './views';
+import { checkOwnership, forceOf, forceQuerySchema, type OwnedDefinition } from '../ownership/guard';
 
 const SUBJECT_WHAT = { person: 'Person', service_account: 'Service account', team: 'Team' } as const;
 
@@ -30,6 +31,9 @@ async function checkDeployments(organizationId: string, ids: string[] | null | u
   const unknown = ids.map((id, i) => ({ id, i })).filter(({ id }) => !found.has(id));
   if (unknown.length) throw new ApiError('validation_failed', 'The request body is invalid', unknown.map(({ i }) => ({ path: `deployments.${i}`, message: 'no deployment of the organization has this id' })));
 }
+
+/** A role binding as the ownership guard sees it: named by its file's document when it has a name, else by its id. */
+const ownedOf = (binding: RoleBinding): OwnedDefinition => ({ kind: 'RoleBinding', name: (binding as { name?: string | null }).name ?? binding._id.toString(), managedBy: binding.managed_by });
 
 const givesAdminEverywhere = (b: { role: string; server_tags?: unknown; deployments?: unknown; max_targets_per_run?: unknown }) =>
   b.role === 'admin' && !b.server_tags && !b.deployments && !b.max_targets_per_run;
@@ -79,7 +83,8 @@ export function roleBindingRoutes(): Router {
 
   router.patch('/:id', admin, async (req, res) => {
     const binding = await bindingOf(req);
-    const input = validate(updateRoleBindingSchema, req.body);
+    const { force = false, ...input } = validate(updateRoleBindingSchema, req.body);
+    const forced = checkOwnership(principalOf(req), ownedOf(binding), { force });
     await checkDeployments(org(req), input.deployments);
     const set = {
       ...(input.role ? { role: input.role } : {}),
@@ -88,12 +93,13 @@ export function roleBindingRoutes(): Router {
       ...(input.max_targets_per_run !== undefined ? { max_targets_per_run: input.max_targets_per_run } : {}),
     };
     if (givesAdminEverywhere(binding) && !givesAdminEverywhere({ ...binding, ...set })) await assertAnAdminRemains(org(req), { bindingGone: binding._id.toString() });
-    const updated = await RoleBindingModel.findOneAndUpdate({ _id: binding._id }, { $set: set }, { returnDocument: 'after' }).lean<RoleBinding>().orFail();
+    const updated = await RoleBindingModel.findOneAndUpdate({ _id: binding._id }, { $set: { ...set, ...forced } }, { returnDocument: 'after' }).lean<RoleBinding>().orFail();
     res.json({ data: toRoleBindingView(updated) });
   });
 
   router.delete('/:id', admin, async (req, res) => {
     const binding = await bindingOf(req);
+    checkOwnership(principalOf(req), ownedOf(binding), { force: forceOf(validate(forceQuerySchema, req.query, 'query')), deleting: true });
     if (givesAdminEverywhere(binding)) await assertAnAdminRemains(org(req), { bindingGone: binding._id.toString() });
     await RoleBindingModel.deleteOne({ _id: binding._id });
     res.status(204).end();

@@ -3,6 +3,7 @@ import { ROLES } from '../../domain/access/roles';
 import { TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
 import { objectIdSchema } from '../http/ids';
 import { tagSchema } from '../servers/schemas';
+import { forceField } from '../ownership/guard';
 
 /** A person's or a team's name: what the console shows and `triggered_by` reads. */
 const displayName = z
@@ -27,16 +28,16 @@ export const updatePersonSchema = z
 const agentFlag = z.boolean().describe('An AI agent acts as this service account: the conversations it starts hold `change` and `destructive` steps for a person (see the policy)');
 export const createServiceAccountSchema = z.strictObject({ name: serviceAccountName, description: z.string().max(500).nullable().default(null), agent: agentFlag.default(false) });
 export const updateServiceAccountSchema = z
-  .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional(), agent: agentFlag.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional(), agent: agentFlag.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 
 const members = z.array(objectIdSchema).max(1000).transform((ids) => [...new Set(ids)]).describe('Person ids');
 const groups = z.array(z.string().min(1).max(255)).max(100).describe('Groups of the OpenID provider whose people are members at sign-in');
 export const createTeamSchema = z.strictObject({ name: displayName, members: members.default([]), oidc_groups: groups.default([]) });
 export const updateTeamSchema = z
-  .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: groups.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: groups.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 
 const role = z.enum(ROLES, { message: `a role is one of ${ROLES.join(', ')}` });
@@ -62,8 +63,8 @@ export const createRoleBindingSchema = z.strictObject({
   max_targets_per_run: maxTargets.default(null),
 });
 export const updateRoleBindingSchema = z
-  .strictObject({ role: role.optional(), servers: servers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .strictObject({ role: role.optional(), servers: servers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 export const roleBindingQuerySchema = z.object({
   subject_type: z.enum(['person', 'team', 'service_account']).optional(),

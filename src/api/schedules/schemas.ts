@@ -4,6 +4,7 @@ import { OVERLAP_POLICIES } from '../../domain/schedules/model';
 import { cronProblem, isTimeZone } from '../../domain/time/cron';
 import { durationSchema } from '../http/durations';
 import { text } from '../http/text';
+import { forceField } from '../ownership/guard';
 
 export const MAX_CATCH_UP_SECONDS = 7 * 86_400;
 export const MAX_JITTER_SECONDS = 3600;
@@ -79,6 +80,7 @@ export const updateScheduleSchema = z
     jitter: jitterSchema.nullable().optional(),
     note: text('note', { max: 500 }).nullable().optional(),
     run_as: fields.run_as,
+    force: forceField,
   })
   .refine((input) => !(input.cron !== undefined && input.every !== undefined), oneKindMessage);
 export type UpdateScheduleInput = z.infer<typeof updateScheduleSchema>;

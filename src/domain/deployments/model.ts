@@ -9,6 +9,7 @@ import { executionFields, lastChunkField } from '../execution/fields';
 export { RUN_STATUSES, FINAL_RUN_STATUSES, BEGUN_RUN_STATUSES, UNFINISHED_RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES } from './statuses';
 export type { RunStatus, BegunRunStatus, TargetStatus, StepStatus } from './statuses';
 import { STEP_STATUSES, TARGET_STATUSES } from './statuses';
+import { managedByField } from '../config/managed-by';
 
 const deploymentSchema = new Schema(
   {
@@ -25,6 +26,8 @@ const deploymentSchema = new Schema(
     parameters: { type: [parameterDefinitionSchema], default: [] },
     name: { type: String, required: true },
     steps: { type: [stepDefinitionSchema], required: true },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );

@@ -61,10 +61,11 @@ export async function updateChannel(
   channel: Pick<NotificationChannel, '_id' | 'type'>,
   changes: Partial<Omit<ChannelFields, 'type'>> & { enabled?: boolean },
   secretBox: SecretBox,
+  forced: Record<string, Date | string> = {},
 ): Promise<NotificationChannel | null> {
   const { enabled, url, ...fields } = changes;
   const id = channel._id;
-  const $set: Record<string, unknown> = { ...fields, ...(url !== undefined ? storedUrl(id, channel.type as ChannelType, url, secretBox) : {}) };
+  const $set: Record<string, unknown> = { ...fields, ...(url !== undefined ? storedUrl(id, channel.type as ChannelType, url, secretBox) : {}), ...forced };
   if (enabled === true) Object.assign($set, { disabled_at: null, disabled_reason: null });
   if (enabled === false) Object.assign($set, { disabled_at: new Date(), disabled_reason: 'disabled by an administrator' });
   return NotificationChannelModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set }, { returnDocument: 'after' }).lean<NotificationChannel>();

@@ -4,6 +4,7 @@ import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from '../deployments/definition-schemas';
 import { gateSchema } from '../deployments/run-guard-schemas';
 import { runParameterSchema, runScheduleSchema } from '../deployments/run-part-schemas';
+import { managedByField } from '../config/managed-by';
 
 /** When a stage runs, from how the stages it needs ended: all succeeded (default), one failed, or whatever happened. */
 export const STAGE_WHEN = ['success', 'failure', 'always'] as const;
@@ -39,6 +40,8 @@ const pipelineSchema = new Schema(
     stages: { type: [stageSchema], required: true },
     created_by: { type: actorSchema, default: null },
     updated_by: { type: actorSchema, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );

@@ -31,8 +31,8 @@ export async function createPipeline(organizationId: string, definition: Pipelin
 }
 
 /** A definition changed by `by`; rejects with code 11000 when renamed to a name the organization uses. */
-export async function redefinePipeline(id: Types.ObjectId, changes: Partial<PipelineDefinition>, by: Actor): Promise<Pipeline | null> {
-  return PipelineModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, updated_by: by } }, { returnDocument: 'after' }).lean<Pipeline>();
+export async function redefinePipeline(id: Types.ObjectId, changes: Partial<PipelineDefinition>, by: Actor, forced: Record<string, Date | string> = {}): Promise<Pipeline | null> {
+  return PipelineModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, updated_by: by, ...forced } }, { returnDocument: 'after' }).lean<Pipeline>();
 }
 
 export async function deletePipeline(id: Types.ObjectId): Promise<void> {

@@ -44,12 +44,12 @@ export async function createSchedule(input: ScheduleFields & ScheduleOwnerField 
 }
 
 /** A change of definition (not of pause: see setPaused), as one write; null when the schedule is gone. */
-export async function updateSchedule(id: Types.ObjectId, fields: Partial<ScheduleFields> & { run_as?: Actor }, by: Actor): Promise<Schedule | null> {
+export async function updateSchedule(id: Types.ObjectId, fields: Partial<ScheduleFields> & { run_as?: Actor }, by: Actor, forced: Record<string, Date | string> = {}): Promise<Schedule | null> {
   // A new timing: ticks due before now were the old timing's (those it fired are recorded); skipped ones are judged from now on.
   const retimed = fields.cron !== undefined || fields.every !== undefined || fields.time_zone !== undefined;
   return ScheduleModel.findOneAndUpdate(
     { _id: id },
-    { $set: { ...fields, updated_by: by }, $inc: { revision: 1 }, ...(retimed ? { $max: { ledger_until: new Date() } } : {}) },
+    { $set: { ...fields, updated_by: by, ...forced }, $inc: { revision: 1 }, ...(retimed ? { $max: { ledger_until: new Date() } } : {}) },
     { returnDocument: 'after' },
   ).lean<Schedule>();
 }
