@@ -1,4 +1,4 @@
-import type { Types } from 'mongoose';
+import type { ClientSession, Types } from 'mongoose';
 import { DeploymentModel, type Deployment } from './model';
 import { deleteRunsOf } from './runs';
 
@@ -37,8 +37,8 @@ export async function redefineDeployment(id: Types.ObjectId, changes: Partial<De
   return DeploymentModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, ...kind, ...forced } }, { returnDocument: 'after' }).lean<Deployment>();
 }
 
-/** A deployment and its run history, gone. */
-export async function deleteDeployment(id: Types.ObjectId): Promise<void> {
-  await DeploymentModel.deleteOne({ _id: id });
-  await deleteRunsOf(id);
+/** A deployment and its run history, gone (within `session`: an apply's transaction). */
+export async function deleteDeployment(id: Types.ObjectId, session?: ClientSession): Promise<void> {
+  await DeploymentModel.deleteOne({ _id: id }, { session });
+  await deleteRunsOf(id, session);
 }

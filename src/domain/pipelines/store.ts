@@ -1,4 +1,4 @@
-import type { Types } from 'mongoose';
+import type { ClientSession, Types } from 'mongoose';
 import type { Actor } from '../access/actor';
 import { PipelineRunModel, PipelineModel, type Pipeline } from './model';
 
@@ -35,9 +35,10 @@ export async function redefinePipeline(id: Types.ObjectId, changes: Partial<Pipe
   return PipelineModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, updated_by: by, ...forced } }, { returnDocument: 'after' }).lean<Pipeline>();
 }
 
-export async function deletePipeline(id: Types.ObjectId): Promise<void> {
-  await PipelineModel.deleteOne({ _id: id });
-  await PipelineRunModel.deleteMany({ pipeline_id: id });
+/** A pipeline and its run history, gone (within `session`: an apply's transaction). */
+export async function deletePipeline(id: Types.ObjectId, session?: ClientSession): Promise<void> {
+  await PipelineModel.deleteOne({ _id: id }, { session });
+  await PipelineRunModel.deleteMany({ pipeline_id: id }, { session });
 }
 
 /** The names of the pipelines that have a stage running this deployment. */

@@ -1,4 +1,4 @@
-import { Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import type { Actor } from '../access/actor';
 import { inTransaction, isDuplicateKey } from '../database';
 import { recordTickSkipped } from './notification-events';
@@ -70,16 +70,16 @@ export async function setPaused(id: Types.ObjectId, paused: boolean, by: Actor, 
   return changed ?? ScheduleModel.findById(id).lean<Schedule>();
 }
 
-export const deleteSchedule = async (id: Types.ObjectId) => {
-  await ScheduleModel.deleteOne({ _id: id });
-  await ScheduleTickModel.deleteMany({ schedule_id: id });
+export const deleteSchedule = async (id: Types.ObjectId, session?: ClientSession) => {
+  await ScheduleModel.deleteOne({ _id: id }, { session });
+  await ScheduleTickModel.deleteMany({ schedule_id: id }, { session });
 };
 
 /** A deployment's or a pipeline's schedules, deleted with it: their ids (their Temporal Schedules go too). */
-export async function deleteSchedulesOf(owner: ScheduleOwnerField): Promise<string[]> {
-  const ids = (await ScheduleModel.find(owner, { _id: 1 }).lean()).map((s) => s._id);
-  await ScheduleModel.deleteMany({ _id: { $in: ids } });
-  await ScheduleTickModel.deleteMany({ schedule_id: { $in: ids } });
+export async function deleteSchedulesOf(owner: ScheduleOwnerField, session?: ClientSession): Promise<string[]> {
+  const ids = (await ScheduleModel.find(owner, { _id: 1 }, { session }).lean()).map((s) => s._id);
+  await ScheduleModel.deleteMany({ _id: { $in: ids } }, { session });
+  await ScheduleTickModel.deleteMany({ schedule_id: { $in: ids } }, { session });
   return ids.map(String);
 }
 
