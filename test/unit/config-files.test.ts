@@ -206,6 +206,25 @@ describe('limits', () => {
     expect(over.problems.map(formatProblem)).toEqual([`b.yaml:${2 + 6 * 1_000}:1: more than 2000 documents in all (at most 2000)`]);
   });
 
+  test('reading stops at the document limit: 5 MiB of tiny documents is not parsed to the end', () => {
+    const tiny = 'kind: Team\nname: t\nspec: {}\n---\n';
+    const content = tiny.repeat(Math.floor(CONFIG_FILE_LIMIT_BYTES / tiny.length));
+    const started = performance.now();
+    const { problems } = parseConfigFiles([{ path: 'tiny.yaml', content }]);
+    expect(problems.at(-1)).toMatchObject({ file: 'tiny.yaml', line: 4 * 2_000 + 1, column: 1, message: 'more than 2000 documents in all (at most 2000)' });
+    // All 170,000 documents took 20 s here before reading stopped at the limit; now about what 2,000 take.
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  test('[ and { nested past 100 levels are refused where they pass it, without parsing the rest (5 MiB of them took 38 s)', () => {
+    const nested = (depth: number) => file('deep.yaml', 'kind: Team', 'name: deep', 'spec:', `  a: ${'['.repeat(depth)}${']'.repeat(depth)}`);
+    expect(problemsOf(nested(100))).toEqual([]);
+    expect(problemsOf(nested(101))).toEqual(['deep.yaml:4:106: [ and { nested deeper than 100 levels: the rest of the file is not read']);
+    const started = performance.now();
+    expect(problemsOf({ path: 'deep.yaml', content: `a: ${'{"x": ['.repeat(600_000)}` })).toEqual(['deep.yaml:1:354: [ and { nested deeper than 100 levels: the rest of the file is not read']);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
   test('a file’s path must be relative, /-separated, without .. and at most 512 characters', () => {
     const rule = "a file's path must be relative, /-separated, without empty or .. parts, at most 512 characters";
     const paths = ['/etc/bosun.yaml', '../outside.yaml', 'deploy/../../x.yaml', 'deploy\\web.yaml', 'deploy//web.yaml', '', `${'d/'.repeat(256)}x.yaml`];

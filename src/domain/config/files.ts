@@ -1,8 +1,9 @@
-import { LineCounter, parseAllDocuments, isScalar, type Document, type Node } from 'yaml';
+import { LineCounter, isScalar, type Document, type Node } from 'yaml';
 import type { ConfigDocument, ConfigFile, ConfigProblem, FilePosition, ParsedFiles } from './types';
 import { checkNodes, type NodeProblem } from './yaml-nodes';
 import { checkShape } from './document-shape';
 import { specOffsetOf } from './spec-positions';
+import { CONFIG_FLOW_DEPTH_LIMIT, yamlDocuments } from './yaml-stream';
 
 /*
  * Config files (issue 38) read into documents `{ kind, name, spec }` with where each part is, and
@@ -25,7 +26,7 @@ export class ConfigLimitError extends Error {
   }
 }
 
-const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false, schema: 'core', merge: false, resolveKnownTags: false, version: '1.2' } as const;
+const YAML_OPTIONS = { uniqueKeys: false, schema: 'core', merge: false, resolveKnownTags: false, version: '1.2' } as const;
 
 function pathProblem(path: string): string | null {
   const parts = path.split('/');
@@ -100,15 +101,16 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParsedFiles {
       continue;
     }
     const lines = new LineCounter();
-    const docs = parseAllDocuments(file.content, { ...YAML_OPTIONS, lineCounter: lines });
-    // A stream without documents still has the errors of what it holds (a stray directive).
-    if ('empty' in docs) problems.push(...docs.errors.map((e) => ({ file: file.path, line: lines.linePos(e.pos[0]).line, column: lines.linePos(e.pos[0]).col, kind: null, name: null, message: e.message })));
-    for (const doc of docs) {
+    const at = (offset: number, message: string): ConfigProblem => ({ file: file.path, line: lines.linePos(offset).line, column: lines.linePos(offset).col, kind: null, name: null, message });
+    for (const doc of yamlDocuments(file.content, lines, YAML_OPTIONS)) {
+      if ('tooDeepAt' in doc) {
+        problems.push(at(doc.tooDeepAt, `[ and { nested deeper than ${CONFIG_FLOW_DEPTH_LIMIT} levels: the rest of the file is not read`));
+        break;
+      }
       if (isEmpty(doc) && doc.errors.length === 0) continue;
       count += 1;
       if (count > CONFIG_DOCUMENT_LIMIT) {
-        const { line, col } = lines.linePos(doc.contents?.range[0] ?? doc.range[0]);
-        problems.push({ file: file.path, line, column: col, kind: null, name: null, message: `more than ${CONFIG_DOCUMENT_LIMIT} documents in all (at most ${CONFIG_DOCUMENT_LIMIT})` });
+        problems.push(at(doc.contents?.range[0] ?? doc.range[0], `more than ${CONFIG_DOCUMENT_LIMIT} documents in all (at most ${CONFIG_DOCUMENT_LIMIT})`));
         return { documents, problems };
       }
       const read = readDocument(doc, file.path, lines);
@@ -129,5 +131,6 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParsedFiles {
 }
 
 export { formatProblem, specPathText } from './spec-positions';
+export { CONFIG_FLOW_DEPTH_LIMIT } from './yaml-stream';
 export { secretReferences, type SecretReference } from './secret-references';
 export { formatConfigFiles, CONFIG_EXPORT_FILES, type ExportedObject } from './export-files';
