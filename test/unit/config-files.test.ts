@@ -229,6 +229,7 @@ describe('limits', () => {
     const rule = "a file's path must be relative, /-separated, without empty or .. parts, at most 512 characters";
     const paths = ['/etc/bosun.yaml', '../outside.yaml', 'deploy/../../x.yaml', 'deploy\\web.yaml', 'deploy//web.yaml', '', `${'d/'.repeat(256)}x.yaml`];
     expect(problemsOf(...paths.map((path) => file(path, 'kind: Team', 'name: ops', 'spec: {}')))).toEqual(paths.map((path) => `${path.slice(0, 512)}:1:1: ${rule}`));
+    expect(problemsOf(file('twice.yaml', 'kind: Team', 'name: a', 'spec: {}'), file('twice.yaml', 'kind: Team', 'name: b', 'spec: {}'))).toEqual(['twice.yaml:1:1: this file is given twice']);
     expect(problemsOf(file(`${'d'.repeat(507)}.yaml`, 'kind: Team', 'name: ops', 'spec: {}'), file('./teams/ops.yaml', 'kind: Team', 'name: dev', 'spec: {}'))).toEqual([]);
   });
 });
@@ -321,11 +322,11 @@ describe('the export’s files', () => {
   });
 
   test('the output is deterministic: the same objects in another order give the same bytes; names in code point order', () => {
-    const names = ['b', 'a', 'ｆ', '😀', 'B', 'a-2'];
+    const names = ['b', 'yes', 'a', 'ｆ', '😀', '12', 'B', 'x: y', 'a-2', '#hash'];
     const shuffled = (order: string[]) => formatConfigFiles(order.map((name) => ({ kind: 'Freeze' as const, name, spec: { reason: name } })));
     const once = shuffled(names);
     expect(shuffled([...names].reverse())).toEqual(once);
-    expect(parseConfigFiles(once).documents.map((d) => d.name)).toEqual(['B', 'a', 'a-2', 'b', 'ｆ', '😀']);
+    expect(parseConfigFiles(once).documents.map((d) => d.name)).toEqual(['#hash', '12', 'B', 'a', 'a-2', 'b', 'x: y', 'yes', 'ｆ', '😀']);
     expect(formatConfigFiles([])).toEqual([]);
   });
 });

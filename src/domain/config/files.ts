@@ -55,6 +55,7 @@ function readDocument(doc: Document.Parsed, file: string, lines: LineCounter): R
   const contents = doc.contents as Node;
   const shape = checkShape(contents);
   const problemOf = ({ offset, message }: NodeProblem): ConfigProblem => ({ ...where(offset), ...shape.label, message });
+  // yaml's warnings are what it lets pass (an unknown tag read as a string): checkNodes refuses those itself.
   if (doc.errors.length > 0) return { document: null, problems: doc.errors.map((e) => problemOf({ offset: e.pos[0], message: e.message })) };
 
   const nodes = checkNodes(contents, (offset) => lines.linePos(offset).line);
@@ -65,6 +66,7 @@ function readDocument(doc: Document.Parsed, file: string, lines: LineCounter): R
   try {
     value = doc.toJS({ maxAliasCount: CONFIG_MAX_ALIAS_COUNT }) as typeof value;
   } catch (error) {
+    if (!(error instanceof ReferenceError)) throw error;
     // yaml counts alias uses as it expands them and stops at the bound: a bomb ends here, unexpanded.
     const message = `aliases are used more than yaml's bound of ${CONFIG_MAX_ALIAS_COUNT} allows (${(error as Error).message}): refused as an alias bomb`;
     return { document: null, problems: [problemOf({ offset: nodes.firstAlias?.range?.[0] ?? 0, message })] };
@@ -93,13 +95,15 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParsedFiles {
   const documents: ConfigDocument[] = [];
   const problems: ConfigProblem[] = [];
   const firstAt = new Map<string, FilePosition>();
+  const paths = new Set<string>();
   let count = 0;
   for (const file of files) {
-    const badPath = pathProblem(file.path);
+    const badPath = pathProblem(file.path) ?? (paths.has(file.path) ? 'this file is given twice' : null);
     if (badPath) {
       problems.push({ file: file.path.slice(0, CONFIG_PATH_MAX_CHARACTERS), line: 1, column: 1, kind: null, name: null, message: badPath });
       continue;
     }
+    paths.add(file.path);
     const lines = new LineCounter();
     const at = (offset: number, message: string): ConfigProblem => ({ file: file.path, line: lines.linePos(offset).line, column: lines.linePos(offset).col, kind: null, name: null, message });
     for (const doc of yamlDocuments(file.content, lines, YAML_OPTIONS)) {
@@ -119,8 +123,9 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParsedFiles {
       const key = `${read.document.kind}\u0000${read.document.name}`;
       const first = firstAt.get(key);
       if (first) {
-        const { kind, name, at } = read.document;
-        problems.push({ ...at, kind, name, message: `${kind} ${JSON.stringify(name)} is defined twice (first at ${first.file}:${first.line}:${first.column})` });
+        const second = read.document;
+        const message = `${second.kind} ${JSON.stringify(second.name)} is defined twice (first at ${first.file}:${first.line}:${first.column})`;
+        problems.push({ ...second.at, kind: second.kind, name: second.name, message });
       } else {
         firstAt.set(key, read.document.at);
         documents.push(read.document);
