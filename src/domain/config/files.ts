@@ -1,8 +1,9 @@
-import { LineCounter, parseAllDocuments, isScalar, type Document, type Node } from 'yaml';
+import { LineCounter, isScalar, type Document, type Node } from 'yaml';
 import type { ConfigDocument, ConfigFile, ConfigProblem, FilePosition, ParsedFiles } from './types';
 import { checkNodes, type NodeProblem } from './yaml-nodes';
 import { checkShape } from './document-shape';
 import { specOffsetOf } from './spec-positions';
+import { CONFIG_FLOW_DEPTH_LIMIT, yamlDocuments } from './yaml-stream';
 
 /*
  * Config files (issue 38) read into documents `{ kind, name, spec }` with where each part is, and
@@ -25,7 +26,7 @@ export class ConfigLimitError extends Error {
   }
 }
 
-const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: false, schema: 'core', merge: false, resolveKnownTags: false, version: '1.2' } as const;
+const YAML_OPTIONS = { uniqueKeys: false, schema: 'core', merge: false, resolveKnownTags: false, version: '1.2' } as const;
 
 function pathProblem(path: string): string | null {
   const parts = path.split('/');
@@ -54,6 +55,7 @@ function readDocument(doc: Document.Parsed, file: string, lines: LineCounter): R
   const contents = doc.contents as Node;
   const shape = checkShape(contents);
   const problemOf = ({ offset, message }: NodeProblem): ConfigProblem => ({ ...where(offset), ...shape.label, message });
+  // yaml's warnings are what it lets pass (an unknown tag read as a string): checkNodes refuses those itself.
   if (doc.errors.length > 0) return { document: null, problems: doc.errors.map((e) => problemOf({ offset: e.pos[0], message: e.message })) };
 
   const nodes = checkNodes(contents, (offset) => lines.linePos(offset).line);
@@ -64,6 +66,7 @@ function readDocument(doc: Document.Parsed, file: string, lines: LineCounter): R
   try {
     value = doc.toJS({ maxAliasCount: CONFIG_MAX_ALIAS_COUNT }) as typeof value;
   } catch (error) {
+    if (!(error instanceof ReferenceError)) throw error;
     // yaml counts alias uses as it expands them and stops at the bound: a bomb ends here, unexpanded.
     const message = `aliases are used more than yaml's bound of ${CONFIG_MAX_ALIAS_COUNT} allows (${(error as Error).message}): refused as an alias bomb`;
     return { document: null, problems: [problemOf({ offset: nodes.firstAlias?.range?.[0] ?? 0, message })] };
@@ -92,23 +95,26 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParsedFiles {
   const documents: ConfigDocument[] = [];
   const problems: ConfigProblem[] = [];
   const firstAt = new Map<string, FilePosition>();
+  const paths = new Set<string>();
   let count = 0;
   for (const file of files) {
-    const badPath = pathProblem(file.path);
+    const badPath = pathProblem(file.path) ?? (paths.has(file.path) ? 'this file is given twice' : null);
     if (badPath) {
       problems.push({ file: file.path.slice(0, CONFIG_PATH_MAX_CHARACTERS), line: 1, column: 1, kind: null, name: null, message: badPath });
       continue;
     }
+    paths.add(file.path);
     const lines = new LineCounter();
-    const docs = parseAllDocuments(file.content, { ...YAML_OPTIONS, lineCounter: lines });
-    // A stream without documents still has the errors of what it holds (a stray directive).
-    if ('empty' in docs) problems.push(...docs.errors.map((e) => ({ file: file.path, line: lines.linePos(e.pos[0]).line, column: lines.linePos(e.pos[0]).col, kind: null, name: null, message: e.message })));
-    for (const doc of docs) {
+    const at = (offset: number, message: string): ConfigProblem => ({ file: file.path, line: lines.linePos(offset).line, column: lines.linePos(offset).col, kind: null, name: null, message });
+    for (const doc of yamlDocuments(file.content, lines, YAML_OPTIONS)) {
+      if ('tooDeepAt' in doc) {
+        problems.push(at(doc.tooDeepAt, `[ and { nested deeper than ${CONFIG_FLOW_DEPTH_LIMIT} levels: the rest of the file is not read`));
+        break;
+      }
       if (isEmpty(doc) && doc.errors.length === 0) continue;
       count += 1;
       if (count > CONFIG_DOCUMENT_LIMIT) {
-        const { line, col } = lines.linePos(doc.contents?.range[0] ?? doc.range[0]);
-        problems.push({ file: file.path, line, column: col, kind: null, name: null, message: `more than ${CONFIG_DOCUMENT_LIMIT} documents in all (at most ${CONFIG_DOCUMENT_LIMIT})` });
+        problems.push(at(doc.contents?.range[0] ?? doc.range[0], `more than ${CONFIG_DOCUMENT_LIMIT} documents in all (at most ${CONFIG_DOCUMENT_LIMIT})`));
         return { documents, problems };
       }
       const read = readDocument(doc, file.path, lines);
@@ -117,8 +123,9 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParsedFiles {
       const key = `${read.document.kind}\u0000${read.document.name}`;
       const first = firstAt.get(key);
       if (first) {
-        const { kind, name, at } = read.document;
-        problems.push({ ...at, kind, name, message: `${kind} ${JSON.stringify(name)} is defined twice (first at ${first.file}:${first.line}:${first.column})` });
+        const second = read.document;
+        const message = `${second.kind} ${JSON.stringify(second.name)} is defined twice (first at ${first.file}:${first.line}:${first.column})`;
+        problems.push({ ...second.at, kind: second.kind, name: second.name, message });
       } else {
         firstAt.set(key, read.document.at);
         documents.push(read.document);
@@ -129,5 +136,6 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParsedFiles {
 }
 
 export { formatProblem, specPathText } from './spec-positions';
+export { CONFIG_FLOW_DEPTH_LIMIT } from './yaml-stream';
 export { secretReferences, type SecretReference } from './secret-references';
 export { formatConfigFiles, CONFIG_EXPORT_FILES, type ExportedObject } from './export-files';

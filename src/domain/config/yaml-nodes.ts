@@ -45,25 +45,25 @@ export function checkNodes(root: Node, lineOf: (offset: number) => number): Chec
   const sizes = new Map<Node, number>();
   let firstAlias: Alias | null = null;
   let expansion = 0;
-  const problem = (node: Node | null | undefined, message: string, fallback: number) => problems.push({ offset: startOf(node, fallback), message });
+  const problem = (node: Node, message: string) => problems.push({ offset: startOf(node, 0), message });
 
   const visitAlias = (alias: Alias): number => {
     firstAlias ??= alias;
     const source = anchors.get(alias.source);
     if (!source) {
-      problem(alias, `no anchor &${alias.source} before this alias`, 0);
+      problem(alias, `no anchor &${alias.source} before this alias`);
       return 1;
     }
     sourceOf.set(alias, source);
     const size = sizes.get(source);
     if (size === undefined) {
-      problem(alias, `alias *${alias.source} is inside its own anchor: a cycle is refused`, 0);
+      problem(alias, `alias *${alias.source} is inside its own anchor: a cycle is refused`);
       return 1;
     }
     const before = expansion;
     expansion += size;
     if (before <= CONFIG_ALIAS_EXPANSION_LIMIT && expansion > CONFIG_ALIAS_EXPANSION_LIMIT) {
-      problem(alias, `aliases expand this document past ${CONFIG_ALIAS_EXPANSION_LIMIT} values: refused as an alias bomb`, 0);
+      problem(alias, `aliases expand this document past ${CONFIG_ALIAS_EXPANSION_LIMIT} values: refused as an alias bomb`);
     }
     return size;
   };
@@ -72,12 +72,12 @@ export function checkNodes(root: Node, lineOf: (offset: number) => number): Chec
     if (isAlias(node)) return visitAlias(node);
     if (node.anchor) anchors.set(node.anchor, node);
     if (node.tag && node.tag !== NON_SPECIFIC_TAG && !CORE_TAGS.has(node.tag)) {
-      problem(node, `tag ${shortTag(node.tag)} is refused: only the core schema's tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)`, 0);
+      problem(node, `tag ${shortTag(node.tag)} is refused: only the core schema's tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)`);
     }
     let size = 1;
     if (isScalar(node)) {
       const message = scalarProblem(node.value);
-      if (message) problem(node, message, 0);
+      if (message) problem(node, message);
     } else if (isMap(node)) {
       const firstLine = new Map<string, number>();
       for (const pair of node.items) {
