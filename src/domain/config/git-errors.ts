@@ -32,13 +32,14 @@ export class RepositoryError extends Error {
 const REDACTED = '[redacted]';
 
 /** Every secret of a fetch and every temporary path replaced: what git or ssh printed may quote either. */
-export function scrub(text: string, secrets: readonly string[]): string {
+function scrub(text: string, secrets: readonly string[]): string {
   let clean = text;
   for (const secret of secrets) if (secret) clean = clean.split(secret).join(REDACTED);
   return clean
     .replace(/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g, REDACTED)
     .replace(/(authorization:\s*)\S+(\s+\S+)?/gi, `$1${REDACTED}`)
-    .replace(/\/\S*bosun-git-[^/\s]+\/\S*/g, '<temporary file>');
+    // mkdtemp's six characters: a fetch's own folder, not a repository whose path merely looks alike.
+    .replace(/\/\S*\/bosun-git-[A-Za-z0-9]{6}\/\S*/g, '<temporary file>');
 }
 
 /** Lines that only repeat what the first ones said, or tell a person at a terminal what to try. */

@@ -1,5 +1,5 @@
 import { hostKeyFingerprintOf } from '../ssh/connect';
-import type { OfferedHostKey } from './git-errors';
+import { RepositoryError, type OfferedHostKey } from './git-errors';
 import type { RepositoryAddress } from './git-location';
 import { run } from './git-process';
 
@@ -33,6 +33,7 @@ export const hostKeyAlgorithmsOf = (type: string) => (type === 'ssh-rsa' ? 'rsa-
 export async function offeredHostKey(address: RepositoryAddress, options: { deadline: number; signal?: AbortSignal; env: NodeJS.ProcessEnv }): Promise<HostKey | null> {
   const seconds = Math.max(1, Math.ceil((options.deadline - Date.now()) / 1000));
   const scan = await run('ssh-keyscan', ['-T', String(seconds), '-p', String(address.port), '-t', 'ed25519,ecdsa,rsa', '--', address.host], options);
+  if (scan.timedOut) throw new RepositoryError('timed_out', `Reading the host key of ${address.host}:${address.port} took longer than the fetch's time limit`);
   const offered = scan.stdout
     .toString('utf8')
     .split('\n')

@@ -40,6 +40,7 @@ async function writeDeployKey(session: FetchSession, key: string, passphrase: st
   await chmod(askpass, 0o700);
   const env = { ...session.env, SSH_ASKPASS: askpass, SSH_ASKPASS_REQUIRE: 'force', BOSUN_DEPLOY_KEY_PASSPHRASE: passphrase };
   const removed = await run('ssh-keygen', ['-p', '-q', '-N', '', '-f', file], { ...session, env });
+  if (removed.timedOut) throw new RepositoryError('timed_out', "Opening the deploy key took longer than the fetch's time limit");
   if (removed.code !== 0) {
     throw new RepositoryError('authentication_failed', 'The deploy key could not be opened: its passphrase is wrong, or it is not an OpenSSH private key');
   }

@@ -7,6 +7,7 @@ export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 export const MAX_FILES = 2000;
 
 const DEFINITION_FILE = /\.ya?ml$/;
+/** A link's blob is the path it points to, not a file's text: links are not definitions. */
 const SYMLINK_MODE = '120000';
 
 interface TreeEntry {

@@ -106,18 +106,16 @@ export async function fetchRepositoryFiles(options: FetchRepositoryOptions): Pro
     const runOptions: RunOptions = { env: { ...session.env, ...transport.env }, deadline, signal: options.signal };
     const timedOut = () =>
       new RepositoryError('timed_out', `Fetching ${ref} from ${options.url} took longer than ${Math.round(options.timeoutMs / 1000)} s`);
+    const runGit = (args: string[], extra?: Partial<RunOptions>) =>
+      run('git', [...safeOptions(address.transport), '--git-dir', repository, ...args], { ...runOptions, ...extra });
     const git: Git = async (args, extra) => {
-      const finished = await run('git', [...safeOptions(address.transport), '--git-dir', repository, ...args], { ...runOptions, ...extra });
+      const finished = await runGit(args, extra);
       if (finished.timedOut) throw timedOut();
       if (finished.code !== 0) throw new Error(`git ${args[0]} failed: ${summarize(finished.stderr, transport.secrets)}`);
       return finished.stdout;
     };
     await git(['init', '--bare', '--quiet', '--template=']);
-    const fetched = await run(
-      'git',
-      [...safeOptions(address.transport), '--git-dir', repository, 'fetch', '--quiet', '--depth=1', '--no-tags', '--no-recurse-submodules', '--end-of-options', options.url, ref],
-      runOptions,
-    );
+    const fetched = await runGit(['fetch', '--quiet', '--depth=1', '--no-tags', '--no-recurse-submodules', '--end-of-options', options.url, ref]);
     if (fetched.timedOut) throw timedOut();
     if (fetched.code !== 0) {
       if (isHostKeyRefusal(fetched.stderr)) throw await hostKeyMismatch(address, session, options.hostKey);
