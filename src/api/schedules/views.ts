@@ -26,7 +26,7 @@ export const scheduleSchema = z
     cron: z.string().nullable(),
     every: z.string().nullable(),
     time_zone: z.string(),
-    parameters: z.record(z.string(), z.string()).describe('Secret ones as ********'),
+    parameters: z.record(z.string(), z.string()).describe('Secret ones as ********, or as the ${secret:NAME} reference a schedule applied from Git gives (resolved at each tick)'),
     overlap: z.enum(OVERLAP_POLICIES),
     catch_up_window: z.string(),
     jitter: z.string().nullable(),

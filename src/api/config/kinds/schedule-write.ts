@@ -10,7 +10,7 @@ import { normalCron } from '../../../domain/time/cron';
 import { parseDuration } from '../../../domain/time/durations';
 import { actorOf } from '../../../domain/tokens/service';
 import { writeDocument } from './references-a';
-import type { ScheduleSpec } from './schedule';
+import type { ScheduleSpec } from './schedule-spec';
 
 /*
  * A schedule's document from its spec: the fields the API's create writes (durations' seconds beside

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { KindAdapter, ManagedBy, NameIndex } from '../../../domain/config/types';
 import { ScheduleModel, type Schedule } from '../../../domain/schedules/model';
 import { deleteSchedule } from '../../../domain/schedules/store';
@@ -7,10 +6,9 @@ import type { ScheduleWorkflows } from '../../../domain/temporal/schedules';
 import { normalCron } from '../../../domain/time/cron';
 import { parseDuration } from '../../../domain/time/durations';
 import { actAsServiceAccount } from '../../../domain/tokens/service';
-import { requiredText } from '../../http/text';
-import { oneKind, oneKindMessage, scheduleFields } from '../../schedules/schemas';
 import { checked, issueProblems, nameOr, referenceResolver, refused } from './references-a';
 import { writeSchedule } from './schedule-write';
+import { ownerProblem, scheduleFileSchema } from './schedule-spec';
 import { Types } from 'mongoose';
 
 /*
@@ -18,20 +16,6 @@ import { Types } from 'mongoose';
  * by name) and `run_as` a service account by name — required here: who runs a plan must not decide
  * as which account ticks run. A secret parameter's value is `${secret:NAME}`, resolved at each tick.
  */
-
-const { name: _name, run_as: _runAs, ...timing } = scheduleFields;
-
-export const scheduleFileSchema = z
-  .strictObject({
-    deployment: requiredText('deployment', 120).optional().describe('The deployment each tick runs, by name'),
-    pipeline: requiredText('pipeline', 120).optional().describe('The pipeline each tick runs (a pipeline run), by name'),
-    ...timing,
-    run_as: requiredText('run_as', 64).describe('The service account each tick runs as, by name'),
-  })
-  .refine(oneKind, oneKindMessage)
-  .refine((v) => (v.deployment === undefined) !== (v.pipeline === undefined), { message: 'give either deployment or pipeline (not both)', path: ['deployment'] });
-
-export type ScheduleSpec = z.infer<typeof scheduleFileSchema>;
 
 interface Shape {
   deployment?: string | null;
@@ -95,7 +79,7 @@ export function scheduleKind({ schedules, minIntervalSeconds }: { schedules: Pic
 
     async check(spec, context) {
       const parsed = scheduleFileSchema.safeParse(spec);
-      const problems = parsed.success ? [] : issueProblems(parsed.error);
+      const problems = [...(parsed.success ? [] : issueProblems(parsed.error)), ...ownerProblem(spec)];
       const references = referenceResolver(context.names);
       const text = (key: string) => (typeof spec[key] === 'string' ? (spec[key] as string).trim() : null);
       if (text('deployment')) references.id('Deployment', text('deployment')!, ['deployment']);
