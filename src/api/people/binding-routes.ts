@@ -8,6 +8,7 @@ import { parseId } from '../http/ids';
 import { findPage, pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { assertAnAdminRemains } from './admins';
+import { unique } from './identity-routes';
 import { requireEverywhere } from '../access/gate';
 import { createRoleBindingSchema, roleBindingQuerySchema, updateRoleBindingSchema } from './schemas';
 import { toRoleBindingView } from './views';
@@ -66,14 +67,15 @@ export function roleBindingRoutes(): Router {
     const input = validate(createRoleBindingSchema, req.body);
     await checkSubject(org(req), input.subject);
     await checkDeployments(org(req), input.deployments);
-    const created = await RoleBindingModel.create({
+    const created = await unique('Role binding', input.name ?? undefined, () => RoleBindingModel.create({
       organization_id: org(req),
+      name: input.name,
       role: input.role,
       subject: input.subject,
       server_tags: input.servers?.tags ?? null,
       deployments: input.deployments,
       max_targets_per_run: input.max_targets_per_run,
-    });
+    }));
     res.status(201).location(`${req.baseUrl}/${created._id.toString()}`).json({ data: toRoleBindingView(created.toObject() as RoleBinding) });
   });
 
@@ -87,13 +89,14 @@ export function roleBindingRoutes(): Router {
     const forced = checkOwnership(principalOf(req), ownedOf(binding), { force });
     await checkDeployments(org(req), input.deployments);
     const set = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.role ? { role: input.role } : {}),
       ...(input.servers !== undefined ? { server_tags: input.servers?.tags ?? null } : {}),
       ...(input.deployments !== undefined ? { deployments: input.deployments } : {}),
       ...(input.max_targets_per_run !== undefined ? { max_targets_per_run: input.max_targets_per_run } : {}),
     };
     if (givesAdminEverywhere(binding) && !givesAdminEverywhere({ ...binding, ...set })) await assertAnAdminRemains(org(req), { bindingGone: binding._id.toString() });
-    const updated = await RoleBindingModel.findOneAndUpdate({ _id: binding._id }, { $set: { ...set, ...forced } }, { returnDocument: 'after' }).lean<RoleBinding>().orFail();
+    const updated = await unique('Role binding', input.name ?? undefined, () => RoleBindingModel.findOneAndUpdate({ _id: binding._id }, { $set: { ...set, ...forced } }, { returnDocument: 'after' }).lean<RoleBinding>().orFail());
     res.json({ data: toRoleBindingView(updated) });
   });
 

@@ -29,6 +29,7 @@ export const teamSchema = z
 export const roleBindingSchema = z
   .object({
     id: z.string(),
+    name: z.string().nullable().describe('Its name, unique in the organization; null when it has none'),
     role: z.enum(ROLES),
     subject: z.object({ type: z.enum(['person', 'team', 'service_account']), id: z.string() }),
     servers: z.object({ tags: z.array(z.string()) }).nullable(),
@@ -78,6 +79,7 @@ export const toTeamView = (t: Team): z.infer<typeof teamSchema> => ({
 
 export const toRoleBindingView = (b: RoleBinding): z.infer<typeof roleBindingSchema> => ({
   id: b._id.toString(),
+  name: b.name ?? null,
   role: b.role as z.infer<typeof roleBindingSchema>['role'],
   subject: { type: b.subject.type as 'person', id: b.subject.id.toString() },
   servers: b.server_tags ? { tags: b.server_tags } : null,

@@ -80,6 +80,8 @@ const roleBindingSchema = new Schema(
     // null: every deployment; otherwise these.
     deployments: { type: [Schema.Types.ObjectId], default: null },
     max_targets_per_run: { type: Number, default: null },
+    // A definition kept in Git owns a binding by its name (null: made through the API without one).
+    name: { type: String, default: null },
     // The Git source that applied it (null: made through the API, the console, the CLI).
     managed_by: managedByField,
   },
@@ -87,6 +89,7 @@ const roleBindingSchema = new Schema(
 );
 roleBindingSchema.index({ 'subject.id': 1 });
 roleBindingSchema.index({ organization_id: 1, createdAt: 1 });
+roleBindingSchema.index({ organization_id: 1, name: 1 }, { unique: true, partialFilterExpression: { name: { $type: 'string' } } });
 
 export type RoleBinding = InferSchemaType<typeof roleBindingSchema> & { _id: Types.ObjectId };
 forgetOnWrite(roleBindingSchema);
