@@ -49,7 +49,7 @@ async function buildApp({ config, log, secretBox, workflows, deployments, countT
     migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
     notifications: createNotificationService({ secretBox }),
     pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }),
-    configKinds: configAdapters({ schedules: workflows.schedules, minIntervalSeconds: config.schedules.minIntervalSeconds }),
+    configKinds: configAdapters({ schedules: workflows.schedules, runs: workflows.runs, secretBox, minIntervalSeconds: config.schedules.minIntervalSeconds, log }),
     secretBox,
     sessions,
     signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },
