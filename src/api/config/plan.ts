@@ -93,15 +93,18 @@ export async function planConfig(principal: Principal, request: PlanRequest, ada
   for (const document of documents) {
     const adapter = byKind.get(document.kind)!;
     const existing = current.get(document.kind)!.get(document.name) ?? null;
-    for (const reference of secretReferences(document.spec)) {
-      if (reference.malformed) errors.push(problemAt(document, reference.path, `is not a secret reference: write \${secret:NAME} (letters, digits, underscore)`));
-      else if (!secrets.has(reference.name)) errors.push(problemAt(document, reference.path, `names the secret "${reference.name}", which the organization does not have (PUT /api/v1/secrets/${reference.name})`));
-    }
     const checked = await adapter.check(document.spec, { organizationId, names, secrets, current: existing });
-    if (checked.spec === null) {
-      errors.push(...checked.problems.map((problem) => problemAt(document, problem.path, problem.message)));
-      continue;
-    }
+    // Secrets are checked wherever a document names one; where its kind's own check said more about that field, its word stands.
+    const said = new Set(checked.problems.map((problem) => specPathText(problem.path)));
+    const secretProblems = secretReferences(document.spec)
+      .filter((reference) => (reference.malformed || !secrets.has(reference.name)) && !said.has(specPathText(reference.path)))
+      .map((reference) =>
+        reference.malformed
+          ? problemAt(document, reference.path, 'is not a secret reference: write ${secret:NAME} (letters, digits, underscore)')
+          : problemAt(document, reference.path, `names the secret "${reference.name}", which the organization does not have (PUT /api/v1/secrets/${reference.name})`),
+      );
+    errors.push(...checked.problems.map((problem) => problemAt(document, problem.path, problem.message)), ...secretProblems);
+    if (checked.spec === null || secretProblems.length) continue;
     const owner = existing?.managed_by?.source ?? null;
     if (owner && owner !== request.source) {
       errors.push(problemAt(document, [], `${document.kind} "${document.name}" is managed by another source, "${owner}" (${existing!.managed_by!.path}): remove it there first`));
