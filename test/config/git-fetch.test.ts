@@ -234,6 +234,23 @@ describe('fetching definitions from a Git repository', () => {
     }
   });
 
+  test('an ssh host that never answers is timed_out while its host key is read', async () => {
+    const silent = net.createServer();
+    const connected: net.Socket[] = [];
+    silent.on('connection', (socket) => connected.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `ssh://git@127.0.0.1:${(silent.address() as net.AddressInfo).port}/platform.git`;
+      const refused = await refusal(fetchRepositoryFiles({ url, ref: 'main', path: '', credentials: { type: 'ssh_key', private_key: deployKey.privateKey }, hostKey: null, timeoutMs: 2_000 }));
+      expect(refused.code).toBe('timed_out');
+      expect(refused.message).toBe(`Reading the host key of 127.0.0.1:${(silent.address() as net.AddressInfo).port} took longer than the fetch's time limit`);
+      expect(connected.length).toBeGreaterThan(0);
+    } finally {
+      connected.forEach((socket) => socket.destroy());
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   test('an abort stops the fetch with the signal’s reason; no temporary folder outlives a fetch, whatever its end', async () => {
     const previousTmp = process.env.TMPDIR;
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'bosun-git-fetch-test-'));

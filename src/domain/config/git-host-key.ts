@@ -31,7 +31,8 @@ export const hostKeyAlgorithmsOf = (type: string) => (type === 'ssh-rsa' ? 'rsa-
 
 /** The key the host presents, by ssh-keyscan (the one to pin of those it has); null when it answers none. */
 export async function offeredHostKey(address: RepositoryAddress, options: { deadline: number; signal?: AbortSignal; env: NodeJS.ProcessEnv }): Promise<HostKey | null> {
-  const seconds = Math.max(1, Math.ceil((options.deadline - Date.now()) / 1000));
+  // A second past the deadline: a host that never answers is the fetch's time limit, not "no key".
+  const seconds = Math.max(1, Math.ceil((options.deadline - Date.now()) / 1000)) + 1;
   const scan = await run('ssh-keyscan', ['-T', String(seconds), '-p', String(address.port), '-t', 'ed25519,ecdsa,rsa', '--', address.host], options);
   if (scan.timedOut) throw new RepositoryError('timed_out', `Reading the host key of ${address.host}:${address.port} took longer than the fetch's time limit`);
   const offered = scan.stdout
