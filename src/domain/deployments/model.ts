@@ -9,7 +9,7 @@ import { executionFields, lastChunkField } from '../execution/fields';
 export { RUN_STATUSES, FINAL_RUN_STATUSES, BEGUN_RUN_STATUSES, UNFINISHED_RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES } from './statuses';
 export type { RunStatus, BegunRunStatus, TargetStatus, StepStatus } from './statuses';
 import { STEP_STATUSES, TARGET_STATUSES } from './statuses';
-import { managedByField } from '../config/managed-by';
+import { managedByField } from '../managed-by';
 
 const deploymentSchema = new Schema(
   {

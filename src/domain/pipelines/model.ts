@@ -4,7 +4,7 @@ import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from '../deployments/definition-schemas';
 import { gateSchema } from '../deployments/run-guard-schemas';
 import { runParameterSchema, runScheduleSchema } from '../deployments/run-part-schemas';
-import { managedByField } from '../config/managed-by';
+import { managedByField } from '../managed-by';
 
 /** When a stage runs, from how the stages it needs ended: all succeeded (default), one failed, or whatever happened. */
 export const STAGE_WHEN = ['success', 'failure', 'always'] as const;
