@@ -160,13 +160,14 @@ describe('an AI agent through the MCP endpoint (/mcp, Streamable HTTP)', () => {
 
   test('an organization may let agents’ changes run, never their destructive steps', async () => {
     const policy = await ops.request('get', '/policy');
-    expect(policy.body.data).toEqual({ allow_destructive: false, require_approval_for: ['destructive'], agents_require_approval_for_change: true });
+    expect(policy.body.data).toEqual({ allow_destructive: false, require_approval_for: ['destructive'], agents_require_approval_for_change: true, managed_by: null });
     const bad = await ops.request('put', '/policy', { allow_destructive: true, require_approval_for: [], agents_require_approval_for_change: 'no' });
     expect(bad.status).toBe(422);
     expect((await ops.request('put', '/policy', { allow_destructive: true, require_approval_for: [], agents_require_approval_for_change: false })).body.data).toEqual({
       allow_destructive: true,
       require_approval_for: [],
       agents_require_approval_for_change: false,
+      managed_by: null,
     });
     try {
       const dir = `/tmp/bosun-relaxed-${n()}`;

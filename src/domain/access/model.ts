@@ -1,7 +1,7 @@
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { ROLES } from './roles';
 import { accessCache } from './cache';
-import { managedByField } from '../config/managed-by';
+import { managedByField } from '../managed-by';
 
 /** Every write that can change rights, as mongoose names them: what this process writes, it forgets at once. */
 const WRITES = ['save', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndDelete', 'insertMany'] as const;

@@ -1,5 +1,4 @@
 /* The deployments and their runs: the two collections' schemas and models (statuses in statuses.ts) (their sub-documents' schemas beside: definition-schemas, run-guard-schemas, run-part-schemas). */
-import { managedByField } from '../config/managed-by';
 import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from './definition-schemas';
 import { freezeOverrideSchema, gateSchema, pauseSchema, runFreezeSchema, waitedSchema } from './run-guard-schemas';
@@ -10,6 +9,7 @@ import { executionFields, lastChunkField } from '../execution/fields';
 export { RUN_STATUSES, FINAL_RUN_STATUSES, BEGUN_RUN_STATUSES, UNFINISHED_RUN_STATUSES, STEP_STATUSES, TARGET_STATUSES } from './statuses';
 export type { RunStatus, BegunRunStatus, TargetStatus, StepStatus } from './statuses';
 import { STEP_STATUSES, TARGET_STATUSES } from './statuses';
+import { managedByField } from '../managed-by';
 
 const deploymentSchema = new Schema(
   {

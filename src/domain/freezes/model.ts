@@ -1,6 +1,6 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
 import { actorSchema } from '../access/actor';
-import { managedByField } from '../config/managed-by';
+import { managedByField } from '../managed-by';
 
 /**
  * A change freeze: while one of its windows is open, no run may start on the servers it covers

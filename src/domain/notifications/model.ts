@@ -1,5 +1,5 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
-import { managedByField } from '../config/managed-by';
+import { managedByField } from '../managed-by';
 
 /*
  * Notifications: the outbox of events (written with the change each records), the channels an

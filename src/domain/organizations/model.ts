@@ -1,5 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
-import { managedByField } from '../config/managed-by';
+import { managedByField } from '../managed-by';
 
 const organizationSchema = new Schema(
   {

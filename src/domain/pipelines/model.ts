@@ -1,10 +1,10 @@
 /* Pipelines and their runs: a release as a graph of stages, each stage a run of an existing deployment. */
-import { managedByField } from '../config/managed-by';
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from '../deployments/definition-schemas';
 import { gateSchema } from '../deployments/run-guard-schemas';
 import { runParameterSchema, runScheduleSchema } from '../deployments/run-part-schemas';
+import { managedByField } from '../managed-by';
 
 /** When a stage runs, from how the stages it needs ended: all succeeded (default), one failed, or whatever happened. */
 export const STAGE_WHEN = ['success', 'failure', 'always'] as const;

@@ -1,7 +1,7 @@
-import { managedByField } from '../config/managed-by';
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
 import { actorSchema } from '../access/actor';
 import { runParameterSchema } from '../deployments/run-part-schemas';
+import { managedByField } from '../managed-by';
 
 /*
  * A deployment's or a pipeline's schedule (exactly one of `deployment_id` and `pipeline_id`): when it runs by itself (a cron expression or an interval, in a time

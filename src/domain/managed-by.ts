@@ -3,6 +3,7 @@ import { Schema } from 'mongoose';
 /**
  * `managed_by` on every kind's document (null: made through the API, the console, the CLI): the
  * source that applied it, its revision and file, and the spec's hash as applied (src/domain/config/types.ts ManagedBy).
+ * Here, under no folder, so every model may import it without a loop through src/domain/config.
  */
 export const managedBySchema = new Schema(
   {
