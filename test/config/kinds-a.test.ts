@@ -197,6 +197,13 @@ describe('config kinds: Deployment, Pipeline, Schedule', () => {
     expect(definitionOf(copy)).toEqual(definitionOf(await get(`/pipelines/${ids.release}`)));
     expect(copy.created_by).toMatchObject({ type: principal.identity.type, id: principal.identity.id });
 
+    // Checked against its deployments as the same apply wrote them: refused, the whole transaction rolled back.
+    const stage = { name: 'build', deployment: 'one', needs: [], when: 'success', parameters: { nope: 'x', token: 'in-clear' } };
+    await expect(apply(kinds.pipeline, [{ name: 'ok', spec: release.spec }, { name: 'bad-stage', spec: { stages: [stage] } }])).rejects.toThrow(
+      'stages.0.parameters.nope: stage "build": deployment "one" has no parameter "nope" (it declares "version", "token", "env"); stages.0.parameters.token: stage "build": "token" is a secret parameter of deployment "one": give it by an expression (${{ pipeline.parameters.NAME }}), never stored in the definition; stages.0.parameters: stage "build": deployment "one" requires parameter "version", which is not set',
+    );
+    expect((await kinds.pipeline.current(org, await loadNames(org))).map((p) => p.name)).toEqual(['release', 'release-copy']);
+
     const broken = await kinds.pipeline.check(
       { stages: [{ name: 'a', deployment: 'ghost', needs: ['b'] }, { name: 'b', deployment: 'planned', needs: ['a'], parameters: { v: '${{ pipeline.parameters.nope }}' } }] },
       await contextFor(null, [{ kind: 'Deployment', name: 'planned', id: new mongoose.Types.ObjectId().toString() }]),
@@ -250,6 +257,9 @@ describe('config kinds: Deployment, Pipeline, Schedule', () => {
     const checked = await kinds.schedule.check(spec, await contextFor(null, [], ['REGISTRY_TOKEN']));
     expect(checked.problems).toEqual([]);
 
+    await expect(apply(kinds.schedule, [{ name: 'in-clear', spec: { ...checked.spec!, parameters: { version: '3', token: 'in-clear' } } }])).rejects.toThrow(
+      'schedule "in-clear": parameters.token: a secret parameter is given as ${secret:NAME} in files, never in clear',
+    );
     const [id] = await apply(kinds.schedule, [{ name: 'with-secret', spec: checked.spec! }]);
     const view = await get(`/deployments/${ids.one}/schedules/${id}`);
     expect(view.parameters).toEqual({ version: '3', token: '${secret:REGISTRY_TOKEN}' });

@@ -1,6 +1,7 @@
 import { Types } from 'mongoose';
 import type { z } from 'zod';
-import type { KindAdapter, ManagedBy, NameIndex, SpecPath } from '../../../domain/config/types';
+import type { ApplyContext, KindAdapter, ManagedBy, NameIndex, SpecPath } from '../../../domain/config/types';
+import { DeploymentModel } from '../../../domain/deployments/model';
 import { FINAL_PIPELINE_RUN_STATUSES, PipelineModel, PipelineRunModel, type Pipeline } from '../../../domain/pipelines/model';
 import { deletePipeline } from '../../../domain/pipelines/store';
 import { deleteSchedulesOf } from '../../../domain/schedules/store';
@@ -8,6 +9,7 @@ import type { ScheduleWorkflows } from '../../../domain/temporal/schedules';
 import { actorOf } from '../../../domain/tokens/service';
 import { checkStages, looseDefinitionSchema } from '../../pipelines/definition-checks';
 import { createPipelineSchema } from '../../pipelines/schemas';
+import { checkStageDeployment, type StageDeploymentDoc } from '../../pipelines/stage-deployments';
 import { canonicalParameter } from './deployment';
 import { checked, dropRemovedSchedules, issueProblems, nameOr, present, referenceResolver, refused, writeDocument, type RemovedSchedules } from './references-a';
 
@@ -54,6 +56,18 @@ const asShape = (p: Pipeline, names: NameIndex): Shape => ({
   })),
 });
 
+/**
+ * The API's checks of each stage against its deployment (parameters it declares, every required one,
+ * no secret in clear), on the deployments as this transaction wrote them: a plan cannot judge them
+ * while the same files may change those deployments, so the apply refuses (rolls back) instead.
+ */
+async function checkStagesAgainstDeployments(context: ApplyContext, stages: Spec['stages'], ids: Types.ObjectId[]) {
+  const found = await DeploymentModel.find({ _id: { $in: ids }, organization_id: context.organizationId }, { name: 1, parameters: 1 }).session(context.session).lean<StageDeploymentDoc[]>();
+  const byId = new Map(found.map((d) => [d._id.toString(), d]));
+  const problems = stages.flatMap((stage, i) => checkStageDeployment(stage, i, byId.get(ids[i]!.toString())));
+  if (problems.length) throw new Error(problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+}
+
 /** The API's problem paths (`stages.1.needs.0`) as spec paths. */
 const specPath = (path: string): SpecPath => path.split('.').map((part) => (/^\d+$/.test(part) ? Number(part) : part));
 
@@ -89,6 +103,7 @@ export function pipelineKind({ schedules }: { schedules: Pick<ScheduleWorkflows,
         if (!id) throw new Error(`no deployment named "${s.deployment}"`);
         return { name: s.name, deployment_id: new Types.ObjectId(id), needs: s.needs, when: s.when, gate: s.gate ?? null, parameters: Object.entries(s.parameters).map(([name, value]) => ({ name, value })) };
       });
+      await checkStagesAgainstDeployments(context, spec.stages, stages.map((s) => s.deployment_id));
       const fields = { description: spec.description ?? null, parameters: spec.parameters ?? [], stages, updated_by: by };
       await writeDocument(PipelineModel, context, object, fields, { created_by: by });
     },
