@@ -26,6 +26,7 @@ const identitySchema = new Schema(
     oidc_subject: { type: String, default: null },
     // A disabled person's sessions and tokens stop at once.
     disabled_at: { type: Date, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
     managed_by: managedByField,
   },
   { timestamps: true },
@@ -47,6 +48,7 @@ const teamSchema = new Schema(
     name: { type: String, required: true },
     members: { type: [Schema.Types.ObjectId], ref: 'Identity', default: [] },
     oidc_groups: { type: [String], default: [] },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
     managed_by: managedByField,
   },
   { timestamps: true },
@@ -80,6 +82,7 @@ const roleBindingSchema = new Schema(
     max_targets_per_run: { type: Number, default: null },
     // A definition kept in Git owns a binding by its name (null: made through the API without one).
     name: { type: String, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
     managed_by: managedByField,
   },
   { timestamps: true },

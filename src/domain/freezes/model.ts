@@ -23,6 +23,7 @@ const freezeSchema = new Schema(
     note: { type: String, default: null },
     created_by: { type: actorSchema, required: true },
     updated_by: { type: actorSchema, required: true },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
     managed_by: managedByField,
   },
   { timestamps: true },

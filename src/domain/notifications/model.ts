@@ -74,6 +74,7 @@ const notificationChannelSchema = new Schema(
     disabled_at: { type: Date, default: null },
     disabled_reason: { type: String, default: null },
     created_by: { type: Schema.Types.Mixed, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
     managed_by: managedByField,
   },
   { timestamps: true, minimize: false },

@@ -18,7 +18,7 @@ const organizationSchema = new Schema(
       ),
       default: null,
     },
-    // The policy's owner when a Git source applied it (the policy is a singleton: its managed_by lives beside it).
+    // The Git source that applied the command policy (null: set through the API or never set).
     policy_managed_by: managedByField,
     // Notifications: whether channels may send to loopback and private addresses (allowed unless refused).
     notification_settings: {
