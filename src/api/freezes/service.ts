@@ -1,5 +1,5 @@
 import { isDuplicateKey } from '../../domain/database';
-import { DeploymentRunModel } from '../../domain/deployments/model';
+import { wakeOrganizationFrozenRuns } from './frozen-runs';
 import type { Freeze } from '../../domain/freezes/model';
 import * as freezes from '../../domain/freezes/store';
 import type { FreezeFields } from '../../domain/freezes/store';
@@ -57,32 +57,17 @@ export function freezeFields(input: CreateFreezeInput | UpdateFreezeInput, curre
   return { ...common, cron: normalCron(cron), duration, starts_at: null, ends_at: null };
 }
 
-/** What telling frozen runs needs: the workflows' signal, and a log for a signal that could not be sent. */
-export interface FrozenRunsDeps {
-  workflows: Pick<RunWorkflows, 'freezesChanged'>;
-  log: Logger;
-}
-
-/**
- * The organization's frozen runs check their freezes again at once (a freeze edited or deleted may
- * have lifted). Their timers re-check within minutes anyway: a signal lost changes only how soon.
- */
-export async function wakeFrozenRuns({ workflows, log }: FrozenRunsDeps, organizationId: string) {
-  const frozen = await DeploymentRunModel.find({ organization_id: organizationId, status: 'frozen', parent_run_id: null }, { _id: 1 }).lean();
-  await Promise.all(
-    frozen.map((run) => workflows.freezesChanged(run._id.toString()).catch((err: unknown) => log.warn({ err, runId: run._id.toString() }, 'could not tell a frozen run its freezes changed; its timer will'))),
-  );
-}
-
 const taken = (name: string) => new ApiError('conflict', `A freeze named "${name}" already exists in the organization`);
 
 /** The freezes routes' work: each write checked whole, by an admin (the route's gate); frozen runs told when freezes change. */
-export function createFreezeService(deps: FrozenRunsDeps) {
+export function createFreezeService({ workflows, log }: { workflows: Pick<RunWorkflows, 'freezesChanged'>; log: Logger }) {
   async function find(principal: Principal, id: string) {
     const found = await freezes.findFreeze(principal.organizationId, parseId(id, 'Freeze'));
     if (!found) throw notFound('Freeze');
     return found;
   }
+
+  const wakeFrozenRuns = (organizationId: string) => wakeOrganizationFrozenRuns({ workflows, log }, organizationId);
 
   return {
     /** Every freeze; with a range, each with its windows in it (a calendar's week). */
@@ -117,7 +102,7 @@ export function createFreezeService(deps: FrozenRunsDeps) {
         throw error;
       }
       if (!updated) throw notFound('Freeze');
-      await wakeFrozenRuns(deps, principal.organizationId);
+      await wakeFrozenRuns(principal.organizationId);
       return toFreezeView(updated);
     },
 
@@ -125,7 +110,7 @@ export function createFreezeService(deps: FrozenRunsDeps) {
       const current = await find(principal, id);
       checkOwnership(principal, { kind: 'Freeze', name: current.name, managedBy: current.managed_by }, { force, deleting: true });
       if (!(await freezes.deleteFreeze(principal.organizationId, current._id))) throw notFound('Freeze');
-      await wakeFrozenRuns(deps, principal.organizationId);
+      await wakeFrozenRuns(principal.organizationId);
     },
   };
 }

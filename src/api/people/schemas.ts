@@ -32,21 +32,17 @@ export const updateServiceAccountSchema = z
   .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 
-/** A role binding's name (optional; unique in the organization): what a definition kept in Git calls it. */
-export const roleBindingName = z.string().regex(TOKEN_NAME_PATTERN, 'letters, digits, dot, dash and underscore, at most 64, starting with a letter or digit');
-
-export const teamMembersField = z.array(z.string().min(1).max(254)).max(1000);
 const members = z.array(objectIdSchema).max(1000).transform((ids) => [...new Set(ids)]).describe('Person ids');
-export const teamGroups = z.array(z.string().min(1).max(255)).max(100).describe('Groups of the OpenID provider whose people are members at sign-in');
-export const createTeamSchema = z.strictObject({ name: displayName, members: members.default([]), oidc_groups: teamGroups.default([]) });
+const groups = z.array(z.string().min(1).max(255)).max(100).describe('Groups of the OpenID provider whose people are members at sign-in');
+export const createTeamSchema = z.strictObject({ name: displayName, members: members.default([]), oidc_groups: groups.default([]) });
 export const updateTeamSchema = z
-  .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: teamGroups.optional(), force: forceField })
+  .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: groups.optional(), force: forceField })
   .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 
-export const roleField = z.enum(ROLES, { message: `a role is one of ${ROLES.join(', ')}` });
+const role = z.enum(ROLES, { message: `a role is one of ${ROLES.join(', ')}` });
 const subject = z.strictObject({ type: z.enum(['person', 'team', 'service_account']), id: objectIdSchema });
-export const bindingServers = z
+const servers = z
   .strictObject({ tags: z.array(tagSchema).min(1, 'at least one tag (null: every server)').max(20).transform((tags) => [...new Set(tags)]) })
   .nullable()
   .describe('null: every server of the organization; otherwise the servers having all of these tags');
@@ -57,18 +53,21 @@ const deployments = z
   .transform((ids) => [...new Set(ids)])
   .nullable()
   .describe('null: every deployment; otherwise these');
-export const maxTargets = z.number().int().min(1).max(100_000).nullable().describe('A run or conversation touching more servers is refused; null: no limit');
+const maxTargets = z.number().int().min(1).max(100_000).nullable().describe('A run or conversation touching more servers is refused; null: no limit');
+
+/** A role binding's name (optional; unique in the organization): what a definition kept in Git calls it. */
+export const roleBindingName = z.string().regex(TOKEN_NAME_PATTERN, 'letters, digits, dot, dash and underscore, at most 64, starting with a letter or digit');
 
 export const createRoleBindingSchema = z.strictObject({
   name: roleBindingName.nullable().default(null).describe('Optional, unique in the organization: how a definition kept in Git names the binding'),
-  role: roleField,
+  role,
   subject,
-  servers: bindingServers.default(null),
+  servers: servers.default(null),
   deployments: deployments.default(null),
   max_targets_per_run: maxTargets.default(null),
 });
 export const updateRoleBindingSchema = z
-  .strictObject({ name: roleBindingName.nullable().optional(), role: roleField.optional(), servers: bindingServers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional(), force: forceField })
+  .strictObject({ name: roleBindingName.nullable().optional(), role: role.optional(), servers: servers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional(), force: forceField })
   .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 export const roleBindingQuerySchema = z.object({
@@ -78,3 +77,8 @@ export const roleBindingQuerySchema = z.object({
 
 export type CreateRoleBindingInput = z.infer<typeof createRoleBindingSchema>;
 export type UpdateRoleBindingInput = z.infer<typeof updateRoleBindingSchema>;
+
+/** A team's members as files name them: people by email (else name). */
+export const teamMembersByName = z.array(z.string().min(1).max(254)).max(1000);
+// The pieces a definition kept in Git reuses (src/api/config/kinds/).
+export { groups as teamGroups, role as roleField, servers as bindingServers, maxTargets };

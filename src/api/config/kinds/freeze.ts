@@ -3,7 +3,8 @@ import { FreezeModel, type Freeze } from '../../../domain/freezes/model';
 import type { FreezeFields } from '../../../domain/freezes/store';
 import { actorOf } from '../../../domain/tokens/service';
 import { createFreezeSchema, type CreateFreezeInput } from '../../freezes/schemas';
-import { freezeFields, wakeFrozenRuns, type FrozenRunsDeps } from '../../freezes/service';
+import { wakeOrganizationFrozenRuns, type FrozenRunsDeps } from '../../freezes/frozen-runs';
+import { freezeFields } from '../../freezes/service';
 import { checked, managedByOf, ruleProblems, schemaProblems, type NamedKindAdapter } from './references-b';
 
 /** A freeze's spec: the API's create body without its name (the document's). */
@@ -68,7 +69,7 @@ export function createFreezeKind(deps: FrozenRunsDeps): NamedKindAdapter {
     pruneBlocker: async () => null,
 
     async afterApply(organizationId, changed) {
-      if (changed.written.length || changed.removed.length) await wakeFrozenRuns(deps, organizationId);
+      if (changed.written.length || changed.removed.length) await wakeOrganizationFrozenRuns(deps, organizationId);
     },
   };
 }

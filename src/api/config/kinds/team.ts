@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { accessCache } from '../../../domain/access/cache';
 import { RoleBindingModel, TeamModel, type Team } from '../../../domain/access/model';
 import type { SpecProblem } from '../../../domain/config/types';
-import { createTeamSchema, teamGroups, teamMembersField } from '../../people/schemas';
+import { createTeamSchema, teamGroups, teamMembersByName } from '../../people/schemas';
 import { checked, lastAdminBlocker, managedByOf, namesOf, resolve, schemaProblems, type NamedKindAdapter } from './references-b';
 
 /** A team's spec: the create body with its members by email (else name) rather than by id. */
 const fileSchema = z.strictObject({
-  members: teamMembersField.default([]).describe('People, by email (else by name)'),
+  members: teamMembersByName.default([]).describe('People, by email (else by name)'),
   oidc_groups: teamGroups.default([]),
 });
 
