@@ -6,7 +6,7 @@ import type { Principal } from '../../domain/tokens/service';
 import type { Logger } from '../../logger';
 import { ApiError } from '../http/errors';
 import { specHash } from './diff';
-import { planConfig, type ConfigPlan } from './plan';
+import { planConfig, type ConfigPlan, type PlannedWrite } from './plan';
 import type { ApplyRequest, Plan } from './schemas';
 
 /*
@@ -46,16 +46,35 @@ export async function applyConfig(principal: Principal, request: ApplyRequest, a
   const now = new Date();
   await inTransaction(async (session) => {
     const context = { organizationId: principal.organizationId, session, names: planned.names, principal, now };
-    for (const removal of planned.removals) await removal.adapter.remove(context, removal.id);
-    for (const [index, write] of planned.writes.entries()) {
-      if (dieMidApply && index === Math.floor(planned.writes.length / 2)) process.kill(process.pid, 'SIGKILL');
+    // What others reference is written first (a schedule reads its deployment as written), and deleted last.
+    const order = (adapter: KindAdapter) => adapters.indexOf(adapter);
+    const removals = [...planned.removals].sort((a, b) => order(b.adapter) - order(a.adapter));
+    const writes = [...planned.writes].sort((a, b) => order(a.adapter) - order(b.adapter));
+    for (const removal of removals) await removal.adapter.remove(context, removal.id);
+    for (const [index, write] of writes.entries()) {
+      if (dieMidApply && index === Math.floor(writes.length / 2)) process.kill(process.pid, 'SIGKILL');
       const managed_by = { source: request.source, revision: request.revision, path: write.path, applied_at: now, spec_hash: specHash(write.spec), forced_at: null, forced_by: null };
-      await write.adapter.write(context, { id: write.id, name: write.name, spec: write.spec, existing: write.existing !== null, managed_by });
+      await refusedAs422(write, () => write.adapter.write(context, { id: write.id, name: write.name, spec: write.spec, existing: write.existing !== null, managed_by }));
     }
     await recordObjectEntries(principal, request, planned, session);
   });
   await followOutside(planned, principal.organizationId, log);
   return { plan: view, created: view.create.length, updated: view.update.length, deleted: view.delete.length, previous_revision: planned.previousRevision };
+}
+
+/**
+ * A write refused by a rule only the whole apply can check (a stage's parameters against its
+ * deployment as this apply writes it): a 422 naming the document, the transaction rolled back. A
+ * database's own error goes on as it is (a transient one is retried by the transaction).
+ */
+async function refusedAs422(write: PlannedWrite, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    if (error instanceof ApiError) throw new ApiError(error.code, `${write.kind} "${write.name}" (${write.path}): ${error.message}`, error.details);
+    if (!(error instanceof Error) || error.constructor !== Error) throw error;
+    throw new ApiError('validation_failed', `${write.kind} "${write.name}" (${write.path}): ${error.message}; nothing was applied`, [{ path: write.path, message: error.message }]);
+  }
 }
 
 /** One audit entry per object changed, in the apply's transaction. */

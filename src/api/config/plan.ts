@@ -64,10 +64,11 @@ const inFileOf = (object: CurrentObject, kind: ConfigKind, message: string): Con
 /** Whether this source owns the object as it is now: applied by it, unchanged since, not forced. */
 const driftOf = (object: CurrentObject) => Boolean(object.managed_by && (object.managed_by.forced_at || object.managed_by.spec_hash !== specHash(object.spec)));
 
-/** Every object of every kind now, by kind then name. */
+/** Every object of every kind now, by kind then name; and the names two objects of a kind share (schedules of two deployments may). */
 async function currentObjects(organizationId: string, adapters: readonly KindAdapter[], names: NameIndex) {
   const listed = await Promise.all(adapters.map(async (adapter) => [adapter.kind, await adapter.current(organizationId, names)] as const));
-  return new Map(listed.map(([kind, objects]) => [kind, new Map(objects.map((object) => [object.name, object]))]));
+  const shared = new Set(listed.flatMap(([kind, objects]) => objects.filter((o, i) => objects.findIndex((other) => other.name === o.name) !== i).map((o) => `${kind}\u0000${o.name}`)));
+  return { byKind: new Map(listed.map(([kind, objects]) => [kind, new Map(objects.map((object) => [object.name, object]))])), shared };
 }
 
 export async function planConfig(principal: Principal, request: PlanRequest, adapters: readonly KindAdapter[]): Promise<ConfigPlan> {
@@ -80,7 +81,7 @@ export async function planConfig(principal: Principal, request: PlanRequest, ada
   const documents = parsed.documents.filter((document) => byKind.has(document.kind));
   for (const document of documents) assertMayChangeKind(principal, document.kind, `${document.at.file}:${document.at.line}:${document.at.column}: ${document.kind} "${document.name}"`);
 
-  const current = await currentObjects(organizationId, adapters, await loadNames(organizationId));
+  const { byKind: current, shared } = await currentObjects(organizationId, adapters, await loadNames(organizationId));
   const planned: PlannedName[] = documents
     .filter((document) => !current.get(document.kind)!.has(document.name))
     .map((document) => ({ kind: document.kind, name: document.name, id: new Types.ObjectId().toHexString() }));
@@ -93,6 +94,15 @@ export async function planConfig(principal: Principal, request: PlanRequest, ada
   for (const document of documents) {
     const adapter = byKind.get(document.kind)!;
     const existing = current.get(document.kind)!.get(document.name) ?? null;
+    const named = adapter.nameSchema.safeParse(document.name);
+    if (!named.success) {
+      errors.push(problemAt(document, [], `name "${document.name}": ${named.error.issues[0]?.message ?? 'not a name of this kind'}`));
+      continue;
+    }
+    if (shared.has(`${document.kind}\u0000${document.name}`)) {
+      errors.push(problemAt(document, [], `the organization has more than one ${document.kind} named "${document.name}": rename all but one before it can be kept in Git`));
+      continue;
+    }
     const checked = await adapter.check(document.spec, { organizationId, names, secrets, current: existing });
     // Secrets are checked wherever a document names one; where its kind's own check said more about that field, its word stands.
     const said = new Set(checked.problems.map((problem) => specPathText(problem.path)));

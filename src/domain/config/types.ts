@@ -132,6 +132,8 @@ export interface KindAdapter {
   kind: ConfigKind;
   /** The spec as files write it (names for references): `bosun config schema` is made of these. */
   fileSchema: z.ZodType;
+  /** The rule a document's `name` must pass: the API's create body's `name` (a service account's is a token name). */
+  nameSchema: z.ZodType<string>;
   /** The organization's objects of this kind. */
   current(organizationId: string, names: NameIndex): Promise<CurrentObject[]>;
   /** A file's spec: schema, references, the same rules as the API's create; canonical when it passes. */

@@ -15,7 +15,7 @@ import { checked, dropRemovedSchedules, issueProblems, nameOr, present, referenc
  * `targets.servers` (titles) for `targets.server_ids`; every other field as the API has it.
  */
 
-const { name: _name, server_id: _serverId, targets: _targets, ...rest } = definitionFields;
+const { name: deploymentName, server_id: _serverId, targets: _targets, ...rest } = definitionFields;
 
 export const deploymentFileSchema = z
   .strictObject({
@@ -116,6 +116,7 @@ export function deploymentKind({ schedules }: { schedules: Pick<ScheduleWorkflow
   const removedSchedules: RemovedSchedules = new Map();
   return {
     kind: 'Deployment',
+    nameSchema: deploymentName,
     fileSchema: deploymentFileSchema,
 
     async current(organizationId, names) {

@@ -1,3 +1,4 @@
+import type { KindAdapter } from '../../../domain/config/types';
 import { Types } from 'mongoose';
 import { FreezeModel, type Freeze } from '../../../domain/freezes/model';
 import type { FreezeFields } from '../../../domain/freezes/store';
@@ -5,7 +6,7 @@ import { actorOf } from '../../../domain/tokens/service';
 import { createFreezeSchema, type CreateFreezeInput } from '../../freezes/schemas';
 import { wakeOrganizationFrozenRuns, type FrozenRunsDeps } from '../../freezes/frozen-runs';
 import { freezeFields } from '../../freezes/service';
-import { checked, managedByOf, ruleProblems, schemaProblems, type NamedKindAdapter } from './references-b';
+import { checked, managedByOf, ruleProblems, schemaProblems } from './references-b';
 
 /** A freeze's spec: the API's create body without its name (the document's). */
 const fileSchema = createFreezeSchema.omit({ name: true });
@@ -28,7 +29,7 @@ const storedFields = (f: Freeze): FreezeFields => ({
 });
 
 /** Freezes: a window checked whole by the API's own freezeFields; frozen runs told after an apply changed any. */
-export function createFreezeKind(deps: FrozenRunsDeps): NamedKindAdapter {
+export function createFreezeKind(deps: FrozenRunsDeps): KindAdapter {
   return {
     kind: 'Freeze',
     fileSchema,

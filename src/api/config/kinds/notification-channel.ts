@@ -1,12 +1,12 @@
 import { Types } from 'mongoose';
 import { z } from 'zod';
-import type { SpecProblem } from '../../../domain/config/types';
+import type { KindAdapter, SpecProblem } from '../../../domain/config/types';
 import { deleteChannelIn, sealedNewSecret } from '../../../domain/notifications/channels';
 import { NotificationChannelModel, type NotificationChannel } from '../../../domain/notifications/model';
 import type { SecretBox } from '../../../domain/secrets/secret-box';
 import { actorOf } from '../../../domain/tokens/service';
 import { channelFilterSchema, createChannelSchema } from '../../notifications/schemas';
-import { checked, checkSecretReference, managedByOf, namesOf, resolve, schemaProblems, type NamedKindAdapter } from './references-b';
+import { checked, checkSecretReference, managedByOf, namesOf, resolve, schemaProblems } from './references-b';
 
 export const PLAIN_CHANNEL_URL = "a channel's url is secret: use ${secret:NAME}";
 
@@ -34,7 +34,7 @@ const channelSpec = (spec: Pick<ChannelSpec, 'type' | 'url' | 'events'>, filter:
  * Notification channels kept in Git: the url is `${secret:NAME}`, stored as the reference and
  * resolved by the sender at each delivery; the signing secret is generated on create (never in files).
  */
-export function createNotificationChannelKind({ secretBox }: { secretBox: SecretBox }): NamedKindAdapter {
+export function createNotificationChannelKind({ secretBox }: { secretBox: SecretBox }): KindAdapter {
   return {
     kind: 'NotificationChannel',
     fileSchema,

@@ -75,6 +75,7 @@ export function pipelineKind({ schedules }: { schedules: Pick<ScheduleWorkflows,
   const removedSchedules: RemovedSchedules = new Map();
   return {
     kind: 'Pipeline',
+    nameSchema: createPipelineSchema.shape.name,
     fileSchema: pipelineFileSchema,
 
     async current(organizationId, names) {

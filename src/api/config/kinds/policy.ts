@@ -1,8 +1,9 @@
+import type { KindAdapter } from '../../../domain/config/types';
 import { Types } from 'mongoose';
 import { z } from 'zod';
 import { OrganizationModel } from '../../../domain/organizations/model';
 import { DEFAULT_ORGANIZATION_POLICY, policySchema, type OrganizationPolicy } from '../../../domain/organizations/policy';
-import { checked, managedByOf, schemaProblems, type NamedKindAdapter } from './references-b';
+import { checked, managedByOf, schemaProblems } from './references-b';
 
 /** The organization has one command policy: its document is named this. */
 export const POLICY_NAME = 'default';
@@ -17,7 +18,7 @@ const policySpec = (policy: OrganizationPolicy): Record<string, unknown> => ({
  * The command policy (PUT /organization/policy), a singleton: one object `default`, always there (the
  * default policy until one is set), its id the organization's. Removing it puts the default back.
  */
-export const policyKind: NamedKindAdapter = {
+export const policyKind: KindAdapter = {
   kind: 'Policy',
   fileSchema: policySchema,
   nameSchema: z.literal(POLICY_NAME, { message: `the organization has one policy: name it "${POLICY_NAME}"` }),

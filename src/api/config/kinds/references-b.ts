@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { CheckedSpec, KindAdapter, ManagedBy, NameIndex, ReferenceKind, SpecPath, SpecProblem } from '../../../domain/config/types';
+import type { CheckedSpec, ManagedBy, NameIndex, ReferenceKind, SpecPath, SpecProblem } from '../../../domain/config/types';
 import { secretReferenceName } from '../../../domain/secrets/references';
 import { ApiError } from '../../http/errors';
 import { assertAnAdminRemains, type PendingChange } from '../../people/admins';
@@ -8,12 +8,6 @@ import { assertAnAdminRemains, type PendingChange } from '../../people/admins';
  * What the adapters of Freeze, Policy, Team, ServiceAccount, RoleBinding and NotificationChannel share:
  * zod's issues and the API's 422 details as a spec's problems, references by name, `${secret:NAME}`.
  */
-
-/** An adapter whose documents' names follow the kind's own rule (a service account's name is a token name). */
-export interface NamedKindAdapter extends KindAdapter {
-  /** The rule the document's `name` must pass (the API's create body's `name`). */
-  nameSchema: z.ZodType<string>;
-}
 
 /** zod's issues as problems at their paths, in the API's words. */
 export function schemaProblems(error: z.ZodError): SpecProblem[] {

@@ -2,9 +2,9 @@ import { Types } from 'mongoose';
 import { z } from 'zod';
 import { accessCache } from '../../../domain/access/cache';
 import { RoleBindingModel, type RoleBinding } from '../../../domain/access/model';
-import type { NameIndex, ReferenceKind, SpecProblem } from '../../../domain/config/types';
+import type { KindAdapter, NameIndex, ReferenceKind, SpecProblem } from '../../../domain/config/types';
 import { bindingServers, maxTargets, roleBindingName, roleField } from '../../people/schemas';
-import { checked, lastAdminBlocker, managedByOf, namesOf, resolve, schemaProblems, type NamedKindAdapter } from './references-b';
+import { checked, lastAdminBlocker, managedByOf, namesOf, resolve, schemaProblems } from './references-b';
 
 /** How a file names a subject, and what it is stored as. */
 const SUBJECTS = { team: ['Team', 'team'], 'service-account': ['ServiceAccount', 'service_account'], person: ['Person', 'person'] } as const;
@@ -44,7 +44,7 @@ function bindingSpec(spec: BindingSpec, subject: string, deployments: string[] |
 }
 
 /** Role bindings owned by name (bindings made through the API without one are not files' to own). */
-export const roleBindingKind: NamedKindAdapter = {
+export const roleBindingKind: KindAdapter = {
   kind: 'RoleBinding',
   fileSchema,
   nameSchema: roleBindingName,

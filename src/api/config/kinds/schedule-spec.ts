@@ -4,7 +4,10 @@ import { oneKind, oneKindMessage, scheduleFields } from '../../schedules/schemas
 
 /* A schedule's spec as config files write it: the create body, with what it runs and run_as by name. */
 
-const { name: _name, run_as: _runAs, ...timing } = scheduleFields;
+const { name: scheduleName, run_as: _runAs, ...timing } = scheduleFields;
+
+/** A schedule's name, as the API's create body's. */
+export { scheduleName };
 
 export const scheduleFileSchema = z
   .strictObject({

@@ -8,7 +8,7 @@ import { parseDuration } from '../../../domain/time/durations';
 import { actAsServiceAccount } from '../../../domain/tokens/service';
 import { checked, issueProblems, nameOr, referenceResolver, refused } from './references-a';
 import { writeSchedule } from './schedule-write';
-import { ownerProblem, scheduleFileSchema } from './schedule-spec';
+import { ownerProblem, scheduleFileSchema, scheduleName } from './schedule-spec';
 import { Types } from 'mongoose';
 
 /*
@@ -70,6 +70,7 @@ const spoken = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} minut
 export function scheduleKind({ schedules, minIntervalSeconds }: { schedules: Pick<ScheduleWorkflows, 'sync'>; minIntervalSeconds: number }): KindAdapter {
   return {
     kind: 'Schedule',
+    nameSchema: scheduleName,
     fileSchema: scheduleFileSchema,
 
     async current(organizationId, names) {

@@ -1,9 +1,10 @@
+import type { KindAdapter } from '../../../domain/config/types';
 import { Types } from 'mongoose';
 import { accessCache } from '../../../domain/access/cache';
 import { IdentityModel, RoleBindingModel, TeamModel, type Identity } from '../../../domain/access/model';
 import { ApiTokenModel } from '../../../domain/tokens/model';
 import { createServiceAccountSchema } from '../../people/schemas';
-import { checked, lastAdminBlocker, managedByOf, schemaProblems, type NamedKindAdapter } from './references-b';
+import { checked, lastAdminBlocker, managedByOf, schemaProblems } from './references-b';
 
 /** A service account's spec: description and agent (its tokens are never in files). */
 const fileSchema = createServiceAccountSchema.omit({ name: true });
@@ -11,7 +12,7 @@ const fileSchema = createServiceAccountSchema.omit({ name: true });
 const accountSpec = (a: { description?: string | null; agent?: boolean | null }) => ({ description: a.description ?? null, agent: a.agent ?? false });
 
 /** Service accounts: what CI and agents act as; removing one revokes its tokens as the API's delete does. */
-export const serviceAccountKind: NamedKindAdapter = {
+export const serviceAccountKind: KindAdapter = {
   kind: 'ServiceAccount',
   fileSchema,
   nameSchema: createServiceAccountSchema.shape.name,

@@ -2,9 +2,9 @@ import { Types } from 'mongoose';
 import { z } from 'zod';
 import { accessCache } from '../../../domain/access/cache';
 import { RoleBindingModel, TeamModel, type Team } from '../../../domain/access/model';
-import type { SpecProblem } from '../../../domain/config/types';
+import type { KindAdapter, SpecProblem } from '../../../domain/config/types';
 import { createTeamSchema, teamGroups, teamMembersByName } from '../../people/schemas';
-import { checked, lastAdminBlocker, managedByOf, namesOf, resolve, schemaProblems, type NamedKindAdapter } from './references-b';
+import { checked, lastAdminBlocker, managedByOf, namesOf, resolve, schemaProblems } from './references-b';
 
 /** A team's spec: the create body with its members by email (else name) rather than by id. */
 const fileSchema = z.strictObject({
@@ -13,7 +13,7 @@ const fileSchema = z.strictObject({
 });
 
 /** Teams: members are people of the organization (people are not a kind: an unknown one is a problem). */
-export const teamKind: NamedKindAdapter = {
+export const teamKind: KindAdapter = {
   kind: 'Team',
   fileSchema,
   nameSchema: createTeamSchema.shape.name,
