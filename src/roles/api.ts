@@ -3,6 +3,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rightsListener } from '../api/access/freshness';
 import { createApp } from '../api/app';
+import { configSourceService } from '../api/config/source-service';
 import { activeConversationsAbout, createConversationService } from '../api/conversations/service';
 import { createFreezeService } from '../api/freezes/service';
 import { createMigrationPlanService } from '../api/migration-plans/service';
@@ -48,6 +49,7 @@ async function buildApp({ config, log, secretBox, workflows, deployments, countT
     migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
     notifications: createNotificationService({ secretBox }),
     pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }),
+    configSources: configSourceService({ secretBox, workflows }),
     secretBox,
     sessions,
     signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },
