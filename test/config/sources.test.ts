@@ -138,7 +138,7 @@ spec:
     const revision = await repo.commit({ 'freezes.yaml': freeze(['tick']).replace('year-end', 'tick-freeze') });
     const source = await addSource({ name: 'scheduled-repo', git: { url: repo.gitUrl }, every: '1h', run_as: 'config-sync' });
     const schedule = bosun.temporal.schedule.getHandle(`bosun-config-source-${source.id}`);
-    expect((await schedule.describe()).spec.intervals).toEqual([{ every: 3_600_000, offset: 0 }]);
+    expect((await schedule.describe()).spec.intervals).toMatchObject([{ every: 3_600_000 }]);
     // The clock's tick, now rather than in an hour.
     await schedule.trigger();
     await eventually(() => sourceOf(source.id), (s) => s.status.revision_applied === revision, 60_000);
@@ -146,7 +146,7 @@ spec:
     expect((await call(admin, 'patch', `/${source.id}`, { every: null })).body.data.every).toBeNull();
     await expect(schedule.describe()).rejects.toThrow();
     expect((await call(admin, 'patch', `/${source.id}`, { every: '5m' })).status).toBe(200);
-    expect((await schedule.describe()).spec.intervals).toEqual([{ every: 300_000, offset: 0 }]);
+    expect((await schedule.describe()).spec.intervals).toMatchObject([{ every: 300_000 }]);
     expect((await call(admin, 'delete', `/${source.id}`)).status).toBe(204);
     await expect(schedule.describe()).rejects.toThrow();
     // What it applied stays, still marked.

@@ -81,9 +81,14 @@ export async function deleteSource(organizationId: string, sourceId: string): Pr
 
 /** Pins the host key the last refused sync was offered; null when none was offered. */
 export async function pinOfferedHostKey(organizationId: string, sourceId: string, by: Actor): Promise<boolean> {
-  const pinned = await ConfigSourceModel.updateOne({ _id: sourceId, organization_id: organizationId, 'status.offered_host_key': { $ne: null } }, [
-    { $set: { host_key: '$status.offered_host_key.key', host_key_fingerprint: '$status.offered_host_key.fingerprint', 'status.offered_host_key': null, updated_by: by } },
-  ]);
+  const source = await ConfigSourceModel.findOne({ _id: sourceId, organization_id: organizationId }, { status: 1 }).lean<ConfigSource>();
+  const offered = source?.status?.offered_host_key;
+  if (!offered) return false;
+  // Only the key read: another sync offering another meanwhile is not pinned unseen.
+  const pinned = await ConfigSourceModel.updateOne(
+    { _id: sourceId, organization_id: organizationId, 'status.offered_host_key.key': offered.key },
+    { $set: { host_key: offered.key, host_key_fingerprint: offered.fingerprint, 'status.offered_host_key': null, updated_by: by } },
+  );
   return pinned.modifiedCount === 1;
 }
 
