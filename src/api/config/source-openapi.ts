@@ -7,21 +7,23 @@ const base = '/api/v1/config/sources';
 const id = { id: idParam('config source') };
 const rules = [
   '`git.url`: ssh://, scp-like (`git@host:path`), https:// or git://; a local path, file:// and http:// are refused',
-  '`every` between 1m and 24h; `web_url` https',
+  '`git.host_key` an SSH public key line (`ssh-ed25519 AAAA…`, or a known_hosts line)',
+  '`every` between 1m and 24h',
+  '`web_url` an https URL',
   '`run_as` a service account of the organization that is not disabled; another identity than the caller only for an admin',
   '`credentials` of an ssh URL: `ssh_key`',
 ];
 
 export const configSourceOperations: Operation[] = [
   {
-    method: 'get', path: base, operationId: 'listConfigSources', tag, scope: 'admin',
+    method: 'get', path: base, operationId: 'listConfigSources', tag, scope: 'admin', everywhere: true,
     summary: 'List the repositories definitions are synced from',
     description: 'By name, each with its sync status. Needs `admin` for the whole organization.',
     responses: { 200: { description: 'The sources', body: z.object({ data: z.array(sourceViewSchema) }) } },
     errors: ['forbidden'],
   },
   {
-    method: 'post', path: base, operationId: 'createConfigSource', tag, scope: 'admin',
+    method: 'post', path: base, operationId: 'createConfigSource', tag, scope: 'admin', everywhere: true,
     summary: 'Sync definitions from a Git repository',
     description:
       'Bosun fetches `git.ref` of the repository, plans the YAML files under `git.path` as the source named `name`, and applies the plan when it has no error, as the service account `run_as` — every `every` (a Temporal Schedule `bosun-config-source-<id>`), and on POST …/sync. ' +
@@ -32,7 +34,7 @@ export const configSourceOperations: Operation[] = [
     beyondSchema: rules,
   },
   {
-    method: 'get', path: `${base}/:id`, operationId: 'getConfigSource', tag, scope: 'admin',
+    method: 'get', path: `${base}/:id`, operationId: 'getConfigSource', tag, scope: 'admin', everywhere: true,
     summary: 'Read a config source and its sync status',
     description: '`status`: the revision applied last, the last plan (counts, its first problems), why the last sync applied nothing (`last_error`), when it last synced, the drift the last plan found, and the host key a refused sync was offered.',
     params: id,
@@ -40,7 +42,7 @@ export const configSourceOperations: Operation[] = [
     errors: ['forbidden', 'not_found'],
   },
   {
-    method: 'patch', path: `${base}/:id`, operationId: 'updateConfigSource', tag, scope: 'admin',
+    method: 'patch', path: `${base}/:id`, operationId: 'updateConfigSource', tag, scope: 'admin', everywhere: true,
     summary: 'Change a config source',
     description: 'Any of its settings but its name (the `source` its objects carry). `every: null` removes its Temporal Schedule; `credentials: null` removes them.',
     params: id,
@@ -50,7 +52,7 @@ export const configSourceOperations: Operation[] = [
     beyondSchema: rules,
   },
   {
-    method: 'delete', path: `${base}/:id`, operationId: 'deleteConfigSource', tag, scope: 'admin',
+    method: 'delete', path: `${base}/:id`, operationId: 'deleteConfigSource', tag, scope: 'admin', everywhere: true,
     summary: 'Stop syncing from a repository',
     description: 'Its Temporal Schedule goes with it. The objects it applied stay, still marked `managed_by` its name: a source of the same name takes them back; an apply of another source refuses them until they are released.',
     params: id,
@@ -58,7 +60,7 @@ export const configSourceOperations: Operation[] = [
     errors: ['forbidden', 'not_found', 'service_unavailable'],
   },
   {
-    method: 'post', path: `${base}/:id/sync`, operationId: 'syncConfigSource', tag, scope: 'admin',
+    method: 'post', path: `${base}/:id/sync`, operationId: 'syncConfigSource', tag, scope: 'admin', everywhere: true,
     summary: 'Sync a config source now',
     description:
       'Starts the source’s sync workflow `config-sync-<id>` (one at a time: while one runs, this answers with that one); its outcome lands on the source’s `status`. ' +
