@@ -61,7 +61,7 @@ async function postDelivery(
   { deliveryId, channel, event, at }: { deliveryId: string; channel: NonNullable<ToSend['channel']>; event: NonNullable<ToSend['event']>; at: Date },
 ): Promise<Answer> {
   const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
-  const url = channelUrl(channel, secretBox);
+  const url = await channelUrl(channel, secretBox);
   const [address] = await allowedAddresses(url, refuse_private_addresses);
   const payload = event.payload as Record<string, unknown>;
   const base = consoleUrl?.();

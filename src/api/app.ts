@@ -14,7 +14,8 @@ import { pipelineRoutes } from './pipelines/routes';
 import { configRoutes } from './config/routes';
 import { configSourceRoutes } from './config/source-routes';
 import type { ConfigSourceService } from './config/source-service';
-import { CONFIG_ADAPTERS, CONFIG_BODY_LIMIT_BYTES } from './config/kinds';
+import { CONFIG_BODY_LIMIT_BYTES } from './config/kinds';
+import type { KindAdapter } from '../domain/config/types';
 import { pipelineDefinitions } from './pipelines/definitions';
 import { pipelineRunRoutes } from './pipelines/run-routes';
 import type { PipelineRunService } from './pipelines/run-service';
@@ -61,6 +62,8 @@ export interface AppDeps {
   notifications: NotificationService;
   pipelineRuns: PipelineRunService;
   configSources: ConfigSourceService;
+  /** Every kind's adapter of definitions kept in Git (/config). */
+  configKinds: readonly KindAdapter[];
   secretBox: SecretBox;
   /** How long a console sign-in lasts. */
   sessions: SessionLifetime;
@@ -106,7 +109,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, pipelineRuns, configSources, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, pipelineRuns, configKinds, configSources, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -183,7 +186,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/notification-settings', refuseOtherMethods(notificationSettingsRoutes(notifications)));
   api.use('/audit', refuseOtherMethods(auditRoutes(bosunOperations)));
   api.use('/config/sources', refuseOtherMethods(configSourceRoutes(configSources)));
-  api.use('/config', refuseOtherMethods(configRoutes(CONFIG_ADAPTERS, log)));
+  api.use('/config', refuseOtherMethods(configRoutes(configKinds, log)));
 
   app.use('/api/v1', api);
 

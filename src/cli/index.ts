@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { SCOPES } from '../domain/access/scopes';
 import { accessCommands } from './access';
 import { freezeCommands } from './freezes';
+import { configCommands } from './config';
 import { auditCommands } from './audit';
 import { notifyCommands } from './notify';
 import { pipelineCommands } from './pipelines';
@@ -160,6 +161,9 @@ export function buildProgram(): Command {
     throw new CliError(message, code);
   });
   serverCommands(program, (code, message) => {
+    throw new CliError(message, code);
+  });
+  configCommands(program, (code, message) => {
     throw new CliError(message, code);
   });
   mcpCommand(program, (code, message) => {

@@ -2,6 +2,7 @@ import { createPipelineRunService } from '../api/pipelines/run-service';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rightsListener } from '../api/access/freshness';
+import { configAdapters } from '../api/config/kinds';
 import { createApp } from '../api/app';
 import { configSourceService } from '../api/config/source-service';
 import { activeConversationsAbout, createConversationService } from '../api/conversations/service';
@@ -49,6 +50,7 @@ async function buildApp({ config, log, secretBox, workflows, deployments, countT
     migrationPlans: createMigrationPlanService({ activeConversations: activeConversationsAbout }),
     notifications: createNotificationService({ secretBox }),
     pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }),
+    configKinds: configAdapters({ schedules: workflows.schedules, minIntervalSeconds: config.schedules.minIntervalSeconds }),
     configSources: configSourceService({ secretBox, workflows }),
     secretBox,
     sessions,

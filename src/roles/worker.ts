@@ -1,5 +1,5 @@
 import { listenForScrapes } from '../api/observability/listener';
-import { CONFIG_ADAPTERS } from '../api/config/kinds';
+import { configAdapters } from '../api/config/kinds';
 import { configSourceSyncer } from '../api/config/source-sync';
 import { stageRunStarter } from '../api/pipelines/stage-runs';
 import { createPipelineRunService } from '../api/pipelines/run-service';
@@ -85,7 +85,12 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       stepHandoffAfterMs: options.stepHandoffAfterMs,
       scheduledRuns: scheduledRunStarter({ deployments, pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }), secretBox, log, countTick }),
       stageRuns: stageRunStarter({ deployments, secretBox }),
-      configSyncer: configSourceSyncer({ secretBox, adapters: CONFIG_ADAPTERS, log, fetchTimeoutMs: CONFIG_FETCH_TIMEOUT_MS }),
+      configSyncer: configSourceSyncer({
+        secretBox,
+        adapters: configAdapters({ schedules: workflows.schedules, minIntervalSeconds: config.schedules.minIntervalSeconds }),
+        log,
+        fetchTimeoutMs: CONFIG_FETCH_TIMEOUT_MS,
+      }),
       // PUBLIC_URL, or this process's API once it listens (a lone worker without PUBLIC_URL sends no links).
       consoleUrl: () => config.console.publicUrl ?? composed.url,
       notificationMetrics: {

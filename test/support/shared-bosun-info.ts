@@ -11,6 +11,8 @@ export interface SharedBosunInfo {
   control: string;
   mongoUri: string;
   taskQueue: string;
+  /** Its master key (base64; a throwaway of the test run): for tests that seal what it opens. */
+  secretKey: string;
 }
 
 /** The shared Bosun's settings: a test's defaults, but for a rate limit no run's many files together reach. */

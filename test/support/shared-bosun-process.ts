@@ -98,6 +98,7 @@ async function main(): Promise<void> {
     control: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
     mongoUri: env.MONGODB_URI,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
+    secretKey: env.BOSUN_SECRET_KEY,
   };
   // Written whole, then renamed: a reader never sees half of it.
   const file = sharedBosunFile(services.dir, worker);

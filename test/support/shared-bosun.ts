@@ -79,6 +79,8 @@ export async function sharedBosun() {
     sshd: services.sshd,
     services,
     mongoUri: info.mongoUri,
+    /** Its master key, for a test that seals what it will open (src/domain/secrets/secret-box.ts). */
+    secretKey: info.secretKey,
     org,
     /** A Temporal client of this file's own (connected on first use, closed by stop()). */
     get temporal(): Client {

@@ -60,6 +60,9 @@ export function actorOfRequest(req: Request): AuditActor {
   };
 }
 
+/** A change that overrides a Git source's ownership (`"force": true`, or `?force=true` on a DELETE): the trail says so. */
+const asksForce = (req: Request) => (req.body as { force?: unknown } | undefined)?.force === true || req.query.force === 'true';
+
 /** The id a create answered with: its Location's last segment, or `data.id`. */
 function createdId(location: string | undefined, body: unknown): string | null {
   if (location) return decodeURIComponent(location.split('?')[0]!.split('/').filter(Boolean).at(-1) ?? '') || null;
@@ -122,7 +125,12 @@ export function recordWrites(log: Logger, pendingSeconds: number, operations: re
       recordOutcome(id, res.writableFinished ? outcome : `${outcome}_aborted`, {
         ...(created && !targetId ? { target: { kind: known.kind, id: created } } : {}),
         // A route may add what its entry should say beyond the request (an apply: its source, revision and counts).
-        details: { status: res.statusCode, ...(created && targetId ? { created_id: created } : {}), ...((res.locals.auditDetails as Record<string, unknown> | undefined) ?? {}) },
+        details: {
+          status: res.statusCode,
+          ...(created && targetId ? { created_id: created } : {}),
+          ...(asksForce(req) ? { force: true } : {}),
+          ...((res.locals.auditDetails as Record<string, unknown> | undefined) ?? {}),
+        },
       }).catch((err: Error) => log.warn({ err: err.message, action: known.action }, 'could not record a write’s outcome in the audit trail (it is chained as unknown)'));
     });
     next();

@@ -25,6 +25,9 @@ export interface Applied {
   previous_revision: string | null;
 }
 
+// Tests only: BOSUN_FAILPOINT=config-apply-mid kills the process halfway through an apply's writes.
+const dieMidApply = process.env.BOSUN_FAILPOINT === 'config-apply-mid';
+
 const actorOf = (principal: Principal): AuditActor => ({ type: principal.identity.type, id: principal.identity.id, name: principal.identity.name, token_id: principal.tokenId ?? null });
 
 export async function applyConfig(principal: Principal, request: ApplyRequest, adapters: readonly KindAdapter[], log: Logger): Promise<Applied> {
@@ -44,7 +47,8 @@ export async function applyConfig(principal: Principal, request: ApplyRequest, a
   await inTransaction(async (session) => {
     const context = { organizationId: principal.organizationId, session, names: planned.names, principal, now };
     for (const removal of planned.removals) await removal.adapter.remove(context, removal.id);
-    for (const write of planned.writes) {
+    for (const [index, write] of planned.writes.entries()) {
+      if (dieMidApply && index === Math.floor(planned.writes.length / 2)) process.kill(process.pid, 'SIGKILL');
       const managed_by = { source: request.source, revision: request.revision, path: write.path, applied_at: now, spec_hash: specHash(write.spec), forced_at: null, forced_by: null };
       await write.adapter.write(context, { id: write.id, name: write.name, spec: write.spec, existing: write.existing !== null, managed_by });
     }

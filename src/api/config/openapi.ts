@@ -46,4 +46,11 @@ export const configOperations: Operation[] = [
     responses: { 200: { description: 'The files', body: dataOf(z.strictObject({ files: z.array(z.strictObject({ path: z.string(), content: z.string() })) })) } },
     errors: ['forbidden', 'validation_failed'],
   },
+  {
+    method: 'get', path: '/api/v1/config/schema', operationId: 'getConfigSchema', tag, scope: 'read',
+    summary: 'The JSON Schema of definition documents',
+    description: 'One `{ kind, name, spec }` shape per kind, each `spec` as files write it (references by name): point an editor’s YAML support at it (`bosun config schema > bosun.schema.json`).',
+    responses: { 200: { description: 'A JSON Schema (draft 2020-12)', body: dataOf(z.looseObject({ $schema: z.string(), oneOf: z.array(z.looseObject({})) })) } },
+    errors: [],
+  },
 ];

@@ -1,3 +1,4 @@
+import '../../domain/zod-messages';
 import { Types } from 'mongoose';
 import { canonicalJson, sha256 } from '../../domain/audit/chain';
 import { parseConfigFiles, formatProblem, specPathText, secretReferences } from '../../domain/config/files';
@@ -46,11 +47,15 @@ export interface ConfigPlan {
 /** A problem as a plan shows it; one about an object no file holds any more names the file it came from, with no line. */
 const view = (p: ConfigProblem): PlanProblem => ({ file: p.file, line: p.line, column: p.column, kind: p.kind, name: p.name, message: p.message, text: p.line ? formatProblem(p) : `${p.file}: ${p.message}` });
 
+/** A message that reads on from its field (`must be at most 86400`) follows it; another after a colon (`server: no server titled "web-9"`). */
+const READS_ON = /^(must|is|are|names|may|needs|cannot|has|holds|refers|was|should)\b/;
+
+/** A problem of a document: at the field it is about, or at the document itself (its `kind:`). */
 const problemAt = (document: ConfigDocument, path: ReadonlyArray<string | number>, message: string): ConfigProblem => ({
-  ...document.positionOf(path),
+  ...(path.length ? document.positionOf(path) : document.at),
   kind: document.kind,
   name: document.name,
-  message: path.length ? `${specPathText(path)} ${message}` : message,
+  message: path.length ? `${specPathText(path)}${READS_ON.test(message) ? ' ' : ': '}${message}` : message,
 });
 
 /** About an object only the organization has now: the file it was applied from, no line. */
@@ -71,6 +76,7 @@ export async function planConfig(principal: Principal, request: PlanRequest, ada
   const parsed = parseConfigFiles(request.files);
   const errors: ConfigProblem[] = [...parsed.problems];
   const warnings: ConfigProblem[] = [];
+  for (const document of parsed.documents.filter((d) => !byKind.has(d.kind))) errors.push(problemAt(document, [], `kind ${document.kind} cannot be applied by this Bosun`));
   const documents = parsed.documents.filter((document) => byKind.has(document.kind));
   for (const document of documents) assertMayChangeKind(principal, document.kind, `${document.at.file}:${document.at.line}:${document.at.column}: ${document.kind} "${document.name}"`);
 

@@ -8,6 +8,7 @@ import { ApiError } from '../http/errors';
 import { validate } from '../http/validation';
 import { applyConfig } from './apply';
 import { exportConfig } from './export';
+import { documentsJsonSchema } from './json-schema';
 import { planConfig } from './plan';
 import { applyRequestSchema, exportQuerySchema, planRequestSchema } from './schemas';
 
@@ -47,6 +48,10 @@ export function configRoutes(adapters: readonly KindAdapter[], log: Logger): Rou
     const { kinds } = validate(exportQuerySchema, req.query, 'query');
     const files = await exportConfig(principalOf(req), adapters, kinds ? (kinds.split(',') as ConfigKind[]) : undefined);
     res.json({ data: { files } });
+  });
+
+  router.get('/schema', requireAction('read'), (_req, res) => {
+    res.json({ data: documentsJsonSchema(adapters) });
   });
 
   return router;

@@ -17,6 +17,7 @@ import type { Principal } from '../../domain/tokens/service';
 import { assertOnServers, checkDeployment, readableAmong, readableDeploymentFilter } from '../access/gate';
 import { resolveTargets, serversOfDefinition } from './targets';
 import { freezeNotices } from '../servers/freeze-notices';
+import { checkOwnership } from '../ownership/guard';
 
 /** A deployment's view: its last run as its runs list gives it, its one server's title and the freezes on its targets now or soon. */
 async function fullView(d: Deployment) {
@@ -96,9 +97,10 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
     },
 
     /** Changes apply to runs triggered afterwards; a run keeps the steps it was triggered with. */
-    async update(principal: Principal, id: string, input: UpdateDeploymentInput) {
+    async update(principal: Principal, id: string, { force = false, ...input }: UpdateDeploymentInput) {
       const { organizationId } = principal;
       const deployment = await findDeployment(principal, id, 'deployments:write');
+      const forced = checkOwnership(principal, { kind: 'Deployment', name: deployment.name, managedBy: deployment.managed_by }, { force });
       await checkTargets(principal, input);
       // Not pointed at servers out of the caller's reach either.
       if (input.server_id || input.targets) assertOnServers(principal, 'deployments:write', await serversOfDefinition(organizationId, input), { deploymentId: id });
@@ -109,7 +111,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
         throw new ApiError('validation_failed', 'The request body is invalid', [{ path: 'rollback', message: 'rollback applies to targets (a fleet run), not to one server_id' }]);
       }
       try {
-        return await fullView((await redefineDeployment(deployment._id, input))!);
+        return await fullView((await redefineDeployment(deployment._id, input, forced))!);
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(input.name!);
         throw error;
@@ -117,8 +119,9 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
     },
 
     /** Deletes the definition and its run history; refused while a run is queued or running, or a pipeline's stage runs it. */
-    async remove(principal: Principal, id: string) {
+    async remove(principal: Principal, id: string, force = false) {
       const deployment = await findDeployment(principal, id, 'deployments:write');
+      checkOwnership(principal, { kind: 'Deployment', name: deployment.name, managedBy: deployment.managed_by }, { force, deleting: true });
       if (await DeploymentRunModel.exists({ deployment_id: deployment._id, status: { $in: UNFINISHED_RUN_STATUSES } })) {
         throw new ApiError('conflict', 'This deployment has a queued or running run: cancel it first');
       }

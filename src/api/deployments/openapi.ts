@@ -6,6 +6,7 @@ import { approveSchema, createDeploymentSchema, idempotencyKeySchema, pauseSchem
 import { deploymentListItemSchema, deploymentSchema, planSchema } from './views/deployments';
 import { runListItemSchema, runSchema, runTriggeredSchema } from './views/runs';
 import { runTargetDetailSchema } from './views/targets';
+import { forceQuerySchema } from '../ownership/guard';
 
 const tag = 'Deployments';
 const id = { id: idParam('deployment') };
@@ -63,7 +64,7 @@ export const deploymentOperations: Operation[] = [
     params: id,
     body: { schema: updateDeploymentSchema, required: true },
     responses: { 200: { description: 'The deployment as changed', body: dataOf(deploymentSchema) } },
-    errors: ['not_found', 'conflict', 'validation_failed'],
+    errors: ['not_found', 'conflict', 'validation_failed', 'managed_by_source'],
     beyondSchema: [...definitionRules, '`strategy` only for a deployment on `targets` (sent with it, or already its own)'],
   },
   {
@@ -71,8 +72,9 @@ export const deploymentOperations: Operation[] = [
     summary: 'Delete a deployment and its run history',
     description: 'Refused (409) while a run is queued or running, or while a pipeline has a stage that runs it (the 409 names the pipelines).',
     params: id,
+    query: forceQuerySchema,
     responses: { 204: { description: 'Deleted' } },
-    errors: ['not_found', 'conflict'],
+    errors: ['not_found', 'conflict', 'managed_by_source', 'validation_failed'],
   },
   {
     method: 'post', path: '/api/v1/deployments/:id/run', operationId: 'triggerDeployment', tag, scope: 'deployments:run',

@@ -6,6 +6,7 @@ import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { approveSchema, createDeploymentSchema, idempotencyKeyOf, pauseSchema, rejectSchema, retrySchema, rollbackRequestSchema, triggerSchema, updateDeploymentSchema } from './schemas';
 import type { DeploymentService } from './service';
+import { forceOf, forceQuerySchema } from '../ownership/guard';
 
 export function deploymentRoutes(deployments: DeploymentService): Router {
   const router = Router();
@@ -30,7 +31,7 @@ export function deploymentRoutes(deployments: DeploymentService): Router {
   });
 
   router.delete('/:id', requireAction('deployments:write'), async (req, res) => {
-    await deployments.remove(org(req), param(req.params.id));
+    await deployments.remove(org(req), param(req.params.id), forceOf(validate(forceQuerySchema, req.query, 'query')));
     res.status(204).end();
   });
 

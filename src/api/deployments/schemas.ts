@@ -6,11 +6,12 @@ import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME, wholeValuePattern } from '.
 import { durationSchema } from '../http/durations';
 import { requiredText, text } from '../http/text';
 import { overrideFreezeSchema } from '../freezes/enforce';
+import { forceField } from '../ownership/guard';
 
 export const MAX_STEPS = 100;
 export const MAX_COMMAND_LENGTH = 16 * 1024;
 
-const stepSchema = z.strictObject({
+export const stepSchema = z.strictObject({
   name: requiredText('name', 120),
   command: text('command', { min: 1, max: MAX_COMMAND_LENGTH }),
   timeout_seconds: z.number().int().min(1).max(24 * 3600).optional(),
@@ -22,12 +23,16 @@ const name = requiredText('name', 120);
 
 export const MAX_TARGET_SERVERS = 10_000;
 
-const targetsSchema = z
-  .strictObject({
-    server_ids: z.array(objectId).max(MAX_TARGET_SERVERS, `at most ${MAX_TARGET_SERVERS} servers`).optional(),
-    tags: z.array(tagSchema).max(20, 'at most 20 tags').optional(),
-  })
-  .refine((t) => (t.server_ids?.length ?? 0) + (t.tags?.length ?? 0) > 0, 'give server_ids, tags, or both')
+/** Targets whose servers are given as `servers` (ids in a request, titles in config files). */
+export const targetsOf = <F extends string, S extends z.ZodType<string>>(field: F, servers: S) =>
+  z
+    .strictObject({
+      [field]: z.array(servers).max(MAX_TARGET_SERVERS, `at most ${MAX_TARGET_SERVERS} servers`).optional(),
+      tags: z.array(tagSchema).max(20, 'at most 20 tags').optional(),
+    } as Record<F, z.ZodOptional<z.ZodArray<S>>> & { tags: z.ZodOptional<z.ZodArray<typeof tagSchema>> })
+    .refine((t) => ((t as Record<string, unknown[] | undefined>)[field]?.length ?? 0) + ((t as { tags?: unknown[] }).tags?.length ?? 0) > 0, `give ${field}, tags, or both`);
+
+const targetsSchema = targetsOf('server_ids', objectId)
   // The refinement, as the document states it.
   .meta({ anyOf: [{ required: ['server_ids'], properties: { server_ids: { minItems: 1 } } }, { required: ['tags'], properties: { tags: { minItems: 1 } } }] });
 
@@ -90,7 +95,7 @@ export const parametersSchema = z
   .max(50, 'at most 50 parameters')
   .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'parameter names must be unique');
 
-const stepsSchema = z.array(stepSchema).min(1, 'at least one step is required').max(MAX_STEPS, `at most ${MAX_STEPS} steps`);
+export const stepsSchema = z.array(stepSchema).min(1, 'at least one step is required').max(MAX_STEPS, `at most ${MAX_STEPS} steps`);
 
 /** Steps that undo a halted fleet run, on every server it touched (with BOSUN_ROLLBACK_REASON). */
 export const rollbackSchema = z.strictObject({
@@ -98,7 +103,7 @@ export const rollbackSchema = z.strictObject({
   automatic: z.boolean().default(true).describe('true: run as soon as the run halts; false: only on request (POST …/rollback)'),
 });
 
-const definitionFields = {
+export const definitionFields = {
   name,
   server_id: objectId.optional(),
   targets: targetsSchema.optional(),
@@ -108,12 +113,13 @@ const definitionFields = {
   steps: stepsSchema,
 };
 
-/** One server (`server_id`) or many (`targets`, with an optional `strategy`), never both. */
-const oneKindOfTarget = (v: { server_id?: unknown; targets?: unknown; strategy?: unknown; rollback?: unknown }, ctx: z.RefinementCtx, creating: boolean) => {
-  if (v.server_id !== undefined && v.targets !== undefined) ctx.addIssue({ code: 'custom', path: ['targets'], message: 'give server_id (one server) or targets (many), not both' });
-  else if (creating && v.server_id === undefined && v.targets === undefined) ctx.addIssue({ code: 'custom', path: ['server_id'], message: 'give server_id (one server) or targets (many)' });
-  if (v.strategy !== undefined && v.server_id !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: 'strategy applies to targets, not to one server_id' });
-  if (v.rollback && v.server_id !== undefined) ctx.addIssue({ code: 'custom', path: ['rollback'], message: 'rollback applies to targets (a fleet run), not to one server_id' });
+/** One server (`server_id`; `server` in config files) or many (`targets`, with an optional `strategy`), never both. */
+export const oneKindOfTarget = (v: { targets?: unknown; strategy?: unknown; rollback?: unknown }, ctx: z.RefinementCtx, creating: boolean, one = 'server_id') => {
+  const server = (v as Record<string, unknown>)[one];
+  if (server !== undefined && v.targets !== undefined) ctx.addIssue({ code: 'custom', path: ['targets'], message: `give ${one} (one server) or targets (many), not both` });
+  else if (creating && server === undefined && v.targets === undefined) ctx.addIssue({ code: 'custom', path: [one], message: `give ${one} (one server) or targets (many)` });
+  if (v.strategy !== undefined && server !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: `strategy applies to targets, not to one ${one}` });
+  if (v.rollback && server !== undefined) ctx.addIssue({ code: 'custom', path: ['rollback'], message: `rollback applies to targets (a fleet run), not to one ${one}` });
 };
 
 export const createDeploymentSchema = z
@@ -123,8 +129,8 @@ export const createDeploymentSchema = z
   .meta({ oneOf: [{ required: ['server_id'] }, { required: ['targets'] }], not: { anyOf: [{ required: ['server_id', 'strategy'] }, { required: ['server_id', 'rollback'] }] } });
 
 export const updateDeploymentSchema = z
-  .strictObject({ ...definitionFields, name: name.optional(), steps: stepsSchema.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, server_id, targets, strategy, parameters, steps')
+  .strictObject({ ...definitionFields, name: name.optional(), steps: stepsSchema.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'send at least one of name, server_id, targets, strategy, parameters, steps')
   .superRefine((v, ctx) => oneKindOfTarget(v, ctx, false))
   // The refinements, as the document states them.
   .meta({ minProperties: 1, not: { anyOf: [{ required: ['server_id', 'targets'] }, { required: ['server_id', 'strategy'] }, { required: ['server_id', 'rollback'] }] } });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { createFreezeSchema, freezeRangeSchema, updateFreezeSchema } from './schemas';
 import { freezeViewSchema } from './views';
+import { forceQuerySchema } from '../ownership/guard';
 
 const tag = 'Change freezes';
 const id = { id: idParam('freeze') };
@@ -49,7 +50,7 @@ export const freezeOperations: Operation[] = [
     params: id,
     body: { schema: updateFreezeSchema, required: true },
     responses: { 200: { description: 'The freeze as changed', body: dataOf(freezeViewSchema) } },
-    errors: ['not_found', 'conflict', 'validation_failed'],
+    errors: ['not_found', 'conflict', 'validation_failed', 'managed_by_source'],
     beyondSchema: windowRules,
   },
   {
@@ -57,7 +58,8 @@ export const freezeOperations: Operation[] = [
     summary: 'Delete a freeze',
     description: 'Runs it held check again at once and go on unless another freeze covers them.',
     params: id,
+    query: forceQuerySchema,
     responses: { 204: { description: 'Deleted' } },
-    errors: ['not_found'],
+    errors: ['not_found', 'managed_by_source', 'validation_failed'],
   },
 ];

@@ -4,6 +4,7 @@ import { requireAction, requireEverywhere } from '../access/gate';
 import { validate } from '../http/validation';
 import { createFreezeSchema, freezeRangeSchema, updateFreezeSchema } from './schemas';
 import type { FreezeService } from './service';
+import { forceOf, forceQuerySchema } from '../ownership/guard';
 
 /** Change freezes: read by anyone who reads; written by admins of the whole organization. */
 export function freezeRoutes(freezes: FreezeService): Router {
@@ -29,7 +30,7 @@ export function freezeRoutes(freezes: FreezeService): Router {
   });
 
   router.delete('/:id', requireEverywhere('admin'), async (req, res) => {
-    await freezes.remove(principalOf(req), param(req.params.id));
+    await freezes.remove(principalOf(req), param(req.params.id), forceOf(validate(forceQuerySchema, req.query, 'query')));
     res.status(204).end();
   });
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { durationSchema } from '../http/durations';
 import { tagSchema } from '../servers/schemas';
 import { requiredText, text } from '../http/text';
+import { forceField } from '../ownership/guard';
 
 const timestamp = (what: string) => z.iso.datetime({ offset: true, error: `${what} is an ISO 8601 timestamp such as "2025-11-28T00:00:00Z"` });
 
@@ -39,8 +40,9 @@ export const updateFreezeSchema = z
     time_zone: fields.time_zone.optional(),
     tags: fields.tags.optional(),
     note: fields.note.optional(),
+    force: forceField,
   })
-  .refine((v) => Object.keys(v).length > 0, 'send at least one field')
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'send at least one field')
   .meta({ minProperties: 1 });
 
 export type CreateFreezeInput = z.infer<typeof createFreezeSchema>;

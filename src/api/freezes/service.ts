@@ -13,6 +13,7 @@ import { ApiError, notFound } from '../http/errors';
 import { parseId } from '../http/ids';
 import type { CreateFreezeInput, UpdateFreezeInput } from './schemas';
 import { toFreezeView } from './views';
+import { checkOwnership } from '../ownership/guard';
 
 const invalid = (path: string, message: string) => new ApiError('validation_failed', `${path}: ${message}`, [{ path, message }]);
 
@@ -56,25 +57,31 @@ export function freezeFields(input: CreateFreezeInput | UpdateFreezeInput, curre
   return { ...common, cron: normalCron(cron), duration, starts_at: null, ends_at: null };
 }
 
+/** What telling frozen runs needs: the workflows' signal, and a log for a signal that could not be sent. */
+export interface FrozenRunsDeps {
+  workflows: Pick<RunWorkflows, 'freezesChanged'>;
+  log: Logger;
+}
+
+/**
+ * The organization's frozen runs check their freezes again at once (a freeze edited or deleted may
+ * have lifted). Their timers re-check within minutes anyway: a signal lost changes only how soon.
+ */
+export async function wakeFrozenRuns({ workflows, log }: FrozenRunsDeps, organizationId: string) {
+  const frozen = await DeploymentRunModel.find({ organization_id: organizationId, status: 'frozen', parent_run_id: null }, { _id: 1 }).lean();
+  await Promise.all(
+    frozen.map((run) => workflows.freezesChanged(run._id.toString()).catch((err: unknown) => log.warn({ err, runId: run._id.toString() }, 'could not tell a frozen run its freezes changed; its timer will'))),
+  );
+}
+
 const taken = (name: string) => new ApiError('conflict', `A freeze named "${name}" already exists in the organization`);
 
 /** The freezes routes' work: each write checked whole, by an admin (the route's gate); frozen runs told when freezes change. */
-export function createFreezeService({ workflows, log }: { workflows: Pick<RunWorkflows, 'freezesChanged'>; log: Logger }) {
+export function createFreezeService(deps: FrozenRunsDeps) {
   async function find(principal: Principal, id: string) {
     const found = await freezes.findFreeze(principal.organizationId, parseId(id, 'Freeze'));
     if (!found) throw notFound('Freeze');
     return found;
-  }
-
-  /**
-   * The organization's frozen runs check their freezes again at once (a freeze edited or deleted may
-   * have lifted). Their timers re-check within minutes anyway: a signal lost changes only how soon.
-   */
-  async function wakeFrozenRuns(organizationId: string) {
-    const frozen = await DeploymentRunModel.find({ organization_id: organizationId, status: 'frozen', parent_run_id: null }, { _id: 1 }).lean();
-    await Promise.all(
-      frozen.map((run) => workflows.freezesChanged(run._id.toString()).catch((err: unknown) => log.warn({ err, runId: run._id.toString() }, 'could not tell a frozen run its freezes changed; its timer will'))),
-    );
   }
 
   return {
@@ -98,24 +105,27 @@ export function createFreezeService({ workflows, log }: { workflows: Pick<RunWor
       }
     },
 
-    async update(principal: Principal, id: string, input: UpdateFreezeInput) {
+    async update(principal: Principal, id: string, { force = false, ...input }: UpdateFreezeInput) {
       const current = await find(principal, id);
+      const forced = checkOwnership(principal, { kind: 'Freeze', name: current.name, managedBy: current.managed_by }, { force });
       const fields = freezeFields(input, current);
       let updated: Freeze | null;
       try {
-        updated = await freezes.updateFreeze(principal.organizationId, current._id, fields, actorOf(principal));
+        updated = await freezes.updateFreeze(principal.organizationId, current._id, fields, actorOf(principal), forced);
       } catch (error) {
         if (isDuplicateKey(error)) throw taken(fields.name);
         throw error;
       }
       if (!updated) throw notFound('Freeze');
-      await wakeFrozenRuns(principal.organizationId);
+      await wakeFrozenRuns(deps, principal.organizationId);
       return toFreezeView(updated);
     },
 
-    async remove(principal: Principal, id: string) {
-      if (!(await freezes.deleteFreeze(principal.organizationId, parseId(id, 'Freeze')))) throw notFound('Freeze');
-      await wakeFrozenRuns(principal.organizationId);
+    async remove(principal: Principal, id: string, force = false) {
+      const current = await find(principal, id);
+      checkOwnership(principal, { kind: 'Freeze', name: current.name, managedBy: current.managed_by }, { force, deleting: true });
+      if (!(await freezes.deleteFreeze(principal.organizationId, current._id))) throw notFound('Freeze');
+      await wakeFrozenRuns(deps, principal.organizationId);
     },
   };
 }

@@ -5,6 +5,7 @@ import type { Freeze } from '../../domain/freezes/model';
 import { iso } from '../../domain/timestamps';
 import { actorSchema } from '../access/views';
 import { timestampSchema } from '../http/timestamps';
+import { managedByView, managedByViewSchema } from '../ownership/views';
 
 const windowSchema = z.object({ starts_at: timestampSchema, ends_at: timestampSchema }).meta({ id: 'FreezeWindow' });
 
@@ -26,6 +27,7 @@ export const freezeViewSchema = z
     windows: z.array(windowSchema).optional().describe('With ?from=&to= on the list: every window overlapping that range (at most 200 a freeze), for a calendar'),
     created_by: actorSchema,
     updated_by: actorSchema,
+    managed_by: managedByViewSchema,
     created_at: timestampSchema,
     updated_at: timestampSchema,
   })
@@ -52,6 +54,7 @@ export function toFreezeView(f: Freeze, now = new Date(), range?: { from: Date; 
     ...(range ? { windows: windowsBetween(f, range.from, range.to).map((w) => windowView(w)!) } : {}),
     created_by: actorView(f.created_by)!,
     updated_by: actorView(f.updated_by)!,
+    managed_by: managedByView(f.managed_by),
     created_at: f.createdAt.toISOString(),
     updated_at: f.updatedAt.toISOString(),
   };

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'conflict'
   | 'plan_changed'
+  | 'managed_by_source'
   | 'frozen'
   | 'overlap'
   | 'expired'
@@ -41,6 +42,7 @@ const STATUS: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   conflict: 409,
   plan_changed: 409,
+  managed_by_source: 409,
   frozen: 409,
   overlap: 409,
   expired: 409,

@@ -1,3 +1,4 @@
+import '../../domain/zod-messages';
 import type { z } from 'zod';
 import { ApiError, type ErrorDetail } from './errors';
 

@@ -3,6 +3,7 @@ import { pageOf } from '../http/pagination';
 import { dataOf, idParam, locationHeader, type Operation } from '../openapi/operation';
 import { createChannelSchema, deliveryQuerySchema, notificationSettingsSchema, updateChannelSchema } from './schemas';
 import { channelSchema, createdChannelSchema, deliverySchema } from './views';
+import { forceQuerySchema } from '../ownership/guard';
 
 const tag = 'Notifications';
 const base = '/api/v1/notification-channels';
@@ -45,7 +46,7 @@ export const notificationOperations: Operation[] = [
     params: id,
     body: { schema: updateChannelSchema, required: true },
     responses: { 200: { description: 'The channel as changed', body: dataOf(channelSchema) } },
-    errors: ['not_found', 'conflict', 'validation_failed'],
+    errors: ['not_found', 'conflict', 'validation_failed', 'managed_by_source'],
     beyondSchema: urlRules,
   },
   {
@@ -53,8 +54,9 @@ export const notificationOperations: Operation[] = [
     summary: 'Delete a notification channel',
     description: 'Its deliveries not yet made are dropped (each recorded as `dropped`, with why).',
     params: id,
+    query: forceQuerySchema,
     responses: { 204: { description: 'Deleted' } },
-    errors: ['not_found'],
+    errors: ['not_found', 'managed_by_source', 'validation_failed'],
   },
   {
     method: 'get', path: `${base}/:id/deliveries`, operationId: 'listNotificationDeliveries', tag, scope: 'admin', everywhere: true,

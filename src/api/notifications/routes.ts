@@ -4,6 +4,7 @@ import { requireEverywhere } from '../access/gate';
 import { validate } from '../http/validation';
 import { createChannelSchema, deliveryQuerySchema, notificationSettingsSchema, updateChannelSchema } from './schemas';
 import type { NotificationService } from './service';
+import { forceOf, forceQuerySchema } from '../ownership/guard';
 
 /** /api/v1/notification-channels: an organization's channels, their deliveries; administrators of the whole organization only. */
 export function notificationChannelRoutes(notifications: NotificationService): Router {
@@ -29,7 +30,7 @@ export function notificationChannelRoutes(notifications: NotificationService): R
   });
 
   router.delete('/:id', admin, async (req, res) => {
-    await notifications.remove(principalOf(req), id(req));
+    await notifications.remove(principalOf(req), id(req), forceOf(validate(forceQuerySchema, req.query, 'query')));
     res.status(204).end();
   });
 

@@ -3,6 +3,7 @@ import { CHANNEL_TYPES, DELIVERY_STATUSES, EVENT_TYPES } from '../../domain/noti
 import { objectIdSchema } from '../http/ids';
 import { pageQuerySchema } from '../http/pagination';
 import { requiredText } from '../http/text';
+import { forceField } from '../ownership/guard';
 
 const urlSchema = z
   .string()
@@ -19,7 +20,7 @@ const eventsSchema = z
 
 const tagSchema = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'a tag: lowercase letters, digits, ".", "_" and "-"');
 
-const filterSchema = z
+export const channelFilterSchema = z
   .strictObject({
     deployments: z.array(objectIdSchema).max(100).nullable().optional().describe('Only these deployments’ events (events of no deployment, such as a server’s, pass)'),
     tags: z.array(tagSchema).max(50).nullable().optional().describe('Only events about servers with one of these tags (events of no server pass)'),
@@ -34,7 +35,7 @@ export const createChannelSchema = z.strictObject({
   type: z.enum(CHANNEL_TYPES).describe('webhook: a Standard Webhooks JSON POST, signed; slack: a Block Kit message to an incoming webhook'),
   url: urlSchema,
   events: eventsSchema,
-  filter: filterSchema.optional(),
+  filter: channelFilterSchema.optional(),
 });
 export type CreateChannelInput = z.infer<typeof createChannelSchema>;
 
@@ -43,10 +44,11 @@ export const updateChannelSchema = z
     name: nameSchema.optional(),
     url: urlSchema.optional(),
     events: eventsSchema.optional(),
-    filter: filterSchema.optional(),
+    filter: channelFilterSchema.optional(),
     enabled: z.boolean().optional().describe('true: a channel disabled (by a receiver’s 410, or by hand) sends again; false: disables it'),
+    force: forceField,
   })
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, url, events, filter, enabled')
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'send at least one of name, url, events, filter, enabled')
   .meta({ minProperties: 1 });
 export type UpdateChannelInput = z.infer<typeof updateChannelSchema>;
 

@@ -14,6 +14,7 @@ import { findPage, type PageQuery } from '../http/pagination';
 import { withPendingReasons } from './pending';
 import type { CreateChannelInput, UpdateChannelInput } from './schemas';
 import { toChannelView, toDeliveryView } from './views';
+import { checkOwnership } from '../ownership/guard';
 
 const invalid = (path: string, message: string) => new ApiError('validation_failed', `${path}: ${message}`, [{ path, message }]);
 const taken = (name: string) => new ApiError('conflict', `A notification channel named "${name}" already exists in the organization`);
@@ -77,8 +78,9 @@ export function createNotificationService({ secretBox }: { secretBox: SecretBox 
 
     get: async (principal: Principal, id: string) => toChannelView(await findChannel(principal, id)),
 
-    async update(principal: Principal, id: string, input: UpdateChannelInput) {
+    async update(principal: Principal, id: string, { force = false, ...input }: UpdateChannelInput) {
       const current = await findChannel(principal, id);
+      const forced = checkOwnership(principal, { kind: 'NotificationChannel', name: current.name, managedBy: current.managed_by }, { force });
       if (input.url !== undefined) await checkUrl(principal, input.url);
       const changes = {
         ...(input.name !== undefined ? { name: input.name } : {}),
@@ -88,7 +90,7 @@ export function createNotificationService({ secretBox }: { secretBox: SecretBox 
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       };
       try {
-        const updated = await channels.updateChannel(org(principal), current, changes, secretBox);
+        const updated = await channels.updateChannel(org(principal), current, changes, secretBox, forced);
         if (!updated) throw notFound('Notification channel');
         return toChannelView(updated);
       } catch (error) {
@@ -97,8 +99,9 @@ export function createNotificationService({ secretBox }: { secretBox: SecretBox 
       }
     },
 
-    async remove(principal: Principal, id: string) {
+    async remove(principal: Principal, id: string, force = false) {
       const channel = await findChannel(principal, id);
+      checkOwnership(principal, { kind: 'NotificationChannel', name: channel.name, managedBy: channel.managed_by }, { force, deleting: true });
       if (!(await channels.deleteChannel(org(principal), channel._id))) throw notFound('Notification channel');
     },
 

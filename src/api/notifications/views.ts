@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CHANNEL_TYPES, DELIVERY_STATUSES, EVENT_TYPES, type ChannelType, type NotificationChannel, type NotificationDelivery } from '../../domain/notifications/model';
 import { shownUrl } from '../../domain/notifications/channels';
 import { timestampSchema } from '../http/timestamps';
+import { managedByView, managedByViewSchema } from '../ownership/views';
 
 export const channelSchema = z
   .object({
@@ -14,6 +15,7 @@ export const channelSchema = z
     enabled: z.boolean(),
     disabled_at: timestampSchema.nullable(),
     disabled_reason: z.string().nullable().describe('Why it was disabled: a receiver’s 410 Gone, or an administrator'),
+    managed_by: managedByViewSchema,
     created_at: timestampSchema,
     updated_at: timestampSchema,
   })
@@ -68,6 +70,7 @@ export const toChannelView = (channel: NotificationChannel): z.infer<typeof chan
   enabled: !channel.disabled_at,
   disabled_at: channel.disabled_at?.toISOString() ?? null,
   disabled_reason: channel.disabled_reason ?? null,
+  managed_by: managedByView(channel.managed_by),
   created_at: channel.createdAt.toISOString(),
   updated_at: channel.updatedAt.toISOString(),
 });

@@ -15,6 +15,7 @@ const ERROR_WHEN: Record<ErrorCode, string> = {
   method_not_allowed: 'The path exists but not with this method; `Allow` lists those it takes',
   conflict: 'The request conflicts with the resource’s state (see the route’s description)',
   plan_changed: 'The plan changed since the `plan_hash` given was computed (a server tagged, a step edited): `given_plan_hash` and `current_plan_hash`; nothing started',
+  managed_by_source: 'A Git source manages the definition (its `managed_by`): change it in its file, or send `"force": true` (`?force=true` to delete) with role admin for the whole organization',
   frozen: 'A change freeze covers the servers the request would run on: `freezes` (each with `ends_at`) and `servers`; nothing started. A person with role admin may pass `override_freeze`',
   overlap: 'A run of the schedule is still going and its overlap policy (or the one the run-now gave) keeps another from starting: `run_ids` names them; the run-now is recorded as a tick skipped for `overlap`',
   expired: 'The approval gate expired before this decision',

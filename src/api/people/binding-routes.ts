@@ -8,9 +8,11 @@ import { parseId } from '../http/ids';
 import { findPage, pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { assertAnAdminRemains } from './admins';
+import { unique } from './identity-routes';
 import { requireEverywhere } from '../access/gate';
 import { createRoleBindingSchema, roleBindingQuerySchema, updateRoleBindingSchema } from './schemas';
 import { toRoleBindingView } from './views';
+import { checkOwnership, forceOf, forceQuerySchema, type OwnedDefinition } from '../ownership/guard';
 
 const SUBJECT_WHAT = { person: 'Person', service_account: 'Service account', team: 'Team' } as const;
 
@@ -30,6 +32,9 @@ async function checkDeployments(organizationId: string, ids: string[] | null | u
   const unknown = ids.map((id, i) => ({ id, i })).filter(({ id }) => !found.has(id));
   if (unknown.length) throw new ApiError('validation_failed', 'The request body is invalid', unknown.map(({ i }) => ({ path: `deployments.${i}`, message: 'no deployment of the organization has this id' })));
 }
+
+/** A role binding as the ownership guard sees it: named by its file's document when it has a name, else by its id. */
+const ownedOf = (binding: RoleBinding): OwnedDefinition => ({ kind: 'RoleBinding', name: (binding as { name?: string | null }).name ?? binding._id.toString(), managedBy: binding.managed_by });
 
 const givesAdminEverywhere = (b: { role: string; server_tags?: unknown; deployments?: unknown; max_targets_per_run?: unknown }) =>
   b.role === 'admin' && !b.server_tags && !b.deployments && !b.max_targets_per_run;
@@ -62,14 +67,15 @@ export function roleBindingRoutes(): Router {
     const input = validate(createRoleBindingSchema, req.body);
     await checkSubject(org(req), input.subject);
     await checkDeployments(org(req), input.deployments);
-    const created = await RoleBindingModel.create({
+    const created = await unique('Role binding', input.name ?? undefined, () => RoleBindingModel.create({
       organization_id: org(req),
+      name: input.name,
       role: input.role,
       subject: input.subject,
       server_tags: input.servers?.tags ?? null,
       deployments: input.deployments,
       max_targets_per_run: input.max_targets_per_run,
-    });
+    }));
     res.status(201).location(`${req.baseUrl}/${created._id.toString()}`).json({ data: toRoleBindingView(created.toObject() as RoleBinding) });
   });
 
@@ -79,21 +85,24 @@ export function roleBindingRoutes(): Router {
 
   router.patch('/:id', admin, async (req, res) => {
     const binding = await bindingOf(req);
-    const input = validate(updateRoleBindingSchema, req.body);
+    const { force = false, ...input } = validate(updateRoleBindingSchema, req.body);
+    const forced = checkOwnership(principalOf(req), ownedOf(binding), { force });
     await checkDeployments(org(req), input.deployments);
     const set = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.role ? { role: input.role } : {}),
       ...(input.servers !== undefined ? { server_tags: input.servers?.tags ?? null } : {}),
       ...(input.deployments !== undefined ? { deployments: input.deployments } : {}),
       ...(input.max_targets_per_run !== undefined ? { max_targets_per_run: input.max_targets_per_run } : {}),
     };
     if (givesAdminEverywhere(binding) && !givesAdminEverywhere({ ...binding, ...set })) await assertAnAdminRemains(org(req), { bindingGone: binding._id.toString() });
-    const updated = await RoleBindingModel.findOneAndUpdate({ _id: binding._id }, { $set: set }, { returnDocument: 'after' }).lean<RoleBinding>().orFail();
+    const updated = await unique('Role binding', input.name ?? undefined, () => RoleBindingModel.findOneAndUpdate({ _id: binding._id }, { $set: { ...set, ...forced } }, { returnDocument: 'after' }).lean<RoleBinding>().orFail());
     res.json({ data: toRoleBindingView(updated) });
   });
 
   router.delete('/:id', admin, async (req, res) => {
     const binding = await bindingOf(req);
+    checkOwnership(principalOf(req), ownedOf(binding), { force: forceOf(validate(forceQuerySchema, req.query, 'query')), deleting: true });
     if (givesAdminEverywhere(binding)) await assertAnAdminRemains(org(req), { bindingGone: binding._id.toString() });
     await RoleBindingModel.deleteOne({ _id: binding._id });
     res.status(204).end();

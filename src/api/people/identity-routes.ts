@@ -14,6 +14,7 @@ import { assertAnAdminRemains } from './admins';
 import { requireEverywhere } from '../access/gate';
 import { createPersonSchema, createServiceAccountSchema, updatePersonSchema, updateServiceAccountSchema } from './schemas';
 import { toPersonView, toServiceAccountView } from './views';
+import { checkOwnership, forceOf, forceQuerySchema, type OwnedDefinition } from '../ownership/guard';
 
 type Kind = 'person' | 'service_account';
 const WHAT: Record<Kind, string> = { person: 'Person', service_account: 'Service account' };
@@ -34,6 +35,9 @@ export async function identityOf(req: Request, kind: Kind, id = req.params.id as
   if (!found) throw notFound(WHAT[kind]);
   return found;
 }
+
+/** An identity as the ownership guard sees it: only service accounts are kept in Git (a person's `managed_by` stays null). */
+const ownedOf = (identity: Identity): OwnedDefinition => ({ kind: 'ServiceAccount', name: identity.name, managedBy: identity.managed_by });
 
 /** Its tokens revoked, its bindings and memberships removed, then the identity itself. */
 async function removeIdentity(identity: Identity) {
@@ -70,8 +74,8 @@ export function identityRoutes(kind: Kind): Router {
   router.patch('/:id', admin, async (req, res) => {
     const identity = await identityOf(req, kind);
     const input = kind === 'person' ? validate(updatePersonSchema, req.body) : validate(updateServiceAccountSchema, req.body);
-    const { disabled, ...fields } = input as { disabled?: boolean } & Record<string, unknown>;
-    const set: Record<string, unknown> = { ...fields };
+    const { disabled, force = false, ...fields } = input as { disabled?: boolean; force?: boolean } & Record<string, unknown>;
+    const set: Record<string, unknown> = { ...fields, ...checkOwnership(principalOf(req), ownedOf(identity), { force }) };
     if (disabled === true && !identity.disabled_at) {
       if (identity._id.toString() === principalOf(req).identity.id) throw new ApiError('conflict', 'You cannot disable yourself: ask another administrator');
       await assertAnAdminRemains(principalOf(req).organizationId, { identityGone: identity._id.toString() });
@@ -86,6 +90,7 @@ export function identityRoutes(kind: Kind): Router {
 
   router.delete('/:id', admin, async (req, res) => {
     const identity = await identityOf(req, kind);
+    checkOwnership(principalOf(req), ownedOf(identity), { force: forceOf(validate(forceQuerySchema, req.query, 'query')), deleting: true });
     if (identity._id.toString() === principalOf(req).identity.id) throw new ApiError('conflict', 'You cannot delete yourself: ask another administrator');
     await assertAnAdminRemains(principalOf(req).organizationId, { identityGone: identity._id.toString() });
     await removeIdentity(identity);

@@ -15,6 +15,7 @@ import {
   updateTeamSchema,
 } from './schemas';
 import { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from './views';
+import { forceQuerySchema } from '../ownership/guard';
 
 const tag = 'People and roles';
 const admin = { tag, scope: 'admin' as const, everywhere: true };
@@ -31,6 +32,8 @@ function crud(options: {
   notes: { create?: string; update?: string; remove?: string; list?: string };
   conflicts: { create?: boolean; update?: boolean; remove?: boolean };
   beyond?: { create?: string[]; update?: string[] };
+  /** A kind a Git source may manage: its changes may answer 409 `managed_by_source`, and its DELETE takes `?force=true`. */
+  managed?: boolean;
 }): Operation[] {
   const { path, one, id, schema } = options;
   return [
@@ -65,7 +68,7 @@ function crud(options: {
       params: { id: idParam(one) },
       body: { schema: options.update, required: true },
       responses: { 200: { description: `The ${one}, changed`, body: dataOf(schema) } },
-      errors: ['not_found', ...(options.conflicts.update ? (['conflict'] as const) : [])],
+      errors: ['not_found', ...(options.conflicts.update ? (['conflict'] as const) : []), ...(options.managed ? (['managed_by_source'] as const) : [])],
       beyondSchema: options.beyond?.update,
     },
     {
@@ -73,8 +76,9 @@ function crud(options: {
       summary: `Delete a ${one}`,
       description: options.notes.remove,
       params: { id: idParam(one) },
+      ...(options.managed ? { query: forceQuerySchema } : {}),
       responses: { 204: { description: 'Deleted' } },
-      errors: ['not_found', ...(options.conflicts.remove ? (['conflict'] as const) : [])],
+      errors: ['not_found', ...(options.conflicts.remove ? (['conflict'] as const) : []), ...(options.managed ? (['managed_by_source', 'validation_failed'] as const) : [])],
     },
   ];
 }
@@ -117,7 +121,7 @@ export const accessOperations: Operation[] = [
   }),
   tokenFor('/api/v1/people', 'person', 'Person'),
   ...crud({
-    path: '/api/v1/service-accounts', one: 'service account', id: 'ServiceAccount', schema: serviceAccountSchema, create: createServiceAccountSchema, update: updateServiceAccountSchema,
+    path: '/api/v1/service-accounts', one: 'service account', id: 'ServiceAccount', schema: serviceAccountSchema, create: createServiceAccountSchema, update: updateServiceAccountSchema, managed: true,
     notes: {
       create: 'A CI pipeline, a script or an agent: it acts with tokens, never signs in to the console and never approves.',
       remove: `Its tokens are revoked and its role bindings removed. ${LAST_ADMIN}`,
@@ -126,7 +130,7 @@ export const accessOperations: Operation[] = [
   }),
   tokenFor('/api/v1/service-accounts', 'service account', 'ServiceAccount'),
   ...crud({
-    path: '/api/v1/teams', one: 'team', id: 'Team', schema: teamSchema, create: createTeamSchema, update: updateTeamSchema,
+    path: '/api/v1/teams', one: 'team', id: 'Team', schema: teamSchema, create: createTeamSchema, update: updateTeamSchema, managed: true,
     notes: {
       create: 'People who share role bindings. `oidc_groups`: members of these groups of the OpenID provider join at sign-in.',
       update: `Replacing \`members\` is checked like a removal. ${LAST_ADMIN}`,
@@ -136,7 +140,7 @@ export const accessOperations: Operation[] = [
     beyond: { create: ['`members` that are not people of the organization'], update: ['`members` that are not people of the organization'] },
   }),
   ...crud({
-    path: '/api/v1/role-bindings', one: 'role binding', id: 'RoleBinding', schema: roleBindingSchema, create: createRoleBindingSchema, update: updateRoleBindingSchema,
+    path: '/api/v1/role-bindings', one: 'role binding', id: 'RoleBinding', schema: roleBindingSchema, create: createRoleBindingSchema, update: updateRoleBindingSchema, managed: true,
     query: roleBindingQuerySchema,
     notes: {
       list: 'Newest first, paginated; `subject_type` and `subject_id` narrow it to one subject.',

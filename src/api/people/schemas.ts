@@ -3,6 +3,7 @@ import { ROLES } from '../../domain/access/roles';
 import { TOKEN_NAME_PATTERN } from '../../domain/tokens/service';
 import { objectIdSchema } from '../http/ids';
 import { tagSchema } from '../servers/schemas';
+import { forceField } from '../ownership/guard';
 
 /** A person's or a team's name: what the console shows and `triggered_by` reads. */
 const displayName = z
@@ -27,21 +28,25 @@ export const updatePersonSchema = z
 const agentFlag = z.boolean().describe('An AI agent acts as this service account: the conversations it starts hold `change` and `destructive` steps for a person (see the policy)');
 export const createServiceAccountSchema = z.strictObject({ name: serviceAccountName, description: z.string().max(500).nullable().default(null), agent: agentFlag.default(false) });
 export const updateServiceAccountSchema = z
-  .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional(), agent: agentFlag.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .strictObject({ name: serviceAccountName.optional(), description: z.string().max(500).nullable().optional(), agent: agentFlag.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 
+/** A role binding's name (optional; unique in the organization): what a definition kept in Git calls it. */
+export const roleBindingName = z.string().regex(TOKEN_NAME_PATTERN, 'letters, digits, dot, dash and underscore, at most 64, starting with a letter or digit');
+
+export const teamMembersField = z.array(z.string().min(1).max(254)).max(1000);
 const members = z.array(objectIdSchema).max(1000).transform((ids) => [...new Set(ids)]).describe('Person ids');
-const groups = z.array(z.string().min(1).max(255)).max(100).describe('Groups of the OpenID provider whose people are members at sign-in');
-export const createTeamSchema = z.strictObject({ name: displayName, members: members.default([]), oidc_groups: groups.default([]) });
+export const teamGroups = z.array(z.string().min(1).max(255)).max(100).describe('Groups of the OpenID provider whose people are members at sign-in');
+export const createTeamSchema = z.strictObject({ name: displayName, members: members.default([]), oidc_groups: teamGroups.default([]) });
 export const updateTeamSchema = z
-  .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: groups.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .strictObject({ name: displayName.optional(), members: members.optional(), oidc_groups: teamGroups.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 
-const role = z.enum(ROLES, { message: `a role is one of ${ROLES.join(', ')}` });
+export const roleField = z.enum(ROLES, { message: `a role is one of ${ROLES.join(', ')}` });
 const subject = z.strictObject({ type: z.enum(['person', 'team', 'service_account']), id: objectIdSchema });
-const servers = z
+export const bindingServers = z
   .strictObject({ tags: z.array(tagSchema).min(1, 'at least one tag (null: every server)').max(20).transform((tags) => [...new Set(tags)]) })
   .nullable()
   .describe('null: every server of the organization; otherwise the servers having all of these tags');
@@ -52,18 +57,19 @@ const deployments = z
   .transform((ids) => [...new Set(ids)])
   .nullable()
   .describe('null: every deployment; otherwise these');
-const maxTargets = z.number().int().min(1).max(100_000).nullable().describe('A run or conversation touching more servers is refused; null: no limit');
+export const maxTargets = z.number().int().min(1).max(100_000).nullable().describe('A run or conversation touching more servers is refused; null: no limit');
 
 export const createRoleBindingSchema = z.strictObject({
-  role,
+  name: roleBindingName.nullable().default(null).describe('Optional, unique in the organization: how a definition kept in Git names the binding'),
+  role: roleField,
   subject,
-  servers: servers.default(null),
+  servers: bindingServers.default(null),
   deployments: deployments.default(null),
   max_targets_per_run: maxTargets.default(null),
 });
 export const updateRoleBindingSchema = z
-  .strictObject({ role: role.optional(), servers: servers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'at least one field')
+  .strictObject({ name: roleBindingName.nullable().optional(), role: roleField.optional(), servers: bindingServers.optional(), deployments: deployments.optional(), max_targets_per_run: maxTargets.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'at least one field')
   .meta({ minProperties: 1 });
 export const roleBindingQuerySchema = z.object({
   subject_type: z.enum(['person', 'team', 'service_account']).optional(),

@@ -11,6 +11,7 @@ import { requireEverywhere } from '../access/gate';
 import { unique } from './identity-routes';
 import { createTeamSchema, updateTeamSchema } from './schemas';
 import { toTeamView } from './views';
+import { checkOwnership, forceOf, forceQuerySchema } from '../ownership/guard';
 
 /** Refuses (422) members that are not people of the organization. */
 async function checkMembers(organizationId: string, members: string[]) {
@@ -50,17 +51,19 @@ export function teamRoutes(): Router {
 
   router.patch('/:id', admin, async (req, res) => {
     const team = await teamOf(req);
-    const input = validate(updateTeamSchema, req.body);
+    const { force = false, ...input } = validate(updateTeamSchema, req.body);
+    const forced = checkOwnership(principalOf(req), { kind: 'Team', name: team.name, managedBy: team.managed_by }, { force });
     if (input.members) {
       await checkMembers(org(req), input.members);
       await assertAnAdminRemains(org(req), { teamMembers: { teamId: team._id.toString(), members: input.members } });
     }
-    const updated = await unique('Team', input.name, () => TeamModel.findOneAndUpdate({ _id: team._id }, { $set: input }, { returnDocument: 'after' }).lean<Team>().orFail());
+    const updated = await unique('Team', input.name, () => TeamModel.findOneAndUpdate({ _id: team._id }, { $set: { ...input, ...forced } }, { returnDocument: 'after' }).lean<Team>().orFail());
     res.json({ data: toTeamView(updated) });
   });
 
   router.delete('/:id', admin, async (req, res) => {
     const team = await teamOf(req);
+    checkOwnership(principalOf(req), { kind: 'Team', name: team.name, managedBy: team.managed_by }, { force: forceOf(validate(forceQuerySchema, req.query, 'query')), deleting: true });
     await assertAnAdminRemains(org(req), { teamGone: team._id.toString() });
     await RoleBindingModel.deleteMany({ 'subject.id': team._id });
     await TeamModel.deleteOne({ _id: team._id });

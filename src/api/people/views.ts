@@ -4,6 +4,7 @@ import type { Identity, RoleBinding, Team } from '../../domain/access/model';
 import { iso } from '../../domain/timestamps';
 import { timestampSchema } from '../http/timestamps';
 import { identityRefSchema } from '../access/views';
+import { managedByView, managedByViewSchema } from '../ownership/views';
 
 export const personSchema = z
   .object({
@@ -18,21 +19,23 @@ export const personSchema = z
   .meta({ id: 'Person' });
 
 export const serviceAccountSchema = z
-  .object({ id: z.string(), name: z.string(), description: z.string().nullable(), agent: z.boolean().describe('An AI agent acts as it (its conversations hold change and destructive steps for a person)'), created_at: timestampSchema })
+  .object({ id: z.string(), name: z.string(), description: z.string().nullable(), agent: z.boolean().describe('An AI agent acts as it (its conversations hold change and destructive steps for a person)'), managed_by: managedByViewSchema, created_at: timestampSchema })
   .meta({ id: 'ServiceAccount', description: 'A CI pipeline, a script or an agent: acts with tokens, never signs in or approves' });
 
 export const teamSchema = z
-  .object({ id: z.string(), name: z.string(), members: z.array(z.string()), oidc_groups: z.array(z.string()), created_at: timestampSchema })
+  .object({ id: z.string(), name: z.string(), members: z.array(z.string()), oidc_groups: z.array(z.string()), managed_by: managedByViewSchema, created_at: timestampSchema })
   .meta({ id: 'Team' });
 
 export const roleBindingSchema = z
   .object({
     id: z.string(),
+    name: z.string().nullable().describe('Its name, unique in the organization; null when it has none'),
     role: z.enum(ROLES),
     subject: z.object({ type: z.enum(['person', 'team', 'service_account']), id: z.string() }),
     servers: z.object({ tags: z.array(z.string()) }).nullable(),
     deployments: z.array(z.string()).nullable(),
     max_targets_per_run: z.number().int().nullable(),
+    managed_by: managedByViewSchema,
     created_at: timestampSchema,
   })
   .meta({ id: 'RoleBinding', description: 'A role given to a person, team or service account, organization-wide or limited' });
@@ -61,6 +64,7 @@ export const toServiceAccountView = (a: Identity): z.infer<typeof serviceAccount
   name: a.name,
   description: a.description ?? null,
   agent: a.agent ?? false,
+  managed_by: managedByView(a.managed_by),
   created_at: iso(a.createdAt)!,
 });
 
@@ -69,15 +73,18 @@ export const toTeamView = (t: Team): z.infer<typeof teamSchema> => ({
   name: t.name,
   members: t.members.map(String),
   oidc_groups: t.oidc_groups,
+  managed_by: managedByView(t.managed_by),
   created_at: iso(t.createdAt)!,
 });
 
 export const toRoleBindingView = (b: RoleBinding): z.infer<typeof roleBindingSchema> => ({
   id: b._id.toString(),
+  name: b.name ?? null,
   role: b.role as z.infer<typeof roleBindingSchema>['role'],
   subject: { type: b.subject.type as 'person', id: b.subject.id.toString() },
   servers: b.server_tags ? { tags: b.server_tags } : null,
   deployments: b.deployments ? b.deployments.map(String) : null,
   max_targets_per_run: b.max_targets_per_run ?? null,
+  managed_by: managedByView(b.managed_by),
   created_at: iso(b.createdAt)!,
 });

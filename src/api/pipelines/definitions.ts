@@ -13,6 +13,7 @@ import { deploymentNamesOf, findPipeline, stageDeployments } from './lookup';
 import { createPipelineSchema, updatePipelineSchema, type StageInput } from './schemas';
 import type { StageDeploymentDoc } from './stage-deployments';
 import { toPipelineView } from './views';
+import { checkOwnership } from '../ownership/guard';
 
 /*
  * Pipelines' definitions: list, read, define, change, delete. Defining one needs `deployments:write`
@@ -76,6 +77,8 @@ export function pipelineDefinitions(schedulesDeleted: (ids: string[]) => Promise
     /** Runs triggered before keep the stages they were triggered with. */
     async update(principal: Principal, id: string, body: unknown) {
       const pipeline = await findPipeline(principal, id, 'deployments:write');
+      const force = (body as { force?: unknown } | null)?.force === true;
+      const forced = checkOwnership(principal, { kind: 'Pipeline', name: pipeline.name, managedBy: pipeline.managed_by }, { force });
       const given = looseDefinitionSchema.parse(body);
       const sent = (field: string) => typeof body === 'object' && body !== null && Object.hasOwn(body, field);
       const current = asDefinition(pipeline);
@@ -88,7 +91,7 @@ export function pipelineDefinitions(schedulesDeleted: (ids: string[]) => Promise
         ...(input.stages !== undefined ? { stages: await writableStages(principal, input.stages, deploymentOf) } : {}),
       };
       try {
-        const changed = await redefinePipeline(pipeline._id, changes, actorOf(principal) as Actor);
+        const changed = await redefinePipeline(pipeline._id, changes, actorOf(principal) as Actor, forced);
         if (!changed) throw notFound('Pipeline');
         return { data: await viewOf(changed), warnings };
       } catch (error) {
@@ -97,8 +100,9 @@ export function pipelineDefinitions(schedulesDeleted: (ids: string[]) => Promise
       }
     },
 
-    async remove(principal: Principal, id: string) {
+    async remove(principal: Principal, id: string, force = false) {
       const pipeline = await findPipeline(principal, id, 'deployments:write');
+      checkOwnership(principal, { kind: 'Pipeline', name: pipeline.name, managedBy: pipeline.managed_by }, { force, deleting: true });
       // Its runs' history goes with it, so one still going is finished (or cancelled) first.
       const going = await PipelineRunModel.findOne({ pipeline_id: pipeline._id, status: { $nin: FINAL_PIPELINE_RUN_STATUSES } }, { _id: 1, status: 1 }).lean();
       if (going) throw new ApiError('conflict', `A run of this pipeline is ${going.status} (${going._id.toString()}): cancel it or let it finish first`);

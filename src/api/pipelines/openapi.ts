@@ -3,6 +3,7 @@ import { dataOf, idParam, locationHeader, type Operation } from '../openapi/oper
 import { MAX_STAGES } from '../../domain/pipelines/model';
 import { createPipelineSchema, updatePipelineSchema } from './schemas';
 import { definedPipelineSchema, pipelineSchema } from './views';
+import { forceQuerySchema } from '../ownership/guard';
 
 const tag = 'Pipelines';
 const id = { id: idParam('pipeline') };
@@ -60,7 +61,7 @@ export const pipelineOperations: Operation[] = [
     params: id,
     body: { schema: updatePipelineSchema, required: true },
     responses: { 200: defined('The pipeline as changed') },
-    errors: ['not_found', 'conflict', 'validation_failed'],
+    errors: ['not_found', 'conflict', 'validation_failed', 'managed_by_source'],
     beyondSchema: definitionRules,
   },
   {
@@ -68,7 +69,8 @@ export const pipelineOperations: Operation[] = [
     summary: 'Delete a pipeline',
     description: 'Needs `deployments:write` on every stage’s deployment (403 naming the stage).',
     params: id,
+    query: forceQuerySchema,
     responses: { 204: { description: 'Deleted' } },
-    errors: ['not_found'],
+    errors: ['not_found', 'managed_by_source', 'validation_failed'],
   },
 ];

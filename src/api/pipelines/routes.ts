@@ -4,6 +4,7 @@ import { requireAction } from '../access/gate';
 import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import type { PipelineDefinitions } from './definitions';
+import { forceOf, forceQuerySchema } from '../ownership/guard';
 
 /** Pipelines' definitions; their runs have routes of their own (run-routes.ts). */
 export function pipelineRoutes(pipelines: PipelineDefinitions): Router {
@@ -28,7 +29,7 @@ export function pipelineRoutes(pipelines: PipelineDefinitions): Router {
   });
 
   router.delete('/:id', requireAction('deployments:write'), async (req, res) => {
-    await pipelines.remove(principalOf(req), id(req));
+    await pipelines.remove(principalOf(req), id(req), forceOf(validate(forceQuerySchema, req.query, 'query')));
     res.status(204).end();
   });
 

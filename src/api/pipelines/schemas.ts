@@ -4,6 +4,7 @@ import { MAX_PARAMETER_VALUE_LENGTH, PARAMETER_NAME } from '../../domain/deploym
 import { MAX_APPROVALS, parametersSchema } from '../deployments/schemas';
 import { durationSchema } from '../http/durations';
 import { requiredText, text } from '../http/text';
+import { forceField } from '../ownership/guard';
 
 /* A pipeline's definition as a request gives it; what needs the other stages or the database is judged in definition-checks.ts. */
 
@@ -40,8 +41,8 @@ const definitionFields = {
 export const createPipelineSchema = z.strictObject(definitionFields);
 
 export const updatePipelineSchema = z
-  .strictObject({ ...definitionFields, name: definitionFields.name.optional(), stages: stagesSchema.optional() })
-  .refine((v) => Object.keys(v).length > 0, 'send at least one of name, description, parameters, stages')
+  .strictObject({ ...definitionFields, name: definitionFields.name.optional(), stages: stagesSchema.optional(), force: forceField })
+  .refine((v) => Object.keys(v).some((key) => key !== 'force'), 'send at least one of name, description, parameters, stages')
   .meta({ minProperties: 1 });
 
 export type CreatePipelineInput = z.infer<typeof createPipelineSchema>;

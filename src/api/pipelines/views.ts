@@ -4,6 +4,7 @@ import { STAGE_WHEN, type Pipeline } from '../../domain/pipelines/model';
 import { actorSchema } from '../access/views';
 import { timestampSchema } from '../http/timestamps';
 import { parameterDefinitionView, parameterDefinitionsOf } from '../deployments/views/deployments';
+import { managedByView, managedByViewSchema } from '../ownership/views';
 
 /* A pipeline's view: its definition, each stage's deployment by id and by its name now. */
 
@@ -27,6 +28,7 @@ export const pipelineSchema = z
     stages: z.array(stageSchema),
     created_by: actorSchema.nullable(),
     updated_by: actorSchema.nullable(),
+    managed_by: managedByViewSchema,
     created_at: timestampSchema,
     updated_at: timestampSchema,
   })
@@ -55,6 +57,7 @@ export const toPipelineView = (p: Pipeline, deploymentNames: ReadonlyMap<string,
   })),
   created_by: actorView(p.created_by),
   updated_by: actorView(p.updated_by),
+  managed_by: managedByView(p.managed_by),
   created_at: p.createdAt.toISOString(),
   updated_at: p.updatedAt.toISOString(),
 });

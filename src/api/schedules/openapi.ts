@@ -5,6 +5,7 @@ import { dataOf, idParam, locationHeader, type Operation } from '../openapi/oper
 import { scheduleQuerySchema, tickQuerySchema } from './routes';
 import { createScheduleSchema, pauseScheduleSchema, runNowSchema, updateScheduleSchema } from './schemas';
 import { scheduleListedSchema, scheduleSchema, tickSchema } from './views';
+import { forceQuerySchema } from '../ownership/guard';
 
 const tag = 'Schedules';
 const id = { id: idParam('deployment') };
@@ -67,7 +68,7 @@ const deploymentScheduleOperations: Operation[] = [
     params: ids,
     body: { schema: updateScheduleSchema, required: true },
     responses: { 200: { description: 'The schedule as changed', body: dataOf(scheduleSchema) } },
-    errors: ['not_found', 'conflict', 'validation_failed'],
+    errors: ['not_found', 'conflict', 'validation_failed', 'managed_by_source'],
     beyondSchema: definitionRules,
   },
   {
@@ -75,8 +76,9 @@ const deploymentScheduleOperations: Operation[] = [
     summary: 'Delete a schedule, its ticks and its Temporal Schedule',
     description: 'Runs it started are kept, in the deployment’s history.',
     params: ids,
+    query: forceQuerySchema,
     responses: { 204: { description: 'Deleted' } },
-    errors: ['not_found'],
+    errors: ['not_found', 'managed_by_source', 'validation_failed'],
   },
   {
     method: 'post', path: `${base}/:scheduleId/pause`, operationId: 'pauseSchedule', tag, scope: 'deployments:write',

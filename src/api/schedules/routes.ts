@@ -6,6 +6,7 @@ import { pageQuerySchema } from '../http/pagination';
 import { validate } from '../http/validation';
 import { createScheduleSchema, pauseScheduleSchema, runNowSchema, updateScheduleSchema } from './schemas';
 import { TICK_OUTCOME_FILTERS, type ScheduleService, type ScheduleServices } from './service';
+import { forceOf, forceQuerySchema } from '../ownership/guard';
 
 export const tickQuerySchema = pageQuerySchema.extend({
   outcome: z.enum(TICK_OUTCOME_FILTERS).optional().describe('fired, skipped (any reason), or one reason: missed, overlap, frozen, paused, forbidden, refused'),
@@ -44,7 +45,7 @@ export function scheduleRoutes(schedules: ScheduleService): Router {
 
   router.delete('/:scheduleId', requireAction('deployments:write'), async (req, res) => {
     const { principal, ownerId, scheduleId } = p(req);
-    await schedules.remove(principal, ownerId, scheduleId);
+    await schedules.remove(principal, ownerId, scheduleId, forceOf(validate(forceQuerySchema, req.query, 'query')));
     res.status(204).end();
   });
 

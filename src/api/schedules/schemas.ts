@@ -4,6 +4,7 @@ import { OVERLAP_POLICIES } from '../../domain/schedules/model';
 import { cronProblem, isTimeZone } from '../../domain/time/cron';
 import { durationSchema } from '../http/durations';
 import { text } from '../http/text';
+import { forceField } from '../ownership/guard';
 
 export const MAX_CATCH_UP_SECONDS = 7 * 86_400;
 export const MAX_JITTER_SECONDS = 3600;
@@ -46,7 +47,8 @@ const jitterSchema = durationSchema
 
 const nameSchema = text('name', { min: 1, max: 64 }).regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'a name of letters, digits, spaces, ".", "_" and "-"');
 
-const fields = {
+/** A schedule's fields as its create body gives them (config files name what it runs and run_as by name). */
+export const scheduleFields = {
   name: nameSchema,
   cron: cronSchema.optional(),
   every: everySchema.optional(),
@@ -60,25 +62,26 @@ const fields = {
   run_as: z.string().max(64).optional().describe('The service account each tick runs as (its id); default: the caller, when it is one'),
 };
 
-const oneKind = (input: { cron?: string; every?: string }) => (input.cron === undefined) !== (input.every === undefined);
-const oneKindMessage = { message: 'give either cron or every (not both)', path: ['cron'] };
+export const oneKind = (input: { cron?: string; every?: string }) => (input.cron === undefined) !== (input.every === undefined);
+export const oneKindMessage = { message: 'give either cron or every (not both)', path: ['cron'] };
 
-export const createScheduleSchema = z.strictObject(fields).refine(oneKind, oneKindMessage);
+export const createScheduleSchema = z.strictObject(scheduleFields).refine(oneKind, oneKindMessage);
 export type CreateScheduleInput = z.infer<typeof createScheduleSchema>;
 
 /** A change: any of the fields; cron and every replace each other. */
 export const updateScheduleSchema = z
   .strictObject({
-    name: fields.name.optional(),
-    cron: fields.cron,
-    every: fields.every,
+    name: scheduleFields.name.optional(),
+    cron: scheduleFields.cron,
+    every: scheduleFields.every,
     time_zone: timeZoneSchema.optional(),
     parameters: z.record(z.string(), z.string()).optional(),
     overlap: z.enum(OVERLAP_POLICIES).optional(),
     catch_up_window: catchUpSchema.optional(),
     jitter: jitterSchema.nullable().optional(),
     note: text('note', { max: 500 }).nullable().optional(),
-    run_as: fields.run_as,
+    run_as: scheduleFields.run_as,
+    force: forceField,
   })
   .refine((input) => !(input.cron !== undefined && input.every !== undefined), oneKindMessage);
 export type UpdateScheduleInput = z.infer<typeof updateScheduleSchema>;

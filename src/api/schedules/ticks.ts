@@ -3,6 +3,7 @@ import { actAsServiceAccount } from '../../domain/tokens/service';
 import { DeploymentRunModel } from '../../domain/deployments/model';
 import { openParameters } from '../../domain/deployments/parameters';
 import type { SecretBox } from '../../domain/secrets/secret-box';
+import { MissingSecretError, resolveSecretReferences } from '../../domain/secrets/references';
 import type { FireTickInput, ScheduledRunStarter, TickOutcome } from '../../domain/contracts/schedules';
 import { ScheduleModel, type Schedule } from '../../domain/schedules/model';
 import { recordTick, scheduleTargetOf, tickAt } from '../../domain/schedules/store';
@@ -86,7 +87,14 @@ export function scheduledRunStarter({
       if (typeof principal === 'string') {
         return record(schedule, input, { outcome: 'forbidden', runId: null, message: `the service account ${schedule.run_as.name} it runs as is ${principal === 'disabled' ? 'disabled' : 'gone'}` }, auditId);
       }
-      const parameters = Object.fromEntries(openParameters(schedule, secretBox).map((p) => [p.name, p.value]));
+      let parameters: Record<string, string>;
+      try {
+        // A parameter applied from Git as ${secret:NAME} takes the secret's value now.
+        parameters = Object.fromEntries((await resolveSecretReferences(schedule.organization_id.toString(), openParameters(schedule, secretBox), secretBox)).map((p) => [p.name, p.value]));
+      } catch (error) {
+        if (!(error instanceof MissingSecretError)) throw error;
+        return record(schedule, input, { outcome: 'refused', runId: null, message: `a parameter names a secret the organization lacks: ${error.message}` }, auditId);
+      }
       const recorded = { schedule: { id: schedule._id, name: schedule.name, scheduled_at: new Date(input.scheduledAt) } };
       try {
         const { run } = schedule.pipeline_id

@@ -6,6 +6,7 @@ import { localTime } from '../../domain/time/cron';
 import { actorSchema } from '../access/views';
 import { timestampSchema } from '../http/timestamps';
 import { frozenBySchema } from '../servers/freeze-notices';
+import { managedByView, managedByViewSchema } from '../ownership/views';
 
 export const nextRunSchema = z.object({
   at: timestampSchema.describe('When, in UTC'),
@@ -25,7 +26,7 @@ export const scheduleSchema = z
     cron: z.string().nullable(),
     every: z.string().nullable(),
     time_zone: z.string(),
-    parameters: z.record(z.string(), z.string()).describe('Secret ones as ********'),
+    parameters: z.record(z.string(), z.string()).describe('Secret ones as ********, or as the ${secret:NAME} reference a schedule applied from Git gives (resolved at each tick)'),
     overlap: z.enum(OVERLAP_POLICIES),
     catch_up_window: z.string(),
     jitter: z.string().nullable(),
@@ -39,6 +40,7 @@ export const scheduleSchema = z
       .describe('The next 10 ticks (Temporal’s own computation: DST included, jitter not); empty while paused; null when Temporal could not be asked'),
     created_by: actorSchema.nullable(),
     updated_by: actorSchema.nullable(),
+    managed_by: managedByViewSchema,
     created_at: timestampSchema,
     updated_at: timestampSchema,
   })
@@ -86,6 +88,7 @@ export function toScheduleView(schedule: Schedule, nextActionTimes: Date[] | nul
     next_runs: nextActionTimes === null ? null : schedule.paused ? [] : toNextRuns(nextActionTimes.slice(0, 10), schedule.time_zone, frozenAt),
     created_by: actorView(schedule.created_by),
     updated_by: actorView(schedule.updated_by),
+    managed_by: managedByView(schedule.managed_by),
     created_at: schedule.createdAt.toISOString(),
     updated_at: schedule.updatedAt.toISOString(),
   };

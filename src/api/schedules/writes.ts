@@ -12,6 +12,7 @@ import type { ScheduleLookup } from './lookup';
 import { runAsOf } from './run-as';
 import type { CreateScheduleInput, UpdateScheduleInput } from './schemas';
 import type { ScheduleOwner } from './targets';
+import { checkOwnership } from '../ownership/guard';
 
 /*
  * A schedule's changes: create, update, delete, pause and resume, each needing `deployments:write`
@@ -86,9 +87,10 @@ export function scheduleWrites({ secretBox, minIntervalSeconds }: ScheduleWriteD
       return view(schedule, owner);
     },
 
-    async update(principal: Principal, ownerId: string, scheduleId: string, input: UpdateScheduleInput) {
+    async update(principal: Principal, ownerId: string, scheduleId: string, { force = false, ...input }: UpdateScheduleInput) {
       checkInterval(input.every, minIntervalSeconds);
       const { owner, schedule } = await findSchedule(principal, ownerId, scheduleId, 'deployments:write');
+      const forced = checkOwnership(principal, { kind: 'Schedule', name: schedule.name, managedBy: schedule.managed_by }, { force });
       const fields: Partial<ScheduleFields> & { run_as?: Actor } = {
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.time_zone !== undefined ? { time_zone: input.time_zone } : {}),
@@ -100,7 +102,7 @@ export function scheduleWrites({ secretBox, minIntervalSeconds }: ScheduleWriteD
       };
       let updated: Schedule | null;
       try {
-        updated = await updateSchedule(schedule._id, fields, actorOf(principal) as Actor);
+        updated = await updateSchedule(schedule._id, fields, actorOf(principal) as Actor, forced);
       } catch (error) {
         if (isDuplicateKey(error)) throw duplicateName(target.kind, input.name!);
         throw error;
@@ -110,8 +112,9 @@ export function scheduleWrites({ secretBox, minIntervalSeconds }: ScheduleWriteD
       return view(updated, owner);
     },
 
-    async remove(principal: Principal, ownerId: string, scheduleId: string) {
+    async remove(principal: Principal, ownerId: string, scheduleId: string, force = false) {
       const { schedule } = await findSchedule(principal, ownerId, scheduleId, 'deployments:write');
+      checkOwnership(principal, { kind: 'Schedule', name: schedule.name, managedBy: schedule.managed_by }, { force, deleting: true });
       await deleteSchedule(schedule._id);
       await sync(scheduleId);
     },

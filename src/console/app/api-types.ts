@@ -13,7 +13,7 @@ import type { migrationPlanListItemSchema, migrationPlanSchema } from '../../api
 import type { tokenSchema, createdTokenSchema } from '../../api/tokens/views';
 import type { activityItemSchema } from '../../api/servers/activity';
 import type { importDiffSchema } from '../../api/servers/import-schemas';
-import type { policyViewSchema } from '../../domain/organizations/policy';
+import type { policyDocumentSchema } from '../../api/organizations/schemas';
 import type { scheduleSchema, tickSchema } from '../../api/schedules/views';
 import type { freezeViewSchema } from '../../api/freezes/views';
 import type { channelSchema, createdChannelSchema, deliverySchema } from '../../api/notifications/views';
@@ -50,7 +50,7 @@ export type Token = z.infer<typeof tokenSchema>;
 export type CreatedToken = z.infer<typeof createdTokenSchema>;
 export type ServerActivity = z.infer<typeof activityItemSchema>;
 export type ImportDiff = z.infer<typeof importDiffSchema>;
-export type Policy = z.infer<typeof policyViewSchema>;
+export type Policy = z.infer<typeof policyDocumentSchema>;
 export type Person = z.infer<typeof personSchema>;
 export type ServiceAccount = z.infer<typeof serviceAccountSchema>;
 export type Team = z.infer<typeof teamSchema>;

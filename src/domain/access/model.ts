@@ -1,6 +1,7 @@
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { ROLES } from './roles';
 import { accessCache } from './cache';
+import { managedByField } from '../config/managed-by';
 
 /** Every write that can change rights, as mongoose names them: what this process writes, it forgets at once. */
 const WRITES = ['save', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndDelete', 'insertMany'] as const;
@@ -25,6 +26,8 @@ const identitySchema = new Schema(
     oidc_subject: { type: String, default: null },
     // A disabled person's sessions and tokens stop at once.
     disabled_at: { type: Date, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );
@@ -45,6 +48,8 @@ const teamSchema = new Schema(
     name: { type: String, required: true },
     members: { type: [Schema.Types.ObjectId], ref: 'Identity', default: [] },
     oidc_groups: { type: [String], default: [] },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );
@@ -75,11 +80,16 @@ const roleBindingSchema = new Schema(
     // null: every deployment; otherwise these.
     deployments: { type: [Schema.Types.ObjectId], default: null },
     max_targets_per_run: { type: Number, default: null },
+    // A definition kept in Git owns a binding by its name (null: made through the API without one).
+    name: { type: String, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );
 roleBindingSchema.index({ 'subject.id': 1 });
 roleBindingSchema.index({ organization_id: 1, createdAt: 1 });
+roleBindingSchema.index({ organization_id: 1, name: 1 }, { unique: true, partialFilterExpression: { name: { $type: 'string' } } });
 
 export type RoleBinding = InferSchemaType<typeof roleBindingSchema> & { _id: Types.ObjectId };
 forgetOnWrite(roleBindingSchema);

@@ -1,4 +1,5 @@
 /* The deployments and their runs: the two collections' schemas and models (statuses in statuses.ts) (their sub-documents' schemas beside: definition-schemas, run-guard-schemas, run-part-schemas). */
+import { managedByField } from '../config/managed-by';
 import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from './definition-schemas';
 import { freezeOverrideSchema, gateSchema, pauseSchema, runFreezeSchema, waitedSchema } from './run-guard-schemas';
@@ -25,6 +26,8 @@ const deploymentSchema = new Schema(
     parameters: { type: [parameterDefinitionSchema], default: [] },
     name: { type: String, required: true },
     steps: { type: [stepDefinitionSchema], required: true },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );

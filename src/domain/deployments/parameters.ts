@@ -1,4 +1,5 @@
 import type { SecretBox } from '../secrets/secret-box';
+import { secretReferenceName } from '../secrets/references';
 
 /*
  * A deployment's parameters: declared on the definition, given by a trigger, stored with the run
@@ -89,7 +90,8 @@ export const openParameters = (run: { organization_id: { toString(): string }; p
   (run.parameters ?? []).map((p) => ({
     name: p.name,
     secret: !!p.secret,
-    value: p.secret ? secretBox.decrypt(p.sealed!, sealedFor(run.organization_id.toString(), p.name)) : (p.value ?? ''),
+    // A secret one applied from Git holds its `${secret:NAME}` reference, not a sealed value.
+    value: p.secret && p.sealed ? secretBox.decrypt(p.sealed, sealedFor(run.organization_id.toString(), p.name)) : (p.value ?? ''),
   }));
 
 /** What a step's command sees. */
@@ -99,9 +101,9 @@ export const parameterEnvironment = (values: ParameterValue[]): Record<string, s
 /** Values to redact from output and logs. */
 export const secretParameterValues = (values: ParameterValue[]) => values.filter((p) => p.secret && p.value).map((p) => p.value);
 
-/** As the API shows them: secret ones masked. */
+/** As the API shows them: secret ones masked (a `${secret:NAME}` reference is no secret: shown as written). */
 export const maskedParameters = (parameters: readonly StoredParameter[] | null | undefined): Record<string, string> =>
-  Object.fromEntries((parameters ?? []).map((p) => [p.name, p.secret ? MASK : (p.value ?? '')]));
+  Object.fromEntries((parameters ?? []).map((p) => [p.name, p.secret && !secretReferenceName(p.value) ? MASK : (p.value ?? '')]));
 
 /** What an Idempotency-Key covers besides the deployment: the parameters given, keyed (secret ones must not be guessable from it). */
 export const requestDigest = (given: Record<string, string>, secretBox: SecretBox) =>

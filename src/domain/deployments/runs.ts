@@ -1,5 +1,5 @@
 import type { Actor } from '../access/actor';
-import { Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import type { RunStepDefinition } from '../contracts/runs';
 import { giveBackTurn } from './turn-release';
 import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/model';
@@ -25,8 +25,8 @@ export async function withdrawQueuedRun(runId: Types.ObjectId): Promise<void> {
 }
 
 /** A deployment's run history, deleted with it. */
-export async function deleteRunsOf(deploymentId: Types.ObjectId): Promise<void> {
-  await DeploymentRunModel.deleteMany({ deployment_id: deploymentId });
+export async function deleteRunsOf(deploymentId: Types.ObjectId, session?: ClientSession): Promise<void> {
+  await DeploymentRunModel.deleteMany({ deployment_id: deploymentId }, { session });
 }
 
 /**

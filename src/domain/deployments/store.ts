@@ -1,4 +1,4 @@
-import type { Types } from 'mongoose';
+import type { ClientSession, Types } from 'mongoose';
 import { DeploymentModel, type Deployment } from './model';
 import { deleteRunsOf } from './runs';
 
@@ -30,15 +30,15 @@ export async function createDeployment(organizationId: string, definition: Deplo
 /**
  * A definition changed (runs triggered before keep the steps they were triggered with). Switching
  * between one server and many clears the other kind: a deployment has exactly one. Rejects with code
- * 11000 when renamed to a name the organization uses.
+ * 11000 when renamed to a name the organization uses. `forced`: who forced a change to a deployment a Git source manages (src/api/config/ownership.ts).
  */
-export async function redefineDeployment(id: Types.ObjectId, changes: Partial<DeploymentDefinition>): Promise<Deployment | null> {
+export async function redefineDeployment(id: Types.ObjectId, changes: Partial<DeploymentDefinition>, forced: Record<string, Date | string> = {}): Promise<Deployment | null> {
   const kind = changes.server_id ? { targets: null, strategy: null, rollback: null } : changes.targets ? { server_id: null } : {};
-  return DeploymentModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, ...kind } }, { returnDocument: 'after' }).lean<Deployment>();
+  return DeploymentModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, ...kind, ...forced } }, { returnDocument: 'after' }).lean<Deployment>();
 }
 
-/** A deployment and its run history, gone. */
-export async function deleteDeployment(id: Types.ObjectId): Promise<void> {
-  await DeploymentModel.deleteOne({ _id: id });
-  await deleteRunsOf(id);
+/** A deployment and its run history, gone (within `session`: an apply's transaction). */
+export async function deleteDeployment(id: Types.ObjectId, session?: ClientSession): Promise<void> {
+  await DeploymentModel.deleteOne({ _id: id }, { session });
+  await deleteRunsOf(id, session);
 }

@@ -1,5 +1,6 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
 import { actorSchema } from '../access/actor';
+import { managedByField } from '../config/managed-by';
 
 /**
  * A change freeze: while one of its windows is open, no run may start on the servers it covers
@@ -22,6 +23,8 @@ const freezeSchema = new Schema(
     note: { type: String, default: null },
     created_by: { type: actorSchema, required: true },
     updated_by: { type: actorSchema, required: true },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );

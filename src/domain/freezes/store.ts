@@ -31,9 +31,9 @@ export const findFreeze = (organizationId: string, id: Types.ObjectId) => Freeze
 
 export const listFreezes = (organizationId: string) => FreezeModel.find({ organization_id: org(organizationId) }).sort({ name: 1 }).lean<Freeze[]>();
 
-/** The freeze as changed (every field given replaced), or null when it is not the organization's. */
-export const updateFreeze = (organizationId: string, id: Types.ObjectId, fields: FreezeFields, by: Actor) =>
-  FreezeModel.findOneAndUpdate({ _id: id, organization_id: org(organizationId) }, { $set: { ...fields, updated_by: by } }, { returnDocument: 'after' }).lean<Freeze>();
+/** The freeze as changed (every field given replaced), or null when it is not the organization's; `forced`: who forced a change to a managed one. */
+export const updateFreeze = (organizationId: string, id: Types.ObjectId, fields: FreezeFields, by: Actor, forced: Record<string, Date | string> = {}) =>
+  FreezeModel.findOneAndUpdate({ _id: id, organization_id: org(organizationId) }, { $set: { ...fields, updated_by: by, ...forced } }, { returnDocument: 'after' }).lean<Freeze>();
 
 /** False when it is not the organization's. */
 export async function deleteFreeze(organizationId: string, id: Types.ObjectId): Promise<boolean> {

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
+import { OrganizationSecretModel, openSecrets } from '../secrets/model';
+import { secretReferenceName } from '../secrets/references';
 import type { SecretBox } from '../secrets/secret-box';
+import { AddressRefused } from './addresses';
 import { FINAL_DELIVERY_STATUSES, NotificationChannelModel, NotificationDeliveryModel, type ChannelType, type NotificationChannel } from './model';
 import { inTransaction } from '../database';
 import { recordNotificationEvent } from './event-outbox';
@@ -30,12 +33,25 @@ export const shownUrl = (type: ChannelType, url: string) => (type === 'slack' ? 
 /** How a channel's URL is stored: shown (masked where it is a credential) and sealed. */
 const storedUrl = (channelId: Types.ObjectId, type: ChannelType, url: string, secretBox: SecretBox) => ({ url: shownUrl(type, url), url_sealed: secretBox.encrypt(url, urlContext(channelId)) });
 
-/** The URL a delivery is sent to, opened (the worker's side only). */
-export const channelUrl = (channel: Pick<NotificationChannel, '_id' | 'url' | 'url_sealed'>, secretBox: SecretBox) =>
-  channel.url_sealed ? secretBox.decrypt(channel.url_sealed, urlContext(channel._id)) : channel.url;
+/**
+ * The URL a delivery is sent to, opened (the worker's side only): sealed, or `${secret:NAME}` (a
+ * channel kept in Git) read from the organization's secret now. A secret gone refuses the delivery.
+ */
+export async function channelUrl(channel: Pick<NotificationChannel, '_id' | 'organization_id' | 'url' | 'url_sealed'>, secretBox: SecretBox): Promise<string> {
+  if (channel.url_sealed) return secretBox.decrypt(channel.url_sealed, urlContext(channel._id));
+  const name = secretReferenceName(channel.url);
+  if (name === null) return channel.url;
+  const organizationId = channel.organization_id.toString();
+  const secret = await OrganizationSecretModel.findOne({ organization_id: channel.organization_id, name }).select('+value').lean();
+  if (!secret) throw new AddressRefused(`the channel's url is the secret "${name}", which the organization does not have (PUT /api/v1/secrets/${name})`);
+  return openSecrets([secret], organizationId, secretBox)[0]!;
+}
 
 /** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** A new channel's signing secret, sealed: for a channel whose secret is never shown (one kept in Git). */
+export const sealedNewSecret = (channelId: Types.ObjectId, secretBox: SecretBox) => secretBox.encrypt(newSecret(), secretContext(channelId));
 
 /** A new channel and its secret (returned here once, stored sealed); rejects with code 11000 for a name in use. */
 export async function createChannel(organizationId: Types.ObjectId, fields: ChannelFields, secretBox: SecretBox, createdBy: unknown): Promise<{ channel: NotificationChannel; secret: string }> {
@@ -61,27 +77,29 @@ export async function updateChannel(
   channel: Pick<NotificationChannel, '_id' | 'type'>,
   changes: Partial<Omit<ChannelFields, 'type'>> & { enabled?: boolean },
   secretBox: SecretBox,
+  forced: Record<string, Date | string> = {},
 ): Promise<NotificationChannel | null> {
   const { enabled, url, ...fields } = changes;
   const id = channel._id;
-  const $set: Record<string, unknown> = { ...fields, ...(url !== undefined ? storedUrl(id, channel.type as ChannelType, url, secretBox) : {}) };
+  const $set: Record<string, unknown> = { ...fields, ...(url !== undefined ? storedUrl(id, channel.type as ChannelType, url, secretBox) : {}), ...forced };
   if (enabled === true) Object.assign($set, { disabled_at: null, disabled_reason: null });
   if (enabled === false) Object.assign($set, { disabled_at: new Date(), disabled_reason: 'disabled by an administrator' });
   return NotificationChannelModel.findOneAndUpdate({ _id: id, organization_id: organizationId }, { $set }, { returnDocument: 'after' }).lean<NotificationChannel>();
 }
 
-const dropOpenDeliveries = (channelId: Types.ObjectId, reason: string, session: import('mongoose').ClientSession) =>
+const dropOpenDeliveries = (channelId: Types.ObjectId, reason: string, session: ClientSession) =>
   NotificationDeliveryModel.updateMany({ channel_id: channelId, status: { $nin: FINAL_DELIVERY_STATUSES } }, { $set: { status: 'dropped', reason, next_attempt_at: null } }, { session });
 
-/** A deleted channel: gone, and its deliveries not yet made are dropped (recorded on each). False when there was none. */
-export async function deleteChannel(organizationId: Types.ObjectId, id: Types.ObjectId): Promise<boolean> {
-  return inTransaction(async (session) => {
-    const deleted = await NotificationChannelModel.deleteOne({ _id: id, organization_id: organizationId }, { session });
-    if (!deleted.deletedCount) return false;
-    await dropOpenDeliveries(id, 'the channel was deleted', session);
-    return true;
-  });
+/** A channel deleted in a transaction of the caller's: its deliveries not yet made dropped with it. False when there was none. */
+export async function deleteChannelIn(session: ClientSession, organizationId: Types.ObjectId, id: Types.ObjectId): Promise<boolean> {
+  const deleted = await NotificationChannelModel.deleteOne({ _id: id, organization_id: organizationId }, { session });
+  if (!deleted.deletedCount) return false;
+  await dropOpenDeliveries(id, 'the channel was deleted', session);
+  return true;
 }
+
+/** A deleted channel: gone, and its deliveries not yet made are dropped (recorded on each). False when there was none. */
+export const deleteChannel = (organizationId: Types.ObjectId, id: Types.ObjectId): Promise<boolean> => inTransaction((session) => deleteChannelIn(session, organizationId, id));
 
 /** A receiver answered 410 Gone: the channel is disabled (recorded with why) and its other open deliveries dropped. */
 export async function disableChannel(id: Types.ObjectId, reason: string, except: Types.ObjectId): Promise<void> {

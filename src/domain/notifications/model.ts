@@ -1,4 +1,5 @@
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
+import { managedByField } from '../config/managed-by';
 
 /*
  * Notifications: the outbox of events (written with the change each records), the channels an
@@ -73,6 +74,8 @@ const notificationChannelSchema = new Schema(
     disabled_at: { type: Date, default: null },
     disabled_reason: { type: String, default: null },
     created_by: { type: Schema.Types.Mixed, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true, minimize: false },
 );

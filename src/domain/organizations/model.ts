@@ -1,4 +1,5 @@
 import { Schema, model, type InferSchemaType } from 'mongoose';
+import { managedByField } from '../config/managed-by';
 
 const organizationSchema = new Schema(
   {
@@ -17,6 +18,8 @@ const organizationSchema = new Schema(
       ),
       default: null,
     },
+    // The Git source that applied the command policy (null: set through the API or never set).
+    policy_managed_by: managedByField,
     // Notifications: whether channels may send to loopback and private addresses (allowed unless refused).
     notification_settings: {
       type: new Schema({ refuse_private_addresses: { type: Boolean, required: true, default: false } }, { _id: false }),

@@ -28,8 +28,7 @@ export const policyViewSchema = z
     agents_require_approval_for_change: z
       .boolean()
       .describe('Whether `change` steps of conversations started by a service account (an AI agent) wait for a person; their `destructive` steps always do'),
-  })
-  .meta({ id: 'CommandPolicy' }) satisfies z.ZodType<OrganizationPolicy>;
+  }) satisfies z.ZodType<OrganizationPolicy>;
 
 /** The organization's command policy for conversations; the default until an administrator sets one. */
 export async function organizationPolicy(organizationId: string | Types.ObjectId): Promise<OrganizationPolicy> {
@@ -40,9 +39,15 @@ export async function organizationPolicy(organizationId: string | Types.ObjectId
     : DEFAULT_ORGANIZATION_POLICY;
 }
 
-export async function setOrganizationPolicy(organizationId: string, policy: OrganizationPolicy): Promise<OrganizationPolicy> {
-  await OrganizationModel.updateOne({ _id: organizationId }, { $set: { policy } });
+/** `forced`: who forced a change to a policy a Git source manages (src/api/ownership/guard.ts), set in the same write. */
+export async function setOrganizationPolicy(organizationId: string, policy: OrganizationPolicy, forced: Record<string, Date | string> = {}): Promise<OrganizationPolicy> {
+  await OrganizationModel.updateOne({ _id: organizationId }, { $set: { policy, ...forced } });
   return organizationPolicy(organizationId);
+}
+
+/** The Git source that manages the organization's command policy (null: none). */
+export async function policyManagedBy(organizationId: string) {
+  return (await OrganizationModel.findById(organizationId, { policy_managed_by: 1 }).lean())?.policy_managed_by ?? null;
 }
 
 /**

@@ -1,4 +1,5 @@
 /* Pipelines and their runs: a release as a graph of stages, each stage a run of an existing deployment. */
+import { managedByField } from '../config/managed-by';
 import { Schema, Types, model, type InferSchemaType } from 'mongoose';
 import { actorSchema } from '../access/actor';
 import { parameterDefinitionSchema, rollbackDefinitionSchema, stepDefinitionSchema, strategySchema } from '../deployments/definition-schemas';
@@ -39,6 +40,8 @@ const pipelineSchema = new Schema(
     stages: { type: [stageSchema], required: true },
     created_by: { type: actorSchema, default: null },
     updated_by: { type: actorSchema, default: null },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );

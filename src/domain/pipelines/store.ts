@@ -1,4 +1,4 @@
-import type { Types } from 'mongoose';
+import type { ClientSession, Types } from 'mongoose';
 import type { Actor } from '../access/actor';
 import { PipelineRunModel, PipelineModel, type Pipeline } from './model';
 
@@ -31,13 +31,14 @@ export async function createPipeline(organizationId: string, definition: Pipelin
 }
 
 /** A definition changed by `by`; rejects with code 11000 when renamed to a name the organization uses. */
-export async function redefinePipeline(id: Types.ObjectId, changes: Partial<PipelineDefinition>, by: Actor): Promise<Pipeline | null> {
-  return PipelineModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, updated_by: by } }, { returnDocument: 'after' }).lean<Pipeline>();
+export async function redefinePipeline(id: Types.ObjectId, changes: Partial<PipelineDefinition>, by: Actor, forced: Record<string, Date | string> = {}): Promise<Pipeline | null> {
+  return PipelineModel.findOneAndUpdate({ _id: id }, { $set: { ...changes, updated_by: by, ...forced } }, { returnDocument: 'after' }).lean<Pipeline>();
 }
 
-export async function deletePipeline(id: Types.ObjectId): Promise<void> {
-  await PipelineModel.deleteOne({ _id: id });
-  await PipelineRunModel.deleteMany({ pipeline_id: id });
+/** A pipeline and its run history, gone (within `session`: an apply's transaction). */
+export async function deletePipeline(id: Types.ObjectId, session?: ClientSession): Promise<void> {
+  await PipelineModel.deleteOne({ _id: id }, { session });
+  await PipelineRunModel.deleteMany({ pipeline_id: id }, { session });
 }
 
 /** The names of the pipelines that have a stage running this deployment. */

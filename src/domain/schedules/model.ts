@@ -1,3 +1,4 @@
+import { managedByField } from '../config/managed-by';
 import { Schema, model, type InferSchemaType, type Types } from 'mongoose';
 import { actorSchema } from '../access/actor';
 import { runParameterSchema } from '../deployments/run-part-schemas';
@@ -51,6 +52,8 @@ const scheduleSchema = new Schema(
     revision: { type: Number, required: true, default: 1 },
     // Ticks due up to this time have been accounted for (fired or recorded as skipped).
     ledger_until: { type: Date, required: true },
+    // The Git source that applied it (null: made through the API, the console, the CLI).
+    managed_by: managedByField,
   },
   { timestamps: true },
 );

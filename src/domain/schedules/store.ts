@@ -1,4 +1,4 @@
-import { Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import type { Actor } from '../access/actor';
 import { inTransaction, isDuplicateKey } from '../database';
 import { recordTickSkipped } from './notification-events';
@@ -44,12 +44,12 @@ export async function createSchedule(input: ScheduleFields & ScheduleOwnerField 
 }
 
 /** A change of definition (not of pause: see setPaused), as one write; null when the schedule is gone. */
-export async function updateSchedule(id: Types.ObjectId, fields: Partial<ScheduleFields> & { run_as?: Actor }, by: Actor): Promise<Schedule | null> {
+export async function updateSchedule(id: Types.ObjectId, fields: Partial<ScheduleFields> & { run_as?: Actor }, by: Actor, forced: Record<string, Date | string> = {}): Promise<Schedule | null> {
   // A new timing: ticks due before now were the old timing's (those it fired are recorded); skipped ones are judged from now on.
   const retimed = fields.cron !== undefined || fields.every !== undefined || fields.time_zone !== undefined;
   return ScheduleModel.findOneAndUpdate(
     { _id: id },
-    { $set: { ...fields, updated_by: by }, $inc: { revision: 1 }, ...(retimed ? { $max: { ledger_until: new Date() } } : {}) },
+    { $set: { ...fields, updated_by: by, ...forced }, $inc: { revision: 1 }, ...(retimed ? { $max: { ledger_until: new Date() } } : {}) },
     { returnDocument: 'after' },
   ).lean<Schedule>();
 }
@@ -70,16 +70,16 @@ export async function setPaused(id: Types.ObjectId, paused: boolean, by: Actor, 
   return changed ?? ScheduleModel.findById(id).lean<Schedule>();
 }
 
-export const deleteSchedule = async (id: Types.ObjectId) => {
-  await ScheduleModel.deleteOne({ _id: id });
-  await ScheduleTickModel.deleteMany({ schedule_id: id });
+export const deleteSchedule = async (id: Types.ObjectId, session?: ClientSession) => {
+  await ScheduleModel.deleteOne({ _id: id }, { session });
+  await ScheduleTickModel.deleteMany({ schedule_id: id }, { session });
 };
 
 /** A deployment's or a pipeline's schedules, deleted with it: their ids (their Temporal Schedules go too). */
-export async function deleteSchedulesOf(owner: ScheduleOwnerField): Promise<string[]> {
-  const ids = (await ScheduleModel.find(owner, { _id: 1 }).lean()).map((s) => s._id);
-  await ScheduleModel.deleteMany({ _id: { $in: ids } });
-  await ScheduleTickModel.deleteMany({ schedule_id: { $in: ids } });
+export async function deleteSchedulesOf(owner: ScheduleOwnerField, session?: ClientSession): Promise<string[]> {
+  const ids = (await ScheduleModel.find(owner, { _id: 1 }, { session }).lean()).map((s) => s._id);
+  await ScheduleModel.deleteMany({ _id: { $in: ids } }, { session });
+  await ScheduleTickModel.deleteMany({ schedule_id: { $in: ids } }, { session });
   return ids.map(String);
 }
 

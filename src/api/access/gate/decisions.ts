@@ -4,7 +4,8 @@ import { refusal } from './refusals';
 
 /*
  * The gate's questions about decisions only people take, whatever the roles of a service account
- * (a CI pipeline, a script, an agent): approving or rejecting, overriding a change freeze.
+ * (a CI pipeline, a script, an agent): approving or rejecting, overriding a change freeze; and who
+ * may force a change to a definition a Git source manages.
  */
 
 function assertPerson(principal: Principal, onlyPeople: string): void {
@@ -21,4 +22,9 @@ export const assertMayDecideStep = (principal: Principal) => assertPerson(princi
 export function assertMayOverrideFreeze(principal: Principal): void {
   assertPerson(principal, 'Only a person overrides a change freeze');
   if (!mayEverywhere(principal, 'admin')) throw refusal('forbidden', `Overriding a change freeze needs role admin for the whole organization; ${principal.identity.name} has not`);
+}
+
+/** Changing a definition a Git source manages, with `force: true`, needs role admin for the whole organization (403 naming it otherwise). */
+export function assertMayForceManaged(principal: Principal, what: string): void {
+  if (!mayEverywhere(principal, 'admin')) throw refusal('forbidden', `Forcing a change to ${what}, which is managed in Git, needs role admin for the whole organization; ${principal.identity.name} has not`);
 }

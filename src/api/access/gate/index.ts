@@ -8,7 +8,7 @@
  */
 export { assertMayOpenSocket, requireAction, requireEverywhere, rightsOf } from './actions';
 export { approversOf, type Approver } from './approvers';
-export { assertMayDecideGate, assertMayDecideStep, assertMayOverrideFreeze } from './decisions';
+export { assertMayDecideGate, assertMayDecideStep, assertMayForceManaged, assertMayOverrideFreeze } from './decisions';
 export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { checkPipeline, readablePipelineFilter, type StageDeployment } from './pipelines';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';

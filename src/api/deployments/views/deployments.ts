@@ -7,6 +7,7 @@ import { stepDefinitions } from '../../../domain/deployments/new-runs';
 import { gatesOf, healthCheckOf, rollbackOf } from '../../../domain/deployments/strategy';
 import type { LastRun } from '../../../domain/deployments/runs';
 import type { ParameterDefinition } from '../../../domain/deployments/parameters';
+import { managedByView, managedByViewSchema } from '../../ownership/views';
 import { targetFreezeNoticesSchema, type TargetFreezeNotice } from '../../servers/freeze-notices';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
@@ -47,6 +48,7 @@ export const deploymentListItemSchema = z
       .describe('The servers listed and the servers having all the tags, resolved at each trigger; null for a one-server deployment'),
     last_run_at: timestampSchema.nullable().describe('When its last run (the first of its runs list) began; while that run is queued, when it was triggered. Null: never run'),
     last_run_status: z.enum(RUN_STATUSES).nullable().describe('Its last run’s status now, as the run itself gives it. Null: never run'),
+    managed_by: managedByViewSchema,
     created_at: timestampSchema,
   })
   .meta({ id: 'DeploymentListItem' });
@@ -85,6 +87,7 @@ export const toDeploymentListView = (d: Deployment, last: LastRun | undefined, s
   targets: d.targets ? { server_ids: (d.targets.server_ids ?? []).map(String), tags: [...(d.targets.tags ?? [])] } : null,
   last_run_at: iso(last?.at ?? null),
   last_run_status: last?.status ?? null,
+  managed_by: managedByView(d.managed_by),
   created_at: d.createdAt.toISOString(),
 });
 

@@ -1,5 +1,7 @@
 // A row's action that cannot be undone, asked twice.
 import type { ComponentChildren } from 'preact';
+import type { ManagedByView } from '../../../api/ownership/views';
+import { ChangeButton } from './managed';
 
 /** The row waiting for its "are you sure" (one at a time), as `useChanges` keeps it. */
 export interface Asking {
@@ -19,6 +21,7 @@ export function Confirmed({
   yes,
   onYes,
   warning,
+  managedBy = null,
 }: {
   asking: Asking;
   /** The row's id. */
@@ -28,12 +31,14 @@ export function Confirmed({
   yes: string;
   onYes: () => void;
   warning?: ComponentChildren;
+  /** A Git source manages the row: its button is disabled, saying why. */
+  managedBy?: ManagedByView;
 }) {
   if (asking.confirm !== id) {
     return (
-      <button type="button" onClick={() => asking.setConfirm(id)} aria-label={askLabel}>
+      <ChangeButton managedBy={managedBy} onClick={() => asking.setConfirm(id)} label={askLabel}>
         {ask}
-      </button>
+      </ChangeButton>
     );
   }
   return (

@@ -7,6 +7,7 @@ import { session } from '../session';
 import { ErrorNote, Section, Status, submitted, useLoad, When } from './common';
 import { Table } from './table';
 import { browserZone, ZonedTime } from './zoned';
+import { ManagedNote } from './managed';
 
 /** Why a tick started no run, in words. */
 const SKIPPED: Record<string, string> = {
@@ -92,6 +93,7 @@ function ScheduleCard({
       </h3>
       <div class="schedule-body">
         <div>
+          <ManagedNote managedBy={s.managed_by} />
           <ScheduleFacts schedule={s} />
           <ErrorNote error={error} />
           <div class="schedule-actions">

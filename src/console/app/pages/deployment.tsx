@@ -10,6 +10,7 @@ import { Table } from '../components/table';
 import { navigate } from '../router';
 import { session } from '../session';
 import { targetsText } from './deployments';
+import { ChangeButton, ManagedNote, managedReason } from '../components/managed';
 
 /** A deployment: its steps and targets, a Run form for its parameters with a plan preview, its schedules, and its history. */
 export function Deployment({ deploymentId }: { deploymentId: string }) {
@@ -38,6 +39,7 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
         <a href="/deployments">Deployments</a> /
       </p>
       <h1>{d.name}</h1>
+      <ManagedNote managedBy={d.managed_by} id="managed-by" />
       <p data-runs-on>
         Runs on {d.server_id ? <a href={`/servers/${d.server_id}`}>{d.server_title ?? 'its server (deleted)'}</a> : targetsText(d)}
         {d.strategy ? `, ${d.strategy.batch_size ?? 'all'} at a time, ${d.strategy.max_failures ?? 0} failures allowed` : ''}.
@@ -70,11 +72,44 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
         <ErrorNote error={runs.error} />
         <RunHistory deploymentId={deploymentId} runs={runs.data} attempt={attempt} />
       </Section>
+      {session.can('deployments:write') ? <DeleteDeployment deployment={d} attempt={attempt} /> : null}
     </main>
   );
 }
 
 type Attempt = (change: () => Promise<void>) => Promise<void>;
+
+/** Delete, asked twice; disabled, saying why, while a Git source manages the deployment. */
+function DeleteDeployment({ deployment: d, attempt }: { deployment: DeploymentView; attempt: Attempt }) {
+  const [asking, setAsking] = useState(false);
+  const remove = () =>
+    attempt(async () => {
+      await api('DELETE', `/api/v1/deployments/${d.id}`);
+      navigate('/deployments');
+    });
+  return (
+    <Section title="Delete">
+      <p class="muted small">Deletes the definition and its run history (refused while a run is queued or running, or a pipeline runs it).</p>
+      {asking ? (
+        <>
+          <button type="button" class="danger" onClick={() => void remove()}>
+            Yes, delete {d.name}
+          </button>{' '}
+          <button type="button" onClick={() => setAsking(false)}>
+            Keep
+          </button>
+        </>
+      ) : (
+        <>
+          <ChangeButton managedBy={d.managed_by} describedBy="managed-by" onClick={() => setAsking(true)} label={`Delete ${d.name}`}>
+            Delete…
+          </ChangeButton>
+          {d.managed_by ? <span class="muted small"> {managedReason(d.managed_by)}</span> : null}
+        </>
+      )}
+    </Section>
+  );
+}
 
 /** The deployment's latest runs, each with its summary; a failed one can be retried (what failed, as a new run). */
 function RunHistory({ deploymentId, runs, attempt }: { deploymentId: string; runs: RunListItem[] | undefined; attempt: Attempt }) {

@@ -6,6 +6,7 @@ import { Confirmed } from '../components/confirm';
 import { Table } from '../components/table';
 import { browserZone } from '../components/zoned';
 import { session } from '../session';
+import { managedText } from '../components/managed';
 
 interface Occurrence {
   freeze: Freeze;
@@ -61,7 +62,7 @@ export function Freezes() {
           mark={(f) => ({ 'data-freeze-row': f.name })}
           empty="No change freezes."
           columns={[
-            { head: 'Name', cell: (f) => <strong>{f.name}</strong> },
+            { head: 'Name', cell: (f) => <><strong>{f.name}</strong>{f.managed_by ? <div class="muted small">{managedText(f.managed_by)}</div> : null}</> },
             {
               head: 'When',
               cell: (f) =>
@@ -80,7 +81,7 @@ export function Freezes() {
             admin
               ? {
                   cell: (f) => (
-                    <Confirmed asking={asking} id={f.id} ask="Delete" yes={`Lift ${f.name} now`} onYes={() => void act(() => api('DELETE', `/api/v1/freezes/${f.id}`))} />
+                    <Confirmed asking={asking} id={f.id} ask="Delete" yes={`Lift ${f.name} now`} onYes={() => void act(() => api('DELETE', `/api/v1/freezes/${f.id}`))} managedBy={f.managed_by} />
                   ),
                 }
               : null

@@ -5,6 +5,7 @@ import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../com
 import { attemptsOf, DeliveryState, NextAttempt } from '../components/delivery-progress';
 import { Table } from '../components/table';
 import { EVENT_TYPES } from '../../../domain/notifications/event-types';
+import { ChangeButton, ManagedNote, managedText } from '../components/managed';
 
 /** Notification channels: each with its events and state; an admin adds, tests, enables and deletes them. */
 export function NotificationChannels() {
@@ -52,6 +53,7 @@ export function NotificationChannels() {
                 <>
                   <a href={`/notifications/${c.id}`}>{c.name}</a>
                   <div class="muted small">{c.url}</div>
+                  {c.managed_by ? <div class="muted small">{managedText(c.managed_by)}</div> : null}
                 </>
               ),
             },
@@ -66,18 +68,18 @@ export function NotificationChannels() {
                   Send a test
                 </button>{' '}
                 {c.enabled ? null : (
-                  <button type="button" onClick={() => void act(() => api('PATCH', `/api/v1/notification-channels/${c.id}`, { enabled: true }))} aria-label={`Enable ${c.name}`}>
+                  <ChangeButton managedBy={c.managed_by} onClick={() => void act(() => api('PATCH', `/api/v1/notification-channels/${c.id}`, { enabled: true }))} label={`Enable ${c.name}`}>
                     Enable
-                  </button>
+                  </ChangeButton>
                 )}{' '}
                 {confirm === c.id ? (
                   <button type="button" class="danger" onClick={() => void act(() => api('DELETE', `/api/v1/notification-channels/${c.id}`))}>
                     Yes, delete {c.name}
                   </button>
                 ) : (
-                  <button type="button" onClick={() => setConfirm(c.id)} aria-label={`Delete ${c.name}`}>
+                  <ChangeButton managedBy={c.managed_by} onClick={() => setConfirm(c.id)} label={`Delete ${c.name}`}>
                     Delete…
-                  </button>
+                  </ChangeButton>
                 )}
               </>
             ),
@@ -136,6 +138,7 @@ export function NotificationChannelPage({ channelId }: { channelId: string }) {
   return (
     <main id="main">
       <h1>{c ? `Channel ${c.name}` : 'Channel'}</h1>
+      {c ? <ManagedNote managedBy={c.managed_by} /> : null}
       <ErrorNote error={channel.error ?? deliveries.error ?? error} />
       {c ? (
         <p class="muted">

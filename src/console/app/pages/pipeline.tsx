@@ -7,6 +7,7 @@ import { StageValues } from '../components/pipeline-stage';
 import { Table } from '../components/table';
 import { navigate } from '../router';
 import { session } from '../session';
+import { ManagedNote } from '../components/managed';
 
 type Stage = Pipeline['stages'][number];
 
@@ -87,6 +88,7 @@ export function PipelinePage({ pipelineId }: { pipelineId: string }) {
         <a href="/pipelines">Pipelines</a> /
       </p>
       <h1>{p.name}</h1>
+      <ManagedNote managedBy={p.managed_by} />
       {p.description ? <p>{p.description}</p> : null}
       <Section title="Stages">
         <PipelineGraph stages={p.stages} label={`The stages of ${p.name}`} box={(stage) => <DefinedStage stage={stage} />} />

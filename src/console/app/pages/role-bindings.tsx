@@ -76,6 +76,7 @@ function BindingList() {
                 askLabel={`Revoke ${bindingSentence(b, deploymentName)} from ${d?.nameOf(b.subject) ?? b.subject.id}`}
                 yes="Yes, revoke"
                 onYes={() => void act(() => api('DELETE', `/api/v1/role-bindings/${b.id}`))}
+                managedBy={b.managed_by}
               />
             ),
           }}

@@ -4,6 +4,7 @@ import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../com
 import { Confirmed } from '../components/confirm';
 import { AdminOnly, subjectHref } from '../components/rights';
 import { Table } from '../components/table';
+import { ChangeButton, managedText } from '../components/managed';
 
 /** CI pipelines, scripts and agents: add one, delete; each row leads to what it can do and its tokens. */
 export function ServiceAccounts() {
@@ -58,16 +59,20 @@ function AccountList() {
           rowKey={(a) => a.id}
           mark={(a) => ({ 'data-account': a.name })}
           columns={[
-            { head: 'Name', cell: (a) => <a href={subjectHref({ type: 'service_account', id: a.id })}>{a.name}</a> },
+            { head: 'Name', cell: (a) => <><a href={subjectHref({ type: 'service_account', id: a.id })}>{a.name}</a>{a.managed_by ? <div class="muted small">{managedText(a.managed_by)}</div> : null}</> },
             { head: 'Description', cell: (a) => a.description ?? <span class="muted">—</span> },
             {
               head: 'AI agent',
               cell: (a) => (
                 <>
                   {a.agent ? 'yes' : 'no'}{' '}
-                  <button type="button" class="small" onClick={() => void act(() => api('PATCH', `/api/v1/service-accounts/${a.id}`, { agent: !a.agent }))} aria-label={a.agent ? `Mark as not an agent: ${a.name}` : `Mark as an agent: ${a.name}`}>
+                  <ChangeButton
+                    managedBy={a.managed_by}
+                    onClick={() => void act(() => api('PATCH', `/api/v1/service-accounts/${a.id}`, { agent: !a.agent }))}
+                    label={a.agent ? `Mark as not an agent: ${a.name}` : `Mark as an agent: ${a.name}`}
+                  >
                     {a.agent ? 'Mark as not an agent' : 'Mark as an agent'}
-                  </button>
+                  </ChangeButton>
                 </>
               ),
             },
@@ -83,6 +88,7 @@ function AccountList() {
                 askLabel={`Delete ${a.name}`}
                 yes={`Yes, delete ${a.name}`}
                 onYes={() => void act(() => api('DELETE', `/api/v1/service-accounts/${a.id}`))}
+                managedBy={a.managed_by}
                 warning="Its tokens are revoked and its roles removed."
               />
             ),

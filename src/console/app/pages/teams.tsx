@@ -92,6 +92,7 @@ function TeamList() {
                 askLabel={`Delete ${t.name}`}
                 yes={`Yes, delete ${t.name}`}
                 onYes={() => void act(() => api('DELETE', `/api/v1/teams/${t.id}`))}
+                managedBy={t.managed_by}
                 warning="Its roles go with it; its members lose what the team gave them."
               />
             ),
