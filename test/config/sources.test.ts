@@ -22,12 +22,14 @@ describe('config as code: sync sources', () => {
   /** Every answer of the API in this file: none may carry a credential. */
   const answers: string[] = [];
 
-  const freeze = (tags: string[], endsAt = '2031-01-02T00:00:00.000Z') => `kind: Freeze
-name: year-end
+  /** A deployment's definition as its file holds it. */
+  const deployment = (name: string, command: string) => `kind: Deployment
+name: ${name}
 spec:
-  starts_at: "2030-12-20T00:00:00.000Z"
-  ends_at: "${endsAt}"
-  tags: [${tags.join(', ')}]
+  server: web-1
+  steps:
+    - name: deploy
+      command: ${command}
 `;
 
   const call = async (user: User, method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: Json) => {
@@ -47,13 +49,17 @@ spec:
     expect(asked.status).toBe(202);
     return eventually(() => sourceOf(id), done, 60_000);
   };
-  const freezeNamed = async (name: string) => ((await admin.request('get', '/freezes')).body.data as Json[]).find((f) => f.name === name) ?? null;
+  const deploymentNamed = async (name: string) => {
+    const found = ((await admin.request('get', '/deployments?per_page=100')).body.data as Json[]).find((d) => d.name === name);
+    return found ? (await admin.request('get', `/deployments/${found.id}`)).body.data : null;
+  };
 
   beforeAll(async () => {
     bosun = await sharedBosun();
     [git, sshd] = await Promise.all([GitServer.start(), Sshd.startPrivate()]);
     authorizeKey(sshd.info, deployKey.publicKey);
     admin = userWithToken(bosun, await bosun.token('sources'));
+    await admin.addServer({ title: 'web-1', host: '127.0.0.2' });
     await agentAccount(admin, 'config-sync', { role: 'admin' });
   }, 120_000);
   afterAll(async () => {
@@ -67,35 +73,35 @@ spec:
       const channel = (await admin.request('post', '/notification-channels', { name: 'config-sync', type: 'webhook', url: receiver.url, events: ['config.sync_failed'] })).body.data;
       receiver.secret = channel.secret;
       const repo: TestRepository = await git.repository('platform');
-      const first = await repo.commit({ 'bosun/freezes.yaml': freeze(['prod']), 'README.md': '# not a definition' });
+      const first = await repo.commit({ 'bosun/web.yaml': deployment('web-release', 'echo v1'), 'README.md': '# not a definition' });
       const source = await addSource({ name: 'platform-repo', git: { url: repo.gitUrl, path: 'bosun/' }, run_as: 'config-sync', web_url: 'https://git.example.com/acme/platform' });
       expect(source).toMatchObject({ git: { url: repo.gitUrl, ref: 'main', path: 'bosun/' }, every: null, prune: false, run_as: { name: 'config-sync' }, has_credentials: false, status: { revision_applied: null, last_error: null } });
 
       const synced = await syncUntil(source.id, (s) => s.status.revision_applied === first);
       expect(synced.status).toMatchObject({ last_error: null, last_plan: { revision: first, create: 1, update: 0, delete: 0, error_count: 0 }, drift: [] });
-      expect(await freezeNamed('year-end')).toMatchObject({ tags: ['prod'], managed_by: { source: 'platform-repo', revision: first, path: 'bosun/freezes.yaml' } });
+      expect(await deploymentNamed('web-release')).toMatchObject({ steps: [{ command: 'echo v1' }], managed_by: { source: 'platform-repo', revision: first, path: 'bosun/web.yaml' } });
 
-      const second = await repo.commit({ 'bosun/freezes.yaml': freeze(['prod', 'db']) });
+      const second = await repo.commit({ 'bosun/web.yaml': deployment('web-release', 'echo v2') });
       await syncUntil(source.id, (s) => s.status.revision_applied === second);
-      expect(await freezeNamed('year-end')).toMatchObject({ tags: ['prod', 'db'], managed_by: { revision: second } });
+      expect(await deploymentNamed('web-release')).toMatchObject({ steps: [{ command: 'echo v2' }], managed_by: { revision: second } });
 
       // A commit that breaks the YAML: nothing applied, the status says where, a channel is told.
-      const broken = await repo.commit({ 'bosun/freezes.yaml': freeze(['prod']).replace('tags: [prod]', 'tags: [prod') });
+      const broken = await repo.commit({ 'bosun/web.yaml': deployment('web-release', 'echo v3').replace('steps:', 'steps: [') });
       const failed = await syncUntil(source.id, (s) => s.status.last_error?.revision === broken);
-      expect(failed.status).toMatchObject({ revision_applied: second, last_error: { code: 'plan_failed', message: expect.stringMatching(/bosun\/freezes\.yaml:\d+:\d+: /) } });
-      expect(failed.status.last_plan.errors[0]).toMatch(/^bosun\/freezes\.yaml:\d+:\d+: /);
-      expect(await freezeNamed('year-end')).toMatchObject({ tags: ['prod', 'db'] });
+      expect(failed.status).toMatchObject({ revision_applied: second, last_error: { code: 'plan_failed', message: expect.stringMatching(/bosun\/web\.yaml:\d+:\d+: /) } });
+      expect(failed.status.last_plan.errors[0]).toMatch(/^bosun\/web\.yaml:\d+:\d+: /);
+      expect(await deploymentNamed('web-release')).toMatchObject({ steps: [{ command: 'echo v2' }] });
       const [told] = await eventually(async () => receiver.events('config.sync_failed'), (r) => r.length === 1, 60_000);
       expect(told!.verified).toBe(true);
       expect(told!.json).toMatchObject({ source: { id: source.id, name: 'platform-repo', revision: broken, revision_applied: second }, error: { code: 'plan_failed' } });
 
-      const fixed = await repo.commit({ 'bosun/freezes.yaml': freeze(['prod', 'web']) });
+      const fixed = await repo.commit({ 'bosun/web.yaml': deployment('web-release', 'echo v4') });
       const recovered = await syncUntil(source.id, (s) => s.status.revision_applied === fixed);
       expect(recovered.status.last_error).toBeNull();
-      expect(await freezeNamed('year-end')).toMatchObject({ tags: ['prod', 'web'] });
+      expect(await deploymentNamed('web-release')).toMatchObject({ steps: [{ command: 'echo v4' }] });
 
       // History rewritten: applied like any revision; the apply's audit entry names the one before too.
-      const rewritten = await repo.forcePush({ 'bosun/freezes.yaml': freeze(['prod'], '2031-01-03T00:00:00.000Z') });
+      const rewritten = await repo.forcePush({ 'bosun/web.yaml': deployment('web-release', 'echo v5') });
       await syncUntil(source.id, (s) => s.status.revision_applied === rewritten);
       const applies = await eventually(
         async () => ((await admin.request('get', '/audit?action=config.apply')).body.data as Json[]).map((e) => e.details),
@@ -111,18 +117,18 @@ spec:
 
   test('an ssh:// source with a deploy key refuses an unknown host key until it is pinned, then syncs; credentials never come back', async () => {
     const repo = await git.repository('over-ssh');
-    const revision = await repo.commit({ 'freezes.yaml': freeze(['ssh']).replace('year-end', 'ssh-freeze') });
+    const revision = await repo.commit({ 'ssh.yaml': deployment('over-ssh', 'echo ssh') });
     const { url, hostKey } = repo.overSsh(sshd.info);
     const source = await addSource({ name: 'ssh-repo', git: { url }, credentials: { type: 'ssh_key', private_key: deployKey.privateKey }, run_as: 'config-sync' });
     expect(source).toMatchObject({ has_credentials: true, host_key_fingerprint: null });
 
     const refused = await syncUntil(source.id, (s) => s.status.last_error !== null);
     expect(refused.status).toMatchObject({ revision_applied: null, last_error: { code: 'host_key_unknown' }, offered_host_key: { key: hostKey.split(/\s+/).slice(0, 2).join(' '), fingerprint: expect.stringMatching(/^SHA256:/) } });
-    expect(await freezeNamed('ssh-freeze')).toBeNull();
+    expect(await deploymentNamed('over-ssh')).toBeNull();
 
     const trusted = await syncUntil(source.id, (s) => s.status.revision_applied === revision, { trust_new_host_key: true });
     expect(trusted).toMatchObject({ host_key_fingerprint: refused.status.offered_host_key.fingerprint, status: { last_error: null, offered_host_key: null } });
-    expect(await freezeNamed('ssh-freeze')).toMatchObject({ managed_by: { source: 'ssh-repo', revision } });
+    expect(await deploymentNamed('over-ssh')).toMatchObject({ managed_by: { source: 'ssh-repo', revision } });
 
     // Nothing offered now: nothing to trust.
     const nothing = await call(admin, 'post', `/${source.id}/sync`, { trust_new_host_key: true });
@@ -135,7 +141,7 @@ spec:
 
   test('`every` puts a Temporal Schedule behind the source: a tick syncs; without `every` or without the source it is gone', async () => {
     const repo = await git.repository('scheduled');
-    const revision = await repo.commit({ 'freezes.yaml': freeze(['tick']).replace('year-end', 'tick-freeze') });
+    const revision = await repo.commit({ 'tick.yaml': deployment('ticked', 'echo tick') });
     const source = await addSource({ name: 'scheduled-repo', git: { url: repo.gitUrl }, every: '1h', run_as: 'config-sync' });
     const schedule = bosun.temporal.schedule.getHandle(`bosun-config-source-${source.id}`);
     expect((await schedule.describe()).spec.intervals).toMatchObject([{ every: 3_600_000 }]);
@@ -150,7 +156,7 @@ spec:
     expect((await call(admin, 'delete', `/${source.id}`)).status).toBe(204);
     await expect(schedule.describe()).rejects.toThrow();
     // What it applied stays, still marked.
-    expect(await freezeNamed('tick-freeze')).toMatchObject({ managed_by: { source: 'scheduled-repo' } });
+    expect(await deploymentNamed('ticked')).toMatchObject({ managed_by: { source: 'scheduled-repo' } });
   }, 120_000);
 
   test('bad input is refused naming each problem; a name is unique; another organization’s source is not found', async () => {
