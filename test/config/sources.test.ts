@@ -159,6 +159,20 @@ spec:
     expect(await deploymentNamed('ticked')).toMatchObject({ managed_by: { source: 'scheduled-repo' } });
   }, 120_000);
 
+  test('the worker repairs drift both ways: a source’s Temporal Schedule deleted behind Bosun’s back comes back; one without its source goes', async () => {
+    const source = await addSource({ name: 'drifting-repo', git: { url: 'git://127.0.0.1:9/drifting.git' }, every: '24h', run_as: 'config-sync' });
+    const ours = bosun.temporal.schedule.getHandle(`bosun-config-source-${source.id}`);
+    const { taskQueue } = (await ours.describe()).action;
+    await ours.delete();
+    // A stray one of this Bosun's (its task queue) with no source behind it.
+    const stray = bosun.temporal.schedule.getHandle(`bosun-config-source-${'f'.repeat(24)}`);
+    await bosun.temporal.schedule.create({ scheduleId: stray.scheduleId, spec: { intervals: [{ every: '1h' }] }, action: { type: 'startWorkflow', workflowType: 'configSyncWorkflow', taskQueue, args: [] }, state: { paused: true } });
+    const exists = (handle: typeof ours) => handle.describe().then(() => true, () => false);
+    // The worker's sweep reconciles every tenth round (20 s in tests): waited for, not slept.
+    await eventually(() => exists(ours), Boolean, 60_000);
+    await eventually(() => exists(stray), (there) => !there, 60_000);
+  }, 150_000);
+
   test('bad input is refused naming each problem; a name is unique; another organization’s source is not found', async () => {
     const bad = await call(admin, 'post', '', { name: 'bad', git: { url: 'git://127.0.0.1/x.git', host_key: 'not a key' }, every: '10s', run_as: 'config-sync', web_url: 'http://insecure.example.com' });
     expect(bad.status).toBe(422);
