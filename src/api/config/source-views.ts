@@ -21,7 +21,7 @@ export function sourceView(source: ListedSource): SourceView {
     status: {
       revision_applied: status.revision_applied ?? null,
       last_plan: plan
-        ? { revision: plan.revision ?? null, plan_hash: plan.plan_hash ?? null, create: plan.create, update: plan.update, delete: plan.delete, unchanged: plan.unchanged, errors: plan.errors, error_count: plan.error_count, at: plan.at.toISOString() }
+        ? { revision: plan.revision ?? null, plan_hash: plan.plan_hash ?? null, create: plan.create, update: plan.update, delete: plan.delete, unchanged: plan.unchanged, errors: plan.problems, error_count: plan.error_count, at: plan.at.toISOString() }
         : null,
       last_error: error ? { code: error.code, message: error.message, at: error.at.toISOString(), revision: error.revision ?? null } : null,
       synced_at: iso(status.synced_at),

@@ -17,8 +17,8 @@ const lastPlanSchema = new Schema(
     update: { type: Number, required: true },
     delete: { type: Number, required: true },
     unchanged: { type: Number, required: true },
-    // The problems' `file:line:column: message` texts (the first ones: the count says how many in all).
-    errors: { type: [String], default: [] },
+    // The problems' `file:line:column: message` texts (the first ones: the count says how many in all); `errors` in the API.
+    problems: { type: [String], default: [] },
     error_count: { type: Number, required: true, default: 0 },
     at: { type: Date, required: true },
   },

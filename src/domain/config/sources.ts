@@ -105,7 +105,7 @@ export interface PlanSummary {
   drift: Array<{ kind: string; name: string; path: string; forced_at: string | null; forced_by: string | null }>;
 }
 
-const lastPlanOf = ({ drift: _drift, ...plan }: PlanSummary, at: Date) => ({ ...plan, at });
+const lastPlanOf = ({ drift: _drift, errors, ...plan }: PlanSummary, at: Date) => ({ ...plan, problems: errors, at });
 
 /** A sync that applied its revision (or found nothing to change). */
 export async function recordSyncSucceeded(sourceId: string, plan: PlanSummary, at = new Date()): Promise<void> {
