@@ -26,7 +26,7 @@ import { sharedFolder } from '../support/trees';
 import { NotificationEventModel } from '../../src/domain/notifications/model';
 import { pipelineRunWorkflowId } from '../../src/domain/contracts/pipelines';
 import { GitServer } from '../support/git-server';
-import { ConfigSourceModel } from '../../src/domain/config/sources-model';
+import { ConfigSourceModel } from '../../src/domain/config-sources/model';
 
 const OUT = path.join(__dirname);
 const FINAL = ['success', 'failed', 'cancelled', 'completed'];

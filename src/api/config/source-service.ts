@@ -2,7 +2,7 @@ import { Types } from 'mongoose';
 import type { Actor } from '../../domain/access/actor';
 import { IdentityModel } from '../../domain/access/model';
 import { parseHostKey, repositoryAddress, RepositoryError } from '../../domain/config/git';
-import { createSource, deleteSource, findSource, listSources, pinOfferedHostKey, sealSourceCredentials, updateSource, type SourceFields } from '../../domain/config/sources';
+import { createSource, deleteSource, findSource, listSources, pinOfferedHostKey, sealSourceCredentials, updateSource, type SourceFields } from '../../domain/config-sources/store';
 import { isDuplicateKey } from '../../domain/database';
 import type { SecretBox } from '../../domain/secrets/secret-box';
 import type { WorkflowGateway } from '../../domain/temporal/client';

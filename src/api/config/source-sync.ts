@@ -1,7 +1,7 @@
 import { recordIntent, recordOutcome } from '../../domain/audit/pending-entries';
 import { ConfigLimitError } from '../../domain/config/files';
 import { fetchRepositoryFiles, RepositoryError, type FetchedRepository } from '../../domain/config/git';
-import { loadSourceForSync, recordSyncFailed, recordSyncSucceeded, SourceCredentialsUnreadableError, type ConfigSource, type PlanSummary } from '../../domain/config/sources';
+import { loadSourceForSync, recordSyncFailed, recordSyncSucceeded, SourceCredentialsUnreadableError, type ConfigSource, type PlanSummary } from '../../domain/config-sources/store';
 import type { KindAdapter } from '../../domain/config/types';
 import type { ConfigSourceSyncer, ConfigSyncFailureCode, ConfigSyncOutcome } from '../../domain/contracts/config-sync';
 import type { SecretBox } from '../../domain/secrets/secret-box';

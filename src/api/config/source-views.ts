@@ -1,4 +1,4 @@
-import type { ListedSource } from '../../domain/config/sources';
+import type { ListedSource } from '../../domain/config-sources/store';
 import type { SourceView } from './source-schemas';
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);

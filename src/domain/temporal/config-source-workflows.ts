@@ -1,7 +1,7 @@
 import { ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { WorkflowSignatures } from '../contracts/signatures';
 import { configSourceScheduleId, configSyncTickWorkflowId, configSyncWorkflowId } from '../contracts/workflow-ids';
-import { ConfigSourceModel, type ConfigSource } from '../config/sources-model';
+import { ConfigSourceModel, type ConfigSource } from '../config-sources/model';
 
 const isNotFound = (error: unknown) => error instanceof ScheduleNotFoundError || (error as { name?: string } | null)?.name === 'ScheduleNotFoundError';
 const PREFIX = 'bosun-config-source-';

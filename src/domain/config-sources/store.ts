@@ -3,15 +3,15 @@ import type { Actor } from '../access/actor';
 import { inTransaction } from '../database';
 import { recordNotificationEvent } from '../notifications/event-outbox';
 import type { SecretBox } from '../secrets/secret-box';
-import type { RepositoryCredentials } from './git';
-import { ConfigSourceModel, type ConfigSource } from './sources-model';
+import type { RepositoryCredentials } from '../config/git';
+import { ConfigSourceModel, type ConfigSource } from './model';
 
 /*
  * The one owner of sync sources' writes: made, changed, deleted, a host key pinned, and each sync's
  * outcome recorded (a failure's `config.sync_failed` event in the same transaction as its status).
  */
 
-export { ConfigSourceModel, type ConfigSource } from './sources-model';
+export { ConfigSourceModel, type ConfigSource } from './model';
 
 const associatedData = (sourceId: string) => `config-source:${sourceId}`;
 
