@@ -75,7 +75,14 @@ export function configSourceSyncer({ secretBox, adapters, log, fetchTimeoutMs }:
       600,
       `config-sync:${sourceId}:${plan.plan_hash}`,
     );
-    const applied = await applyConfig(principal, { ...request, plan_hash: plan.plan_hash }, adapters, log);
+    let applied;
+    try {
+      applied = await applyConfig(principal, { ...request, plan_hash: plan.plan_hash }, adapters, log);
+    } catch (error) {
+      // Nothing applied (one transaction): the entry says why rather than waiting to be chained as unknown.
+      await recordOutcome(audit, error instanceof ApiError ? error.code : 'failed');
+      throw error;
+    }
     await recordOutcome(audit, 'ok', { details: { source: source.name, revision: request.revision, previous_revision: applied.previous_revision, created: applied.created, updated: applied.updated, deleted: applied.deleted, sync: true } });
     return applied;
   }
