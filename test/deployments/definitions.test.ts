@@ -30,7 +30,7 @@ describe('deployment definitions', () => {
 
     const list = await bosun.api.get('/api/v1/deployments').set(bearer(owner));
     expect(list.body.meta).toEqual({ current_page: 1, per_page: 12, total: 1, last_page: 1 });
-    expect(list.body.data[0]).toEqual({ id, name: 'web', server_id: ownServer, server_title: 'srv-127.0.0.1', last_run_at: null, last_run_status: null, targets: null, created_at: expect.any(String) });
+    expect(list.body.data[0]).toEqual({ id, name: 'web', server_id: ownServer, server_title: 'srv-127.0.0.1', last_run_at: null, last_run_status: null, targets: null, managed_by: null, created_at: expect.any(String) });
 
     const patched = await bosun.api.patch(`/api/v1/deployments/${id}`).set(bearer(owner)).send({ name: 'web-app', steps: [{ name: 'a', command: 'echo a', retries: 2 }] });
     expect(patched.status).toBe(200);

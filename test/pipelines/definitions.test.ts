@@ -102,6 +102,7 @@ describe('pipeline definitions', () => {
       ],
       created_by: expect.objectContaining({ type: 'service_account' }),
       updated_by: expect.objectContaining({ type: 'service_account' }),
+      managed_by: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
