@@ -198,6 +198,11 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}` })),
   'PATCH /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}`, body: { note: 'checked' } })),
   'DELETE /api/v1/freezes/:id': org(async (_s, _w, f) => ({ path: `/freezes/${await f.freeze()}` })),
+  // Definitions in Git: files with no document change nothing (a kind's own rule is tested in test/config/apply.test.ts).
+  'POST /api/v1/config/plan': org(() => ({ path: '/config/plan', body: { source: `src-${n()}`, files: [] } })),
+  'POST /api/v1/config/apply': org(() => ({ path: '/config/apply', body: { source: `src-${n()}`, files: [] } })),
+  'GET /api/v1/config/export': org(() => ({ path: '/config/export' })),
+  'GET /api/v1/config/schema': org(() => ({ path: '/config/schema' })),
   // A source whose repository nothing serves: a sync started here fails as unreachable, changing nothing.
   'GET /api/v1/config/sources': org(() => ({ path: '/config/sources' })),
   'POST /api/v1/config/sources': org(() => ({ path: '/config/sources', body: { name: `src-${n()}`, git: { url: 'git://127.0.0.1:9/none.git' }, run_as: 'nightly' } })),

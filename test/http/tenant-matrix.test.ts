@@ -147,6 +147,11 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
   'PATCH /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}`, body: { ends_at: '2099-01-01T00:00:01Z' } }),
   'DELETE /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
+  // Plans and applies of the stranger's own (empty) files; its export holds nothing of the owner's (checked below).
+  'POST /api/v1/config/plan': () => ({ path: '/config/plan', body: { source: 'platform-repo', files: [] } }),
+  'POST /api/v1/config/apply': () => ({ path: '/config/apply', body: { source: 'platform-repo', files: [] } }),
+  'GET /api/v1/config/export': () => ({ path: '/config/export' }),
+  'GET /api/v1/config/schema': () => ({ path: '/config/schema' }),
   'GET /api/v1/config/sources': () => ({ path: '/config/sources' }),
   'POST /api/v1/config/sources': () => ({ path: '/config/sources', body: { name: 'platform-repo', git: { url: 'git://127.0.0.1:9/theirs.git' }, run_as: 'ci-web' } }),
   'GET /api/v1/config/sources/:id': (i) => ({ path: `/config/sources/${i.configSource}` }),
@@ -203,6 +208,10 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/role-bindings': 200,
   'GET /api/v1/freezes': 200,
   'POST /api/v1/freezes': 201,
+  'POST /api/v1/config/plan': 200,
+  'POST /api/v1/config/apply': 200,
+  'GET /api/v1/config/export': 200,
+  'GET /api/v1/config/schema': 200,
   'GET /api/v1/config/sources': 200,
   'POST /api/v1/config/sources': 422, // the service account run_as "does not exist" for it
   'GET /api/v1/notification-channels': 200,
@@ -287,6 +296,9 @@ describe('tenant isolation, route by route', () => {
     }
     expect(results).toEqual(Object.fromEntries(Object.keys(MATRIX).map((route) => [route, EXPECTED[route] ?? 404])));
 
+    // The stranger's export holds nothing of the owner's definitions.
+    const exported = ((await call(stranger, 'get', '/config/export')).body.data.files as Array<{ content: string }>).map((f) => f.content).join('\n');
+    expect(exported).not.toMatch(/black-friday|ops-hooks|name: web\b|name: release\b/);
     // The owner's world is as it was.
     expect((await call(owner, 'get', `/deployments/${ids.deployment}`)).body.data.name).toBe('web');
     // Its run, and the one its pipeline's stage ran.

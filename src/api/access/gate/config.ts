@@ -26,10 +26,14 @@ export function assertMayChangeKind(principal: Principal, kind: ConfigKind, wher
   if (!mayEverywhere(principal, action)) refuse(where, kind, action);
 }
 
-/** An export may show a kind to who may read it all: deployments, pipelines and schedules to readers of the whole organization, the rest to its admins. */
+const exportNeeds = (kind: ConfigKind): Action => (NEEDED[kind] === 'admin' ? 'admin' : 'read');
+
+/** An export shows a kind to who may read it all: deployments, pipelines and schedules to readers of the whole organization, the rest to its admins. */
+export const mayExportKind = (principal: Principal, kind: ConfigKind): boolean => mayEverywhere(principal, exportNeeds(kind));
+
+/** A kind asked for by name that the caller may not export: 403 saying what it needs. */
 export function assertMayExportKind(principal: Principal, kind: ConfigKind): void {
-  const action = NEEDED[kind] === 'admin' ? 'admin' : 'read';
-  if (!mayEverywhere(principal, action)) throw refusal('forbidden', `exporting ${kind} definitions needs "${action}" for the whole organization`);
+  if (!mayExportKind(principal, kind)) throw refusal('forbidden', `exporting ${kind} definitions needs "${exportNeeds(kind)}" for the whole organization`);
 }
 
 function refuse(where: string, kind: ConfigKind, action: Action): never {
