@@ -36,7 +36,8 @@ describe('config kinds: freezes, policy, teams, service accounts, role bindings,
   const currentOf = async (adapter: KindAdapter, name: string) => (await adapter.current(organizationId, await loadNames(organizationId))).find((o) => o.name === name)!;
   /** A view without what differs between two objects made alike: ids, names, times, token. */
   const comparable = (view: Json) => {
-    const { id: _id, name: _name, created_at: _c, updated_at: _u, created_by, updated_by, ...rest } = view;
+    // managed_by differs by design (the API made one, the apply the other): compared apart.
+    const { id: _id, name: _name, created_at: _c, updated_at: _u, created_by, updated_by, managed_by: _managed, ...rest } = view;
     const actor = (a: Json) => (a ? { type: a.type, id: a.id, name: a.name } : a);
     return { ...rest, ...(created_by ? { created_by: actor(created_by), updated_by: actor(updated_by) } : {}) };
   };
@@ -122,7 +123,7 @@ describe('config kinds: freezes, policy, teams, service accounts, role bindings,
     ]);
     expect(await read(`/freezes/${freezeId}`)).toMatchObject({ kind: 'once', starts_at: '2027-03-01T00:00:00.000Z', cron: null, tags: null, created_at: before.created_at, created_by: before.created_by });
     expect(await read(`/teams/${teamId}`)).toMatchObject({ members: [ids.bob, ids.ada], oidc_groups: ['sso-team'] });
-    expect(await read('/policy')).toEqual({ allow_destructive: true, require_approval_for: ['destructive'], agents_require_approval_for_change: false });
+    expect(await read('/policy')).toEqual({ allow_destructive: true, require_approval_for: ['destructive'], agents_require_approval_for_change: false, managed_by: expect.objectContaining({ source: 'platform-repo', drifted: false }) });
     expect((await OrganizationModel.findById(organizationId).lean().orFail()).policy_managed_by).toMatchObject({ source: 'platform-repo' });
 
     // Removed as the API deletes: the team's bindings with it; the policy back to the default.
@@ -134,7 +135,7 @@ describe('config kinds: freezes, policy, teams, service accounts, role bindings,
       { adapter: kinds.policy, id: organizationId },
     ]);
     for (const path of [`/freezes/${freezeId}`, `/teams/${teamId}`, `/service-accounts/${accountId}`, `/role-bindings/${teamBinding[0]}`]) expect((await admin.request('get', path)).status).toBe(404);
-    expect(await read('/policy')).toEqual({ allow_destructive: false, require_approval_for: ['destructive'], agents_require_approval_for_change: true });
+    expect(await read('/policy')).toEqual({ allow_destructive: false, require_approval_for: ['destructive'], agents_require_approval_for_change: true, managed_by: null });
   });
 
   test('check() reports every problem of a spec at its path, in the API’s words', async () => {
