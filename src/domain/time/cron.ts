@@ -80,28 +80,50 @@ function firesAtWallClock(expression: string, wall: DateTime): boolean {
 export function springForwardMakeUps(expression: string, zone: string, from: Date, until: Date): Array<{ year: number; month: number; day: number; hour: number; minute: number }> {
   if (cronFields(expression)[1] === '*') return [];
   const makeUps = [];
-  let cursor = DateTime.fromJSDate(from, { zone }).startOf('day');
-  const end = DateTime.fromJSDate(until, { zone });
-  // A day at a time: an offset that grows between two local midnights is a gap that day.
-  while (cursor < end) {
-    const next = cursor.plus({ days: 1 }).startOf('day');
-    if (next.offset > cursor.offset) {
-      // The instant the offset changes, to the minute.
-      let low = cursor.toMillis();
-      let high = next.toMillis();
-      while (high - low > 60_000) {
-        const mid = low + Math.floor((high - low) / 120_000) * 60_000;
-        if (DateTime.fromMillis(mid, { zone }).offset === cursor.offset) low = mid;
-        else high = mid;
-      }
-      const lastBefore = DateTime.fromMillis(low, { zone });
-      const firstAfter = DateTime.fromMillis(high, { zone });
-      const wallBefore = DateTime.fromObject({ year: lastBefore.year, month: lastBefore.month, day: lastBefore.day, hour: lastBefore.hour, minute: lastBefore.minute }, { zone: 'UTC' });
-      const skipped = firstAfter.offset - lastBefore.offset;
-      const missed = Array.from({ length: skipped }, (_, m) => wallBefore.plus({ minutes: m + 1 })).some((wall) => firesAtWallClock(expression, wall));
-      if (missed) makeUps.push({ year: firstAfter.year, month: firstAfter.month, day: firstAfter.day, hour: firstAfter.hour, minute: firstAfter.minute });
-    }
-    cursor = next;
+  for (const { lastBefore, firstAfter } of springForwardGaps(zone, from, until)) {
+    const wallBefore = DateTime.fromObject({ year: lastBefore.year, month: lastBefore.month, day: lastBefore.day, hour: lastBefore.hour, minute: lastBefore.minute }, { zone: 'UTC' });
+    const skipped = firstAfter.offset - lastBefore.offset;
+    const missed = Array.from({ length: skipped }, (_, m) => wallBefore.plus({ minutes: m + 1 })).some((wall) => firesAtWallClock(expression, wall));
+    if (missed) makeUps.push({ year: firstAfter.year, month: firstAfter.month, day: firstAfter.day, hour: firstAfter.hour, minute: firstAfter.minute });
   }
   return makeUps;
+}
+
+type Gap = { lastBefore: DateTime; firstAfter: DateTime };
+const DAY = 86_400_000;
+// Schedules of one zone pushed together (an apply's, a reconcile's) share their zone's gaps: reading them costs ~10 ms a zone.
+const gapsByZone = new Map<string, Gap[]>();
+
+/** The zone's spring-forward gaps from `from`'s local day, whole days on to `until`: the last minute before each and the first after. */
+function springForwardGaps(zone: string, from: Date, until: Date): Gap[] {
+  const start = DateTime.fromJSDate(from, { zone }).startOf('day').toMillis();
+  const days = Math.ceil((until.getTime() - start) / DAY);
+  const key = `${zone}\u0000${start}\u0000${days}`;
+  const known = gapsByZone.get(key);
+  if (known) return known;
+  // The zone's offsets read at instants (luxon's DateTime arithmetic in a zone costs far more).
+  const tz = IANAZone.create(zone);
+  const offsetAt = (ms: number) => tz.offset(ms);
+  const gaps: Gap[] = [];
+  // A week at a time, then its days where the offset moved (no zone changes its offset twice within a week).
+  for (let week = 0; week < days; week += 7) {
+    const weekStart = start + week * DAY;
+    if (offsetAt(weekStart) === offsetAt(weekStart + 7 * DAY)) continue;
+    for (let day = weekStart; day < start + Math.min(week + 7, days) * DAY; day += DAY) {
+      const before = offsetAt(day);
+      if (offsetAt(day + DAY) <= before) continue;
+      // The instant the offset grows, to the minute.
+      let low = day;
+      let high = day + DAY;
+      while (high - low > 60_000) {
+        const mid = low + Math.floor((high - low) / 120_000) * 60_000;
+        if (offsetAt(mid) === before) low = mid;
+        else high = mid;
+      }
+      gaps.push({ lastBefore: DateTime.fromMillis(low, { zone }), firstAfter: DateTime.fromMillis(high, { zone }) });
+    }
+  }
+  if (gapsByZone.size >= 64) gapsByZone.clear();
+  gapsByZone.set(key, gaps);
+  return gaps;
 }

@@ -67,6 +67,9 @@ const asShape = (s: Schedule, names: NameIndex): Shape => ({
 
 const spoken = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? '' : 's'} ("${seconds / 60}m")` : `${seconds} second${seconds === 1 ? '' : 's'} ("${seconds}s")`);
 
+/** Temporal pushes at once after an apply: hundreds of schedules neither flood Temporal nor wait one by one. */
+const SYNCS_AT_ONCE = 8;
+
 export function scheduleKind({ schedules, minIntervalSeconds }: { schedules: Pick<ScheduleWorkflows, 'sync'>; minIntervalSeconds: number }): KindAdapter {
   return {
     kind: 'Schedule',
@@ -114,9 +117,13 @@ export function scheduleKind({ schedules, minIntervalSeconds }: { schedules: Pic
 
     /** Each Temporal Schedule brought to its document (deleted with it); the worker's reconcile repairs what a crash left. */
     async afterApply(_organizationId, { written, removed }) {
-      const synced = await Promise.allSettled([...written, ...removed].map((id) => schedules.sync(id)));
-      const failed = synced.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed) throw failed.reason;
+      const waiting = [...written, ...removed];
+      const failures: unknown[] = [];
+      const pushNext = async () => {
+        for (let id = waiting.shift(); id !== undefined; id = waiting.shift()) await schedules.sync(id).catch((error: unknown) => failures.push(error));
+      };
+      await Promise.all(Array.from({ length: Math.min(SYNCS_AT_ONCE, waiting.length) }, pushNext));
+      if (failures.length) throw failures[0];
     },
   };
 }
