@@ -146,6 +146,19 @@ spec:
     expect((await plan(admin, body({ 'freezes.yaml': freeze }))).status).toBe(200);
   });
 
+  test('an export never writes a secret: a channel made through the API exports its url as a secret to make', async () => {
+    const admin = await organization('cfg-export-secret');
+    const made = await bosun.api.post('/api/v1/notification-channels').set(bearer(admin)).send({ name: 'ops-hooks', type: 'webhook', url: 'http://127.0.0.1:9/very-secret-path', events: ['run.failed'] });
+    expect(made.status).toBe(201);
+    const files = (await bosun.api.get('/api/v1/config/export?kinds=NotificationChannel').set(bearer(admin))).body.data.files as Array<{ content: string }>;
+    const text = files.map((f) => f.content).join('');
+    expect(text).not.toContain('very-secret-path');
+    expect(text).toContain('${secret:CHANNEL_OPS_HOOKS_URL}');
+    // Applied as exported, it needs that secret first: the plan says so at the url.
+    const planned = await plan(admin, body(Object.fromEntries(files.map((f, i) => [`export-${i}.yaml`, f.content]))));
+    expect(planned.body.data.errors.map((e: { message: string }) => e.message)).toEqual([expect.stringMatching(/^url: no secret named "CHANNEL_OPS_HOOKS_URL"/)]);
+  });
+
   test('export → apply to an empty organization → export is the same bytes', async () => {
     const admin = await organization('cfg-export-a');
     expect((await apply(admin, body({ 'web.yaml': web('printf "a: b #1\\n" && echo \'yes\''), 'freezes.yaml': freeze }))).status).toBe(200);

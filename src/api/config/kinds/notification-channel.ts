@@ -31,6 +31,13 @@ const filterSpec = (filter: ChannelSpec['filter'], deployments: string[] | null)
 const channelSpec = (spec: Pick<ChannelSpec, 'type' | 'url' | 'events'>, filter: ReturnType<typeof filterSpec>): Record<string, unknown> => ({ type: spec.type, url: spec.url, events: [...spec.events], filter });
 
 /**
+ * What a channel made through the API (its url sealed, never written in a file) shows for its url as
+ * files write it: a reference to a secret of its name, to be made (PUT /api/v1/secrets/NAME) before
+ * an apply of it can pass.
+ */
+export const secretStandIn = (channelName: string) => `\${secret:${`CHANNEL_${channelName}_URL`.toUpperCase().replace(/[^A-Z0-9_]/g, '_').slice(0, 64)}}`;
+
+/**
  * Notification channels kept in Git: the url is `${secret:NAME}`, stored as the reference and
  * resolved by the sender at each delivery; the signing secret is generated on create (never in files).
  */
@@ -45,7 +52,7 @@ export function createNotificationChannelKind({ secretBox }: { secretBox: Secret
       return found.map((c) => {
         const deployments = c.filter?.deployments ? namesOf(names, 'Deployment', c.filter.deployments) : null;
         const filter = { deployments, tags: c.filter?.tags ?? null, only_final_failure: c.filter?.only_final_failure ?? false };
-        return { id: c._id.toString(), name: c.name, spec: channelSpec({ type: c.type as ChannelSpec['type'], url: c.url, events: c.events as ChannelSpec['events'] }, filter), managed_by: managedByOf(c.managed_by) };
+        return { id: c._id.toString(), name: c.name, spec: channelSpec({ type: c.type as ChannelSpec['type'], url: c.url_sealed ? secretStandIn(c.name) : c.url, events: c.events as ChannelSpec['events'] }, filter), managed_by: managedByOf(c.managed_by) };
       });
     },
 
