@@ -10,6 +10,8 @@ export const managedBySchema = new Schema(
     source: { type: String, required: true },
     revision: { type: String, default: null },
     path: { type: String, required: true },
+    // The file on the source's web host at that revision, when the source has a web URL.
+    url: { type: String, default: null },
     applied_at: { type: Date, required: true },
     spec_hash: { type: String, required: true },
     forced_at: { type: Date, default: null },

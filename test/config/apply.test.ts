@@ -52,11 +52,11 @@ spec:
     });
     expect(await deploymentNamed(admin, 'web-release')).toBeNull();
 
-    const applied = await apply(admin, body(files, { plan_hash: first.body.data.plan_hash }));
+    const applied = await apply(admin, body(files, { plan_hash: first.body.data.plan_hash, web_url: 'https://git.example.com/acme/platform' }));
     expect(applied.status).toBe(200);
     expect(applied.body.data).toMatchObject({ created: 2, updated: 0, deleted: 0 });
     const deployment = await deploymentNamed(admin, 'web-release');
-    expect(deployment).toMatchObject({ steps: [{ name: 'deploy', command: 'echo deploy' }], managed_by: { source: 'platform-repo', revision: 'abc1234', path: 'deploy/web.yaml', drifted: false } });
+    expect(deployment).toMatchObject({ steps: [{ name: 'deploy', command: 'echo deploy' }], managed_by: { source: 'platform-repo', revision: 'abc1234', path: 'deploy/web.yaml', url: 'https://git.example.com/acme/platform/blob/abc1234/deploy/web.yaml', drifted: false } });
 
     const again = await plan(admin, body(files));
     expect(again.body.data).toMatchObject({ create: [], update: [], delete: [], errors: [] });

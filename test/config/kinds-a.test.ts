@@ -30,7 +30,7 @@ describe('config kinds: Deployment, Pipeline, Schedule', () => {
   let kinds: { deployment: KindAdapter; pipeline: KindAdapter; schedule: KindAdapter };
   const ids: Record<string, string> = {};
 
-  const managedBy = (path: string): ManagedBy => ({ source: 'platform-repo', revision: '3f2a1c0', path, applied_at: new Date(), spec_hash: 'f'.repeat(64), forced_at: null, forced_by: null });
+  const managedBy = (path: string): ManagedBy => ({ source: 'platform-repo', revision: '3f2a1c0', path, url: null, applied_at: new Date(), spec_hash: 'f'.repeat(64), forced_at: null, forced_by: null });
   const currentOf = async (adapter: KindAdapter, name: string, planned: PlannedName[] = []) => (await adapter.current(org, await loadNames(org, planned))).find((o) => o.name === name)!;
   const contextFor = async (current: CurrentObject | null = null, planned: PlannedName[] = [], secrets: string[] = []): Promise<CheckContext> => ({
     organizationId: org,

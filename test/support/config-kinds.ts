@@ -49,6 +49,7 @@ export const managedBy = (path: string, spec: Record<string, unknown>, source = 
   source,
   revision: '3f2a1c0e',
   path,
+  url: null,
   applied_at: new Date(),
   spec_hash: createHash('sha256').update(JSON.stringify(spec)).digest('hex'),
   forced_at: null,

@@ -53,7 +53,8 @@ export async function applyConfig(principal: Principal, request: ApplyRequest, a
     for (const removal of removals) await removal.adapter.remove(context, removal.id);
     for (const [index, write] of writes.entries()) {
       if (dieMidApply && index === Math.floor(writes.length / 2)) process.kill(process.pid, 'SIGKILL');
-      const managed_by = { source: request.source, revision: request.revision, path: write.path, applied_at: now, spec_hash: specHash(write.spec), forced_at: null, forced_by: null };
+      const url = request.web_url && request.revision ? `${request.web_url.replace(/\/+$/, '')}/blob/${request.revision}/${write.path}` : null;
+      const managed_by = { source: request.source, revision: request.revision, path: write.path, url, applied_at: now, spec_hash: specHash(write.spec), forced_at: null, forced_by: null };
       await refusedAs422(write, () => write.adapter.write(context, { id: write.id, name: write.name, spec: write.spec, existing: write.existing !== null, managed_by }));
     }
     await recordObjectEntries(principal, request, planned, session);

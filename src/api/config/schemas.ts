@@ -25,6 +25,12 @@ export const planRequestSchema = z.strictObject({
     .default(null)
     .describe('The commit the files are at, recorded in `managed_by` and the audit trail'),
   files: z.array(file).max(2000, 'at most 2000 files').describe('Every definition file of the source (what is not in them is what prune deletes)'),
+  web_url: z
+    .url({ protocol: /^https$/, message: 'an https URL (the repository’s web page: https://github.com/acme/platform)' })
+    .max(500)
+    .nullable()
+    .default(null)
+    .describe('The repository’s web page: each object applied links its file there (`<web_url>/blob/<revision>/<path>`, as GitHub, GitLab and Gitea show files)'),
   prune: z.boolean().default(false).describe('Delete the objects this source applied before that the files no longer hold'),
 });
 

@@ -62,7 +62,7 @@ export function configSourceSyncer({ secretBox, adapters, log, fetchTimeoutMs }:
   }
 
   /** The apply, as the source's service account, with its audit entry (which names the revision before it, a force-push's too). */
-  async function apply(principal: Principal, source: ConfigSource, request: { source: string; revision: string; files: FetchedRepository['files']; prune: boolean }, plan: Plan) {
+  async function apply(principal: Principal, source: ConfigSource, request: { source: string; revision: string; files: FetchedRepository['files']; prune: boolean; web_url: string | null }, plan: Plan) {
     const sourceId = source._id.toString();
     const audit = await recordIntent(
       {
@@ -104,7 +104,7 @@ export function configSourceSyncer({ secretBox, adapters, log, fetchTimeoutMs }:
       const repository = await fetched(source, credentials, signal);
       if (repository instanceof RepositoryError) return failed(sourceId, repository.code, repository.message, { offered: repository.offered });
       const { revision, files } = repository;
-      const request = { source: source.name, revision, files, prune: source.prune };
+      const request = { source: source.name, revision, files, prune: source.prune, web_url: source.web_url ?? null };
       let plan: Plan;
       try {
         plan = (await planConfig(principal, request, adapters)).view;

@@ -18,8 +18,8 @@ export const managedByViewSchema = z
 export type ManagedByView = z.infer<typeof managedByViewSchema>;
 
 /** `managed_by` as a model reads it back (mongoose types its optional fields loosely). */
-export type StoredManagedBy = Pick<ManagedBy, 'source' | 'path'> & { revision?: string | null; forced_at?: Date | null };
+export type StoredManagedBy = Pick<ManagedBy, 'source' | 'path'> & { revision?: string | null; url?: string | null; forced_at?: Date | null };
 
 /** How an API view shows `managed_by` (null: not managed). */
 export const managedByView = (managedBy: StoredManagedBy | null | undefined): ManagedByView =>
-  managedBy ? { source: managedBy.source, revision: managedBy.revision ?? null, path: managedBy.path, url: null, drifted: managedBy.forced_at != null } : null;
+  managedBy ? { source: managedBy.source, revision: managedBy.revision ?? null, path: managedBy.path, url: managedBy.url ?? null, drifted: managedBy.forced_at != null } : null;

@@ -71,6 +71,8 @@ export interface ManagedBy {
   source: string;
   revision: string | null;
   path: string;
+  /** The file on the source's web host at that revision (`<web_url>/blob/<revision>/<path>`), when known. */
+  url: string | null;
   applied_at: Date;
   /** sha256 of the canonical spec as applied: another value now is drift. */
   spec_hash: string;

@@ -62,6 +62,7 @@ interface StoredManagedBy {
   source: string;
   revision?: string | null;
   path: string;
+  url?: string | null;
   applied_at: Date;
   spec_hash: string;
   forced_at?: Date | null;
@@ -70,7 +71,7 @@ interface StoredManagedBy {
 
 /** `managed_by` as stored (null: made through another path). */
 export const managedByOf = (stored: StoredManagedBy | null | undefined): ManagedBy | null =>
-  stored ? { source: stored.source, revision: stored.revision ?? null, path: stored.path, applied_at: stored.applied_at, spec_hash: stored.spec_hash, forced_at: stored.forced_at ?? null, forced_by: stored.forced_by ?? null } : null;
+  stored ? { source: stored.source, revision: stored.revision ?? null, path: stored.path, url: stored.url ?? null, applied_at: stored.applied_at, spec_hash: stored.spec_hash, forced_at: stored.forced_at ?? null, forced_by: stored.forced_by ?? null } : null;
 
 /** Why a removal would leave the organization without an administrator (the API's own refusal), or null. */
 export async function lastAdminBlocker(organizationId: string, change: PendingChange): Promise<string | null> {
