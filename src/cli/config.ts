@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { action, print, printJson, type Fail, type Json } from './calls';
 import { DeployExit } from './exit';
 import { bosunApiFromEnvironment, errorMessage } from './http';
+import { configSourceCommands } from './config-sources';
 
 /*
  * `bosun config plan|apply|export|schema`: definitions kept in Git (BOSUN_URL and BOSUN_TOKEN). plan
@@ -129,6 +130,8 @@ export function configCommands(program: Command, fail: Fail): void {
         process.stderr.write(`Wrote ${files.map((f) => f.path).join(', ')} into ${opts.dir}\n`);
       }, fail),
     );
+
+  configSourceCommands(config, fail);
 
   config
     .command('schema')
