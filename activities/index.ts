@@ -1,4 +1,5 @@
 import { createAuditActivities, type AuditActivityDeps } from './audit';
+import { createConfigSyncActivities, type ConfigSyncActivityDeps } from './config-sync';
 import { createConversationActivities, type ConversationActivities, type ConversationActivityDeps } from './conversations';
 import { createDeploymentActivities, type DeploymentActivityDeps } from './deployment-steps';
 import { createRunBookkeepingActivities } from './run-bookkeeping';
@@ -11,7 +12,7 @@ import { createServerActivities, type ServerActivityDeps } from './servers';
 import { createTransferActivities, type TransferActivityDeps } from './transfers';
 import { createWorkflowOutcomeActivities } from './workflow-outcome';
 
-export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps & TransferActivityDeps & ScheduleTickActivityDeps & NotificationActivityDeps & AuditActivityDeps & PipelineActivityDeps;
+export type ActivityDeps = ServerActivityDeps & DeploymentActivityDeps & ConversationActivityDeps & TransferActivityDeps & ScheduleTickActivityDeps & NotificationActivityDeps & AuditActivityDeps & PipelineActivityDeps & ConfigSyncActivityDeps;
 
 /** The activities of one file of this folder, under the name the worker registers each with. */
 export interface ActivitySource {
@@ -60,6 +61,7 @@ export function activitySources(deps: ActivityDeps) {
     { file: 'activities/notifications.ts', activities: createNotificationActivities(deps) },
     { file: 'activities/pipelines.ts', activities: createPipelineActivities(deps) },
     { file: 'activities/audit.ts', activities: createAuditActivities(deps) },
+    { file: 'activities/config-sync.ts', activities: createConfigSyncActivities(deps) },
     { file: 'activities/workflow-outcome.ts', activities: createWorkflowOutcomeActivities() },
     { file: 'activities/index.ts (names of before the rename)', activities: legacyNames(conversations) },
   ];

@@ -1,5 +1,6 @@
 import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import { auditChainWorkflow, auditCheckpointWorkflow } from './audit';
+import { configSyncWorkflow } from './config-sync';
 import { conversationWorkflow } from './conversation';
 import { deploymentFleetWorkflow } from './deployment-fleet';
 import { deploymentTargetWorkflow } from './deployment-target';
@@ -30,6 +31,7 @@ export {
   notificationDeliveryWorkflow,
   auditChainWorkflow,
   auditCheckpointWorkflow,
+  configSyncWorkflow,
 };
 
 // The signatures src/ starts them with (it never imports this folder's code): checked here.
@@ -49,4 +51,5 @@ void ({
   notificationDeliveryWorkflow,
   auditChainWorkflow,
   auditCheckpointWorkflow,
+  configSyncWorkflow,
 } satisfies WorkflowSignatures);

@@ -12,6 +12,8 @@ import type { ServerService } from './servers/service';
 import { deploymentRoutes } from './deployments/routes';
 import { pipelineRoutes } from './pipelines/routes';
 import { configRoutes } from './config/routes';
+import { configSourceRoutes } from './config/source-routes';
+import type { ConfigSourceService } from './config/source-service';
 import { CONFIG_BODY_LIMIT_BYTES } from './config/kinds';
 import type { KindAdapter } from '../domain/config/types';
 import { pipelineDefinitions } from './pipelines/definitions';
@@ -59,6 +61,7 @@ export interface AppDeps {
   migrationPlans: MigrationPlanService;
   notifications: NotificationService;
   pipelineRuns: PipelineRunService;
+  configSources: ConfigSourceService;
   /** Every kind's adapter of definitions kept in Git (/config). */
   configKinds: readonly KindAdapter[];
   secretBox: SecretBox;
@@ -106,7 +109,7 @@ const home =
     res.format({ json, html: () => page(req, res, next), default: json });
   };
 
-export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, pipelineRuns, configKinds, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
+export function createApp({ log, http, servers, deployments, schedules, conversations, freezes, migrationPlans, notifications, pipelineRuns, configKinds, configSources, secretBox, sessions, signIn = {}, console: bundle, observability, auditPendingSeconds = 300 }: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
@@ -182,6 +185,7 @@ export function createApp({ log, http, servers, deployments, schedules, conversa
   api.use('/notification-channels', refuseOtherMethods(notificationChannelRoutes(notifications)));
   api.use('/notification-settings', refuseOtherMethods(notificationSettingsRoutes(notifications)));
   api.use('/audit', refuseOtherMethods(auditRoutes(bosunOperations)));
+  api.use('/config/sources', refuseOtherMethods(configSourceRoutes(configSources)));
   api.use('/config', refuseOtherMethods(configRoutes(configKinds, log)));
 
   app.use('/api/v1', api);

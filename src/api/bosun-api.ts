@@ -7,6 +7,7 @@ import { pipelineRunOperations } from './pipelines/run-openapi';
 import { scheduleOperations } from './schedules/openapi';
 import { freezeOperations } from './freezes/openapi';
 import { configOperations } from './config/openapi';
+import { configSourceOperations } from './config/source-openapi';
 import { migrationPlanOperations } from './migration-plans/openapi';
 import { notificationOperations } from './notifications/openapi';
 import { observabilityOperations } from './observability/openapi';
@@ -38,6 +39,7 @@ export const bosunOperations: Operation[] = [
   ...scheduleOperations,
   ...freezeOperations,
   ...configOperations,
+  ...configSourceOperations,
   ...secretOperations,
   ...tokenOperations,
   ...accessOperations,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { rightsListener } from '../api/access/freshness';
 import { configAdapters } from '../api/config/kinds';
 import { createApp } from '../api/app';
+import { configSourceService } from '../api/config/source-service';
 import { activeConversationsAbout, createConversationService } from '../api/conversations/service';
 import { createFreezeService } from '../api/freezes/service';
 import { createMigrationPlanService } from '../api/migration-plans/service';
@@ -50,6 +51,7 @@ async function buildApp({ config, log, secretBox, workflows, deployments, countT
     notifications: createNotificationService({ secretBox }),
     pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }),
     configKinds: configAdapters({ schedules: workflows.schedules, runs: workflows.runs, secretBox, minIntervalSeconds: config.schedules.minIntervalSeconds, log }),
+    configSources: configSourceService({ secretBox, workflows }),
     secretBox,
     sessions,
     signIn: { oidc: config.console.oidc, publicUrl: config.console.publicUrl },

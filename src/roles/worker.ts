@@ -1,4 +1,6 @@
 import { listenForScrapes } from '../api/observability/listener';
+import { configAdapters } from '../api/config/kinds';
+import { configSourceSyncer } from '../api/config/source-sync';
 import { stageRunStarter } from '../api/pipelines/stage-runs';
 import { createPipelineRunService } from '../api/pipelines/run-service';
 import { scheduledRunStarter } from '../api/schedules/ticks';
@@ -18,6 +20,9 @@ import type { RoleContext } from './context';
  * The worker's part of a Bosun (roles all and worker): the Temporal worker with every activity's
  * dependencies, the start-up reconcile, the one-of-a-kind workflows, and the sweeps.
  */
+
+/** How long a config source's fetch of its repository may take. */
+const CONFIG_FETCH_TIMEOUT_MS = 120_000;
 
 /** The worker and what runs beside it, started; `sdkMetricsAddress` is where the Temporal SDK serves its metrics. */
 export async function startWorkerRole(ctx: RoleContext, sdkMetricsAddress: string, embedded: boolean): Promise<void> {
@@ -80,6 +85,12 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       stepHandoffAfterMs: options.stepHandoffAfterMs,
       scheduledRuns: scheduledRunStarter({ deployments, pipelineRuns: createPipelineRunService({ workflows, secretBox, deployments, log }), secretBox, log, countTick }),
       stageRuns: stageRunStarter({ deployments, secretBox }),
+      configSyncer: configSourceSyncer({
+        secretBox,
+        adapters: configAdapters({ schedules: workflows.schedules, runs: workflows.runs, secretBox, minIntervalSeconds: config.schedules.minIntervalSeconds, log }),
+        log,
+        fetchTimeoutMs: CONFIG_FETCH_TIMEOUT_MS,
+      }),
       // PUBLIC_URL, or this process's API once it listens (a lone worker without PUBLIC_URL sends no links).
       consoleUrl: () => config.console.publicUrl ?? composed.url,
       notificationMetrics: {

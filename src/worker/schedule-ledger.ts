@@ -73,7 +73,7 @@ async function accountForSchedule(workflows: WorkflowGateway, schedule: Schedule
   return recorded;
 }
 
-/** Every 30 s (SCHEDULE_SWEEP_SECONDS): ticks accounted for; every 10th sweep (and at start): Temporal Schedules reconciled with their documents. */
+/** Every 30 s (SCHEDULE_SWEEP_SECONDS): ticks accounted for; every 10th sweep (and at start): Temporal Schedules reconciled with their schedules and config sources. */
 export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, countTick: (outcome: string) => void, everyMs = 30_000, graceMs = GRACE_MS): () => Promise<void> {
   let rounds = 0;
   return periodically(
@@ -82,6 +82,8 @@ export function startScheduleSweeper(workflows: WorkflowGateway, log: Logger, co
       if (rounds % 10 === 0) {
         const repaired = await workflows.schedules.reconcile({ renew: rounds === 0 });
         if (repaired.created || repaired.updated || repaired.deleted) log.info(repaired, 'Temporal Schedules brought to their schedules');
+        const sources = await workflows.configSources.reconcile();
+        if (sources.created || sources.deleted) log.info(sources, 'Temporal Schedules brought to their config sources');
       }
       rounds += 1;
       await accountForTicks(workflows, countTick, new Date(), log, graceMs);

@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
-import { auditChainWorkflowId, auditCheckpointWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { auditChainWorkflowId, auditCheckpointWorkflowId, configSyncTickWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { personToken as addPersonToken, userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
@@ -25,6 +25,8 @@ import { sharedServices } from '../support/shared';
 import { sharedFolder } from '../support/trees';
 import { NotificationEventModel } from '../../src/domain/notifications/model';
 import { pipelineRunWorkflowId } from '../../src/domain/contracts/pipelines';
+import { GitServer } from '../support/git-server';
+import { ConfigSourceModel } from '../../src/domain/config-sources/model';
 
 const OUT = path.join(__dirname);
 const FINAL = ['success', 'failed', 'cancelled', 'completed'];
@@ -410,6 +412,31 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     writeFileSync(path.join(from, 'index.html'), '<h1>hello</h1>\n');
     const handle = await converse(ctx, { chatable_type: 'migration_plan', chatable_id: plan.body.data.id, message: `copy ${from} to the target at ${path.join(work, 'srv/www')}` });
     await save('conversation-migration-copy', handle);
+  },
+
+  /** A config source's sync asked for (fetch, plan, apply), then its schedule's tick finding no sync running and starting one. */
+  async 'config-sync'(ctx) {
+    const git = await GitServer.start();
+    try {
+      const title = (await ctx.api('get', `/api/v1/servers/${ctx.serverId}`)).body.data.title as string;
+      const repo = await git.repository('recorded');
+      await repo.commit({ 'web.yaml': `kind: Deployment\nname: synced\nspec:\n  server: ${title}\n  steps:\n    - name: hello\n      command: echo synced\n` });
+      const account = (await ctx.api('post', '/api/v1/service-accounts', { name: 'recorded-sync' })).body.data.id as string;
+      await ctx.api('post', '/api/v1/role-bindings', { role: 'admin', subject: { type: 'service_account', id: account } });
+      const source = (await ctx.api('post', '/api/v1/config/sources', { name: 'recorded-repo', git: { url: repo.gitUrl }, run_as: 'recorded-sync' })).body.data;
+      const asked = (await ctx.api('post', `/api/v1/config/sources/${source.id as string}/sync`, {})).body.data;
+      await save('config-sync', ctx.bosun.temporal.workflow.getHandle(asked.workflow_id as string));
+      await repo.commit({ 'web.yaml': `kind: Deployment\nname: synced\nspec:\n  server: ${title}\n  steps:\n    - name: hello\n      command: echo ticked\n` });
+      const organizationId = String((await ConfigSourceModel.findById(source.id, { organization_id: 1 }).lean())!.organization_id);
+      const tick = await ctx.bosun.temporal.workflow.start('configSyncWorkflow', {
+        taskQueue: ctx.bosun.taskQueue!,
+        workflowId: `${configSyncTickWorkflowId(source.id as string)}-recorded`,
+        args: [{ sourceId: source.id as string, organizationId, tick: true }],
+      });
+      await save('config-sync-tick', tick);
+    } finally {
+      await git.stop();
+    }
   },
 };
 

@@ -43,6 +43,7 @@ interface World {
   freeze: string;
   channel: string;
   delivery: string;
+  configSource: string;
 }
 
 /** What makes a fresh thing for a destructive call, as the organization's administrator. */
@@ -60,6 +61,7 @@ interface Fresh {
   secret(): Promise<string>;
   freeze(): Promise<string>;
   channel(): Promise<string>;
+  configSource(): Promise<string>;
   /** A token of the caller's own (made with the caller's token). */
   ownToken(caller: string): Promise<string>;
 }
@@ -196,6 +198,13 @@ const CASES: Record<string, Case> = {
   'GET /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}` })),
   'PATCH /api/v1/freezes/:id': org((_s, w) => ({ path: `/freezes/${w.freeze}`, body: { note: 'checked' } })),
   'DELETE /api/v1/freezes/:id': org(async (_s, _w, f) => ({ path: `/freezes/${await f.freeze()}` })),
+  // A source whose repository nothing serves: a sync started here fails as unreachable, changing nothing.
+  'GET /api/v1/config/sources': org(() => ({ path: '/config/sources' })),
+  'POST /api/v1/config/sources': org(() => ({ path: '/config/sources', body: { name: `src-${n()}`, git: { url: 'git://127.0.0.1:9/none.git' }, run_as: 'nightly' } })),
+  'GET /api/v1/config/sources/:id': org((_s, w) => ({ path: `/config/sources/${w.configSource}` })),
+  'PATCH /api/v1/config/sources/:id': org((_s, w) => ({ path: `/config/sources/${w.configSource}`, body: { prune: false } })),
+  'DELETE /api/v1/config/sources/:id': org(async (_s, _w, f) => ({ path: `/config/sources/${await f.configSource()}` })),
+  'POST /api/v1/config/sources/:id/sync': org((_s, w) => ({ path: `/config/sources/${w.configSource}/sync` })),
   'GET /api/v1/notification-channels': org(() => ({ path: '/notification-channels' })),
   'POST /api/v1/notification-channels': org(() => ({ path: '/notification-channels', body: { name: `c-${n()}`, type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] } })),
   'GET /api/v1/notification-channels/:id': org((_s, w) => ({ path: `/notification-channels/${w.channel}` })),
@@ -319,7 +328,9 @@ describe('permissions, route by route: every role, bound to some servers or to a
     const channel = await newChannel();
     await call(admin, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(admin, 'get', `/notification-channels/${channel}/deliveries`)).body.data as { id: string }[], (d) => d.length === 1))[0]!.id;
-    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, pipeline, pipelineRun, pipelineSchedule, person, account, team, binding, freeze, channel, delivery };
+    const newConfigSource = () => created(admin, 'post', '/config/sources', { name: `src-${n()}`, git: { url: 'git://127.0.0.1:9/none.git' }, run_as: 'nightly' });
+    const configSource = await newConfigSource();
+    w = { server: servers, second, deployment, run, conversation, step, plan, schedule, pipeline, pipelineRun, pipelineSchedule, person, account, team, binding, freeze, channel, delivery, configSource };
 
     let spare = 1;
     fresh = {
@@ -340,6 +351,7 @@ describe('permissions, route by route: every role, bound to some servers or to a
       },
       freeze: async () => created(admin, 'post', '/freezes', futureFreeze()),
       channel: newChannel,
+      configSource: newConfigSource,
       ownToken: async (caller) => created(caller, 'post', '/tokens', { name: `own-${n()}`, scopes: ['read'] }),
     };
   }, 180_000);

@@ -25,6 +25,7 @@ interface Ids {
   freeze: string;
   channel: string;
   delivery: string;
+  configSource: string;
 }
 
 /**
@@ -146,6 +147,12 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
   'PATCH /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}`, body: { ends_at: '2099-01-01T00:00:01Z' } }),
   'DELETE /api/v1/freezes/:id': (i) => ({ path: `/freezes/${i.freeze}` }),
+  'GET /api/v1/config/sources': () => ({ path: '/config/sources' }),
+  'POST /api/v1/config/sources': () => ({ path: '/config/sources', body: { name: 'platform-repo', git: { url: 'git://127.0.0.1:9/theirs.git' }, run_as: 'ci-web' } }),
+  'GET /api/v1/config/sources/:id': (i) => ({ path: `/config/sources/${i.configSource}` }),
+  'PATCH /api/v1/config/sources/:id': (i) => ({ path: `/config/sources/${i.configSource}`, body: { prune: true } }),
+  'DELETE /api/v1/config/sources/:id': (i) => ({ path: `/config/sources/${i.configSource}` }),
+  'POST /api/v1/config/sources/:id/sync': (i) => ({ path: `/config/sources/${i.configSource}/sync` }),
   'GET /api/v1/notification-channels': () => ({ path: '/notification-channels' }),
   'POST /api/v1/notification-channels': () => ({ path: '/notification-channels', body: { name: 'their-hooks', type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] } }),
   'GET /api/v1/notification-channels/:id': (i) => ({ path: `/notification-channels/${i.channel}` }),
@@ -196,6 +203,8 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/role-bindings': 200,
   'GET /api/v1/freezes': 200,
   'POST /api/v1/freezes': 201,
+  'GET /api/v1/config/sources': 200,
+  'POST /api/v1/config/sources': 422, // the service account run_as "does not exist" for it
   'GET /api/v1/notification-channels': 200,
   'POST /api/v1/notification-channels': 201,
   'GET /api/v1/notification-settings': 200,
@@ -247,7 +256,8 @@ describe('tenant isolation, route by route', () => {
     const channel = (await call(owner, 'post', '/notification-channels', { name: 'ops-hooks', type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] })).body.data.id;
     await call(owner, 'post', `/notification-channels/${channel}/test`);
     const delivery = (await eventually(async () => (await call(owner, 'get', `/notification-channels/${channel}/deliveries`)).body.data, (d) => d.length === 1))[0].id;
-    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, pipeline, pipelineRun, pipelineSchedule, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery };
+    const configSource = (await call(owner, 'post', '/config/sources', { name: 'platform-repo', git: { url: 'git://127.0.0.1:9/platform.git' }, run_as: 'ci-web' })).body.data.id;
+    ids = { server, deployment, run: run.id, conversation, step: waiting.steps[0].id, plan, schedule, pipeline, pipelineRun, pipelineSchedule, secret: 'db_password', token, person, account, team, binding, freeze, channel, delivery, configSource };
   });
   afterAll(() => bosun.stop());
 
@@ -292,6 +302,7 @@ describe('tenant isolation, route by route', () => {
     expect((await call(owner, 'get', `/freezes/${ids.freeze}`)).body.data).toMatchObject({ name: 'black-friday', ends_at: '2099-11-30T00:00:00.000Z' });
     expect((await call(owner, 'get', `/notification-channels/${ids.channel}`)).body.data).toMatchObject({ name: 'ops-hooks', url: 'http://127.0.0.1:9/hooks' });
     expect((await call(owner, 'get', '/notification-settings')).body.data).toEqual({ refuse_private_addresses: false });
+    expect((await call(owner, 'get', `/config/sources/${ids.configSource}`)).body.data).toMatchObject({ name: 'platform-repo', prune: false, run_as: { name: 'ci-web' } });
   });
 
   test('the audit trail shows, exports and verifies an organization’s own entries only', async () => {

@@ -23,6 +23,11 @@ describe('request schemas: the document accepts what the routes accept', () => {
     { place: 'catch_up_window', named: '`catch_up_window` between 10s and 7d' },
     { place: 'jitter', named: '`jitter` at most 1h' },
   ];
+  const sourceRules = [
+    { place: 'git.host_key', named: '`git.host_key` an SSH public key line' },
+    { place: 'every', named: '`every` between 1m and 24h' },
+    { place: 'web_url', named: '`web_url` an https URL' },
+  ];
   const BEYOND_SCHEMA: Record<string, Array<{ place: string; named: string }>> = {
     createDeployment: [{ place: 'parameters[].pattern', named: '`pattern` must be a valid regular expression' }],
     updateDeployment: [{ place: 'parameters[].pattern', named: '`pattern` must be a valid regular expression' }],
@@ -32,6 +37,8 @@ describe('request schemas: the document accepts what the routes accept', () => {
     updateSchedule: scheduleRules,
     createPipelineSchedule: scheduleRules,
     updatePipelineSchedule: scheduleRules,
+    createConfigSource: sourceRules,
+    updateConfigSource: sourceRules,
   };
 
   function places(op: Operation): Array<Probed & { where: string }> {

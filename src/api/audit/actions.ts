@@ -14,12 +14,16 @@ const NAMED: Record<string, string> = {
   'POST /api/v1/pipelines/:id/run': 'pipeline.trigger',
 };
 
-/** Routes whose derived target would mislead too: a pipeline run is no deployment run, and a stage's gate is its pipeline run's. */
+/** Routes whose derived target would mislead too: a pipeline run is no deployment run, a stage's gate is its pipeline run's, a config source is no `source`. */
 const NAMED_WITH_TARGET: Record<string, RouteAction> = {
   'POST /api/v1/pipelines/:id/runs/:runId/cancel': { action: 'pipeline.run.cancel', kind: 'pipeline_run', idParam: 'runId' },
   'POST /api/v1/pipelines/:id/runs/:runId/retry': { action: 'pipeline.run.retry', kind: 'pipeline_run', idParam: 'runId' },
   'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/approve': { action: 'pipeline.stage.approve', kind: 'pipeline_run', idParam: 'runId' },
   'POST /api/v1/pipelines/:id/runs/:runId/stages/:stage/reject': { action: 'pipeline.stage.reject', kind: 'pipeline_run', idParam: 'runId' },
+  'POST /api/v1/config/sources': { action: 'config_source.create', kind: 'config_source', idParam: null },
+  'PATCH /api/v1/config/sources/:id': { action: 'config_source.update', kind: 'config_source', idParam: 'id' },
+  'DELETE /api/v1/config/sources/:id': { action: 'config_source.delete', kind: 'config_source', idParam: 'id' },
+  'POST /api/v1/config/sources/:id/sync': { action: 'config_source.sync', kind: 'config_source', idParam: 'id' },
 };
 
 const SINGULAR: Record<string, string> = { people: 'person', policy: 'policy', audit: 'audit' };

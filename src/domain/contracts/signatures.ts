@@ -1,3 +1,4 @@
+import type { ConfigSyncInput, ConfigSyncOutcome } from './config-sync';
 import type { ConversationInput, ConversationResult } from './conversations';
 import type { NotificationDeliveryInput, NotificationDispatchInput } from './notifications';
 import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
@@ -26,4 +27,5 @@ export interface WorkflowSignatures {
   notificationDeliveryWorkflow: (input: NotificationDeliveryInput) => Promise<void>;
   auditChainWorkflow: () => Promise<void>;
   auditCheckpointWorkflow: () => Promise<void>;
+  configSyncWorkflow: (input: ConfigSyncInput) => Promise<ConfigSyncOutcome>;
 }

@@ -55,3 +55,8 @@ export const DELIVER_SIGNAL = 'deliver';
 /** The audit trail's one chainer and its checkpoints: one each per task queue (`bosun-audit-chain` with the default queue). */
 export const auditChainWorkflowId = (taskQueue: string) => `${taskQueue}-audit-chain`;
 export const auditCheckpointWorkflowId = (taskQueue: string) => `${taskQueue}-audit-checkpoints`;
+
+/** One sync of a config source at a time; its Temporal Schedule's ticks start it (Temporal appends the due time to theirs). */
+export const configSyncWorkflowId = (sourceId: string) => `config-sync-${sourceId}`;
+export const configSourceScheduleId = (sourceId: string) => `bosun-config-source-${sourceId}`;
+export const configSyncTickWorkflowId = (sourceId: string) => `config-sync-${sourceId}-tick`;

@@ -18,5 +18,6 @@ export const EVENT_TYPES = [
   'server.offline',
   'server.host_key_changed',
   'audit.checkpoint',
+  'config.sync_failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number] | 'ping';

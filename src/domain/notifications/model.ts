@@ -9,7 +9,7 @@ import { managedByField } from '../managed-by';
 
 export { EVENT_TYPES, type EventType } from './event-types';
 
-export const SUBJECT_KINDS = ['run', 'pipeline_run', 'conversation', 'server', 'schedule', 'channel', 'audit'] as const;
+export const SUBJECT_KINDS = ['run', 'pipeline_run', 'conversation', 'server', 'schedule', 'channel', 'audit', 'config_source'] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 
 const notificationEventSchema = new Schema(

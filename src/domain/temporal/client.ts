@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { conversationWorkflowId, deploymentRunWorkflowId } from '../contracts/workflow-ids';
+import { ConfigSourceWorkflows } from './config-source-workflows';
 import { ConversationWorkflows } from './conversation-workflows';
 import { isOpen, workflowExists } from './handles';
 import { ScheduleWorkflows } from './schedules';
@@ -48,6 +49,7 @@ export class WorkflowGateway {
   readonly servers: ServerWorkflows;
   readonly conversations: ConversationWorkflows;
   readonly schedules: ScheduleWorkflows;
+  readonly configSources: ConfigSourceWorkflows;
   readonly links: UiLinks;
 
   constructor(
@@ -64,6 +66,7 @@ export class WorkflowGateway {
     this.servers = new ServerWorkflows(client, taskQueue, serverSettings);
     this.conversations = new ConversationWorkflows(client, taskQueue);
     this.schedules = new ScheduleWorkflows(client, taskQueue);
+    this.configSources = new ConfigSourceWorkflows(client, taskQueue);
     this.links = new UiLinks(client.options.namespace, uiUrl);
   }
 
