@@ -28,9 +28,13 @@ export function assertMayChangeKind(principal: Principal, kind: ConfigKind, wher
 
 /** An export may show a kind to who may read it all: deployments, pipelines and schedules to readers of the whole organization, the rest to its admins. */
 export function assertMayExportKind(principal: Principal, kind: ConfigKind): void {
-  const action = NEEDED[kind] === 'admin' ? 'admin' : 'read';
-  if (!mayEverywhere(principal, action)) throw refusal('forbidden', `exporting ${kind} definitions needs "${action}" for the whole organization`);
+  if (!mayReadKind(principal, kind)) throw refusal('forbidden', `exporting ${kind} definitions needs "${readingNeeds(kind)}" for the whole organization`);
 }
+
+const readingNeeds = (kind: ConfigKind): Action => (NEEDED[kind] === 'admin' ? 'admin' : 'read');
+
+/** Whether the caller may see every definition of `kind` (the export, the drift list): the same rule as above. */
+export const mayReadKind = (principal: Principal, kind: ConfigKind): boolean => mayEverywhere(principal, readingNeeds(kind));
 
 function refuse(where: string, kind: ConfigKind, action: Action): never {
   throw refusal('forbidden', `${where}: changing a ${kind} needs "${action}" for the whole organization`);
