@@ -66,7 +66,7 @@ export function SourceCard({ source, act }: { source: ConfigSource; act: (call: 
           {state === 'drifted' ? <span class="muted small"> ({status.drift.length} changed since by another path: below)</span> : null}
         </dd>
       </dl>
-      {status.last_error ? (
+      {status.last_error && !status.offered_host_key ? (
         <p class="error-note wrap" data-last-error>
           The last sync applied nothing: {status.last_error.message} (<When at={status.last_error.at} />)
         </p>
