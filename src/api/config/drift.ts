@@ -14,7 +14,7 @@ export const driftedObjectSchema = z.strictObject({
   source: z.string().describe('The source that applied it'),
   revision: z.string().nullable().describe('The commit it was applied from'),
   path: z.string().describe('The file that defines it'),
-  forced_at: z.string().nullable().describe('When a change with `force: true` overrode the file (null: changed another way, e.g. a kind’s own side effect)'),
+  forced_at: z.string().nullable().describe('When a change with `force: true` overrode the file (null: nobody forced it, its spec changed another way)'),
   forced_by: z.string().nullable().describe('Who forced it'),
 });
 
