@@ -210,6 +210,8 @@ const CASES: Record<string, Case> = {
   'PATCH /api/v1/config/sources/:id': org((_s, w) => ({ path: `/config/sources/${w.configSource}`, body: { prune: false } })),
   'DELETE /api/v1/config/sources/:id': org(async (_s, _w, f) => ({ path: `/config/sources/${await f.configSource()}` })),
   'POST /api/v1/config/sources/:id/sync': org((_s, w) => ({ path: `/config/sources/${w.configSource}/sync` })),
+  // Nothing drifted: readers of the whole organization see the kinds they may read (an empty list).
+  'GET /api/v1/config/drift': org(() => ({ path: '/config/drift' })),
   'GET /api/v1/notification-channels': org(() => ({ path: '/notification-channels' })),
   'POST /api/v1/notification-channels': org(() => ({ path: '/notification-channels', body: { name: `c-${n()}`, type: 'webhook', url: 'http://127.0.0.1:9/hooks', events: ['run.failed'] } })),
   'GET /api/v1/notification-channels/:id': org((_s, w) => ({ path: `/notification-channels/${w.channel}` })),

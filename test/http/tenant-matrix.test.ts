@@ -153,6 +153,7 @@ const MATRIX: Record<string, (ids: Ids) => { path: string; body?: object }> = {
   'GET /api/v1/config/export': () => ({ path: '/config/export' }),
   'GET /api/v1/config/schema': () => ({ path: '/config/schema' }),
   'GET /api/v1/config/sources': () => ({ path: '/config/sources' }),
+  'GET /api/v1/config/drift': () => ({ path: '/config/drift' }),
   'POST /api/v1/config/sources': () => ({ path: '/config/sources', body: { name: 'platform-repo', git: { url: 'git://127.0.0.1:9/theirs.git' }, run_as: 'ci-web' } }),
   'GET /api/v1/config/sources/:id': (i) => ({ path: `/config/sources/${i.configSource}` }),
   'PATCH /api/v1/config/sources/:id': (i) => ({ path: `/config/sources/${i.configSource}`, body: { prune: true } }),
@@ -213,6 +214,7 @@ const EXPECTED: Record<string, number> = {
   'GET /api/v1/config/export': 200,
   'GET /api/v1/config/schema': 200,
   'GET /api/v1/config/sources': 200,
+  'GET /api/v1/config/drift': 200,
   'POST /api/v1/config/sources': 422, // the service account run_as "does not exist" for it
   'GET /api/v1/notification-channels': 200,
   'POST /api/v1/notification-channels': 201,

@@ -1,9 +1,13 @@
 import { canonicalJson, sha256 } from '../../domain/audit/chain';
+import type { CurrentObject } from '../../domain/config/types';
 
 /* Comparing canonical specs: equal or not, what each field changes from and to, and a spec's hash. */
 
 /** The hash `managed_by.spec_hash` keeps: any other value of the object's spec later is drift. */
 export const specHash = (spec: unknown) => sha256(canonicalJson(spec));
+
+/** Whether an object a source applied was changed since by another path: forced, or its spec no longer the one applied. */
+export const driftOf = (object: CurrentObject) => Boolean(object.managed_by && (object.managed_by.forced_at || object.managed_by.spec_hash !== specHash(object.spec)));
 
 const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { dataOf, type Operation } from '../openapi/operation';
+import { driftedObjectSchema } from './drift';
 import { applyRequestSchema, exportQuerySchema, planRequestSchema, planSchema } from './schemas';
 
 const tag = 'Config as code';
@@ -45,6 +46,15 @@ export const configOperations: Operation[] = [
     query: exportQuerySchema,
     responses: { 200: { description: 'The files', body: dataOf(z.strictObject({ files: z.array(z.strictObject({ path: z.string(), content: z.string() })) })) } },
     errors: ['forbidden', 'validation_failed'],
+  },
+  {
+    method: 'get', path: '/api/v1/config/drift', operationId: 'listConfigDrift', tag, scope: 'read',
+    summary: 'Definitions changed since by another path',
+    description:
+      'Every object a source applied that differs now from what it applied: forced with `force: true` (who and when), or its spec changed another way. The next apply of its source puts the file’s version back. ' +
+      'Deployments, pipelines and schedules for `read`, the other kinds for `admin`, over the whole organization (kinds the caller may not read whole are left out).',
+    responses: { 200: { description: 'The drifted objects, by kind then name', body: dataOf(z.array(driftedObjectSchema)) } },
+    errors: [],
   },
   {
     method: 'get', path: '/api/v1/config/schema', operationId: 'getConfigSchema', tag, scope: 'read',

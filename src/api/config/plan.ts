@@ -6,7 +6,7 @@ import type { ConfigDocument, ConfigKind, ConfigProblem, CurrentObject, KindAdap
 import { OrganizationSecretModel } from '../../domain/secrets/model';
 import type { Principal } from '../../domain/tokens/service';
 import { assertMayChangeKind } from '../access/gate';
-import { diffFields, specHash } from './diff';
+import { diffFields, driftOf } from './diff';
 import { loadNames, type PlannedName } from './names';
 import type { Plan, PlanProblem, PlanRequest } from './schemas';
 
@@ -61,8 +61,6 @@ const problemAt = (document: ConfigDocument, path: ReadonlyArray<string | number
 /** About an object only the organization has now: the file it was applied from, no line. */
 const inFileOf = (object: CurrentObject, kind: ConfigKind, message: string): ConfigProblem => ({ file: object.managed_by?.path ?? '', line: 0, column: 0, kind, name: object.name, message });
 
-/** Whether this source owns the object as it is now: applied by it, unchanged since, not forced. */
-const driftOf = (object: CurrentObject) => Boolean(object.managed_by && (object.managed_by.forced_at || object.managed_by.spec_hash !== specHash(object.spec)));
 
 /** Every object of every kind now, by kind then name; and the names two objects of a kind share (schedules of two deployments may). */
 async function currentObjects(organizationId: string, adapters: readonly KindAdapter[], names: NameIndex) {

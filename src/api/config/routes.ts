@@ -7,6 +7,7 @@ import { principalOf } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { validate } from '../http/validation';
 import { applyConfig } from './apply';
+import { driftedObjects } from './drift';
 import { exportConfig } from './export';
 import { documentsJsonSchema } from './json-schema';
 import { planConfig } from './plan';
@@ -48,6 +49,10 @@ export function configRoutes(adapters: readonly KindAdapter[], log: Logger): Rou
     const { kinds } = validate(exportQuerySchema, req.query, 'query');
     const files = await exportConfig(principalOf(req), adapters, kinds ? (kinds.split(',') as ConfigKind[]) : undefined);
     res.json({ data: { files } });
+  });
+
+  router.get('/drift', requireAction('read'), async (req, res) => {
+    res.json({ data: await driftedObjects(principalOf(req), adapters) });
   });
 
   router.get('/schema', requireAction('read'), (_req, res) => {

@@ -37,6 +37,7 @@ export const CONSOLE_PAGES = [
   { name: 'role bindings', path: '/role-bindings' },
   { name: 'my account', path: '/account' },
   { name: 'audit', path: '/audit' },
+  { name: 'config', path: '/config' },
 ] as const;
 
 export type ConsolePageName = (typeof CONSOLE_PAGES)[number]['name'];

@@ -17,6 +17,8 @@ import type { policyDocumentSchema } from '../../api/organizations/schemas';
 import type { scheduleSchema, tickSchema } from '../../api/schedules/views';
 import type { freezeViewSchema } from '../../api/freezes/views';
 import type { channelSchema, createdChannelSchema, deliverySchema } from '../../api/notifications/views';
+import type { sourceViewSchema } from '../../api/config/source-schemas';
+import type { driftedObjectSchema } from '../../api/config/drift';
 import type { meSchema, personSchema, roleBindingSchema, serviceAccountSchema, teamSchema } from '../../api/people/views';
 import type { approvalWaitSchema, feedRunSchema } from '../../api/deployments/run-feed';
 import type { scheduleListedSchema } from '../../api/schedules/views';
@@ -80,3 +82,6 @@ export const FINISHED = new Set(['success', 'failed', 'cancelled', 'skipped', 'c
 
 /** A conversation's statuses that never change again. */
 export const CONVERSATION_ENDED = new Set(['completed', 'failed', 'cancelled']);
+
+export type ConfigSource = z.infer<typeof sourceViewSchema>;
+export type DriftedObject = z.infer<typeof driftedObjectSchema>;

@@ -31,6 +31,7 @@ import { Team, Teams } from './pages/teams';
 import { Audit } from './pages/audit';
 import { Dashboard } from './pages/dashboard';
 import { SchedulesPage } from './pages/schedules';
+import { ConfigPage } from './pages/config';
 import { Header } from './components/nav';
 
 let notice: string | null = null;
@@ -121,6 +122,7 @@ function App() {
       {route.name === 'role bindings' ? <RoleBindings /> : null}
       {route.name === 'my account' ? <Account /> : null}
       {route.name === 'audit' ? <Audit /> : null}
+      {route.name === 'config' ? <ConfigPage /> : null}
       {route.name === 'not-found' ? (
         <main id="main">
           <h1>Not found</h1>

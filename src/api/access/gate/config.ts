@@ -26,15 +26,15 @@ export function assertMayChangeKind(principal: Principal, kind: ConfigKind, wher
   if (!mayEverywhere(principal, action)) refuse(where, kind, action);
 }
 
-const exportNeeds = (kind: ConfigKind): Action => (NEEDED[kind] === 'admin' ? 'admin' : 'read');
-
-/** An export shows a kind to who may read it all: deployments, pipelines and schedules to readers of the whole organization, the rest to its admins. */
-export const mayExportKind = (principal: Principal, kind: ConfigKind): boolean => mayEverywhere(principal, exportNeeds(kind));
-
 /** A kind asked for by name that the caller may not export: 403 saying what it needs. */
 export function assertMayExportKind(principal: Principal, kind: ConfigKind): void {
-  if (!mayExportKind(principal, kind)) throw refusal('forbidden', `exporting ${kind} definitions needs "${exportNeeds(kind)}" for the whole organization`);
+  if (!mayReadKind(principal, kind)) throw refusal('forbidden', `exporting ${kind} definitions needs "${readingNeeds(kind)}" for the whole organization`);
 }
+
+const readingNeeds = (kind: ConfigKind): Action => (NEEDED[kind] === 'admin' ? 'admin' : 'read');
+
+/** Whether the caller may see every definition of `kind` (the export, the drift list): the same rule as above. */
+export const mayReadKind = (principal: Principal, kind: ConfigKind): boolean => mayEverywhere(principal, readingNeeds(kind));
 
 function refuse(where: string, kind: ConfigKind, action: Action): never {
   throw refusal('forbidden', `${where}: changing a ${kind} needs "${action}" for the whole organization`);

@@ -12,6 +12,6 @@ export { assertMayDecideGate, assertMayDecideStep, assertMayForceManaged, assert
 export { assertOnRunServers, checkDeployment, mayApproveRun, checkRunTargets, checkTargetServer, readableDeploymentFilter } from './deployments';
 export { checkPipeline, readablePipelineFilter, type StageDeployment } from './pipelines';
 export { assertMayIssueScopes, assertMayRevokeToken, assertMayScheduleAs, assertMayUseAgentDoor } from './identities';
-export { assertMayChangeKind, assertMayExportKind, mayExportKind } from './config';
+export { assertMayChangeKind, assertMayExportKind, mayReadKind } from './config';
 export { tokensRights, type TokenRights } from './token-rights';
 export { assertOnServers, checkServer, checkServersOf, readableAmong, readableServerFilter, readableServerIds, type NamedServer } from './servers';

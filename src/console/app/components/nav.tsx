@@ -32,6 +32,7 @@ function groups(): { operate: Item[]; govern: Item[] } {
       { href: '/role-bindings', label: 'Role bindings', shown: admin },
       { href: '/tokens', label: 'Tokens', shown: admin },
       { href: '/policy', label: 'Policy', shown: reads },
+      { href: '/config', label: 'Config', shown: reads },
       { href: '/notifications', label: 'Notifications', shown: admin },
       { href: '/audit', label: 'Audit', shown: session.can('audit:read') },
     ].filter((item) => item.shown),
