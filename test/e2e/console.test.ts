@@ -192,7 +192,7 @@ describe('the web console in a real browser', () => {
     await page.getByRole('button', { name: 'Save the policy' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
     const policy = (await bosun.api.get('/api/v1/policy').set(bearer(ops.token))).body.data;
-    expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']), agents_require_approval_for_change: true });
+    expect(policy).toEqual({ allow_destructive: true, require_approval_for: expect.arrayContaining(['change', 'destructive']), agents_require_approval_for_change: true, managed_by: null });
     // Letting agents' changes run is one box; saving the page keeps what is not touched.
     await form.getByLabel(/an agent’s change steps wait/).uncheck();
     await page.getByRole('button', { name: 'Save the policy' }).click();
