@@ -72,7 +72,7 @@ export function ConfigPage() {
       </Section>
       {admin ? (
         <Section title="Sources" id="sources">
-          {sources.data?.length === 0 ? <p class="muted">No Git sources: files are applied through the API (POST /api/v1/config/apply), from CI for instance.</p> : null}
+          {sources.data?.length === 0 ? <p class="muted">No Git sources: files are applied from CI (<code>bosun config apply</code>, or POST /api/v1/config/apply).</p> : null}
           {(sources.data ?? []).map((source) => (
             <SourceCard key={source.id} source={source} act={act} />
           ))}
