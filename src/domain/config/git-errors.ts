@@ -1,14 +1,6 @@
-/** Why a repository could not be read, as a sync source's status shows it. */
-export type RepositoryErrorCode =
-  | 'host_key_unknown'
-  | 'host_key_mismatch'
-  | 'unreachable'
-  | 'authentication_failed'
-  | 'ref_not_found'
-  | 'path_not_found'
-  | 'too_large'
-  | 'timed_out'
-  | 'refused_url';
+import type { RepositoryErrorCode } from '../contracts/config-sync';
+
+export type { RepositoryErrorCode };
 
 /** The host key an SSH host presented: its public key line (to pin) and its OpenSSH fingerprint. */
 export interface OfferedHostKey {

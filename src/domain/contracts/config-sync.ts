@@ -12,8 +12,8 @@ export interface ConfigSyncInput {
   requestedBy?: string | null;
 }
 
-/** Why a sync applied nothing: the repository's error codes, and the plan's or the source's. */
-export type ConfigSyncFailureCode =
+/** Why a repository could not be read, as a sync source's status shows it (src/domain/config/git-errors.ts). */
+export type RepositoryErrorCode =
   | 'host_key_unknown'
   | 'host_key_mismatch'
   | 'unreachable'
@@ -22,7 +22,11 @@ export type ConfigSyncFailureCode =
   | 'path_not_found'
   | 'too_large'
   | 'timed_out'
-  | 'refused_url'
+  | 'refused_url';
+
+/** Why a sync applied nothing: the repository's error codes, and the plan's or the source's. */
+export type ConfigSyncFailureCode =
+  | RepositoryErrorCode
   | 'plan_failed'
   | 'forbidden'
   | 'run_as_unusable'
