@@ -1,4 +1,5 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
+import { failure } from '../src/domain/contracts/failure-types';
 import { FINAL_SYNC_FAILURES, type ConfigSourceSyncer, type ConfigSyncOutcome } from '../src/domain/contracts/config-sync';
 
 export interface ConfigSyncActivityDeps {
@@ -22,7 +23,9 @@ export function createConfigSyncActivities({ configSyncer }: ConfigSyncActivityD
         clearInterval(beating);
       }
       if (outcome.outcome !== 'failed') return outcome;
-      throw ApplicationFailure.create({ type: outcome.code, message: outcome.message, nonRetryable: FINAL_SYNC_FAILURES.includes(outcome.code), details: [outcome.revision] });
+      const details = [outcome.code, outcome.revision];
+      if (FINAL_SYNC_FAILURES.includes(outcome.code)) throw failure('ConfigSyncRefused', `${outcome.code}: ${outcome.message}`, { details });
+      throw failure('ConfigSourceUnreachable', `${outcome.code}: ${outcome.message}`, { details });
     },
   };
 }

@@ -2,15 +2,15 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { proxyActivities, setCurrentDetails, startChild, workflowInfo } from '@temporalio/workflow';
 import type { ConfigSyncActivities } from '../activities/config-sync';
 import type { ConfigSyncInput, ConfigSyncOutcome } from '../src/domain/contracts/config-sync';
-import { FINAL_SYNC_FAILURES } from '../src/domain/contracts/config-sync';
 import { configSyncWorkflowId } from '../src/domain/contracts/workflow-ids';
+import { NON_RETRYABLE_FAILURES } from '../src/domain/contracts/failure-types';
 import { HEARTBEAT_TIMEOUT_MS } from './heartbeats';
 
 /** Fetch, plan and apply: retried while the repository or Bosun cannot answer, never for what a retry cannot fix. */
 const syncing = proxyActivities<ConfigSyncActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
-  retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5, nonRetryableErrorTypes: [...FINAL_SYNC_FAILURES] },
+  retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
 });
 
 /**

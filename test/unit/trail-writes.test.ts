@@ -37,6 +37,8 @@ const OUTBOX_WRITERS = [
   'src/api/mcp/routes.ts', // an agent's tool calls
   'src/api/schedules/ticks.ts', // a schedule's tick
   'src/worker/reconcile.ts', // runs failed at start-up
+  'src/api/config/apply.ts', // each object an apply of definitions changed, in its transaction
+  'src/api/config/source-sync.ts', // a sync source's apply (no request: the worker's)
 ];
 
 /** What the command recorder lets others use: the recorder and running through it, never an entry's write itself. */

@@ -157,6 +157,21 @@ export const FAILURE_TYPES = [
     meaning: "A command's entry or its end could not be written to the audit trail (MongoDB refused the write twice). Bosun retries the activity; if it persists, check MongoDB.",
   },
   // Workflows' own outcomes.
+  // A config source's sync (src/domain/contracts/config-sync.ts: the code is the failure's first detail).
+  {
+    name: 'ConfigSourceUnreachable',
+    raisedBy: 'activity',
+    retryable: true,
+    rerunElsewhere: true,
+    meaning: "The source's repository could not be reached or did not answer in time; Bosun retries, then syncs again at its next tick. Nothing was applied.",
+  },
+  {
+    name: 'ConfigSyncRefused',
+    raisedBy: 'activity',
+    retryable: false,
+    rerunElsewhere: false,
+    meaning: "The sync applied nothing, for a reason a retry cannot fix (a host key to pin, credentials refused, a ref or path missing, the files' plan has errors); the source's status says which. Fix it and sync again.",
+  },
   {
     name: 'PipelineRunFailed',
     raisedBy: 'workflow',
