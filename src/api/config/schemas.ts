@@ -26,7 +26,8 @@ export const planRequestSchema = z.strictObject({
     .describe('The commit the files are at, recorded in `managed_by` and the audit trail'),
   files: z.array(file).max(2000, 'at most 2000 files').describe('Every definition file of the source (what is not in them is what prune deletes)'),
   web_url: z
-    .url({ protocol: /^https$/, message: 'an https URL (the repository’s web page: https://github.com/acme/platform)' })
+    .string()
+    .regex(/^https:\/\/[A-Za-z0-9.-]+(:\d+)?(\/[^\s]*)?$/, 'an https URL (the repository’s web page: https://github.com/acme/platform)')
     .max(500)
     .nullable()
     .default(null)
