@@ -132,6 +132,18 @@ describe('definitions a Git source manages', () => {
     expect((await admin.request('post', `/service-accounts/${ids.ServiceAccount}/tokens`, { name: 'ci-token' })).status).toBe(201);
   });
 
+  test('a delete that would take managed definitions with it is refused naming them: a hand-made deployment with a managed schedule', async () => {
+    const made = await admin.request('post', `/deployments/${ids.other}/schedules`, { name: 'by-hand-nightly', every: '1h', time_zone: 'UTC', paused: true });
+    expect(made.status).toBe(201);
+    await markManaged(bosun.mongoUri, 'Schedule', made.body.data.id as string, SOURCE);
+    const refused = await admin.request('delete', `/deployments/${ids.other}`);
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'managed_by_source']);
+    expect(refused.body.error.message).toMatch(/^Schedule "by-hand-nightly" is managed in Git \(source platform-repo, /);
+    expect((await admin.request('get', `/deployments/${ids.other}/schedules/${made.body.data.id}`)).status).toBe(200);
+    expect((await admin.request('delete', `/deployments/${ids.other}?force=true`)).status).toBe(204);
+    expect((await admin.request('get', `/deployments/${ids.other}`)).status).toBe(404);
+  });
+
   test('an organization admin deletes a managed object with ?force=true; force must be true or false', async () => {
     expect((await admin.request('delete', `/freezes/${ids.Freeze}?force=yes`)).status).toBe(422);
     // The pipeline goes before the deployment it runs; the schedule before its deployment.

@@ -5,7 +5,7 @@ import { findPage, type PageQuery } from '../http/pagination';
 import { ServerModel } from '../../domain/servers/model';
 import { createDeployment, deleteDeployment, redefineDeployment } from '../../domain/deployments/store';
 import { lastRunsOf } from '../../domain/deployments/runs';
-import { deleteSchedulesOf } from '../../domain/schedules/store';
+import { deleteSchedulesOf, managedSchedulesOf } from '../../domain/schedules/store';
 import { pipelinesUsing } from '../../domain/pipelines/store';
 import { DeploymentModel, DeploymentRunModel, UNFINISHED_RUN_STATUSES, type Deployment } from '../../domain/deployments/model';
 import { resolveParameters, type ParameterValue } from '../../domain/deployments/parameters';
@@ -17,7 +17,7 @@ import type { Principal } from '../../domain/tokens/service';
 import { assertOnServers, checkDeployment, readableAmong, readableDeploymentFilter } from '../access/gate';
 import { resolveTargets, serversOfDefinition } from './targets';
 import { freezeNotices } from '../servers/freeze-notices';
-import { checkOwnership } from '../ownership/guard';
+import { checkOwnedWith, checkOwnership } from '../ownership/guard';
 
 /** A deployment's view: its last run as its runs list gives it, its one server's title and the freezes on its targets now or soon. */
 async function fullView(d: Deployment) {
@@ -131,6 +131,7 @@ export function deploymentDefinitions(findDeployment: FindDeployment, schedulesD
         throw new ApiError('conflict', pipelines.length === 1 ? `Pipeline ${named} runs this deployment in a stage: change or delete it first` : `Pipelines ${named} run this deployment in their stages: change or delete them first`);
       }
       // Its schedules go with it: their documents, then their Temporal Schedules (the worker's reconcile removes any left).
+      checkOwnedWith(principal, await managedSchedulesOf({ deployment_id: deployment._id }), { force });
       const schedules = await deleteSchedulesOf({ deployment_id: deployment._id });
       await deleteDeployment(deployment._id);
       await schedulesDeleted(schedules).catch(() => undefined);

@@ -54,3 +54,11 @@ export function checkOwnership(principal: Principal, owned: OwnedDefinition, req
   assertMayForceManaged(principal, what);
   return { [`${field}.forced_at`]: new Date(), [`${field}.forced_by`]: principal.identity.name };
 }
+
+/**
+ * A delete that takes other definitions with it (a deployment's or pipeline's schedules): each one a
+ * Git source manages is refused as its own delete would be (409 naming it), or forced with the parent.
+ */
+export function checkOwnedWith(principal: Principal, children: ReadonlyArray<OwnedDefinition>, request: { force: boolean }): void {
+  for (const child of children) checkOwnership(principal, child, { force: request.force, deleting: true });
+}

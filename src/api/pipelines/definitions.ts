@@ -2,7 +2,7 @@ import type { Actor } from '../../domain/access/actor';
 import { isDuplicateKey } from '../../domain/database';
 import { FINAL_PIPELINE_RUN_STATUSES, PipelineModel, PipelineRunModel, type Pipeline } from '../../domain/pipelines/model';
 import { createPipeline, deletePipeline, redefinePipeline, type PipelineDefinition } from '../../domain/pipelines/store';
-import { deleteSchedulesOf } from '../../domain/schedules/store';
+import { deleteSchedulesOf, managedSchedulesOf } from '../../domain/schedules/store';
 import { actorOf, type Principal } from '../../domain/tokens/service';
 import { checkPipeline, readablePipelineFilter } from '../access/gate';
 import { ApiError, notFound } from '../http/errors';
@@ -13,7 +13,7 @@ import { deploymentNamesOf, findPipeline, stageDeployments } from './lookup';
 import { createPipelineSchema, updatePipelineSchema, type StageInput } from './schemas';
 import type { StageDeploymentDoc } from './stage-deployments';
 import { toPipelineView } from './views';
-import { checkOwnership } from '../ownership/guard';
+import { checkOwnedWith, checkOwnership } from '../ownership/guard';
 
 /*
  * Pipelines' definitions: list, read, define, change, delete. Defining one needs `deployments:write`
@@ -107,6 +107,7 @@ export function pipelineDefinitions(schedulesDeleted: (ids: string[]) => Promise
       const going = await PipelineRunModel.findOne({ pipeline_id: pipeline._id, status: { $nin: FINAL_PIPELINE_RUN_STATUSES } }, { _id: 1, status: 1 }).lean();
       if (going) throw new ApiError('conflict', `A run of this pipeline is ${going.status} (${going._id.toString()}): cancel it or let it finish first`);
       // Its schedules go with it: their documents, then their Temporal Schedules (the worker's reconcile removes any left).
+      checkOwnedWith(principal, await managedSchedulesOf({ pipeline_id: pipeline._id }), { force });
       const schedules = await deleteSchedulesOf({ pipeline_id: pipeline._id });
       await deletePipeline(pipeline._id);
       await schedulesDeleted(schedules).catch(() => undefined);

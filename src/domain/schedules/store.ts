@@ -76,6 +76,12 @@ export const deleteSchedule = async (id: Types.ObjectId, session?: ClientSession
 };
 
 /** A deployment's or a pipeline's schedules, deleted with it: their ids (their Temporal Schedules go too). */
+/** A deployment's or pipeline's schedules that a Git source manages: what deleting it would take along. */
+export async function managedSchedulesOf(owner: ScheduleOwnerField): Promise<Array<{ kind: 'Schedule'; name: string; managedBy: Schedule['managed_by'] }>> {
+  const found = await ScheduleModel.find({ ...owner, managed_by: { $ne: null } }, { name: 1, managed_by: 1 }).lean<Array<Pick<Schedule, 'name' | 'managed_by'>>>();
+  return found.map((schedule) => ({ kind: 'Schedule', name: schedule.name, managedBy: schedule.managed_by }));
+}
+
 export async function deleteSchedulesOf(owner: ScheduleOwnerField, session?: ClientSession): Promise<string[]> {
   const ids = (await ScheduleModel.find(owner, { _id: 1 }, { session }).lean()).map((s) => s._id);
   await ScheduleModel.deleteMany({ _id: { $in: ids } }, { session });
