@@ -132,7 +132,7 @@ describe('definitions a Git source manages', () => {
     expect((await admin.request('post', `/service-accounts/${ids.ServiceAccount}/tokens`, { name: 'ci-token' })).status).toBe(201);
   });
 
-  test('a delete that would take managed definitions with it is refused naming them: a hand-made deployment with a managed schedule', async () => {
+  test('a delete that would take managed definitions with it is refused naming them: a hand-made deployment’s managed schedule, a hand-made team’s managed binding', async () => {
     const made = await admin.request('post', `/deployments/${ids.other}/schedules`, { name: 'by-hand-nightly', every: '1h', time_zone: 'UTC', paused: true });
     expect(made.status).toBe(201);
     await markManaged(bosun.mongoUri, 'Schedule', made.body.data.id as string, SOURCE);
@@ -142,6 +142,17 @@ describe('definitions a Git source manages', () => {
     expect((await admin.request('get', `/deployments/${ids.other}/schedules/${made.body.data.id}`)).status).toBe(200);
     expect((await admin.request('delete', `/deployments/${ids.other}?force=true`)).status).toBe(204);
     expect((await admin.request('get', `/deployments/${ids.other}`)).status).toBe(404);
+
+    // A team made by hand whose role binding a source manages: its delete would take the binding along.
+    const team = (await admin.request('post', '/teams', { name: 'hand-team', members: [] })).body.data.id as string;
+    const binding = await admin.request('post', '/role-bindings', { name: 'hand-team-viewers', role: 'viewer', subject: { type: 'team', id: team } });
+    expect(binding.status).toBe(201);
+    await markManaged(bosun.mongoUri, 'RoleBinding', binding.body.data.id as string, SOURCE);
+    const teamRefused = await admin.request('delete', `/teams/${team}`);
+    expect([teamRefused.status, teamRefused.body.error.message]).toEqual([409, expect.stringMatching(/^RoleBinding "hand-team-viewers" is managed in Git/)]);
+    expect((await admin.request('get', `/role-bindings/${binding.body.data.id}`)).status).toBe(200);
+    expect((await admin.request('delete', `/teams/${team}?force=true`)).status).toBe(204);
+    expect((await admin.request('get', `/role-bindings/${binding.body.data.id}`)).status).toBe(404);
   });
 
   test('an organization admin deletes a managed object with ?force=true; force must be true or false', async () => {

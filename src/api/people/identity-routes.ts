@@ -14,7 +14,8 @@ import { assertAnAdminRemains } from './admins';
 import { requireEverywhere } from '../access/gate';
 import { createPersonSchema, createServiceAccountSchema, updatePersonSchema, updateServiceAccountSchema } from './schemas';
 import { toPersonView, toServiceAccountView } from './views';
-import { checkOwnership, forceOf, forceQuerySchema, type OwnedDefinition } from '../ownership/guard';
+import { checkOwnedWith, checkOwnership, forceOf, forceQuerySchema, type OwnedDefinition } from '../ownership/guard';
+import { managedBindingsOf } from './owned-bindings';
 
 type Kind = 'person' | 'service_account';
 const WHAT: Record<Kind, string> = { person: 'Person', service_account: 'Service account' };
@@ -90,7 +91,9 @@ export function identityRoutes(kind: Kind): Router {
 
   router.delete('/:id', admin, async (req, res) => {
     const identity = await identityOf(req, kind);
-    checkOwnership(principalOf(req), ownedOf(identity), { force: forceOf(validate(forceQuerySchema, req.query, 'query')), deleting: true });
+    const force = forceOf(validate(forceQuerySchema, req.query, 'query'));
+    checkOwnership(principalOf(req), ownedOf(identity), { force, deleting: true });
+    checkOwnedWith(principalOf(req), await managedBindingsOf(identity._id), { force });
     if (identity._id.toString() === principalOf(req).identity.id) throw new ApiError('conflict', 'You cannot delete yourself: ask another administrator');
     await assertAnAdminRemains(principalOf(req).organizationId, { identityGone: identity._id.toString() });
     await removeIdentity(identity);

@@ -11,7 +11,8 @@ import { requireEverywhere } from '../access/gate';
 import { unique } from './identity-routes';
 import { createTeamSchema, updateTeamSchema } from './schemas';
 import { toTeamView } from './views';
-import { checkOwnership, forceOf, forceQuerySchema } from '../ownership/guard';
+import { checkOwnedWith, checkOwnership, forceOf, forceQuerySchema } from '../ownership/guard';
+import { managedBindingsOf } from './owned-bindings';
 
 /** Refuses (422) members that are not people of the organization. */
 async function checkMembers(organizationId: string, members: string[]) {
@@ -63,7 +64,9 @@ export function teamRoutes(): Router {
 
   router.delete('/:id', admin, async (req, res) => {
     const team = await teamOf(req);
-    checkOwnership(principalOf(req), { kind: 'Team', name: team.name, managedBy: team.managed_by }, { force: forceOf(validate(forceQuerySchema, req.query, 'query')), deleting: true });
+    const force = forceOf(validate(forceQuerySchema, req.query, 'query'));
+    checkOwnership(principalOf(req), { kind: 'Team', name: team.name, managedBy: team.managed_by }, { force, deleting: true });
+    checkOwnedWith(principalOf(req), await managedBindingsOf(team._id), { force });
     await assertAnAdminRemains(org(req), { teamGone: team._id.toString() });
     await RoleBindingModel.deleteMany({ 'subject.id': team._id });
     await TeamModel.deleteOne({ _id: team._id });
