@@ -36,31 +36,46 @@ const sources: Array<[ReferenceKind, Model<never>, Record<string, unknown>, (row
   ['Server', ServerModel as never, {}, (row) => row.title],
 ];
 
+/** Names with their kinds and ids, an organization's or a plan's, in one index. */
+export type Names = NameIndex & {
+  ambiguous(kind: ReferenceKind, name: string): boolean;
+  /** The same names and the planned creations over them (nothing read again). */
+  withPlanned(planned: readonly PlannedName[]): Names;
+};
+
+type NamedEntry = readonly [ReferenceKind, string, string];
+
+function indexOf(entries: readonly NamedEntry[]): Names {
+  const byName = new Map<string, string | null>();
+  const byId = new Map<string, string>();
+  const key = (kind: ReferenceKind, text: string) => `${kind}\u0000${text}`;
+  for (const [kind, name, id] of entries) {
+    const k = key(kind, name);
+    byName.set(k, byName.has(k) && byName.get(k) !== id ? null : id);
+    byId.set(key(kind, id), name);
+  }
+  return {
+    idOf: (kind, name) => byName.get(key(kind, name)) ?? null,
+    nameOf: (kind, id) => byId.get(key(kind, id)) ?? null,
+    ambiguous: (kind, name) => byName.get(key(kind, name)) === null,
+    withPlanned: (planned) => indexOf([...entries, ...planned.map(({ kind, name, id }) => [kind, name, id] as const)]),
+  };
+}
+
 /**
  * The names an organization's specs may use, read once per plan: every object of every kind, then
  * the planned creations over them. A name two servers share resolves to none (`idOf` null) and
  * `ambiguous` says so, so a plan can tell "no such server" from "two servers have this title".
  */
-export async function loadNames(organizationId: string, planned: readonly PlannedName[] = []): Promise<NameIndex & { ambiguous(kind: ReferenceKind, name: string): boolean }> {
-  const byName = new Map<string, string | null>();
-  const byId = new Map<string, string>();
-  const key = (kind: ReferenceKind, text: string) => `${kind}\u0000${text}`;
-  const add = (kind: ReferenceKind, name: string, id: string) => {
-    const k = key(kind, name);
-    byName.set(k, byName.has(k) && byName.get(k) !== id ? null : id);
-    byId.set(key(kind, id), name);
-  };
+export async function loadNames(organizationId: string, planned: readonly PlannedName[] = []): Promise<Names> {
   const rows = await Promise.all(
     sources.map(async ([kind, model, filter, nameOf]) => {
       const found = (await model.find({ organization_id: organizationId, ...filter } as never, { name: 1, title: 1, email: 1 }).lean()) as NamedRow[];
-      return found.map((row) => [kind, nameOf(row), String(row._id)] as const);
+      return found.flatMap((row) => {
+        const name = nameOf(row);
+        return name ? [[kind, name, String(row._id)] as const] : [];
+      });
     }),
   );
-  for (const [kind, name, id] of rows.flat()) if (name) add(kind, name, id);
-  for (const { kind, name, id } of planned) add(kind, name, id);
-  return {
-    idOf: (kind, name) => byName.get(key(kind, name)) ?? null,
-    nameOf: (kind, id) => byId.get(key(kind, id)) ?? null,
-    ambiguous: (kind, name) => byName.get(key(kind, name)) === null,
-  };
+  return indexOf(rows.flat()).withPlanned(planned);
 }

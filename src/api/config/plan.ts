@@ -65,7 +65,9 @@ const inFileOf = (object: CurrentObject, kind: ConfigKind, message: string): Con
 /** Every object of every kind now, by kind then name; and the names two objects of a kind share (schedules of two deployments may). */
 async function currentObjects(organizationId: string, adapters: readonly KindAdapter[], names: NameIndex) {
   const listed = await Promise.all(adapters.map(async (adapter) => [adapter.kind, await adapter.current(organizationId, names)] as const));
-  const shared = new Set(listed.flatMap(([kind, objects]) => objects.filter((o, i) => objects.findIndex((other) => other.name === o.name) !== i).map((o) => `${kind}\u0000${o.name}`)));
+  const seen = new Set<string>();
+  const shared = new Set<string>();
+  for (const [kind, objects] of listed) for (const { name } of objects) (seen.has(`${kind}\u0000${name}`) ? shared : seen).add(`${kind}\u0000${name}`);
   return { byKind: new Map(listed.map(([kind, objects]) => [kind, new Map(objects.map((object) => [object.name, object]))])), shared };
 }
 
@@ -79,12 +81,13 @@ export async function planConfig(principal: Principal, request: PlanRequest, ada
   const documents = parsed.documents.filter((document) => byKind.has(document.kind));
   for (const document of documents) assertMayChangeKind(principal, document.kind, `${document.at.file}:${document.at.line}:${document.at.column}: ${document.kind} "${document.name}"`);
 
-  const { byKind: current, shared } = await currentObjects(organizationId, adapters, await loadNames(organizationId));
+  const known = await loadNames(organizationId);
+  const { byKind: current, shared } = await currentObjects(organizationId, adapters, known);
   const planned: PlannedName[] = documents
     .filter((document) => !current.get(document.kind)!.has(document.name))
     .map((document) => ({ kind: document.kind, name: document.name, id: new Types.ObjectId().toHexString() }));
   const plannedIds = new Map(planned.map((p) => [`${p.kind}\u0000${p.name}`, p.id]));
-  const names = await loadNames(organizationId, planned);
+  const names = known.withPlanned(planned);
   const secrets = new Set((await OrganizationSecretModel.find({ organization_id: organizationId }, { name: 1 }).lean()).map((secret) => secret.name));
 
   const plan: Plan = { plan_hash: '', source: request.source, revision: request.revision, create: [], update: [], delete: [], unchanged: [], drift: [], errors: [], warnings: [] };
