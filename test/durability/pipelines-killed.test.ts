@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { eventually } from '../support/eventually';
 import { personToken, userAt, type User } from '../support/client';
 import { addFleet, executionRecord, type FleetServer } from '../support/fixtures';
@@ -93,16 +93,23 @@ describe('a pipeline run survives the death of every Bosun process', () => {
   }, 300_000);
 
   test('killed between two stages: the next stage runs once, the one before not again', async () => {
+    // The second stage's command notes its execution only once the test says go: a kill that lands
+    // while it runs (the next stage begun already) interrupts a command that has done nothing yet, which
+    // runs again — as an interrupted command does — without the count telling it from a kill before.
+    const go = `/tmp/bosun-pipeline-between-${process.pid}-${Date.now()}`;
     const one = await deployment('one', servers[0]!, executions.note('one'));
-    const two = await deployment('two', servers[1]!, executions.note('two'));
+    const two = await deployment('two', servers[1]!, `while [ ! -e ${go} ]; do sleep 0.1; done; ${executions.note('two')}`);
     const pipelineId = await define('between', [{ name: 'one', deployment: one }, { name: 'two', deployment: two, needs: ['one'] }]);
     const runId = (await ops.request('post', `/pipelines/${pipelineId}/run`, {})).body.run_id as string;
-    await eventually(async () => executions.count('one', servers[0]!.host), (n) => n >= 1);
+    // The first stage's run is over and recorded as such: what the kill may not undo.
+    await eventually(async () => (await ops.request('get', `/deployments/${one}/runs`)).body.data[0]?.status, (status) => status === 'success');
     await killEverything();
+    writeFileSync(go, '');
     const run = await waitForRun(pipelineId, runId, ended);
     expect(run.status).toBe('success');
     expect([executions.count('one', servers[0]!.host), executions.count('two', servers[1]!.host)]).toEqual([1, 1]);
     expect([await runsOf(one), await runsOf(two)]).toEqual([1, 1]);
+    rmSync(go, { force: true });
   }, 300_000);
 
   test('two API nodes given the same trigger with the same Idempotency-Key at once: one pipeline run', async () => {
