@@ -222,6 +222,12 @@ export interface ServerToClientEvents {
    * what it shows (`GET /me/approvals`, `GET /runs`), which the gate filters.
    */
   RunsChanged: (info: Record<string, never>) => void;
+  /**
+   * What is kept in Git changed (issue 38): an apply by any path, a source made, changed, deleted or
+   * synced, a managed definition changed by force. Sent to every socket of the organization, naming
+   * nothing; a client re-reads what it shows (`GET /config/sources`, `/config/drift`, a definition).
+   */
+  ConfigChanged: (info: Record<string, never>) => void;
   /** Sent just before the server disconnects a socket whose token was revoked or expired, or whose console session was signed out. */
   session_ended: (info: { reason: 'revoked' | 'expired' | 'signed_out' | 'disabled'; message: string }) => void;
   /** A subscription sent without an acknowledgement callback was refused: why (as the ack would have said). */

@@ -59,14 +59,15 @@ describe('the Config page', () => {
   });
 
   test('a definition forced here shows as drift naming who and when, linked to its page, which says where it is managed', async () => {
-    const applied = await admin.request('post', '/config/apply', {
+    const files = {
       source: 'platform-repo',
       revision: REVISION,
       files: [
         { path: 'deploy/web.yaml', content: deploymentFile('web-release', 'echo v1') },
         { path: 'deploy/freezes.yaml', content: freezeFile },
       ],
-    });
+    };
+    const applied = await admin.request('post', '/config/apply', files);
     expect(applied.status).toBe(200);
     expect(applied.body.data.created).toBe(2);
     const deployment = ((await admin.request('get', '/deployments?per_page=100')).body.data as Json[]).find((d) => d.name === 'web-release')!;
@@ -97,6 +98,18 @@ describe('the Config page', () => {
     expect(await remove.isDisabled()).toBe(true);
     expect(await remove.getAttribute('title')).toBe('Managed in Git: platform-repo @ 3f2a1c0, deploy/web.yaml: change it there');
     await screenshot(page, 'config-drifted-deployment');
+
+    // CI applies the files again while the page is open: it follows without reloading (ConfigChanged).
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+    expect((await admin.request('post', '/config/apply', files)).body.data.updated).toBe(1);
+    await page.waitForFunction(() => !document.querySelector('#managed-by')?.textContent?.includes('drifted'), undefined, { timeout: 30_000 });
+    await page.locator('main').getByText('echo v1').first().waitFor();
+    // The Config page, reached from the navigation, shows no drift; a change forced elsewhere appears on it as it happens.
+    await openFromNav(page, 'Config');
+    await page.getByText('Nothing changed since it was applied').waitFor();
+    expect((await admin.request('patch', `/deployments/${deployment.id}`, { steps: [{ name: 'release', command: 'echo hotfix 2' }], force: true })).status).toBe(200);
+    await row.waitFor({ timeout: 30_000 });
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(problemsOf(page)).toEqual([]);
     await page.close();
   }, 120_000);
@@ -117,7 +130,7 @@ describe('the Config page', () => {
     const card = page.locator('[data-config-source="cc-repo"]');
     await card.locator('[data-source-state]').waitFor();
     expect(await card.getAttribute('data-state')).toBe('not synced yet');
-    // Sync now from the page: the page re-reads until the sync's outcome shows.
+    // Sync now from the page: the sync's outcome shows when it lands (ConfigChanged), without a reload.
     await card.getByRole('button', { name: 'Sync now' }).click();
     await page.locator('[data-config-source="cc-repo"][data-state="in sync"]').waitFor({ timeout: 60_000 });
     const revisionLink = card.getByRole('link', { name: good.slice(0, 7) });

@@ -4,6 +4,7 @@ import { ConversationModel } from '../../domain/conversations/model';
 import { DeploymentRunModel, type DeploymentRun } from '../../domain/deployments/model';
 import { ApiTokenModel } from '../../domain/tokens/model';
 import { PipelineRunModel } from '../../domain/pipelines/model';
+import { ConfigSourceModel } from '../../domain/config-sources/model';
 import type { DeploymentRunUpdatedEvent } from '../../domain/events';
 import { runChanges, toRunEvent } from '../../domain/deployments/run-events';
 import type { ChangeListener } from '../../domain/change-streams';
@@ -11,7 +12,7 @@ import type { ChangeListener } from '../../domain/change-streams';
 /** Change streams carry each update's exact post-image only where the collection keeps them (MongoDB 6.0+). */
 export async function enableChangeStreamImages(): Promise<void> {
   const db = mongoose.connection.db!;
-  for (const name of [DeploymentRunModel.collection.collectionName, ConversationModel.collection.collectionName, ApiTokenModel.collection.collectionName, PipelineRunModel.collection.collectionName]) {
+  for (const name of [DeploymentRunModel.collection.collectionName, ConversationModel.collection.collectionName, ApiTokenModel.collection.collectionName, PipelineRunModel.collection.collectionName, ConfigSourceModel.collection.collectionName]) {
     await db.createCollection(name).catch((error: { codeName?: string }) => {
       if (error.codeName !== 'NamespaceExists') throw error;
     });

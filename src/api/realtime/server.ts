@@ -8,6 +8,7 @@ import { conversationRoom, conversationStepRoom, organizationRoom, pipelineRunRo
 import { conversationRelay } from './conversation-relay';
 import { runRelay } from './relay';
 import { pipelineRunRelay } from './pipeline-relay';
+import { configRelay } from './config-relay';
 import { servePipelineSubscriptions } from './pipeline-subscriptions';
 import { endAtExpiry, endIfRevokedMeanwhile, sessionEndsListener } from './sessions';
 import { socketHandshake, type SocketData } from './handshake';
@@ -60,11 +61,13 @@ export function attachRealtime(
   );
 
   const pipelineRuns = pipelineRunRelay((event) => io.to(pipelineRunRoom(event.pipeline_run_id)).emit('PipelineRunUpdated', event), log);
+  // Like RunsChanged, it names nothing: each page re-reads what it shows, which the gate filters.
+  const config = configRelay((organizationId) => io.to(organizationRoom(organizationId)).emit('ConfigChanged', {}));
 
   return {
     io,
-    /** What relays runs' and conversations' changes to this API's sockets, and ends them when a session ends elsewhere: the caller listens for them (src/roles/api.ts). */
-    listeners: [runEvents, conversations, pipelineRuns, sessionEndsListener(io)],
+    /** What relays runs', conversations' and config's changes to this API's sockets, and ends them when a session ends elsewhere: the caller listens for them (src/roles/api.ts). */
+    listeners: [runEvents, conversations, pipelineRuns, ...config, sessionEndsListener(io)],
     async close() {
       untrackClients();
       await new Promise<void>((resolve) => io.close(() => resolve()));

@@ -8,6 +8,7 @@ import { ErrorNote, Section, Status, submitted, useLoad, When } from './common';
 import { Table } from './table';
 import { browserZone, ZonedTime } from './zoned';
 import { ManagedNote } from './managed';
+import { useConfigChanges } from '../config-changes';
 
 /** Why a tick started no run, in words. */
 const SKIPPED: Record<string, string> = {
@@ -22,6 +23,7 @@ const SKIPPED: Record<string, string> = {
 /** A deployment's schedules: when each runs (in your zone and its own), paused or not and why, its ticks. */
 export function Schedules({ deploymentId, parameters, frozen, ticked }: { deploymentId: string; parameters: Deployment['parameters']; frozen: Deployment['freezes']; ticked: () => void }) {
   const list = useLoad(() => get<Schedule[]>(`/api/v1/deployments/${deploymentId}/schedules?per_page=100`), [deploymentId]);
+  useConfigChanges(list.reload);
   return (
     <Section title="Schedules" id="schedules">
       <ErrorNote error={list.error} />

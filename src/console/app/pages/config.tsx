@@ -1,12 +1,11 @@
+import { useCallback } from 'preact/hooks';
 import { get } from '../api';
 import type { ConfigSource, DriftedObject } from '../api-types';
 import { ErrorNote, Section, useChanges, useLoad, When } from '../components/common';
 import { SourceCard } from '../components/config-sources';
 import { Table } from '../components/table';
 import { session } from '../session';
-
-/** No event says a sync ended or something drifted: re-read this often (and on coming back to the tab), as slowly as the slowest list. */
-const REREAD_MS = 5000;
+import { useConfigChanges } from '../config-changes';
 
 /** Each kind's console page: its own page when it has one, else its list. */
 const PAGE_OF: Record<string, (id: string) => string> = {
@@ -24,10 +23,12 @@ const PAGE_OF: Record<string, (id: string) => string> = {
 /** Definitions kept in Git: the sources that apply them (admins), and what was changed here since (drift). */
 export function ConfigPage() {
   const admin = session.can('admin');
-  const always = { pollMs: REREAD_MS, poll: () => true };
-  const sources = useLoad(() => (admin ? get<ConfigSource[]>('/api/v1/config/sources') : Promise.resolve([])), [admin], always);
-  const drift = useLoad(() => get<DriftedObject[]>('/api/v1/config/drift'), [], always);
-  const { error, act } = useChanges(() => Promise.all([sources.reload(), drift.reload()]));
+  const sources = useLoad(() => (admin ? get<ConfigSource[]>('/api/v1/config/sources') : Promise.resolve([])), [admin]);
+  const drift = useLoad(() => get<DriftedObject[]>('/api/v1/config/drift'), []);
+  const reread = useCallback(() => Promise.all([sources.reload(), drift.reload()]), [sources.reload, drift.reload]);
+  // A sync ending, an apply from CI, a forced change elsewhere: read again (the tab's return reads again too).
+  useConfigChanges(reread);
+  const { error, act } = useChanges(reread);
 
   return (
     <main id="main">

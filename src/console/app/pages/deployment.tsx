@@ -11,6 +11,7 @@ import { navigate } from '../router';
 import { session } from '../session';
 import { targetsText } from './deployments';
 import { ChangeButton, ManagedNote, managedReason } from '../components/managed';
+import { useConfigChanges } from '../config-changes';
 
 /** A deployment: its steps and targets, a Run form for its parameters with a plan preview, its schedules, and its history. */
 export function Deployment({ deploymentId }: { deploymentId: string }) {
@@ -19,6 +20,8 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
     pollMs: 2000,
     poll: (list) => list.some((r) => !FINISHED.has(r.status)),
   });
+  // Applied from Git, or forced elsewhere: the definition shown is read again.
+  useConfigChanges(deployment.reload);
   const [error, setError] = useState<unknown>(null);
   const d = deployment.data;
   if (!d) return <main id="main">{deployment.error ? <ErrorNote error={deployment.error} /> : <p class="muted">Loading…</p>}</main>;

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import type { CreatedNotificationChannel, NotificationChannel, NotificationDelivery, Page } from '../api-types';
 import { ErrorNote, Section, submitted, useChanges, useLoad, When } from '../components/common';
+import { useConfigChanges } from '../config-changes';
 import { attemptsOf, DeliveryState, NextAttempt } from '../components/delivery-progress';
 import { Table } from '../components/table';
 import { EVENT_TYPES } from '../../../domain/notifications/event-types';
@@ -129,6 +130,7 @@ export function NotificationChannels() {
 /** One channel's deliveries, newest first, with their attempts; any can be sent again. */
 export function NotificationChannelPage({ channelId }: { channelId: string }) {
   const channel = useLoad(() => get<NotificationChannel>(`/api/v1/notification-channels/${channelId}`), [channelId]);
+  useConfigChanges(channel.reload);
   const deliveries = useLoad(() => api<Page<NotificationDelivery>>('GET', `/api/v1/notification-channels/${channelId}/deliveries?per_page=50`), [channelId], {
     pollMs: 3000,
     poll: (page) => page.data.some((d) => d.status === 'pending' || d.status === 'delivering'),

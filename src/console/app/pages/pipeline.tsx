@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, get } from '../api';
 import { FINISHED, type Pipeline, type PipelineRun } from '../api-types';
 import { ErrorNote, Section, Status, useLoad, When } from '../components/common';
+import { useConfigChanges } from '../config-changes';
 import { PipelineGraph } from '../components/pipeline-graph';
 import { StageValues } from '../components/pipeline-stage';
 import { Table } from '../components/table';
@@ -80,6 +81,7 @@ export function PipelinePage({ pipelineId }: { pipelineId: string }) {
     pollMs: 2000,
     poll: (list) => list.some((r) => !FINISHED.has(r.status)),
   });
+  useConfigChanges(pipeline.reload);
   const p = pipeline.data;
   if (!p) return <main id="main">{pipeline.error ? <ErrorNote error={pipeline.error} /> : <p class="muted">Loading…</p>}</main>;
   return (
