@@ -146,6 +146,33 @@ spec:
     expect((await plan(admin, body({ 'freezes.yaml': freeze }))).status).toBe(200);
   });
 
+  test('an apply that would leave the organization without an administrator is refused whole, as the API refuses it', async () => {
+    const admin = await organization('cfg-last-admin');
+    const me = (await bosun.api.get('/api/v1/me').set(bearer(admin))).body.data.identity as { id: string; name: string };
+    expect((await bosun.api.post('/api/v1/people').set(bearer(admin)).send({ name: 'Ada', email: 'ada@example.com' })).status).toBe(201);
+    const access = (members: string[], ciRole: string) => ({
+      'access/team.yaml': `kind: Team\nname: admins\nspec:\n  members: ${JSON.stringify(members)}\n`,
+      'access/bindings.yaml': `kind: RoleBinding\nname: admins-admin\nspec:\n  role: admin\n  subject: team:admins\n---\nkind: RoleBinding\nname: ci-admin\nspec:\n  role: ${ciRole}\n  subject: service-account:${me.name}\n`,
+    });
+    expect((await apply(admin, body(access(['ada@example.com'], 'admin')))).status).toBe(200);
+    // The binding the token came with goes: the files' bindings are now the only admins (Ada, and the token's account).
+    const bindings = (await bosun.api.get('/api/v1/role-bindings?per_page=100').set(bearer(admin))).body.data as Array<{ id: string; name: string | null; subject: { id: string } }>;
+    for (const b of bindings.filter((b) => b.name === null && b.subject.id === me.id)) expect((await bosun.api.delete(`/api/v1/role-bindings/${b.id}`).set(bearer(admin))).status).toBe(204);
+
+    // Ada leaves the team: the account still administers.
+    expect((await apply(admin, body(access([], 'admin')))).status).toBe(200);
+    // Then the account's own binding made operator: nobody would be left. Refused, and nothing of it applied.
+    const refused = await apply(admin, body(access([], 'operator')));
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'conflict', message: expect.stringMatching(/^This apply would leave the organization without an administrator .*nothing was applied$/) });
+    const after = (await bosun.api.get('/api/v1/role-bindings?per_page=100').set(bearer(admin))).body.data as Array<{ name: string | null; role: string }>;
+    expect(after.find((b) => b.name === 'ci-admin')?.role).toBe('admin');
+    // Both changes in one apply (Ada out of a team that has her again, the account operator): refused too.
+    expect((await apply(admin, body(access(['ada@example.com'], 'admin')))).status).toBe(200);
+    expect((await apply(admin, body(access([], 'operator')))).status).toBe(409);
+    expect(((await bosun.api.get('/api/v1/teams?per_page=100').set(bearer(admin))).body.data as Array<{ name: string; members: unknown[] }>).find((t) => t.name === 'admins')?.members).toHaveLength(1);
+  });
+
   test('an export never writes a secret: a channel made through the API exports its url as a secret to make', async () => {
     const admin = await organization('cfg-export-secret');
     const made = await bosun.api.post('/api/v1/notification-channels').set(bearer(admin)).send({ name: 'ops-hooks', type: 'webhook', url: 'http://127.0.0.1:9/very-secret-path', events: ['run.failed'] });

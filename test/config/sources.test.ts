@@ -173,6 +173,29 @@ spec:
     await eventually(() => exists(stray), (there) => !there, 60_000);
   }, 150_000);
 
+  test('a commit that would leave the organization without an administrator is refused whole (apply_refused), nothing of it applied', async () => {
+    const owner = userWithToken(bosun, await bosun.token('sources-admins'));
+    const me = (await owner.request('get', '/me')).body.data.identity as { id: string; name: string };
+    const sync = await agentAccount(owner, 'admins-sync', { role: 'admin' });
+    const bindings = (role: string) =>
+      [me.name, 'admins-sync'].map((account, i) => `kind: RoleBinding\nname: admin-${i}\nspec:\n  role: ${role}\n  subject: service-account:${account}\n`).join('---\n');
+    const repo = await git.repository('admins');
+    const first = await repo.commit({ 'access.yaml': bindings('admin') });
+    const source = (await owner.request('post', '/config/sources', { name: 'access-repo', git: { url: repo.gitUrl }, run_as: 'admins-sync' })).body.data as Json;
+    expect((await owner.request('post', `/config/sources/${source.id}/sync`, {})).status).toBe(202);
+    await eventually(async () => (await owner.request('get', `/config/sources/${source.id}`)).body.data as Json, (s) => s.status.revision_applied === first, 60_000);
+    // The bindings made by hand go: the files' are the only admins now.
+    const listed = (await owner.request('get', '/role-bindings?per_page=100')).body.data as Json[];
+    for (const b of listed.filter((b) => b.name === null && [me.id, sync.id].includes(b.subject.id))) expect((await owner.request('delete', `/role-bindings/${b.id}`)).status).toBe(204);
+
+    const demoted = await repo.commit({ 'access.yaml': bindings('operator') });
+    expect((await owner.request('post', `/config/sources/${source.id}/sync`, {})).status).toBe(202);
+    const refused = await eventually(async () => (await owner.request('get', `/config/sources/${source.id}`)).body.data as Json, (s) => s.status.last_error?.revision === demoted, 60_000);
+    expect(refused.status).toMatchObject({ revision_applied: first, last_error: { code: 'apply_refused', message: expect.stringMatching(/^The files at [0-9a-f]{7} were refused whole, nothing was applied: This apply would leave the organization without an administrator/) } });
+    const after = (await owner.request('get', '/role-bindings?per_page=100')).body.data as Json[];
+    expect(after.filter((b) => b.name?.startsWith('admin-')).map((b) => b.role)).toEqual(['admin', 'admin']);
+  });
+
   test('bad input is refused naming each problem; a name is unique; another organization’s source is not found', async () => {
     const bad = await call(admin, 'post', '', { name: 'bad', git: { url: 'git://127.0.0.1/x.git', host_key: 'not a key' }, every: '10s', run_as: 'config-sync', web_url: 'http://insecure.example.com' });
     expect(bad.status).toBe(422);

@@ -4,7 +4,9 @@ import type { AuditActor } from '../../domain/audit/model';
 import type { KindAdapter } from '../../domain/config/types';
 import type { Principal } from '../../domain/tokens/service';
 import type { Logger } from '../../logger';
+import type { ClientSession } from 'mongoose';
 import { ApiError } from '../http/errors';
+import { assertAnAdminRemains } from '../people/admins';
 import { specHash } from './diff';
 import { planConfig, type ConfigPlan, type PlannedWrite } from './plan';
 import type { ApplyRequest, Plan } from './schemas';
@@ -57,10 +59,26 @@ export async function applyConfig(principal: Principal, request: ApplyRequest, a
       const managed_by = { source: request.source, revision: request.revision, path: write.path, url, applied_at: now, spec_hash: specHash(write.spec), forced_at: null, forced_by: null };
       await refusedAs422(write, () => write.adapter.write(context, { id: write.id, name: write.name, spec: write.spec, existing: write.existing !== null, managed_by }));
     }
+    // Who may administer the organization is judged on the whole result: no apply leaves it without an admin.
+    if (changesWhoAdministers(planned)) await adminRemainsAfter(principal.organizationId, session);
     await recordObjectEntries(principal, request, planned, session);
   });
   await followOutside(planned, principal.organizationId, log);
   return { plan: view, created: view.create.length, updated: view.update.length, deleted: view.delete.length, previous_revision: planned.previousRevision };
+}
+
+/** The kinds that decide who holds the admin role everywhere. */
+const ACCESS_KINDS = new Set(['RoleBinding', 'Team', 'ServiceAccount']);
+const changesWhoAdministers = (planned: ConfigPlan) => [...planned.writes, ...planned.removals].some((change) => ACCESS_KINDS.has(change.kind));
+
+/** 409 when the organization, as this apply's transaction has written it, has no enabled admin left. */
+async function adminRemainsAfter(organizationId: string, session: ClientSession): Promise<void> {
+  try {
+    await assertAnAdminRemains(organizationId, {}, session);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    throw new ApiError('conflict', 'This apply would leave the organization without an administrator (no enabled person or service account would hold the admin role everywhere, as the files set role bindings and teams): keep one in the files, or give the admin role to someone else first; nothing was applied');
+  }
 }
 
 /**
@@ -79,7 +97,7 @@ async function refusedAs422(write: PlannedWrite, work: () => Promise<void>): Pro
 }
 
 /** One audit entry per object changed, in the apply's transaction. */
-async function recordObjectEntries(principal: Principal, request: ApplyRequest, planned: ConfigPlan, session: import('mongoose').ClientSession) {
+async function recordObjectEntries(principal: Principal, request: ApplyRequest, planned: ConfigPlan, session: ClientSession) {
   const base = { organizationId: principal.organizationId, actor: actorOf(principal) };
   const details = { source: request.source, revision: request.revision };
   for (const write of planned.writes) {

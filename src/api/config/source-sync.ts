@@ -45,6 +45,9 @@ const summaryOf = (plan: Plan): PlanSummary => ({
 
 const short = (revision: string) => revision.slice(0, 7);
 
+/** An apply's refusals of a clean plan that only other files mend (a plan that moved meanwhile is retried instead). */
+const APPLY_REFUSALS = new Set(['conflict', 'validation_failed']);
+
 export function configSourceSyncer({ secretBox, adapters, log, fetchTimeoutMs }: ConfigSyncDeps): ConfigSourceSyncer {
   async function failed(sourceId: string, code: ConfigSyncFailureCode, message: string, more: { revision?: string | null; plan?: PlanSummary; offered?: { key: string; fingerprint: string } | null } = {}): Promise<ConfigSyncOutcome> {
     const revision = more.revision ?? null;
@@ -123,7 +126,14 @@ export function configSourceSyncer({ secretBox, adapters, log, fetchTimeoutMs }:
         await recordSyncSucceeded(sourceId, summaryOf(plan));
         return { outcome: 'unchanged', revision, created: 0, updated: 0, deleted: 0 };
       }
-      const applied = await apply(principal, source, request, plan);
+      let applied;
+      try {
+        applied = await apply(principal, source, request, plan);
+      } catch (error) {
+        // A rule only the whole apply can check (the last administrator, a stage's parameters): the files must change.
+        if (error instanceof ApiError && APPLY_REFUSALS.has(error.code)) return failed(sourceId, 'apply_refused', `The files at ${short(revision)} were refused whole, nothing was applied: ${error.message}`, { revision, plan: summaryOf(plan) });
+        throw error;
+      }
       await recordSyncSucceeded(sourceId, summaryOf(applied.plan));
       log.info({ sourceId, revision, created: applied.created, updated: applied.updated, deleted: applied.deleted }, 'config source synced');
       return { outcome: 'applied', revision, created: applied.created, updated: applied.updated, deleted: applied.deleted };

@@ -1,4 +1,4 @@
-import { Types } from 'mongoose';
+import { Types, type ClientSession } from 'mongoose';
 import { IdentityModel, RoleBindingModel, TeamModel } from '../../domain/access/model';
 import { ApiError } from '../http/errors';
 
@@ -16,16 +16,19 @@ export interface PendingChange {
 
 /**
  * Refuses (409) a change that would leave the organization with no enabled identity holding the admin
- * role everywhere: nobody could then manage people, roles or tokens.
+ * role everywhere: nobody could then manage people, roles or tokens. Within a transaction (`session`)
+ * it reads the state that transaction has written.
  */
-export async function assertAnAdminRemains(organizationId: string, change: PendingChange): Promise<void> {
+export async function assertAnAdminRemains(organizationId: string, change: PendingChange, session: ClientSession | null = null): Promise<void> {
   const bindings = await RoleBindingModel.find(
     { organization_id: organizationId, role: 'admin', server_tags: null, deployments: null, max_targets_per_run: null },
     { subject: 1 },
-  ).lean();
+  )
+    .session(session)
+    .lean();
   const kept = bindings.filter((b) => b._id.toString() !== change.bindingGone);
   const teamIds = kept.filter((b) => b.subject.type === 'team' && b.subject.id.toString() !== change.teamGone).map((b) => b.subject.id);
-  const teams = await TeamModel.find({ _id: { $in: teamIds } }, { members: 1 }).lean();
+  const teams = await TeamModel.find({ _id: { $in: teamIds } }, { members: 1 }).session(session).lean();
   const holders = new Set(kept.filter((b) => b.subject.type !== 'team').map((b) => b.subject.id.toString()));
   for (const team of teams) {
     const members = change.teamMembers?.teamId === team._id.toString() ? change.teamMembers.members : team.members.map(String);
@@ -36,6 +39,6 @@ export async function assertAnAdminRemains(organizationId: string, change: Pendi
     _id: { $in: [...holders].map((id) => new Types.ObjectId(id)) },
     organization_id: organizationId,
     disabled_at: null,
-  });
+  }).session(session);
   if (enabled === 0) throw new ApiError('conflict', 'This would leave the organization without an administrator: give the admin role to someone else first');
 }

@@ -28,6 +28,7 @@ export type RepositoryErrorCode =
 export type ConfigSyncFailureCode =
   | RepositoryErrorCode
   | 'plan_failed'
+  | 'apply_refused'
   | 'forbidden'
   | 'run_as_unusable'
   | 'credentials_unreadable';
@@ -42,6 +43,7 @@ export const FINAL_SYNC_FAILURES: readonly ConfigSyncFailureCode[] = [
   'path_not_found',
   'too_large',
   'plan_failed',
+  'apply_refused',
   'forbidden',
   'run_as_unusable',
   'credentials_unreadable',
