@@ -100,9 +100,10 @@ async function refusedAs422(write: PlannedWrite, work: () => Promise<void>): Pro
 async function recordObjectEntries(principal: Principal, request: ApplyRequest, planned: ConfigPlan, session: ClientSession) {
   const base = { organizationId: principal.organizationId, actor: actorOf(principal) };
   const details = { source: request.source, revision: request.revision };
+  const updated = new Map(planned.view.update.map((u) => [`${u.kind}/${u.name}`, u.fields]));
   for (const write of planned.writes) {
     const action = write.existing ? 'config.update' : 'config.create';
-    const fields = planned.view.update.find((u) => u.kind === write.kind && u.name === write.name)?.fields;
+    const fields = updated.get(`${write.kind}/${write.name}`);
     await recordAuditEvent({ ...base, action, target: { kind: write.kind, id: write.id, name: write.name }, details: { ...details, path: write.path, ...(fields ? { fields: Object.keys(fields) } : {}) } }, 'ok', { session });
   }
   for (const removal of planned.removals) {
