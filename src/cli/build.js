@@ -8,6 +8,7 @@
 // one started, so an edit made during a build is compiled next time.
 const { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 
 const root = path.join(__dirname, '..', '..');
 const dist = path.join(root, 'dist');
@@ -160,6 +161,19 @@ function compile({ quiet }) {
   return 0;
 }
 
+/**
+ * `compile` in a child process: esbuild's sync API keeps a worker thread and its service (~150 MiB)
+ * alive for the life of the process that called it — for `npm start`, Bosun's own.
+ */
+function compileInChild({ quiet }) {
+  const child = spawnSync(process.execPath, [__filename, '--compile-only', quiet ? 'quiet' : 'loud'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (child.status === MISSING) return 'missing';
+  return child.status === 0 ? 0 : 1;
+}
+
+/** The exit status of `--compile-only` when esbuild is not installed. */
+const MISSING = 4;
+
 /** Compiles when a source is newer than the last build (once, whoever else asks at the same time). */
 function ensureBuilt({ quiet = true, label = 'bosun' } = {}) {
   if (isFresh()) return;
@@ -167,7 +181,7 @@ function ensureBuilt({ quiet = true, label = 'bosun' } = {}) {
   try {
     if (isFresh()) return; // built by whoever held the lock
     process.stderr.write(`${label}: compiling to dist/ (sources changed since the last build)…\n`);
-    const status = compile({ quiet });
+    const status = compileInChild({ quiet });
     if (status === 'missing') {
       if (existsSync(path.join(dist, 'src'))) return;
       releaseLock();
@@ -187,7 +201,11 @@ function ensureBuilt({ quiet = true, label = 'bosun' } = {}) {
 
 module.exports = { ensureBuilt };
 
-if (require.main === module) {
+if (require.main === module && process.argv[2] === '--compile-only') {
+  // compileInChild's child: its parent holds the lock.
+  const status = compile({ quiet: process.argv[3] === 'quiet' });
+  process.exit(status === 'missing' ? MISSING : status);
+} else if (require.main === module) {
   acquireLock();
   let status;
   try {

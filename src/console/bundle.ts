@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { build, stop } from 'esbuild';
 import type { Logger } from '../logger';
 
 // The sources in a checkout; from dist/src/console (an image running the compiled code), the checkout's.
@@ -93,7 +93,7 @@ export async function consoleBundle(cacheDir: string, log: Logger): Promise<Cons
       outdir: partial,
       logLevel: 'silent',
       define: { 'process.env.NODE_ENV': '"production"' },
-    });
+    }).finally(() => stop()); // esbuild's service (a child of ~150 MiB) would otherwise live as long as Bosun
     writeFileSync(path.join(partial, 'index.html'), page(names.script, names.style));
     try {
       renameSync(partial, dir);

@@ -1,25 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { activitySources, mergeActivities, type ActivityDeps, type ActivitySource } from '../../activities';
 import type { Logger } from '../logger';
 import type { TemporalSecurity } from '../config';
 import { connectionOptions } from '../domain/temporal/connection';
-import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS, HEARTBEAT_TIMEOUT_DEFINE } from '../domain/contracts/heartbeats';
+import { cachedWorkflowBundle } from './workflow-bundle';
 
-/**
- * The workflows' sources: beside this file's folder's parent in a checkout; run from dist/ (`npm
- * start`), the checkout's sources still, so that a start from dist/ and one through tsx share one
- * cached bundle; the compiled JavaScript where there are no sources (an image that carries dist/ alone).
- */
-const WORKFLOWS_DIR =
-  [path.resolve(__dirname, '../../workflows'), path.resolve(__dirname, '../../../workflows')].find((dir) => existsSync(path.join(dir, 'index.ts'))) ??
-  path.resolve(__dirname, '../../workflows');
-/** What the workflows import besides their own folder (the lowest layer's contracts): the bundle changes with it too. */
-const CONTRACTS_DIR = path.resolve(WORKFLOWS_DIR, '../src/domain/contracts');
+export { cachedWorkflowBundle };
 
 let runtimeInstalled = false;
 
@@ -62,45 +51,6 @@ export function installTemporalRuntime(log: Logger, metricsAddress?: string): bo
     },
   });
   return true;
-}
-
-/**
- * Bundling the workflows with webpack takes seconds; the bundle is cached under BOSUN_HOME, keyed by
- * the workflow sources, the contracts they import, the SDK version and the settings written into it
- * (the heartbeat timeout, workflows/heartbeats.ts), so a warm start skips it.
- */
-export async function cachedWorkflowBundle(
-  cacheDir: string,
-  log: Logger,
-  { heartbeatTimeoutSeconds = DEFAULT_HEARTBEAT_TIMEOUT_SECONDS }: { heartbeatTimeoutSeconds?: number } = {},
-): Promise<{ codePath: string }> {
-  const heartbeatTimeoutMs = heartbeatTimeoutSeconds * 1000;
-  const hash = createHash('sha256');
-  hash.update(require('@temporalio/workflow/package.json').version as string);
-  hash.update(`heartbeat:${heartbeatTimeoutMs}`);
-  for (const dir of [WORKFLOWS_DIR, CONTRACTS_DIR]) {
-    for (const file of readdirSync(dir).sort()) hash.update(file).update(readFileSync(path.join(dir, file)));
-  }
-  const codePath = path.join(cacheDir, `workflow-bundle-${hash.digest('hex').slice(0, 16)}.js`);
-  if (!existsSync(codePath)) {
-    log.info('bundling workflows (first start after a change)');
-    const { code } = await bundleWorkflowCode({
-      // The sources in a checkout; the compiled JavaScript in an image that runs dist/.
-      workflowsPath: path.join(WORKFLOWS_DIR, existsSync(path.join(WORKFLOWS_DIR, 'index.ts')) ? 'index.ts' : 'index.js'),
-      logger: new DefaultLogger('WARN'),
-      webpackConfigHook: (config) => {
-        // The worker's heartbeat timeout, a constant of this bundle (webpack ships with the SDK's bundler).
-        const { DefinePlugin } = require('webpack') as typeof import('webpack');
-        config.plugins = [...(config.plugins ?? []), new DefinePlugin({ [HEARTBEAT_TIMEOUT_DEFINE]: JSON.stringify(heartbeatTimeoutMs) })];
-        return config;
-      },
-    });
-    mkdirSync(cacheDir, { recursive: true });
-    const partial = `${codePath}.${process.pid}.tmp`;
-    writeFileSync(partial, code);
-    renameSync(partial, codePath);
-  }
-  return { codePath };
 }
 
 export interface WorkerSettings {
