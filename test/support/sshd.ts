@@ -89,7 +89,8 @@ export class Sshd {
     this.info = info;
   }
 
-  static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES): Promise<Sshd> {
+  /** `config`: sshd_config lines of the test's own, put first (for most keywords sshd keeps the first value it reads). */
+  static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES, config: readonly string[] = []): Promise<Sshd> {
     mkdirSync(dir, { recursive: true });
     // sshd reads authorized_keys as the login user, who must be able to traverse to it.
     chmodSync(dir, 0o755);
@@ -103,6 +104,7 @@ export class Sshd {
     writeFileSync(
       path.join(dir, 'sshd_config'),
       [
+        ...config,
         `Port ${port}`,
         // Several loopback addresses, so one sshd can stand for several distinct servers.
         ...addresses.map((address) => `ListenAddress ${address}`),
@@ -137,14 +139,14 @@ export class Sshd {
   }
 
   /** An sshd of a test's own, in a fresh temporary folder on a free port: for tests that stop or re-key it (or a bench's many addresses). */
-  static async startPrivate(addresses?: readonly string[]): Promise<Sshd> {
+  static async startPrivate(addresses?: readonly string[], config?: readonly string[]): Promise<Sshd> {
     const port = await new Promise<number>((resolve) => {
       const probe = net.createServer().listen(0, '127.0.0.1', () => {
         const { port: free } = probe.address() as net.AddressInfo;
         probe.close(() => resolve(free));
       });
     });
-    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses);
+    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses, config);
   }
 
   /** Starts (or restarts) the daemon with the same keys and port. */
