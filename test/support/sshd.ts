@@ -89,7 +89,7 @@ export class Sshd {
     this.info = info;
   }
 
-  /** `config`: sshd_config lines of the test's own, put first (for most keywords sshd keeps the first value it reads). */
+  /** `config`: sshd_config lines of the test's own (`MaxStartups 2:100:2`), each in place of the default line with its keyword. */
   static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES, config: readonly string[] = []): Promise<Sshd> {
     mkdirSync(dir, { recursive: true });
     // sshd reads authorized_keys as the login user, who must be able to traverse to it.
@@ -101,10 +101,11 @@ export class Sshd {
     const authorizedKeys = path.join(dir, 'authorized_keys');
     writeFileSync(authorizedKeys, readFileSync(path.join(dir, 'user_ed25519.pub')));
     chmodSync(authorizedKeys, 0o644);
+    const keyword = (line: string) => line.trim().split(/\s+/)[0]!.toLowerCase();
+    const ours = new Set(config.map(keyword));
     writeFileSync(
       path.join(dir, 'sshd_config'),
       [
-        ...config,
         `Port ${port}`,
         // Several loopback addresses, so one sshd can stand for several distinct servers.
         ...addresses.map((address) => `ListenAddress ${address}`),
@@ -120,10 +121,16 @@ export class Sshd {
         'MaxStartups 200:30:400',
         'MaxSessions 20',
         'LogLevel ERROR',
-        `ListenAddress ${BROKEN_SHELL_ADDRESS}`,
-        `Match LocalAddress ${BROKEN_SHELL_ADDRESS}`,
-        '  ForceCommand /bin/false',
-      ].join('\n') + '\n',
+      ]
+        // sshd keeps the first value of some keywords and the last of others: one line each.
+        .filter((line) => !ours.has(keyword(line)))
+        .concat([
+          ...config,
+          `ListenAddress ${BROKEN_SHELL_ADDRESS}`,
+          `Match LocalAddress ${BROKEN_SHELL_ADDRESS}`,
+          '  ForceCommand /bin/false',
+        ])
+        .join('\n') + '\n',
     );
     const sshd = new Sshd({
       // Where it answers: 127.0.0.1 unless it listens elsewhere only.
