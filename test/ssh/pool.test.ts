@@ -73,7 +73,7 @@ describe('the SSH connection pool, against a real sshd', () => {
   });
 
   test('at its bound the pool closes the least recently used idle connection; a jump host stays open while a connection goes through it', async () => {
-    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, maxConnections: 2, log });
+    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, maxConnections: 2, overBoundIdleMs: 200, log });
     // $PPID is the sshd session process: one per connection.
     const ppid = (t: SshTarget) => pool.withConnection(t, async (ssh) => (await ssh.execCommand('echo $PPID')).stdout);
     const [a, b, c] = ['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((host) => target({ key: `server-${host}`, host }));
@@ -96,9 +96,12 @@ describe('the SSH connection pool, against a real sshd', () => {
         await released;
       });
       const hopPpid = await ppid(hop);
-      // At the bound, with nothing idle: the hop's channels are free, but a connection goes through it, so it stays; the new one is closed once idle.
-      await ppid(a!);
-      expect([pool.size, pool.idle]).toEqual([2, 0]);
+      // At the bound, with nothing idle: the hop's channels are free, but a connection goes through it, so it stays.
+      const over = await ppid(a!);
+      expect([pool.size, pool.idle]).toEqual([3, 1]);
+      // Over the bound, an idle connection is kept a moment for its server's next command, then closed.
+      expect(await ppid(a!)).toBe(over);
+      await eventually(async () => [pool.size, pool.idle], ([size, idle]) => size === 2 && idle === 0);
       expect(await ppid(hop)).toBe(hopPpid);
       release();
       await running;

@@ -93,7 +93,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'bosun_ssh_pool_idle_connections',
-      help: 'Of those, the connections nothing runs on (closed after a minute, or at once beyond SSH_POOL_MAX)',
+      help: 'Of those, the connections nothing runs on (closed after a minute, or after 10 s beyond SSH_POOL_MAX)',
       registers: [this.registry],
       collect() {
         this.set([...pools].reduce((sum, pool) => sum + pool.idle, 0));

@@ -16,6 +16,8 @@ export interface SshPoolOptions {
    * the new one opens anyway, and the pool shrinks back as they go idle. Absent: no bound.
    */
   maxConnections?: number;
+  /** Over the bound, how long an idle connection waits for its server's next step (a fleet target's steps follow each other) before it closes: 10 s. */
+  overBoundIdleMs?: number;
   log: Logger;
   /** Told of every connection that could not be opened or broke (metrics). */
   onConnectionFailure?: (kind: SshErrorKind) => void;
@@ -233,8 +235,8 @@ export class SshPool {
   }
 
   /**
-   * Nothing runs on the entry now (a jump host: nothing goes through it either): disposed if retired
-   * or if the pool holds more than its bound, else retired after the idle time.
+   * Nothing runs on the entry now (a jump host: nothing goes through it either): disposed if retired,
+   * else retired after the idle time, or sooner while the pool holds more than its bound (overBoundIdleMs).
    */
   private afterUse(entry: Entry): void {
     if (entry.active > 0 || entry.dependents > 0) return;
@@ -242,14 +244,18 @@ export class SshPool {
       this.dispose(entry);
       return;
     }
-    if (this.entries.size > this.maxConnections) {
-      this.retire(entry);
-      return;
-    }
-    clearTimeout(entry.idleTimer);
     this.idleEntries.delete(entry);
     this.idleEntries.add(entry);
-    entry.idleTimer = setTimeout(() => this.retire(entry), this.options.idleTimeoutMs ?? 60_000);
+    this.expireLater(entry);
+  }
+
+  private expireLater(entry: Entry): void {
+    clearTimeout(entry.idleTimer);
+    const over = this.entries.size > this.maxConnections;
+    entry.idleTimer = setTimeout(
+      () => (over && this.entries.size <= this.maxConnections ? this.expireLater(entry) : this.retire(entry)),
+      over ? (this.options.overBoundIdleMs ?? 10_000) : (this.options.idleTimeoutMs ?? 60_000),
+    );
     entry.idleTimer.unref();
   }
 
