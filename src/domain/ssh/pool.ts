@@ -249,6 +249,7 @@ export class SshPool {
     this.expireLater(entry);
   }
 
+  /** The idle entry's close: after the idle time; over the bound, after overBoundIdleMs if the pool is still over it then. */
   private expireLater(entry: Entry): void {
     clearTimeout(entry.idleTimer);
     const over = this.entries.size > this.maxConnections;
