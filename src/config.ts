@@ -46,6 +46,8 @@ const envSchema = z.object({
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
   SSH_MAX_CHANNELS_PER_CONNECTION: positiveInt.max(64).default(8),
+  // Idle pooled connections beyond it are closed, least recently used first.
+  SSH_POOL_MAX: positiveInt.max(100_000).default(256),
   SSH_VERIFY_MAX_ATTEMPTS: positiveInt.max(100).default(6),
   // How many servers an inventory import verifies at once.
   IMPORT_VERIFY_CONCURRENCY: positiveInt.max(100).default(8),
@@ -159,7 +161,7 @@ export interface Config {
   stepLogs: { limitBytes: number; retentionDays: number };
   /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
   transfers: { maxBytesPerSecond: number };
-  ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number };
+  ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number; maxConnections: number };
   /** Notifications: the wait before a refused delivery's second attempt (doubling after). */
   notifications: { retrySeconds: number; maxAttempts: number | undefined };
   /** The audit trail: checkpoints' period, retention, and how long an entry waits for its outcome. */
@@ -248,7 +250,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },
     stepLogs: { limitBytes: e.STEP_LOG_LIMIT_BYTES, retentionDays: e.STEP_LOG_RETENTION_DAYS },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
-    ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION },
+    ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION, maxConnections: e.SSH_POOL_MAX },
     console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS, publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''), oidc: oidcConfig(e) },
     notifications: { retrySeconds: e.NOTIFICATION_RETRY_SECONDS, maxAttempts: e.NOTIFICATION_MAX_ATTEMPTS },
     audit: { checkpointMinutes: e.AUDIT_CHECKPOINT_MINUTES, retentionDays: e.AUDIT_RETENTION_DAYS, pendingSeconds: e.AUDIT_PENDING_SECONDS },

@@ -3,6 +3,7 @@ import { createLogger } from '../../src/logger';
 import type { SshTarget } from '../../src/domain/ssh/connect';
 import { SshError } from '../../src/domain/ssh/errors';
 import { SshPool } from '../../src/domain/ssh/pool';
+import { eventually } from '../support/eventually';
 import { sharedServices } from '../support/shared';
 import { BROKEN_SHELL_ADDRESS } from '../support/sshd';
 
@@ -66,6 +67,51 @@ describe('the SSH connection pool, against a real sshd', () => {
       const after = await ppid();
       expect(await running).toBe('started\nfinished');
       expect(after).not.toBe(before);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('at its bound the pool closes the least recently used idle connection; a jump host stays open while a connection goes through it', async () => {
+    const pool = new SshPool({ connectTimeoutMs: 5000, maxChannelsPerConnection: 3, maxConnections: 2, overBoundIdleMs: 200, log });
+    // $PPID is the sshd session process: one per connection.
+    const ppid = (t: SshTarget) => pool.withConnection(t, async (ssh) => (await ssh.execCommand('echo $PPID')).stdout);
+    const [a, b, c] = ['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((host) => target({ key: `server-${host}`, host }));
+    try {
+      const first = { a: await ppid(a!), b: await ppid(b!) };
+      // a is used again, so b is the least recently used when c opens.
+      expect(await ppid(a!)).toBe(first.a);
+      await ppid(c!);
+      expect([pool.size, pool.idle]).toEqual([2, 2]);
+      expect(await ppid(a!)).toBe(first.a);
+      expect(await ppid(b!)).not.toBe(first.b);
+
+      const hop = target({ key: 'hop', host: '127.0.0.5' });
+      const behind = target({ key: 'behind', host: '127.0.0.6', via: hop });
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      // A command that runs behind the hop until released.
+      const running = pool.withConnection(behind, async (ssh) => {
+        await ssh.execCommand('true');
+        await released;
+      });
+      const hopPpid = await ppid(hop);
+      // At the bound, with nothing idle: the hop's channels are free, but a connection goes through it, so it stays.
+      const over = await ppid(a!);
+      expect([pool.size, pool.idle]).toEqual([3, 1]);
+      // Over the bound, an idle connection is kept a moment for its server's next command, then closed.
+      expect(await ppid(a!)).toBe(over);
+      await eventually(async () => [pool.size, pool.idle], ([size, idle]) => size === 2 && idle === 0);
+      expect(await ppid(hop)).toBe(hopPpid);
+      release();
+      await running;
+      // The next connection closes the idle one behind the hop; then the hop is idle too.
+      await ppid(a!);
+      await eventually(async () => pool.idle, (idle) => idle === 2);
+      await ppid(a!);
+      // The hop is now the least recently used: closed for the next one.
+      await ppid(b!);
+      expect(await ppid(hop)).not.toBe(hopPpid);
     } finally {
       await pool.close();
     }

@@ -89,7 +89,8 @@ export class Sshd {
     this.info = info;
   }
 
-  static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES): Promise<Sshd> {
+  /** `config`: sshd_config lines of the test's own (`MaxStartups 2:100:2`), each in place of the default line with its keyword. */
+  static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES, config: readonly string[] = []): Promise<Sshd> {
     mkdirSync(dir, { recursive: true });
     // sshd reads authorized_keys as the login user, who must be able to traverse to it.
     chmodSync(dir, 0o755);
@@ -100,6 +101,8 @@ export class Sshd {
     const authorizedKeys = path.join(dir, 'authorized_keys');
     writeFileSync(authorizedKeys, readFileSync(path.join(dir, 'user_ed25519.pub')));
     chmodSync(authorizedKeys, 0o644);
+    const keyword = (line: string) => line.trim().split(/\s+/)[0]!.toLowerCase();
+    const ours = new Set(config.map(keyword));
     writeFileSync(
       path.join(dir, 'sshd_config'),
       [
@@ -118,10 +121,16 @@ export class Sshd {
         'MaxStartups 200:30:400',
         'MaxSessions 20',
         'LogLevel ERROR',
-        `ListenAddress ${BROKEN_SHELL_ADDRESS}`,
-        `Match LocalAddress ${BROKEN_SHELL_ADDRESS}`,
-        '  ForceCommand /bin/false',
-      ].join('\n') + '\n',
+      ]
+        // sshd keeps the first value of some keywords and the last of others: one line each.
+        .filter((line) => !ours.has(keyword(line)))
+        .concat([
+          ...config,
+          `ListenAddress ${BROKEN_SHELL_ADDRESS}`,
+          `Match LocalAddress ${BROKEN_SHELL_ADDRESS}`,
+          '  ForceCommand /bin/false',
+        ])
+        .join('\n') + '\n',
     );
     const sshd = new Sshd({
       // Where it answers: 127.0.0.1 unless it listens elsewhere only.
@@ -137,14 +146,14 @@ export class Sshd {
   }
 
   /** An sshd of a test's own, in a fresh temporary folder on a free port: for tests that stop or re-key it (or a bench's many addresses). */
-  static async startPrivate(addresses?: readonly string[]): Promise<Sshd> {
+  static async startPrivate(addresses?: readonly string[], config?: readonly string[]): Promise<Sshd> {
     const port = await new Promise<number>((resolve) => {
       const probe = net.createServer().listen(0, '127.0.0.1', () => {
         const { port: free } = probe.address() as net.AddressInfo;
         probe.close(() => resolve(free));
       });
     });
-    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses);
+    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses, config);
   }
 
   /** Starts (or restarts) the daemon with the same keys and port. */

@@ -8,13 +8,19 @@ const STEP_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 90
 
 export type StepKind = 'deployment' | 'conversation';
 
+/** What the SSH pool gauges read: connections open (or opening), and of those the idle ones. */
+interface SshPoolCounts {
+  readonly size: number;
+  readonly idle: number;
+}
+
 /**
  * One process's metrics, in a registry of its own (several Bosuns share a test process). The
  * Temporal SDK's metrics come from its own exporter (Rust core) and are appended to the text.
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly sshPools = new Set<{ readonly size: number }>();
+  private readonly sshPools = new Set<SshPoolCounts>();
   private readonly socketCounters = new Set<() => number>();
 
   readonly httpRequestDuration = new Histogram({
@@ -86,6 +92,14 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'bosun_ssh_pool_idle_connections',
+      help: 'Of those, the connections nothing runs on (closed after a minute, or after 10 s beyond SSH_POOL_MAX)',
+      registers: [this.registry],
+      collect() {
+        this.set([...pools].reduce((sum, pool) => sum + pool.idle, 0));
+      },
+    });
+    new Gauge({
       name: 'bosun_socketio_connected_clients',
       help: 'Authenticated Socket.IO clients connected to this API process',
       registers: [this.registry],
@@ -106,7 +120,7 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  trackSshPool(pool: { readonly size: number }): void {
+  trackSshPool(pool: SshPoolCounts): void {
     this.sshPools.add(pool);
   }
 

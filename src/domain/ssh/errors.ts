@@ -49,6 +49,9 @@ export function classifySshError(error: unknown, where: string): SshError {
   if (err?.level === 'client-timeout' || /timed out/i.test(message)) {
     return new SshError('timeout', `Timed out connecting to ${where}`);
   }
+  if (/lost before handshake/i.test(message)) {
+    return new SshError('transport', `${where} closed the connection before the SSH handshake: sshd throttling new connections (MaxStartups), or not an SSH server`);
+  }
   switch (err?.code) {
     case 'ECONNREFUSED':
       return new SshError('transport', `Connection to ${where} refused: is sshd running and the port right?`);

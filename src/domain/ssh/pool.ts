@@ -10,6 +10,14 @@ export interface SshPoolOptions {
   /** sshd's MaxSessions defaults to 10; stay under it. */
   maxChannelsPerConnection: number;
   idleTimeoutMs?: number;
+  /**
+   * Open connections kept at most while some are idle (SSH_POOL_MAX): opening one more closes the
+   * least recently used idle one first. Busy connections are never closed for it: when all are busy
+   * the new one opens anyway, and the pool shrinks back as they go idle. Absent: no bound.
+   */
+  maxConnections?: number;
+  /** Over the bound, how long an idle connection waits for its server's next step (a fleet target's steps follow each other) before it closes: 10 s. */
+  overBoundIdleMs?: number;
   log: Logger;
   /** Told of every connection that could not be opened or broke (metrics). */
   onConnectionFailure?: (kind: SshErrorKind) => void;
@@ -46,12 +54,20 @@ const describeHop = (hop: SshTarget) => `jump host ${describeTarget(hop)}`;
  */
 export class SshPool {
   private readonly entries = new Map<string, Entry>();
+  /** Entries nothing runs on or goes through, least recently used first (a Set keeps insertion order). */
+  private readonly idleEntries = new Set<Entry>();
   private closed = false;
 
   constructor(private readonly options: SshPoolOptions) {}
 
+  /** Connections open or opening (those retired while a command finishes on them not counted). */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Of those, the ones nothing runs on or goes through. */
+  get idle(): number {
+    return this.idleEntries.size;
   }
 
   /** Runs fn on the server's pooled connection; fn also learns the host key the server presented. */
@@ -103,6 +119,7 @@ export class SshPool {
     this.closed = true;
     const entries = [...this.entries.values()];
     this.entries.clear();
+    this.idleEntries.clear();
     await Promise.all(
       entries.map(async (entry) => {
         entry.retired = true;
@@ -120,6 +137,7 @@ export class SshPool {
     const existing = this.entries.get(key);
     if (existing && existing.identity === identity) return existing;
     if (existing) this.retire(existing);
+    this.makeRoom();
     const entry: Entry = {
       key,
       identity,
@@ -162,11 +180,11 @@ export class SshPool {
     const timeoutMs = this.options.connectTimeoutMs;
     const hopEntry = this.entryFor(hop);
     hopEntry.dependents += 1;
-    clearTimeout(hopEntry.idleTimer);
+    this.busy(hopEntry);
     // Once: when the connection through the hop closes, or when it could not be opened.
     const release = () => {
       hopEntry.dependents -= 1;
-      this.idle(hopEntry);
+      this.afterUse(hopEntry);
     };
     try {
       const { ssh: hopSsh } = await hopEntry.connection.catch((error: unknown) => {
@@ -196,9 +214,9 @@ export class SshPool {
   private async acquire(target: SshTarget): Promise<Entry> {
     for (;;) {
       const entry = this.entryFor(target);
-      clearTimeout(entry.idleTimer);
       if (entry.active < this.options.maxChannelsPerConnection) {
         entry.active += 1;
+        this.busy(entry);
         return entry;
       }
       if (await new Promise<boolean>((resolve) => entry.waiters.push(resolve))) return entry;
@@ -213,23 +231,56 @@ export class SshPool {
       next(true);
       return;
     }
-    this.idle(entry);
+    this.afterUse(entry);
   }
 
-  /** Nothing runs on the entry now: disposed if retired, else retired after the idle time (a jump host: once nothing goes through it either). */
-  private idle(entry: Entry): void {
+  /**
+   * Nothing runs on the entry now (a jump host: nothing goes through it either): disposed if retired,
+   * else retired after the idle time, or sooner while the pool holds more than its bound (overBoundIdleMs).
+   */
+  private afterUse(entry: Entry): void {
     if (entry.active > 0 || entry.dependents > 0) return;
     if (entry.retired) {
       this.dispose(entry);
       return;
     }
+    this.idleEntries.delete(entry);
+    this.idleEntries.add(entry);
+    this.expireLater(entry);
+  }
+
+  /** The idle entry's close: after the idle time; over the bound, after overBoundIdleMs if the pool is still over it then. */
+  private expireLater(entry: Entry): void {
     clearTimeout(entry.idleTimer);
-    entry.idleTimer = setTimeout(() => this.retire(entry), this.options.idleTimeoutMs ?? 60_000);
+    const over = this.entries.size > this.maxConnections;
+    entry.idleTimer = setTimeout(
+      () => (over && this.entries.size <= this.maxConnections ? this.expireLater(entry) : this.retire(entry)),
+      over ? (this.options.overBoundIdleMs ?? 10_000) : (this.options.idleTimeoutMs ?? 60_000),
+    );
     entry.idleTimer.unref();
+  }
+
+  /** Something runs on the entry (or goes through it) again. */
+  private busy(entry: Entry): void {
+    clearTimeout(entry.idleTimer);
+    this.idleEntries.delete(entry);
+  }
+
+  /** Before one more connection opens at the bound: the least recently used idle one is closed. */
+  private makeRoom(): void {
+    for (const oldest of this.idleEntries) {
+      if (this.entries.size < this.maxConnections) return;
+      this.retire(oldest);
+    }
+  }
+
+  private get maxConnections(): number {
+    return this.options.maxConnections ?? Infinity;
   }
 
   private retire(entry: Entry): void {
     if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+    this.idleEntries.delete(entry);
     if (entry.retired) return;
     entry.retired = true;
     this.options.log.debug({ server: entry.key, running: entry.active }, 'ssh connection retired');
