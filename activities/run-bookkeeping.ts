@@ -4,6 +4,7 @@ import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
 import { parseDuration } from '../src/domain/time/durations';
 import { healthCheckOf } from '../src/domain/deployments/strategy';
+import { windowGroups } from '../src/domain/deployments/window';
 import { DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
 import { holdOneServerRun, holdOrThaw, type HoldableRun } from '../src/domain/deployments/freeze-hold';
 import { ServerModel } from '../src/domain/servers/model';
@@ -51,17 +52,22 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
       const run = await runs.beginRun(runId);
       if (!run?.fleet) return null;
       const { total, batches, max_failures: maxFailures } = run.fleet;
-      // A gate past the last batch guards nothing (the plan warns of it).
+      const maxConcurrency = run.fleet.max_concurrency ?? null;
+      // A window's gate stands before its target's group (the trigger started a group there).
+      const groups = maxConcurrency ? windowGroups(total, run.fleet.batch_size, (run.fleet.strategy?.gates ?? []).flatMap((gate) => (gate.before_target ? [gate.before_target] : []))) : [];
+      const placeOf = (gate: { before_batch?: number | null; before_target?: number | null }) =>
+        maxConcurrency ? { beforeBatch: gate.before_target ? (groups[gate.before_target - 1] ?? batches + 1) : batches + 1, beforeTarget: gate.before_target ?? 0 } : { beforeBatch: gate.before_batch ?? 0 };
+      // A gate past the last batch (or target) guards nothing (the plan warns of it).
       const gated: FleetGate[] = (run.fleet.strategy?.gates ?? [])
-        .filter((gate) => gate.before_batch <= batches)
-        .map((gate) => ({ beforeBatch: gate.before_batch, approvals: gate.approvals, expiresIn: gate.expires_in, expiresInMs: parseDuration(gate.expires_in) * 1000 }))
+        .map((gate) => ({ ...placeOf(gate), approvals: gate.approvals, expiresIn: gate.expires_in, expiresInMs: parseDuration(gate.expires_in) * 1000 }))
+        .filter((gate) => gate.beforeBatch >= 1 && gate.beforeBatch <= batches)
         .sort((a, b) => a.beforeBatch - b.beforeBatch);
       const check = healthCheckOf({ strategy: run.fleet.strategy });
       const healthCheck = check
         ? { command: check.command, soakSeconds: check.soak_seconds, timeoutSeconds: check.timeout_seconds, retries: check.retries, intervalSeconds: check.interval_seconds }
         : undefined;
       const rollbackAutomatic = !!run.fleet.rollback?.steps.length && run.fleet.rollback.automatic !== false;
-      return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}), ...(rollbackAutomatic ? { rollbackAutomatic } : {}) };
+      return { total, batches, maxFailures, ...(maxConcurrency ? { maxConcurrency } : {}), ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}), ...(rollbackAutomatic ? { rollbackAutomatic } : {}) };
     },
 
     /**
@@ -70,7 +76,7 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
      * open already); false when the run no longer runs.
      */
     openGate: async ({ runId, gate, openedAt, expiresAt }: { runId: string; gate: FleetGate; openedAt: number; expiresAt: number }): Promise<false | OpenedGate> => {
-      const opened = await gates.openGate(runId, { beforeBatch: gate.beforeBatch, approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) });
+      const opened = await gates.openGate(runId, { beforeBatch: gate.beforeBatch, ...(gate.beforeTarget ? { beforeTarget: gate.beforeTarget } : {}), approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) });
       return opened ? { ...opened, expiresAt: opened.expiresAt.getTime() } : false;
     },
 
