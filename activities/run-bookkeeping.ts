@@ -2,9 +2,7 @@ import type { Types } from 'mongoose';
 import type { BegunRun, FrozenHold, DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, OpenedGate, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
-import { parseDuration } from '../src/domain/time/durations';
-import { healthCheckOf } from '../src/domain/deployments/strategy';
-import { windowGroups } from '../src/domain/deployments/window';
+import { fleetPlanOf } from '../src/domain/deployments/fleet-plan';
 import { DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
 import { holdOneServerRun, holdOrThaw, type HoldableRun } from '../src/domain/deployments/freeze-hold';
 import { ServerModel } from '../src/domain/servers/model';
@@ -47,27 +45,10 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
       return { steps: runs.stepsToRun(run), frozen: await holdOneServerRun(run) };
     },
 
-    /** A fleet run: queued → running, and what its workflow needs to run its batches; null when it has ended (cancelled while queued). */
+    /** A fleet run: queued → running, and what its workflow needs to run its batches (or its window); null when it has ended (cancelled while queued). */
     async beginFleet({ runId }: { runId: string }): Promise<FleetPlan | null> {
       const run = await runs.beginRun(runId);
-      if (!run?.fleet) return null;
-      const { total, batches, max_failures: maxFailures } = run.fleet;
-      const maxConcurrency = run.fleet.max_concurrency ?? null;
-      // A window's gate stands before its target's group (the trigger started a group there).
-      const groups = maxConcurrency ? windowGroups(total, run.fleet.batch_size, (run.fleet.strategy?.gates ?? []).flatMap((gate) => (gate.before_target ? [gate.before_target] : []))) : [];
-      const placeOf = (gate: { before_batch?: number | null; before_target?: number | null }) =>
-        maxConcurrency ? { beforeBatch: gate.before_target ? (groups[gate.before_target - 1] ?? batches + 1) : batches + 1, beforeTarget: gate.before_target ?? 0 } : { beforeBatch: gate.before_batch ?? 0 };
-      // A gate past the last batch (or target) guards nothing (the plan warns of it).
-      const gated: FleetGate[] = (run.fleet.strategy?.gates ?? [])
-        .map((gate) => ({ ...placeOf(gate), approvals: gate.approvals, expiresIn: gate.expires_in, expiresInMs: parseDuration(gate.expires_in) * 1000 }))
-        .filter((gate) => gate.beforeBatch >= 1 && gate.beforeBatch <= batches)
-        .sort((a, b) => a.beforeBatch - b.beforeBatch);
-      const check = healthCheckOf({ strategy: run.fleet.strategy });
-      const healthCheck = check
-        ? { command: check.command, soakSeconds: check.soak_seconds, timeoutSeconds: check.timeout_seconds, retries: check.retries, intervalSeconds: check.interval_seconds }
-        : undefined;
-      const rollbackAutomatic = !!run.fleet.rollback?.steps.length && run.fleet.rollback.automatic !== false;
-      return { total, batches, maxFailures, ...(maxConcurrency ? { maxConcurrency } : {}), ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}), ...(rollbackAutomatic ? { rollbackAutomatic } : {}) };
+      return run?.fleet ? fleetPlanOf(run.fleet) : null;
     },
 
     /**

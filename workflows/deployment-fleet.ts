@@ -84,8 +84,8 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
   try {
     if (plan.maxConcurrency) {
       const tally = { failed, firstFailure };
-      const closed = await runWindow({ run, plan, guards, tally, fromGroup: progress.nextBatch, historyFull, continueFrom: (group) => continueFrom(group, tally) });
-      ({ failed, firstFailure } = tally);
+      // Its count is the run's, also when it ends cancelled.
+      const closed = await runWindow({ run, plan, guards, tally, fromGroup: progress.nextBatch, historyFull, continueFrom: (group) => continueFrom(group, tally) }).finally(() => ({ failed, firstFailure } = tally));
       if (closed) await failAtGate(closed.error, closed.gate.beforeBatch, `target ${closed.gate.beforeTarget}`);
     }
     for (let batch = progress.nextBatch; !plan.maxConcurrency && batch <= plan.batches; batch += 1) {
@@ -142,8 +142,8 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
   }
   if (failed > 0) {
     // Any target that failed fails the run: max_failures only decides whether later batches start.
-    const rest = plan.maxConcurrency ? ['later targets skipped', 'every target ran'] : ['later batches skipped', 'every batch ran'];
-    const stopped = tooManyFailures() ? `more than the ${plan.maxFailures} allowed: ${rest[0]}` : `${plan.maxFailures} allowed: ${rest[1]}`;
+    const [skipped, ranAll] = plan.maxConcurrency ? ['later targets skipped', 'every target ran'] : ['later batches skipped', 'every batch ran'];
+    const stopped = tooManyFailures() ? `more than the ${plan.maxFailures} allowed: ${skipped}` : `${plan.maxFailures} allowed: ${ranAll}`;
     const halted = `${failed} of ${plan.total} targets failed (${stopped}); first: ${firstFailure}`;
     let message = halted;
     try {
