@@ -83,8 +83,7 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
   };
   try {
     if (plan.maxConcurrency) {
-      const tally = { failed, firstFailure };
-      // Its count is the run's, also when it ends cancelled.
+      const tally = { failed, firstFailure }; // the window's count, the run's however it ends
       const closed = await runWindow({ run, plan, guards, tally, fromGroup: progress.nextBatch, historyFull, continueFrom: (group) => continueFrom(group, tally) }).finally(() => ({ failed, firstFailure } = tally));
       if (closed) await failAtGate(closed.error, closed.gate.beforeBatch, `target ${closed.gate.beforeTarget}`);
     }
