@@ -71,12 +71,12 @@ test('max_concurrency 3 over 12 targets: while target 1 holds, the others flow t
 
   const { run_id: runId } = await ops.trigger(deployment.id);
   // Targets 2 to 12 all end while target 1 still runs: targets 4.. took the slots of those that ended.
-  const flowing = await ops.waitForRun(deployment.id, runId, (r) => r.targets.slice(1).every((t: Target) => t.status === 'success'));
+  const flowing = await ops.waitForRun(deployment.id, runId, (r) => r.targets.slice(1).every((t: Target) => t.status === 'success'), 120_000);
   expect(flowing.status).toBe('running');
   expect(statuses(flowing)).toEqual(['node-1:running', ...titles(2, 12, 'success')]);
   expect(ranOn('flow')).toEqual(ADDRESSES.slice(1));
   letGo('flow');
-  const run = await ops.waitForRun(deployment.id, runId);
+  const run = await ops.waitForRun(deployment.id, runId, undefined, 120_000);
   expect(run).toMatchObject({ status: 'success', error: null, strategy: { batch_size: null, max_concurrency: 3, max_failures: 0, batches: 4 } });
   expect(run.summary).toEqual({ total: 12, success: 12, failed: 0, running: 0, queued: 0, skipped: 0, cancelled: 0 });
   // Target 1 ran throughout: every step saw itself and target 1 at least, and never more than the window.
@@ -84,25 +84,25 @@ test('max_concurrency 3 over 12 targets: while target 1 holds, the others flow t
   expect(seen).toHaveLength(12);
   expect(Math.max(...seen)).toBeLessThanOrEqual(3);
   expect(Math.min(...seen.slice(1))).toBeGreaterThanOrEqual(2);
-}, 120_000);
+}, 240_000);
 
 test('max_failures "10%" (1 of 12) in a window of 2: the second failure starts nothing new, the running target finishes, the rest are skipped, the run fails', async () => {
   const [first, second, third] = ADDRESSES;
   const deployment = await ops.define({ targets: { server_ids: servers }, strategy: { max_concurrency: 2, max_failures: '10%' }, steps: marking('limit', { held: [first!], failing: [second!, third!] }) });
   const { run_id: runId } = await ops.trigger(deployment.id);
   // Targets 2 and 3 failed in the second slot while target 1 holds the first; nothing else started.
-  const stopped = await ops.waitForRun(deployment.id, runId, (r) => r.targets[2].status === 'failed');
+  const stopped = await ops.waitForRun(deployment.id, runId, (r) => r.targets[2].status === 'failed', 120_000);
   expect(stopped.status).toBe('running');
   expect(statuses(stopped).slice(0, 3)).toEqual(['node-1:running', 'node-2:failed', 'node-3:failed']);
   letGo('limit');
-  const run = await ops.waitForRun(deployment.id, runId);
+  const run = await ops.waitForRun(deployment.id, runId, undefined, 120_000);
   expect(run.status).toBe('failed');
   expect(statuses(run)).toEqual(['node-1:success', 'node-2:failed', 'node-3:failed', ...titles(4, 12, 'skipped')]);
   expect(run.summary).toMatchObject({ total: 12, success: 1, failed: 2, skipped: 9 });
   expect(run.error).toMatch(/^2 of 12 targets failed \(more than the 1 allowed: later targets skipped\); first: Step "mark" \(1\/1\) failed on node-2: exit code 1/);
   // Skipped targets never ran anything.
   expect(ranOn('limit')).toEqual(ADDRESSES.slice(0, 3));
-}, 120_000);
+}, 240_000);
 
 test('a gate before_target 4 in a window of 2: the three canaries end, people approve, the rest run; a rejection skips the rest and fails the run', async () => {
   const six = servers.slice(0, 6);
@@ -112,24 +112,24 @@ test('a gate before_target 4 in a window of 2: the three canaries end, people ap
   expect((await ops.plan(deployment.id)).targets.map((t: { batch: number }) => t.batch)).toEqual([1, 1, 2, 3, 3, 4]);
 
   const approved = (await ops.trigger(deployment.id)).run_id;
-  const waiting = await ops.waitForRun(deployment.id, approved, (r) => r.status === 'awaiting_approval');
+  const waiting = await ops.waitForRun(deployment.id, approved, (r) => r.status === 'awaiting_approval', 120_000);
   expect(waiting.gate).toMatchObject({ before_target: 4, approvals_required: 1, outcome: null });
   expect(statuses(waiting)).toEqual([...titles(1, 3, 'success'), ...titles(4, 6, 'queued')]);
   expect(ranOn('canary')).toEqual(ADDRESSES.slice(0, 3));
   expect((await alice.decide(deployment.id, approved, 'approve', {})).status).toBe(200);
-  const run = await ops.waitForRun(deployment.id, approved);
+  const run = await ops.waitForRun(deployment.id, approved, undefined, 120_000);
   expect(run.status).toBe('success');
   expect(run.gate).toMatchObject({ before_target: 4, outcome: 'approved' });
   expect(ranOn('canary')).toEqual(ADDRESSES.slice(0, 6));
 
   const rejected = (await ops.trigger(deployment.id)).run_id;
-  await ops.waitForRun(deployment.id, rejected, (r) => r.status === 'awaiting_approval');
+  await ops.waitForRun(deployment.id, rejected, (r) => r.status === 'awaiting_approval', 120_000);
   expect((await alice.decide(deployment.id, rejected, 'reject', { reason: 'canaries look slow' })).status).toBe(200);
-  const refused = await ops.waitForRun(deployment.id, rejected);
+  const refused = await ops.waitForRun(deployment.id, rejected, undefined, 120_000);
   expect(refused.status).toBe('failed');
   expect(refused.error).toBe('approval rejected by Alice: canaries look slow');
   expect(statuses(refused)).toEqual([...titles(1, 3, 'success'), ...titles(4, 6, 'skipped')]);
-}, 120_000);
+}, 240_000);
 
 test('a health check per target as it ends: while target 1’s check holds, the others are checked and done; an unhealthy one fails alone (1 allowed: every target ran)', async () => {
   const four = servers.slice(0, 4);
@@ -138,16 +138,16 @@ test('a health check per target as it ends: while target 1’s check holds, the 
   const { run_id: runId } = await ops.trigger(deployment.id);
   // A check's first attempt is recorded as it ends: target 1's, held, has none yet while the others were checked.
   const checked = (t: Target) => t.health !== null && t.health.status !== 'running';
-  const checking = await ops.waitForRun(deployment.id, runId, (r) => r.targets.slice(1).every(checked));
+  const checking = await ops.waitForRun(deployment.id, runId, (r) => r.targets.slice(1).every(checked), 120_000);
   expect([checking.status, checking.targets[0].health]).toEqual(['running', null]);
   expect(statuses(checking).slice(1)).toEqual(['node-2:failed', 'node-3:success', 'node-4:success']);
   letGo('health');
-  const run = await ops.waitForRun(deployment.id, runId);
+  const run = await ops.waitForRun(deployment.id, runId, undefined, 120_000);
   expect(statuses(run)).toEqual(['node-1:success', 'node-2:failed', 'node-3:success', 'node-4:success']);
   expect(run.targets.map((t: Target) => t.health?.status)).toEqual(['success', 'failed', 'success', 'success']);
   expect(run.targets[1].error).toMatch(/^Health check ".*" failed on node-2 after 1 attempt: exit code 1: down on 127\.0\.0\.2$/);
   expect(run.error).toMatch(/^1 of 4 targets failed \(1 allowed: every target ran\); first: Health check/);
-}, 120_000);
+}, 240_000);
 
 test('bad combinations are refused with 422 naming the field: batch_size with max_concurrency, a gate of the other kind, a window under 1', async () => {
   const refused = async (strategy: unknown, path: string) => {
