@@ -149,6 +149,32 @@ test('a health check per target as it ends: while target 1’s check holds, the 
   expect(run.error).toMatch(/^1 of 4 targets failed \(1 allowed: every target ran\); first: Health check/);
 }, 240_000);
 
+test('a pause in a window lets the running targets end and starts nothing until resumed; a cancel stops the running targets and the waiting ones', async () => {
+  const four = servers.slice(0, 4);
+  const held = ADDRESSES.slice(0, 4);
+  const running = (r: { targets: Target[] }) => r.targets.slice(0, 2).every((t) => t.status === 'running');
+  const deployment = await ops.define({ targets: { server_ids: four }, strategy: { max_concurrency: 2 }, steps: marking('pause', { held }) });
+  const { run_id: runId } = await ops.trigger(deployment.id);
+  await ops.waitForRun(deployment.id, runId, running, 120_000);
+  expect((await ops.decide(deployment.id, runId, 'pause', { reason: 'watching the first two' })).status).toBe(200);
+  letGo('pause');
+  const paused = await ops.waitForRun(deployment.id, runId, (r) => r.status === 'paused', 120_000);
+  expect(statuses(paused)).toEqual(['node-1:success', 'node-2:success', 'node-3:queued', 'node-4:queued']);
+  expect(ranOn('pause')).toEqual(ADDRESSES.slice(0, 2));
+  expect((await ops.decide(deployment.id, runId, 'resume')).status).toBe(200);
+  expect((await ops.waitForRun(deployment.id, runId, undefined, 120_000)).status).toBe('success');
+  expect(ranOn('pause')).toEqual(held);
+
+  const stop = await ops.define({ targets: { server_ids: four }, strategy: { max_concurrency: 2 }, steps: marking('stop', { held }) });
+  const { run_id: stopping } = await ops.trigger(stop.id);
+  await ops.waitForRun(stop.id, stopping, running, 120_000);
+  await ops.cancelRun(stop.id, stopping);
+  const cancelled = await ops.waitForRun(stop.id, stopping, undefined, 120_000);
+  expect(cancelled.status).toBe('cancelled');
+  expect(statuses(cancelled)).toEqual(['node-1:cancelled', 'node-2:cancelled', 'node-3:cancelled', 'node-4:cancelled']);
+  expect(ranOn('stop')).toEqual([]);
+}, 300_000);
+
 test('bad combinations are refused with 422 naming the field: batch_size with max_concurrency, a gate of the other kind, a window under 1', async () => {
   const refused = async (strategy: unknown, path: string) => {
     const res = await ops.request('post', '/deployments', { name: `bad-${path.replace(/\W/g, '-')}`, targets: { server_ids: servers.slice(0, 2) }, strategy, steps: [{ name: 'x', command: 'true' }] });
