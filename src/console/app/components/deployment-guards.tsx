@@ -11,7 +11,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * What guards a fleet run of a deployment, before it bites: its approval gates, its health check and
  * its rollback steps. The deployment's page and its plan preview show the same list.
  */
-export function Guards({ gates, healthCheck, rollback }: { gates: readonly Gate[]; healthCheck: HealthCheck; rollback: Rollback }) {
+export function Guards({ gates, healthCheck, rollback, inWindow = false }: { gates: readonly Gate[]; healthCheck: HealthCheck; rollback: Rollback; inWindow?: boolean }) {
   if (!gates.length && !healthCheck && !rollback) return <p class="muted">No approval gate, health check or rollback steps.</p>;
   return (
     <ul class="guards" aria-label="Guards">
@@ -25,7 +25,7 @@ export function Guards({ gates, healthCheck, rollback }: { gates: readonly Gate[
         ))}
       {healthCheck ? (
         <li data-guard="health-check">
-          <strong>Health check</strong> on each target after its batch (in a window, as it ends): <code class="command">{healthCheck.command}</code>{' '}
+          <strong>Health check</strong> on each target {inWindow ? 'as it ends, in its slot' : 'after its batch'}: <code class="command">{healthCheck.command}</code>{' '}
           <span class="muted small">
             after {seconds(healthCheck.soak_seconds)} soak · limit {seconds(healthCheck.timeout_seconds)} · {healthCheck.retries} {healthCheck.retries === 1 ? 'retry' : 'retries'}{' '}
             {healthCheck.interval_seconds} s apart

@@ -117,7 +117,7 @@ function PlanView({ plan }: { plan: Plan }) {
         ))}
       </ul>
       <h4>Guards</h4>
-      <Guards gates={plan.strategy.gates} healthCheck={plan.strategy.health_check} rollback={plan.rollback} />
+      <Guards gates={plan.strategy.gates} healthCheck={plan.strategy.health_check} rollback={plan.rollback} inWindow={plan.strategy.max_concurrency !== null} />
       {Object.keys(plan.environment).length ? (
         <p>
           Environment:{' '}

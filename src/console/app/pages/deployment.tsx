@@ -50,7 +50,7 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
       <FreezeNotices freezes={d.freezes} covers={d.server_id ? undefined : (f) => `${f.server_ids.length} of its servers`} />
       {d.strategy || d.rollback ? (
         <Section title="Guards">
-          <Guards gates={d.strategy?.gates ?? []} healthCheck={d.strategy?.health_check ?? null} rollback={d.rollback} />
+          <Guards gates={d.strategy?.gates ?? []} healthCheck={d.strategy?.health_check ?? null} rollback={d.rollback} inWindow={d.strategy?.max_concurrency != null} />
         </Section>
       ) : null}
       <ErrorNote error={error} />
