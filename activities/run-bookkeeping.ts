@@ -2,8 +2,7 @@ import type { Types } from 'mongoose';
 import type { BegunRun, FrozenHold, DecidingActor, FleetGate, FleetPlan, FleetTarget, GateDecision, GateDecisionResult, HowRunEnded, OpenedGate, PauseResult, RunStepDefinition } from '../src/domain/contracts/runs';
 import * as gates from '../src/domain/deployments/gates';
 import * as rollback from '../src/domain/deployments/rollback';
-import { parseDuration } from '../src/domain/time/durations';
-import { healthCheckOf } from '../src/domain/deployments/strategy';
+import { fleetPlanOf } from '../src/domain/deployments/fleet-plan';
 import { DeploymentRunModel, type RunStatus } from '../src/domain/deployments/model';
 import { holdOneServerRun, holdOrThaw, type HoldableRun } from '../src/domain/deployments/freeze-hold';
 import { ServerModel } from '../src/domain/servers/model';
@@ -46,22 +45,10 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
       return { steps: runs.stepsToRun(run), frozen: await holdOneServerRun(run) };
     },
 
-    /** A fleet run: queued → running, and what its workflow needs to run its batches; null when it has ended (cancelled while queued). */
+    /** A fleet run: queued → running, and what its workflow needs to run its batches (or its window); null when it has ended (cancelled while queued). */
     async beginFleet({ runId }: { runId: string }): Promise<FleetPlan | null> {
       const run = await runs.beginRun(runId);
-      if (!run?.fleet) return null;
-      const { total, batches, max_failures: maxFailures } = run.fleet;
-      // A gate past the last batch guards nothing (the plan warns of it).
-      const gated: FleetGate[] = (run.fleet.strategy?.gates ?? [])
-        .filter((gate) => gate.before_batch <= batches)
-        .map((gate) => ({ beforeBatch: gate.before_batch, approvals: gate.approvals, expiresIn: gate.expires_in, expiresInMs: parseDuration(gate.expires_in) * 1000 }))
-        .sort((a, b) => a.beforeBatch - b.beforeBatch);
-      const check = healthCheckOf({ strategy: run.fleet.strategy });
-      const healthCheck = check
-        ? { command: check.command, soakSeconds: check.soak_seconds, timeoutSeconds: check.timeout_seconds, retries: check.retries, intervalSeconds: check.interval_seconds }
-        : undefined;
-      const rollbackAutomatic = !!run.fleet.rollback?.steps.length && run.fleet.rollback.automatic !== false;
-      return { total, batches, maxFailures, ...(gated.length ? { gates: gated } : {}), ...(healthCheck ? { healthCheck } : {}), ...(rollbackAutomatic ? { rollbackAutomatic } : {}) };
+      return run?.fleet ? fleetPlanOf(run.fleet) : null;
     },
 
     /**
@@ -70,7 +57,7 @@ export function createRunBookkeepingActivities({ wakeQueue }: RunQueueActivityDe
      * open already); false when the run no longer runs.
      */
     openGate: async ({ runId, gate, openedAt, expiresAt }: { runId: string; gate: FleetGate; openedAt: number; expiresAt: number }): Promise<false | OpenedGate> => {
-      const opened = await gates.openGate(runId, { beforeBatch: gate.beforeBatch, approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) });
+      const opened = await gates.openGate(runId, { beforeBatch: gate.beforeBatch, ...(gate.beforeTarget ? { beforeTarget: gate.beforeTarget } : {}), approvals: gate.approvals, expiresIn: gate.expiresIn, openedAt: new Date(openedAt), expiresAt: new Date(expiresAt) });
       return opened ? { ...opened, expiresAt: opened.expiresAt.getTime() } : false;
     },
 

@@ -1,11 +1,9 @@
-import { allHandlersFinished, CancellationScope, CancelledFailure, ChildWorkflowFailure, condition, continueAsNew, executeChild, isCancellation, ParentClosePolicy, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, CancelledFailure, condition, continueAsNew, isCancellation, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { failure as failureOf } from '../src/domain/contracts/failure-types';
-import type { FleetProgress, FleetResult, FleetRunInput, FleetTarget, RunResult, TargetRunInput } from '../src/domain/contracts/runs';
-import { runSearchAttributes } from '../src/domain/contracts/search-attributes';
-import { fleetTargetWorkflowId } from '../src/domain/contracts/workflow-ids';
-import { deploymentTargetWorkflow } from './deployment-target';
-import { firstLine } from './failures';
+import type { FleetProgress, FleetResult, FleetRunInput } from '../src/domain/contracts/runs';
 import { fleetGuards } from './fleet-guards';
+import { runTarget, targetFailureLine } from './fleet-targets';
+import { runWindow } from './fleet-window';
 import { checkBatchHealth, targetHealthCheck } from './health-checks';
 import { isPatched, PATCHES } from './patches';
 import { rollBack } from './rollback';
@@ -22,13 +20,6 @@ const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo(
 
 const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) / 1000);
 
-/** Why a target failed, in one line: the failure of its workflow (the first failed step, its server and why). */
-function targetFailureLine(target: FleetTarget, error: unknown): string {
-  const cause = error instanceof ChildWorkflowFailure && error.cause ? error.cause : error;
-  if (isCancellation(cause)) return `${target.serverTitle}: cancelled`;
-  return firstLine(cause instanceof Error ? cause.message : String(cause));
-}
-
 /**
  * One fleet run: its targets batch by batch, each batch's targets at once, each target a child
  * workflow that waits for its turn in its server's queue and runs the steps there. After a batch, if
@@ -40,6 +31,9 @@ function targetFailureLine(target: FleetTarget, error: unknown): string {
  * until a resume; a gate before a batch waits for people's approvals; a rejection or an expiry
  * ends the run, failed, its later batches skipped; a change freeze covering the next batch holds
  * the run (status frozen) until it lifts.
+ *
+ * With `max_concurrency` the run is a rolling window instead (fleet-window.ts): the same guards,
+ * failure threshold and ending, without batches.
  *
  * Its outcome is the run's: completes when every target succeeded, fails naming how many targets
  * failed and the first failure (or why its gate did not open), is cancelled when the run was.
@@ -73,8 +67,27 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
     const summary = await rollBack(run.runId, error);
     return summary ? `${error}; ${summary}` : error;
   };
+  /** A gate that did not open ends the run, failed, its later targets skipped (rolled back if its deployment says so). */
+  const failAtGate = async (error: string, fromBatch: number, where: string): Promise<never> => {
+    await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'skipped', fromBatch });
+    const message = await withRollback(error);
+    await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: 'failed', error: message }));
+    setCurrentDetails(`failed before ${where}: ${message}`);
+    await condition(allHandlersFinished);
+    throw failureOf('DeploymentRunFailed', message);
+  };
+  /** Continues as new before batch (or window group) `nextBatch`, nothing running. */
+  const continueFrom = async (nextBatch: number, tally = { failed, firstFailure }): Promise<never> => {
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch, ...tally, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
+  };
   try {
-    for (let batch = progress.nextBatch; batch <= plan.batches; batch += 1) {
+    if (plan.maxConcurrency) {
+      const tally = { failed, firstFailure }; // the window's count, the run's however it ends
+      const closed = await runWindow({ run, plan, guards, tally, fromGroup: progress.nextBatch, historyFull, continueFrom: (group) => continueFrom(group, tally) }).finally(() => ({ failed, firstFailure } = tally));
+      if (closed) await failAtGate(closed.error, closed.gate.beforeBatch, `target ${closed.gate.beforeTarget}`);
+    }
+    for (let batch = progress.nextBatch; !plan.maxConcurrency && batch <= plan.batches; batch += 1) {
       if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled between batches');
       if (tooManyFailures()) {
         await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'skipped', fromBatch: batch });
@@ -84,20 +97,10 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
       const gate = plan.gates?.find((g) => g.beforeBatch === batch);
       if (gate) {
         const ended = await guards.awaitGate(gate);
-        if (!ended.approved) {
-          await bookkeeping.closeWaitingTargets({ runId: run.runId, to: 'skipped', fromBatch: batch });
-          const error = await withRollback(ended.error);
-          await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: 'failed', error }));
-          setCurrentDetails(`failed before batch ${batch}/${plan.batches}: ${error}`);
-          await condition(allHandlersFinished);
-          throw failureOf('DeploymentRunFailed', error);
-        }
+        if (!ended.approved) await failAtGate(ended.error, batch, `batch ${batch}/${plan.batches}`);
       }
       // The last word before a batch starts: no batch starts while a change freeze covers it (a long freeze continues as new meanwhile).
-      if (isPatched(PATCHES.changeFreezes) && (await guards.holdWhileFrozen(batch, plan.batches, historyFull)) === 'continue') {
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch, failed, firstFailure, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
-      }
+      if (isPatched(PATCHES.changeFreezes) && (await guards.holdWhileFrozen(batch, plan.batches, historyFull)) === 'continue') await continueFrom(batch);
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
       setCurrentDetails(`batch ${batch}/${plan.batches}: ${targets.length} targets running; ${failed} of ${plan.total} failed so far (${plan.maxFailures} allowed)`);
       // Without a soak, nothing waits for the rest of the batch: each target is checked as soon as its own steps end.
@@ -131,17 +134,15 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
         }
       }
       const more = batch < plan.batches;
-      if (more && historyFull()) {
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof deploymentFleetWorkflow>({ ...run, progress: { plan, nextBatch: batch + 1, failed, firstFailure, startedAt, ...(guards.pauseAsked() ? { pauseAsked: true } : {}) } });
-      }
+      if (more && historyFull()) await continueFrom(batch + 1);
     }
   } catch (error) {
     return endCancelled(error);
   }
   if (failed > 0) {
     // Any target that failed fails the run: max_failures only decides whether later batches start.
-    const stopped = tooManyFailures() ? `more than the ${plan.maxFailures} allowed: later batches skipped` : `${plan.maxFailures} allowed: every batch ran`;
+    const [skipped, ranAll] = plan.maxConcurrency ? ['later targets skipped', 'every target ran'] : ['later batches skipped', 'every batch ran'];
+    const stopped = tooManyFailures() ? `more than the ${plan.maxFailures} allowed: ${skipped}` : `${plan.maxFailures} allowed: ${ranAll}`;
     const halted = `${failed} of ${plan.total} targets failed (${stopped}); first: ${firstFailure}`;
     let message = halted;
     try {
@@ -157,27 +158,3 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
   setCurrentDetails(`succeeded: ${plan.total} targets in ${secondsSince(startedAt)} s`);
   return { status: 'success', targets: plan.total, duration_seconds: secondsSince(startedAt) };
 }
-
-function runTarget(run: FleetRunInput, target: FleetTarget, batch: number): Promise<RunResult> {
-  const input: TargetRunInput = {
-    runId: target.runId,
-    organizationId: run.organizationId,
-    deploymentId: run.deploymentId,
-    serverId: target.serverId,
-    deploymentName: run.deploymentName,
-    triggeredBy: run.triggeredBy,
-    serverTitle: target.serverTitle,
-    fleetRunId: run.runId,
-    batch,
-  };
-  return executeChild(deploymentTargetWorkflow, {
-    workflowId: fleetTargetWorkflowId(run.runId, target.serverId),
-    args: [input],
-    typedSearchAttributes: runSearchAttributes(input),
-    staticSummary: `${run.deploymentName} on ${target.serverTitle} (batch ${batch})`,
-    staticDetails: `**Server** ${target.serverTitle} (${target.serverId})\n\n**Fleet run** ${run.runId}\n\n**Target run** ${target.runId}`,
-    // The fleet run terminated by hand: its targets are cancelled cleanly, their commands killed.
-    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-  });
-}
-

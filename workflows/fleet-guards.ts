@@ -55,7 +55,7 @@ async function waitForDecision(runId: string, beforeBatch: number, decided: () =
 }
 
 const approvalsText = (open: OpenGate) =>
-  `waiting for ${open.gate.approvals} approval${open.gate.approvals > 1 ? 's' : ''} before batch ${open.gate.beforeBatch} (${open.approvers.length} given${open.approvers.length ? `: ${open.approvers.join(', ')}` : ''})`;
+  `waiting for ${open.gate.approvals} approval${open.gate.approvals > 1 ? 's' : ''} before ${open.gate.beforeTarget ? `target ${open.gate.beforeTarget}` : `batch ${open.gate.beforeBatch}`} (${open.approvers.length} given${open.approvers.length ? `: ${open.approvers.join(', ')}` : ''})`;
 
 /**
  * A fleet run's guards between batches: its approval gates and its pause. People's decisions arrive

@@ -108,7 +108,7 @@ export function guardLine({ status, gate, pause, rollback, freeze }: Pick<Run, '
   if (status === 'awaiting_approval' && gate) {
     const names = gate.approvals.map((a) => a.by.name);
     const plural = gate.approvals_required > 1 ? 's' : '';
-    return `waiting for ${gate.approvals_required} approval${plural} before batch ${gate.before_batch} (${names.length} given${names.length ? `: ${names.join(', ')}` : ''}); expires at ${gate.expires_at}`;
+    return `waiting for ${gate.approvals_required} approval${plural} before ${gate.before_target ? `target ${gate.before_target}` : `batch ${gate.before_batch}`} (${names.length} given${names.length ? `: ${names.join(', ')}` : ''}); expires at ${gate.expires_at}`;
   }
   if (status === 'paused' && pause) return `paused by ${pause.by.name}: ${pause.reason} (waiting for a resume)`;
   if (status === 'frozen' && freeze) return `frozen by ${freeze.names.join(', ')} until ${freeze.until} (goes on when the freeze lifts)`;

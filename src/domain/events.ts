@@ -95,6 +95,8 @@ export interface EventActor {
 
 export interface RunGateState {
   before_batch: number;
+  /** In a rolling window: the target it stands before (its group is before_batch); null with batches. */
+  before_target: number | null;
   approvals_required: number;
   approvals: Array<{ by: EventActor; at: string; comment: string | null; plan_hash: string | null }>;
   opened_at: string;

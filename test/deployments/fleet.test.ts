@@ -106,7 +106,7 @@ describe('a fleet run', () => {
     });
     const body = { parameters: { version: '1.4.2', api_token: 'tok-very-secret-123' } };
     const plan = await ops.plan(deployment.id, body);
-    expect(plan.strategy).toEqual({ batch_size: 2, max_failures: 0, batches: 3, gates: [], health_check: null });
+    expect(plan.strategy).toEqual({ batch_size: 2, max_concurrency: null, max_failures: 0, batches: 3, gates: [], health_check: null });
     expect(plan.environment).toEqual({ BOSUN_PARAM_VERSION: '1.4.2', BOSUN_PARAM_API_TOKEN: '********' });
     expect(plan.steps).toEqual([expect.objectContaining({ name: 'show' })]);
     expect(plan.warnings).toEqual([]);

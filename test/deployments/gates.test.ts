@@ -56,7 +56,7 @@ const expectCreated = (res: { status: number; body: { data: { id: string } } }) 
 describe('an approval gate', () => {
   test('a canary batch, then the run waits for two people; the triggerer, a service account and a second approval by the same person are refused; two approvals let it finish', async () => {
     const deployment = await carol.define({ targets: { tags: ['app'] }, strategy: { batch_size: 1, gates: [{ before_batch: 2, approvals: 2, expires_in: '1h' }] }, steps: marking('canary') });
-    expect(deployment.strategy).toEqual({ batch_size: 1, max_failures: null, gates: [{ before_batch: 2, approvals: 2, expires_in: '1h' }], health_check: null });
+    expect(deployment.strategy).toEqual({ batch_size: 1, max_concurrency: null, max_failures: null, gates: [{ before_batch: 2, approvals: 2, expires_in: '1h' }], health_check: null });
     const { run_id: runId } = await carol.trigger(deployment.id);
     const live = await carol.subscribe(runId);
 

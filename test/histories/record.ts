@@ -280,6 +280,26 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     await save('deployment-rollback-run', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(run.targets[0]!.rollback!.run_id)));
   },
 
+  async 'deployment-fleet-window'(ctx) {
+    const user = userWithToken(ctx.bosun, ctx.token);
+    const servers = [ctx.serverId, await user.addServer({ host: '127.0.0.12' }), await user.addServer({ host: '127.0.0.13' })];
+    const approver = await personToken(ctx, 'Windower');
+    // A rolling window of two, a health check per target (the second's fails, one failure allowed), a gate before the third target: approved.
+    const created = await ctx.api('post', '/api/v1/deployments', {
+      name: 'windowed',
+      targets: { server_ids: servers },
+      strategy: { max_concurrency: 2, max_failures: 1, gates: [{ before_target: 3, approvals: 1, expires_in: '1h' }], health_check: { command: 'here=$(echo "$SSH_CONNECTION" | cut -d" " -f3); [ "$here" != 127.0.0.12 ]' } },
+      steps: [{ name: 'release', command: 'echo released' }],
+    });
+    const deploymentId = created.body.data.id as string;
+    const runPath = `/api/v1/deployments/${deploymentId}/runs/`;
+    const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`)).body.run_id!;
+    await eventually(async () => (await ctx.api('get', runPath + runId)).body.data.status as string, (s) => s === 'awaiting_approval', 60_000);
+    expect200(await ctx.bosun.api.post(`${runPath}${runId}/approve`).set(bearer(approver)).send({ comment: 'recorded' }));
+    await eventually(async () => (await ctx.api('get', runPath + runId)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
+    await save('deployment-fleet-window', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
+  },
+
   async 'deployment-rollback-requested'(ctx) {
     const created = await ctx.api('post', '/api/v1/deployments', {
       name: 'rollback-on-request',

@@ -9,6 +9,7 @@ import { deploymentRunWorkflowId, TURN_SIGNAL } from '../../src/domain/contracts
 import { MAX_BATCH_SIZE, type FleetRunInput, type FleetTarget } from '../../src/domain/contracts/runs';
 import { createWorkflowOutcomeActivities } from '../../activities/workflow-outcome';
 import { sharedServices } from '../support/shared';
+import { executionsOf } from '../support/executions';
 
 /*
  * A fleet run of a full batch and a tenth of another (1,100 targets), on the Temporal dev server the
@@ -109,21 +110,9 @@ test(`a fleet run of ${TARGETS} targets goes through every batch, each target on
   expect([...finished].filter((id) => Number(id.replace('target-', '')) % 100 !== 0)).toEqual([]);
   // Every execution of the fleet workflow (one per continue-as-new, followed from the first) kept its
   // history short, and started at most one batch of targets: what bounds a run of any size.
-  const executions = await executionsOf(deploymentRunWorkflowId(runId));
+  const executions = await executionsOf(env.client, deploymentRunWorkflowId(runId));
   expect(executions.length).toBeGreaterThanOrEqual(Math.min(batches, 2));
   for (const { events, targets } of executions) expect({ events: events < BOUND, targets: targets <= BATCH }).toEqual({ events: true, targets: true });
   expect(executions.reduce((sum, e) => sum + e.targets, 0)).toBe(TARGETS);
   // A guard against a hang, not a speed check: about a minute on 2 idle cores for 1,100 targets.
 }, 45 * 60_000);
-
-/** Each execution of a workflow, from its first through every continue-as-new: its events, and the targets (child workflows) it started. */
-async function executionsOf(workflowId: string): Promise<Array<{ events: number; targets: number }>> {
-  const found: Array<{ events: number; targets: number }> = [];
-  let runId: string | undefined = (await env.client.workflow.getHandle(workflowId).describe()).raw.workflowExecutionInfo?.firstRunId ?? undefined;
-  while (runId) {
-    const events = (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-    found.push({ events: events.length, targets: events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length });
-    runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return found;
-}

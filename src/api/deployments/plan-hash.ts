@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { stepDefinitions, type StepDefinition } from '../../domain/deployments/new-runs';
 import type { Deployment } from '../../domain/deployments/model';
 import type { ParameterValue } from '../../domain/deployments/parameters';
-import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
+import { gatesOf, healthCheckOf, rollbackOf, type GateDefinition } from '../../domain/deployments/strategy';
 import { ApiError } from '../http/errors';
-import { batchOf, resolveStrategy, type ResolvedStrategy } from './targets';
+import { resolveStrategy, type ResolvedStrategy } from './targets';
 
 /** What a plan hash covers: what a run would do, where, in which order, with what. */
 export interface PlannedRun {
@@ -12,11 +12,13 @@ export interface PlannedRun {
   targets: ReadonlyArray<{ serverId: string; batch: number }>;
   steps: readonly StepDefinition[];
   strategy: ResolvedStrategy;
-  gates: ReadonlyArray<{ before_batch: number; approvals: number; expires_in: string }>;
+  gates: readonly GateDefinition[];
   healthCheck: { command: string; soak_seconds: number; timeout_seconds: number; retries: number; interval_seconds: number } | null;
   rollback: { steps: readonly StepDefinition[]; automatic: boolean } | null;
   parameters: readonly ParameterValue[];
 }
+
+const gatePlace = (gate: GateDefinition) => gate.before_target ?? gate.before_batch;
 
 /**
  * The plan's hash: SHA-256 over its resolved targets and batches, its steps, its strategy (gates
@@ -28,8 +30,9 @@ export function planHash(plan: PlannedRun): string {
   const canonical = {
     targets: plan.targets.map((t) => [t.serverId, t.batch]),
     steps: stepsKey(plan.steps),
-    strategy: [plan.strategy.batchSize, plan.strategy.maxFailures, plan.strategy.batches],
-    gates: [...plan.gates].sort((a, b) => a.before_batch - b.before_batch).map((g) => [g.before_batch, g.approvals, g.expires_in]),
+    // A window's, and its gates' targets, only where there is one: a batched plan's hash is what it was.
+    strategy: [plan.strategy.batchSize, plan.strategy.maxFailures, plan.strategy.batches, ...(plan.strategy.maxConcurrency !== null ? [plan.strategy.maxConcurrency] : [])],
+    gates: [...plan.gates].sort((a, b) => gatePlace(a) - gatePlace(b)).map((g) => [...(g.before_target !== undefined ? ['target', g.before_target] : [g.before_batch]), g.approvals, g.expires_in]),
     health: plan.healthCheck ? [plan.healthCheck.command, plan.healthCheck.soak_seconds, plan.healthCheck.timeout_seconds, plan.healthCheck.retries, plan.healthCheck.interval_seconds] : null,
     rollback: plan.rollback ? [plan.rollback.automatic, stepsKey(plan.rollback.steps)] : null,
     parameters: [...plan.parameters].sort((a, b) => a.name.localeCompare(b.name)).map((p) => [p.name, p.secret ? null : p.value]),
@@ -44,12 +47,13 @@ export function planHash(plan: PlannedRun): string {
  */
 export function planOf(deployment: Pick<Deployment, 'server_id' | 'strategy' | 'rollback' | 'steps'>, servers: readonly { _id: { toString(): string } }[], parameters: readonly ParameterValue[]) {
   const fleet = !deployment.server_id;
-  const strategy = resolveStrategy(fleet ? deployment.strategy : null, servers.length);
+  const gates = fleet ? gatesOf(deployment) : [];
+  const strategy = resolveStrategy(fleet && deployment.strategy ? { ...deployment.strategy, gates } : null, servers.length);
   const planned = {
-    targets: servers.map((server, index) => ({ serverId: server._id.toString(), batch: batchOf(index, strategy.batchSize) })),
+    targets: servers.map((server, index) => ({ serverId: server._id.toString(), batch: strategy.batchOfTargets[index]! })),
     steps: deployment.steps,
     strategy,
-    gates: fleet ? gatesOf(deployment) : [],
+    gates,
     healthCheck: fleet ? healthCheckOf(deployment) : null,
     rollback: fleet ? rollbackOf(deployment) : null,
     parameters,

@@ -33,7 +33,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const servers = await resolveTargets(deployment);
     const planned = planOf(deployment, servers, values);
     const { gates, healthCheck, rollback } = planned;
-    const { batchSize, maxFailures, batches } = planned.strategy;
+    const { batchSize, maxFailures, batches, maxConcurrency } = planned.strategy;
     const busy = new Map(
       (
         await DeploymentRunModel.aggregate<{ _id: Types.ObjectId; n: number }>([
@@ -45,7 +45,11 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
     const warnings: { server_id: string | null; code: string; message: string }[] = [];
     if (!servers.length) warnings.push({ server_id: null, code: 'no_targets', message: 'No server matches the deployment’s targets: a trigger would be refused' });
     for (const gate of gates) {
-      if (servers.length && gate.before_batch > batches) {
+      if (!servers.length) continue;
+      if (gate.before_target !== undefined && gate.before_target > servers.length) {
+        warnings.push({ server_id: null, code: 'gate_ignored', message: `The gate before target ${gate.before_target} guards nothing: the run has ${servers.length} target${servers.length > 1 ? 's' : ''}, so it is ignored` });
+      }
+      if (gate.before_batch !== undefined && gate.before_batch > batches) {
         warnings.push({ server_id: null, code: 'gate_ignored', message: `The gate before batch ${gate.before_batch} guards nothing: the run has ${batches} batch${batches > 1 ? 'es' : ''}, so it is ignored` });
       }
     }
@@ -81,7 +85,7 @@ export function deploymentPlanner(findDeployment: FindDeployment) {
       deployment_id: deployment._id.toString(),
       plan_hash: planned.hash,
       rollback,
-      strategy: { batch_size: batchSize, max_failures: maxFailures, batches: servers.length ? batches : 0, gates, health_check: healthCheck },
+      strategy: { batch_size: maxConcurrency === null ? batchSize : null, max_concurrency: maxConcurrency, max_failures: maxFailures, batches: servers.length ? batches : 0, gates, health_check: healthCheck },
       targets: servers.map((server, index) => ({
         server_id: server._id.toString(),
         title: server.title,

@@ -7,9 +7,9 @@ import { createFleetRun, createRun, type NewRun } from '../../domain/deployments
 import { ServerNotRunnable } from '../../domain/servers/trigger-places';
 import { DeploymentRunModel, type Deployment, type DeploymentRun } from '../../domain/deployments/model';
 import { isDuplicateKey } from '../../domain/database';
-import { gatesOf, healthCheckOf, rollbackOf } from '../../domain/deployments/strategy';
+import { gatesOf, healthCheckOf, maxConcurrencyOf, rollbackOf } from '../../domain/deployments/strategy';
 import type { triggerAdmission } from './admission';
-import { batchOf, resolveStrategy, type TargetServer } from './targets';
+import { resolveStrategy, type TargetServer } from './targets';
 
 /*
  * A trigger's or a retry's run stored, queued: a one-server run in its place in its server's queue,
@@ -76,19 +76,29 @@ export function runCreation({ deploymentExists, takePlace }: Pick<ReturnType<typ
     const { strategy: given, rollback, ...rest } = fields;
     const request = { ...rest, request_digest: digest };
     if (targets) {
-      const strategy = resolveStrategy(given, targets.length);
+      const gates = gatesOf({ strategy: given });
+      const strategy = resolveStrategy(given && { ...given, gates }, targets.length);
+      const snapshot = given ? { batch_size: given.batch_size ?? null, max_concurrency: maxConcurrencyOf({ strategy: given }), max_failures: given.max_failures ?? null, gates, health_check: healthCheckOf({ strategy: given }) } : null;
       return createFleetRun(
         {
           ...request,
           server_id: null,
           queue_seq: null,
-          fleet: { total: targets.length, batches: strategy.batches, batch_size: strategy.batchSize, max_failures: strategy.maxFailures, strategy: given ? { batch_size: given.batch_size ?? null, max_failures: given.max_failures ?? null, gates: gatesOf({ strategy: given }), health_check: healthCheckOf({ strategy: given }) } : null, rollback: rollbackOf({ rollback }) },
+          fleet: {
+            total: targets.length,
+            batches: strategy.batches,
+            batch_size: strategy.batchSize,
+            ...(strategy.maxConcurrency !== null ? { max_concurrency: strategy.maxConcurrency } : {}),
+            max_failures: strategy.maxFailures,
+            strategy: snapshot,
+            rollback: rollbackOf({ rollback }),
+          },
         },
         targets.map(({ server: target, start_step, skipped_outputs }, index) => ({
           server_id: target._id,
           server_title: target.title,
           server_host: target.host,
-          batch: batchOf(index, strategy.batchSize),
+          batch: strategy.batchOfTargets[index],
           start_step,
           skipped_outputs,
         })),

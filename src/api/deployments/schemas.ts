@@ -42,7 +42,13 @@ const percent = (min: 0 | 1) => z.string().regex(min === 1 ? /^(?:100|[1-9][0-9]
 export const MAX_APPROVALS = 10;
 
 const gateSchema = z.strictObject({
-  before_batch: z.number().int().min(1, 'before_batch is at least 1 (1: before anything runs)').describe('1: before anything runs; N: after batch N-1 (a canary), before batch N'),
+  before_batch: z.number().int().min(1, 'before_batch is at least 1 (1: before anything runs)').optional().describe('With batch_size: 1: before anything runs; N: after batch N-1 (a canary), before batch N'),
+  before_target: z
+    .number()
+    .int()
+    .min(1, 'before_target is at least 1 (1: before anything runs)')
+    .optional()
+    .describe('With max_concurrency: the N-th target in order (1-based) does not start until the gate is approved; the targets before it have finished by then (a canary of 5: 6)'),
   approvals: z.number().int().min(1, 'approvals is at least 1').max(MAX_APPROVALS, `approvals is at most ${MAX_APPROVALS}`).describe('How many distinct people must approve (never the person who triggered the run, never a service account)'),
   expires_in: durationSchema.default('24h').describe('How long the gate waits before the run fails ("approval expired after …")'),
 });
@@ -50,24 +56,51 @@ const gateSchema = z.strictObject({
 export const healthCheckSchema = z
   .strictObject({
     command: text('health_check.command', { min: 1, max: MAX_COMMAND_LENGTH }).describe('Run on each target of a batch once its steps succeeded; exit 0 is healthy'),
-    soak_seconds: z.number().int().min(0).max(24 * 3600).default(0).describe('How long to wait after the batch before checking (a durable timer)'),
+    soak_seconds: z.number().int().min(0).max(24 * 3600).default(0).describe('How long to wait after the batch (in a window: after the target’s steps, its slot held) before checking (a durable timer)'),
     timeout_seconds: z.number().int().min(1).max(3600).default(10).describe('One attempt longer than this fails (its command is stopped)'),
     retries: z.number().int().min(0).max(20).default(0).describe('Attempts after the first before the target is failed'),
     interval_seconds: z.number().int().min(0).max(3600).default(5).describe('Between attempts'),
   })
   .refine((h) => h.command.trim().length > 0, { message: 'health_check.command must not be empty', path: ['command'] });
 
-export const strategySchema = z.strictObject({
-  batch_size: z.union([z.number().int().min(1, 'batch_size is at least 1'), percent(1)]).optional(),
-  max_failures: z.union([z.number().int().min(0, 'max_failures is at least 0'), percent(0)]).optional(),
-  gates: z
-    .array(gateSchema)
-    .max(20, 'at most 20 gates')
-    .refine((gates) => new Set(gates.map((g) => g.before_batch)).size === gates.length, 'one gate per batch: before_batch values must be unique')
-    .optional()
-    .describe('Approval gates: the run waits before batch `before_batch` until `approvals` people approve'),
-  health_check: healthCheckSchema.optional().describe('A check run on each target of a batch after it, before the next batch: a target whose check still fails after its retries is failed'),
-});
+/** A window run's gates stand before a target, a batched run's before a batch: each gate names the one its strategy has. */
+function gatesFitTheStrategy(strategy: { batch_size?: unknown; max_concurrency?: unknown; gates?: Array<{ before_batch?: number; before_target?: number }> }, ctx: z.RefinementCtx) {
+  const window = strategy.max_concurrency !== undefined;
+  if (window && strategy.batch_size !== undefined) ctx.addIssue({ code: 'custom', path: ['max_concurrency'], message: 'give batch_size (fixed batches) or max_concurrency (a rolling window), not both' });
+  const [own, other] = window ? (['before_target', 'before_batch'] as const) : (['before_batch', 'before_target'] as const);
+  for (const [index, gate] of (strategy.gates ?? []).entries()) {
+    if (gate[other] !== undefined) {
+      const message = window ? 'before_batch applies to batches: with max_concurrency a gate stands before_target' : 'before_target applies to a rolling window (max_concurrency): with batches a gate stands before_batch';
+      ctx.addIssue({ code: 'custom', path: ['gates', index, other], message });
+    } else if (gate[own] === undefined) ctx.addIssue({ code: 'custom', path: ['gates', index, own], message: `${own} is required` });
+  }
+  const places = (strategy.gates ?? []).map((gate) => gate[own]).filter((place) => place !== undefined);
+  if (new Set(places).size !== places.length) ctx.addIssue({ code: 'custom', path: ['gates'], message: `one gate per place: ${own} values must be unique` });
+}
+
+export const strategySchema = z
+  .strictObject({
+    batch_size: z.union([z.number().int().min(1, 'batch_size is at least 1'), percent(1)]).optional().describe('Fixed batches: this many targets (or this percentage of them) at once, each batch waiting for the one before'),
+    max_concurrency: z
+      .union([z.number().int().min(1, 'max_concurrency is at least 1'), percent(1)])
+      .optional()
+      .describe('A rolling window instead of batches: at most this many targets (or this percentage of them) run at once, and a finished target’s slot is taken by the next at once. Not with batch_size'),
+    max_failures: z
+      .union([z.number().int().min(0, 'max_failures is at least 0'), percent(0)])
+      .optional()
+      .describe('How many targets may fail (or what percentage of them) before no new batch — or, in a window, no new target — starts; the run fails if any target failed'),
+    gates: z
+      .array(gateSchema)
+      .max(20, 'at most 20 gates')
+      .optional()
+      .describe('Approval gates: the run waits before batch `before_batch` (or, with max_concurrency, before target `before_target`) until `approvals` people approve'),
+    health_check: healthCheckSchema
+      .optional()
+      .describe('A check run on each target after its steps succeeded (after its batch, or in a window as the target finishes): a target whose check still fails after its retries is failed'),
+  })
+  .superRefine(gatesFitTheStrategy)
+  // The refinement's first rule, as the document states it.
+  .meta({ not: { required: ['batch_size', 'max_concurrency'] } });
 
 /** JSON Schema: `flag` is true and `other` is given. */
 const exactlyTrue = (flag: string, other: string) => ({ required: [flag, other], properties: { [flag]: { const: true } } });

@@ -3,6 +3,7 @@ import { MAX_BATCH_SIZE } from '../../domain/contracts/runs';
 import type { Deployment } from '../../domain/deployments/model';
 import { ServerModel, type Server } from '../../domain/servers/model';
 import { taggedForTargeting } from '../../domain/servers/quarantine';
+import { windowGroups } from '../../domain/deployments/window';
 
 /*
  * A deployment's targets, resolved when a run is triggered (or planned): the servers it lists and
@@ -37,21 +38,35 @@ const amount = (value: unknown, total: number, round: (n: number) => number): nu
 };
 
 export interface ResolvedStrategy {
+  /** A batch's size; in a rolling window, its groups' (the window). */
   batchSize: number;
   maxFailures: number;
+  /** How many batches; in a rolling window, how many groups (windowGroups). */
   batches: number;
+  /** The rolling window: at most this many targets at once (null: fixed batches). */
+  maxConcurrency: number | null;
+  /** Each target's batch (or group), in order. */
+  batchOfTargets: number[];
 }
 
 /**
- * `batch_size` (default: all targets, at most MAX_BATCH_SIZE at once) and `max_failures` (default 0)
- * for `total` targets.
+ * `batch_size` (default: all targets, at most MAX_BATCH_SIZE at once) or `max_concurrency` (a
+ * rolling window, at most MAX_BATCH_SIZE too), and `max_failures` (default 0), for `total` targets;
+ * a window's gates (`before_target`) start new groups.
  */
-export function resolveStrategy(strategy: { batch_size?: unknown; max_failures?: unknown } | null | undefined, total: number): ResolvedStrategy {
-  const requested = amount(strategy?.batch_size, total, Math.ceil) ?? total;
+export function resolveStrategy(
+  strategy: { batch_size?: unknown; max_concurrency?: unknown; max_failures?: unknown; gates?: ReadonlyArray<{ before_target?: number | null }> | null } | null | undefined,
+  total: number,
+): ResolvedStrategy {
+  const window = amount(strategy?.max_concurrency, total, Math.ceil);
+  const requested = window ?? amount(strategy?.batch_size, total, Math.ceil) ?? total;
   const batchSize = Math.max(1, Math.min(requested, total || 1, MAX_BATCH_SIZE));
   const maxFailures = Math.max(0, amount(strategy?.max_failures, total, Math.floor) ?? 0);
-  return { batchSize, maxFailures, batches: Math.ceil(total / batchSize) };
+  if (window === null) {
+    const batchOfTargets = Array.from({ length: total }, (_, index) => Math.floor(index / batchSize) + 1);
+    return { batchSize, maxFailures, batches: Math.ceil(total / batchSize), maxConcurrency: null, batchOfTargets };
+  }
+  const gateTargets = (strategy?.gates ?? []).flatMap((gate) => (typeof gate.before_target === 'number' ? [gate.before_target] : []));
+  const batchOfTargets = windowGroups(total, batchSize, gateTargets);
+  return { batchSize, maxFailures, batches: batchOfTargets.at(-1) ?? 0, maxConcurrency: batchSize, batchOfTargets };
 }
-
-/** The batch (1-based) of the target at `index`. */
-export const batchOf = (index: number, batchSize: number) => Math.floor(index / batchSize) + 1;

@@ -91,8 +91,11 @@ export interface FleetRunInput {
 
 export interface FleetPlan {
   total: number;
+  /** How many batches; in a rolling window, how many groups of targets (see domain/deployments/window.ts). */
   batches: number;
   maxFailures: number;
+  /** A rolling window: at most this many targets at once, the next starting as one ends (absent: batches). */
+  maxConcurrency?: number;
   /** Approval gates within its batches, in batch order (absent in runs begun before gates existed). */
   gates?: FleetGate[];
   /** The check run on each target of a batch after it (absent: none). */
@@ -128,9 +131,11 @@ export interface HealthAttemptResult {
   output: string;
 }
 
-/** Before batch `beforeBatch`, `approvals` distinct people approve within `expiresIn` ("24h"), or the run fails. */
+/** Before batch `beforeBatch` (a window's: before target `beforeTarget`), `approvals` distinct people approve within `expiresIn` ("24h"), or the run fails. */
 export interface FleetGate {
   beforeBatch: number;
+  /** In a rolling window: the target (1-based) it stands before, the first of group `beforeBatch`. */
+  beforeTarget?: number;
   approvals: number;
   expiresIn: string;
   expiresInMs: number;

@@ -24,14 +24,16 @@ export const parameterDefinitionSchema = new Schema(
   { _id: false },
 );
 
-/** `batch_size` / `max_failures`: a count, or a percentage of the targets as a string ("25%"); null: the default. */
+/** `batch_size` / `max_concurrency` / `max_failures`: a count, or a percentage of the targets as a string ("25%"); null: the default. */
 export const strategySchema = new Schema(
   {
     batch_size: { type: Schema.Types.Mixed, default: null },
+    // A rolling window instead of batches (never both): see api/deployments/schemas.ts.
+    max_concurrency: { type: Schema.Types.Mixed, default: null },
     max_failures: { type: Schema.Types.Mixed, default: null },
-    // Approval gates: before batch `before_batch`, `approvals` distinct people approve within `expires_in`.
+    // Approval gates: before batch `before_batch` (or, in a window, target `before_target`), `approvals` distinct people approve within `expires_in`.
     gates: {
-      type: [new Schema({ before_batch: { type: Number, required: true }, approvals: { type: Number, required: true }, expires_in: { type: String, required: true } }, { _id: false })],
+      type: [new Schema({ before_batch: { type: Number }, before_target: { type: Number }, approvals: { type: Number, required: true }, expires_in: { type: String, required: true } }, { _id: false })],
       default: undefined,
     },
     // Run on each target of a batch once its steps succeeded (after `soak_seconds`): see api/deployments/schemas.ts.

@@ -20,6 +20,8 @@ const waitedUntil = (kind: 'approval' | 'pause' | 'freeze', since: string, now: 
 
 export interface OpeningGate {
   beforeBatch: number;
+  /** In a rolling window: the target it stands before. */
+  beforeTarget?: number;
   approvals: number;
   expiresIn: string;
   /** The workflow's clock: its timer and this agree. */
@@ -41,7 +43,7 @@ export async function openGate(runId: string, gate: OpeningGate): Promise<{ expi
       asChange({
         $set: {
           status: 'awaiting_approval',
-          gate: { before_batch: gate.beforeBatch, approvals_required: gate.approvals, approvals: [], opened_at: gate.openedAt, expires_in: gate.expiresIn, expires_at: gate.expiresAt, outcome: null },
+          gate: { before_batch: gate.beforeBatch, ...(gate.beforeTarget ? { before_target: gate.beforeTarget } : {}), approvals_required: gate.approvals, approvals: [], opened_at: gate.openedAt, expires_in: gate.expiresIn, expires_at: gate.expiresAt, outcome: null },
         },
       }),
       { session },

@@ -58,7 +58,7 @@ export type NewRun = Pick<DeploymentRun, 'organization_id' | 'deployment_id' | '
     /** A retry's: the outputs each step before `start_step` recorded in the run it retries (the run's outputs stay whole). */
     skipped_outputs?: ReadonlyArray<ReadonlyArray<StepOutput>>;
     parameters?: readonly StoredParameter[];
-    fleet?: { total: number; batches: number; batch_size: number; max_failures: number; strategy: unknown; rollback?: unknown } | null;
+    fleet?: { total: number; batches: number; batch_size: number; max_concurrency?: number; max_failures: number; strategy: unknown; rollback?: unknown } | null;
   };
 
 /** A fleet run's target as its trigger creates it: queued, waiting for its batch (no place in its server's queue yet). */

@@ -68,7 +68,7 @@ export async function recordRunEvent(runId: RunId, type: EventType, { session, k
           retry_of: run.retry_of?.toString() ?? null,
           schedule: run.schedule ? { id: run.schedule.id.toString(), name: run.schedule.name } : null,
           fleet: run.fleet ? { targets: run.fleet.total ?? null } : null,
-          ...(run.gate && (type === 'run.awaiting_approval' || type === 'run.approval_expiring') ? { gate: { before_batch: run.gate.before_batch, approvals_required: run.gate.approvals_required, expires_at: run.gate.expires_at.toISOString() } } : {}),
+          ...(run.gate && (type === 'run.awaiting_approval' || type === 'run.approval_expiring') ? { gate: { before_batch: run.gate.before_batch, ...(run.gate.before_target ? { before_target: run.gate.before_target } : {}), approvals_required: run.gate.approvals_required, expires_at: run.gate.expires_at.toISOString() } } : {}),
           ...(run.pause && type === 'run.paused' ? { pause: { by: run.pause.by.name, reason: run.pause.reason } } : {}),
           ...(run.rollback && type === 'run.rolled_back' ? { rollback: { status: run.rollback.status, summary: run.rollback.summary, reason: run.rollback.reason } } : {}),
           ...(failedStep ? { failed_step: failedStep } : {}),

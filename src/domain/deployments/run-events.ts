@@ -52,6 +52,7 @@ export const toHealthState = (h: DeploymentRun['health']): RunHealthState | null
 /** A run's gate as the API and its events show it. */
 export const toGateState = (g: NonNullable<DeploymentRun['gate']>): RunGateState => ({
   before_batch: g.before_batch,
+  before_target: g.before_target ?? null,
   approvals_required: g.approvals_required,
   approvals: g.approvals.map((a) => ({ by: actorView(a.by)!, at: iso(a.at)!, comment: a.comment ?? null, plan_hash: a.plan_hash ?? null })),
   opened_at: iso(g.opened_at)!,

@@ -22,6 +22,8 @@ const approvalSchema = new Schema(
 export const gateSchema = new Schema(
   {
     before_batch: { type: Number, required: true },
+    // In a rolling window: the target (1-based) it stands before, `before_batch` being that target's group.
+    before_target: { type: Number, default: null },
     approvals_required: { type: Number, required: true },
     approvals: { type: [approvalSchema], default: [] },
     opened_at: { type: Date, required: true },

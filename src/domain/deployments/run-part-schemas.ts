@@ -45,6 +45,8 @@ export const fleetSchema = new Schema(
     total: { type: Number, required: true },
     batches: { type: Number, required: true },
     batch_size: { type: Number, required: true },
+    // A rolling window: at most this many targets at once, `batch_size` its groups' size (null: batches).
+    max_concurrency: { type: Number, default: null },
     max_failures: { type: Number, required: true },
     strategy: { type: strategySchema, default: null },
     // The deployment's rollback when the run was triggered (its steps as they were then).

@@ -14,7 +14,7 @@ export interface DeploymentDefinition {
   name: string;
   server_id?: ServerRef;
   targets?: { server_ids?: ServerRef[]; tags?: string[] };
-  strategy?: { batch_size?: number | string | null; max_failures?: number | string | null; gates?: Array<{ before_batch: number; approvals: number; expires_in: string }>; health_check?: { command: string; soak_seconds?: number; timeout_seconds?: number; retries?: number; interval_seconds?: number } };
+  strategy?: { batch_size?: number | string | null; max_concurrency?: number | string | null; max_failures?: number | string | null; gates?: Array<{ before_batch?: number; before_target?: number; approvals: number; expires_in: string }>; health_check?: { command: string; soak_seconds?: number; timeout_seconds?: number; retries?: number; interval_seconds?: number } };
   rollback?: { steps: DeploymentDefinition['steps']; automatic?: boolean } | null;
   parameters?: Array<{ name: string; description?: string; required?: boolean; default?: string; secret?: boolean; pattern?: string }>;
   steps: Array<{ name: string; command: string; timeout_seconds?: number | null; retries?: number; continue_on_error?: boolean }>;

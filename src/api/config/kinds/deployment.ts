@@ -30,8 +30,9 @@ type Step = { name: string; command: string; timeout_seconds?: number | null; re
 type Parameter = { name: string; description?: string | null; default?: string | null; required?: boolean | null; secret?: boolean | null; pattern?: string | null };
 type Strategy = {
   batch_size?: unknown;
+  max_concurrency?: unknown;
   max_failures?: unknown;
-  gates?: ReadonlyArray<{ before_batch: number; approvals: number; expires_in: string }> | null;
+  gates?: ReadonlyArray<{ before_batch?: number | null; before_target?: number | null; approvals: number; expires_in: string }> | null;
   health_check?: { command: string; soak_seconds?: number | null; timeout_seconds?: number | null; retries?: number | null; interval_seconds?: number | null } | null;
 };
 
@@ -59,8 +60,9 @@ export const canonicalParameter = (p: Parameter) => ({
 
 const strategy = (s: Strategy) => ({
   ...present('batch_size', s.batch_size),
+  ...present('max_concurrency', s.max_concurrency),
   ...present('max_failures', s.max_failures),
-  ...present('gates', s.gates?.map(({ before_batch, approvals, expires_in }) => ({ before_batch, approvals, expires_in }))),
+  ...present('gates', s.gates?.map(({ before_batch, before_target, approvals, expires_in }) => ({ ...present('before_batch', before_batch), ...present('before_target', before_target), approvals, expires_in }))),
   ...(s.health_check
     ? {
         health_check: {

@@ -4,20 +4,26 @@ import { iso } from '../../../domain/timestamps';
 import { timestampSchema } from '../../http/timestamps';
 import { RUN_STATUSES, type Deployment } from '../../../domain/deployments/model';
 import { stepDefinitions } from '../../../domain/deployments/new-runs';
-import { gatesOf, healthCheckOf, rollbackOf } from '../../../domain/deployments/strategy';
+import { gatesOf, healthCheckOf, maxConcurrencyOf, rollbackOf } from '../../../domain/deployments/strategy';
 import type { LastRun } from '../../../domain/deployments/runs';
 import type { ParameterDefinition } from '../../../domain/deployments/parameters';
 import { managedByView, managedByViewSchema } from '../../ownership/views';
 import { targetFreezeNoticesSchema, type TargetFreezeNotice } from '../../servers/freeze-notices';
 
 const countOrPercent = z.union([z.number().int(), z.string()]);
-const gateDefinitionView = z.object({ before_batch: z.number().int(), approvals: z.number().int(), expires_in: z.string() });
+const gateDefinitionView = z.object({
+  before_batch: z.number().int().optional().describe('With batch_size: the batch it stands before'),
+  before_target: z.number().int().optional().describe('With max_concurrency: the target (1-based, in order) it stands before'),
+  approvals: z.number().int(),
+  expires_in: z.string(),
+});
 const healthCheckView = z
   .object({ command: z.string(), soak_seconds: z.number().int(), timeout_seconds: z.number().int(), retries: z.number().int(), interval_seconds: z.number().int() })
   .nullable()
   .describe('The check run on each target after its batch (null: none)');
 const strategyView = z.object({
   batch_size: countOrPercent.nullable(),
+  max_concurrency: countOrPercent.nullable().describe('A rolling window (null: batches)'),
   max_failures: countOrPercent.nullable(),
   gates: z.array(gateDefinitionView).describe('Approval gates (empty: none)'),
   health_check: healthCheckView,
@@ -105,6 +111,7 @@ export const toDeploymentView = (d: Deployment, { last, serverTitle, freezes }: 
   strategy: d.strategy
     ? {
         batch_size: (d.strategy.batch_size as unknown as number | string | null) ?? null,
+        max_concurrency: maxConcurrencyOf(d),
         max_failures: (d.strategy.max_failures as unknown as number | string | null) ?? null,
         gates: gatesOf(d),
         health_check: healthCheckOf(d),
@@ -120,8 +127,23 @@ export const planSchema = z
   .object({
     deployment_id: z.string(),
     plan_hash: z.string().describe('The hash of this plan (targets and batches, steps, strategy, parameters’ names and non-secret values): pass it to a trigger to run exactly what was reviewed'),
-    strategy: z.object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int(), gates: z.array(gateDefinitionView), health_check: healthCheckView }),
-    targets: z.array(z.object({ server_id: z.string(), title: z.string(), host: z.string(), status: z.string(), batch: z.number().int() })),
+    strategy: z.object({
+      batch_size: z.number().int().nullable().describe('Targets per batch; null in a rolling window (max_concurrency)'),
+      max_concurrency: z.number().int().nullable().describe('A rolling window: at most this many targets at once, the next starting as one ends; null with batches'),
+      max_failures: z.number().int(),
+      batches: z.number().int().describe('How many batches; in a rolling window, how many groups of targets (at most max_concurrency each, a new one at each gate)'),
+      gates: z.array(gateDefinitionView),
+      health_check: healthCheckView,
+    }),
+    targets: z.array(
+      z.object({
+        server_id: z.string(),
+        title: z.string(),
+        host: z.string(),
+        status: z.string(),
+        batch: z.number().int().describe('Its batch; in a rolling window, its group (groups do not wait for each other: freezes are checked and a rollback goes group by group)'),
+      }),
+    ),
     steps: deploymentSchema.shape.steps,
     rollback: deploymentSchema.shape.rollback.describe('The steps a halted run would run on the servers it touched (null: none)'),
     environment: z.record(z.string(), z.string()).describe('What each step would see: BOSUN_PARAM_<NAME>, secret values as ********'),

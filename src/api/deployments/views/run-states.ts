@@ -18,7 +18,8 @@ export const runSummarySchema = z
 
 export const runGateSchema = z
   .object({
-    before_batch: z.number().int(),
+    before_batch: z.number().int().describe('The batch it stands before; in a rolling window, the group of before_target'),
+    before_target: z.number().int().nullable().describe('In a rolling window: the target (1-based, in order) it stands before; null with batches'),
     approvals_required: z.number().int(),
     approvals: z.array(z.object({ by: actorSchema, at: timestampSchema, comment: z.string().nullable(), plan_hash: z.string().nullable().describe('The run’s plan_hash: what was approved') })),
     opened_at: timestampSchema,

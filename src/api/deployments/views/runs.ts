@@ -23,7 +23,12 @@ export const runSchema = z
     retry_of: z.string().nullable().describe('The run this one retries'),
     parameters: z.record(z.string(), z.string()).describe('The parameters it runs with; secret ones as ********'),
     strategy: z
-      .object({ batch_size: z.number().int(), max_failures: z.number().int(), batches: z.number().int() })
+      .object({
+        batch_size: z.number().int().nullable().describe('Targets per batch; null in a rolling window'),
+        max_concurrency: z.number().int().nullable().describe('A rolling window: at most this many targets at once, the next starting as one ends; null with batches'),
+        max_failures: z.number().int(),
+        batches: z.number().int().describe('How many batches; in a rolling window, how many groups of targets (a target’s `batch` is its group)'),
+      })
       .nullable()
       .describe('A fleet run’s strategy, resolved against its targets; null for a one-server run'),
     summary: runSummarySchema,
@@ -126,7 +131,9 @@ function runFields(r: DeploymentRun, counts: TargetStatusCounts) {
     status: r.status as (typeof RUN_STATUSES)[number],
     retry_of: r.retry_of?.toString() ?? null,
     parameters: maskedParameters(r.parameters),
-    strategy: r.fleet ? { batch_size: r.fleet.batch_size, max_failures: r.fleet.max_failures, batches: r.fleet.batches } : null,
+    strategy: r.fleet
+      ? { batch_size: r.fleet.max_concurrency ? null : r.fleet.batch_size, max_concurrency: r.fleet.max_concurrency ?? null, max_failures: r.fleet.max_failures, batches: r.fleet.batches }
+      : null,
     summary: toSummary(counts),
     triggered_by: triggeredByText(r),
     trigger: r.schedule

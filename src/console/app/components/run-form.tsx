@@ -99,7 +99,10 @@ function PlanView({ plan }: { plan: Plan }) {
   return (
     <div class="plan" aria-label="Plan">
       <h3>
-        Plan: {plan.targets.length} target{plan.targets.length === 1 ? '' : 's'} in {plan.strategy.batches} batch{plan.strategy.batches === 1 ? '' : 'es'}
+        Plan: {plan.targets.length} target{plan.targets.length === 1 ? '' : 's'}{' '}
+        {plan.strategy.max_concurrency !== null
+          ? `in a rolling window of ${plan.strategy.max_concurrency} (${plan.strategy.batches} group${plan.strategy.batches === 1 ? '' : 's'})`
+          : `in ${plan.strategy.batches} batch${plan.strategy.batches === 1 ? '' : 'es'}`}
       </h3>
       {plan.warnings.map((w) => (
         <p class="warning" role="status">
@@ -109,12 +112,12 @@ function PlanView({ plan }: { plan: Plan }) {
       <ul>
         {plan.targets.map((t) => (
           <li key={t.server_id}>
-            batch {t.batch}: {t.title} <code>{t.host}</code> <Status value={t.status} />
+            {plan.strategy.max_concurrency !== null ? 'group' : 'batch'} {t.batch}: {t.title} <code>{t.host}</code> <Status value={t.status} />
           </li>
         ))}
       </ul>
       <h4>Guards</h4>
-      <Guards gates={plan.strategy.gates} healthCheck={plan.strategy.health_check} rollback={plan.rollback} />
+      <Guards gates={plan.strategy.gates} healthCheck={plan.strategy.health_check} rollback={plan.rollback} inWindow={plan.strategy.max_concurrency !== null} />
       {Object.keys(plan.environment).length ? (
         <p>
           Environment:{' '}

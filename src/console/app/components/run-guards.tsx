@@ -44,7 +44,7 @@ export function GatePanel({ run, runPath }: { run: Run; runPath: string }) {
     }
   };
   return (
-    <Section title={`Approval gate before batch ${gate.before_batch}`} id="gate">
+    <Section title={`Approval gate before ${gate.before_target !== null ? `target ${gate.before_target}` : `batch ${gate.before_batch}`}`} id="gate">
       <p data-gate>
         {gate.approvals.length} of {gate.approvals_required} approval{gate.approvals_required > 1 ? 's' : ''}
         {gate.outcome ? ` · ${OUTCOME[gate.outcome]}` : ' · waiting'}

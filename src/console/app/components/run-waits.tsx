@@ -47,12 +47,13 @@ export function RunDuration({ run }: { run: Run }) {
 
 /**
  * What holds a target that has not started beyond its turn: the gate the run waits at (for the
- * gate's batch and those after it), the run's pause or its freeze. Null when it simply waits its
+ * gate's batch and those after it; in a window, every target not started), the run's pause or its freeze. Null when it simply waits its
  * turn, or has started. The API keeps the target `queued`: this is the run's state, read beside it.
  */
 export function holdOf(run: Pick<Run, 'status' | 'gate'>, target: Pick<Target, 'status' | 'batch'>): Hold | null {
   if (target.status !== 'queued') return null;
-  if (run.status === 'awaiting_approval') return run.gate && run.gate.outcome === null && target.batch >= run.gate.before_batch ? 'approval' : null;
+  // A window's gate opens once every target started before it has ended: the rest wait for it.
+  if (run.status === 'awaiting_approval') return run.gate && run.gate.outcome === null && (run.gate.before_target !== null || target.batch >= run.gate.before_batch) ? 'approval' : null;
   if (run.status === 'paused') return 'pause';
   if (run.status === 'frozen') return 'freeze';
   return null;
@@ -63,7 +64,7 @@ export function TargetStatus({ run, target }: { run: Run; target: Target }) {
   const hold = holdOf(run, target);
   if (!hold) return <span class={`status status-${target.status}`}>{target.status}</span>;
   return (
-    <span class={`status status-held status-held-${hold}`} title={`queued: ${hold === 'approval' ? `the run waits for approval before batch ${run.gate!.before_batch}` : `the run is ${HOLD_WORDS[hold]}`}`}>
+    <span class={`status status-held status-held-${hold}`} title={`queued: ${hold === 'approval' ? `the run waits for approval before ${run.gate!.before_target !== null ? `target ${run.gate!.before_target}` : `batch ${run.gate!.before_batch}`}` : `the run is ${HOLD_WORDS[hold]}`}`}>
       {HOLD_WORDS[hold]}
     </span>
   );

@@ -44,7 +44,7 @@ function WaitingForYou() {
         empty={person ? 'Nothing waits for your approval.' : 'Only people approve; runs waiting at a gate are listed for those who may approve them.'}
         columns={[
           { head: 'Deployment', cell: (r) => <a href={runLink(r, '#gate')}>{r.deployment_name}</a> },
-          { head: 'Approvals', cell: (r) => (r.gate ? `${r.gate.approvals.length} of ${r.gate.approvals_required}, before batch ${r.gate.before_batch}` : '—') },
+          { head: 'Approvals', cell: (r) => (r.gate ? `${r.gate.approvals.length} of ${r.gate.approvals_required}, before ${r.gate.before_target !== null ? `target ${r.gate.before_target}` : `batch ${r.gate.before_batch}`}` : '—') },
           { head: 'Triggered by', cell: (r) => r.trigger.name },
           { head: 'Waiting', cell: (r) => <Elapsed from={r.waiting_since} to={null} /> },
           { head: 'Expires', cell: (r) => <When at={r.gate?.expires_at} /> },

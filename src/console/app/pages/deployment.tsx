@@ -45,12 +45,12 @@ export function Deployment({ deploymentId }: { deploymentId: string }) {
       <ManagedNote managedBy={d.managed_by} id="managed-by" />
       <p data-runs-on>
         Runs on {d.server_id ? <a href={`/servers/${d.server_id}`}>{d.server_title ?? 'its server (deleted)'}</a> : targetsText(d)}
-        {d.strategy ? `, ${d.strategy.batch_size ?? 'all'} at a time, ${d.strategy.max_failures ?? 0} failures allowed` : ''}.
+        {d.strategy ? `, ${d.strategy.max_concurrency !== null ? `a rolling window of ${d.strategy.max_concurrency}` : `${d.strategy.batch_size ?? 'all'} at a time`}, ${d.strategy.max_failures ?? 0} failures allowed` : ''}.
       </p>
       <FreezeNotices freezes={d.freezes} covers={d.server_id ? undefined : (f) => `${f.server_ids.length} of its servers`} />
       {d.strategy || d.rollback ? (
         <Section title="Guards">
-          <Guards gates={d.strategy?.gates ?? []} healthCheck={d.strategy?.health_check ?? null} rollback={d.rollback} />
+          <Guards gates={d.strategy?.gates ?? []} healthCheck={d.strategy?.health_check ?? null} rollback={d.rollback} inWindow={d.strategy?.max_concurrency != null} />
         </Section>
       ) : null}
       <ErrorNote error={error} />

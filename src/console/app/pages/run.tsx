@@ -153,7 +153,7 @@ export function Run({ deploymentId, runId }: { deploymentId: string; runId: stri
               <li key={t.server_id} class={`target ${holdOf(run, t) ? `target-held target-held-${holdOf(run, t)}` : `target-${t.status}`}`} data-target={t.title}>
                 <a href={`/deployments/${deploymentId}/runs/${runId}/targets/${t.server_id}`}>
                   <strong>{t.title}</strong>
-                  <span class="muted small">batch {t.batch}</span>
+                  <span class="muted small">{run.strategy?.max_concurrency ? 'group' : 'batch'} {t.batch}</span>
                   <TargetStatus run={run} target={t} />
                   {t.health ? <span class={`small health health-${t.health.status}`}>health {t.health.status}</span> : null}
                   {t.rollback ? <span class={`small health health-${t.rollback.status}`}>rollback {t.rollback.status}</span> : null}
