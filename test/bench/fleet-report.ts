@@ -11,7 +11,10 @@ export interface Side {
   statuses: string[];
   failed: number;
   notOnce: number;
+  notOnceExamples: string[];
   floorMs: number;
+  /** CPU seconds of the sshds and their shells per floor round: what the commands themselves cost the servers. */
+  floorSshdCpu: number;
   /** CPU seconds per run by process, and by thread of this process. */
   cpuPerRun: Map<string, number>;
   threadsPerRun: Map<string, number>;
@@ -58,14 +61,15 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
   const wall = (xs: number[]) => (xs.length > 1 ? `${s(median(xs))} (median of ${xs.map(s).join(', ')})` : s(median(xs)));
   console.log(`bench:fleet — ${r.targets} targets (loopback addresses on ${r.daemons} sshd), ${r.steps} steps each, ${r.cores} cores`);
   r.limits.forEach((line) => console.log(`   ${line}`));
-  console.log(`physical floor: ${r.targets * r.steps} commands over ${r.floorLogins} connections opened beforehand; failed commands ${r.floorFailed}`);
+  console.log(`physical floor: ${r.targets * r.steps} commands over ${r.targets} connections opened beforehand (sshd logins meanwhile, Bosun's health checks included: ${r.floorLogins}); failed commands ${r.floorFailed}`);
   const figures: Figure[] = [];
   for (const side of r.sides) {
     const bosun = median(side.runs);
     const tag = `batch${side.batch}`;
     console.log('');
     console.log(`Bosun, batch_size ${side.batch}   wall ${wall(side.runs)}   ${side.statuses.join('/')}   failed targets ${side.failed}   steps not run exactly once ${side.notOnce}`);
-    console.log(`   floor, ${side.batch} targets at once   wall ${s(side.floorMs)}   Bosun / floor = ${(bosun / side.floorMs).toFixed(2)}×`);
+    side.notOnceExamples.forEach((line) => console.log(`   not run exactly once: ${line}`));
+    console.log(`   floor, ${side.batch} targets at once   wall ${s(side.floorMs)} (sshd + shells CPU ${side.floorSshdCpu.toFixed(1)} s)   Bosun / floor = ${(bosun / side.floorMs).toFixed(2)}×`);
     if (side.checkedRuns.length) console.log(`   + health check \`true\` (soak 0), interleaved   wall ${wall(side.checkedRuns)}   with / without = ${(median(side.checkedRuns) / bosun).toFixed(2)}× (goal ≤ 1.15×)`);
     console.log(`   CPU per run: ${join(side.cpuPerRun, (x) => `${x.toFixed(1)} s`)}`);
     console.log(`   this process's threads, CPU per run: ${join(side.threadsPerRun, (x) => `${x.toFixed(2)} s`)}`);

@@ -16,7 +16,8 @@
  * mongod, Temporal, the sshds and their shells), peak RSS of each, MongoDB operations per target,
  * the fleet workflow's history (events, across continue-as-new), sshd logins, failed targets, steps
  * not run exactly once; then the last recorded run's figures beside today's (history.ts: the guard).
- * BENCH_PROFILE=<file> adds one more run of the first batch size with the main thread profiled.
+ * BENCH_PROFILE=<file> adds one more run of the first batch size with the main thread profiled;
+ * --ansible-only runs Ansible alone on the same inventory (for a thousand hosts, where it takes many minutes).
  * Exits 1 if a target failed or a step ran other than once.
  */
 import { readFileSync } from 'node:fs';
@@ -56,8 +57,9 @@ interface FleetResult {
   ms: number;
   status: string;
   failed: number;
-  /** Steps not run exactly once (attempts other than 1, or not successful). */
+  /** Steps not run exactly once (attempts other than 1, or not successful), and the first few of them. */
   notOnce: number;
+  notOnceExamples: string[];
 }
 
 async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Promise<FleetResult> {
@@ -70,14 +72,17 @@ async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Prom
     const listed = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs?per_page=1`).set(bearer(token))).body.data[0];
     if (listed.id === trigger.body.run_id && ['success', 'failed', 'cancelled'].includes(listed.status)) {
       const run = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data;
-      const steps: Array<{ attempts: number; status: string }> = run.targets.flatMap((t: { steps: unknown[] }) => t.steps);
+      type Step = { name: string; attempts: number; status: string; server: string };
+      const steps: Step[] = run.targets.flatMap((t: { server_title: string; steps: Step[] }) => t.steps.map((step) => ({ ...step, server: t.server_title })));
+      const notOnce = steps.filter((s) => s.attempts !== 1 || s.status !== 'success');
       return {
         runId: trigger.body.run_id,
         // From the trigger to the run's end as Bosun recorded it (what every client then reads), not to the next poll.
         ms: Date.parse(run.completed_at) - triggeredAt,
         status: run.status,
         failed: run.summary.total - run.summary.success,
-        notOnce: steps.filter((s) => s.attempts !== 1 || s.status !== 'success').length + (TARGETS * COMMANDS.length - steps.length),
+        notOnce: notOnce.length + (TARGETS * COMMANDS.length - steps.length),
+        notOnceExamples: notOnce.slice(0, 5).map((s) => `${s.server} ${s.name}: ${s.status}, attempts ${s.attempts}`),
       };
     }
   }
@@ -90,13 +95,21 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
   for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD), { logConnections: true }));
   const targets: FloorTarget[] = ADDRESSES.map((host, i) => ({ host, sshd: daemons[Math.floor(i / PER_SSHD)]!.info }));
   try {
+    // Ansible alone on the same inventory (at 1,000 hosts it takes many minutes): its wall time, set beside a Bosun run of the same day.
+    if (process.argv.includes('--ansible-only')) {
+      const chosen = chosenAnsible();
+      if (!chosen) throw new Error('no Ansible to run');
+      const ms = ansibleFleet(chosen.playbook, targets, COMMANDS, BATCHES[0]!);
+      console.log(`Ansible alone, ${TARGETS} hosts, forks ${BATCHES[0]}, serial ${BATCHES[0]}, pipelining + ControlPersist   wall ${(ms / 1000).toFixed(1)} s   ${chosen.label}`);
+      return;
+    }
     const limits = checkLimits(TARGETS, readFileSync(path.join(daemons[0]!.info.dir, 'sshd_config'), 'utf8'));
     const token = await bosun.token('bench-fleet');
     const user = userWithToken(bosun, token);
     const servers: string[] = [];
-    // Added fifty at a time (each is verified over SSH by a workflow of its own).
-    for (let i = 0; i < targets.length; i += 50) {
-      servers.push(...(await Promise.all(targets.slice(i, i + 50).map(({ host, sshd }, k) => user.addServer({ host, title: `fleet-${i + k + 1}`, sshd })))));
+    // Added twenty at a time (each is verified over SSH by a workflow of its own; fifty at once outlast the verification wait on a loaded machine).
+    for (let i = 0; i < targets.length; i += 20) {
+      servers.push(...(await Promise.all(targets.slice(i, i + 20).map(({ host, sshd }, k) => user.addServer({ host, title: `fleet-${i + k + 1}`, sshd })))));
     }
     const define = async (batchSize: number, healthCheck?: object) =>
       (
@@ -111,14 +124,17 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
 
     // The floor first, its connections closed before Bosun runs: the sshds then serve one side at a time.
     const logins = () => daemons.reduce((sum, d) => sum + d.loginsAccepted(), 0);
+    const sshdSide = sshdProcesses(() => daemons.map((d) => d.pid!).filter(Boolean));
     const loginsBeforeFloor = logins();
     const floor = await openFloor(targets, COMMANDS);
-    const floors: Array<{ ms: number; failed: number }> = [];
+    const floors: Array<{ ms: number; failed: number; sshdCpu: number }> = [];
     try {
       for (const batch of BATCHES) {
         const timed: Array<{ ms: number; failed: number }> = [];
+        const sshdCpu0 = cpuNow([sshdSide]);
         for (let r = 0; r < Math.max(3, RUNS); r += 1) timed.push(await floor.time(batch));
-        floors.push({ ms: median(timed.map((t) => t.ms)), failed: timed.reduce((sum, t) => sum + t.failed, 0) });
+        const sshdCpu = [...cpuBetween(sshdCpu0, cpuNow([sshdSide])).values()][0]! / timed.length;
+        floors.push({ ms: median(timed.map((t) => t.ms)), failed: timed.reduce((sum, t) => sum + t.failed, 0), sshdCpu });
       }
     } finally {
       floor.close();
@@ -127,7 +143,7 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
 
     // RSS sampled for Bosun's processes only: walking a thousand sshd sessions every 200 ms would cost this very process CPU.
     const bosunSide = bosunProcesses();
-    const watched = [...bosunSide, sshdProcesses(() => daemons.map((d) => d.pid!).filter(Boolean))];
+    const watched = [...bosunSide, sshdSide];
     await fleetRun(bosun, token, deployments[0]!); // warm: SSH pool, workflow cache
     if (checked) await fleetRun(bosun, token, checked);
     const rssAfterWarmUp = process.memoryUsage().rss;
@@ -157,7 +173,9 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
         statuses: [...new Set([...runs, ...checkedRuns].map((r) => r.status))],
         failed: [...runs, ...checkedRuns].reduce((sum, r) => sum + r.failed, 0),
         notOnce: [...runs, ...checkedRuns].reduce((sum, r) => sum + r.notOnce, 0),
+        notOnceExamples: [...runs, ...checkedRuns].flatMap((r) => r.notOnceExamples).slice(0, 5),
         floorMs: floors[b]!.ms,
+        floorSshdCpu: floors[b]!.sshdCpu,
         cpuPerRun: new Map([...cpu].map(([name, s]) => [name, s / count])),
         threadsPerRun: new Map([...threads].map(([name, s]) => [name, s / count])),
         peakRss: peaks,
