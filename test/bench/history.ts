@@ -42,7 +42,8 @@ export function recordedRuns(bench: string): Recorded[] {
 function commit(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: __dirname, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: __dirname, encoding: 'utf8' }).trim();
+    // Changes to the docs and to these records are not changes to the code measured.
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', ':/', ':!/docs', ':!/test/bench/history'], { cwd: __dirname, encoding: 'utf8' }).trim();
     return dirty ? `${head}+changes` : head;
   } catch {
     return 'unknown';
