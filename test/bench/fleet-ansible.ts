@@ -1,9 +1,23 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Ansible } from './ansible';
 import type { FloorTarget } from './fleet-floor';
+
+/** The pids of the OpenSSH control masters whose sockets are in dir (their command line names it). */
+function controlMastersIn(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(`ssh: ${dir}/`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 /**
  * The same commands on the same hosts with Ansible: `forks` and `serial` equal to the batch size,
@@ -45,6 +59,8 @@ export function ansibleFleet([program, ...first]: Ansible['playbook'], targets: 
     for (const { host, sshd } of targets) {
       spawnSync('ssh', ['-O', 'exit', '-o', `ControlPath=${dir}/cp-${host}-${sshd.port}-${sshd.username}`, host], { stdio: 'ignore' });
     }
+    // A master that missed its exit would otherwise hold its session for ControlPersist's 30 minutes.
+    for (const pid of controlMastersIn(dir)) process.kill(pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 }
