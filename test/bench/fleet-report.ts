@@ -61,7 +61,7 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
   const wall = (xs: number[]) => (xs.length > 1 ? `${s(median(xs))} (median of ${xs.map(s).join(', ')})` : s(median(xs)));
   console.log(`bench:fleet — ${r.targets} targets (loopback addresses on ${r.daemons} sshd), ${r.steps} steps each, ${r.cores} cores`);
   r.limits.forEach((line) => console.log(`   ${line}`));
-  console.log(`physical floor: ${r.targets * r.steps} commands over ${r.targets} connections opened beforehand (sshd logins meanwhile, Bosun's health checks included: ${r.floorLogins}); failed commands ${r.floorFailed}`);
+  console.log(`physical floor: ${r.targets * r.steps} commands over ${r.targets} connections opened beforehand (sshd logins during the floor phase, its own and Bosun's health checks': ${r.floorLogins}); failed commands ${r.floorFailed}`);
   const figures: Figure[] = [];
   for (const side of r.sides) {
     const bosun = median(side.runs);
@@ -111,6 +111,8 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
     summary.functions.slice(0, 10).forEach(([fn, ms]) => console.log(`     ${(ms / r.targets).toFixed(3)} ms/target  ${fn}`));
   }
   const batches = r.sides.map((side) => side.batch).join(' and ');
-  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}`, figures, NOISE_BAND);
-  return { failed: r.sides.some((side) => side.failed > 0 || side.notOnce > 0) || r.floorFailed > 0 };
+  const failed = r.sides.some((side) => side.failed > 0 || side.notOnce > 0) || r.floorFailed > 0;
+  const outcome = failed ? 'FAILED: a target failed or a step ran other than once' : undefined;
+  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}`, figures, NOISE_BAND, outcome);
+  return { failed };
 }

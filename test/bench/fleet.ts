@@ -73,7 +73,7 @@ async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Prom
     if (listed.id === trigger.body.run_id && ['success', 'failed', 'cancelled'].includes(listed.status)) {
       const run = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data;
       type Step = { name: string; attempts: number; status: string; server: string };
-      const steps: Step[] = run.targets.flatMap((t: { server_title: string; steps: Step[] }) => t.steps.map((step) => ({ ...step, server: t.server_title })));
+      const steps: Step[] = run.targets.flatMap((t: { title: string; batch: number; steps: Step[] }) => t.steps.map((step) => ({ ...step, server: `${t.title} (batch ${t.batch})` })));
       const notOnce = steps.filter((s) => s.attempts !== 1 || s.status !== 'success');
       return {
         runId: trigger.body.run_id,

@@ -64,10 +64,10 @@ const shown = (value: number, unit: Figure['unit']) => {
 
 /**
  * Prints today's figures beside the last recorded run of this configuration, flagging each figure
- * that is worse by more than noiseBand (0.2: 20%), and appends today's when asked. Returns the
- * flagged figures' labels.
+ * that is worse by more than noiseBand (0.2: 20%), and appends today's when asked (with outcome,
+ * e.g. that a step ran twice, beside the machine's note). Returns the flagged figures' labels.
  */
-export function compareWithRecorded(bench: string, configuration: string, figures: Figure[], noiseBand: number): string[] {
+export function compareWithRecorded(bench: string, configuration: string, figures: Figure[], noiseBand: number, outcome?: string): string[] {
   const last = recordedRuns(bench)
     .filter((r) => r.configuration === configuration)
     .at(-1);
@@ -87,7 +87,7 @@ export function compareWithRecorded(bench: string, configuration: string, figure
   }
   if (flagged.length) console.log(`⚠ slow drift? ${flagged.length} figure(s) worse than the last recorded run beyond the noise band: ${flagged.join('; ')} (run again on a quiet machine before believing it)`);
   if (recordAsked()) {
-    const entry: Recorded = { date: new Date().toISOString(), commit: commit(), machine: machine(), configuration, figures: Object.fromEntries(figures.map((f) => [f.key, Number(f.value.toFixed(3))])) };
+    const entry: Recorded = { date: new Date().toISOString(), commit: commit(), machine: [machine(), outcome].filter(Boolean).join('; '), configuration, figures: Object.fromEntries(figures.map((f) => [f.key, Number(f.value.toFixed(3))])) };
     mkdirSync(HISTORY_DIR, { recursive: true });
     writeFileSync(fileOf(bench), `${JSON.stringify([...recordedRuns(bench), entry], null, 2)}\n`);
     console.log(`recorded in test/bench/history/${bench}.json`);
