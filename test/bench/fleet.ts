@@ -13,7 +13,7 @@
  * also runs with a health check of `true` (soak 0), interleaved, so their ratio is the check's cost
  * (BENCH_HEALTH=0 leaves it out, =1 adds it to larger fleets).
  * Reported per batch size: wall times and ratios, CPU per process (this process — API and worker —,
- * mongod, Temporal, the sshds and their shells), peak RSS of each, MongoDB operations per target,
+ * mongod, Temporal, the sshds and their shells), peak RSS of the first three, MongoDB operations per target,
  * the fleet workflow's history (events, across continue-as-new), sshd logins, failed targets, steps
  * not run exactly once; then the last recorded run's figures beside today's (history.ts: the guard).
  * BENCH_PROFILE=<file> adds one more run of the first batch size with the main thread profiled;
