@@ -14,15 +14,15 @@ const REPO = path.resolve(__dirname, '../..');
 const VENV = path.join(REPO, '.bosun/cache/ansible-venv');
 
 export interface Ansible {
-  /** The ansible-playbook to run. */
-  playbook: string;
+  /** How to run ansible-playbook: the program, then its first arguments (PyPI's through its venv's python). */
+  playbook: [string, ...string[]];
   /** e.g. "ansible-core 2.18.6 (PyPI, in .bosun/cache/ansible-venv; Python 3.11.7)". */
   label: string;
 }
 
 /** `ansible-playbook --version`'s first line's version and its Python's, or null when it does not run. */
-function versionOf(playbook: string): { core: string; python: string } | null {
-  const answer = spawnSync(playbook, ['--version'], { encoding: 'utf8' });
+function versionOf([program, ...first]: Ansible['playbook']): { core: string; python: string } | null {
+  const answer = spawnSync(program, [...first, '--version'], { encoding: 'utf8' });
   if (answer.status !== 0) return null;
   const core = /core ([\d.]+)/.exec(answer.stdout)?.[1] ?? 'unknown version';
   const python = /python version = ([\d.]+)/.exec(answer.stdout)?.[1] ?? '?';
@@ -40,8 +40,9 @@ function systemOrigin(playbook: string): string {
 }
 
 function fromPyPI(): Ansible | null {
-  const playbook = path.join(VENV, 'bin/ansible-playbook');
-  if (!existsSync(playbook)) {
+  // Through the venv's python: the scripts' #! lines name the folder the venv was made in, which may have moved since (a worktree's cache is linked).
+  const playbook: Ansible['playbook'] = [path.join(VENV, 'bin/python3'), path.join(VENV, 'bin/ansible-playbook')];
+  if (!existsSync(playbook[1]!)) {
     console.error('installing ansible-core from PyPI into .bosun/cache/ansible-venv …');
     const made = spawnSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
     if (made.status !== 0 || spawnSync(path.join(VENV, 'bin/pip'), ['install', '-q', 'ansible-core'], { stdio: 'inherit' }).status !== 0) return null;
@@ -51,9 +52,12 @@ function fromPyPI(): Ansible | null {
 }
 
 function fromSystem(): Ansible | null {
-  const version = versionOf('ansible-playbook');
-  return version && { playbook: 'ansible-playbook', label: `ansible-core ${version.core} (${systemOrigin('ansible-playbook')}; Python ${version.python})` };
+  const version = versionOf(['ansible-playbook']);
+  return version && { playbook: ['ansible-playbook'], label: `ansible-core ${version.core} (${systemOrigin('ansible-playbook')}; Python ${version.python})` };
 }
+
+/** e.g. "ansible-core 2.19.14 (PyPI)": what a recorded figure against it is keyed by. */
+export const ansibleName = (ansible: Ansible) => ansible.label.replace(/ \((PyPI|Debian)[^)]*\)/, ' ($1)').replace(/ \(on the PATH[^)]*\)/, '');
 
 /** The Ansible BENCH_ANSIBLE asks for, or null (skipped, or it cannot be had: say why on stderr). */
 export function chosenAnsible(): Ansible | null {

@@ -19,7 +19,7 @@ let servers: string[];
 const record = executionRecord('max-startups');
 
 beforeAll(async () => {
-  sshd = await Sshd.startPrivate(ADDRESSES, ['MaxStartups 2:100:2']);
+  sshd = await Sshd.startPrivate(ADDRESSES, { config: ['MaxStartups 2:100:2'] });
   bosun = await sharedBosun();
   ops = await asUser(bosun, 'max-startups');
   servers = [];

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,16 +81,28 @@ function waitForPort(port: number, timeoutMs: number, host = '127.0.0.1'): Promi
 }
 
 /** A real OpenSSH sshd on a loopback port, with generated ed25519 host and user keys. */
+/** A test sshd's own settings: extra sshd_config lines, and whether it logs each login. */
+export interface SshdOptions {
+  config?: readonly string[];
+  logConnections?: boolean;
+}
+
 export class Sshd {
   private child?: ChildProcess;
   readonly info: SshdInfo;
+  /** Where the daemon logs each accepted login, when asked to (a bench counts the connections opened). */
+  private readonly logFile?: string;
 
-  private constructor(info: SshdInfo) {
+  private constructor(info: SshdInfo, logFile?: string) {
     this.info = info;
+    this.logFile = logFile;
   }
 
-  /** `config`: sshd_config lines of the test's own (`MaxStartups 2:100:2`), each in place of the default line with its keyword. */
-  static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES, config: readonly string[] = []): Promise<Sshd> {
+  /**
+   * `config`: sshd_config lines of the test's own (`MaxStartups 2:100:2`), each in place of the default line with its keyword;
+   * `logConnections`: a line per accepted login in its log (a bench counts the connections opened).
+   */
+  static async start(dir: string, port: number, addresses: readonly string[] = LOOPBACK_ADDRESSES, { config = [], logConnections = false }: SshdOptions = {}): Promise<Sshd> {
     mkdirSync(dir, { recursive: true });
     // sshd reads authorized_keys as the login user, who must be able to traverse to it.
     chmodSync(dir, 0o755);
@@ -120,7 +132,8 @@ export class Sshd {
         `AllowUsers ${username}`,
         'MaxStartups 200:30:400',
         'MaxSessions 20',
-        'LogLevel ERROR',
+        // INFO logs a line per accepted login ("Accepted publickey for …").
+        `LogLevel ${logConnections ? 'INFO' : 'ERROR'}`,
       ]
         // sshd keeps the first value of some keywords and the last of others: one line each.
         .filter((line) => !ours.has(keyword(line)))
@@ -140,25 +153,26 @@ export class Sshd {
       password: TEST_PASSWORD,
       privateKey: readFileSync(path.join(dir, 'user_ed25519'), 'utf8'),
       dir,
-    });
+    }, logConnections ? path.join(dir, 'sshd.log') : undefined);
     await sshd.resume();
     return sshd;
   }
 
   /** An sshd of a test's own, in a fresh temporary folder on a free port: for tests that stop or re-key it (or a bench's many addresses). */
-  static async startPrivate(addresses?: readonly string[], config?: readonly string[]): Promise<Sshd> {
+  static async startPrivate(addresses?: readonly string[], options: SshdOptions = {}): Promise<Sshd> {
     const port = await new Promise<number>((resolve) => {
       const probe = net.createServer().listen(0, '127.0.0.1', () => {
         const { port: free } = probe.address() as net.AddressInfo;
         probe.close(() => resolve(free));
       });
     });
-    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses, config);
+    return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses, options);
   }
 
   /** Starts (or restarts) the daemon with the same keys and port. */
   async resume(): Promise<void> {
-    const child = spawn(SSHD_BINARY, ['-D', '-e', '-f', path.join(this.info.dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const log = this.logFile ? ['-E', this.logFile] : ['-e'];
+    const child = spawn(SSHD_BINARY, ['-D', ...log, '-f', path.join(this.info.dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr?.on('data', (chunk) => (stderr += chunk));
     this.child = child;
@@ -188,6 +202,17 @@ export class Sshd {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
+  }
+
+  /** The daemon's pid while it runs (its sessions are its descendants). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Logins accepted since it started, when it logs connections (startPrivate's logConnections); 0 otherwise. */
+  loginsAccepted(): number {
+    if (!this.logFile || !existsSync(this.logFile)) return 0;
+    return readFileSync(this.logFile, 'utf8').split('\n').filter((line) => line.includes('Accepted ')).length;
   }
 
   /** A new host key, as after a reinstall (or an attacker in the middle); takes effect on the next resume. */
