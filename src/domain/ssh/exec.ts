@@ -27,13 +27,13 @@ export const ENVIRONMENT_NAME = /^[A-Z_][A-Z0-9_]*$/;
  */
 export const inProcessGroup = (
   command: string,
-  { mergeStderr, environment = {}, outputFile }: { mergeStderr: boolean; environment?: Record<string, string>; outputFile?: string },
+  { mergeStderr, environment = {}, outputFile, watchChannel = false }: { mergeStderr: boolean; environment?: Record<string, string>; outputFile?: string; watchChannel?: boolean },
 ) => {
   const names = Object.keys(environment);
   for (const name of names) if (!ENVIRONMENT_NAME.test(name)) throw new Error(`Not an environment variable name: ${name}`);
   const exported = names.map((name, index) => `export ${name}="\${${index + 1}}"; `).join('');
   const evaluated = outputFile ? outputFileStep(outputFile) : `${mergeStderr ? 'exec 2>&1; ' : ''}eval "$__bosun_command"`;
-  const run = `__bosun_command=$1; shift; ${exported}set --; echo "bosun-pgid:$$" >&2; ${evaluated}`;
+  const run = `__bosun_command=$1; shift; ${exported}set --; echo "bosun-pgid:$$" >&2; ${watchChannel ? channelWatch(evaluated) : evaluated}`;
   const script =
     `__bosun_group=; { read -r _ _ _ _ __bosun_group _ < /proc/$$/stat; } 2>/dev/null; ` +
     `if [ "$__bosun_group" != "$$" ]; then exec setsid -w sh -c ${doubleQuote(run)} bosun-step "$@"; fi; ${run}`;
@@ -67,6 +67,24 @@ function outputFileStep(name: string) {
     `__bosun_gone() { rm -f -- "$BOSUN_OUTPUT"; trap - "$1"; kill -"$1" $$; }; ${traps}` +
     `export BOSUN_OUTPUT; (eval "$__bosun_command") 3>&-; __bosun_status=$?; ` +
     `if [ -e "$BOSUN_OUTPUT" ]; then if [ -s "$BOSUN_OUTPUT" ]; then echo "bosun-output:${name}" >&3; cat -- "$BOSUN_OUTPUT" >&3; fi; rm -f -- "$BOSUN_OUTPUT"; fi; exit $__bosun_status`
+  );
+}
+
+/**
+ * A command that outlives its SSH channel stops: the channel's stdin stays open while the command
+ * runs (Bosun sends no EOF until its exit), and a background subshell of the group waits on it; when
+ * sshd closes it — the connection lost, the worker that held it killed — the subshell ends the whole
+ * group (TERM), as a kill of Bosun's own would. Without it a command that writes nothing (no SIGPIPE;
+ * no tty, so no SIGHUP) ran on unseen, and could finish on its own beside the attempt that runs it
+ * again. The command reads /dev/null (it read an immediate EOF before); the watcher is killed (a
+ * builtin) when the wrapper exits, holds none of the channel's output, and kills nothing once the
+ * wrapper is gone (what a step started in the background on purpose stays).
+ */
+function channelWatch(evaluated: string) {
+  // An asynchronous list's stdin is /dev/null in sh: the watcher reads the channel through fd 4.
+  return (
+    `exec 4<&0 </dev/null; { while read -r _ <&4; do :; done; kill -0 $$ && kill -TERM -$$; } >/dev/null 2>&1 & __bosun_watch=$!; exec 4<&-; ` +
+    `trap 'kill $__bosun_watch 2>/dev/null' EXIT; ${evaluated}`
   );
 }
 
@@ -151,7 +169,7 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
   if (!connection) return Promise.reject(new SshError('transport', 'Not connected'));
   const outputFile = options.outputFile ? { name: `bosun-output.${randomBytes(12).toString('hex')}`, limitBytes: options.outputFile.limitBytes } : null;
   return new Promise((resolve, reject) => {
-    connection.exec(inProcessGroup(command, { mergeStderr: true, environment: options.environment, outputFile: outputFile?.name }), (error, channel) => {
+    connection.exec(inProcessGroup(command, { mergeStderr: true, environment: options.environment, outputFile: outputFile?.name, watchChannel: true }), (error, channel) => {
       if (error) return reject(new SshError('transport', `Could not start the command: ${error.message}`));
       const stdout = new StringDecoder('utf8');
       const afterGroup = new StderrAfterGroup(options.onOutput, outputFile);
@@ -175,6 +193,8 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
       });
       channel.on('exit', (code: number | null, signal?: string) => {
         exit = { exitCode: code ?? null, signal: signal ?? null };
+        // The command is over: its channel's stdin, which the wrapper watched (channelWatch), ends now.
+        channel.end();
       });
       channel.on('close', () => {
         const tail = stdout.end();
@@ -185,7 +205,6 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
         if (exit) resolve(file ? { ...exit, outputFile: file } : exit);
         else reject(new SshError('transport', 'The connection was lost while the command ran'));
       });
-      channel.end();
     });
   });
 }
