@@ -1,6 +1,7 @@
 import type { ProfileSummary } from './cpu-profile';
 import type { HistorySize } from './fleet-measures';
 import { compareWithRecorded, type Figure } from './history';
+import { NODE_API, NODE_BOTH, NODE_WORKER } from './process-stats';
 
 /** One batch size's measured runs, Bosun's and the floor's. */
 export interface Side {
@@ -15,7 +16,7 @@ export interface Side {
   floorMs: number;
   /** CPU seconds of the sshds and their shells per floor round: what the commands themselves cost the servers. */
   floorSshdCpu: number;
-  /** CPU seconds per run by process, and by thread of this process. */
+  /** CPU seconds per run by process, and by thread of the process running the worker. */
   cpuPerRun: Map<string, number>;
   threadsPerRun: Map<string, number>;
   peakRss: Map<string, number>;
@@ -27,6 +28,8 @@ export interface Side {
 
 export interface FleetReport {
   targets: number;
+  /** The worker ran as a process of its own (BENCH_SPLIT=1). */
+  split: boolean;
   daemons: number;
   steps: number;
   cores: number;
@@ -56,6 +59,9 @@ const join = (m: Map<string, number>, f: (x: number) => string) =>
     .map(([k, x]) => `${k} ${f(x)}`)
     .join(', ');
 
+/** The process that used the most CPU, and its seconds. */
+const busiest = (cpu: Map<string, number>): [string, number] => [...cpu].sort((a, b) => b[1] - a[1])[0] ?? ['none', 0];
+
 /** Prints the report and the recorded run's figures beside it; whether a target failed or a step ran other than once. */
 export function fleetReport(r: FleetReport): { failed: boolean } {
   const wall = (xs: number[]) => (xs.length > 1 ? `${s(median(xs))} (median of ${xs.map(s).join(', ')})` : s(median(xs)));
@@ -72,25 +78,32 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
     console.log(`   floor, ${side.batch} targets at once   wall ${s(side.floorMs)} (sshd + shells CPU ${side.floorSshdCpu.toFixed(1)} s)   Bosun / floor = ${(bosun / side.floorMs).toFixed(2)}×`);
     if (side.checkedRuns.length) console.log(`   + health check \`true\` (soak 0), interleaved   wall ${wall(side.checkedRuns)}   with / without = ${(median(side.checkedRuns) / bosun).toFixed(2)}× (goal ≤ 1.15×)`);
     console.log(`   CPU per run: ${join(side.cpuPerRun, (x) => `${x.toFixed(1)} s`)}`);
-    console.log(`   this process's threads, CPU per run: ${join(side.threadsPerRun, (x) => `${x.toFixed(2)} s`)}`);
+    if (r.split) {
+      const [name, seconds] = busiest(side.cpuPerRun);
+      const main = side.threadsPerRun.get('main (JS)') ?? 0;
+      // One thread runs the worker's JS: however many cores, a run cannot take less than that thread's CPU.
+      console.log(`   busiest process ${name} ${seconds.toFixed(1)} s per run; the worker's main JS thread ${main.toFixed(1)} s = ${((main * 1000) / side.floorMs).toFixed(2)}× the floor (no number of cores brings a run below it)`);
+    }
+    console.log(`   the worker's threads, CPU per run: ${join(side.threadsPerRun, (x) => `${x.toFixed(2)} s`)}`);
     console.log(`   peak RSS: ${join(side.peakRss, (x) => `${mib(x).toFixed(0)} MiB`)}`);
     const kinds = Object.entries(side.opsByKindPerTarget).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
     console.log(`   MongoDB operations per target ${side.opsPerTarget.toFixed(1)} (${kinds})   sshd logins per run ${side.loginsPerRun.toFixed(0)}`);
     if (side.history) console.log(`   fleet workflow history: ${side.history.events} events in ${side.history.executions} execution(s); a target's workflow ${side.history.targetEvents} events`);
-    const node = side.cpuPerRun.get('node (API + worker)') ?? 0;
+    const node = [NODE_BOTH, NODE_API, NODE_WORKER].reduce((sum, name) => sum + (side.cpuPerRun.get(name) ?? 0), 0);
+    const nodeRss = [NODE_BOTH, NODE_API, NODE_WORKER].reduce((sum, name) => sum + (side.peakRss.get(name) ?? 0), 0);
     figures.push(
       { key: `bosun_${tag}_s`, label: `Bosun, batch ${side.batch}`, value: bosun / 1000, unit: 's' },
       { key: `floor_${tag}_s`, label: `floor, ${side.batch} at once`, value: side.floorMs / 1000, unit: 's' },
       { key: `bosun_over_floor_${tag}`, label: `Bosun / floor, batch ${side.batch}`, value: bosun / side.floorMs, unit: '×', better: 'lower' },
       { key: `node_cpu_per_target_ms_${tag}`, label: `node CPU per target, batch ${side.batch}`, value: (node * 1000) / r.targets, unit: 'ms' },
       { key: `mongo_ops_per_target_${tag}`, label: `MongoDB ops per target, batch ${side.batch}`, value: side.opsPerTarget, unit: 'ops', better: 'lower' },
-      { key: `peak_rss_node_${tag}_mib`, label: `peak RSS node, batch ${side.batch}`, value: mib(side.peakRss.get('node (API + worker)') ?? 0), unit: 'MiB', better: 'lower' },
+      { key: `peak_rss_node_${tag}_mib`, label: `peak RSS node, batch ${side.batch}`, value: mib(nodeRss), unit: 'MiB', better: 'lower' },
     );
     if (side.history) figures.push({ key: `history_events_${tag}`, label: `fleet history events, batch ${side.batch}`, value: side.history.events, unit: 'events', better: 'lower' });
     if (side.checkedRuns.length) figures.push({ key: 'health_check_ratio', label: 'health check / none', value: median(side.checkedRuns) / bosun, unit: '×', better: 'lower' });
   }
   console.log('');
-  console.log(`RSS of the process running the API and the worker after the warm-up: ${mib(r.rssAfterWarmUp).toFixed(0)} MiB`);
+  console.log(`RSS of the process running the ${r.split ? 'worker' : 'API and the worker'} after the warm-up: ${mib(r.rssAfterWarmUp).toFixed(0)} MiB`);
   const first = r.sides[0]!;
   if (r.ansible) {
     const ratio = r.ansible.ms / median(first.runs);
@@ -113,6 +126,6 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
   const batches = r.sides.map((side) => side.batch).join(' and ');
   const failed = r.sides.some((side) => side.failed > 0 || side.notOnce > 0) || r.floorFailed > 0;
   const outcome = failed ? 'FAILED: a target failed or a step ran other than once' : undefined;
-  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}`, figures, NOISE_BAND, outcome);
+  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}${r.split ? ', API and worker apart' : ''}`, figures, NOISE_BAND, outcome);
   return { failed };
 }

@@ -17,6 +17,8 @@
  * the fleet workflow's history (events, across continue-as-new), sshd logins, failed targets, steps
  * not run exactly once; then the last recorded run's figures beside today's (history.ts: the guard).
  * BENCH_PROFILE=<file> adds one more run of the first batch size with the main thread profiled;
+ * BENCH_SPLIT=1 runs the worker as a process of its own beside this one's API (split-worker.ts): each role's
+ * CPU and RSS apart, what more cores would spread (recorded as another configuration).
  * --ansible-only runs Ansible alone on the same inventory (for a thousand hosts, where it takes many minutes).
  * Exits 1 if a target failed or a step ran other than once.
  */
@@ -34,7 +36,8 @@ import { checkLimits } from './fleet-limits';
 import { fleetHistory, opcounters, opsBetween, type HistorySize } from './fleet-measures';
 import { fleetReport, type Side } from './fleet-report';
 import { runBench } from './harness';
-import { bosunProcesses, cpuBetween, cpuNow, rssPeaks, sshdProcesses, threadCpu } from './process-stats';
+import { bosunProcesses, cpuBetween, cpuNow, rssPeaks, rssOf, sshdProcesses, threadCpu } from './process-stats';
+import { startSplitWorker } from './split-worker';
 
 const argument = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -48,6 +51,7 @@ const WITH_HEALTH = process.env.BENCH_HEALTH ? process.env.BENCH_HEALTH !== '0' 
 const ADDRESSES = Array.from({ length: TARGETS }, (_, i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
 const COMMANDS = ['true', 'echo step2', 'hostname', 'date', 'echo done'];
 const POLL_MS = 500;
+const SPLIT = process.env.BENCH_SPLIT === '1';
 
 /** sshd listens on at most 16 addresses: one daemon per 15 of them. */
 const PER_SSHD = 15;
@@ -90,7 +94,9 @@ async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Prom
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
+runBench({ rateLimitPerMinute: 1_000_000, ...(SPLIT ? { worker: false } : {}) }, async (bosun) => {
+  const worker = SPLIT && !process.argv.includes('--ansible-only') ? await startSplitWorker(bosun) : null;
+  const workerPid = worker?.child.pid;
   const daemons: Sshd[] = [];
   for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD), { logConnections: true }));
   const targets: FloorTarget[] = ADDRESSES.map((host, i) => ({ host, sshd: daemons[Math.floor(i / PER_SSHD)]!.info }));
@@ -142,17 +148,17 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
     const floorLogins = logins() - loginsBeforeFloor;
 
     // RSS sampled for Bosun's processes only: walking a thousand sshd sessions every 200 ms would cost this very process CPU.
-    const bosunSide = bosunProcesses();
+    const bosunSide = bosunProcesses(workerPid);
     const watched = [...bosunSide, sshdSide];
     await fleetRun(bosun, token, deployments[0]!); // warm: SSH pool, workflow cache
     if (checked) await fleetRun(bosun, token, checked);
-    const rssAfterWarmUp = process.memoryUsage().rss;
+    const rssAfterWarmUp = workerPid ? rssOf(workerPid) : process.memoryUsage().rss;
 
     const sides: Side[] = [];
     for (const [b, batch] of BATCHES.entries()) {
       const runs: FleetResult[] = [];
       const checkedRuns: FleetResult[] = [];
-      const [cpu0, threads0, ops0, logins0] = [cpuNow(watched), threadCpu(), await opcounters(bosun.mongoUri), logins()];
+      const [cpu0, threads0, ops0, logins0] = [cpuNow(watched), threadCpu(workerPid), await opcounters(bosun.mongoUri), logins()];
       const rss = rssPeaks(bosunSide);
       for (let r = 0; r < RUNS; r += 1) {
         runs.push(await fleetRun(bosun, token, deployments[b]!));
@@ -160,7 +166,7 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
         if (b === 0 && checked) checkedRuns.push(await fleetRun(bosun, token, checked));
       }
       const peaks = rss.stop();
-      const [cpu, threads, ops] = [cpuBetween(cpu0, cpuNow(watched)), cpuBetween(threads0, threadCpu()), opsBetween(ops0, await opcounters(bosun.mongoUri))];
+      const [cpu, threads, ops] = [cpuBetween(cpu0, cpuNow(watched)), cpuBetween(threads0, threadCpu(workerPid)), opsBetween(ops0, await opcounters(bosun.mongoUri))];
       const history: HistorySize | null = await fleetHistory(bosun.temporal, runs.at(-1)!.runId, servers[0]!).catch((error) => {
         console.error(`the fleet workflow's history could not be read: ${error}`);
         return null;
@@ -197,6 +203,7 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
 
     const report = fleetReport({
       targets: TARGETS,
+      split: SPLIT,
       daemons: daemons.length,
       steps: COMMANDS.length,
       cores: os.cpus().length,
@@ -211,5 +218,6 @@ runBench({ rateLimitPerMinute: 1_000_000 }, async (bosun) => {
     if (report.failed) throw new Error('a target failed or a step did not run exactly once');
   } finally {
     await Promise.all(daemons.map((d) => d.stop()));
+    await worker?.stop();
   }
 });

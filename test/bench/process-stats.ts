@@ -63,7 +63,7 @@ export const cpuBetween = (before: Map<string, number>, after: Map<string, numbe
   new Map([...after].map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)]));
 
 /** VmRSS in bytes, or 0 when the process is gone. */
-function rssOf(pid: number): number {
+export function rssOf(pid: number): number {
   try {
     const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return Number(kib ?? 0) * 1024;
@@ -95,13 +95,18 @@ interface BenchServices {
   temporal: { process: ManagedProcess };
 }
 
-/** This process (the API and the worker), the bench's mongod and its Temporal dev server. */
-export function bosunProcesses(): Watched[] {
+/** This process (the API and the worker, or the API alone beside a worker process), the bench's mongod and its Temporal dev server. */
+export function bosunProcesses(workerPid?: number): Watched[] {
   const services = (globalThis as { __bosunServices?: BenchServices }).__bosunServices;
   if (!services) throw new Error('the global setup has not started the services');
   const pidOf = (p: ManagedProcess) => () => [p.child.pid!];
   return [
-    { name: 'node (API + worker)', pids: () => [process.pid], withChildren: false },
+    ...(workerPid
+      ? [
+          { name: NODE_API, pids: () => [process.pid], withChildren: false },
+          { name: NODE_WORKER, pids: () => [workerPid], withChildren: false },
+        ]
+      : [{ name: NODE_BOTH, pids: () => [process.pid], withChildren: false }]),
     { name: 'mongod', pids: pidOf(services.mongo.process), withChildren: false },
     { name: 'temporal', pids: pidOf(services.temporal.process), withChildren: false },
   ];
@@ -112,18 +117,23 @@ export function sshdProcesses(daemonPids: () => number[]): Watched {
   return { name: 'sshd + step shells', pids: () => [...daemonPids(), ...descendantsOf(daemonPids())], withChildren: true };
 }
 
+/** The names under which Bosun's node process(es) are reported: one process with both roles, or each role's own. */
+export const NODE_BOTH = 'node (API + worker)';
+export const NODE_API = 'node (API)';
+export const NODE_WORKER = 'node (worker)';
+
 /**
- * CPU seconds used by the threads of this process: the main JS thread, Temporal's core (tokio), the
+ * CPU seconds used by the threads of this process (or of `pid`: the worker's): the main JS thread, Temporal's core (tokio), the
  * libuv pool, grouped by name; the threads Node names "node" (the workflow threads and V8's helpers
  * alike) one by one, so the workflow thread shows as the busiest of them.
  */
-export function threadCpu(): Map<string, number> {
+export function threadCpu(pid = process.pid): Map<string, number> {
   const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${process.pid}/task`)) {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const name = Number(tid) === process.pid ? 'main (JS)' : comm === 'node' ? `thread ${tid}` : comm.replace(/\d+$/, '#');
+      const name = Number(tid) === pid ? 'main (JS)' : comm === 'node' ? `thread ${tid}` : comm.replace(/\d+$/, '#');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       byName.set(name, (byName.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND);
     } catch {

@@ -47,6 +47,8 @@ export async function startBosun(options: BosunOptions = {}) {
     sshd: services.sshd,
     services,
     mongoUri,
+    /** Its database, Temporal, task queue and master key: for a Bosun process of another role on the same data. */
+    env,
     /** A fresh API token of an organization (created on first mention). */
     async token(org: string, scopes: Scope[] = ['admin'], name = `token-${randomBytes(3).toString('hex')}`) {
       return (await createToken({ org, name, scopes })).token;
