@@ -1,6 +1,6 @@
-import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
-import { DEFAULT_NOTIFICATION_RETRY_SECONDS, maxNotificationAttempts, type DeliveryRef, type NotificationDeliveryInput } from '../src/domain/contracts/notifications';
+import { DEFAULT_NOTIFICATION_RETRY_SECONDS, maxNotificationAttempts, retryDelaySeconds, type DeliveryRef, type NotificationDeliveryInput } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL } from '../src/domain/contracts/workflow-ids';
 
 const deliverSignal = defineSignal<[DeliveryRef]>(DELIVER_SIGNAL);
@@ -39,6 +39,13 @@ export async function notificationDeliveryWorkflow(input: NotificationDeliveryIn
   const retryInitialMs = input.retryInitialMs ?? DEFAULT_NOTIFICATION_RETRY_SECONDS * 1000;
   const maxAttempts = input.maxAttempts ?? maxNotificationAttempts(retryInitialMs / 1000);
   const sending = sendingActivities(retryInitialMs, maxAttempts);
+  /** A delivery the dispatcher already tried: its next attempt after the wait its attempts earned, then the policy's remaining attempts and waits. */
+  const resumedSending = async ({ attemptsMade = 0 }: DeliveryRef) => {
+    if (!attemptsMade) return sending;
+    const initialSeconds = retryInitialMs / 1000;
+    await sleep(retryDelaySeconds(attemptsMade, initialSeconds) * 1000);
+    return sendingActivities(retryDelaySeconds(attemptsMade + 1, initialSeconds) * 1000, Math.max(1, maxAttempts - attemptsMade));
+  };
   const queue: DeliveryRef[] = [...(input.pending ?? [])];
   const done = new Set(input.done ?? []);
   setHandler(deliverSignal, (ref) => {
@@ -52,7 +59,7 @@ export async function notificationDeliveryWorkflow(input: NotificationDeliveryIn
     setCurrentDetails(`sending delivery ${ref.deliveryId} (${queue.length - 1} more waiting)`);
     try {
       // The activity is told the policy's first wait and maximum: it says when the next attempt is due, and out of how many.
-      await sending.sendNotification({ ...ref, retryInitialMs, maxAttempts });
+      await (await resumedSending(ref)).sendNotification({ ...ref, retryInitialMs, maxAttempts });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       const spent = error.retryState === 'MAXIMUM_ATTEMPTS_REACHED' ? `not delivered in ${maxAttempts} attempts` : 'not delivered within 24 h';
