@@ -4,7 +4,7 @@ import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import * as deliveries from '../src/domain/notifications/deliveries';
 import { markQueued, recordFirstAttempts, unqueuedDeliveries } from '../src/domain/notifications/delivery-queue';
-import { firstAttempts, type HandOver, type Policy } from './notification-first-attempts';
+import { connectionPools, firstAttempts, type HandOver, type Policy } from './notification-first-attempts';
 import type { NotificationActivityDeps } from './notifications';
 
 /** Events, and deliveries, taken at a time. */
@@ -60,15 +60,21 @@ export async function drainOnce(context: Context, deps: Pick<NotificationActivit
     handled += events.length;
     if (events.length < BATCH) break;
   }
-  for (;;) {
-    const queued = await unqueuedDeliveries(BATCH);
-    const { results, handOver } = await firstAttempts(context, deps, queued, policy);
-    await recordFirstAttempts(results);
-    await handToWorkflows(context, handOver, policy);
-    await markQueued(handOver);
-    context.heartbeat();
-    handled += queued.length;
-    if (queued.length < BATCH) break;
+  // Kept alive across the batches of one pass (back to back), closed before the drain idles.
+  const pools = connectionPools();
+  try {
+    for (;;) {
+      const queued = await unqueuedDeliveries(BATCH);
+      const { results, handOver } = await firstAttempts(context, deps, queued, policy, pools);
+      await recordFirstAttempts(results);
+      await handToWorkflows(context, handOver, policy);
+      await markQueued(handOver);
+      context.heartbeat();
+      handled += queued.length;
+      if (queued.length < BATCH) break;
+    }
+  } finally {
+    pools.close();
   }
   return handled;
 }

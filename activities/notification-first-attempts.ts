@@ -34,8 +34,8 @@ export type HandOver = QueuedDelivery & { attemptsMade: number };
 
 type Deps = Pick<NotificationActivityDeps, 'secretBox' | 'consoleUrl' | 'notificationMetrics' | 'log'>;
 
-/** A pool of kept-alive connections per checked address, for one batch. */
-function connectionPools() {
+/** A pool of kept-alive connections per checked address, for one pass of the drain (batches back to back). */
+export function connectionPools() {
   const pools = new Map<string, http.Agent>();
   return {
     agentFor: (key: string) => {
@@ -58,7 +58,9 @@ function refusedAttempt(of: QueuedDelivery, attempt: AttemptRecord, reason: stri
  * The batch's fresh deliveries whose subject waits for nothing, attempted once each; returns what
  * each came to (unrecorded) and what is handed to the subjects' workflows, in each subject's order.
  */
-export async function firstAttempts(context: Context, deps: Deps, queued: QueuedDelivery[], policy: Policy): Promise<{ results: FirstAttempt[]; handOver: HandOver[] }> {
+export type ConnectionPools = ReturnType<typeof connectionPools>;
+
+export async function firstAttempts(context: Context, deps: Deps, queued: QueuedDelivery[], policy: Policy, pools: ConnectionPools): Promise<{ results: FirstAttempt[]; handOver: HandOver[] }> {
   const [inWorkflows, events, channels] = await Promise.all([
     subjectsInWorkflows(queued.filter((q) => q.fresh)),
     NotificationEventModel.find({ _id: { $in: queued.filter((q) => q.fresh).map((q) => q.eventId) } }).lean<NotificationEvent[]>(),
@@ -67,7 +69,6 @@ export async function firstAttempts(context: Context, deps: Deps, queued: Queued
   const eventById = new Map(events.map((e) => [e._id.toString(), e]));
   const channelById = new Map(channels.map((c) => [c._id.toString(), c]));
   const lookups = batchLookups(deps.secretBox);
-  const pools = connectionPools();
   const gone = new Set<string>();
   const results: FirstAttempt[] = [];
   const handOver: HandOver[] = [];
@@ -136,7 +137,6 @@ export async function firstAttempts(context: Context, deps: Deps, queued: Queued
     );
   } finally {
     clearInterval(beat);
-    pools.close();
   }
   return { results, handOver };
 }
