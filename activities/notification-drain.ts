@@ -4,8 +4,7 @@ import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import * as deliveries from '../src/domain/notifications/deliveries';
 import { markQueued, recordFirstAttempts, unqueuedDeliveries } from '../src/domain/notifications/delivery-queue';
-import { connectionPools, firstAttempts, type HandOver, type Policy } from './notification-first-attempts';
-import type { NotificationActivityDeps } from './notifications';
+import { connectionPools, firstAttempts, type FirstAttemptDeps, type HandOver, type Policy } from './notification-first-attempts';
 
 /** Events, and deliveries, taken at a time. */
 const BATCH = 200;
@@ -51,7 +50,7 @@ async function handToWorkflows(context: Context, handOver: HandOver[], { retryIn
  * only then marked as handed on (a crash in between signals them again; the workflow ignores a
  * repeat). An event's deliveries all exist before any of them is sent.
  */
-export async function drainOnce(context: Context, deps: Pick<NotificationActivityDeps, 'secretBox' | 'consoleUrl' | 'notificationMetrics' | 'log'>, policy: Policy): Promise<number> {
+export async function drainOnce(context: Context, deps: FirstAttemptDeps, policy: Policy): Promise<number> {
   let handled = 0;
   for (;;) {
     const events = await deliveries.undispatchedEvents(BATCH);

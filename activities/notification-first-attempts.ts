@@ -10,7 +10,8 @@ import { subjectKey, subjectsInWorkflows, type FirstAttempt, type QueuedDelivery
 import { NotificationChannelModel, NotificationEventModel, type NotificationChannel, type NotificationEvent } from '../src/domain/notifications/model';
 import { RESPONSE_EXCERPT_BYTES } from '../src/domain/notifications/send';
 import { batchLookups, postDelivery } from './notification-post';
-import type { NotificationActivityDeps } from './notifications';
+import type { SecretBox } from '../src/domain/secrets/secret-box';
+import type { Logger } from '../src/logger';
 
 /*
  * The dispatcher's fast path: a new delivery whose (channel, subject) has nothing earlier still
@@ -32,7 +33,13 @@ export interface Policy {
 /** A delivery for its subject's workflow, with the attempts of this round already made. */
 export type HandOver = QueuedDelivery & { attemptsMade: number };
 
-type Deps = Pick<NotificationActivityDeps, 'secretBox' | 'consoleUrl' | 'notificationMetrics' | 'log'>;
+/** What the dispatcher's first attempts need of the notification activities' dependencies (notifications.ts says what each is). */
+export interface FirstAttemptDeps {
+  secretBox: SecretBox;
+  log: Logger;
+  consoleUrl?: () => string | undefined;
+  notificationMetrics?: { count(channel: string, outcome: string): void; delivered(seconds: number): void };
+}
 
 /** A pool of kept-alive connections per checked address, for one pass of the drain (batches back to back). */
 export function connectionPools() {
@@ -60,7 +67,7 @@ function refusedAttempt(of: QueuedDelivery, attempt: AttemptRecord, reason: stri
  */
 export type ConnectionPools = ReturnType<typeof connectionPools>;
 
-export async function firstAttempts(context: Context, deps: Deps, queued: QueuedDelivery[], policy: Policy, pools: ConnectionPools): Promise<{ results: FirstAttempt[]; handOver: HandOver[] }> {
+export async function firstAttempts(context: Context, deps: FirstAttemptDeps, queued: QueuedDelivery[], policy: Policy, pools: ConnectionPools): Promise<{ results: FirstAttempt[]; handOver: HandOver[] }> {
   const [inWorkflows, events, channels] = await Promise.all([
     subjectsInWorkflows(queued.filter((q) => q.fresh)),
     NotificationEventModel.find({ _id: { $in: queued.filter((q) => q.fresh).map((q) => q.eventId) } }).lean<NotificationEvent[]>(),
