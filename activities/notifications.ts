@@ -1,16 +1,14 @@
 import { Context } from '@temporalio/activity';
-import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import { DEFAULT_NOTIFICATION_RETRY_SECONDS, GIVE_UP_AFTER_SECONDS, maxNotificationAttempts, retryDelaySeconds, type DeliveryRef, type SendOutcome } from '../src/domain/contracts/notifications';
-import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
-import { AddressRefused, allowedAddresses } from '../src/domain/notifications/addresses';
-import { channelSecret, channelUrl, disableChannel } from '../src/domain/notifications/channels';
+import { AddressRefused } from '../src/domain/notifications/addresses';
+import { disableChannel } from '../src/domain/notifications/channels';
 import * as deliveries from '../src/domain/notifications/deliveries';
 import { NotificationDeliveryModel } from '../src/domain/notifications/model';
-import { post, RESPONSE_EXCERPT_BYTES, signedHeaders, slackMessage, type Answer } from '../src/domain/notifications/send';
-import { notificationSettings } from '../src/domain/notifications/settings';
-import { OrganizationModel } from '../src/domain/organizations/model';
+import { RESPONSE_EXCERPT_BYTES, type Answer } from '../src/domain/notifications/send';
 import type { SecretBox } from '../src/domain/secrets/secret-box';
 import type { Logger } from '../src/logger';
+import { drainOnce } from './notification-drain';
+import { attemptLookups, postDelivery } from './notification-post';
 import { throwIfStopping, untilStopping } from './worker-stopping';
 
 export interface NotificationActivityDeps {
@@ -30,48 +28,11 @@ export interface NotificationActivityDeps {
 
 /** How often the dispatcher looks for new events and deliveries to queue: a notification leaves within about this. */
 const POLL_MS = 1_000;
-const BATCH = 200;
-/** Events dispatched, and subjects' deliveries queued, at a time. */
-const PARALLEL = 16;
-
-/** `work` on every item, at most PARALLEL at a time. */
-async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(PARALLEL, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  });
-  await Promise.all(lanes);
-}
 
 type ToSend = NonNullable<Awaited<ReturnType<typeof deliveries.deliveryToSend>>>;
 type Attempt = Parameters<typeof deliveries.recordAttempt>[1];
 /** A delivery's attempt: which delivery, which round, which attempt of the round. */
 type AttemptOf = Parameters<typeof deliveries.recordAttempt>[0];
-
-async function organizationSlug(id: unknown) {
-  return (await OrganizationModel.findById(id, { slug: 1 }).lean())?.slug ?? null;
-}
-
-/**
- * The event posted to its channel's receiver (an allowed address only), signed with the channel's
- * secret under the delivery's webhook-id: the receiver's answer. Throws AddressRefused.
- */
-async function postDelivery(
-  { secretBox, consoleUrl }: Pick<NotificationActivityDeps, 'secretBox' | 'consoleUrl'>,
-  { deliveryId, channel, event, at }: { deliveryId: string; channel: NonNullable<ToSend['channel']>; event: NonNullable<ToSend['event']>; at: Date },
-): Promise<Answer> {
-  const { refuse_private_addresses } = await notificationSettings(channel.organization_id);
-  const url = await channelUrl(channel, secretBox);
-  const [address] = await allowedAddresses(url, refuse_private_addresses);
-  const payload = event.payload as Record<string, unknown>;
-  const base = consoleUrl?.();
-  const console_url = typeof payload.console_path === 'string' && base ? `${base}${payload.console_path}` : null;
-  const { console_path: _path, ...fields } = payload;
-  const message = { id: event._id.toString(), ...fields, type: event.type, at: event.at.toISOString(), organization: { id: event.organization_id.toString(), slug: await organizationSlug(event.organization_id) }, console_url };
-  const body = JSON.stringify(channel.type === 'slack' ? slackMessage(message) : message);
-  const headers = signedHeaders(channelSecret(channel, secretBox), `msg_${deliveryId}`, body, at);
-  return post({ url, address: address!, body, headers });
-}
 
 /** When to try a delivery again after attempt `attempt` failed; null after the policy's last attempt, or once its day (GIVE_UP_AFTER_SECONDS) would be over. */
 function nextAttemptAfter(createdAt: Date, attempt: number, { initialSeconds, maxAttempts }: { initialSeconds: number; maxAttempts: number }): () => Date | null {
@@ -123,53 +84,9 @@ class ReceiverRefused extends Error {
   override name = 'NotificationNotDelivered';
 }
 
-/**
- * Every undispatched event given its deliveries (PARALLEL at a time: each makes its own, in its own
- * transaction), then every delivery not yet queued handed to its subject's workflow: subjects in
- * parallel, each subject's deliveries one after another, oldest event first (their order there is
- * the order they are sent in). An event's deliveries all exist before any of the batch is queued.
- */
-async function drainOnce(context: Context, { retryInitialMs, maxAttempts }: { retryInitialMs: number | undefined; maxAttempts: number }): Promise<number> {
-  let handled = 0;
-  for (;;) {
-    const events = await deliveries.undispatchedEvents(BATCH);
-    await inParallel(events, async (event) => {
-      await deliveries.dispatchEvent(event, maxAttempts);
-      context.heartbeat();
-    });
-    handled += events.length;
-    if (events.length < BATCH) break;
-  }
-  for (;;) {
-    const queued = await deliveries.unqueuedDeliveries(BATCH);
-    const bySubject = new Map<string, typeof queued>();
-    for (const ref of queued) {
-      const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
-      bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
-    }
-    await inParallel([...bySubject], async ([workflowId, refs]) => {
-      for (const ref of refs) {
-        await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
-          workflowId,
-          taskQueue: context.info.taskQueue,
-          args: [{ channelId: ref.channelId, subject: ref.subject, maxAttempts, ...(retryInitialMs ? { retryInitialMs } : {}) }],
-          signal: DELIVER_SIGNAL,
-          signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round }],
-          staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
-        });
-        await deliveries.markQueued(ref.deliveryId, ref.round);
-        context.heartbeat();
-      }
-    });
-    handled += queued.length;
-    if (queued.length < BATCH) break;
-  }
-  return handled;
-}
-
 export function createNotificationActivities({ secretBox, log, consoleUrl, notificationMetrics, workerStopping, notificationRetrySeconds, notificationMaxAttempts }: NotificationActivityDeps) {
   const retryInitialMs = notificationRetrySeconds === undefined ? undefined : notificationRetrySeconds * 1000;
-  const policy = { retryInitialMs, maxAttempts: maxNotificationAttempts(notificationRetrySeconds, notificationMaxAttempts) };
+  const policy = { retryInitialMs, maxAttempts: maxNotificationAttempts(notificationRetrySeconds, notificationMaxAttempts), initialSeconds: notificationRetrySeconds ?? DEFAULT_NOTIFICATION_RETRY_SECONDS };
   const count = (channel: string, outcome: string) => notificationMetrics?.count(channel, outcome);
 
   return {
@@ -186,7 +103,7 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
       let handled = 0;
       while (Date.now() < until && !context.cancellationSignal.aborted) {
         throwIfStopping(workerStopping, 'drains the notification outbox');
-        const found = await drainOnce(context, policy);
+        const found = await drainOnce(context, { secretBox, consoleUrl, notificationMetrics, log }, policy);
         handled += found;
         context.heartbeat();
         if (found) continue;
@@ -196,13 +113,13 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
     },
 
     /**
-     * One attempt at a delivery. 2xx: delivered. A refused address: failed, for good. 410: the
+     * One attempt at a delivery (after `attemptsMade` the dispatcher made itself). 2xx: delivered. A refused address: failed, for good. 410: the
      * channel disabled, the delivery dropped. A channel deleted or disabled meanwhile: dropped.
      * Anything else (another status, no answer within 10 s, no connection): thrown, and retried by
      * the workflow's policy with the same webhook-id.
      */
     /** `retryInitialMs`, `maxAttempts`: its workflow's retry policy (the activity's info does not carry it); absent, 5 s and the 24 h's. */
-    async sendNotification({ deliveryId, round, retryInitialMs: initialMs = DEFAULT_NOTIFICATION_RETRY_SECONDS * 1000, maxAttempts = maxNotificationAttempts(initialMs / 1000) }: DeliveryRef & { retryInitialMs?: number; maxAttempts?: number }): Promise<SendOutcome> {
+    async sendNotification({ deliveryId, round, attemptsMade = 0, retryInitialMs: initialMs = DEFAULT_NOTIFICATION_RETRY_SECONDS * 1000, maxAttempts = maxNotificationAttempts(initialMs / 1000) }: DeliveryRef & { retryInitialMs?: number; maxAttempts?: number }): Promise<SendOutcome> {
       const context = Context.current();
       const found = await deliveries.deliveryToSend(deliveryId);
       if (!found || found.delivery.round !== round) return 'skipped';
@@ -219,11 +136,12 @@ export function createNotificationActivities({ secretBox, log, consoleUrl, notif
 
       const at = new Date();
       const started = Date.now();
-      const of = { deliveryId, round, number: context.info.attempt };
-      const nextAttemptAt = nextAttemptAfter(delivery.createdAt, context.info.attempt, { initialSeconds: initialMs / 1000, maxAttempts });
+      const number = attemptsMade + context.info.attempt;
+      const of = { deliveryId, round, number };
+      const nextAttemptAt = nextAttemptAfter(delivery.createdAt, number, { initialSeconds: initialMs / 1000, maxAttempts });
       let answer: Answer | undefined;
       try {
-        answer = await postDelivery({ secretBox, consoleUrl }, { deliveryId, channel, event, at });
+        answer = await postDelivery({ lookups: attemptLookups(secretBox), consoleUrl }, { deliveryId, channel, event, at });
       } catch (error) {
         const { refused, reason } = await recordNoAnswer(of, error, { at, duration_ms: Date.now() - started }, nextAttemptAt);
         count(channelId, refused ? 'failed' : 'failed_attempt');

@@ -1,6 +1,6 @@
-import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, setCurrentDetails, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { NotificationActivities } from '../activities/notifications';
-import { DEFAULT_NOTIFICATION_RETRY_SECONDS, maxNotificationAttempts, type DeliveryRef, type NotificationDeliveryInput } from '../src/domain/contracts/notifications';
+import { DEFAULT_NOTIFICATION_RETRY_SECONDS, maxNotificationAttempts, retryDelaySeconds, type DeliveryRef, type NotificationDeliveryInput } from '../src/domain/contracts/notifications';
 import { DELIVER_SIGNAL } from '../src/domain/contracts/workflow-ids';
 
 const deliverSignal = defineSignal<[DeliveryRef]>(DELIVER_SIGNAL);
@@ -39,6 +39,8 @@ export async function notificationDeliveryWorkflow(input: NotificationDeliveryIn
   const retryInitialMs = input.retryInitialMs ?? DEFAULT_NOTIFICATION_RETRY_SECONDS * 1000;
   const maxAttempts = input.maxAttempts ?? maxNotificationAttempts(retryInitialMs / 1000);
   const sending = sendingActivities(retryInitialMs, maxAttempts);
+  /** After `made` attempts the dispatcher made itself: the policy's remaining attempts and waits (a proxy, never awaited: its `then` would be an activity). */
+  const resumedSending = (made: number) => sendingActivities(retryDelaySeconds(made + 1, retryInitialMs / 1000) * 1000, Math.max(1, maxAttempts - made));
   const queue: DeliveryRef[] = [...(input.pending ?? [])];
   const done = new Set(input.done ?? []);
   setHandler(deliverSignal, (ref) => {
@@ -51,8 +53,11 @@ export async function notificationDeliveryWorkflow(input: NotificationDeliveryIn
     const ref = queue[0]!;
     setCurrentDetails(`sending delivery ${ref.deliveryId} (${queue.length - 1} more waiting)`);
     try {
+      const made = ref.attemptsMade ?? 0;
+      // A delivery the dispatcher already tried: its next attempt after the wait its attempts earned.
+      if (made) await sleep(retryDelaySeconds(made, retryInitialMs / 1000) * 1000);
       // The activity is told the policy's first wait and maximum: it says when the next attempt is due, and out of how many.
-      await sending.sendNotification({ ...ref, retryInitialMs, maxAttempts });
+      await (made ? resumedSending(made) : sending).sendNotification({ ...ref, retryInitialMs, maxAttempts });
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       const spent = error.retryState === 'MAXIMUM_ATTEMPTS_REACHED' ? `not delivered in ${maxAttempts} attempts` : 'not delivered within 24 h';

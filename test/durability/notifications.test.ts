@@ -119,4 +119,45 @@ describe('notifications survive a receiver outage and Bosun killed -9', () => {
     const runDeliveries = listed.data.filter((d: Json) => d.event.type.startsWith('run.'));
     expect(runDeliveries.filter((d: Json) => !(d.attempt_count >= 2 && d.attempts[0].error !== null)).map((d: Json) => [d.event.type, d.attempts])).toEqual([]);
   }, 12 * 60_000);
+
+  test('a burst of 300 pings to 20 channels with the worker killed -9 mid-burst: every one delivered, each channel’s in order, copies share their webhook-id', async () => {
+    const burst = await startReceiver();
+    try {
+      const channels: Json[] = [];
+      for (let i = 0; i < 20; i += 1) channels.push((await ops.request('post', '/notification-channels', { name: `burst-${i}`, type: 'webhook', url: `${burst.url}?${i}`, events: ['run.succeeded'] })).body.data);
+      // The worker killed as the 40th message arrives: its drain is in the middle of a batch of first attempts.
+      let killed: Promise<unknown> | null = null;
+      burst.answer = () => {
+        if (burst.received.length === 40) killed = Promise.all(bosun.alive('worker').map((p) => p.stop('SIGKILL')));
+        return { status: 204 };
+      };
+      // Each channel's pings are one subject (the channel): asked for in turn, 15 each.
+      for (let round = 0; round < 15; round += 1) {
+        for (const channel of channels) expect((await ops.request('post', `/notification-channels/${channel.id}/test`)).status).toBe(202);
+      }
+      await eventually(async () => killed, (k) => k !== null, 120_000);
+      await killed;
+      const worker = await bosun.launch('worker');
+      await worker.ready();
+
+      const distinct = () => new Set(burst.received.map((r) => r.id)).size;
+      await eventually(async () => distinct(), (n) => n >= 300, 5 * 60_000);
+      expect(distinct()).toBe(300);
+      for (const [i, channel] of channels.entries()) {
+        const listed = await eventually(
+          async () => (await ops.request('get', `/notification-channels/${channel.id}/deliveries?per_page=100`)).body.data as Json[],
+          (d) => d.length === 15 && d.every((x) => x.status === 'delivered'),
+        );
+        // In the order they were asked for (the deliveries list is newest first), each first arrival.
+        const arrived = [...new Set(burst.received.filter((r) => r.path.endsWith(`?${i}`)).map((r) => r.id))];
+        expect([channel.name, arrived]).toEqual([channel.name, listed.reverse().map((d) => d.webhook_id)]);
+      }
+      // A message sent again (its answer not recorded before the kill) is the same message: same webhook-id, same event.
+      const eventsById = new Map<string, Set<string>>();
+      for (const r of burst.received) eventsById.set(r.id, (eventsById.get(r.id) ?? new Set()).add(r.json.id));
+      expect([...eventsById.values()].filter((events) => events.size !== 1)).toEqual([]);
+    } finally {
+      await burst.stop();
+    }
+  }, 8 * 60_000);
 });

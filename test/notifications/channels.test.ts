@@ -178,11 +178,14 @@ describe('notification channels', () => {
     expect(delivery.attempts.map((a: Json) => a.response_code)).toEqual([503, 503, 200]);
     expect(delivery.attempts[0].response_body).toBe('x'.repeat(200));
     expect(delivery).toMatchObject({ attempt_count: 3, next_attempt_at: null, event: { type: 'run.succeeded' } });
-    // Retried after NOTIFICATION_RETRY_SECONDS (the tests' Bosuns: 1 s; 5 by default), doubling: the
-    // run's workflow of notifications to this channel says so in its history, and the attempts are that far apart at least.
+    // Retried after NOTIFICATION_RETRY_SECONDS (the tests' Bosuns: 1 s; 5 by default), doubling: the first attempt is the
+    // dispatcher's; the run's workflow of notifications to this channel goes on after it — that wait, then a retry policy
+    // doubling from there, as its history says — and the attempts are that far apart at least.
     const { events } = await bosun.temporal.workflow.getHandle(notificationDeliveryWorkflowId(channel.id, { kind: 'run', id: run.id })).fetchHistory();
+    const [wait] = (events ?? []).filter((e) => e.timerStartedEventAttributes).map((e) => Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds));
+    expect(wait).toBe(TEST_NOTIFICATION_RETRY_SECONDS);
     const sends = (events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendNotification');
-    expect(sends.map((e) => Number(e.activityTaskScheduledEventAttributes!.retryPolicy!.initialInterval!.seconds))).toEqual([TEST_NOTIFICATION_RETRY_SECONDS]);
+    expect(sends.map((e) => Number(e.activityTaskScheduledEventAttributes!.retryPolicy!.initialInterval!.seconds))).toEqual([2 * TEST_NOTIFICATION_RETRY_SECONDS]);
     const at = delivery.attempts.map((a: Json) => Date.parse(a.at)).sort((a: number, b: number) => a - b);
     expect(at[1] - at[0]).toBeGreaterThanOrEqual(TEST_NOTIFICATION_RETRY_SECONDS * 1000);
     expect(at[2] - at[1]).toBeGreaterThanOrEqual(2 * TEST_NOTIFICATION_RETRY_SECONDS * 1000);

@@ -86,4 +86,35 @@ describe('a subject’s notifications, in test time', () => {
       expect(attempts.slice(1).map((at, i) => Math.round((at - attempts[i]!) / 1000))).toEqual([2, 4, 8, 16, 32]);
     });
   });
+
+  test('a delivery the dispatcher already tried once goes on from its second attempt: after the first wait, then doubling; dead after the policy’s maximum in all', async () => {
+    const attempts: Array<{ at: number; attemptsMade: number | undefined }> = [];
+    const givenUp: string[] = [];
+    const mocks = {
+      sendNotification: async ({ attemptsMade }: { attemptsMade?: number }) => {
+        attempts.push({ at: await temporal().now(), attemptsMade });
+        throw ApplicationFailure.retryable('the receiver answered 503', 'NotificationNotDelivered');
+      },
+      giveUpDelivery: async ({ reason }: { reason: string }) => {
+        givenUp.push(reason);
+      },
+    };
+    await temporal().withWorker(mocks, async (taskQueue) => {
+      const subject = { kind: 'run', id: 'r3' };
+      const handedOver = await temporal().now();
+      const handle = await temporal().env.client.workflow.signalWithStart('notificationDeliveryWorkflow', {
+        taskQueue,
+        workflowId: notificationDeliveryWorkflowId('c3', subject),
+        args: [{ channelId: 'c3', subject, retryInitialMs: 2_000, maxAttempts: 5 }],
+        signal: DELIVER_SIGNAL,
+        signalArgs: [{ deliveryId: 'tried', round: 0, attemptsMade: 1 }],
+      });
+      await handle.result();
+      // Attempt 1 was the dispatcher's: 2 s later the second, then 4, 8, 16 s apart; 5 in all.
+      const at = [handedOver, ...attempts.map((a) => a.at)];
+      expect(at.slice(1).map((t, i) => Math.round((t - at[i]!) / 1000))).toEqual([2, 4, 8, 16]);
+      expect(attempts.every((a) => a.attemptsMade === 1)).toBe(true);
+      expect(givenUp).toEqual(['not delivered in 5 attempts: the receiver answered 503']);
+    });
+  });
 });

@@ -2,6 +2,8 @@
 export interface DeliveryRef {
   deliveryId: string;
   round: number;
+  /** This round's attempts the dispatcher already made (its first, refused): the workflow goes on from the wait after them. Absent: none. */
+  attemptsMade?: number;
 }
 
 /** A notification's first retry wait unless NOTIFICATION_RETRY_SECONDS says otherwise (and for a workflow started before it). */

@@ -8,7 +8,7 @@ import { inTransaction } from '../database';
  */
 
 /** Kept per delivery: the latest attempts. */
-const ATTEMPTS_KEPT = 50;
+export const ATTEMPTS_KEPT = 50;
 
 /** Whether a channel is to be told of an event: its type subscribed, and the event within the channel's filter. */
 export function channelWants(channel: Pick<NotificationChannel, '_id' | 'events' | 'filter' | 'disabled_at'>, event: Pick<NotificationEvent, 'type' | 'deployment_id' | 'tags' | 'superseded' | 'channel_id'>): boolean {
@@ -27,69 +27,62 @@ export function channelWants(channel: Pick<NotificationChannel, '_id' | 'events'
 export const undispatchedEvents = (limit: number) =>
   NotificationEventModel.find({ dispatched_at: null }).sort({ at: 1, _id: 1 }).limit(limit).lean<NotificationEvent[]>();
 
+/** A new delivery of `event` to `channel`, made once (an upsert on the unique channel and event). */
+function newDelivery(event: NotificationEvent, channel: NotificationChannel, maxAttempts: number, now: Date) {
+  return {
+    updateOne: {
+      filter: { channel_id: channel._id, event_id: event._id },
+      update: {
+        $setOnInsert: {
+          organization_id: event.organization_id,
+          channel_id: channel._id,
+          event_id: event._id,
+          event_type: event.type,
+          event_at: event.at,
+          subject: event.subject,
+          status: 'pending',
+          round: 0,
+          queued: false,
+          attempts: [],
+          attempt_count: 0,
+          round_attempts: 0,
+          max_attempts: maxAttempts,
+          next_attempt_at: null,
+          reason: null,
+          delivered_at: null,
+          createdAt: now,
+          updatedAt: now,
+        },
+      },
+      upsert: true,
+    },
+  };
+}
+
 /**
- * An event's deliveries (one per matching channel, made once) and its mark as dispatched, in one
- * transaction; `maxAttempts`: the retry policy's maximum the dispatcher's workflows are started with.
+ * A batch of events' deliveries (one per event and matching channel, made once) and their marks as
+ * dispatched, in one transaction, the channels read once for the batch; `maxAttempts`: the retry
+ * policy's maximum the dispatcher's workflows are started with. Returns the deliveries made.
  */
-export async function dispatchEvent(event: NotificationEvent, maxAttempts: number): Promise<number> {
-  const channels = await NotificationChannelModel.find(event.channel_id ? { _id: event.channel_id } : { organization_id: event.organization_id, disabled_at: null }, { events: 1, filter: 1, disabled_at: 1 }).lean<NotificationChannel[]>();
-  const wanted = channels.filter((channel) => channelWants(channel, event));
+export async function dispatchEvents(events: NotificationEvent[], maxAttempts: number): Promise<number> {
+  if (!events.length) return 0;
+  const organizations = [...new Set(events.filter((e) => !e.channel_id).map((e) => e.organization_id.toString()))];
+  const pinged = events.flatMap((e) => (e.channel_id ? [e.channel_id] : []));
+  const channels = await NotificationChannelModel.find(
+    { $or: [{ organization_id: { $in: organizations }, disabled_at: null }, { _id: { $in: pinged } }] },
+    { organization_id: 1, events: 1, filter: 1, disabled_at: 1 },
+  ).lean<NotificationChannel[]>();
+  const now = new Date();
+  const made = events.flatMap((event) =>
+    channels.filter((channel) => channel.organization_id.equals(event.organization_id) && channelWants(channel, event)).map((channel) => newDelivery(event, channel, maxAttempts, now)),
+  );
   await inTransaction(async (session) => {
-    if (wanted.length) {
-      const now = new Date();
-      // The driver's own write: mongoose's typing of a $setOnInsert with sub-documents is in the way.
-      await NotificationDeliveryModel.collection.bulkWrite(
-        wanted.map((channel) => ({
-          updateOne: {
-            filter: { channel_id: channel._id, event_id: event._id },
-            update: {
-              $setOnInsert: {
-                organization_id: event.organization_id,
-                channel_id: channel._id,
-                event_id: event._id,
-                event_type: event.type,
-                event_at: event.at,
-                subject: event.subject,
-                status: 'pending',
-                round: 0,
-                queued: false,
-                attempts: [],
-                attempt_count: 0,
-                round_attempts: 0,
-                max_attempts: maxAttempts,
-                next_attempt_at: null,
-                reason: null,
-                delivered_at: null,
-                createdAt: now,
-                updatedAt: now,
-              },
-            },
-            upsert: true,
-          },
-        })),
-        { session },
-      );
-    }
-    await NotificationEventModel.updateOne({ _id: event._id }, { $set: { dispatched_at: new Date() } }, { session });
+    // The driver's own write: mongoose's typing of a $setOnInsert with sub-documents is in the way.
+    if (made.length) await NotificationDeliveryModel.collection.bulkWrite(made, { session });
+    await NotificationEventModel.updateMany({ _id: { $in: events.map((e) => e._id) } }, { $set: { dispatched_at: now } }, { session });
   });
-  return wanted.length;
+  return made.length;
 }
-
-export interface QueuedDelivery {
-  deliveryId: string;
-  round: number;
-  channelId: string;
-  subject: { kind: string; id: string };
-}
-
-/** Deliveries not yet handed to their subject's workflow (new ones, redelivered ones), oldest event first. */
-export async function unqueuedDeliveries(limit: number): Promise<QueuedDelivery[]> {
-  const found = await NotificationDeliveryModel.find({ queued: false }, { round: 1, channel_id: 1, subject: 1 }).sort({ event_at: 1, _id: 1 }).limit(limit).lean();
-  return found.map((d) => ({ deliveryId: d._id.toString(), round: d.round, channelId: d.channel_id.toString(), subject: { kind: d.subject.kind, id: d.subject.id } }));
-}
-
-/** Handed to its workflow (this round). */
-export const markQueued = (deliveryId: string, round: number) => NotificationDeliveryModel.updateOne({ _id: deliveryId, round }, { $set: { queued: true } });
 
 /** A delivery with its event and channel, for an attempt; null when the delivery is gone. */
 export async function deliveryToSend(deliveryId: string) {

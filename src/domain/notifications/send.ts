@@ -20,6 +20,8 @@ export interface Outgoing {
   address: { address: string; family: 4 | 6 };
   body: string;
   headers: Record<string, string>;
+  /** A pool of kept-alive connections to `address` alone; none: a connection of its own. */
+  agent?: http.Agent | https.Agent;
 }
 
 export interface Answer {
@@ -39,7 +41,7 @@ export function signedHeaders(secret: string, messageId: string, body: string, a
 }
 
 /** POSTs `body`; resolves with the answer (any status), rejects on a connection error or the timeout. */
-export function post({ url, address, body, headers }: Outgoing, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<Answer> {
+export function post({ url, address, body, headers, agent }: Outgoing, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<Answer> {
   const target = new URL(url);
   const client = target.protocol === 'https:' ? https : http;
   const pinned: LookupFunction = (_host, options, callback) => {
@@ -50,7 +52,7 @@ export function post({ url, address, body, headers }: Outgoing, timeoutMs = ATTE
     const signal = AbortSignal.timeout(timeoutMs);
     const request = client.request(
       target,
-      { method: 'POST', lookup: pinned, signal, agent: false, headers: { 'content-type': 'application/json', 'user-agent': 'Bosun-Notifications', 'content-length': String(Buffer.byteLength(body)), ...headers } },
+      { method: 'POST', lookup: pinned, signal, agent: agent ?? false, headers: { 'content-type': 'application/json', 'user-agent': 'Bosun-Notifications', 'content-length': String(Buffer.byteLength(body)), ...headers } },
       (response) => {
         const chunks: Buffer[] = [];
         let size = 0;
