@@ -99,7 +99,7 @@ export function startStepExecution(settings: ExecutionSettings, input: StepComma
       clearInterval(ticker);
       return recordAttemptResult(running, ran);
     })
-    .catch(transportFailure(stepLog))
+    .catch(transportFailure(stepLog, settings.sshPool.connectTimeoutMs))
     .finally(() => {
       clearInterval(ticker);
       clearTimeout(timer);

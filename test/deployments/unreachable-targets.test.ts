@@ -2,6 +2,7 @@ import net from 'node:net';
 import { startBosun, type Bosun } from '../support/bosun';
 import { asUser, type User } from '../support/client';
 import { executionRecord } from '../support/fixtures';
+import { addFleet } from '../support/server-fleet';
 import { Sshd } from '../support/sshd';
 
 /*
@@ -54,9 +55,7 @@ const record = executionRecord('unreachable');
 /** An organization's servers at these addresses, in this order (the run batches its targets in it). */
 async function fleetOf(org: string, order: string[]): Promise<{ ops: User; servers: string[] }> {
   const ops = await asUser(bosun, org);
-  const servers: string[] = [];
-  // One at a time: many handshakes at once can outlast the short connect timeout on a loaded machine.
-  for (const host of order) servers.push(await ops.addServer({ host, title: `host-${host.split('.')[3]}`, sshd: GOOD.includes(host) ? good.info : doomed.info }));
+  const servers = await addFleet(ops, order.map((host) => ({ host, title: `host-${host.split('.')[3]}`, sshd: GOOD.includes(host) ? good.info : doomed.info })));
   return { ops, servers };
 }
 
