@@ -54,9 +54,7 @@ export async function startWorkerRole(ctx: RoleContext, sdkMetricsAddress: strin
 /** The Temporal worker running, its stop (the shutdown, then its SSH pool and connection) among the clean-ups. */
 async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: boolean): Promise<void> {
   const { config, services, log, options, secretBox, workflows, metrics, deployments, countTick, composed, cleanups } = ctx;
-  // A pooled connection answers five health probes in a row, then a fresh login checks the host key and sshd's listener again.
-  const freshProbeAfterMs = 5 * config.servers.healthIntervalSeconds * 1000;
-  const sshPool = new SshPool({ ...config.ssh, freshProbeAfterMs, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
+  const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
   metrics.trackSshPool(sshPool);
   // Aborted as the worker begins to stop: its long activities (the audit chainer, the notification drain) hand their work back at once.
   const workerStopping = new AbortController();

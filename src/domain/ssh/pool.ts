@@ -19,11 +19,11 @@ export interface SshPoolOptions {
    */
   maxConnections?: number;
   /**
-   * How long a pooled connection answers its server's health probes after it opened (its host key was
-   * checked then, and sshd took a login); the next probe logs in afresh and its connection takes the
-   * old one's place. Absent: 5 minutes.
+   * Every how many health probes of a server one logs in afresh (checking its host key and that sshd
+   * still takes logins); its connection then takes the pooled one's place. The others run `true` over
+   * the pooled connection when there is one. Absent: 5.
    */
-  freshProbeAfterMs?: number;
+  freshProbeEvery?: number;
   /** Over the bound, how long an idle connection waits for its server's next step (a fleet target's steps follow each other) before it closes: 10 s. */
   overBoundIdleMs?: number;
   log: Logger;
@@ -42,9 +42,10 @@ interface Entry {
   waiters: Array<(granted: boolean) => void>;
   retired: boolean;
   idleTimer?: NodeJS.Timeout;
-  /** The connection, once open, and when it opened. */
+  /** The connection, once open. */
   opened?: OpenedConnection;
-  openedAt?: number;
+  /** Health probes it answered. */
+  probes: number;
 }
 
 const describeHop = (hop: SshTarget) => `jump host ${describeTarget(hop)}`;
@@ -92,14 +93,15 @@ export class SshPool {
   }
 
   /**
-   * Can the server run a command now? Over its pooled connection while it is younger than freshProbeAfterMs (no new login);
+   * Can the server run a command now? Over its pooled connection (no new login) unless freshProbeEvery probes came before;
    * else, or if that one cannot run `true` in time (then dropped), over a fresh login, pooled in place of an aged one or in a free place.
    */
   async probe(target: SshTarget): Promise<void> {
     const pooled = this.entries.get(poolKeyOf(target));
     const current = pooled?.identity === identityOf(target) && pooled.opened ? pooled : undefined;
-    const young = current && Date.now() - current.openedAt! < (this.options.freshProbeAfterMs ?? 5 * 60_000);
-    if (current && young && current.active < this.options.maxChannelsPerConnection) {
+    const pooledTurn = current && current.probes + 1 < (this.options.freshProbeEvery ?? 5);
+    if (current && pooledTurn && current.active < this.options.maxChannelsPerConnection) {
+      current.probes += 1;
       current.active += 1;
       this.busy(current);
       try {
@@ -119,7 +121,7 @@ export class SshPool {
       opened.ssh.dispose();
       throw error;
     }
-    const replaces = current && !young && this.entries.get(current.key) === current;
+    const replaces = current && !pooledTurn && this.entries.get(current.key) === current;
     if (!this.closed && (replaces || (!this.entries.has(poolKeyOf(target)) && this.entries.size < this.maxConnections))) {
       this.afterUse(this.addEntry(target, Promise.resolve(opened)));
     } else opened.ssh.dispose();
@@ -159,11 +161,10 @@ export class SshPool {
     const key = poolKeyOf(target);
     const existing = this.entries.get(key);
     if (existing) this.retire(existing);
-    const entry: Entry = { key, identity: identityOf(target), connection, active: 0, dependents: 0, waiters: [], retired: false };
+    const entry: Entry = { key, identity: identityOf(target), connection, active: 0, dependents: 0, waiters: [], retired: false, probes: 0 };
     entry.connection.then(
       (opened) => {
         entry.opened = opened;
-        entry.openedAt = Date.now();
         this.options.log.debug({ server: target.key, target: describeTarget(target) }, 'ssh connection opened');
         opened.ssh.connection?.on('close', () => this.retire(entry));
         opened.ssh.connection?.on('error', (err) => {
