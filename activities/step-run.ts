@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import { exitOutcome, isTrailFailure, type RecordedCommand } from '../src/domain/audit/commands';
 import { describeTarget } from '../src/domain/ssh/connect';
 import { classifySshError, type SshError } from '../src/domain/ssh/errors';
@@ -65,12 +64,12 @@ const UNREACHABLE_RETRY_MS = 1000;
 /**
  * A transport failure ends the step's output with why (and whether it is retried), then is thrown as its Temporal failure; anything else (a database error) as it is: Temporal retries it, and last_exit keeps a retry from re-running.
  * A server that does not answer at all (refused, no route, no handshake) is retried a second apart while a next attempt starts within
- * twice the connect timeout of the step's first one, then the step fails: a dead host must not hold its batch for the whole backoff.
+ * twice the connect timeout of the step's start (its first attempt's), then the step fails: a dead host must not hold its batch for the whole backoff.
  */
-export const transportFailure = (stepLog: StepLog, connectTimeoutMs: number) => async (error: unknown) => {
+export const transportFailure = (stepLog: StepLog, connectTimeoutMs: number, stepStartedAt: Date) => async (error: unknown) => {
   if (!(error instanceof StepTransportError)) throw error;
   const sshError = error.sshError;
-  const spentMs = Date.now() - Context.current().info.scheduledTimestampMs;
+  const spentMs = Date.now() - stepStartedAt.getTime();
   const givenUp = sshError.unreachable && spentMs + UNREACHABLE_RETRY_MS >= 2 * connectTimeoutMs;
   stepLog.note(`\n--- ${sshError.message}${givenUp ? `; given up after ${(spentMs / 1000).toFixed(1)} s` : sshError.retryable ? '; retrying' : ''} ---\n`);
   await stepLog.flush();
