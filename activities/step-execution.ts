@@ -81,7 +81,8 @@ export function startStepExecution(settings: ExecutionSettings, input: StepComma
     stepLog.note(`\n--- attempt ${(step.attempts ?? 0) + 1}: the previous attempt was interrupted; running the command again ---\n`);
   } else if (attempt.exitAttempt > 0) stepLog.note(`\n--- retry ${attempt.exitAttempt} of ${step.retries} ---\n`);
 
-  const start = new AttemptStartWrite(stepLog, index, { startedAt: step.started_at ?? new Date(), exitAttempt: attempt.exitAttempt });
+  const startedAt = step.started_at ?? new Date();
+  const start = new AttemptStartWrite(stepLog, index, { startedAt, exitAttempt: attempt.exitAttempt });
   // Every command of the attempt is in the trail through its one recorder: the step's own, and Bosun's kills of it.
   const recorder = attemptRecorder(input, step.attempts ?? 0);
   const stop = new CommandStop(settings, input.target, recorder, { runId, index });
@@ -99,7 +100,7 @@ export function startStepExecution(settings: ExecutionSettings, input: StepComma
       clearInterval(ticker);
       return recordAttemptResult(running, ran);
     })
-    .catch(transportFailure(stepLog))
+    .catch(transportFailure(stepLog, settings.sshPool.connectTimeoutMs, startedAt))
     .finally(() => {
       clearInterval(ticker);
       clearTimeout(timer);

@@ -58,11 +58,20 @@ export async function runCommand({ settings, input, stepLog, start, recorder, st
 export const commandOutcome = ({ stop }: RunningAttempt, exit: RemoteResult) =>
   stop.reason === 'timeout' ? 'timed_out' : stop.reason === 'cancel' ? 'cancelled' : stop.reason === 'shutdown' ? 'interrupted' : exitOutcome(exit);
 
-/** A transport failure ends the step's output with why (and whether it is retried), then is thrown as its Temporal failure; anything else (a database error) as it is: Temporal retries it, and last_exit keeps a retry from re-running. */
-export const transportFailure = (stepLog: StepLog) => async (error: unknown) => {
+/** Between two attempts at a server that does not answer (its connect timeout bounds each attempt). */
+const UNREACHABLE_RETRY_MS = 1000;
+
+/**
+ * A transport failure ends the step's output with why (and whether it is retried), then is thrown as its Temporal failure; anything else (a database error) as it is: Temporal retries it, and last_exit keeps a retry from re-running.
+ * A server that does not answer at all (refused, no route, no handshake) is retried a second apart while a next attempt starts within
+ * twice the connect timeout of the step's start (its first attempt's), then the step fails: a dead host must not hold its batch for the whole backoff.
+ */
+export const transportFailure = (stepLog: StepLog, connectTimeoutMs: number, stepStartedAt: Date) => async (error: unknown) => {
   if (!(error instanceof StepTransportError)) throw error;
   const sshError = error.sshError;
-  stepLog.note(`\n--- ${sshError.message}${sshError.retryable ? '; retrying' : ''} ---\n`);
+  const spentMs = Date.now() - stepStartedAt.getTime();
+  const givenUp = sshError.unreachable && spentMs + UNREACHABLE_RETRY_MS >= 2 * connectTimeoutMs;
+  stepLog.note(`\n--- ${sshError.message}${givenUp ? `; given up after ${(spentMs / 1000).toFixed(1)} s` : sshError.retryable ? '; retrying' : ''} ---\n`);
   await stepLog.flush();
-  throw sshError.toFailure();
+  throw sshError.toFailure(sshError.unreachable ? { final: givenUp, retryAfterMs: UNREACHABLE_RETRY_MS } : {});
 };

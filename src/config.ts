@@ -48,6 +48,8 @@ const envSchema = z.object({
   SSH_MAX_CHANNELS_PER_CONNECTION: positiveInt.max(64).default(8),
   // Idle pooled connections beyond it are closed, least recently used first.
   SSH_POOL_MAX: positiveInt.max(100_000).default(256),
+  // How long an idle pooled connection stays open: longer than the health interval, whose probes then keep it warm.
+  SSH_POOL_IDLE_SECONDS: positiveInt.max(86_400).default(300),
   SSH_VERIFY_MAX_ATTEMPTS: positiveInt.max(100).default(6),
   // How many servers an inventory import verifies at once.
   IMPORT_VERIFY_CONCURRENCY: positiveInt.max(100).default(8),
@@ -161,7 +163,7 @@ export interface Config {
   stepLogs: { limitBytes: number; retentionDays: number };
   /** Data moved between a migration plan's servers, per transfer; 0 for no limit. */
   transfers: { maxBytesPerSecond: number };
-  ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number; maxConnections: number };
+  ssh: { connectTimeoutMs: number; maxChannelsPerConnection: number; maxConnections: number; idleTimeoutMs: number };
   /** Notifications: the wait before a refused delivery's second attempt (doubling after). */
   notifications: { retrySeconds: number; maxAttempts: number | undefined };
   /** The audit trail: checkpoints' period, retention, and how long an entry waits for its outcome. */
@@ -250,7 +252,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },
     stepLogs: { limitBytes: e.STEP_LOG_LIMIT_BYTES, retentionDays: e.STEP_LOG_RETENTION_DAYS },
     transfers: { maxBytesPerSecond: e.TRANSFER_MAX_BYTES_PER_SECOND },
-    ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION, maxConnections: e.SSH_POOL_MAX },
+    ssh: { connectTimeoutMs: e.SSH_CONNECT_TIMEOUT_MS, maxChannelsPerConnection: e.SSH_MAX_CHANNELS_PER_CONNECTION, maxConnections: e.SSH_POOL_MAX, idleTimeoutMs: e.SSH_POOL_IDLE_SECONDS * 1000 },
     console: { sessionIdleSeconds: e.SESSION_IDLE_SECONDS, sessionMaxSeconds: e.SESSION_MAX_SECONDS, publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''), oidc: oidcConfig(e) },
     notifications: { retrySeconds: e.NOTIFICATION_RETRY_SECONDS, maxAttempts: e.NOTIFICATION_MAX_ATTEMPTS },
     audit: { checkpointMinutes: e.AUDIT_CHECKPOINT_MINUTES, retentionDays: e.AUDIT_RETENTION_DAYS, pendingSeconds: e.AUDIT_PENDING_SECONDS },

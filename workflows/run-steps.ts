@@ -47,7 +47,7 @@ async function holdWhileFrozen(run: QueuedRun, server: string, held: FrozenHold)
   }
 }
 
-/** Transport failures retry with backoff for about 45 s; an exit code is not a transport failure. */
+/** Transport failures retry with backoff for about 45 s (a server that does not answer: within 2× the connect timeout, activities/step-run.ts); an exit code is not a transport failure. */
 const transportRetry = {
   initialInterval: '1 second',
   backoffCoefficient: 2,

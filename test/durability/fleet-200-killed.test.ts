@@ -5,6 +5,7 @@ import path from 'node:path';
 import { runEnded } from '../support/bosun';
 import { eventually } from '../support/eventually';
 import { BosunProcesses, externalServicesEnv } from '../support/processes';
+import { addFleet, fleetOn } from '../support/server-fleet';
 import { Sshd } from '../support/sshd';
 
 /*
@@ -46,15 +47,10 @@ describe('a 200-target window run survives the death of its worker', () => {
     await bosun.createToken('fleet-200');
     const { worker, ops } = await bosun.launchApiAndWorker();
     for (let i = 0; i < Math.ceil(TARGETS / ADDRESSES.length); i += 1) daemons.push(await Sshd.startPrivate(ADDRESSES));
-    const servers: Array<{ id: string; key: string }> = [];
-    const all = daemons.flatMap((sshd) => ADDRESSES.map((host) => ({ sshd, host }))).slice(0, TARGETS);
+    const all = daemons.flatMap((sshd, d) => fleetOn(sshd.info, ADDRESSES, 'wide', 1 + d * ADDRESSES.length)).slice(0, TARGETS);
     // Ten at a time: each server is verified over SSH as it is added.
-    for (let i = 0; i < all.length; i += 10) {
-      const added = await Promise.all(
-        all.slice(i, i + 10).map(async ({ sshd, host }, j) => ({ id: await ops.addServer({ host, sshd: sshd.info, title: `wide-${i + j + 1}` }), key: endpoint(host, sshd.info.port) })),
-      );
-      servers.push(...added);
-    }
+    const ids = await addFleet(ops, all, { atOnce: 10 });
+    const servers = all.map(({ host, sshd }, i) => ({ id: ids[i]!, key: endpoint(host, sshd.port) }));
     const keyOf = new Map(servers.map((s) => [s.id, s.key]));
     const deployment = await ops.define({
       name: 'wide',

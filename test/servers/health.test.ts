@@ -1,10 +1,14 @@
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
+import { asUser, type User } from '../support/client';
 import { Sshd } from '../support/sshd';
 
 describe('a verified server is watched: offline when unreachable, verified again when back', () => {
   let bosun: Bosun;
   let sshd: Sshd;
   let token: string;
+  /** An sshd that logs each login and each command its sessions start (LogLevel VERBOSE). */
+  let logged: Sshd | undefined;
+  let ops: User | undefined;
 
   beforeAll(async () => {
     bosun = await startBosun({ healthIntervalSeconds: 1 });
@@ -13,6 +17,8 @@ describe('a verified server is watched: offline when unreachable, verified again
   });
   afterAll(async () => {
     await sshd.stop();
+    await logged?.stop({ dropSessions: true });
+    ops?.close();
     await bosun.stop();
   });
 
@@ -52,5 +58,24 @@ describe('a verified server is watched: offline when unreachable, verified again
     expect(distrusted.last_error).toMatch(/Host key .* changed/);
     expect(distrusted.host_key_fingerprint).toBe(pinned);
     expect(host).toBe('127.0.0.1');
+  });
+
+  test('a server is probed over the connection its run left pooled: one fresh login in five probes; its sshd gone with its sessions → offline at once', async () => {
+    logged = await Sshd.startPrivate(['127.0.74.1'], { logConnections: true, config: ['LogLevel VERBOSE'] });
+    ops = await asUser(bosun, 'health-pooled');
+    const id = await ops.addServer({ host: '127.0.74.1', sshd: logged.info, title: 'pooled' });
+    const deployment = await ops.define({ targets: { server_ids: [id] }, steps: [{ name: 'noop', command: 'true' }] });
+    expect(await ops.waitForRun(deployment.id, (await ops.trigger(deployment.id)).run_id)).toMatchObject({ status: 'success' });
+
+    const [logins0, commands0] = [logged.loginsAccepted(), logged.commandsStarted()];
+    const probes = await eventually(async () => logged!.commandsStarted() - commands0, (n) => n >= 10, 40_000);
+    // Every fifth probe logs in afresh (the host key and sshd's listener checked again); the others run `true` over the pooled connection.
+    // (One more: a fresh probe's login may be in the log before its command.)
+    expect(logged.loginsAccepted() - logins0).toBeLessThanOrEqual(Math.ceil(probes / 5) + 1);
+    expect((await ops.getServer(id)).status).toBe('verified');
+
+    await logged.stop({ dropSessions: true });
+    const offline = await eventually(() => ops!.getServer(id), (s) => s.status === 'offline', 20_000);
+    expect(offline.last_error).toMatch(/refused/);
   });
 });

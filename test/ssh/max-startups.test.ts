@@ -1,6 +1,7 @@
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { asUser, type User } from '../support/client';
 import { executionRecord } from '../support/fixtures';
+import { addFleet, fleetOn } from '../support/server-fleet';
 import { Sshd } from '../support/sshd';
 
 /*
@@ -22,9 +23,8 @@ beforeAll(async () => {
   sshd = await Sshd.startPrivate(ADDRESSES, { config: ['MaxStartups 2:100:2'] });
   bosun = await sharedBosun();
   ops = await asUser(bosun, 'max-startups');
-  servers = [];
   // One at a time: each verification opens a connection of its own.
-  for (const [i, host] of ADDRESSES.entries()) servers.push(await ops.addServer({ host, title: `throttled-${i + 1}`, sshd: sshd.info }));
+  servers = await addFleet(ops, fleetOn(sshd.info, ADDRESSES, 'throttled'));
 }, 120_000);
 afterAll(async () => {
   ops?.close();

@@ -4,6 +4,7 @@ import { asUser, type User } from '../support/client';
 import { eventually } from '../support/eventually';
 import { executionRecord } from '../support/fixtures';
 import { parseMetrics, valueOf } from '../support/metrics';
+import { addFleet, fleetOn } from '../support/server-fleet';
 import { Sshd } from '../support/sshd';
 
 /*
@@ -46,8 +47,7 @@ beforeAll(async () => {
   sshd = await Sshd.startPrivate(ADDRESSES);
   bosun = await startBosun({ healthIntervalSeconds: 3600, env: { SSH_POOL_MAX: String(POOL_MAX) } });
   ops = await asUser(bosun, 'pool-bound');
-  servers = [];
-  for (const [i, host] of ADDRESSES.entries()) servers.push(await ops.addServer({ host, title: `node-${i + 1}`, sshd: sshd.info }));
+  servers = await addFleet(ops, fleetOn(sshd.info, ADDRESSES, 'node'));
 }, 120_000);
 afterAll(async () => {
   ops?.close();

@@ -211,8 +211,18 @@ export class Sshd {
 
   /** Logins accepted since it started, when it logs connections (startPrivate's logConnections); 0 otherwise. */
   loginsAccepted(): number {
+    // "Accepted publickey for …" (VERBOSE adds "Accepted key … found at …" lines: not logins).
+    return this.logLines(/Accepted \w+ for /);
+  }
+
+  /** Commands its sessions started (exec requests), when it logs connections with `LogLevel VERBOSE` in its config; 0 otherwise. */
+  commandsStarted(): number {
+    return this.logLines(/Starting session: command /);
+  }
+
+  private logLines(matching: RegExp): number {
     if (!this.logFile || !existsSync(this.logFile)) return 0;
-    return readFileSync(this.logFile, 'utf8').split('\n').filter((line) => line.includes('Accepted ')).length;
+    return readFileSync(this.logFile, 'utf8').split('\n').filter((line) => matching.test(line)).length;
   }
 
   /** A new host key, as after a reinstall (or an attacker in the middle); takes effect on the next resume. */

@@ -16,7 +16,8 @@ describe('configuration from the environment', () => {
     expect(config.notifications).toStrictEqual({ retrySeconds: 5, maxAttempts: undefined });
     expect(loadConfig({ NOTIFICATION_RETRY_SECONDS: '1' }).notifications.retrySeconds).toBe(1);
     expect(loadConfig({ NOTIFICATION_MAX_ATTEMPTS: '3' }).notifications.maxAttempts).toBe(3);
-    expect(config.ssh).toEqual({ connectTimeoutMs: 10_000, maxChannelsPerConnection: 8, maxConnections: 256 });
+    expect(config.ssh).toEqual({ connectTimeoutMs: 10_000, maxChannelsPerConnection: 8, maxConnections: 256, idleTimeoutMs: 300_000 });
+    expect(loadConfig({ SSH_POOL_IDLE_SECONDS: '30' }).ssh.idleTimeoutMs).toBe(30_000);
     expect(loadConfig({ SSH_POOL_MAX: '3' }).ssh.maxConnections).toBe(3);
     expect(config.home).toMatch(/\.bosun$/);
     expect(Object.isFrozen(config)).toBe(true);
@@ -34,6 +35,7 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ NOTIFICATION_RETRY_SECONDS: '7200' })).toThrow(/NOTIFICATION_RETRY_SECONDS/);
     expect(() => loadConfig({ NOTIFICATION_MAX_ATTEMPTS: '0' })).toThrow(/NOTIFICATION_MAX_ATTEMPTS/);
     expect(() => loadConfig({ SSH_POOL_MAX: '0' })).toThrow(/SSH_POOL_MAX/);
+    expect(() => loadConfig({ SSH_POOL_IDLE_SECONDS: '0' })).toThrow(/SSH_POOL_IDLE_SECONDS/);
   });
 
   test('secret values are never echoed in the message', () => {

@@ -219,7 +219,11 @@ export const NON_RETRYABLE_FAILURES: string[] = FAILURE_TYPES.filter((entry) => 
 /** Whether a step followed on another worker that failed with this type runs again elsewhere (unknown types do). */
 export const rerunsElsewhere = (name: string | undefined | null): boolean => failureType(name)?.rerunElsewhere ?? true;
 
-/** A failure of a type from the table, retryable or not as the table says. */
-export function failure(type: FailureType, message: string, options: { details?: unknown[]; cause?: Error } = {}): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: !isRetryable(type), ...options });
+/**
+ * A failure of a type from the table, retryable or not as the table says; `final`: not retried
+ * whatever its type (the raiser gave up), `retryAfterMs`: the next attempt's delay instead of the
+ * retry policy's backoff.
+ */
+export function failure(type: FailureType, message: string, { final = false, retryAfterMs, ...options }: { details?: unknown[]; cause?: Error; final?: boolean; retryAfterMs?: number } = {}): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: final || !isRetryable(type), nextRetryDelay: retryAfterMs, ...options });
 }

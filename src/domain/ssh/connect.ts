@@ -46,7 +46,7 @@ function openSocket(host: string, port: number, timeoutMs: number): Promise<net.
     });
     socket.once('timeout', () => {
       socket.destroy();
-      reject(new SshError('timeout', `Timed out after ${timeoutMs} ms connecting to ${host}:${port}`));
+      reject(new SshError('timeout', `Timed out after ${timeoutMs} ms connecting to ${host}:${port}`, true));
     });
     socket.once('error', reject);
   });

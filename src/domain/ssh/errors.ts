@@ -21,6 +21,8 @@ export class SshError extends Error {
   constructor(
     readonly kind: SshErrorKind,
     message: string,
+    /** Nothing answered at the address: refused, no route, or no SSH handshake within the connect timeout (not sshd throttling logins). */
+    readonly unreachable = false,
   ) {
     super(message);
   }
@@ -29,9 +31,9 @@ export class SshError extends Error {
     return isRetryable(SSH_FAILURE_TYPES[this.kind]);
   }
 
-  /** This error as an activity's failure: its kind's type, retried or not as the table says. */
-  toFailure() {
-    return failure(SSH_FAILURE_TYPES[this.kind], this.message);
+  /** This error as an activity's failure: its kind's type, retried or not as the table says (options: failure()'s). */
+  toFailure(options: { final?: boolean; retryAfterMs?: number } = {}) {
+    return failure(SSH_FAILURE_TYPES[this.kind], this.message, options);
   }
 }
 
@@ -47,20 +49,20 @@ export function classifySshError(error: unknown, where: string): SshError {
     return new SshError('key_invalid', `The private key for ${where} could not be used: ${message}`);
   }
   if (err?.level === 'client-timeout' || /timed out/i.test(message)) {
-    return new SshError('timeout', `Timed out connecting to ${where}`);
+    return new SshError('timeout', `Timed out connecting to ${where}`, true);
   }
   if (/lost before handshake/i.test(message)) {
     return new SshError('transport', `${where} closed the connection before the SSH handshake: sshd throttling new connections (MaxStartups), or not an SSH server`);
   }
   switch (err?.code) {
     case 'ECONNREFUSED':
-      return new SshError('transport', `Connection to ${where} refused: is sshd running and the port right?`);
+      return new SshError('transport', `Connection to ${where} refused: is sshd running and the port right?`, true);
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new SshError('transport', `Host name of ${where} could not be resolved`);
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return new SshError('transport', `${where} is unreachable from this worker`);
+      return new SshError('transport', `${where} is unreachable from this worker`, true);
     case 'ECONNRESET':
     case 'EPIPE':
       return new SshError('transport', `Connection to ${where} was reset`);

@@ -1,14 +1,16 @@
-import { createHash } from 'node:crypto';
 import type { NodeSSH } from 'node-ssh';
 import type { Logger } from '../../logger';
 import type { Duplex } from 'node:stream';
 import { describeTarget, openConnection, type OpenedConnection, type SshTarget } from './connect';
 import { classifySshError, SshError, type SshErrorKind } from './errors';
+import { identityOf, poolKeyOf } from './pool-keys';
+import { runTrue } from './probe';
 
 export interface SshPoolOptions {
   connectTimeoutMs: number;
   /** sshd's MaxSessions defaults to 10; stay under it. */
   maxChannelsPerConnection: number;
+  /** How long an idle connection stays open within the bound (SSH_POOL_IDLE_SECONDS); absent: 5 minutes. */
   idleTimeoutMs?: number;
   /**
    * Open connections kept at most while some are idle (SSH_POOL_MAX): opening one more closes the
@@ -16,6 +18,12 @@ export interface SshPoolOptions {
    * the new one opens anyway, and the pool shrinks back as they go idle. Absent: no bound.
    */
   maxConnections?: number;
+  /**
+   * Every how many health probes of a server one logs in afresh (checking its host key and that sshd
+   * still takes logins); its connection then takes the pooled one's place. The others run `true` over
+   * the pooled connection when there is one. Absent: 5.
+   */
+  freshProbeEvery?: number;
   /** Over the bound, how long an idle connection waits for its server's next step (a fleet target's steps follow each other) before it closes: 10 s. */
   overBoundIdleMs?: number;
   log: Logger;
@@ -34,16 +42,11 @@ interface Entry {
   waiters: Array<(granted: boolean) => void>;
   retired: boolean;
   idleTimer?: NodeJS.Timeout;
+  /** The connection, once open. */
+  opened?: OpenedConnection;
+  /** Health probes it answered. */
+  probes: number;
 }
-
-/** What makes two targets the same connection: address, login, credentials, pinned host key, and the hops to it. */
-const identityOf = (t: SshTarget): string =>
-  createHash('sha256')
-    .update(JSON.stringify([t.host, t.port, t.username, t.privateKey, t.passphrase, t.password, t.hostKeyFingerprint, t.via ? identityOf(t.via) : null]))
-    .digest('hex');
-
-/** A connection's key in the pool: the server's id, and the hops it is reached through (one server may be reached by two routes). */
-const poolKeyOf = (t: SshTarget): string => (t.via ? `${t.key}<${poolKeyOf(t.via)}` : t.key);
 
 const describeHop = (hop: SshTarget) => `jump host ${describeTarget(hop)}`;
 
@@ -64,6 +67,8 @@ export class SshPool {
   get size(): number {
     return this.entries.size;
   }
+
+  get connectTimeoutMs(): number { return this.options.connectTimeoutMs; }
 
   /** Of those, the ones nothing runs on or goes through. */
   get idle(): number {
@@ -87,27 +92,39 @@ export class SshPool {
     }
   }
 
-  /** Connects afresh (not through the pool) and runs a no-op: can a new session log in and run a command now? */
+  /**
+   * Can the server run a command now? Over its pooled connection (no new login) unless freshProbeEvery probes came before;
+   * else, or if that one cannot run `true` in time (then dropped), over a fresh login, pooled in place of an aged one or in a free place.
+   */
   async probe(target: SshTarget): Promise<void> {
-    const timeoutMs = this.options.connectTimeoutMs;
-    const { ssh } = await this.open(target).catch((error: unknown) => {
+    const pooled = this.entries.get(poolKeyOf(target));
+    const current = pooled?.identity === identityOf(target) && pooled.opened ? pooled : undefined;
+    const pooledTurn = current && current.probes + 1 < (this.options.freshProbeEvery ?? 5);
+    if (current && pooledTurn && current.active < this.options.maxChannelsPerConnection) {
+      current.probes += 1;
+      current.active += 1;
+      this.busy(current);
+      try {
+        return await runTrue(current.opened!.ssh, target, this.options.connectTimeoutMs);
+      } catch {
+        this.retire(current);
+      } finally {
+        this.release(current);
+      }
+    }
+    const opened = await this.open(target).catch((error: unknown) => {
       throw this.failed(error, target);
     });
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new SshError('timeout', `${describeTarget(target)} did not run a command within ${timeoutMs} ms`)), timeoutMs);
-      });
-      const result = await Promise.race([ssh.execCommand('true'), timeout]);
-      if (result.code !== 0) {
-        throw new SshError('transport', `${describeTarget(target)} accepted the login but could not run a command (exit ${result.code})`);
-      }
+      await runTrue(opened.ssh, target, this.options.connectTimeoutMs);
     } catch (error) {
-      throw classifySshError(error, describeTarget(target));
-    } finally {
-      clearTimeout(timer);
-      ssh.dispose();
+      opened.ssh.dispose();
+      throw error;
     }
+    const replaces = current && !pooledTurn && this.entries.get(current.key) === current;
+    if (!this.closed && (replaces || (!this.entries.has(poolKeyOf(target)) && this.entries.size < this.maxConnections))) {
+      this.afterUse(this.addEntry(target, Promise.resolve(opened)));
+    } else opened.ssh.dispose();
   }
 
   /** Stops handing out the server's current connections (and those through it); commands running on them finish first. */
@@ -132,26 +149,25 @@ export class SshPool {
 
   private entryFor(target: SshTarget): Entry {
     if (this.closed) throw new SshError('transport', 'The SSH pool is shut down');
-    const identity = identityOf(target);
-    const key = poolKeyOf(target);
-    const existing = this.entries.get(key);
-    if (existing && existing.identity === identity) return existing;
+    const existing = this.entries.get(poolKeyOf(target));
+    if (existing && existing.identity === identityOf(target)) return existing;
     if (existing) this.retire(existing);
     this.makeRoom();
-    const entry: Entry = {
-      key,
-      identity,
-      connection: this.open(target),
-      active: 0,
-      dependents: 0,
-      waiters: [],
-      retired: false,
-    };
+    return this.addEntry(target, this.open(target));
+  }
+
+  /** The server's entry from now on, over this connection (the one it replaces retired). */
+  private addEntry(target: SshTarget, connection: Promise<OpenedConnection>): Entry {
+    const key = poolKeyOf(target);
+    const existing = this.entries.get(key);
+    if (existing) this.retire(existing);
+    const entry: Entry = { key, identity: identityOf(target), connection, active: 0, dependents: 0, waiters: [], retired: false, probes: 0 };
     entry.connection.then(
-      ({ ssh }) => {
+      (opened) => {
+        entry.opened = opened;
         this.options.log.debug({ server: target.key, target: describeTarget(target) }, 'ssh connection opened');
-        ssh.connection?.on('close', () => this.retire(entry));
-        ssh.connection?.on('error', (err) => {
+        opened.ssh.connection?.on('close', () => this.retire(entry));
+        opened.ssh.connection?.on('error', (err) => {
           this.failed(err, target);
           this.options.log.warn({ server: target.key, err: err.message }, 'ssh connection error');
         });
@@ -255,7 +271,7 @@ export class SshPool {
     const over = this.entries.size > this.maxConnections;
     entry.idleTimer = setTimeout(
       () => (over && this.entries.size <= this.maxConnections ? this.expireLater(entry) : this.retire(entry)),
-      over ? (this.options.overBoundIdleMs ?? 10_000) : (this.options.idleTimeoutMs ?? 60_000),
+      over ? (this.options.overBoundIdleMs ?? 10_000) : (this.options.idleTimeoutMs ?? 300_000),
     );
     entry.idleTimer.unref();
   }
