@@ -64,8 +64,9 @@ export async function drainOnce(context: Context, deps: FirstAttemptDeps, policy
   try {
     for (;;) {
       const queued = await unqueuedDeliveries(BATCH);
-      const { results, handOver } = await firstAttempts(context, deps, queued, policy, pools);
+      const { results, handOver, disable } = await firstAttempts(context, deps, queued, policy, pools);
       await recordFirstAttempts(results);
+      await disable();
       await handToWorkflows(context, handOver, policy);
       await markQueued(handOver);
       context.heartbeat();

@@ -67,7 +67,13 @@ function refusedAttempt(of: QueuedDelivery, attempt: AttemptRecord, reason: stri
  */
 export type ConnectionPools = ReturnType<typeof connectionPools>;
 
-export async function firstAttempts(context: Context, deps: FirstAttemptDeps, queued: QueuedDelivery[], policy: Policy, pools: ConnectionPools): Promise<{ results: FirstAttempt[]; handOver: HandOver[] }> {
+export async function firstAttempts(
+  context: Context,
+  deps: FirstAttemptDeps,
+  queued: QueuedDelivery[],
+  policy: Policy,
+  pools: ConnectionPools,
+): Promise<{ results: FirstAttempt[]; handOver: HandOver[]; disable: () => Promise<void> }> {
   const [inWorkflows, events, channels] = await Promise.all([
     subjectsInWorkflows(queued.filter((q) => q.fresh)),
     NotificationEventModel.find({ _id: { $in: queued.filter((q) => q.fresh).map((q) => q.eventId) } }).lean<NotificationEvent[]>(),
@@ -76,7 +82,8 @@ export async function firstAttempts(context: Context, deps: FirstAttemptDeps, qu
   const eventById = new Map(events.map((e) => [e._id.toString(), e]));
   const channelById = new Map(channels.map((c) => [c._id.toString(), c]));
   const lookups = batchLookups(deps.secretBox);
-  const gone = new Set<string>();
+  // Channels whose receiver answered 410: disabled once the batch's results are recorded (goneChannels), so its deliveries already answered show delivered.
+  const gone = new Map<string, { reason: string; except: string }>();
   const results: FirstAttempt[] = [];
   const handOver: HandOver[] = [];
   const count = (channel: string, outcome: string) => deps.notificationMetrics?.count(channel, outcome);
@@ -97,9 +104,7 @@ export async function firstAttempts(context: Context, deps: FirstAttemptDeps, qu
         return { of, attempt: record, outcome: 'delivered' };
       }
       if (answer.status === 410) {
-        gone.add(of.channelId);
-        await disableChannel(channel._id, `the receiver answered 410 Gone at ${at.toISOString()}`, new Types.ObjectId(of.deliveryId));
-        deps.log.warn({ channel: of.channelId }, 'notification channel disabled: its receiver answered 410 Gone');
+        if (!gone.has(of.channelId)) gone.set(of.channelId, { reason: `the receiver answered 410 Gone at ${at.toISOString()}`, except: of.deliveryId });
         return { of, attempt: record, outcome: 'dropped', reason: 'the receiver answered 410 Gone: the channel is disabled' };
       }
       return refusedAttempt(of, record, `the receiver answered ${answer.status}`, policy);
@@ -145,5 +150,11 @@ export async function firstAttempts(context: Context, deps: FirstAttemptDeps, qu
   } finally {
     clearInterval(beat);
   }
-  return { results, handOver };
+  const disable = async () => {
+    for (const [channelId, { reason, except }] of gone) {
+      await disableChannel(new Types.ObjectId(channelId), reason, new Types.ObjectId(except));
+      deps.log.warn({ channel: channelId }, 'notification channel disabled: its receiver answered 410 Gone');
+    }
+  };
+  return { results, handOver, disable };
 }

@@ -68,4 +68,32 @@ describe('notifications of one subject, in order', () => {
     expect(signalled[0]).toEqual({ deliveryId: asked[0].id, round: 0, attemptsMade: 1 });
     expect(signalled.map((ref) => ref.deliveryId)).not.toContain(latest.id);
   }, 180_000);
+
+  test('a 410 after another delivery of the batch was answered: that one shows delivered, the 410 dropped, the channel disabled', async () => {
+    const gone = await addChannel('gone', 'gone');
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let requests = 0;
+    receiver.answer = async (r) => {
+      if (!r.path.endsWith('?gone')) return { status: 204 };
+      requests += 1;
+      // The first holds the drain's batch until the next two pings are recorded: they then go out in one batch, in order.
+      if (requests === 1) await held;
+      return requests <= 2 ? { status: 204 } : { status: 410 };
+    };
+    await ping(gone.id);
+    await eventually(async () => firstArrivals('gone').length, (n) => n === 1);
+    await ping(gone.id);
+    await ping(gone.id);
+    release();
+    const found = (await eventually(() => deliveries(gone.id), (d) => d.length === 3 && d.every((x) => ['delivered', 'dropped'].includes(x.status)), 60_000)).reverse();
+    expect(firstArrivals('gone')).toEqual(found.map((d) => d.webhook_id));
+    expect(found.map((d) => [d.status, d.attempts.map((a: Json) => a.response_code)])).toEqual([
+      ['delivered', [204]],
+      ['delivered', [204]],
+      ['dropped', [410]],
+    ]);
+    const channel = (await admin.request('get', `/notification-channels/${gone.id}`)).body.data;
+    expect(channel.disabled_reason).toContain('410');
+  }, 120_000);
 });

@@ -27,7 +27,8 @@ export type Answer = { status: number; body?: string } | 'hang';
 export class WebhookReceiver {
   readonly received: Received[] = [];
   secret: string | null = null;
-  answer: (request: Received) => Answer = () => ({ status: 204 });
+  /** What to answer; a promise holds the answer until it settles (the request waits meanwhile). */
+  answer: (request: Received) => Answer | Promise<Answer> = () => ({ status: 204 });
   private server: http.Server | null = null;
   private readonly sockets = new Set<import('node:net').Socket>();
   port = 0;
@@ -40,13 +41,13 @@ export class WebhookReceiver {
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
+      req.on('end', async () => {
         const body = Buffer.concat(chunks).toString('utf8');
         const header = (name: string) => String(req.headers[name] ?? '');
         const received: Received = { path: req.url ?? '', id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature'), body, json: safeJson(body), verified: null, at: Date.now() };
         if (this.secret) received.verified = verifies(this.secret, body, req.headers);
         this.received.push(received);
-        const answer = this.answer(received);
+        const answer = await this.answer(received);
         if (answer === 'hang') return;
         res.writeHead(answer.status, { 'content-type': 'text/plain' });
         res.end(answer.body ?? '');
