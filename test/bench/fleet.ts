@@ -76,9 +76,17 @@ async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Prom
     const listed = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs?per_page=1`).set(bearer(token))).body.data[0];
     if (listed.id === trigger.body.run_id && ['success', 'failed', 'cancelled'].includes(listed.status)) {
       const run = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}`).set(bearer(token))).body.data;
-      type Step = { name: string; attempts: number; status: string; server: string };
-      const steps: Step[] = run.targets.flatMap((t: { title: string; batch: number; steps: Step[] }) => t.steps.map((step) => ({ ...step, server: `${t.title} (batch ${t.batch})` })));
+      type Step = { name: string; attempts: number; status: string; server: string; serverId: string; index: number };
+      const steps: Step[] = run.targets.flatMap((t: { title: string; batch: number; server_id: string; steps: Step[] }) =>
+        t.steps.map((step, index) => ({ ...step, server: `${t.title} (batch ${t.batch})`, serverId: t.server_id, index })),
+      );
       const notOnce = steps.filter((s) => s.attempts !== 1 || s.status !== 'success');
+      // What the step's output says of its attempts (Bosun's own `---` lines: a transport retry, an interrupted attempt run again).
+      const why = async (s: Step) => {
+        const target = (await bosun.api.get(`/api/v1/deployments/${deploymentId}/runs/${trigger.body.run_id}/targets/${s.serverId}`).set(bearer(token))).body.data;
+        const output: string = target?.steps?.[s.index]?.output ?? '';
+        return output.split('\n').filter((line) => line.startsWith('---')).join(' ');
+      };
       return {
         runId: trigger.body.run_id,
         // From the trigger to the run's end as Bosun recorded it (what every client then reads), not to the next poll.
@@ -86,7 +94,7 @@ async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Prom
         status: run.status,
         failed: run.summary.total - run.summary.success,
         notOnce: notOnce.length + (TARGETS * COMMANDS.length - steps.length),
-        notOnceExamples: notOnce.slice(0, 5).map((s) => `${s.server} ${s.name}: ${s.status}, attempts ${s.attempts}`),
+        notOnceExamples: await Promise.all(notOnce.slice(0, 5).map(async (s) => `${s.server} ${s.name}: ${s.status}, attempts ${s.attempts} ${await why(s)}`)),
       };
     }
   }
