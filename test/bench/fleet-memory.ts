@@ -6,10 +6,12 @@
  * (the servers added, their health checks running), a warm-up run, then the measured run's peak and
  * its growth over idle, RSS at its end and 60 s after it (BENCH_SETTLE_SECONDS), and how long RSS took
  * to come back within 50 MiB of idle; beside each, the workflows the Temporal worker holds in its cache
- * (the SDK's temporal_sticky_cache_size) and the main thread's V8 heap. Paired runs against another
+ * (the SDK's temporal_sticky_cache_size) and the main thread's V8 heap, at the end once collected too
+ * (what the run left behind on the main thread, its garbage aside). Paired runs against another
  * checkout: run it in both, taking turns.
  */
 import { readFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { bearer, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 import { parseMetrics, valueOf } from '../support/metrics';
@@ -124,6 +126,13 @@ runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: 
       if (returnedAfter === null && settled.rss <= idle.rss + RETURNED_WITHIN) returnedAfter = (Date.now() - settleStart) / 1000;
     }
 
+    // What the main thread's heap still holds once collected: what the run left behind (its garbage aside).
+    const inspector = new Session();
+    inspector.connect();
+    await inspector.post('HeapProfiler.collectGarbage');
+    inspector.disconnect();
+    const collected = await reading(bosun);
+
     console.log(`bench:fleet-memory — ${TARGETS} targets × ${COMMANDS.length} steps, batch ${BATCH}, on ${daemons.length} sshds; this process (API + worker) by /proc/self/status`);
     console.log(`  idle (servers added)          ${shown(idle)}`);
     console.log(`  warm-up run (${(warm.result / 1000).toFixed(1)} s) peak     ${shown(warm.peak)}; after it ${shown(afterWarm)}`);
@@ -131,6 +140,7 @@ runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: 
     console.log(`  peak growth over idle         ${mib(measured.peak.rss - idle.rss)}`);
     console.log(`  at the run's end              ${shown(atEnd)}`);
     console.log(`  ${SETTLE_SECONDS} s after its end          ${shown(settled)}`);
+    console.log(`  then after a full collection  ${shown(collected)}`);
     console.log(`  back within ${mib(RETURNED_WITHIN)} of idle     ${returnedAfter === null ? `not within ${SETTLE_SECONDS} s` : `after ${returnedAfter.toFixed(0)} s`}`);
   } finally {
     await Promise.all(daemons.map((d) => d.stop()));
