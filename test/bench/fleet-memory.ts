@@ -7,8 +7,9 @@
  * its growth over idle, RSS at its end and 60 s after it (BENCH_SETTLE_SECONDS), and how long RSS took
  * to come back within 50 MiB of idle; beside each, the workflows the Temporal worker holds in its cache
  * (the SDK's temporal_sticky_cache_size) and the main thread's V8 heap, at the end once collected too
- * (what the run left behind on the main thread, its garbage aside). Paired runs against another
- * checkout: run it in both, taking turns.
+ * (what the run left behind on the main thread, its garbage aside). BENCH_HEAP_PROFILE=1 adds where the
+ * main thread's live heap was allocated during the measured run (heap-profile.ts). Paired runs against
+ * another checkout: run it in both, taking turns.
  */
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
