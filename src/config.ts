@@ -42,6 +42,8 @@ const envSchema = z.object({
   // Above the 2 s between two heartbeats of any activity, with a margin for a busy worker.
   WORKER_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(5).max(600).default(15),
   WORKER_SHUTDOWN_GRACE_SECONDS: positiveInt.max(3600).default(10),
+  // Workflows a worker keeps in memory between their tasks; never fewer than its workflow-task slots.
+  WORKER_WORKFLOW_CACHE: positiveInt.max(100_000).default(250),
 
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
@@ -152,9 +154,10 @@ export interface Config {
    * a workflow task waits for the worker that ran its workflow last before any worker takes it.
    * heartbeatTimeoutSeconds: how long a heartbeating activity (a step's command) of a worker that died
    * silently stands still before another worker takes it over. shutdownGraceSeconds: how long a
-   * stopping worker lets its running activities finish before it hands them back.
+   * stopping worker lets its running activities finish before it hands them back. workflowCache: how
+   * many workflows it keeps in memory between their tasks (an evicted one replays its history on its next).
    */
-  worker: { maxConcurrentSteps: number; stickyTimeoutSeconds: number; heartbeatTimeoutSeconds: number; shutdownGraceSeconds: number };
+  worker: { maxConcurrentSteps: number; stickyTimeoutSeconds: number; heartbeatTimeoutSeconds: number; shutdownGraceSeconds: number; workflowCache: number };
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number; importVerifyConcurrency: number };
@@ -246,6 +249,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       stickyTimeoutSeconds: e.WORKER_STICKY_TIMEOUT_SECONDS,
       heartbeatTimeoutSeconds: e.WORKER_HEARTBEAT_TIMEOUT_SECONDS,
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
+      workflowCache: e.WORKER_WORKFLOW_CACHE,
     },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS, importVerifyConcurrency: e.IMPORT_VERIFY_CONCURRENCY },

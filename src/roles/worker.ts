@@ -70,6 +70,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
       stickyTimeoutSeconds: config.worker.stickyTimeoutSeconds,
       heartbeatTimeoutSeconds: config.worker.heartbeatTimeoutSeconds,
       shutdownGraceSeconds: config.worker.shutdownGraceSeconds,
+      workflowCache: config.worker.workflowCache,
       followHandoffs: options.followHandoffs,
     },
     {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { getHeapStatistics } from 'node:v8';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { activitySources, mergeActivities, type ActivityDeps, type ActivitySource } from '../../activities';
 import type { Logger } from '../logger';
@@ -77,6 +76,11 @@ export interface WorkerSettings {
   /** WORKER_SHUTDOWN_GRACE_SECONDS (10 unless given): how long a stopping worker lets its activities finish before it hands them back. */
   shutdownGraceSeconds?: number;
   /**
+   * WORKER_WORKFLOW_CACHE (250 unless given): how many workflows stay in memory between their tasks,
+   * least recently used evicted first; an evicted one replays its history on its next task.
+   */
+  workflowCache?: number;
+  /**
    * Tests only: false leaves this worker's own task queue unpolled (as when its follower is stuck),
    * so a handed-off step waits for a follower that does not come.
    */
@@ -100,7 +104,7 @@ const SHARED_ACTIVITY_SLOTS = 100;
  * FOLLOWED_COMMANDS). A fleet batch's targets arrive together as new workflows, on the shared
  * (non-sticky) queue: it gets half the polls (the SDK's default, a fifth).
  */
-export function workerConcurrency(steps: number) {
+export function workerConcurrency(steps: number, workflowCache = DEFAULT_WORKFLOW_CACHE) {
   const polls = Math.min(MAX_WORKFLOW_TASK_POLLS, steps);
   const workflowTasks = steps + polls;
   return {
@@ -113,16 +117,16 @@ export function workerConcurrency(steps: number) {
     },
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: polls },
     nonStickyToStickyPollRatio: 0.5,
-    // Core never holds more workflow tasks than it caches workflows: the SDK's default cache, or more.
-    maxCachedWorkflows: Math.max(workflowTasks, sdkDefaultWorkflowCache()),
+    // Core never holds more workflow tasks than it caches workflows: the cache is at least the slots.
+    maxCachedWorkflows: Math.max(workflowTasks, workflowCache),
   } satisfies Partial<WorkerOptions>;
 }
 
-/** The SDK's default workflow cache size (1.24, one reused V8 context): about 600 workflows per GiB of heap. */
-function sdkDefaultWorkflowCache(): number {
-  const heapMiB = getHeapStatistics().heap_size_limit / 2 ** 20;
-  return Math.max(Math.floor((Math.max(heapMiB - 200, 0) * 600) / 1024), 10);
-}
+/**
+ * The SDK's own default is sized by the heap (about 600 workflows per GiB: 2,310 on a 4 GiB heap), so a
+ * thousand servers' health workflows and a thousand-target run's stayed in memory together.
+ */
+const DEFAULT_WORKFLOW_CACHE = 250;
 
 /**
  * Handed-off commands this worker can follow at once: never the limit. Each is a promise and an SSH
@@ -159,7 +163,7 @@ export async function createWorker(settings: WorkerSettings, deps: Omit<Activity
     activities,
     shutdownGraceTime: `${settings.shutdownGraceSeconds ?? 10} seconds`,
     stickyQueueScheduleToStartTimeout: `${settings.stickyTimeoutSeconds ?? 10} seconds`,
-    ...workerConcurrency(settings.maxConcurrentSteps),
+    ...workerConcurrency(settings.maxConcurrentSteps, settings.workflowCache),
     ...heartbeats,
   });
   const own = settings.followHandoffs === false ? null : await Worker.create({

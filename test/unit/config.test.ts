@@ -10,7 +10,8 @@ describe('configuration from the environment', () => {
     expect(config.http).toMatchObject({ host: '127.0.0.1', port: 3000, portExplicit: false });
     expect(config.temporal).toMatchObject({ namespace: 'default', taskQueue: 'bosun', port: 7233, uiPort: 8233 });
     expect(config.servers.healthIntervalSeconds).toBe(60);
-    expect(config.worker).toEqual({ maxConcurrentSteps: 200, stickyTimeoutSeconds: 10, heartbeatTimeoutSeconds: 15, shutdownGraceSeconds: 10 });
+    expect(config.worker).toEqual({ maxConcurrentSteps: 200, stickyTimeoutSeconds: 10, heartbeatTimeoutSeconds: 15, shutdownGraceSeconds: 10, workflowCache: 250 });
+    expect(loadConfig({ WORKER_WORKFLOW_CACHE: '40' }).worker.workflowCache).toBe(40);
     expect(loadConfig({ WORKER_HEARTBEAT_TIMEOUT_SECONDS: '6' }).worker.heartbeatTimeoutSeconds).toBe(6);
     expect(loadConfig({ WORKER_STICKY_TIMEOUT_SECONDS: '3' }).worker.stickyTimeoutSeconds).toBe(3);
     expect(config.notifications).toStrictEqual({ retrySeconds: 5, maxAttempts: undefined });
