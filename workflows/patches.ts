@@ -74,6 +74,12 @@ export const PATCHES = {
     oldBranch: 'A one-server run begins with beginRun and runs its steps whatever freezes cover its server by then (the trigger alone refused frozen servers); every one-server run history recorded before it.',
     retire: 'Deprecate once no one-server run started before it is open (runs end with their steps).',
   },
+  shortHealthRuns: {
+    id: 'short-health-runs',
+    since: 'issue 39 (WORKER_WORKFLOW_CACHE: an evicted health workflow replays its history at each check)',
+    oldBranch: 'A server health workflow continues as new after 200 checks (about 2,400 events); every health history recorded before it.',
+    retire: 'Deprecate once every health workflow started before it has continued as new (200 checks: under a week at the 60 s default).',
+  },
 } as const satisfies Record<string, Patch>;
 
 /** Whether this workflow takes the new branch of a patch (see PATCHES). */

@@ -1,9 +1,15 @@
 import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { ServerActivities } from '../activities/servers';
 import type { ServerHealthInput } from '../src/domain/contracts/servers';
+import { isPatched, PATCHES } from './patches';
 
-// Each check adds about a dozen history events; start afresh long before Temporal's limits.
-const CHECKS_PER_RUN = 200;
+/**
+ * Each check adds about a dozen history events. A run of 30 checks (about 360 events) keeps the replay
+ * cheap when the worker's bounded cache (WORKER_WORKFLOW_CACHE) evicted the workflow between two checks,
+ * as it does with more servers than the bound; histories recorded before held 200.
+ */
+const CHECKS_PER_RUN = 30;
+const CHECKS_PER_RUN_BEFORE = 200;
 
 const { checkServerHealth } = proxyActivities<ServerActivities>({
   startToCloseTimeout: '1 minute',
@@ -14,7 +20,8 @@ const { checkServerHealth } = proxyActivities<ServerActivities>({
 /** Checks a verified server every interval: unreachable → offline, reachable again → verified. Ends when the server is deleted. */
 export async function serverHealthWorkflow(input: ServerHealthInput): Promise<void> {
   let intervalSeconds = input.intervalSeconds;
-  for (let check = 0; check < CHECKS_PER_RUN; check += 1) {
+  const checks = isPatched(PATCHES.shortHealthRuns) ? CHECKS_PER_RUN : CHECKS_PER_RUN_BEFORE;
+  for (let check = 0; check < checks; check += 1) {
     await sleep(intervalSeconds * 1000);
     try {
       const result = await checkServerHealth({ serverId: input.serverId });
