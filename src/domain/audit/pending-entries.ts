@@ -1,4 +1,5 @@
 import { Types, type ClientSession } from 'mongoose';
+import { batcher, insertEach, updateEach } from '../batch';
 import { isDuplicateKey } from '../database';
 import { AuditPendingModel, type AuditActor, type AuditFields, type AuditTarget } from './model';
 
@@ -25,6 +26,11 @@ export interface AuditIntent {
 // own copy (chained) is written with the deployment's write concern.
 const W1 = { writeConcern: { w: 1 } } as const;
 
+// Every activity of a fleet writes its commands' entries and outcomes at about the same moments: those
+// made together go out as one insert command, and one update command (src/domain/batch.ts).
+const insertEntry = batcher((docs: Record<string, unknown>[]) => insertEach(AuditPendingModel.collection, docs, W1));
+const completeEntry = batcher((updates: Parameters<typeof updateEach>[1]) => updateEach(AuditPendingModel.collection, updates, W1));
+
 const fieldsOf = (intent: AuditIntent, outcome: string): AuditFields => ({
   organization_id: intent.organizationId,
   at: intent.at ?? new Date(),
@@ -45,7 +51,7 @@ export async function recordIntent(intent: AuditIntent, pendingSeconds: number, 
   const id = key ?? new Types.ObjectId().toHexString();
   const doc = { _id: id, ...fieldsOf(intent, 'pending'), ready_at: new Date(Date.now() + pendingSeconds * 1000) };
   try {
-    await AuditPendingModel.collection.insertOne(doc as never, W1);
+    await insertEntry(doc);
   } catch (error) {
     // Written before (a retried activity's): the first is kept.
     if (!key || !isDuplicateKey(error)) throw error;
@@ -58,7 +64,7 @@ export async function recordOutcome(id: string, outcome: string, more: { target?
   const set: Record<string, unknown> = { outcome, ready_at: new Date() };
   if (more.target) set.target = more.target;
   for (const [key, value] of Object.entries(more.details ?? {})) set[`details.${key}`] = value;
-  await AuditPendingModel.collection.updateOne({ _id: id as never, outcome: 'pending' }, { $set: set }, W1);
+  await completeEntry({ filter: { _id: id as never, outcome: 'pending' }, update: { $set: set } });
 }
 
 /**
