@@ -63,9 +63,8 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     const { run } = found;
     const target = await verifiedTargetOf(found.server, secretBox);
     const organizationSecrets = openSecrets(found.secrets, input.organizationId, secretBox);
-    // `ended`: the run as its last step's write left it, and the server as this step read it (tags for its event).
+    // A fleet's target or a rollback run is not told of (its fleet run is); `ended`: the run as its last step's write left it.
     const afterEnd = async (ended?: runs.SucceededRun) => {
-      // A fleet's target or a rollback run is not told of: its fleet run is.
       if (runs.isDeploymentsOwnRun(run)) await runs.recordRunSucceeded(runId, ended && { run: ended, server: found.server ?? undefined });
       await wakeWaiting(await runs.runEnded(run));
     };
