@@ -102,7 +102,7 @@ describe('the runs store', () => {
     // Ended: nothing finishes it again.
     expect(await runs.finishRun(id, 'failed', 'late')).toBeNull();
     expect(await steps.finishAttempt(1, attempt(false, 1))).toBe(false);
-    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 1 , chunk: null })).toBe(false);
+    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 1 , chunk: null })).toBeNull();
     expect(await read(run._id)).toMatchObject({ status: 'success', seq: 3 });
   });
 
