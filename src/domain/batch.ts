@@ -21,10 +21,12 @@ interface Waiting<I, O> {
  * hold up every later call.
  *
  * `send` answers the batch's inputs in order; if it throws, every call of the batch fails with it.
+ * `atOnce`: a call with a batch free to go goes out before any I/O of the moment (only the calls made
+ * in the same turn join it), for a write that must be on its way before what follows it.
  */
 export function batcher<I, O>(
   send: (inputs: I[]) => Promise<BatchResult<O>[]>,
-  { maxBatch = 256, maxInFlight = 2 }: { maxBatch?: number; maxInFlight?: number } = {},
+  { maxBatch = 256, maxInFlight = 2, atOnce = false }: { maxBatch?: number; maxInFlight?: number; atOnce?: boolean } = {},
 ): (input: I) => Promise<O> {
   let waiting: Waiting<I, O>[] = [];
   let inFlight = 0;
@@ -60,7 +62,8 @@ export function batcher<I, O>(
       waiting.push({ input, resolve, reject });
       if (inFlight < maxInFlight && !scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        if (atOnce) queueMicrotask(flush);
+        else setImmediate(flush);
       }
     });
 }

@@ -26,10 +26,11 @@ export interface AuditIntent {
 // own copy (chained) is written with the deployment's write concern.
 const W1 = { writeConcern: { w: 1 } } as const;
 
-// Every activity of a fleet writes its commands' entries and outcomes at about the same moments: those
-// made together go out as one insert command, and one update command (src/domain/batch.ts).
-const insertEntry = batcher((docs: Record<string, unknown>[]) => insertEach(AuditPendingModel.collection, docs, W1));
-const completeEntry = batcher((updates: Parameters<typeof updateEach>[1]) => updateEach(AuditPendingModel.collection, updates, W1));
+// A fleet's activities write their commands' entries and outcomes at about the same moments: those
+// made while earlier ones are on their way go out together, one insert command and one update command
+// (src/domain/batch.ts). At once otherwise: a command's entry is sent before its SSH exec (docs/audit.md).
+const insertEntry = batcher((docs: Record<string, unknown>[]) => insertEach(AuditPendingModel.collection, docs, W1), { atOnce: true });
+const completeEntry = batcher((updates: Parameters<typeof updateEach>[1]) => updateEach(AuditPendingModel.collection, updates, W1), { atOnce: true });
 
 const fieldsOf = (intent: AuditIntent, outcome: string): AuditFields => ({
   organization_id: intent.organizationId,
