@@ -26,6 +26,14 @@ export interface DeploymentActivityDeps extends StepExecutionDeps {
   stepHandoffAfterMs?: number;
 }
 
+/** The run's last step: its success ends the run in the same write, then its end is told (`afterEnd`) from the run that write returned. */
+const endingFinish =
+  (steps: runs.RunStepTransitions, afterEnd: (ended: runs.SucceededRun) => Promise<void>) =>
+  async (index: number, result: Parameters<runs.RunStepTransitions['finishStepEndingRun']>[1]) => {
+    const ended = await steps.finishStepEndingRun(index, result);
+    return ended && (() => afterEnd(ended));
+  };
+
 /** Best effort: a step that ends without its command's result (cancelled in a retry pause, given up) may leave it running. */
 function leftoverKiller(deps: Parameters<typeof stopLeftoverCommands>[0]) {
   return async (runId: string, pgids: number[], stepIndex: number | null = null) => {
@@ -55,9 +63,9 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
     const { run } = found;
     const target = await verifiedTargetOf(found.server, secretBox);
     const organizationSecrets = openSecrets(found.secrets, input.organizationId, secretBox);
-    const afterEnd = async () => {
-      // A fleet's target or a rollback run is not told of: its fleet run is.
-      if (runs.isDeploymentsOwnRun(run)) await runs.recordRunSucceeded(runId);
+    // A fleet's target or a rollback run is not told of (its fleet run is); `ended`: the run as its last step's write left it.
+    const afterEnd = async (ended?: runs.SucceededRun) => {
+      if (runs.isDeploymentsOwnRun(run)) await runs.recordRunSucceeded(runId, ended && { run: ended, server: found.server ?? undefined });
       await wakeWaiting(await runs.runEnded(run));
     };
     const audit = { kind: 'run', stepName: step.name } as const;
@@ -80,7 +88,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       limitSeconds: step.timeout_seconds ?? DEFAULT_STEP_LIMIT_SECONDS,
       outputs: { earlierNames: run.output_names },
       steps,
-      successEnds: input.endsRun ? { finish: steps.finishStepEndingRun, after: afterEnd } : undefined,
+      successEnds: input.endsRun ? { finish: endingFinish(steps, afterEnd) } : undefined,
       audit,
     });
   }

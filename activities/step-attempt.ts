@@ -37,10 +37,10 @@ export interface StepCommand {
   steps: StepTransitions;
   /**
    * What the step's success ends with it (a run's last step ends the run): the transition that
-   * writes that success instead of `finishAttempt` (one write), and what follows once it is
-   * written (`endedRun` in the result).
+   * writes that success instead of `finishAttempt` (one write), answering with what follows once it
+   * is written (`endedRun` in the result), or null when it was not.
    */
-  successEnds?: { finish: (index: number, result: AttemptResult) => Promise<boolean>; after: () => Promise<void> };
+  successEnds?: { finish: (index: number, result: AttemptResult) => Promise<(() => Promise<void>) | null> };
   /** Give the command BOSUN_OUTPUT and record what it wrote there (a deployment run's step), against the names earlier steps of the run recorded. */
   outputs?: { earlierNames: string[] };
   /** End a failed step's output with the exit code (a conversation's execution log holds the failure details). */

@@ -55,9 +55,9 @@ export async function recordAttemptResult(attempt: RunningAttempt, { exit, entry
     chunk: stepLog.finalChunk(),
     ...(input.outputs ? { outputs: parsed?.outputs ?? [], outputsError } : {}),
   };
-  const [written] = await Promise.all([stepLog.write((s) => (ends ? ends.finish(index, result) : s.finishAttempt(index, result))), ended()]);
+  const [afterEnd] = await Promise.all([stepLog.write(async (s) => (ends ? ends.finish(index, result) : (await s.finishAttempt(index, result), null))), ended()]);
   const stepResult: StepResult = { status: succeeded ? 'success' : 'failed', exitCode: exit.exitCode, timedOut: reason === 'timeout', ...(outputsError ? { outputsError } : {}) };
-  if (!ends || !written) return stepResult;
-  await ends.after();
+  if (!afterEnd) return stepResult;
+  await afterEnd();
   return { ...stepResult, endedRun: true };
 }

@@ -21,10 +21,12 @@ interface Waiting<I, O> {
  * hold up every later call.
  *
  * `send` answers the batch's inputs in order; if it throws, every call of the batch fails with it.
+ * `atOnce`: a call with a batch free to go goes out before any I/O of the moment (only the calls made
+ * in the same turn join it), for a write that must be on its way before what follows it.
  */
 export function batcher<I, O>(
   send: (inputs: I[]) => Promise<BatchResult<O>[]>,
-  { maxBatch = 256, maxInFlight = 2 }: { maxBatch?: number; maxInFlight?: number } = {},
+  { maxBatch = 256, maxInFlight = 2, atOnce = false }: { maxBatch?: number; maxInFlight?: number; atOnce?: boolean } = {},
 ): (input: I) => Promise<O> {
   let waiting: Waiting<I, O>[] = [];
   let inFlight = 0;
@@ -60,7 +62,8 @@ export function batcher<I, O>(
       waiting.push({ input, resolve, reject });
       if (inFlight < maxInFlight && !scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        if (atOnce) queueMicrotask(flush);
+        else setImmediate(flush);
       }
     });
 }
@@ -68,21 +71,39 @@ export function batcher<I, O>(
 /**
  * Inserts documents in one unordered insert and answers for each: true, or the error of its own
  * refusal (with its code: 11000 for a duplicate key) while the others are inserted. An error that is
- * not about single documents (the connection, the write concern) is thrown.
+ * not about single documents (the connection, the write concern) is thrown. `options`: the write concern.
  */
-export async function insertEach(collection: mongo.Collection, docs: Record<string, unknown>[]): Promise<BatchResult<true>[]> {
+export async function insertEach(collection: mongo.Collection, docs: Record<string, unknown>[], options: mongo.BulkWriteOptions = {}): Promise<BatchResult<true>[]> {
   try {
-    await collection.insertMany(docs, { ordered: false });
+    await collection.insertMany(docs, { ...options, ordered: false });
     return docs.map(() => true as const);
   } catch (error) {
-    // A write concern not met is about every document (the driver reports it beside the write errors).
-    if (!(error instanceof mongo.MongoBulkWriteError) || error.writeConcernError || error.result?.getWriteConcernError()) throw error;
-    const writeErrors = [error.writeErrors].flat();
-    if (writeErrors.length === 0) throw error;
-    const failed = new Map(writeErrors.map((e) => [e.index, e]));
-    return docs.map((_, i) => {
-      const writeError = failed.get(i);
-      return writeError ? Object.assign(new Error(writeError.errmsg ?? 'insert refused'), { code: writeError.code }) : (true as const);
-    });
+    return eachRefusal(error, docs.length);
   }
+}
+
+/** Updates (each one document) in one unordered update command, answered as `insertEach` answers. */
+export async function updateEach(collection: mongo.Collection, updates: Array<{ filter: mongo.Filter<mongo.Document>; update: mongo.UpdateFilter<mongo.Document> }>, options: mongo.BulkWriteOptions = {}): Promise<BatchResult<true>[]> {
+  try {
+    await collection.bulkWrite(
+      updates.map(({ filter, update }) => ({ updateOne: { filter, update } })),
+      { ...options, ordered: false },
+    );
+    return updates.map(() => true as const);
+  } catch (error) {
+    return eachRefusal(error, updates.length);
+  }
+}
+
+/** A batch's refusals, one per operation that was refused; an error about the whole batch is thrown. */
+function eachRefusal(error: unknown, count: number): BatchResult<true>[] {
+  // A write concern not met is about every document (the driver reports it beside the write errors).
+  if (!(error instanceof mongo.MongoBulkWriteError) || error.writeConcernError || error.result?.getWriteConcernError()) throw error;
+  const writeErrors = [error.writeErrors].flat();
+  if (writeErrors.length === 0) throw error;
+  const failed = new Map(writeErrors.map((e) => [e.index, e]));
+  return Array.from({ length: count }, (_, i) => {
+    const writeError = failed.get(i);
+    return writeError ? Object.assign(new Error(writeError.errmsg ?? 'write refused'), { code: writeError.code }) : (true as const);
+  });
 }

@@ -94,7 +94,7 @@ describe('the runs store', () => {
     const steps = runs.runSteps(id);
     await steps.finishAttempt(0, { ...attempt(true, 0), start: started() });
     expect(await read(run._id)).toMatchObject({ status: 'running', seq: 2 });
-    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 0, start: started(), chunk: chunk('done\n', 'done\n') })).toBe(true);
+    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 0, start: started(), chunk: chunk('done\n', 'done\n') })).toMatchObject({ _id: run._id, status: 'success' });
     const ended = await read(run._id);
     expect(ended).toMatchObject({ status: 'success', error: null, seq: 3, steps: [{ status: 'success' }, { status: 'success', attempts: 1, exit_code: 0, output: 'done\n' }] });
     expect(ended.completed_at).toBeInstanceOf(Date);
@@ -102,7 +102,7 @@ describe('the runs store', () => {
     // Ended: nothing finishes it again.
     expect(await runs.finishRun(id, 'failed', 'late')).toBeNull();
     expect(await steps.finishAttempt(1, attempt(false, 1))).toBe(false);
-    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 1 , chunk: null })).toBe(false);
+    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 1 , chunk: null })).toBeNull();
     expect(await read(run._id)).toMatchObject({ status: 'success', seq: 3 });
   });
 
@@ -115,7 +115,7 @@ describe('the runs store', () => {
     await steps.startAttempt(1, started());
     expect(await runs.closeRun(run._id, 'running', 'failed', { error: 'orphaned' })).toBe(true);
     const closed = await read(run._id);
-    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 0, chunk: chunk('late\n', 'late\n') })).toBe(false);
+    expect(await steps.finishStepEndingRun(1, { exitCode: 0, timedOut: false, exitAttempt: 0, chunk: chunk('late\n', 'late\n') })).toBeNull();
     expect(await read(run._id)).toMatchObject({ status: 'failed', error: 'orphaned', seq: closed.seq, steps: [{ status: 'success' }, { status: 'failed', output: '' }] });
   });
 

@@ -1,4 +1,5 @@
 import { Types, type ClientSession } from 'mongoose';
+import { batcher, insertEach, updateEach } from '../batch';
 import { isDuplicateKey } from '../database';
 import { AuditPendingModel, type AuditActor, type AuditFields, type AuditTarget } from './model';
 
@@ -25,6 +26,12 @@ export interface AuditIntent {
 // own copy (chained) is written with the deployment's write concern.
 const W1 = { writeConcern: { w: 1 } } as const;
 
+// A fleet's activities write their commands' entries and outcomes at about the same moments: those
+// made while earlier ones are on their way go out together, one insert command and one update command
+// (src/domain/batch.ts). At once otherwise: a command's entry is sent before its SSH exec (docs/audit.md).
+const insertEntry = batcher((docs: Record<string, unknown>[]) => insertEach(AuditPendingModel.collection, docs, W1), { atOnce: true });
+const completeEntry = batcher((updates: Parameters<typeof updateEach>[1]) => updateEach(AuditPendingModel.collection, updates, W1), { atOnce: true });
+
 const fieldsOf = (intent: AuditIntent, outcome: string): AuditFields => ({
   organization_id: intent.organizationId,
   at: intent.at ?? new Date(),
@@ -45,7 +52,7 @@ export async function recordIntent(intent: AuditIntent, pendingSeconds: number, 
   const id = key ?? new Types.ObjectId().toHexString();
   const doc = { _id: id, ...fieldsOf(intent, 'pending'), ready_at: new Date(Date.now() + pendingSeconds * 1000) };
   try {
-    await AuditPendingModel.collection.insertOne(doc as never, W1);
+    await insertEntry(doc);
   } catch (error) {
     // Written before (a retried activity's): the first is kept.
     if (!key || !isDuplicateKey(error)) throw error;
@@ -58,7 +65,7 @@ export async function recordOutcome(id: string, outcome: string, more: { target?
   const set: Record<string, unknown> = { outcome, ready_at: new Date() };
   if (more.target) set.target = more.target;
   for (const [key, value] of Object.entries(more.details ?? {})) set[`details.${key}`] = value;
-  await AuditPendingModel.collection.updateOne({ _id: id as never, outcome: 'pending' }, { $set: set }, W1);
+  await completeEntry({ filter: { _id: id as never, outcome: 'pending' }, update: { $set: set } });
 }
 
 /**

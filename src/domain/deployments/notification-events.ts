@@ -2,7 +2,7 @@ import type { ClientSession, Types } from 'mongoose';
 import { actorView, triggeredByText } from '../access/actor';
 import { ServerModel } from '../servers/model';
 import { recordNotificationEvent, type EventType } from '../notifications/event-outbox';
-import { DeploymentModel, DeploymentRunModel } from './model';
+import { DeploymentModel, DeploymentRunModel, type DeploymentRun } from './model';
 
 /*
  * A deployment run's notification events, as its store transitions record them: only a run of a
@@ -23,25 +23,38 @@ const tail = (text: string | null | undefined, lines: number) => {
 /** The run's console page, relative to the console's address (the sender prefixes PUBLIC_URL). */
 export const runConsolePath = (deploymentId: string, runId: string) => `/deployments/${deploymentId}/runs/${runId}`;
 
+/** The run's fields an event of `type` reads. */
+export const runEventFields = (type: EventType) => ({
+  organization_id: 1, deployment_id: 1, server_id: 1, parent_run_id: 1, rolls_back: 1, status: 1, error: 1, actor: 1, triggered_by: 1,
+  started_at: 1, completed_at: 1, createdAt: 1, retry_of: 1, schedule: 1, fleet: 1, gate: 1, pause: 1, rollback: 1,
+  // A step's output can be long: read only for a failure's last lines.
+  'steps.name': 1, 'steps.status': 1, ...(type === 'run.failed' ? { 'steps.output': 1 } : {}),
+} as const);
+
+/** A run as an event reads it (`runEventFields`). */
+export type EventRun = Pick<DeploymentRun, '_id' | 'organization_id' | 'deployment_id' | 'server_id' | 'parent_run_id' | 'rolls_back' | 'status' | 'error' | 'actor' | 'triggered_by' | 'started_at' | 'completed_at' | 'createdAt' | 'retry_of' | 'schedule' | 'fleet' | 'gate' | 'pause' | 'rollback'> & {
+  steps: Array<{ name: string; status: string; output?: string | null }>;
+};
+
+/** What the caller read already, as the change left it: the run (`runEventFields`), its server's tags. */
+export interface KnownForEvent {
+  run?: EventRun;
+  server?: { _id: Types.ObjectId; tags?: string[] | null };
+}
+
 /**
  * Records `type` for run `runId`, read in `session` (the transition's own transaction) as the change
  * left it. Nothing for a target or a rollback run. `key` makes it once-only when its transition may repeat.
  */
-export async function recordRunEvent(runId: RunId, type: EventType, { session, key, extra = {} }: { session?: ClientSession; key?: string; extra?: Record<string, unknown> } = {}): Promise<void> {
-  const run = await DeploymentRunModel.findById(runId, {
-    organization_id: 1, deployment_id: 1, server_id: 1, parent_run_id: 1, rolls_back: 1, status: 1, error: 1, actor: 1, triggered_by: 1,
-    started_at: 1, completed_at: 1, createdAt: 1, retry_of: 1, schedule: 1, fleet: 1, gate: 1, pause: 1, rollback: 1,
-    // A step's output can be long: read only for a failure's last lines.
-    'steps.name': 1, 'steps.status': 1, ...(type === 'run.failed' ? { 'steps.output': 1 } : {}),
-  })
-    .session(session ?? null)
-    .lean();
+export async function recordRunEvent(runId: RunId, type: EventType, { session, key, extra = {}, known }: { session?: ClientSession; key?: string; extra?: Record<string, unknown>; known?: KnownForEvent } = {}): Promise<void> {
+  const run = known?.run ?? (await DeploymentRunModel.findById(runId, runEventFields(type)).session(session ?? null).lean<EventRun>());
   if (!run || run.parent_run_id || run.rolls_back) return;
   const [deployment, serverIds] = await Promise.all([
     DeploymentModel.findById(run.deployment_id, { name: 1 }).session(session ?? null).lean(),
     run.server_id ? [run.server_id] : DeploymentRunModel.distinct('server_id', { parent_run_id: run._id }).session(session ?? null),
   ]);
-  const servers = await ServerModel.find({ _id: { $in: serverIds.filter(Boolean) } }, { tags: 1 }).session(session ?? null).lean();
+  const servers =
+    known?.server && run.server_id?.equals(known.server._id) ? [known.server] : await ServerModel.find({ _id: { $in: serverIds.filter(Boolean) } }, { tags: 1 }).session(session ?? null).lean();
   const failedStep = type === 'run.failed' ? await failedStepOf(run, session) : null;
   const runId_ = run._id.toString();
   const deploymentId = run.deployment_id.toString();

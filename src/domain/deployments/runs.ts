@@ -4,13 +4,13 @@ import type { RunStepDefinition } from '../contracts/runs';
 import { giveBackTurn } from './turn-release';
 import { OrganizationSecretModel, type OrganizationSecret } from '../secrets/model';
 import type { StoredServer } from '../servers/credentials';
-import { ServerModel } from '../servers/model';
+import { ServerModel, type Server } from '../servers/model';
 import { asChange, stepField, stepTransitions, type AttemptResult, type StepKind, type StepTransitions } from '../execution/steps';
 import { BEGUN_RUN_STATUSES, DeploymentRunModel, type BegunRunStatus, type DeploymentRun, type RunStatus, type StepStatus } from './model';
 import { stepDefinitions } from './new-runs';
 import { closeWaitingTargets } from './targets';
 import { inTransaction } from '../database';
-import { endEventOf, recordRunEvent } from './notification-events';
+import { endEventOf, recordRunEvent, runEventFields, type EventRun, type KnownForEvent } from './notification-events';
 
 /*
  * The runs store: every write to a deployment run goes through these transitions; new-runs.ts
@@ -86,8 +86,8 @@ const runEndKey = (runId: string | Types.ObjectId) => `run.end:${String(runId)}`
  * the hot path of every step): recorded by the step's activity after that write, and again by its
  * retry when its worker died between the two, once (`runEndKey`).
  */
-export async function recordRunSucceeded(runId: string): Promise<void> {
-  await recordRunEvent(runId, 'run.succeeded', { key: runEndKey(runId) });
+export async function recordRunSucceeded(runId: string, known?: KnownForEvent): Promise<void> {
+  await recordRunEvent(runId, 'run.succeeded', { key: runEndKey(runId), known });
 }
 
 /**
@@ -163,7 +163,7 @@ export async function requestCancel(runId: Types.ObjectId, by: Actor): Promise<v
 export async function stepToRun(runId: string, index: number) {
   const [found] = await DeploymentRunModel.aggregate<{
     run: Pick<DeploymentRun, 'status' | 'parameters' | 'steps' | 'rolls_back'> & EndedRun & { output_names: string[] };
-    server: StoredServer[];
+    server: Array<StoredServer & Pick<Server, 'tags'>>;
     secrets: Array<Pick<OrganizationSecret, 'name' | 'value'>>;
   }>([
     { $match: { _id: new Types.ObjectId(runId) } },
@@ -206,15 +206,22 @@ const RUN_STEPS: StepKind = { model: DeploymentRunModel, successStatus: 'success
 export interface RunStepTransitions extends StepTransitions {
   /**
    * The run's last step succeeded: the step's result, its output and the run's success in one write
-   * (one change, one `seq`; `runEnded` follows). False when the step was no longer open: the run is
-   * left as it is.
+   * (one change, one `seq`; `runEnded` and its event follow, from the run it returns). Null when the
+   * step was no longer open: the run is left as it is.
    */
-  finishStepEndingRun(index: number, result: Omit<AttemptResult, 'succeeded' | 'final'>): Promise<boolean>;
+  finishStepEndingRun(index: number, result: Omit<AttemptResult, 'succeeded' | 'final'>): Promise<SucceededRun | null>;
 }
+
+/** A run as its last step's success left it: what its end and its event read. */
+export type SucceededRun = EventRun & EndedRun;
+const SUCCEEDED_RUN_FIELDS = { ...runEventFields('run.succeeded'), ...ENDED_RUN_FIELDS };
 
 export function runSteps(runId: string): RunStepTransitions {
   const steps = stepTransitions(RUN_STEPS, runId);
-  return { ...steps, finishStepEndingRun: (index, result) => steps.finishAttemptEnding(index, { ...result, succeeded: true, final: true }, endFields('success')) };
+  return {
+    ...steps,
+    finishStepEndingRun: (index, result) => steps.finishAttemptEnding<SucceededRun>(index, { ...result, succeeded: true, final: true }, endFields('success'), SUCCEEDED_RUN_FIELDS),
+  };
 }
 
 /** Steps in `statuses` (of those `which` picks) move to `to`; one change, or none when no step moved. Returns the process groups the run's steps had. */

@@ -130,33 +130,30 @@ const chunkFields = (index: number, chunk: OutputChunk | null) =>
 export function stepTransitions(
   kind: StepKind,
   id: string | Types.ObjectId,
-): StepTransitions & { finishAttemptEnding(index: number, result: AttemptResult, end: DocumentEnd): Promise<boolean> } {
+): StepTransitions & { finishAttemptEnding<D>(index: number, result: AttemptResult, end: DocumentEnd, projection: Record<string, number>): Promise<D | null> } {
   const _id = asObjectId(id);
   // The driver's own update: these writes come with every step of every run, and every value in them
   // has its schema type already, so mongoose's casting of each path would only cost CPU. It sets
   // `updatedAt` as mongoose would.
-  const update = (filter: Record<string, unknown>, change: Update, options = {}) =>
-    kind.model.collection.updateOne({ _id, ...filter }, { ...change, $set: { ...change.$set, updatedAt: new Date() } }, options);
+  const stamped = (change: Update) => ({ ...change, $set: { ...change.$set, updatedAt: new Date() } });
+  const update = (filter: Record<string, unknown>, change: Update, options = {}) => kind.model.collection.updateOne({ _id, ...filter }, stamped(change), options);
   const executionSuccess = (index: number, succeeded: boolean) => (kind.recordsExecutionSuccess ? { [stepField(index, 'execution_success')]: succeeded } : {});
 
-  const finish = (index: number, result: AttemptResult, end?: DocumentEnd) =>
-    update(
-      stepIsOpen(index),
-      asChange({
-        $set: {
-          ...(result.start ? startFields(index, result.start) : {}),
-          [stepField(index, 'status')]: result.succeeded ? kind.successStatus : result.final ? 'failed' : 'running',
-          [stepField(index, 'exit_code')]: result.exitCode,
-          [stepField(index, 'pgid')]: null,
-          [stepField(index, 'last_exit')]: { attempt: result.exitAttempt, exit_code: result.exitCode, timed_out: result.timedOut, ...(result.outputsError ? { outputs_error: result.outputsError } : {}) },
-          ...(result.outputs ? { [stepField(index, 'outputs')]: result.outputs } : {}),
-          ...(result.final ? { [stepField(index, 'completed_at')]: new Date(), ...executionSuccess(index, result.succeeded) } : {}),
-          ...end,
-          ...chunkFields(index, result.chunk),
-        },
-        ...(result.start ? { $inc: { [stepField(index, 'attempts')]: 1 } } : {}),
-      }),
-    ).then((written) => written.matchedCount > 0);
+  const finishing = (index: number, result: AttemptResult, end?: DocumentEnd) =>
+    asChange({
+      $set: {
+        ...(result.start ? startFields(index, result.start) : {}),
+        [stepField(index, 'status')]: result.succeeded ? kind.successStatus : result.final ? 'failed' : 'running',
+        [stepField(index, 'exit_code')]: result.exitCode,
+        [stepField(index, 'pgid')]: null,
+        [stepField(index, 'last_exit')]: { attempt: result.exitAttempt, exit_code: result.exitCode, timed_out: result.timedOut, ...(result.outputsError ? { outputs_error: result.outputsError } : {}) },
+        ...(result.outputs ? { [stepField(index, 'outputs')]: result.outputs } : {}),
+        ...(result.final ? { [stepField(index, 'completed_at')]: new Date(), ...executionSuccess(index, result.succeeded) } : {}),
+        ...end,
+        ...chunkFields(index, result.chunk),
+      },
+      ...(result.start ? { $inc: { [stepField(index, 'attempts')]: 1 } } : {}),
+    });
 
   return {
     appendOutput: (index, chunk) => update(stepIsOpen(index), asChange({ $set: chunkFields(index, chunk) }), PROGRESS),
@@ -168,9 +165,11 @@ export function stepTransitions(
 
     recordProcessGroup: (index, pgid) => update({}, { $set: { [stepField(index, 'pgid')]: pgid } }, PROGRESS),
 
-    finishAttempt: (index, result) => finish(index, result),
+    finishAttempt: (index, result) => update(stepIsOpen(index), finishing(index, result)).then((written) => written.matchedCount > 0),
 
-    finishAttemptEnding: (index, result, end) => finish(index, result, end),
+    // The document as the end left it, for what follows the end (its event) to read no more.
+    finishAttemptEnding: <D>(index: number, result: AttemptResult, end: DocumentEnd, projection: Record<string, number>) =>
+      kind.model.collection.findOneAndUpdate({ _id, ...stepIsOpen(index) }, stamped(finishing(index, result, end)), { returnDocument: 'after', projection }) as Promise<D | null>,
 
     failStep: (index, ending) =>
       update(
