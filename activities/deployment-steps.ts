@@ -1,3 +1,4 @@
+import { CancelledFailure } from '@temporalio/activity';
 import { DEFAULT_STEP_LIMIT_SECONDS, type StepAttempt, type StepOutcome, type StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
 import { DeploymentRunModel } from '../src/domain/deployments/model';
@@ -110,13 +111,24 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
      * `handoffAfterMs` is left running here and handed to `awaitStep` on this worker's own task queue.
      */
     async startStep(input: StepAttempt & { handoffAfterMs: number }): Promise<StepOutcome> {
-      const started = await startExecution(input);
+      // This attempt run again while its command still runs (or just ended) here: followed, never started twice.
+      const started = heldSteps.claim(input) ?? (await startExecution(input));
       if ('status' in started) return started;
       let handoffTimer: NodeJS.Timeout | undefined;
+      let release: (held: 'held') => void = () => {};
       const handoff = new Promise<null>((resolve) => {
         handoffTimer = setTimeout(() => resolve(null), stepHandoffAfterMs ?? input.handoffAfterMs);
       });
-      const finished = await cancellingWith(started, () => Promise.race([started.result, handoff])).finally(() => clearTimeout(handoffTimer));
+      const held = new Promise<'held'>((resolve) => (release = resolve));
+      // A local activity is cancelled both when its run is (whose cleanup, cancelSteps, then stops what this worker
+      // holds) and when the worker drops the workflow from its cache (a workflow task lost on a saturated worker:
+      // the step is run again at once). So it keeps the command and lets go; it never kills it itself.
+      const holdIt = () => {
+        heldSteps.hold(input, started);
+        release('held');
+      };
+      const finished = await cancellingWith(started, () => Promise.race([started.result, handoff, held]), holdIt).finally(() => clearTimeout(handoffTimer));
+      if (finished === 'held') throw new CancelledFailure('The step was let go: its command kept for its attempt run again, or for the cancel that stops it');
       if (finished) return finished;
       heldSteps.hold(input, started);
       return { handedOff: handoffTaskQueue };
