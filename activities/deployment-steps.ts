@@ -1,4 +1,3 @@
-import { CancelledFailure } from '@temporalio/activity';
 import { DEFAULT_STEP_LIMIT_SECONDS, type StepAttempt, type StepOutcome, type StepResult } from '../src/domain/contracts/runs';
 import { failure } from '../src/domain/contracts/failure-types';
 import { DeploymentRunModel } from '../src/domain/deployments/model';
@@ -10,7 +9,7 @@ import { HeldSteps } from './held-steps';
 import { wakeWaiting as wakeWaitingRuns, type RunQueueActivityDeps } from './run-queue';
 import { credentialSecrets, verifiedTargetOf } from './ssh-target';
 import { executionSettings, recordedCommandResult, startStepExecution, type StepExecution, type StepExecutionDeps } from './step-execution';
-import { cancellingWith, follow } from './step-follow';
+import { follow, followLocally } from './step-follow';
 import { stopLeftoverCommands } from './leftover-commands';
 import { StepLog } from './step-log';
 
@@ -114,21 +113,7 @@ export function createDeploymentActivities({ secretBox, sshPool, log, stepOutput
       // This attempt run again while its command still runs (or just ended) here: followed, never started twice.
       const started = heldSteps.claim(input) ?? (await startExecution(input));
       if ('status' in started) return started;
-      let handoffTimer: NodeJS.Timeout | undefined;
-      let release: (held: 'held') => void = () => {};
-      const handoff = new Promise<null>((resolve) => {
-        handoffTimer = setTimeout(() => resolve(null), stepHandoffAfterMs ?? input.handoffAfterMs);
-      });
-      const held = new Promise<'held'>((resolve) => (release = resolve));
-      // A local activity is cancelled both when its run is (whose cleanup, cancelSteps, then stops what this worker
-      // holds) and when the worker drops the workflow from its cache (a workflow task lost on a saturated worker:
-      // the step is run again at once). So it keeps the command and lets go; it never kills it itself.
-      const holdIt = () => {
-        heldSteps.hold(input, started);
-        release('held');
-      };
-      const finished = await cancellingWith(started, () => Promise.race([started.result, handoff, held]), holdIt).finally(() => clearTimeout(handoffTimer));
-      if (finished === 'held') throw new CancelledFailure('The step was let go: its command kept for its attempt run again, or for the cancel that stops it');
+      const finished = await followLocally(started, stepHandoffAfterMs ?? input.handoffAfterMs, () => heldSteps.hold(input, started));
       if (finished) return finished;
       heldSteps.hold(input, started);
       return { handedOff: handoffTaskQueue };
