@@ -4,6 +4,7 @@ import { eventually } from '../support/eventually';
 import { executionRecord } from '../support/fixtures';
 import { parseMetrics, valueOf } from '../support/metrics';
 import { Sshd } from '../support/sshd';
+import { addFleet, fleetOn } from '../support/server-fleet';
 
 /*
  * WORKER_WORKFLOW_CACHE at 6 on a Bosun of the test's own (two steps at once: four workflow-task
@@ -58,8 +59,7 @@ describe('the worker’s workflow cache (WORKER_WORKFLOW_CACHE)', () => {
   test('twelve servers and a twelve-target run never hold more than the bound in memory; every step still runs once', async () => {
     let deploymentId = '';
     const whileAdding = await mostCachedDuring(async () => {
-      servers = [];
-      for (const [i, host] of ADDRESSES.entries()) servers.push(await ops.addServer({ host, title: `cached-${i + 1}`, sshd: sshd.info }));
+      servers = await addFleet(ops, fleetOn(sshd.info, ADDRESSES, 'cached'));
     });
     // The metric is there and counts the servers' health workflows (which of them stay cached depends on the order of evictions).
     await eventually(cachedWorkflows, (n) => n > 0, 30_000);
