@@ -227,7 +227,15 @@ describe('the web console in a real browser', () => {
     await page.getByRole('button', { name: 'Plan and run' }).click();
     await page.waitForURL(/\/conversations\/[0-9a-f]{24}$/);
     const conversationId = page.url().split('/').pop()!;
-    await page.locator('h1').getByText('awaiting_approval').waitFor({ timeout: 30_000 });
+    // Planning and the policy's check, then the wait: a minute, like the other waits for a run here (30 s fell short once on a loaded clean-clone run).
+    await page
+      .locator('h1')
+      .getByText('awaiting_approval')
+      .waitFor({ timeout: 60_000 })
+      .catch(async (error) => {
+        const seen = (await ops.request('get', `/conversations/${conversationId}`)).body.data;
+        throw new Error(`${(error as Error).message}\nthe API's conversation: ${JSON.stringify({ status: seen?.status, steps: seen?.steps?.map((st: { status: string }) => st.status) })}`);
+      });
     await page.locator('.risk-change').first().waitFor();
     // Nothing ran before the decision.
     expect(existsSync(to)).toBe(false);
@@ -268,7 +276,7 @@ describe('the web console in a real browser', () => {
     await page.getByRole('link', { name: conversationId.slice(-8) }).waitFor();
     await expectAccessible(page);
     await screenshot(page, 'conversations');
-  });
+  }, 180_000);
 
   test('a server’s page lists what ran on it lately: runs and conversations, each a link', async () => {
     const web = (await ops.listServers()).data.find((s: { title: string }) => s.title === 'web-1')!;
