@@ -11,7 +11,7 @@ import type { StepExecution } from './step-execution';
  * While `body` runs, cancelling the current activity kills the execution's command: a cancellation
  * the workflow asked for ends the step; this worker's shutdown (after its grace time) hands it back.
  */
-export async function cancellingWith<T>(execution: StepExecution, body: () => Promise<T>, cancel: () => void = () => execution.cancel()): Promise<T> {
+async function cancellingWith<T>(execution: StepExecution, body: () => Promise<T>, cancel: () => void = () => execution.cancel()): Promise<T> {
   const ctx = Context.current();
   const { cancellationSignal } = ctx;
   const onCancel = () => (ctx.cancellationDetails?.workerShutdown ? execution.handBack() : cancel());
