@@ -1,10 +1,7 @@
-import { startBosun, type Bosun } from '../support/bosun';
-import { asUser, type User } from '../support/client';
+import { startBosun } from '../support/bosun';
 import { eventually } from '../support/eventually';
-import { executionRecord } from '../support/fixtures';
 import { parseMetrics, valueOf } from '../support/metrics';
-import { Sshd } from '../support/sshd';
-import { addFleet, fleetOn } from '../support/server-fleet';
+import { addFleet, fleetOn, privateFleet } from '../support/server-fleet';
 
 /*
  * WORKER_WORKFLOW_CACHE at 6 on a Bosun of the test's own (two steps at once: four workflow-task
@@ -16,13 +13,9 @@ import { addFleet, fleetOn } from '../support/server-fleet';
 const ADDRESSES = Array.from({ length: 12 }, (_, i) => `127.0.74.${i + 1}`);
 const CACHE = 6;
 
-let sshd: Sshd;
-let bosun: Bosun;
-let ops: User;
-let servers: string[];
-const record = executionRecord('workflow-cache');
+const fleet = privateFleet({ org: 'workflow-cache', addresses: ADDRESSES, start: () => startBosun({ maxConcurrentSteps: 2, env: { WORKER_WORKFLOW_CACHE: String(CACHE) } }) });
 
-const cachedWorkflows = async () => valueOf(parseMetrics((await bosun.api.get('/metrics')).text), 'temporal_sticky_cache_size');
+const cachedWorkflows = async () => valueOf(parseMetrics((await fleet.bosun.api.get('/metrics')).text), 'temporal_sticky_cache_size');
 
 /** The most workflows the worker held at any reading (every 100 ms) while `body` ran. */
 async function mostCachedDuring(body: () => Promise<void>): Promise<number> {
@@ -43,37 +36,25 @@ async function mostCachedDuring(body: () => Promise<void>): Promise<number> {
   return Math.max(most, await cachedWorkflows());
 }
 
-beforeAll(async () => {
-  sshd = await Sshd.startPrivate(ADDRESSES);
-  bosun = await startBosun({ maxConcurrentSteps: 2, env: { WORKER_WORKFLOW_CACHE: String(CACHE) } });
-  ops = await asUser(bosun, 'workflow-cache');
-}, 120_000);
-afterAll(async () => {
-  ops?.close();
-  await bosun?.stop();
-  await sshd?.stop({ dropSessions: true });
-  record.remove();
-});
-
 describe('the worker’s workflow cache (WORKER_WORKFLOW_CACHE)', () => {
   test('twelve servers and a twelve-target run never hold more than the bound in memory; every step still runs once', async () => {
     let deploymentId = '';
     const whileAdding = await mostCachedDuring(async () => {
-      servers = await addFleet(ops, fleetOn(sshd.info, ADDRESSES, 'cached'));
+      fleet.servers = await addFleet(fleet.ops, fleetOn(fleet.sshd.info, ADDRESSES, 'cached'));
     });
     // The metric is there and counts the servers' health workflows (which of them stay cached depends on the order of evictions).
     await eventually(cachedWorkflows, (n) => n > 0, 30_000);
     const whileRunning = await mostCachedDuring(async () => {
-      deploymentId = (await ops.define({
-        targets: { server_ids: servers },
+      deploymentId = (await fleet.ops.define({
+        targets: { server_ids: fleet.servers },
         strategy: { batch_size: ADDRESSES.length },
-        steps: [{ name: 'note', command: record.note('ran') }, { name: 'again', command: 'echo again' }],
+        steps: [{ name: 'note', command: fleet.record.note('ran') }, { name: 'again', command: 'echo again' }],
       })).id;
-      const { run_id: runId } = await ops.trigger(deploymentId);
-      const run = await ops.waitForRun(deploymentId, runId, undefined, 120_000);
+      const { run_id: runId } = await fleet.ops.trigger(deploymentId);
+      const run = await fleet.ops.waitForRun(deploymentId, runId, undefined, 120_000);
       expect(run).toMatchObject({ status: 'success', summary: { total: ADDRESSES.length, success: ADDRESSES.length } });
     });
     expect(Math.max(whileAdding, whileRunning)).toBeLessThanOrEqual(CACHE);
-    for (const address of ADDRESSES) expect(record.count('ran', address)).toBe(1);
+    for (const address of ADDRESSES) expect(fleet.record.count('ran', address)).toBe(1);
   });
 });

@@ -1,11 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { startBosun, type Bosun } from '../support/bosun';
-import { asUser, type User } from '../support/client';
+import { startBosun } from '../support/bosun';
 import { eventually } from '../support/eventually';
-import { executionRecord } from '../support/fixtures';
 import { parseMetrics, valueOf } from '../support/metrics';
-import { addFleet, fleetOn } from '../support/server-fleet';
-import { Sshd } from '../support/sshd';
+import { privateFleet } from '../support/server-fleet';
 
 /*
  * SSH_POOL_MAX at 3 on a Bosun of the test's own, over eight servers: one private sshd on eight
@@ -16,15 +13,11 @@ import { Sshd } from '../support/sshd';
 const ADDRESSES = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => `127.0.71.${n}`);
 const POOL_MAX = 3;
 
-let sshd: Sshd;
-let bosun: Bosun;
-let ops: User;
-let servers: string[];
-const record = executionRecord('pool-bound');
+const fleet = privateFleet({ org: 'pool-bound', addresses: ADDRESSES, start: () => startBosun({ healthIntervalSeconds: 3600, env: { SSH_POOL_MAX: String(POOL_MAX) } }), titled: 'node' });
 
 /** The addresses of the connections established to the sshd now (each one's local address on the sshd's side). */
 const openConnections = (): string[] =>
-  execFileSync('ss', ['-Htn', 'state', 'established', `( sport = :${sshd.info.port} )`], { encoding: 'utf8' })
+  execFileSync('ss', ['-Htn', 'state', 'established', `( sport = :${fleet.sshd.info.port} )`], { encoding: 'utf8' })
     .split('\n')
     .filter(Boolean)
     .map((line) => line.trim().split(/\s+/)[2]!.replace(/:\d+$/, ''));
@@ -32,35 +25,22 @@ const openConnections = (): string[] =>
 /** A step that notes its execution and prints how many connections the sshd holds while it runs. */
 const countingStep = (tag: string) => ({
   name: 'count',
-  command: `${record.note(tag)}; echo "open: $(ss -Htn state established '( sport = :${sshd.info.port} )' | wc -l)"`,
+  command: `${fleet.record.note(tag)}; echo "open: $(ss -Htn state established '( sport = :${fleet.sshd.info.port} )' | wc -l)"`,
 });
 
 /** The most connections any target's step saw open while it ran. */
 async function mostSeenOpen(deploymentId: string, runId: string): Promise<number> {
-  const outputs = await Promise.all(servers.map(async (id) => (await ops.getTarget(deploymentId, runId, id)).steps[0].output as string));
+  const outputs = await Promise.all(fleet.servers.map(async (id) => (await fleet.ops.getTarget(deploymentId, runId, id)).steps[0].output as string));
   return Math.max(...outputs.map((output) => Number(/open: (\d+)/.exec(output)![1])));
 }
 
-const scrape = async () => parseMetrics((await bosun.api.get('/metrics')).text);
-
-beforeAll(async () => {
-  sshd = await Sshd.startPrivate(ADDRESSES);
-  bosun = await startBosun({ healthIntervalSeconds: 3600, env: { SSH_POOL_MAX: String(POOL_MAX) } });
-  ops = await asUser(bosun, 'pool-bound');
-  servers = await addFleet(ops, fleetOn(sshd.info, ADDRESSES, 'node'));
-}, 120_000);
-afterAll(async () => {
-  ops?.close();
-  await bosun?.stop();
-  await sshd?.stop({ dropSessions: true });
-  record.remove();
-});
+const scrape = async () => parseMetrics((await fleet.bosun.api.get('/metrics')).text);
 
 describe('the SSH pool bound (SSH_POOL_MAX)', () => {
   test('a batch larger than the bound runs all at once; once idle, the pool shrinks back to the bound', async () => {
-    const deployment = await ops.define({ targets: { server_ids: servers }, strategy: { batch_size: 8 }, steps: [countingStep('wide')] });
-    const { run_id: runId } = await ops.trigger(deployment.id);
-    const run = await ops.waitForRun(deployment.id, runId);
+    const deployment = await fleet.ops.define({ targets: { server_ids: fleet.servers }, strategy: { batch_size: 8 }, steps: [countingStep('wide')] });
+    const { run_id: runId } = await fleet.ops.trigger(deployment.id);
+    const run = await fleet.ops.waitForRun(deployment.id, runId);
     expect(run.summary).toMatchObject({ total: 8, success: 8 });
     // Busy connections are never closed for the bound: more than three were open at once.
     expect(await mostSeenOpen(deployment.id, runId)).toBeGreaterThan(POOL_MAX);
@@ -68,20 +48,20 @@ describe('the SSH pool bound (SSH_POOL_MAX)', () => {
     await eventually(async () => openConnections().length, (open) => open === POOL_MAX, 40_000);
     const samples = await scrape();
     expect([valueOf(samples, 'bosun_ssh_pool_connections'), valueOf(samples, 'bosun_ssh_pool_idle_connections')]).toEqual([POOL_MAX, POOL_MAX]);
-    for (const address of ADDRESSES) expect(record.count('wide', address)).toBe(1);
+    for (const address of ADDRESSES) expect(fleet.record.count('wide', address)).toBe(1);
   });
 
   test('batches of two: never more than the bound open; the least recently used is closed first and reopened when its server is used again', async () => {
-    const deployment = await ops.define({ targets: { server_ids: servers }, strategy: { batch_size: 2 }, steps: [countingStep('narrow')] });
+    const deployment = await fleet.ops.define({ targets: { server_ids: fleet.servers }, strategy: { batch_size: 2 }, steps: [countingStep('narrow')] });
     for (const round of [1, 2]) {
-      const { run_id: runId } = await ops.trigger(deployment.id);
-      const run = await ops.waitForRun(deployment.id, runId);
+      const { run_id: runId } = await fleet.ops.trigger(deployment.id);
+      const run = await fleet.ops.waitForRun(deployment.id, runId);
       expect(run).toMatchObject({ status: 'success', summary: { total: 8, success: 8 } });
       expect(await mostSeenOpen(deployment.id, runId)).toBeLessThanOrEqual(POOL_MAX);
-      // The last batch's two servers were used last: theirs are among the three kept.
+      // The last batch's two fleet.servers were used last: theirs are among the three kept.
       const open = await eventually(async () => openConnections(), (addresses) => addresses.length === POOL_MAX, 20_000);
       expect(open).toEqual(expect.arrayContaining(['127.0.71.7', '127.0.71.8']));
-      for (const address of ADDRESSES) expect(record.count('narrow', address)).toBe(round);
+      for (const address of ADDRESSES) expect(fleet.record.count('narrow', address)).toBe(round);
     }
   });
 });
