@@ -8,8 +8,10 @@
  * to come back within 50 MiB of idle; beside each, the workflows the Temporal worker holds in its cache
  * (the SDK's temporal_sticky_cache_size) and the main thread's V8 heap, at the end once collected too
  * (what the run left behind on the main thread, its garbage aside). BENCH_HEAP_PROFILE=1 adds where the
- * main thread's live heap was allocated during the measured run (heap-profile.ts). Paired runs against
- * another checkout: run it in both, taking turns.
+ * main thread's live heap was allocated during the measured run (heap-profile.ts). BENCH_PROCESS=1 measures Bosun as
+ * `npm start` runs it instead, a process of its own from dist/ driven over HTTP (split-worker.ts): its RSS alone, nothing of
+ * the bench's (tsx, this script) in it; its heap is then not read. Paired runs against another checkout: run it in both,
+ * taking turns.
  */
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -19,6 +21,8 @@ import { parseMetrics, valueOf } from '../support/metrics';
 import { Sshd } from '../support/sshd';
 import { runBench } from './harness';
 import { sampleHeap } from './heap-profile';
+import { rssOf } from './process-stats';
+import { benchMode, startWholeBosun } from './split-worker';
 
 const argument = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -36,6 +40,9 @@ const MiB = 2 ** 20;
 const RETURNED_WITHIN = 50 * MiB;
 
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+const WHOLE = benchMode() === 'process';
+/** The process measured: this one, or (BENCH_PROCESS=1) Bosun's own. */
+let measuredPid: number | null = null;
 const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
 
 interface Reading {
@@ -46,10 +53,10 @@ interface Reading {
 
 async function reading(bosun: Bosun): Promise<Reading> {
   const metrics = parseMetrics((await bosun.api.get('/metrics')).text);
-  return { rss: rss(), heapUsed: process.memoryUsage().heapUsed, cachedWorkflows: valueOf(metrics, 'temporal_sticky_cache_size') };
+  return { rss: measuredPid ? rssOf(measuredPid) : rss(), heapUsed: measuredPid ? Number.NaN : process.memoryUsage().heapUsed, cachedWorkflows: valueOf(metrics, 'temporal_sticky_cache_size') };
 }
 
-const shown = (r: Reading) => `RSS ${mib(r.rss)}, heap used ${mib(r.heapUsed)}, cached workflows ${r.cachedWorkflows}`;
+const shown = (r: Reading) => `RSS ${mib(r.rss)}, ${Number.isNaN(r.heapUsed) ? '' : `heap used ${mib(r.heapUsed)}, `}cached workflows ${r.cachedWorkflows}`;
 
 /** The most any reading reached while `body` ran (sampled every 200 ms), and body's result. */
 async function peakDuring<T>(bosun: Bosun, body: () => Promise<T>): Promise<{ peak: Reading; result: T }> {
@@ -75,7 +82,10 @@ async function peakDuring<T>(bosun: Bosun, body: () => Promise<T>): Promise<{ pe
 // WORKER_WORKFLOW_CACHE passed on to the Bosun measured (the worker's default unless set).
 const cache = process.env.WORKER_WORKFLOW_CACHE;
 
-runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: cache } : {} }, async (bosun) => {
+runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: cache } : {}, ...(WHOLE ? { worker: false } : {}) }, async (benchBosun) => {
+  const whole = WHOLE ? await startWholeBosun(benchBosun, 1_000_000) : null;
+  const bosun = whole?.at ?? benchBosun;
+  measuredPid = whole?.process.child.pid ?? null;
   const daemons: Sshd[] = [];
   for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD)));
   try {
@@ -114,7 +124,7 @@ runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: 
     const idle = idleReadings.sort((a, b) => a.rss - b.rss)[5]!;
     const warm = await peakDuring(bosun, run);
     const afterWarm = await reading(bosun);
-    const heap = process.env.BENCH_HEAP_PROFILE ? await sampleHeap() : null;
+    const heap = process.env.BENCH_HEAP_PROFILE && !whole ? await sampleHeap() : null;
     const measured = await peakDuring(bosun, run);
     if (heap) console.log(await heap.stop());
     const atEnd = await reading(bosun);
@@ -127,23 +137,27 @@ runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: 
       if (returnedAfter === null && settled.rss <= idle.rss + RETURNED_WITHIN) returnedAfter = (Date.now() - settleStart) / 1000;
     }
 
-    // What the main thread's heap still holds once collected: what the run left behind (its garbage aside).
-    const inspector = new Session();
-    inspector.connect();
-    await inspector.post('HeapProfiler.collectGarbage');
-    inspector.disconnect();
-    const collected = await reading(bosun);
+    // What the main thread's heap still holds once collected: what the run left behind (its garbage aside). Not for a process of its own.
+    let collected: Reading | null = null;
+    if (!whole) {
+      const inspector = new Session();
+      inspector.connect();
+      await inspector.post('HeapProfiler.collectGarbage');
+      inspector.disconnect();
+      collected = await reading(bosun);
+    }
 
-    console.log(`bench:fleet-memory — ${TARGETS} targets × ${COMMANDS.length} steps, batch ${BATCH}, on ${daemons.length} sshds; this process (API + worker) by /proc/self/status`);
+    console.log(`bench:fleet-memory — ${TARGETS} targets × ${COMMANDS.length} steps, batch ${BATCH}, on ${daemons.length} sshds; ${whole ? 'Bosun as `npm start` runs it (API + worker, a process of its own)' : 'this process (API + worker)'} by /proc/<pid>/status`);
     console.log(`  idle (servers added)          ${shown(idle)}`);
     console.log(`  warm-up run (${(warm.result / 1000).toFixed(1)} s) peak     ${shown(warm.peak)}; after it ${shown(afterWarm)}`);
     console.log(`  measured run (${(measured.result / 1000).toFixed(1)} s) peak   ${shown(measured.peak)}`);
     console.log(`  peak growth over idle         ${mib(measured.peak.rss - idle.rss)}`);
     console.log(`  at the run's end              ${shown(atEnd)}`);
     console.log(`  ${SETTLE_SECONDS} s after its end          ${shown(settled)}`);
-    console.log(`  then after a full collection  ${shown(collected)}`);
+    if (collected) console.log(`  then after a full collection  ${shown(collected)}`);
     console.log(`  back within ${mib(RETURNED_WITHIN)} of idle     ${returnedAfter === null ? `not within ${SETTLE_SECONDS} s` : `after ${returnedAfter.toFixed(0)} s`}`);
   } finally {
     await Promise.all(daemons.map((d) => d.stop()));
+    await whole?.process.stop();
   }
 });

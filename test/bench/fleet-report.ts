@@ -2,6 +2,7 @@ import type { ProfileSummary } from './cpu-profile';
 import type { HistorySize } from './fleet-measures';
 import { compareWithRecorded, type Figure } from './history';
 import { NODE_API, NODE_BOTH, NODE_WORKER } from './process-stats';
+import type { BenchMode } from './split-worker';
 
 /** One batch size's measured runs, Bosun's and the floor's. */
 export interface Side {
@@ -28,8 +29,8 @@ export interface Side {
 
 export interface FleetReport {
   targets: number;
-  /** The worker ran as a process of its own (BENCH_SPLIT=1). */
-  split: boolean;
+  /** Where Bosun ran (split-worker.ts): in the bench's process, its worker apart (BENCH_SPLIT=1), or as `npm start` runs it (BENCH_PROCESS=1). */
+  mode: BenchMode;
   daemons: number;
   steps: number;
   cores: number;
@@ -78,7 +79,7 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
     console.log(`   floor, ${side.batch} targets at once   wall ${s(side.floorMs)} (sshd + shells CPU ${side.floorSshdCpu.toFixed(1)} s)   Bosun / floor = ${(bosun / side.floorMs).toFixed(2)}×`);
     if (side.checkedRuns.length) console.log(`   + health check \`true\` (soak 0), interleaved   wall ${wall(side.checkedRuns)}   with / without = ${(median(side.checkedRuns) / bosun).toFixed(2)}× (goal ≤ 1.15×)`);
     console.log(`   CPU per run: ${join(side.cpuPerRun, (x) => `${x.toFixed(1)} s`)}`);
-    if (r.split) {
+    if (r.mode === 'split') {
       const [name, seconds] = busiest(side.cpuPerRun);
       const main = side.threadsPerRun.get('main (JS)') ?? 0;
       // One thread runs the worker's JS: however many cores, a run cannot take less than that thread's CPU.
@@ -103,7 +104,7 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
     if (side.checkedRuns.length) figures.push({ key: 'health_check_ratio', label: 'health check / none', value: median(side.checkedRuns) / bosun, unit: '×', better: 'lower' });
   }
   console.log('');
-  console.log(`RSS of the process running the ${r.split ? 'worker' : 'API and the worker'} after the warm-up: ${mib(r.rssAfterWarmUp).toFixed(0)} MiB`);
+  console.log(`RSS of the process running the ${r.mode === 'split' ? 'worker' : 'API and the worker'}${r.mode === 'process' ? ' (as `npm start` runs it)' : ''} after the warm-up: ${mib(r.rssAfterWarmUp).toFixed(0)} MiB`);
   const first = r.sides[0]!;
   if (r.ansible) {
     const ratio = r.ansible.ms / median(first.runs);
@@ -126,6 +127,6 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
   const batches = r.sides.map((side) => side.batch).join(' and ');
   const failed = r.sides.some((side) => side.failed > 0 || side.notOnce > 0) || r.floorFailed > 0;
   const outcome = failed ? 'FAILED: a target failed or a step ran other than once' : undefined;
-  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}${r.split ? ', API and worker apart' : ''}`, figures, NOISE_BAND, outcome);
+  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}${r.mode === 'split' ? ', API and worker apart' : r.mode === 'process' ? ', as npm start runs it' : ''}`, figures, NOISE_BAND, outcome);
   return { failed };
 }

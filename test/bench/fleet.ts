@@ -18,7 +18,9 @@
  * not run exactly once; then the last recorded run's figures beside today's (history.ts: the guard).
  * BENCH_PROFILE=<file> adds one more run of the first batch size with the main thread profiled;
  * BENCH_SPLIT=1 runs the worker as a process of its own beside this one's API (split-worker.ts): each role's
- * CPU and RSS apart, what more cores would spread (recorded as another configuration).
+ * CPU and RSS apart, what more cores would spread (recorded as another configuration). BENCH_PROCESS=1 runs Bosun as
+ * `npm start` does, both roles in one process of its own from dist/, driven over HTTP: that process's CPU and memory
+ * alone, without the bench's own (tsx, the floor's client) in them (recorded as another configuration too).
  * --ansible-only runs Ansible alone on the same inventory (for a thousand hosts, where it takes many minutes).
  * Exits 1 if a target failed or a step ran other than once.
  */
@@ -37,7 +39,7 @@ import { fleetHistory, opcounters, opsBetween, type HistorySize } from './fleet-
 import { fleetReport, type Side } from './fleet-report';
 import { runBench } from './harness';
 import { bosunProcesses, cpuBetween, cpuNow, rssPeaks, rssOf, sshdProcesses, threadCpu } from './process-stats';
-import { startSplitWorker } from './split-worker';
+import { benchMode, startSplitWorker, startWholeBosun } from './split-worker';
 
 const argument = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -51,7 +53,8 @@ const WITH_HEALTH = process.env.BENCH_HEALTH ? process.env.BENCH_HEALTH !== '0' 
 const ADDRESSES = Array.from({ length: TARGETS }, (_, i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
 const COMMANDS = ['true', 'echo step2', 'hostname', 'date', 'echo done'];
 const POLL_MS = 500;
-const SPLIT = process.env.BENCH_SPLIT === '1';
+const MODE = benchMode();
+const RATE_LIMIT = 1_000_000;
 
 /** sshd listens on at most 16 addresses: one daemon per 15 of them. */
 const PER_SSHD = 15;
@@ -102,15 +105,18 @@ async function fleetRun(bosun: Bosun, token: string, deploymentId: string): Prom
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-runBench({ rateLimitPerMinute: 1_000_000, ...(SPLIT ? { worker: false } : {}) }, async (bosun) => {
-  const worker = SPLIT && !process.argv.includes('--ansible-only') ? await startSplitWorker(bosun) : null;
-  const workerPid = worker?.child.pid;
+runBench({ rateLimitPerMinute: RATE_LIMIT, ...(MODE === 'in-process' ? {} : { worker: false }) }, async (benchBosun) => {
+  const ansibleOnly = process.argv.includes('--ansible-only');
+  const worker = MODE === 'split' && !ansibleOnly ? await startSplitWorker(benchBosun) : null;
+  const whole = MODE === 'process' && !ansibleOnly ? await startWholeBosun(benchBosun, RATE_LIMIT) : null;
+  const bosun = whole?.at ?? benchBosun;
+  const workerPid = (worker ?? whole?.process)?.child.pid;
   const daemons: Sshd[] = [];
   for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD), { logConnections: true }));
   const targets: FloorTarget[] = ADDRESSES.map((host, i) => ({ host, sshd: daemons[Math.floor(i / PER_SSHD)]!.info }));
   try {
     // Ansible alone on the same inventory (at 1,000 hosts it takes many minutes): its wall time, set beside a Bosun run of the same day.
-    if (process.argv.includes('--ansible-only')) {
+    if (ansibleOnly) {
       const chosen = chosenAnsible();
       if (!chosen) throw new Error('no Ansible to run');
       const ms = ansibleFleet(chosen.playbook, targets, COMMANDS, BATCHES[0]!);
@@ -156,7 +162,7 @@ runBench({ rateLimitPerMinute: 1_000_000, ...(SPLIT ? { worker: false } : {}) },
     const floorLogins = logins() - loginsBeforeFloor;
 
     // RSS sampled for Bosun's processes only: walking a thousand sshd sessions every 200 ms would cost this very process CPU.
-    const bosunSide = bosunProcesses(workerPid);
+    const bosunSide = bosunProcesses(workerPid, MODE === 'process');
     const watched = [...bosunSide, sshdSide];
     await fleetRun(bosun, token, deployments[0]!); // warm: SSH pool, workflow cache
     if (checked) await fleetRun(bosun, token, checked);
@@ -211,7 +217,7 @@ runBench({ rateLimitPerMinute: 1_000_000, ...(SPLIT ? { worker: false } : {}) },
 
     const report = fleetReport({
       targets: TARGETS,
-      split: SPLIT,
+      mode: MODE,
       daemons: daemons.length,
       steps: COMMANDS.length,
       cores: os.cpus().length,
@@ -227,5 +233,6 @@ runBench({ rateLimitPerMinute: 1_000_000, ...(SPLIT ? { worker: false } : {}) },
   } finally {
     await Promise.all(daemons.map((d) => d.stop()));
     await worker?.stop();
+    await whole?.process.stop();
   }
 });

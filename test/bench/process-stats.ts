@@ -95,13 +95,19 @@ interface BenchServices {
   temporal: { process: ManagedProcess };
 }
 
-/** This process (the API and the worker, or the API alone beside a worker process), the bench's mongod and its Temporal dev server. */
-export function bosunProcesses(workerPid?: number): Watched[] {
+/**
+ * Bosun's node process(es) — this one (the API and the worker), or this one's API beside a worker process (`workerPid`), or
+ * a process of its own with both roles (`workerPid` with `whole`: this one's API, kept for the bench's tokens, not counted) —,
+ * the bench's mongod and its Temporal dev server.
+ */
+export function bosunProcesses(workerPid?: number, whole = false): Watched[] {
   const services = (globalThis as { __bosunServices?: BenchServices }).__bosunServices;
   if (!services) throw new Error('the global setup has not started the services');
   const pidOf = (p: ManagedProcess) => () => [p.child.pid!];
   return [
-    ...(workerPid
+    ...(workerPid && whole
+      ? [{ name: NODE_BOTH, pids: () => [workerPid], withChildren: false }]
+      : workerPid
       ? [
           { name: NODE_API, pids: () => [process.pid], withChildren: false },
           { name: NODE_WORKER, pids: () => [workerPid], withChildren: false },
