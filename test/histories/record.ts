@@ -241,8 +241,10 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
   },
 
   async 'notifications-and-audit'(ctx) {
-    // A receiver that takes every notification.
-    const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    // A receiver that refuses the first notification and takes the rest: the dispatcher makes the first attempt itself, and
+    // hands the refused delivery to its subject's workflow, which goes on from attempt 2 (`attemptsMade`).
+    let received = 0;
+    const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead((received += 1) === 1 ? 503 : 204).end()));
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
