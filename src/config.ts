@@ -44,6 +44,7 @@ const envSchema = z.object({
   WORKER_SHUTDOWN_GRACE_SECONDS: positiveInt.max(3600).default(10),
   // Workflows a worker keeps in memory between their tasks; never fewer than its workflow-task slots.
   WORKER_WORKFLOW_CACHE: positiveInt.max(100_000).default(250),
+  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(300).default(30),
 
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
@@ -158,6 +159,7 @@ export interface Config {
    * many workflows it keeps in memory between their tasks (an evicted one replays its history on its next).
    */
   worker: { maxConcurrentSteps: number; stickyTimeoutSeconds: number; heartbeatTimeoutSeconds: number; shutdownGraceSeconds: number; workflowCache: number };
+  memory: { heapGrowthPercent: number }; // how far V8 lets a heap grow past its live size (src/heap-growth.ts)
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number; importVerifyConcurrency: number };
@@ -251,6 +253,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
       workflowCache: e.WORKER_WORKFLOW_CACHE,
     },
+    memory: { heapGrowthPercent: e.HEAP_GROWTH_PERCENT },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS, importVerifyConcurrency: e.IMPORT_VERIFY_CONCURRENCY },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { bootstrapFirstToken } from './domain/tokens/service';
 import { BinaryNotFoundError } from './embedded/binaries';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
+import { limitHeapGrowth } from './heap-growth';
 import { createLogger, type Logger } from './logger';
 
 function roleFromArgs(argv: string[]): Role {
@@ -125,6 +126,8 @@ async function main() {
     process.exit(2);
   }
   const log = createLogger(config.logLevel);
+  // Before the worker's threads and the stack's clients allocate: the bound holds for every heap of this process.
+  limitHeapGrowth(config.memory.heapGrowthPercent);
   try {
     await start(config, roleFromArgs(process.argv), log);
   } catch (error) {

@@ -1,4 +1,5 @@
 import { loadConfig } from '../../src/config';
+import { limitHeapGrowth } from '../../src/heap-growth';
 import { startBosun, type Bosun, type BosunOptions } from '../support/bosun';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
@@ -12,6 +13,8 @@ import globalTeardown from '../support/global-teardown';
  */
 export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<void>): void {
   process.env.TEST_LOG_LEVEL ??= 'silent';
+  // The heap bound `npm start` sets (HEAP_GROWTH_PERCENT, or its default) holds for the Bosun in this process too.
+  limitHeapGrowth(loadConfig({ HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT }).memory.heapGrowthPercent);
   const defaults = loadConfig({}).worker;
   const production = {
     WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(defaults.heartbeatTimeoutSeconds),

@@ -20,6 +20,8 @@ describe('configuration from the environment', () => {
     expect(config.ssh).toEqual({ connectTimeoutMs: 10_000, maxChannelsPerConnection: 8, maxConnections: 256, idleTimeoutMs: 300_000 });
     expect(loadConfig({ SSH_POOL_IDLE_SECONDS: '30' }).ssh.idleTimeoutMs).toBe(30_000);
     expect(loadConfig({ SSH_POOL_MAX: '3' }).ssh.maxConnections).toBe(3);
+    expect(config.memory).toEqual({ heapGrowthPercent: 30 });
+    expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }).memory.heapGrowthPercent).toBe(0);
     expect(config.home).toMatch(/\.bosun$/);
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -37,6 +39,8 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ NOTIFICATION_MAX_ATTEMPTS: '0' })).toThrow(/NOTIFICATION_MAX_ATTEMPTS/);
     expect(() => loadConfig({ SSH_POOL_MAX: '0' })).toThrow(/SSH_POOL_MAX/);
     expect(() => loadConfig({ SSH_POOL_IDLE_SECONDS: '0' })).toThrow(/SSH_POOL_IDLE_SECONDS/);
+    expect(() => loadConfig({ HEAP_GROWTH_PERCENT: '-5' })).toThrow(/HEAP_GROWTH_PERCENT/);
+    expect(() => loadConfig({ HEAP_GROWTH_PERCENT: 'lots' })).toThrow(/HEAP_GROWTH_PERCENT/);
   });
 
   test('secret values are never echoed in the message', () => {
