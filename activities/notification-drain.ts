@@ -4,6 +4,7 @@ import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import * as deliveries from '../src/domain/notifications/deliveries';
 import { markQueued, recordFirstAttempts, unqueuedDeliveries } from '../src/domain/notifications/delivery-queue';
+import { activityClientCall } from './client-calls';
 import { connectionPools, firstAttempts, type FirstAttemptDeps, type HandOver, type Policy } from './notification-first-attempts';
 
 /** Events, and deliveries, taken at a time. */
@@ -29,14 +30,16 @@ async function handToWorkflows(context: Context, handOver: HandOver[], { retryIn
   }
   await inParallel([...bySubject], async ([workflowId, refs]) => {
     for (const ref of refs) {
-      await context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
-        workflowId,
-        taskQueue: context.info.taskQueue,
-        args: [{ channelId: ref.channelId, subject: ref.subject, maxAttempts, ...(retryInitialMs ? { retryInitialMs } : {}) }],
-        signal: DELIVER_SIGNAL,
-        signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round, ...(ref.attemptsMade ? { attemptsMade: ref.attemptsMade } : {}) }],
-        staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
-      });
+      await activityClientCall(context, () =>
+        context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {
+          workflowId,
+          taskQueue: context.info.taskQueue,
+          args: [{ channelId: ref.channelId, subject: ref.subject, maxAttempts, ...(retryInitialMs ? { retryInitialMs } : {}) }],
+          signal: DELIVER_SIGNAL,
+          signalArgs: [{ deliveryId: ref.deliveryId, round: ref.round, ...(ref.attemptsMade ? { attemptsMade: ref.attemptsMade } : {}) }],
+          staticSummary: `Notifications of ${ref.subject.kind} ${ref.subject.id} to channel ${ref.channelId}, in order`,
+        }),
+      );
       context.heartbeat();
     }
   });

@@ -1,0 +1,64 @@
+import { getEventListeners } from 'node:events';
+import { Context } from '@temporalio/activity';
+import { Client, Connection } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { activityClientCall } from '../../activities/client-calls';
+import { sharedServices } from '../support/shared';
+
+/*
+ * A long activity's Temporal client calls (the notification drain signals a subject's workflow for
+ * each delivery it hands over, for minutes on end), against the tests' Temporal dev server: each call
+ * the SDK makes inside an activity leaves a listener on the activity's cancellation signal; made through
+ * activityClientCall, none stays, and a call is still cancelled with its activity.
+ */
+
+const CALLS = 25;
+
+let connection: Connection;
+let client: Client;
+beforeAll(async () => {
+  connection = await Connection.connect({ address: sharedServices().temporalAddress });
+  client = new Client({ connection });
+});
+afterAll(async () => {
+  await connection?.close();
+});
+
+/** The abort listeners on the activity's signal after `CALLS` calls made by `call`. */
+async function listenersAfterCalls(call: (context: Context) => Promise<unknown>): Promise<number> {
+  const env = new MockActivityEnvironment({}, { client });
+  return env.run(async () => {
+    const context = Context.current();
+    for (let i = 0; i < CALLS; i += 1) await call(context);
+    return getEventListeners(context.cancellationSignal, 'abort').length;
+  });
+}
+
+const systemInfo = (context: Context) => context.client.workflowService.getSystemInfo({});
+
+test('the SDK leaves a listener per client call on the activity’s signal; activityClientCall leaves none', async () => {
+  // What the SDK does by itself (if a version of it stops doing so, activityClientCall can go).
+  expect(await listenersAfterCalls(systemInfo)).toBeGreaterThanOrEqual(CALLS);
+  expect(await listenersAfterCalls((context) => activityClientCall(context, () => systemInfo(context)))).toBe(0);
+});
+
+test('a call through activityClientCall is cancelled with its activity', async () => {
+  // A workflow no worker polls for: waiting for its result is a long poll only a cancel ends sooner.
+  const workflowId = `client-calls-${Date.now()}`;
+  await client.workflow.start('nobodyRunsThis', { taskQueue: `${workflowId}-nobody-polls`, workflowId });
+  try {
+    const env = new MockActivityEnvironment({}, { client });
+    const outcome = env.run(async () => {
+      const context = Context.current();
+      return activityClientCall(context, () => context.client.workflow.getHandle(workflowId).result()).then(
+        () => 'answered',
+        (error: Error) => `${error.message}: ${(error.cause as Error | undefined)?.message}`,
+      );
+    });
+    setTimeout(() => env.cancel(), 200);
+    // The SDK's own words for a gRPC call cancelled on the client's side.
+    expect(await outcome).toMatch(/CANCELLED/);
+  } finally {
+    await client.workflow.getHandle(workflowId).terminate('test over');
+  }
+});
