@@ -6,11 +6,11 @@
  * (the servers added, their health checks running), a warm-up run, then the measured run's peak and
  * its growth over idle, RSS at its end and 60 s after it (BENCH_SETTLE_SECONDS), and how long RSS took
  * to come back within 50 MiB of idle; beside each, the workflows the Temporal worker holds in its cache
- * (the SDK's temporal_sticky_cache_size) and the main thread's V8 heap, at the end once collected too
+ * (the SDK's temporal_sticky_cache_size) and the main thread's V8 heap (used, and grown to), at the end once collected too
  * (what the run left behind on the main thread, its garbage aside). BENCH_HEAP_PROFILE=1 adds where the
  * main thread's live heap was allocated during the measured run (heap-profile.ts). BENCH_PROCESS=1 measures Bosun as
  * `npm start` runs it instead, a process of its own from dist/ driven over HTTP (split-worker.ts): its RSS alone, nothing of
- * the bench's (tsx, this script) in it; its heap is then not read. Paired runs against another checkout: run it in both,
+ * the bench's (tsx, this script) in it; its heap read from its /metrics, not collected at the end. Paired runs against another checkout: run it in both,
  * taking turns.
  */
 import { readFileSync } from 'node:fs';
@@ -47,26 +47,34 @@ const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
 
 interface Reading {
   rss: number;
+  /** The main thread's V8 heap, used and as large as it has grown (the process's own /metrics: prom-client's). */
   heapUsed: number;
+  heapTotal: number;
   cachedWorkflows: number;
 }
 
 async function reading(bosun: Bosun): Promise<Reading> {
   const metrics = parseMetrics((await bosun.api.get('/metrics')).text);
-  return { rss: measuredPid ? rssOf(measuredPid) : rss(), heapUsed: measuredPid ? Number.NaN : process.memoryUsage().heapUsed, cachedWorkflows: valueOf(metrics, 'temporal_sticky_cache_size') };
+  return {
+    rss: measuredPid ? rssOf(measuredPid) : rss(),
+    heapUsed: valueOf(metrics, 'nodejs_heap_size_used_bytes'),
+    heapTotal: valueOf(metrics, 'nodejs_heap_size_total_bytes'),
+    cachedWorkflows: valueOf(metrics, 'temporal_sticky_cache_size'),
+  };
 }
 
-const shown = (r: Reading) => `RSS ${mib(r.rss)}, ${Number.isNaN(r.heapUsed) ? '' : `heap used ${mib(r.heapUsed)}, `}cached workflows ${r.cachedWorkflows}`;
+const shown = (r: Reading) => `RSS ${mib(r.rss)}, main heap ${mib(r.heapUsed)} used of ${mib(r.heapTotal)}, cached workflows ${r.cachedWorkflows}`;
 
 /** The most any reading reached while `body` ran (sampled every 200 ms), and body's result. */
 async function peakDuring<T>(bosun: Bosun, body: () => Promise<T>): Promise<{ peak: Reading; result: T }> {
-  const peak: Reading = { rss: 0, heapUsed: 0, cachedWorkflows: 0 };
+  const peak: Reading = { rss: 0, heapUsed: 0, heapTotal: 0, cachedWorkflows: 0 };
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
       const r = await reading(bosun);
       peak.rss = Math.max(peak.rss, r.rss);
       peak.heapUsed = Math.max(peak.heapUsed, r.heapUsed);
+      peak.heapTotal = Math.max(peak.heapTotal, r.heapTotal);
       peak.cachedWorkflows = Math.max(peak.cachedWorkflows, r.cachedWorkflows);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
