@@ -13,7 +13,6 @@
  * the bench's (tsx, this script) in it; its heap read from its /metrics, not collected at the end. Paired runs against another checkout: run it in both,
  * taking turns.
  */
-import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { bearer, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
@@ -39,10 +38,9 @@ const MiB = 2 ** 20;
 /** "Back to idle": within this much of the idle figure. */
 const RETURNED_WITHIN = 50 * MiB;
 
-const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
 const WHOLE = benchMode() === 'process';
 /** The process measured: this one, or (BENCH_PROCESS=1) Bosun's own. */
-let measuredPid: number | null = null;
+let measuredPid = process.pid;
 const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
 
 interface Reading {
@@ -56,7 +54,7 @@ interface Reading {
 async function reading(bosun: Bosun): Promise<Reading> {
   const metrics = parseMetrics((await bosun.api.get('/metrics')).text);
   return {
-    rss: measuredPid ? rssOf(measuredPid) : rss(),
+    rss: rssOf(measuredPid),
     heapUsed: valueOf(metrics, 'nodejs_heap_size_used_bytes'),
     heapTotal: valueOf(metrics, 'nodejs_heap_size_total_bytes'),
     cachedWorkflows: valueOf(metrics, 'temporal_sticky_cache_size'),
@@ -93,7 +91,7 @@ const cache = process.env.WORKER_WORKFLOW_CACHE;
 runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: cache } : {}, ...(WHOLE ? { worker: false } : {}) }, async (benchBosun) => {
   const whole = WHOLE ? await startWholeBosun(benchBosun, 1_000_000) : null;
   const bosun = whole?.at ?? benchBosun;
-  measuredPid = whole?.process.child.pid ?? null;
+  measuredPid = whole?.process.child.pid ?? process.pid;
   const daemons: Sshd[] = [];
   for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD)));
   try {

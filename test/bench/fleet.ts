@@ -162,7 +162,7 @@ runBench({ rateLimitPerMinute: RATE_LIMIT, ...(MODE === 'in-process' ? {} : { wo
     const floorLogins = logins() - loginsBeforeFloor;
 
     // RSS sampled for Bosun's processes only: walking a thousand sshd sessions every 200 ms would cost this very process CPU.
-    const bosunSide = bosunProcesses(workerPid, MODE === 'process');
+    const bosunSide = bosunProcesses(MODE, workerPid);
     const watched = [...bosunSide, sshdSide];
     await fleetRun(bosun, token, deployments[0]!); // warm: SSH pool, workflow cache
     if (checked) await fleetRun(bosun, token, checked);

@@ -13,13 +13,13 @@ import globalTeardown from '../support/global-teardown';
  */
 export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<void>): void {
   process.env.TEST_LOG_LEVEL ??= 'silent';
+  const defaults = loadConfig({ HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT });
   // The heap bound `npm start` sets (HEAP_GROWTH_PERCENT, or its default) holds for the Bosun in this process too.
-  limitHeapGrowth(loadConfig({ HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT }).memory.heapGrowthPercent);
-  const defaults = loadConfig({}).worker;
+  limitHeapGrowth(defaults.memory.heapGrowthPercent);
   const production = {
-    WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(defaults.heartbeatTimeoutSeconds),
-    WORKER_STICKY_TIMEOUT_SECONDS: String(defaults.stickyTimeoutSeconds),
-    WORKER_SHUTDOWN_GRACE_SECONDS: String(defaults.shutdownGraceSeconds),
+    WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(defaults.worker.heartbeatTimeoutSeconds),
+    WORKER_STICKY_TIMEOUT_SECONDS: String(defaults.worker.stickyTimeoutSeconds),
+    WORKER_SHUTDOWN_GRACE_SECONDS: String(defaults.worker.shutdownGraceSeconds),
   };
   const run = async () => {
     await globalSetup();

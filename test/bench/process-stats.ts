@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ManagedProcess } from '../../src/embedded/child-process';
+import type { BenchMode } from './split-worker';
 
 /*
  * What a bench's own processes cost, read from /proc by pid: CPU (utime + stime, and for a daemon
@@ -96,23 +97,24 @@ interface BenchServices {
 }
 
 /**
- * Bosun's node process(es) — this one (the API and the worker), or this one's API beside a worker process (`workerPid`), or
- * a process of its own with both roles (`workerPid` with `whole`: this one's API, kept for the bench's tokens, not counted) —,
- * the bench's mongod and its Temporal dev server.
+ * Bosun's node process(es) as the bench runs them (split-worker.ts): this one with both roles; this one's API beside a worker
+ * process (`pid`); or a process of its own with both roles (`pid`; this one's API, kept for the bench's tokens, not counted).
+ * Then the bench's mongod and its Temporal dev server.
  */
-export function bosunProcesses(workerPid?: number, whole = false): Watched[] {
+export function bosunProcesses(mode: BenchMode, pid?: number): Watched[] {
   const services = (globalThis as { __bosunServices?: BenchServices }).__bosunServices;
   if (!services) throw new Error('the global setup has not started the services');
   const pidOf = (p: ManagedProcess) => () => [p.child.pid!];
+  const node: Record<BenchMode, Watched[]> = {
+    'in-process': [{ name: NODE_BOTH, pids: () => [process.pid], withChildren: false }],
+    split: [
+      { name: NODE_API, pids: () => [process.pid], withChildren: false },
+      { name: NODE_WORKER, pids: () => [pid!], withChildren: false },
+    ],
+    process: [{ name: NODE_BOTH, pids: () => [pid!], withChildren: false }],
+  };
   return [
-    ...(workerPid && whole
-      ? [{ name: NODE_BOTH, pids: () => [workerPid], withChildren: false }]
-      : workerPid
-      ? [
-          { name: NODE_API, pids: () => [process.pid], withChildren: false },
-          { name: NODE_WORKER, pids: () => [workerPid], withChildren: false },
-        ]
-      : [{ name: NODE_BOTH, pids: () => [process.pid], withChildren: false }]),
+    ...node[mode],
     { name: 'mongod', pids: pidOf(services.mongo.process), withChildren: false },
     { name: 'temporal', pids: pidOf(services.temporal.process), withChildren: false },
   ];
