@@ -10,8 +10,12 @@ import { execRecorded } from '../src/domain/ssh/exec';
 import { classifySshError } from '../src/domain/ssh/errors';
 import { FINGERPRINT_COMMAND, FingerprintParseError, parseFingerprint } from '../src/domain/ssh/fingerprint';
 import type { SshPool } from '../src/domain/ssh/pool';
-import type { HealthCheckResult } from '../src/domain/contracts/servers';
+import type { HealthCheckResult, HealthSweepResult } from '../src/domain/contracts/servers';
+import { watchOrganizationServers } from '../src/domain/temporal/server-workflows';
 import { failure } from '../src/domain/contracts/failure-types';
+
+/** How many of an organization's servers its health sweep checks at once. */
+const HEALTH_CHECKS_AT_ONCE = 32;
 
 /** How long a verification's fingerprint command may go without its exit before its entry counts as unknown. */
 const VERIFY_COMMAND_LIMIT_SECONDS = 60;
@@ -25,7 +29,7 @@ export interface ServerActivityDeps {
 }
 
 export function createServerActivities({ secretBox, sshPool, log, healthIntervalSeconds }: ServerActivityDeps) {
-  return {
+  const activities = {
     /**
      * Connects, gathers the fingerprint and marks the server verified, pinning the host key it presented.
      * With trustNewHostKey the old pin is ignored for this connection only: it is replaced on success, never cleared before.
@@ -62,37 +66,81 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
       await servers.markUnverified(serverId, message);
     },
 
-    /**
-     * One health check over a fresh connection (a pooled session would outlive a stopped sshd). The
-     * result is written only if nothing changed the server meanwhile (a re-verification, a new pin).
-     */
-    async checkServerHealth({ serverId }: { serverId: string }): Promise<HealthCheckResult> {
-      let loaded;
-      try {
-        loaded = await loadSshTarget(serverId, secretBox);
-      } catch (error) {
-        if (!(error instanceof CredentialsUnreadableError)) throw error;
-        log.error({ server: serverId }, error.message);
-        return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
-      }
-      if (!loaded) return { outcome: 'gone', intervalSeconds: healthIntervalSeconds };
-      const { target, status } = loaded;
-      if (status === 'unverified' || !target.hostKeyFingerprint) return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
-      const seen = { status, hostKey: target.hostKeyFingerprint };
-      try {
-        await sshPool.probe(target);
-        await servers.recordHealth(serverId, seen, 'verified', null);
-        return { outcome: 'verified', intervalSeconds: healthIntervalSeconds };
-      } catch (error) {
-        const sshError = classifySshError(error, describeTarget(target));
-        // A changed host key is a trust problem, not an outage: stop treating the server as verified.
-        const next = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
-        await servers.recordHealth(serverId, seen, next, sshError.message, sshError.kind === 'host_key_mismatch');
-        if (status !== next) log.warn({ server: serverId, status: next, reason: sshError.message }, 'server health changed');
-        return { outcome: 'offline', intervalSeconds: healthIntervalSeconds };
-      }
+    /** A server verified: its organization's health sweep watches it (started if none runs). */
+    async watchServerHealth({ organizationId }: { organizationId: string }): Promise<void> {
+      const { client, info } = Context.current();
+      await watchOrganizationServers(client, info.taskQueue, organizationId, healthIntervalSeconds);
     },
+
+    /**
+     * One sweep of an organization's health: each verified or offline server checked as checkServerHealth
+     * does, HEALTH_CHECKS_AT_ONCE at a time, their starts spread over half the interval (a thousand
+     * servers are not a thousand logins in one second), heartbeating as each ends.
+     */
+    async checkServersHealth({ organizationId, intervalSeconds }: { organizationId: string; intervalSeconds: number }): Promise<HealthSweepResult> {
+      const context = Context.current();
+      const ids = await servers.watchedServerIds(organizationId);
+      const counted = { verified: 0, offline: 0 };
+      const spreadMs = (intervalSeconds * 1000) / 2;
+      const startedAt = Date.now();
+      let next = 0;
+      const broken: unknown[] = [];
+      const checker = async () => {
+        for (let index = next++; index < ids.length; index = next++) {
+          const due = startedAt + (index * spreadMs) / ids.length - Date.now();
+          if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
+          try {
+            const { outcome } = await checkHealth(ids[index]!);
+            if (outcome === 'verified' || outcome === 'offline') counted[outcome] += 1;
+          } catch (error) {
+            // The check itself broke (the database), not the server: the others go on, this one is checked next sweep.
+            broken.push(error);
+            log.warn({ server: ids[index], err: (error as Error).message }, 'health check could not be made');
+          }
+          context.heartbeat();
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(HEALTH_CHECKS_AT_ONCE, ids.length) }, checker));
+      // Nothing could be checked: the sweep fails (and is retried), as Temporal's UI then shows.
+      if (ids.length > 0 && broken.length === ids.length) throw broken[0];
+      return { checked: ids.length, ...counted, intervalSeconds: healthIntervalSeconds };
+    },
+
+    /** One health check of one server (a health workflow of its own, started before the organizations' sweeps). */
+    checkServerHealth: ({ serverId }: { serverId: string }): Promise<HealthCheckResult> => checkHealth(serverId),
   };
+  return activities;
+
+  /**
+   * One health check (over the server's pooled connection, or a fresh login one time in five: SshPool.probe).
+   * The result is written only if nothing changed the server meanwhile (a re-verification, a new pin).
+   */
+  async function checkHealth(serverId: string): Promise<HealthCheckResult> {
+    let loaded;
+    try {
+      loaded = await loadSshTarget(serverId, secretBox);
+    } catch (error) {
+      if (!(error instanceof CredentialsUnreadableError)) throw error;
+      log.error({ server: serverId }, error.message);
+      return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
+    }
+    if (!loaded) return { outcome: 'gone', intervalSeconds: healthIntervalSeconds };
+    const { target, status } = loaded;
+    if (status === 'unverified' || !target.hostKeyFingerprint) return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
+    const seen = { status, hostKey: target.hostKeyFingerprint };
+    try {
+      await sshPool.probe(target);
+      await servers.recordHealth(serverId, seen, 'verified', null);
+      return { outcome: 'verified', intervalSeconds: healthIntervalSeconds };
+    } catch (error) {
+      const sshError = classifySshError(error, describeTarget(target));
+      // A changed host key is a trust problem, not an outage: stop treating the server as verified.
+      const next = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
+      await servers.recordHealth(serverId, seen, next, sshError.message, sshError.kind === 'host_key_mismatch');
+      if (status !== next) log.warn({ server: serverId, status: next, reason: sshError.message }, 'server health changed');
+      return { outcome: 'offline', intervalSeconds: healthIntervalSeconds };
+    }
+  }
 }
 
 export type ServerActivities = ReturnType<typeof createServerActivities>;

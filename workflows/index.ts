@@ -10,6 +10,7 @@ import { notificationDeliveryWorkflow } from './notification-delivery';
 import { notificationDispatchWorkflow } from './notification-dispatch';
 import { scheduledRunWorkflow } from './scheduled-run';
 import { serverHealthWorkflow } from './server-health';
+import { serverHealthSweepWorkflow } from './server-health-sweep';
 import { serverRunQueueWorkflow } from './server-run-queue';
 import { serverVerificationWorkflow } from './server-verification';
 import { inventoryVerificationWorkflow } from './inventory-verification';
@@ -18,6 +19,7 @@ import { pipelineRunWorkflow } from './pipeline-run';
 export {
   serverVerificationWorkflow,
   serverHealthWorkflow,
+  serverHealthSweepWorkflow,
   inventoryVerificationWorkflow,
   serverRunQueueWorkflow,
   deploymentRunWorkflow,
@@ -38,6 +40,7 @@ export {
 void ({
   serverVerificationWorkflow,
   serverHealthWorkflow,
+  serverHealthSweepWorkflow,
   inventoryVerificationWorkflow,
   serverRunQueueWorkflow,
   deploymentRunWorkflow,

@@ -80,6 +80,12 @@ export const PATCHES = {
     oldBranch: 'A server health workflow continues as new after 200 checks (about 2,400 events); every health history recorded before it.',
     retire: 'Deprecate once every health workflow started before it has continued as new (200 checks: under a week at the 60 s default).',
   },
+  healthSweeps: {
+    id: 'health-sweeps',
+    since: 'issue 39 (one health sweep per organization instead of a workflow per server: 1,000 idle servers cost a core)',
+    oldBranch: 'A verified server gets a health workflow of its own (serverHealthWorkflow), started as a child of its verification; every verification and health history recorded before it.',
+    retire: 'Deprecate once no verification started before it is open and every per-server health workflow has ended (each ends at its next check).',
+  },
 } as const satisfies Record<string, Patch>;
 
 /** Whether this workflow takes the new branch of a patch (see PATCHES). */

@@ -17,12 +17,17 @@ const { checkServerHealth } = proxyActivities<ServerActivities>({
   retry: { maximumAttempts: 3 },
 });
 
-/** Checks a verified server every interval: unreachable → offline, reachable again → verified. Ends when the server is deleted. */
+/**
+ * Checks a verified server every interval: unreachable → offline, reachable again → verified. Ends when the server is deleted.
+ * Replaced by the organization's sweep (server-health-sweep.ts, PATCHES.healthSweeps): a monitor started before it ends at its next check.
+ */
 export async function serverHealthWorkflow(input: ServerHealthInput): Promise<void> {
   let intervalSeconds = input.intervalSeconds;
   const checks = isPatched(PATCHES.shortHealthRuns) ? CHECKS_PER_RUN : CHECKS_PER_RUN_BEFORE;
   for (let check = 0; check < checks; check += 1) {
     await sleep(intervalSeconds * 1000);
+    // Its organization's health sweep watches the server now (started at the worker's start): this monitor ends.
+    if (isPatched(PATCHES.healthSweeps)) return;
     try {
       const result = await checkServerHealth({ serverId: input.serverId });
       if (result.outcome === 'gone') return;

@@ -11,8 +11,9 @@ import { serverSearchAttributes } from '../src/domain/contracts/search-attribute
 import { type VerifyServerInput } from '../src/domain/contracts/servers';
 import { failure, NON_RETRYABLE_FAILURES } from '../src/domain/contracts/failure-types';
 import { serverHealthWorkflow } from './server-health';
+import { isPatched, PATCHES } from './patches';
 
-const { recordVerificationFailure } = proxyActivities<ServerActivities>({
+const { recordVerificationFailure, watchServerHealth } = proxyActivities<ServerActivities>({
   startToCloseTimeout: '30 seconds',
 });
 
@@ -39,6 +40,11 @@ export async function serverVerificationWorkflow(input: VerifyServerInput): Prom
     throw failure('VerificationFailed', `Verification failed: ${message}`, { cause: error as Error });
   }
 
+  if (isPatched(PATCHES.healthSweeps)) {
+    // Watched by its organization's health sweep from now on (started if none runs).
+    await watchServerHealth({ organizationId: input.organizationId });
+    return;
+  }
   try {
     await startChild(serverHealthWorkflow, {
       workflowId: serverHealthWorkflowId(input.serverId),

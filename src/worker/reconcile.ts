@@ -3,7 +3,7 @@ import type { Types } from 'mongoose';
 import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../domain/contracts/workflow-ids';
 import { BEGUN_RUN_STATUSES, DeploymentModel, DeploymentRunModel } from '../domain/deployments/model';
 import { closeRun } from '../domain/deployments/runs';
-import { ServerModel, toRef, type Server } from '../domain/servers/model';
+import { organizationsWithWatchedServers } from '../domain/servers/store';
 import type { WorkflowGateway } from '../domain/temporal/client';
 import { runStart, type StartableRun } from '../domain/temporal/run-workflows';
 import type { Logger } from '../logger';
@@ -90,14 +90,14 @@ export async function wakeQueuedRuns(workflows: WorkflowGateway, { stalledForMs 
   return waiting.length;
 }
 
-/** Starts a health monitor for every watched server that lacks one (say, after Temporal's data was reset). */
+/**
+ * Starts the health sweep of every organization with servers to watch that lacks one (say, after
+ * Temporal's data was reset; or after an upgrade, whose per-server monitors end at their next check).
+ */
 export async function repairHealthMonitors(workflows: WorkflowGateway): Promise<number> {
-  let count = 0;
-  for await (const server of ServerModel.find({ status: { $in: ['verified', 'offline'] } }).lean<Server>().cursor()) {
-    await workflows.servers.ensureHealthMonitor(toRef(server));
-    count += 1;
-  }
-  return count;
+  const organizations = await organizationsWithWatchedServers();
+  for (const organizationId of organizations) await workflows.servers.watchHealth(organizationId);
+  return organizations.length;
 }
 
 /** At a worker's start: what a crash or a reset Temporal may have left behind, put right. */

@@ -17,23 +17,16 @@ import { Session } from 'node:inspector/promises';
 import { bearer, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
 import { parseMetrics, valueOf } from '../support/metrics';
-import { Sshd } from '../support/sshd';
 import { runBench } from './harness';
 import { sampleHeap } from './heap-profile';
 import { rssOf } from './process-stats';
 import { benchMode, startWholeBosun } from './split-worker';
+import { addFleetServers, fleetAddresses, startFleetSshds, targetCount } from './fleet-servers';
 
-const argument = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
-const TARGETS = Number(argument('--targets') ?? process.env.BENCH_TARGETS ?? 300);
+const TARGETS = targetCount(300);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 60);
-const ADDRESSES = Array.from({ length: TARGETS }, (_, i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
 const COMMANDS = ['true', 'echo step2', 'hostname', 'date', 'echo done'];
-/** sshd listens on at most 16 addresses: one daemon per 15 of them. */
-const PER_SSHD = 15;
 const MiB = 2 ** 20;
 /** "Back to idle": within this much of the idle figure. */
 const RETURNED_WITHIN = 50 * MiB;
@@ -92,17 +85,11 @@ runBench({ rateLimitPerMinute: 1_000_000, env: cache ? { WORKER_WORKFLOW_CACHE: 
   const whole = WHOLE ? await startWholeBosun(benchBosun, 1_000_000) : null;
   const bosun = whole?.at ?? benchBosun;
   measuredPid = whole?.process.child.pid ?? process.pid;
-  const daemons: Sshd[] = [];
-  for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD)));
+  const { daemons, targets } = await startFleetSshds(fleetAddresses(TARGETS));
   try {
     const token = await bosun.token('bench-fleet-memory');
     const user = userWithToken(bosun, token);
-    const servers: string[] = [];
-    // Twenty at a time, as bench:fleet (each is verified over SSH by a workflow of its own).
-    for (let i = 0; i < ADDRESSES.length; i += 20) {
-      const chunk = ADDRESSES.slice(i, i + 20);
-      servers.push(...(await Promise.all(chunk.map((host, k) => user.addServer({ host, title: `fleet-${i + k + 1}`, sshd: daemons[Math.floor((i + k) / PER_SSHD)]!.info })))));
-    }
+    const servers = await addFleetServers(user, targets);
     const deployment = (await user.define({
       targets: { server_ids: servers },
       strategy: { batch_size: BATCH },

@@ -29,35 +29,28 @@ import os from 'node:os';
 import path from 'node:path';
 import { bearer, type Bosun } from '../support/bosun';
 import { userWithToken } from '../support/client';
-import { Sshd } from '../support/sshd';
 import { ansibleName, chosenAnsible } from './ansible';
 import { profileMainThread } from './cpu-profile';
 import { ansibleFleet } from './fleet-ansible';
-import { openFloor, type FloorTarget } from './fleet-floor';
+import { openFloor } from './fleet-floor';
 import { checkLimits } from './fleet-limits';
 import { fleetHistory, opcounters, opsBetween, type HistorySize } from './fleet-measures';
 import { fleetReport, type Side } from './fleet-report';
 import { runBench } from './harness';
 import { bosunProcesses, cpuBetween, cpuNow, rssPeaks, rssOf, sshdProcesses, threadCpu } from './process-stats';
 import { benchMode, startSplitWorker, startWholeBosun } from './split-worker';
+import { addFleetServers, fleetAddresses, startFleetSshds, targetCount } from './fleet-servers';
 
-const argument = (name: string) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
-const TARGETS = Number(argument('--targets') ?? process.env.BENCH_TARGETS ?? 100);
+const TARGETS = targetCount(100);
 const LARGE = TARGETS > 100;
 const BATCHES = (process.env.BENCH_BATCHES ?? (LARGE ? '100,250' : '20,100')).split(',').map(Number);
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? (LARGE ? 1 : 3)));
 const WITH_HEALTH = process.env.BENCH_HEALTH ? process.env.BENCH_HEALTH !== '0' : !LARGE;
-const ADDRESSES = Array.from({ length: TARGETS }, (_, i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
+const ADDRESSES = fleetAddresses(TARGETS);
 const COMMANDS = ['true', 'echo step2', 'hostname', 'date', 'echo done'];
 const POLL_MS = 500;
 const MODE = benchMode();
 const RATE_LIMIT = 1_000_000;
-
-/** sshd listens on at most 16 addresses: one daemon per 15 of them. */
-const PER_SSHD = 15;
 
 interface FleetResult {
   runId: string;
@@ -111,9 +104,7 @@ runBench({ rateLimitPerMinute: RATE_LIMIT, ...(MODE === 'in-process' ? {} : { wo
   const whole = MODE === 'process' && !ansibleOnly ? await startWholeBosun(benchBosun, RATE_LIMIT) : null;
   const bosun = whole?.at ?? benchBosun;
   const workerPid = (worker ?? whole?.process)?.child.pid;
-  const daemons: Sshd[] = [];
-  for (let i = 0; i < ADDRESSES.length; i += PER_SSHD) daemons.push(await Sshd.startPrivate(ADDRESSES.slice(i, i + PER_SSHD), { logConnections: true }));
-  const targets: FloorTarget[] = ADDRESSES.map((host, i) => ({ host, sshd: daemons[Math.floor(i / PER_SSHD)]!.info }));
+  const { daemons, targets } = await startFleetSshds(ADDRESSES, { logConnections: true });
   try {
     // Ansible alone on the same inventory (at 1,000 hosts it takes many minutes): its wall time, set beside a Bosun run of the same day.
     if (ansibleOnly) {
@@ -126,11 +117,8 @@ runBench({ rateLimitPerMinute: RATE_LIMIT, ...(MODE === 'in-process' ? {} : { wo
     const limits = checkLimits(TARGETS, readFileSync(path.join(daemons[0]!.info.dir, 'sshd_config'), 'utf8'));
     const token = await bosun.token('bench-fleet');
     const user = userWithToken(bosun, token);
-    const servers: string[] = [];
     // Added twenty at a time (each is verified over SSH by a workflow of its own; fifty at once outlast the verification wait on a loaded machine).
-    for (let i = 0; i < targets.length; i += 20) {
-      servers.push(...(await Promise.all(targets.slice(i, i + 20).map(({ host, sshd }, k) => user.addServer({ host, title: `fleet-${i + k + 1}`, sshd })))));
-    }
+    const servers = await addFleetServers(user, targets);
     const define = async (batchSize: number, healthCheck?: object) =>
       (
         await user.define({

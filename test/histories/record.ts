@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
-import { auditChainWorkflowId, auditCheckpointWorkflowId, configSyncTickWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { serverHealthSweepWorkflowId, auditChainWorkflowId, auditCheckpointWorkflowId, configSyncTickWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { personToken as addPersonToken, userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
@@ -27,9 +27,12 @@ import { NotificationEventModel } from '../../src/domain/notifications/model';
 import { pipelineRunWorkflowId } from '../../src/domain/contracts/pipelines';
 import { GitServer } from '../support/git-server';
 import { ConfigSourceModel } from '../../src/domain/config-sources/model';
+import { ServerModel } from '../../src/domain/servers/model';
 
 const OUT = path.join(__dirname);
 const FINAL = ['success', 'failed', 'cancelled', 'completed'];
+/** Health sweeps a few seconds apart: the recorded sweep's history holds some. */
+const HEALTH_INTERVAL_SECONDS = 2;
 
 /** The built-in rules, and a re-plan that tries another way once (as an LLM planner would). */
 class ReplanningRules implements Planner {
@@ -109,7 +112,11 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
 
   async 'server-verification-and-health'(ctx) {
     await save('server-verification', ctx.bosun.temporal.workflow.getHandle(`server-verify-${ctx.serverId}`));
-    await save('server-health', ctx.bosun.temporal.workflow.getHandle(`server-health-${ctx.serverId}`), { open: true });
+    // The organization's health sweep, started by the verification, after two sweeps (HEALTH_INTERVAL_SECONDS apart).
+    const organizationId = String((await ServerModel.findById(ctx.serverId, { organization_id: 1 }).lean())!.organization_id);
+    const sweep = ctx.bosun.temporal.workflow.getHandle(serverHealthSweepWorkflowId(organizationId));
+    await eventually(async () => ((await sweep.fetchHistory()).events ?? []).filter((e) => e.activityTaskCompletedEventAttributes).length, (n) => n >= 2, 60_000);
+    await save('server-health-sweep', sweep, { open: true });
   },
 
   async 'deployment-cancelled'(ctx) {
@@ -477,7 +484,7 @@ async function main() {
   const only = process.argv[2];
   process.env.TEST_LOG_LEVEL ??= 'silent';
   await globalSetup();
-  const bosun = await startBosun({ planner: new ReplanningRules() });
+  const bosun = await startBosun({ planner: new ReplanningRules(), healthIntervalSeconds: HEALTH_INTERVAL_SECONDS });
   try {
     const token = await bosun.token('histories');
     const serverId = await userWithToken(bosun, token).addServer({ host: '127.0.0.3' });

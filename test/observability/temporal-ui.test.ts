@@ -1,5 +1,6 @@
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
-import { conversationWorkflowId, deploymentRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { conversationWorkflowId, deploymentRunWorkflowId, serverHealthSweepWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { SEARCH_ATTRIBUTES } from '../../src/domain/contracts/search-attributes';
 import { sharedBosun, type SharedBosun } from '../support/shared-bosun';
 import { bearer, conversationEnded } from '../support/http';
 import { eventually } from '../support/eventually';
@@ -106,11 +107,15 @@ describe('the Temporal UI tells the truth about runs and conversations', () => {
     expect((await closed(handle)).status.name).toBe('CANCELLED');
   });
 
-  test('server workflows are named after the server', async () => {
+  test("a server's verification is named after the server; its organization's health sweep after the organization", async () => {
     const verify = await bosun.temporal.workflow.getHandle(`server-verify-${serverId}`).describe();
     expect(await verify.staticSummary()).toBe('Verify srv-127.0.0.3 (127.0.0.3)');
-    const health = await bosun.temporal.workflow.getHandle(`server-health-${serverId}`).describe();
-    expect(await health.staticSummary()).toBe('Watch the health of srv-127.0.0.3 (127.0.0.3)');
+    const organizationId = verify.typedSearchAttributes.get(SEARCH_ATTRIBUTES.organization)!;
+    const sweep = await eventually(() => bosun.temporal.workflow.getHandle(serverHealthSweepWorkflowId(organizationId)).describe(), (d) => d.status.name === 'RUNNING');
+    expect(await sweep.staticSummary()).toBe("Watch the health of the organization's servers");
+    expect(sweep.typedSearchAttributes.get(SEARCH_ATTRIBUTES.organization)).toBe(organizationId);
+    // No workflow of the server's own watches it any more.
+    await expect(bosun.temporal.workflow.getHandle(`server-health-${serverId}`).describe()).rejects.toThrow(/not found/i);
   });
 
   test('a successful run completes with a small result', async () => {

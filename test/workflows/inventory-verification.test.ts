@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/client';
 import type { ImportVerificationInput } from '../../src/domain/contracts/servers';
-import { serverHealthWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { eventually } from '../support/bosun';
 import { workflowEnv, type WorkflowEnv } from '../support/workflow-env';
 
@@ -32,7 +31,7 @@ test('verifies the imported servers `concurrency` at a time; a failed one is cou
       return {};
     },
     recordVerificationFailure: async () => undefined,
-    checkServerHealth: async () => ({ outcome: 'gone', intervalSeconds: 1 }),
+    watchServerHealth: async () => undefined,
   };
   const result = await w.withWorker(mocks, async (taskQueue) => {
     const input: ImportVerificationInput = {
@@ -49,7 +48,6 @@ test('verifies the imported servers `concurrency` at a time; a failed one is cou
   });
   expect(result).toEqual({ verified: 4, failed: 1 });
   expect(most).toBe(2);
-  await Promise.all(ids.map((id) => w.env.client.workflow.getHandle(serverHealthWorkflowId(id)).terminate('test over').catch(() => undefined)));
 });
 
 test('a server behind a jump host of the same import is verified after it, even with lanes to spare', async () => {
@@ -63,7 +61,7 @@ test('a server behind a jump host of the same import is verified after it, even 
       return {};
     },
     recordVerificationFailure: async () => undefined,
-    checkServerHealth: async () => ({ outcome: 'gone', intervalSeconds: 1 }),
+    watchServerHealth: async () => undefined,
   };
   const result = await w.withWorker(mocks, async (taskQueue) => {
     const server = (serverId: string, after?: string[]) => ({ serverId, organizationId: 'org', maxAttempts: 1, healthIntervalSeconds: 1, trustNewHostKey: false, ...(after ? { after } : {}) });
@@ -80,5 +78,4 @@ test('a server behind a jump host of the same import is verified after it, even 
     return handle.result();
   });
   expect(result).toEqual({ verified: 3, failed: 0 });
-  await Promise.all([hop, behind, other].map((id) => w.env.client.workflow.getHandle(serverHealthWorkflowId(id)).terminate('test over').catch(() => undefined)));
 });

@@ -32,6 +32,21 @@ export interface ServerHealthInput {
   intervalSeconds: number;
 }
 
+export interface ServerHealthSweepInput {
+  organizationId: string;
+  intervalSeconds: number;
+}
+
+/** One sweep of an organization's watched servers. */
+export interface HealthSweepResult {
+  /** Servers checked (verified or offline, with a pinned host key); none: the sweep ends until a server is verified. */
+  checked: number;
+  verified: number;
+  offline: number;
+  /** The worker's configured interval, so a configuration change reaches a sweep already running. */
+  intervalSeconds: number;
+}
+
 export type HealthOutcome = 'verified' | 'offline' | 'skipped' | 'gone';
 
 export interface HealthCheckResult {

@@ -4,7 +4,7 @@ import type { NotificationDeliveryInput, NotificationDispatchInput } from './not
 import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
 import type { PipelineRunInput } from './pipelines';
 import type { ScheduledRunInput, ScheduledRunResult } from './schedules';
-import type { ImportVerificationInput, ImportVerificationResult, ServerHealthInput, VerifyServerInput } from './servers';
+import type { ImportVerificationInput, ImportVerificationResult, ServerHealthInput, ServerHealthSweepInput, VerifyServerInput } from './servers';
 
 /**
  * The workflows as their clients see them: started by name with these signatures, so code that
@@ -14,6 +14,7 @@ import type { ImportVerificationInput, ImportVerificationResult, ServerHealthInp
 export interface WorkflowSignatures {
   serverVerificationWorkflow: (input: VerifyServerInput) => Promise<void>;
   serverHealthWorkflow: (input: ServerHealthInput) => Promise<void>;
+  serverHealthSweepWorkflow: (input: ServerHealthSweepInput) => Promise<void>;
   inventoryVerificationWorkflow: (input: ImportVerificationInput) => Promise<ImportVerificationResult>;
   serverRunQueueWorkflow: (input: RunQueueInput) => Promise<void>;
   deploymentRunWorkflow: (run: QueuedRun) => Promise<RunResult>;

@@ -7,6 +7,8 @@
 /** One verification and one health monitor per server. */
 export const serverVerifyWorkflowId = (serverId: string) => `server-verify-${serverId}`;
 export const serverHealthWorkflowId = (serverId: string) => `server-health-${serverId}`;
+/** One health sweep per organization: every interval, its watched servers checked by one activity (what replaced a monitor per server). */
+export const serverHealthSweepWorkflowId = (organizationId: string) => `server-health-sweep-${organizationId}`;
 export const inventoryVerificationWorkflowId = (importId: string) => `inventory-verify-${importId}`;
 
 /** One workflow per run: a one-server run's, or a fleet run's (which starts one child per target). */
@@ -17,6 +19,9 @@ export const deploymentRollbackWorkflowId = (runId: string) => `deployment-rollb
 export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deployment-run-${runId}-${serverId}`;
 /** A server's run queue: hands the server's turn to the runs waiting for it, in the order they were placed. */
 export const serverRunQueueWorkflowId = (serverId: string) => `server-run-queue-${serverId}`;
+
+/** A server verified (or a worker started) → its organization's health sweep: "there are servers to watch" (signal-with-start). */
+export const SERVERS_TO_WATCH_SIGNAL = 'servers-to-watch';
 
 /** Run → queue: "a run waits for its turn" (the run's id; absent in wakes sent before runs named themselves). */
 export const WAKE_QUEUE_SIGNAL = 'wake';

@@ -81,9 +81,25 @@ export async function markUnverified(id: Id, message: string): Promise<void> {
  * A health check's result, written only if nothing changed the server since the check began (a
  * re-verification, a new pin): `seen` is the status and pinned key the check started from.
  */
+/** The servers of an organization its health sweep checks: verified or offline, their host key pinned. */
+export async function watchedServerIds(organizationId: string): Promise<string[]> {
+  const watched = await ServerModel.find({ organization_id: organizationId, status: { $in: ['verified', 'offline'] }, host_key_fingerprint: { $ne: null } }, { _id: 1 }).lean();
+  return watched.map((server) => server._id.toString());
+}
+
+/** Organizations with servers to watch: each has a health sweep (started again at a worker's start if lost). */
+export async function organizationsWithWatchedServers(): Promise<string[]> {
+  return (await ServerModel.distinct('organization_id', { status: { $in: ['verified', 'offline'] } })).map(String);
+}
+
 export async function recordHealth(id: Id, seen: { status: ServerStatus; hostKey: string }, next: ServerStatus, error: string | null, hostKeyChanged = false): Promise<void> {
   // Going offline, or a changed host key, is an event: the change and it are one transaction.
   const event = hostKeyChanged ? 'server.host_key_changed' : next === 'offline' && seen.status !== 'offline' ? 'server.offline' : null;
+  // A check that finds what the last one found (most of them) writes its time alone: no transaction.
+  if (!event) {
+    await ServerModel.updateOne({ _id: id, status: seen.status, host_key_fingerprint: seen.hostKey }, { $set: { status: next, last_checked_at: new Date(), last_error: error } });
+    return;
+  }
   await inTransaction(async (session) => {
     const changed = await ServerModel.updateOne(
       { _id: id, status: seen.status, host_key_fingerprint: seen.hostKey },

@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { serverSearchAttributes } from '../contracts/search-attributes';
-import type { ServerHealthInput, VerifyServerInput } from '../contracts/servers';
+import type { VerifyServerInput } from '../contracts/servers';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import type { WorkflowSignatures } from '../contracts/signatures';
-import { inventoryVerificationWorkflowId, serverHealthWorkflowId, serverVerifyWorkflowId } from '../contracts/workflow-ids';
+import { inventoryVerificationWorkflowId, serverHealthSweepWorkflowId, serverHealthWorkflowId, SERVERS_TO_WATCH_SIGNAL, serverVerifyWorkflowId } from '../contracts/workflow-ids';
 
 export interface ServerRef {
   id: string;
@@ -21,7 +21,25 @@ const serverWorkflowMetadata = (what: string, server: ServerRef) => ({
   staticDetails: `**Server** ${server.title} (${server.id}), ${server.host}`,
 });
 
-/** Servers' workflows: one verification and one health monitor per server. */
+/**
+ * Starts an organization's health sweep unless it runs, and tells it there are servers to watch (a
+ * server verified, a worker started): one signal-with-start, so a sweep about to end for want of
+ * servers carries on instead.
+ */
+export function watchOrganizationServers(client: Client, taskQueue: string, organizationId: string, intervalSeconds: number) {
+  return client.workflow.signalWithStart<WorkflowSignatures['serverHealthSweepWorkflow'], []>('serverHealthSweepWorkflow', {
+    taskQueue,
+    workflowId: serverHealthSweepWorkflowId(organizationId),
+    args: [{ organizationId, intervalSeconds }],
+    signal: SERVERS_TO_WATCH_SIGNAL,
+    signalArgs: [],
+    typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.organization, value: organizationId }],
+    staticSummary: "Watch the health of the organization's servers",
+    staticDetails: `**Organization** ${organizationId}: each verified or offline server checked every interval`,
+  });
+}
+
+/** Servers' workflows: a verification per server; a health sweep per organization. */
 export class ServerWorkflows {
   constructor(
     private readonly client: Client,
@@ -65,18 +83,13 @@ export class ServerWorkflows {
     };
   }
 
-  /** Starts a server's health monitor unless it runs already: repairs monitors lost to a reset Temporal. */
-  async ensureHealthMonitor(server: ServerRef) {
-    const input: ServerHealthInput = {
-      serverId: server.id,
-      organizationId: server.organizationId,
-      intervalSeconds: this.settings.healthIntervalSeconds,
-    };
-    await this.start('serverHealthWorkflow', server, serverHealthWorkflowId(server.id), input, 'USE_EXISTING', 'Watch the health of');
+  /** Starts an organization's health sweep unless it runs already: at a worker's start, repairs sweeps lost to a reset Temporal. */
+  async watchHealth(organizationId: string) {
+    await watchOrganizationServers(this.client, this.taskQueue, organizationId, this.settings.healthIntervalSeconds);
   }
 
   /** One of a server's workflows, found in the Temporal UI by its organization and server, titled and summarised for a person. */
-  private async start<Name extends 'serverVerificationWorkflow' | 'serverHealthWorkflow'>(
+  private async start<Name extends 'serverVerificationWorkflow'>(
     name: Name,
     server: ServerRef,
     workflowId: string,
