@@ -16,6 +16,8 @@ import { failure } from '../src/domain/contracts/failure-types';
 
 /** How many of an organization's servers its health sweep checks at once. */
 const HEALTH_CHECKS_AT_ONCE = 32;
+/** A sweep waiting for its next check's time says it is alive this often (its heartbeat timeout is a minute). */
+const HEARTBEAT_EVERY_MS = 10_000;
 
 /** How long a verification's fingerprint command may go without its exit before its entry counts as unknown. */
 const VERIFY_COMMAND_LIMIT_SECONDS = 60;
@@ -87,8 +89,12 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
       const broken: unknown[] = [];
       const checker = async () => {
         for (let index = next++; index < ids.length; index = next++) {
-          const due = startedAt + (index * spreadMs) / ids.length - Date.now();
-          if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
+          // Its start, spread over the interval's first half; heartbeating while it waits (an interval may be long).
+          const dueAt = startedAt + (index * spreadMs) / ids.length;
+          while (Date.now() < dueAt) {
+            await new Promise((resolve) => setTimeout(resolve, Math.min(dueAt - Date.now(), HEARTBEAT_EVERY_MS)));
+            context.heartbeat();
+          }
           try {
             const { outcome } = await checkHealth(ids[index]!);
             if (outcome === 'verified' || outcome === 'offline') counted[outcome] += 1;

@@ -30,12 +30,16 @@ export async function serverHealthSweepWorkflow(input: ServerHealthSweepInput): 
   setHandler(serversToWatchSignal, () => {
     toWatch = true;
   });
+  let sweptMs = 0;
   for (let sweep = 0; sweep < SWEEPS_PER_RUN; sweep += 1) {
-    await sleep(intervalSeconds * 1000);
+    // Sweeps start an interval apart, so each server is checked once an interval (a sweep longer than that: a tenth of one after it).
+    await sleep(Math.max(intervalSeconds * 1000 - sweptMs, intervalSeconds * 100));
     // A server verified while this sweep runs may be missed by its read: its signal keeps the sweep going.
     toWatch = false;
+    const startedAt = Date.now();
     try {
       const result = await checkServersHealth({ organizationId: input.organizationId, intervalSeconds });
+      sweptMs = Date.now() - startedAt;
       intervalSeconds = result.intervalSeconds;
       if (result.checked === 0 && !toWatch) {
         setCurrentDetails('no server to watch: ended until a server is verified');
