@@ -4,6 +4,7 @@ import type { WorkflowSignatures } from '../src/domain/contracts/signatures';
 import { DELIVER_SIGNAL, notificationDeliveryWorkflowId } from '../src/domain/contracts/workflow-ids';
 import * as deliveries from '../src/domain/notifications/deliveries';
 import { markQueued, recordFirstAttempts, unqueuedDeliveries } from '../src/domain/notifications/delivery-queue';
+import { inLanes } from '../src/domain/lanes';
 import { activityClientCall } from './client-calls';
 import { connectionPools, firstAttempts, type FirstAttemptDeps, type HandOver, type Policy } from './notification-first-attempts';
 
@@ -12,15 +13,6 @@ const BATCH = 200;
 /** Subjects whose deliveries are handed to their workflows at a time. */
 const PARALLEL = 16;
 
-/** `work` on every item, at most PARALLEL at a time. */
-async function inParallel<T>(items: T[], work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(PARALLEL, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  });
-  await Promise.all(lanes);
-}
-
 /** Each delivery signalled to its subject's workflow (started if need be): subjects in parallel, one subject's in order. */
 async function handToWorkflows(context: Context, handOver: HandOver[], { retryInitialMs, maxAttempts }: Policy): Promise<void> {
   const bySubject = new Map<string, HandOver[]>();
@@ -28,7 +20,7 @@ async function handToWorkflows(context: Context, handOver: HandOver[], { retryIn
     const workflowId = notificationDeliveryWorkflowId(ref.channelId, ref.subject);
     bySubject.set(workflowId, [...(bySubject.get(workflowId) ?? []), ref]);
   }
-  await inParallel([...bySubject], async ([workflowId, refs]) => {
+  await inLanes([...bySubject], PARALLEL, async ([workflowId, refs]) => {
     for (const ref of refs) {
       await activityClientCall(context, () =>
         context.client.workflow.signalWithStart<WorkflowSignatures['notificationDeliveryWorkflow'], [DeliveryRef]>('notificationDeliveryWorkflow', {

@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { Context } from '@temporalio/activity';
 import { Types } from 'mongoose';
 import { GIVE_UP_AFTER_SECONDS, retryDelaySeconds } from '../src/domain/contracts/notifications';
+import { inLanes } from '../src/domain/lanes';
 import { AddressRefused } from '../src/domain/notifications/addresses';
 import { disableChannel } from '../src/domain/notifications/channels';
 import type { AttemptRecord } from '../src/domain/notifications/deliveries';
@@ -122,31 +123,25 @@ export async function firstAttempts(
     const key = subjectKey(of.channelId, of.subject);
     subjects.set(key, [...(subjects.get(key) ?? []), of]);
   }
-  const lanes = [...subjects];
   const beat = setInterval(() => context.heartbeat(), 1_000);
   try {
-    await Promise.all(
-      Array.from({ length: Math.min(LANES, lanes.length) }, async () => {
-        for (let next = lanes.shift(); next; next = lanes.shift()) {
-          const [key, refs] = next;
-          // Behind a delivery still in its workflow (or one handed there now), a subject's deliveries all go there, in order.
-          let waiting = inWorkflows.has(key);
-          for (const of of refs) {
-            if (waiting || !of.fresh) {
-              waiting = true;
-              handOver.push({ ...of, attemptsMade: of.roundAttempts });
-              continue;
-            }
-            const result = await attempt(of);
-            results.push(result);
-            count(of.channelId, result.outcome === 'retry' ? 'failed_attempt' : result.outcome);
-            if (result.outcome !== 'retry') continue;
-            waiting = true;
-            handOver.push({ ...of, attemptsMade: 1 });
-          }
+    await inLanes([...subjects], LANES, async ([key, refs]) => {
+      // Behind a delivery still in its workflow (or one handed there now), a subject's deliveries all go there, in order.
+      let waiting = inWorkflows.has(key);
+      for (const of of refs) {
+        if (waiting || !of.fresh) {
+          waiting = true;
+          handOver.push({ ...of, attemptsMade: of.roundAttempts });
+          continue;
         }
-      }),
-    );
+        const result = await attempt(of);
+        results.push(result);
+        count(of.channelId, result.outcome === 'retry' ? 'failed_attempt' : result.outcome);
+        if (result.outcome !== 'retry') continue;
+        waiting = true;
+        handOver.push({ ...of, attemptsMade: 1 });
+      }
+    });
   } finally {
     clearInterval(beat);
   }

@@ -13,6 +13,7 @@ import type { SshPool } from '../src/domain/ssh/pool';
 import type { HealthCheckResult, HealthSweepResult } from '../src/domain/contracts/servers';
 import { watchOrganizationServers } from '../src/domain/temporal/server-workflows';
 import { failure } from '../src/domain/contracts/failure-types';
+import { inLanes } from '../src/domain/lanes';
 
 /** How many of an organization's servers its health sweep checks at once. */
 const HEALTH_CHECKS_AT_ONCE = 32;
@@ -31,7 +32,38 @@ export interface ServerActivityDeps {
 }
 
 export function createServerActivities({ secretBox, sshPool, log, healthIntervalSeconds }: ServerActivityDeps) {
-  const activities = {
+  /**
+   * One health check (over the server's pooled connection, or a fresh login one time in five: SshPool.probe).
+   * The result is written only if nothing changed the server meanwhile (a re-verification, a new pin).
+   */
+  async function checkHealth(serverId: string): Promise<HealthCheckResult> {
+    let loaded;
+    try {
+      loaded = await loadSshTarget(serverId, secretBox);
+    } catch (error) {
+      if (!(error instanceof CredentialsUnreadableError)) throw error;
+      log.error({ server: serverId }, error.message);
+      return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
+    }
+    if (!loaded) return { outcome: 'gone', intervalSeconds: healthIntervalSeconds };
+    const { target, status } = loaded;
+    if (status === 'unverified' || !target.hostKeyFingerprint) return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
+    const seen = { status, hostKey: target.hostKeyFingerprint };
+    try {
+      await sshPool.probe(target);
+      await servers.recordHealth(serverId, seen, 'verified', null);
+      return { outcome: 'verified', intervalSeconds: healthIntervalSeconds };
+    } catch (error) {
+      const sshError = classifySshError(error, describeTarget(target));
+      // A changed host key is a trust problem, not an outage: stop treating the server as verified.
+      const next = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
+      await servers.recordHealth(serverId, seen, next, sshError.message, sshError.kind === 'host_key_mismatch');
+      if (status !== next) log.warn({ server: serverId, status: next, reason: sshError.message }, 'server health changed');
+      return { outcome: 'offline', intervalSeconds: healthIntervalSeconds };
+    }
+  }
+
+  return {
     /**
      * Connects, gathers the fingerprint and marks the server verified, pinning the host key it presented.
      * With trustNewHostKey the old pin is ignored for this connection only: it is replaced on success, never cleared before.
@@ -85,28 +117,24 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
       const counted = { verified: 0, offline: 0 };
       const spreadMs = (intervalSeconds * 1000) / 2;
       const startedAt = Date.now();
-      let next = 0;
       const broken: unknown[] = [];
-      const checker = async () => {
-        for (let index = next++; index < ids.length; index = next++) {
-          // Its start, spread over the interval's first half; heartbeating while it waits (an interval may be long).
-          const dueAt = startedAt + (index * spreadMs) / ids.length;
-          while (Date.now() < dueAt) {
-            await new Promise((resolve) => setTimeout(resolve, Math.min(dueAt - Date.now(), HEARTBEAT_EVERY_MS)));
-            context.heartbeat();
-          }
-          try {
-            const { outcome } = await checkHealth(ids[index]!);
-            if (outcome === 'verified' || outcome === 'offline') counted[outcome] += 1;
-          } catch (error) {
-            // The check itself broke (the database), not the server: the others go on, this one is checked next sweep.
-            broken.push(error);
-            log.warn({ server: ids[index], err: (error as Error).message }, 'health check could not be made');
-          }
+      await inLanes(ids, HEALTH_CHECKS_AT_ONCE, async (serverId, index) => {
+        // Its start, spread over the interval's first half; heartbeating while it waits (an interval may be long).
+        const dueAt = startedAt + (index * spreadMs) / ids.length;
+        while (Date.now() < dueAt) {
+          await new Promise((resolve) => setTimeout(resolve, Math.min(dueAt - Date.now(), HEARTBEAT_EVERY_MS)));
           context.heartbeat();
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(HEALTH_CHECKS_AT_ONCE, ids.length) }, checker));
+        try {
+          const { outcome } = await checkHealth(serverId);
+          if (outcome === 'verified' || outcome === 'offline') counted[outcome] += 1;
+        } catch (error) {
+          // The check itself broke (the database), not the server: the others go on, this one is checked next sweep.
+          broken.push(error);
+          log.warn({ server: serverId, err: (error as Error).message }, 'health check could not be made');
+        }
+        context.heartbeat();
+      });
       // Nothing could be checked: the sweep fails (and is retried), as Temporal's UI then shows.
       if (ids.length > 0 && broken.length === ids.length) throw broken[0];
       return { checked: ids.length, ...counted, intervalSeconds: healthIntervalSeconds };
@@ -115,38 +143,6 @@ export function createServerActivities({ secretBox, sshPool, log, healthInterval
     /** One health check of one server (a health workflow of its own, started before the organizations' sweeps). */
     checkServerHealth: ({ serverId }: { serverId: string }): Promise<HealthCheckResult> => checkHealth(serverId),
   };
-  return activities;
-
-  /**
-   * One health check (over the server's pooled connection, or a fresh login one time in five: SshPool.probe).
-   * The result is written only if nothing changed the server meanwhile (a re-verification, a new pin).
-   */
-  async function checkHealth(serverId: string): Promise<HealthCheckResult> {
-    let loaded;
-    try {
-      loaded = await loadSshTarget(serverId, secretBox);
-    } catch (error) {
-      if (!(error instanceof CredentialsUnreadableError)) throw error;
-      log.error({ server: serverId }, error.message);
-      return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
-    }
-    if (!loaded) return { outcome: 'gone', intervalSeconds: healthIntervalSeconds };
-    const { target, status } = loaded;
-    if (status === 'unverified' || !target.hostKeyFingerprint) return { outcome: 'skipped', intervalSeconds: healthIntervalSeconds };
-    const seen = { status, hostKey: target.hostKeyFingerprint };
-    try {
-      await sshPool.probe(target);
-      await servers.recordHealth(serverId, seen, 'verified', null);
-      return { outcome: 'verified', intervalSeconds: healthIntervalSeconds };
-    } catch (error) {
-      const sshError = classifySshError(error, describeTarget(target));
-      // A changed host key is a trust problem, not an outage: stop treating the server as verified.
-      const next = sshError.kind === 'host_key_mismatch' ? 'unverified' : 'offline';
-      await servers.recordHealth(serverId, seen, next, sshError.message, sshError.kind === 'host_key_mismatch');
-      if (status !== next) log.warn({ server: serverId, status: next, reason: sshError.message }, 'server health changed');
-      return { outcome: 'offline', intervalSeconds: healthIntervalSeconds };
-    }
-  }
 }
 
 export type ServerActivities = ReturnType<typeof createServerActivities>;

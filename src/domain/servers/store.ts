@@ -81,15 +81,19 @@ export async function markUnverified(id: Id, message: string): Promise<void> {
  * A health check's result, written only if nothing changed the server since the check began (a
  * re-verification, a new pin): `seen` is the status and pinned key the check started from.
  */
-/** The servers of an organization its health sweep checks: verified or offline, their host key pinned. */
+/** The servers health sweeps check: verified or offline, their host key pinned. */
+const WATCHED_STATUSES: ServerStatus[] = ['verified', 'offline'];
+const WATCHED = { status: { $in: WATCHED_STATUSES }, host_key_fingerprint: { $ne: null } };
+
+/** The servers of an organization its health sweep checks. */
 export async function watchedServerIds(organizationId: string): Promise<string[]> {
-  const watched = await ServerModel.find({ organization_id: organizationId, status: { $in: ['verified', 'offline'] }, host_key_fingerprint: { $ne: null } }, { _id: 1 }).lean();
+  const watched = await ServerModel.find({ organization_id: organizationId, ...WATCHED }, { _id: 1 }).lean();
   return watched.map((server) => server._id.toString());
 }
 
 /** Organizations with servers to watch: each has a health sweep (started again at a worker's start if lost). */
 export async function organizationsWithWatchedServers(): Promise<string[]> {
-  return (await ServerModel.distinct('organization_id', { status: { $in: ['verified', 'offline'] } })).map(String);
+  return (await ServerModel.distinct('organization_id', WATCHED)).map(String);
 }
 
 export async function recordHealth(id: Id, seen: { status: ServerStatus; hostKey: string }, next: ServerStatus, error: string | null, hostKeyChanged = false): Promise<void> {

@@ -10,6 +10,7 @@ import { checked, issueProblems, nameOr, referenceResolver, refused } from './re
 import { writeSchedule } from './schedule-write';
 import { ownerProblem, scheduleFileSchema, scheduleName } from './schedule-spec';
 import { Types } from 'mongoose';
+import { inLanes } from '../../../domain/lanes';
 
 /*
  * Schedules in config files: the create body, with what it runs named (`deployment` or `pipeline`,
@@ -117,12 +118,10 @@ export function scheduleKind({ schedules, minIntervalSeconds }: { schedules: Pic
 
     /** Each Temporal Schedule brought to its document (deleted with it); the worker's reconcile repairs what a crash left. */
     async afterApply(_organizationId, { written, removed }) {
-      const waiting = [...written, ...removed];
       const failures: unknown[] = [];
-      const pushNext = async () => {
-        for (let id = waiting.shift(); id !== undefined; id = waiting.shift()) await schedules.sync(id).catch((error: unknown) => failures.push(error));
-      };
-      await Promise.all(Array.from({ length: Math.min(SYNCS_AT_ONCE, waiting.length) }, pushNext));
+      await inLanes([...written, ...removed], SYNCS_AT_ONCE, async (id) => {
+        await schedules.sync(id).catch((error: unknown) => failures.push(error));
+      });
       if (failures.length) throw failures[0];
     },
   };
