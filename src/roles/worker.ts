@@ -54,7 +54,13 @@ export async function startWorkerRole(ctx: RoleContext, sdkMetricsAddress: strin
 /** The Temporal worker running, its stop (the shutdown, then its SSH pool and connection) among the clean-ups. */
 async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: boolean): Promise<void> {
   const { config, services, log, options, secretBox, workflows, metrics, deployments, countTick, composed, cleanups } = ctx;
-  const sshPool = new SshPool({ ...config.ssh, log, onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind) });
+  const sshPool = new SshPool({
+    ...config.ssh,
+    log,
+    onConnectionFailure: (kind) => metrics.sshConnectionFailed(kind),
+    onConnectionOpened: () => metrics.sshConnectionsOpened.inc(),
+    onBoundEviction: () => metrics.sshPoolEvictions.inc(),
+  });
   metrics.trackSshPool(sshPool);
   // Aborted as the worker begins to stop: its long activities (the audit chainer, the notification drain) hand their work back at once.
   const workerStopping = new AbortController();

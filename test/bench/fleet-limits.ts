@@ -29,6 +29,7 @@ export function checkLimits(targets: number, sshdConfig: string): string[] {
     `open files: soft ${files.soft}, hard ${files.hard}; needs about ${filesNeeded}`,
     `processes: ${running} running, pid_max ${pidMax}, this user's limit ${processes.soft}; needs about ${processesNeeded} more (sshd sessions, Ansible's control masters)`,
     `ephemeral ports ${low}–${high} (${high - low + 1}); needs about ${2 * targets} at once`,
+    `Bosun's SSH pool: SSH_POOL_MAX ${process.env.SSH_POOL_MAX ?? '256 (the default)'}${Number(process.env.SSH_POOL_MAX ?? 256) < targets ? ': fewer than the targets, so runs and health checks log in beyond it' : ''}`,
     `each private sshd: MaxStartups ${setting('MaxStartups')}, MaxSessions ${setting('MaxSessions')} (Bosun opens at most its SSH_MAX_CHANNELS_PER_CONNECTION sessions per connection)`,
   ];
   if (files.soft < filesNeeded) throw new Error(`too few open files for ${targets} targets (${files.soft} < ${filesNeeded}): run \`ulimit -n ${Math.min(files.hard, 4 * filesNeeded)}\` first`);

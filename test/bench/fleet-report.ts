@@ -127,6 +127,6 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
   const batches = r.sides.map((side) => side.batch).join(' and ');
   const failed = r.sides.some((side) => side.failed > 0 || side.notOnce > 0) || r.floorFailed > 0;
   const outcome = failed ? 'FAILED: a target failed or a step ran other than once' : undefined;
-  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}${r.mode === 'split' ? ', API and worker apart' : r.mode === 'process' ? ', as npm start runs it' : ''}`, figures, NOISE_BAND, outcome);
+  compareWithRecorded('fleet', `${r.targets} targets, batch ${batches}${r.sides[0]!.checkedRuns.length ? ', health-checked' : ''}${r.mode === 'split' ? ', API and worker apart' : r.mode === 'process' ? ', as npm start runs it' : ''}${process.env.SSH_POOL_MAX ? `, SSH_POOL_MAX ${process.env.SSH_POOL_MAX}` : ''}`, figures, NOISE_BAND, outcome);
   return { failed };
 }

@@ -54,6 +54,7 @@ describe('the SSH pool bound (SSH_POOL_MAX)', () => {
   test('batches of two: never more than the bound open; the least recently used is closed first and reopened when its server is used again', async () => {
     const deployment = await fleet.ops.define({ targets: { server_ids: fleet.servers }, strategy: { batch_size: 2 }, steps: [countingStep('narrow')] });
     for (const round of [1, 2]) {
+      const before = await scrape();
       const { run_id: runId } = await fleet.ops.trigger(deployment.id);
       const run = await fleet.ops.waitForRun(deployment.id, runId);
       expect(run).toMatchObject({ status: 'success', summary: { total: 8, success: 8 } });
@@ -62,6 +63,13 @@ describe('the SSH pool bound (SSH_POOL_MAX)', () => {
       const open = await eventually(async () => openConnections(), (addresses) => addresses.length === POOL_MAX, 20_000);
       expect(open).toEqual(expect.arrayContaining(['127.0.71.7', '127.0.71.8']));
       for (const address of ADDRESSES) expect(fleet.record.count('narrow', address)).toBe(round);
+      // What the bound cost, as an operator sees it: the second round finds the last three servers kept and uses
+      // them last, so every one of its eight targets logs in, and each login closes the least recently used.
+      if (round === 2) {
+        const after = await scrape();
+        const grew = (name: string) => valueOf(after, name) - valueOf(before, name);
+        expect([grew('bosun_ssh_connections_opened_total'), grew('bosun_ssh_pool_evictions_total')]).toEqual([8, 8]);
+      }
     }
   });
 });

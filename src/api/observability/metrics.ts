@@ -73,6 +73,18 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly sshConnectionsOpened = new Counter({
+    name: 'bosun_ssh_connections_opened_total',
+    help: 'SSH connections the worker opened (each a login on its server): for commands, health checks and jump hosts',
+    registers: [this.registry],
+  });
+
+  readonly sshPoolEvictions = new Counter({
+    name: 'bosun_ssh_pool_evictions_total',
+    help: 'SSH connections closed, or not kept after a health check, only because the pool was at SSH_POOL_MAX: their servers log in again at their next use',
+    registers: [this.registry],
+  });
+
   readonly sshConnectionFailures = new Counter({
     name: 'bosun_ssh_connection_failures_total',
     help: 'SSH connections that could not be opened, or broke, by kind (transport, timeout, authentication, host_key_mismatch, key_invalid)',
@@ -93,7 +105,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'bosun_ssh_pool_idle_connections',
-      help: 'Of those, the connections nothing runs on (closed after a minute, or after 10 s beyond SSH_POOL_MAX)',
+      help: 'Of those, the connections nothing runs on (closed after SSH_POOL_IDLE_SECONDS, or after 10 s beyond SSH_POOL_MAX)',
       registers: [this.registry],
       collect() {
         this.set([...pools].reduce((sum, pool) => sum + pool.idle, 0));

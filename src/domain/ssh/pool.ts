@@ -1,35 +1,10 @@
 import type { NodeSSH } from 'node-ssh';
-import type { Logger } from '../../logger';
 import type { Duplex } from 'node:stream';
 import { describeTarget, openConnection, type OpenedConnection, type SshTarget } from './connect';
-import { classifySshError, SshError, type SshErrorKind } from './errors';
+import { classifySshError, SshError } from './errors';
 import { identityOf, poolKeyOf } from './pool-keys';
+import { boundEvictions, type SshPoolOptions } from './pool-options';
 import { runTrue } from './probe';
-
-export interface SshPoolOptions {
-  connectTimeoutMs: number;
-  /** sshd's MaxSessions defaults to 10; stay under it. */
-  maxChannelsPerConnection: number;
-  /** How long an idle connection stays open within the bound (SSH_POOL_IDLE_SECONDS); absent: 5 minutes. */
-  idleTimeoutMs?: number;
-  /**
-   * Open connections kept at most while some are idle (SSH_POOL_MAX): opening one more closes the
-   * least recently used idle one first. Busy connections are never closed for it: when all are busy
-   * the new one opens anyway, and the pool shrinks back as they go idle. Absent: no bound.
-   */
-  maxConnections?: number;
-  /**
-   * Every how many health probes of a server one logs in afresh (checking its host key and that sshd
-   * still takes logins); its connection then takes the pooled one's place. The others run `true` over
-   * the pooled connection when there is one. Absent: 5.
-   */
-  freshProbeEvery?: number;
-  /** Over the bound, how long an idle connection waits for its server's next step (a fleet target's steps follow each other) before it closes: 10 s. */
-  overBoundIdleMs?: number;
-  log: Logger;
-  /** Told of every connection that could not be opened or broke (metrics). */
-  onConnectionFailure?: (kind: SshErrorKind) => void;
-}
 
 interface Entry {
   key: string;
@@ -55,13 +30,19 @@ const describeHop = (hop: SshTarget) => `jump host ${describeTarget(hop)}`;
  * concurrent channels on each. A connection that fails or is replaced is retired: nobody new gets
  * it, and it is closed once the commands running on it are done.
  */
+export type { SshPoolOptions } from './pool-options';
+
 export class SshPool {
   private readonly entries = new Map<string, Entry>();
   /** Entries nothing runs on or goes through, least recently used first (a Set keeps insertion order). */
   private readonly idleEntries = new Set<Entry>();
   private closed = false;
+  /** Counts (and says) each connection closed, or not kept, for the bound alone. */
+  private readonly evictedForBound: () => void;
 
-  constructor(private readonly options: SshPoolOptions) {}
+  constructor(private readonly options: SshPoolOptions) {
+    this.evictedForBound = boundEvictions(options, () => this.maxConnections);
+  }
 
   /** Connections open or opening (those retired while a command finishes on them not counted). */
   get size(): number {
@@ -122,9 +103,14 @@ export class SshPool {
       throw error;
     }
     const replaces = current && !pooledTurn && this.entries.get(current.key) === current;
-    if (!this.closed && (replaces || (!this.entries.has(poolKeyOf(target)) && this.entries.size < this.maxConnections))) {
+    const free = !this.entries.has(poolKeyOf(target));
+    if (!this.closed && (replaces || (free && this.entries.size < this.maxConnections))) {
       this.afterUse(this.addEntry(target, Promise.resolve(opened)));
-    } else opened.ssh.dispose();
+      return;
+    }
+    opened.ssh.dispose();
+    // Not kept for the bound alone: this server's next check (or run) logs in again.
+    if (!this.closed && free) this.evictedForBound();
   }
 
   /** Stops handing out the server's current connections (and those through it); commands running on them finish first. */
@@ -184,7 +170,11 @@ export class SshPool {
 
   /** A new connection to the server: directly, or through its jump host's pooled connection. */
   private open(target: SshTarget): Promise<OpenedConnection> {
-    return target.via ? this.openThrough(target, target.via) : openConnection(target, this.options.connectTimeoutMs);
+    const opening = target.via ? this.openThrough(target, target.via) : openConnection(target, this.options.connectTimeoutMs);
+    return opening.then((opened) => {
+      this.options.onConnectionOpened?.();
+      return opened;
+    });
   }
 
   /**
@@ -287,6 +277,7 @@ export class SshPool {
     for (const oldest of this.idleEntries) {
       if (this.entries.size < this.maxConnections) return;
       this.retire(oldest);
+      this.evictedForBound();
     }
   }
 
