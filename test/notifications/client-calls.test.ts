@@ -67,7 +67,7 @@ test('a call through activityClientCall is cancelled with its activity', async (
 
 test('calls at once through activityClientCall (the drain hands subjects over 16 at a time) are not taken for a listener leak', async () => {
   const env = new MockActivityEnvironment({}, { client });
-  const held = await env.run(async () => {
+  const held: { most: number; after: number; allowed: number } = await env.run(async () => {
     const context = Context.current();
     let most = 0;
     await Promise.all(

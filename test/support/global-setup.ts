@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, chmodSync, constants, mkdtempSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MongoClient } from 'mongodb';
 import { resolveBinary } from '../../src/embedded/binaries';
 import { startMongod } from '../../src/embedded/mongod';
 import { startTemporalDevServer } from '../../src/embedded/temporal-dev';
@@ -47,6 +48,22 @@ function temporaryRoot(): string {
   return os.tmpdir();
 }
 
+/**
+ * A transaction whose Bosun was killed in the middle of it (the durability tests' SIGKILLs) holds its
+ * documents' locks until mongod aborts it, after `transactionLifetimeLimitSeconds`: 60 by default, which
+ * a test whose restarted Bosun writes the same documents waited out in full (an apply killed halfway
+ * took 89 s, 60 of them waiting). The tests' mongod aborts such a transaction after 15 s; no
+ * transaction of Bosun's comes near that (they are milliseconds). Production keeps mongod's default.
+ */
+async function abandonedTransactionsEndSooner(uri: string): Promise<void> {
+  const client = await MongoClient.connect(uri, { directConnection: true });
+  try {
+    await client.db('admin').command({ setParameter: 1, transactionLifetimeLimitSeconds: 15 });
+  } finally {
+    await client.close();
+  }
+}
+
 /** One genuine mongod, Temporal dev server and sshd for the whole run; test files get their own databases and task queues. */
 export default async function globalSetup(): Promise<void> {
   const log = createLogger('warn', 'test-setup');
@@ -72,6 +89,7 @@ export default async function globalSetup(): Promise<void> {
     cachedWorkflowBundle(cacheDir, log, { heartbeatTimeoutSeconds: TEST_HEARTBEAT_TIMEOUT_SECONDS }).then(() => cachedWorkflowBundle(cacheDir, log)),
     built(),
   ]);
+  await abandonedTransactionsEndSooner(mongo.uri);
   const logFile = path.join(dir, 'bosun-logs.jsonl');
   writeFileSync(logFile, '');
   const shared: SharedServices = {
