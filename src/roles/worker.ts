@@ -6,6 +6,7 @@ import { createPipelineRunService } from '../api/pipelines/run-service';
 import { scheduledRunStarter } from '../api/schedules/ticks';
 import { createPlanner, describePlanner } from '../domain/planner';
 import { SshPool } from '../domain/ssh/pool';
+import { warnIfTooFewOpenFiles } from '../domain/ssh/pool-options';
 import { ensureSearchAttributes } from '../domain/temporal/search-attributes';
 import { ensureSingletonWorkflows } from '../domain/temporal/singleton-workflows';
 import { freePort } from '../embedded/ports';
@@ -62,6 +63,7 @@ async function runWorker(ctx: RoleContext, sdkMetricsAddress: string, embedded: 
     onBoundEviction: () => metrics.sshPoolEvictions.inc(),
   });
   metrics.trackSshPool(sshPool);
+  warnIfTooFewOpenFiles(config.ssh.maxConnections, log);
   // Aborted as the worker begins to stop: its long activities (the audit chainer, the notification drain) hand their work back at once.
   const workerStopping = new AbortController();
   const { worker, connection } = await createWorker(

@@ -114,9 +114,12 @@ export class BosunProcess {
    * through tsx as they are (it has no dist/ of its own). This one runs what `npm start` runs: its
    * dist/, built by the global setup.
    */
-  constructor(env: NodeJS.ProcessEnv, args: string[] = [], checkout = REPO) {
+  constructor(env: NodeJS.ProcessEnv, args: string[] = [], checkout = REPO, { openFiles }: { openFiles?: number } = {}) {
     const entry = checkout === REPO ? [path.join(REPO, 'src/cli/start.js')] : ['--import', 'tsx', path.join(checkout, 'src/main.ts')];
-    this.child = spawn(process.execPath, [...entry, ...args], { cwd: checkout, env });
+    const command = [process.execPath, ...entry, ...args];
+    // With `openFiles`: started under that limit of open files, as a unit's LimitNOFILE would (prlimit execs it: the same pid).
+    const [file, ...rest] = openFiles ? ['prlimit', `--nofile=${openFiles}:${openFiles}`, '--', ...command] : command;
+    this.child = spawn(file!, rest, { cwd: checkout, env });
     this.child.stdout!.on('data', (c) => (this.stdout += c));
     this.child.stderr!.on('data', (c) => (this.stderr += c));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
@@ -166,8 +169,8 @@ export class BosunProcesses {
     return this.token;
   }
 
-  async launch(role: 'api' | 'worker'): Promise<BosunProcess> {
-    const p = new BosunProcess({ ...this.env, PORT: String(await portForProcess()) }, ['--role', role]);
+  async launch(role: 'api' | 'worker', options: { openFiles?: number } = {}): Promise<BosunProcess> {
+    const p = new BosunProcess({ ...this.env, PORT: String(await portForProcess()) }, ['--role', role], REPO, options);
     this.processes.push(p);
     return p;
   }

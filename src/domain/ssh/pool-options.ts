@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Logger } from '../../logger';
 import type { SshErrorKind } from './errors';
 
@@ -53,4 +54,30 @@ export function boundEvictions(options: Pick<SshPoolOptions, 'log' | 'onBoundEvi
     count = 0;
     warnedAt = now;
   };
+}
+
+/** Files a worker needs beside its SSH connections: MongoDB's and Temporal's sockets, the API's clients, its own files. */
+const OTHER_OPEN_FILES = 200;
+
+/** This process's soft limit of open files (Linux: /proc/self/limits); null where it cannot be read, or unlimited. */
+export function openFilesLimit(limits = '/proc/self/limits'): number | null {
+  try {
+    const soft = /^Max open files\s+(\S+)/m.exec(readFileSync(limits, 'utf8'))?.[1];
+    return soft && /^\d+$/.test(soft) ? Number(soft) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Said once at the worker's start when its open files cannot hold SSH_POOL_MAX connections (one file
+ * each) beside the rest: past the limit, a connection (or a MongoDB socket) fails with EMFILE in the
+ * middle of a run. The limit is the process's to raise (`ulimit -n`, systemd's LimitNOFILE).
+ */
+export function warnIfTooFewOpenFiles(maxConnections: number, log: Logger, limit = openFilesLimit()): void {
+  if (limit === null || limit >= maxConnections + OTHER_OPEN_FILES) return;
+  log.warn(
+    { openFiles: limit, sshPoolMax: maxConnections },
+    `SSH_POOL_MAX=${maxConnections} wants about ${maxConnections + OTHER_OPEN_FILES} open files, and this process may open ${limit}: raise its limit (\`ulimit -n\`, LimitNOFILE= in a systemd unit) or lower SSH_POOL_MAX, or connections will fail when the pool fills`,
+  );
 }
