@@ -25,13 +25,13 @@ interface Entry {
 
 const describeHop = (hop: SshTarget) => `jump host ${describeTarget(hop)}`;
 
+export type { SshPoolOptions } from './pool-options';
+
 /**
  * One SSH connection per server, shared by every activity of a worker, with a bounded number of
  * concurrent channels on each. A connection that fails or is replaced is retired: nobody new gets
  * it, and it is closed once the commands running on it are done.
  */
-export type { SshPoolOptions } from './pool-options';
-
 export class SshPool {
   private readonly entries = new Map<string, Entry>();
   /** Entries nothing runs on or goes through, least recently used first (a Set keeps insertion order). */
