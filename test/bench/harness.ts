@@ -23,7 +23,9 @@ export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<
   };
   const run = async () => {
     await globalSetup();
-    const bosun = await startBosun({ ...options, env: { ...production, ...options.env } });
+    // The pool's bound as the operator sets it (a fleet-sized one, say), as `npm start` would read it (BENCH_PROCESS=1 passes the whole env).
+    const pool: Record<string, string> = process.env.SSH_POOL_MAX ? { SSH_POOL_MAX: process.env.SSH_POOL_MAX } : {};
+    const bosun = await startBosun({ ...options, env: { ...production, ...pool, ...options.env } });
     try {
       await body(bosun);
     } finally {
