@@ -77,10 +77,6 @@ export async function markUnverified(id: Id, message: string): Promise<void> {
   await ServerModel.updateOne({ _id: id }, { $set: { status: 'unverified', last_error: message } });
 }
 
-/**
- * A health check's result, written only if nothing changed the server since the check began (a
- * re-verification, a new pin): `seen` is the status and pinned key the check started from.
- */
 /** The servers health sweeps check: verified or offline, their host key pinned. */
 const WATCHED_STATUSES: ServerStatus[] = ['verified', 'offline'];
 const WATCHED = { status: { $in: WATCHED_STATUSES }, host_key_fingerprint: { $ne: null } };
@@ -96,6 +92,10 @@ export async function organizationsWithWatchedServers(): Promise<string[]> {
   return (await ServerModel.distinct('organization_id', WATCHED)).map(String);
 }
 
+/**
+ * A health check's result, written only if nothing changed the server since the check began (a
+ * re-verification, a new pin): `seen` is the status and pinned key the check started from.
+ */
 export async function recordHealth(id: Id, seen: { status: ServerStatus; hostKey: string }, next: ServerStatus, error: string | null, hostKeyChanged = false): Promise<void> {
   // Going offline, or a changed host key, is an event: the change and it are one transaction.
   const event = hostKeyChanged ? 'server.host_key_changed' : next === 'offline' && seen.status !== 'offline' ? 'server.offline' : null;

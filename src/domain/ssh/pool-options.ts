@@ -60,9 +60,9 @@ export function boundEvictions(options: Pick<SshPoolOptions, 'log' | 'onBoundEvi
 const OTHER_OPEN_FILES = 200;
 
 /** This process's soft limit of open files (Linux: /proc/self/limits); null where it cannot be read, or unlimited. */
-export function openFilesLimit(limits = '/proc/self/limits'): number | null {
+function openFilesLimit(): number | null {
   try {
-    const soft = /^Max open files\s+(\S+)/m.exec(readFileSync(limits, 'utf8'))?.[1];
+    const soft = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
     return soft && /^\d+$/.test(soft) ? Number(soft) : null;
   } catch {
     return null;
@@ -74,7 +74,8 @@ export function openFilesLimit(limits = '/proc/self/limits'): number | null {
  * each) beside the rest: past the limit, a connection (or a MongoDB socket) fails with EMFILE in the
  * middle of a run. The limit is the process's to raise (`ulimit -n`, systemd's LimitNOFILE).
  */
-export function warnIfTooFewOpenFiles(maxConnections: number, log: Logger, limit = openFilesLimit()): void {
+export function warnIfTooFewOpenFiles(maxConnections: number, log: Logger): void {
+  const limit = openFilesLimit();
   if (limit === null || limit >= maxConnections + OTHER_OPEN_FILES) return;
   log.warn(
     { openFiles: limit, sshPoolMax: maxConnections },
