@@ -5,6 +5,7 @@ import { DEFAULT_NOTIFICATION_RETRY_SECONDS } from './domain/contracts/notificat
 const port = z.coerce.number().int().min(1).max(65535);
 const optionalString = z.string().trim().min(1).optional();
 const positiveInt = z.coerce.number().int().positive();
+const flag = (byDefault: '0' | '1') => z.enum(['0', '1', 'true', 'false']).default(byDefault).transform((v) => v === '1' || v === 'true');
 
 /** Every environment variable Bosun reads, with its default. The configuration table of docs/configuration.md mirrors this. */
 const envSchema = z.object({
@@ -14,7 +15,7 @@ const envSchema = z.object({
   BOSUN_HOME: z.string().min(1).default('.bosun'),
   BOSUN_CACHE_DIR: optionalString,
   BOSUN_SECRET_KEY: optionalString,
-  BOSUN_OFFLINE: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  BOSUN_OFFLINE: flag('0'),
 
   MONGODB_URI: optionalString,
   MONGO_PORT: port.default(27017),
@@ -26,7 +27,7 @@ const envSchema = z.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI_PATH: optionalString,
-  TEMPORAL_TLS: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  TEMPORAL_TLS: flag('0'),
   TEMPORAL_TLS_CERT: optionalString,
   TEMPORAL_TLS_KEY: optionalString,
   TEMPORAL_TLS_CA: optionalString,
@@ -45,6 +46,7 @@ const envSchema = z.object({
   // Workflows a worker keeps in memory between their tasks; never fewer than its workflow-task slots.
   WORKER_WORKFLOW_CACHE: positiveInt.max(100_000).default(250),
   HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(300).default(30),
+  HEAP_RETURN_AFTER_BURSTS: flag('1'),
 
   SERVER_HEALTH_INTERVAL_SECONDS: positiveInt.default(60),
   SSH_CONNECT_TIMEOUT_MS: positiveInt.default(10000),
@@ -75,7 +77,7 @@ const envSchema = z.object({
   OIDC_SCOPES: z.string().trim().min(1).default('openid profile email'),
   OIDC_GROUPS_CLAIM: z.string().trim().min(1).default('groups'),
   OIDC_ORGANIZATION: z.string().trim().min(1).default('default'),
-  OIDC_CREATE_PEOPLE: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  OIDC_CREATE_PEOPLE: flag('0'),
   OIDC_DISPLAY_NAME: optionalString,
 
   // The wait before a refused notification's second attempt; each later wait doubles (to an hour at most).
@@ -159,7 +161,7 @@ export interface Config {
    * many workflows it keeps in memory between their tasks (an evicted one replays its history on its next).
    */
   worker: { maxConcurrentSteps: number; stickyTimeoutSeconds: number; heartbeatTimeoutSeconds: number; shutdownGraceSeconds: number; workflowCache: number };
-  memory: { heapGrowthPercent: number }; // how far V8 lets a heap grow past its live size (src/heap-growth.ts)
+  memory: { heapGrowthPercent: number; returnAfterBursts: boolean }; // V8's heaps: their growth past the live size (src/heap-growth.ts), their pages given back after a burst (src/quiet-collection.ts)
   /** workerPort 0: none; workerPortExplicit: a taken port is an error rather than a reason to move. token: wanted by /metrics when set. */
   metrics: { workerPort: number; workerPortExplicit: boolean; token?: string };
   servers: { healthIntervalSeconds: number; verifyMaxAttempts: number; importVerifyConcurrency: number };
@@ -201,9 +203,7 @@ export interface OidcConfig {
   displayName: string;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export class ConfigError extends Error { override name = 'ConfigError'; }
 
 /** Parses the environment once; a bad value stops start-up with a message that names the variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Config> {
@@ -253,7 +253,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Readonly<Co
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
       workflowCache: e.WORKER_WORKFLOW_CACHE,
     },
-    memory: { heapGrowthPercent: e.HEAP_GROWTH_PERCENT },
+    memory: { heapGrowthPercent: e.HEAP_GROWTH_PERCENT, returnAfterBursts: e.HEAP_RETURN_AFTER_BURSTS },
     metrics: { workerPort: e.WORKER_METRICS_PORT, workerPortExplicit: source.WORKER_METRICS_PORT !== undefined, token: e.METRICS_TOKEN },
     servers: { healthIntervalSeconds: e.SERVER_HEALTH_INTERVAL_SECONDS, verifyMaxAttempts: e.SSH_VERIFY_MAX_ATTEMPTS, importVerifyConcurrency: e.IMPORT_VERIFY_CONCURRENCY },
     deployments: { stepOutputLimitBytes: e.STEP_OUTPUT_LIMIT_BYTES, maxActiveRunsPerOrganization: e.ORG_MAX_ACTIVE_RUNS },

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../src/config';
 import { limitHeapGrowth } from '../../src/heap-growth';
+import { collectWhenQuiet } from '../../src/quiet-collection';
 import { startBosun, type Bosun, type BosunOptions } from '../support/bosun';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
@@ -13,9 +14,10 @@ import globalTeardown from '../support/global-teardown';
  */
 export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<void>): void {
   process.env.TEST_LOG_LEVEL ??= 'silent';
-  const defaults = loadConfig({ HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT });
-  // The heap bound `npm start` sets (HEAP_GROWTH_PERCENT, or its default) holds for the Bosun in this process too.
+  const defaults = loadConfig({ HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT, HEAP_RETURN_AFTER_BURSTS: process.env.HEAP_RETURN_AFTER_BURSTS });
+  // The heap's bound and its return after a burst, as `npm start` sets them (or their defaults), hold for the Bosun in this process too.
   limitHeapGrowth(defaults.memory.heapGrowthPercent);
+  if (defaults.memory.returnAfterBursts) collectWhenQuiet();
   const production = {
     WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(defaults.worker.heartbeatTimeoutSeconds),
     WORKER_STICKY_TIMEOUT_SECONDS: String(defaults.worker.stickyTimeoutSeconds),

@@ -20,8 +20,8 @@ const DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.8.
 const MAIN_CLASS = 'io.temporal.testserver.TestServer';
 /** A heap cap (the server holds a test's histories only), one GC thread, and the quick JIT only: it lives for one test file. */
 const JVM_OPTIONS = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-XX:+ExitOnOutOfMemoryError'];
-/** Starting a JVM on a loaded machine takes seconds; the SDK's own start would give up after 5. */
-const START_TIMEOUT_MS = 60_000;
+/** Starting a JVM on a loaded machine takes seconds, and over a minute beside a 1,000-target bench; the SDK's own start would give up after 5. */
+const START_TIMEOUT_MS = 180_000;
 
 const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>

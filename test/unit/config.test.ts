@@ -20,7 +20,8 @@ describe('configuration from the environment', () => {
     expect(config.ssh).toEqual({ connectTimeoutMs: 10_000, maxChannelsPerConnection: 8, maxConnections: 256, idleTimeoutMs: 300_000 });
     expect(loadConfig({ SSH_POOL_IDLE_SECONDS: '30' }).ssh.idleTimeoutMs).toBe(30_000);
     expect(loadConfig({ SSH_POOL_MAX: '3' }).ssh.maxConnections).toBe(3);
-    expect(config.memory).toEqual({ heapGrowthPercent: 30 });
+    expect(config.memory).toEqual({ heapGrowthPercent: 30, returnAfterBursts: true });
+    expect(loadConfig({ HEAP_RETURN_AFTER_BURSTS: '0' }).memory.returnAfterBursts).toBe(false);
     expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }).memory.heapGrowthPercent).toBe(0);
     expect(config.home).toMatch(/\.bosun$/);
     expect(Object.isFrozen(config)).toBe(true);
