@@ -31,12 +31,12 @@ export interface QuietCollectionOptions {
  * Gives a burst's memory back once it is over. V8 grows a heap during a burst of work (a large fleet
  * run) and hands the pages back only when its own memory reducer finds the process idle — which a
  * server with timers, change streams and health checks seldom is, so after a 1,000-target run the
- * process kept 40–90 MiB above its idle size for minutes at a time (docs/performance.md, "Memory
- * during a large run"). Here, every `everyMs`: once the process has been busy (at least
+ * process kept 40–100 MiB above its idle size for minutes at a time (docs/performance.md, "Memory
+ * after a burst, given back"). Here, every `everyMs`: once the process has been busy (at least
  * `busyCpuShare` of a core over an interval) and is quiet again (under `quietCpuShare`), with the
- * main thread's heap grown `grownBytes` past its size after the last collection, one full
- * collection — a pause of tens of milliseconds once per burst, never during one, and never under a
- * steady load (no burst ends). Returns the stop.
+ * main thread's heap grown `grownBytes` past its size after the last collection, one collection for
+ * low memory: a pause of 0.15–0.3 s (a 100–150 MiB live heap) once per burst, never during one, and
+ * never under a steady load (no burst ends). Returns the stop.
  */
 export function collectWhenQuiet({ everyMs = 5_000, busyCpuShare = 0.6, quietCpuShare = 0.25, grownBytes = 32 * MiB, onCollected }: QuietCollectionOptions = {}): () => void {
   let settled = getHeapStatistics().total_heap_size;
