@@ -1,4 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
+import type { Config } from './config';
+import { collectWhenQuiet, type QuietCollectionOptions } from './quiet-collection';
 
 /**
  * How far V8 lets a heap grow past what its last full collection left live before it collects again
@@ -10,4 +12,14 @@ import { setFlagsFromString } from 'node:v8';
  */
 export function limitHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
+/**
+ * The process's memory settings, applied once when it starts — by main() and by the benches' in-process
+ * Bosun alike: the heaps' growth bound (HEAP_GROWTH_PERCENT) and their pages given back after a burst
+ * of work (HEAP_RETURN_AFTER_BURSTS, src/quiet-collection.ts), `onCollected` told of each such collection.
+ */
+export function applyMemorySettings(memory: Config['memory'], onCollected?: QuietCollectionOptions['onCollected']): void {
+  limitHeapGrowth(memory.heapGrowthPercent);
+  if (memory.returnAfterBursts) collectWhenQuiet({ onCollected });
 }

@@ -3,8 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { bootstrapFirstToken } from './domain/tokens/service';
 import { BinaryNotFoundError } from './embedded/binaries';
 import { StackBusyError, startEmbeddedStack, type EmbeddedStack } from './embedded/stack';
-import { limitHeapGrowth } from './heap-growth';
-import { collectWhenQuiet } from './quiet-collection';
+import { applyMemorySettings } from './heap-growth';
 import { createLogger, type Logger } from './logger';
 
 function roleFromArgs(argv: string[]): Role {
@@ -128,12 +127,9 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   // Before the worker's threads and the stack's clients allocate: the bound holds for every heap of this process.
-  limitHeapGrowth(config.memory.heapGrowthPercent);
-  if (config.memory.returnAfterBursts) {
-    collectWhenQuiet({
-      onCollected: ({ beforeBytes, afterBytes, ms }) => log.info({ heapBeforeMiB: beforeBytes >> 20, heapAfterMiB: afterBytes >> 20, ms }, 'a burst of work is over: its heap collected and given back'),
-    });
-  }
+  applyMemorySettings(config.memory, ({ beforeBytes, afterBytes, ms }) =>
+    log.info({ heapBeforeMiB: beforeBytes >> 20, heapAfterMiB: afterBytes >> 20, ms }, 'a burst of work is over: its heap collected and given back'),
+  );
   try {
     await start(config, roleFromArgs(process.argv), log);
   } catch (error) {

@@ -1,6 +1,5 @@
 import { loadConfig } from '../../src/config';
-import { limitHeapGrowth } from '../../src/heap-growth';
-import { collectWhenQuiet } from '../../src/quiet-collection';
+import { applyMemorySettings } from '../../src/heap-growth';
 import { startBosun, type Bosun, type BosunOptions } from '../support/bosun';
 import globalSetup from '../support/global-setup';
 import globalTeardown from '../support/global-teardown';
@@ -16,8 +15,7 @@ export function runBench(options: BosunOptions, body: (bosun: Bosun) => Promise<
   process.env.TEST_LOG_LEVEL ??= 'silent';
   const defaults = loadConfig({ HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT, HEAP_RETURN_AFTER_BURSTS: process.env.HEAP_RETURN_AFTER_BURSTS });
   // The heap's bound and its return after a burst, as `npm start` sets them (or their defaults), hold for the Bosun in this process too.
-  limitHeapGrowth(defaults.memory.heapGrowthPercent);
-  if (defaults.memory.returnAfterBursts) collectWhenQuiet();
+  applyMemorySettings(defaults.memory);
   const production = {
     WORKER_HEARTBEAT_TIMEOUT_SECONDS: String(defaults.worker.heartbeatTimeoutSeconds),
     WORKER_STICKY_TIMEOUT_SECONDS: String(defaults.worker.stickyTimeoutSeconds),
