@@ -1,4 +1,4 @@
-import type { NextRun, RunPlace, TurnOutcome } from '../src/domain/contracts/runs';
+import type { NextRun, RunPlace, TurnOutcome, TurnRequest } from '../src/domain/contracts/runs';
 import { closeRun } from '../src/domain/deployments/runs';
 import { askForTurn, nextRun, queuedPlace } from '../src/domain/run-queue';
 import { asObjectId } from '../src/domain/ids';
@@ -24,9 +24,10 @@ export function createRunQueueActivities({ wakeQueue }: RunQueueActivityDeps) {
   return {
     /**
      * A run asks for its server's turn (`place`: taken by its trigger; absent for a fleet target,
-     * placed now): it has it and has begun (its steps), or waits and its queue is woken, or failed unrun.
+     * placed now, `workflowId` the group's it runs in): it has it and has begun (its steps), or waits
+     * and its queue is woken, or failed unrun.
      */
-    async takeTurn(input: RunPlace & { place?: number }): Promise<TurnOutcome> {
+    async takeTurn(input: TurnRequest): Promise<TurnOutcome> {
       const outcome = await askForTurn(input);
       if ('queued' in outcome) await wakeQueue(input.serverId, input.organizationId, input.runId);
       return outcome;

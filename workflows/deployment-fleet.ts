@@ -2,16 +2,18 @@ import { allHandlersFinished, CancellationScope, CancelledFailure, condition, co
 import { failure as failureOf } from '../src/domain/contracts/failure-types';
 import type { FleetProgress, FleetResult, FleetRunInput } from '../src/domain/contracts/runs';
 import { fleetGuards } from './fleet-guards';
-import { runTarget, targetFailureLine } from './fleet-targets';
+import { runBatch } from './fleet-targets';
 import { runWindow } from './fleet-window';
-import { checkBatchHealth, targetHealthCheck } from './health-checks';
+import { checkBatchHealth } from './health-checks';
 import { isPatched, PATCHES } from './patches';
 import { rollBack } from './rollback';
 import { bookkeeping, endAsRecorded } from './run-activities';
 
 /**
- * A fleet execution's history grows by about four events per target it runs; between batches, past
- * this length, the run continues as new (no target is running then), so 10,000 targets fit.
+ * A fleet execution's history grows by about a dozen events per batch and four per group of its
+ * targets (four per target with a workflow each: a rolling window's, or a run started before target
+ * groups); between batches, past this length, the run continues as new (no target is running then),
+ * so any number of batches fits.
  */
 const HISTORY_EVENTS_BEFORE_CONTINUING = 2000;
 
@@ -21,8 +23,9 @@ const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo(
 const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) / 1000);
 
 /**
- * One fleet run: its targets batch by batch, each batch's targets at once, each target a child
- * workflow that waits for its turn in its server's queue and runs the steps there. After a batch, if
+ * One fleet run: its targets batch by batch, each batch's targets at once, in groups of up to 40
+ * sharing a child workflow (fleet-groups.ts), where each target waits for its turn in its server's
+ * queue and runs the steps there. After a batch, if
  * more targets failed than `max_failures` allows, no new batch starts: the rest are skipped and the
  * run fails. Cancelling the workflow cancels every running target (killing its command) and the
  * targets still waiting.
@@ -104,30 +107,17 @@ export async function deploymentFleetWorkflow(run: FleetRunInput): Promise<Fleet
       const targets = await bookkeeping.batchTargets({ runId: run.runId, batch });
       setCurrentDetails(`batch ${batch}/${plan.batches}: ${targets.length} targets running; ${failed} of ${plan.total} failed so far (${plan.maxFailures} allowed)`);
       // Without a soak, nothing waits for the rest of the batch: each target is checked as soon as its own steps end.
-      const checkAsItEnds = plan.healthCheck?.soakSeconds === 0 && isPatched(PATCHES.healthCheckAsTargetsEnd) ? targetHealthCheck(plan.healthCheck) : null;
-      const unhealthy: (string | null)[] = targets.map(() => null);
-      const results = await Promise.allSettled(
-        targets.map(async (target, index) => {
-          const result = await runTarget(run, target, batch);
-          if (checkAsItEnds) unhealthy[index] = await checkAsItEnds(target);
-          return result;
-        }),
-      );
+      const checkAsItEnds = plan.healthCheck?.soakSeconds === 0 && isPatched(PATCHES.healthCheckAsTargetsEnd) ? plan.healthCheck : null;
+      const outcomes = await runBatch(run, targets, batch, checkAsItEnds);
       if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('Cancelled while targets ran');
-      results.forEach((result, index) => {
-        if (result.status === 'fulfilled') return;
+      for (const error of [...outcomes.map((o) => o.failed), ...outcomes.map((o) => o.unhealthy)]) {
+        if (error === null) continue;
         failed += 1;
-        firstFailure ??= targetFailureLine(targets[index]!, result.reason);
-      });
-      if (checkAsItEnds) {
-        for (const error of unhealthy) {
-          if (error === null) continue;
-          failed += 1;
-          firstFailure ??= error;
-        }
-      } else if (plan.healthCheck) {
+        firstFailure ??= error;
+      }
+      if (!checkAsItEnds && plan.healthCheck) {
         // Steps that exit 0 do not make a healthy service: the batch's succeeded targets are checked before the next batch.
-        const succeeded = targets.filter((_, index) => results[index]!.status === 'fulfilled');
+        const succeeded = targets.filter((_, index) => outcomes[index]!.failed === null);
         for (const unhealthy of await checkBatchHealth(succeeded, plan.healthCheck, `batch ${batch}/${plan.batches}`)) {
           failed += 1;
           firstFailure ??= unhealthy;

@@ -1,7 +1,8 @@
 import { CancellationScope, CancelledFailure, condition, isCancellation, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { FleetGate, FleetPlan, FleetRunInput, FleetTarget } from '../src/domain/contracts/runs';
 import type { fleetGuards } from './fleet-guards';
-import { runTarget, targetFailureLine } from './fleet-targets';
+import { targetFailureLine } from './failures';
+import { runTarget } from './fleet-targets';
 import { targetHealthCheck } from './health-checks';
 import { bookkeeping } from './run-activities';
 

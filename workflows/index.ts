@@ -4,6 +4,7 @@ import { configSyncWorkflow } from './config-sync';
 import { conversationWorkflow } from './conversation';
 import { deploymentFleetWorkflow } from './deployment-fleet';
 import { deploymentTargetWorkflow } from './deployment-target';
+import { fleetTargetGroupWorkflow } from './fleet-groups';
 import { deploymentRunWorkflow } from './deployment-run';
 import { deploymentRollbackWorkflow } from './rollback';
 import { notificationDeliveryWorkflow } from './notification-delivery';
@@ -25,6 +26,7 @@ export {
   deploymentRunWorkflow,
   deploymentFleetWorkflow,
   deploymentTargetWorkflow,
+  fleetTargetGroupWorkflow,
   deploymentRollbackWorkflow,
   pipelineRunWorkflow,
   conversationWorkflow,
@@ -46,6 +48,7 @@ void ({
   deploymentRunWorkflow,
   deploymentFleetWorkflow,
   deploymentTargetWorkflow,
+  fleetTargetGroupWorkflow,
   deploymentRollbackWorkflow,
   pipelineRunWorkflow,
   conversationWorkflow,

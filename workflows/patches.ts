@@ -86,6 +86,12 @@ export const PATCHES = {
     oldBranch: 'A verified server gets a health workflow of its own (serverHealthWorkflow), started as a child of its verification; every verification and health history recorded before it.',
     retire: 'Deprecate once no verification started before it is open and every per-server health workflow has ended (each ends at its next check).',
   },
+  targetGroups: {
+    id: 'target-groups',
+    since: 'issue 39 (a batch\'s targets run in groups sharing a workflow, fleet-groups.ts, not a workflow each)',
+    oldBranch: 'Each target of a batch runs in a child workflow of its own (deploymentTargetWorkflow, fleetTargetWorkflowId); every fleet history with batches recorded before it. A rolling window still starts a workflow per target.',
+    retire: 'Deprecate once no fleet run started before it is open (fleet runs end with their targets); deploymentTargetWorkflow stays registered for rolling windows.',
+  },
 } as const satisfies Record<string, Patch>;
 
 /** Whether this workflow takes the new branch of a patch (see PATCHES). */

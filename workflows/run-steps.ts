@@ -83,7 +83,6 @@ const followingOptions = (step: RunStepDefinition, taskQueue: string): ActivityO
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   cancellationType: WAIT_CANCELLATION_COMPLETED,
   retry: { maximumAttempts: 1 },
-  summary: step.name,
 });
 
 /** A step whose command was lost with its worker runs again, on any worker, as a heartbeating activity. */
@@ -92,21 +91,45 @@ const rerunOptions = (step: RunStepDefinition): ActivityOptions => ({
   heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
   cancellationType: WAIT_CANCELLATION_COMPLETED,
   retry: transportRetry,
-  summary: step.name,
 });
 // Each call gives its own options (above): the task queue, limits and summary depend on the step.
 const following = proxyActivities<DeploymentActivities>({ startToCloseTimeout: '1 minute' });
 
-/** One attempt at a step's command, wherever it ends up running; each activity named after the step in the Temporal UI. */
-async function runStepAttempt(step: RunStepDefinition, attempt: StepAttempt): Promise<StepResult> {
-  const outcome = await firstActivity.startStep.executeWithOptions({ summary: step.name }, [{ ...attempt, handoffAfterMs: STEP_HANDOFF_AFTER_MS }]);
+/**
+ * One attempt at a step's command, wherever it ends up running; each activity named after the step in
+ * the Temporal UI (and its server, in a workflow running several targets).
+ */
+async function runStepAttempt(step: RunStepDefinition, attempt: StepAttempt, summary: string): Promise<StepResult> {
+  const outcome = await firstActivity.startStep.executeWithOptions({ summary }, [{ ...attempt, handoffAfterMs: STEP_HANDOFF_AFTER_MS }]);
   if (!('handedOff' in outcome)) return outcome;
   try {
-    return await following.awaitStep.executeWithOptions(followingOptions(step, outcome.handedOff), [attempt]);
+    return await following.awaitStep.executeWithOptions({ ...followingOptions(step, outcome.handedOff), summary }, [attempt]);
   } catch (error) {
     if (isCancellation(error) || !lostWithItsWorker(error)) throw error;
-    return following.runStep.executeWithOptions(rerunOptions(step), [attempt]);
+    return following.runStep.executeWithOptions({ ...rerunOptions(step), summary }, [attempt]);
   }
+}
+
+/**
+ * Where a run's steps run: in its own workflow (whose details say where the run is), or in one it
+ * shares with other targets (a target group's, whose details are the group's: `report` is silent).
+ */
+export interface RunPlaceInWorkflow {
+  shared: boolean;
+  report: (details: string) => void;
+}
+
+const OWN_WORKFLOW: RunPlaceInWorkflow = { shared: false, report: setCurrentDetails };
+
+/**
+ * A run in a shared workflow that found its run ended before it began: it ends as the run did, that
+ * run alone (a cancelled run's CancelledFailure is its own, not its workflow's).
+ */
+async function endSharedAsRecorded(runId: string): Promise<RunResult> {
+  const ended = await bookkeeping.endedRun({ runId });
+  if (ended?.status === 'success') return { status: 'success', steps: 0, duration_seconds: 0 };
+  if (ended?.status === 'failed') throw failureOf('DeploymentRunFailed', ended.error ?? 'The run failed before it began');
+  throw new CancelledFailure('Cancelled while queued');
 }
 
 /** The worker following the command died (or restarted): nobody is watching it any more. */
@@ -142,7 +165,7 @@ const secondsSince = (startedAt: number) => Math.round((Date.now() - startedAt) 
  * The workflow's outcome is the run's: it completes when the run succeeded, fails (not retried) with
  * the first failed step, its server and exit code when the run failed, and is cancelled when it was.
  */
-export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | null, held: FrozenHold | null = null): Promise<RunResult> {
+export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | null, held: FrozenHold | null = null, place = OWN_WORKFLOW): Promise<RunResult> {
   const startedAt = Date.now();
   const server = serverLabel(run);
   // Not cancellable: once the run is marked running, the cancel must go through the cleanup below.
@@ -152,6 +175,7 @@ export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | n
   else if (isPatched(PATCHES.oneServerRunFreezes)) ({ steps, frozen } = await CancellationScope.nonCancellable(() => bookkeeping.beginOneServerRun({ runId: run.runId })));
   else steps = await CancellationScope.nonCancellable(() => bookkeeping.beginRun({ runId: run.runId }));
   if (!steps) {
+    if (place.shared) return endSharedAsRecorded(run.runId);
     if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     // Closed before this workflow began (cancelled while queued, or by a sweep): end as the run did.
     return endAsRecorded(run.runId, { status: 'success', steps: 0, duration_seconds: 0 });
@@ -173,14 +197,14 @@ export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | n
       const step = steps[index]!;
       // Succeeded in the run this one retries.
       if (step.skip) continue;
-      setCurrentDetails(`step ${index + 1}/${steps.length} ${step.name} running on ${server}`);
+      place.report(`step ${index + 1}/${steps.length} ${step.name} running on ${server}`);
       const endsRun = index === steps.length - 1 && failure === null;
       let result: StepResult;
       try {
         let attempt = 0;
         do {
           const attemptInput: StepAttempt = { runId: run.runId, serverId: run.serverId, organizationId: run.organizationId, index, exitAttempt: attempt, finalExitAttempt: attempt === step.retries };
-          result = await runStepAttempt(step, endsRun ? { ...attemptInput, endsRun } : attemptInput);
+          result = await runStepAttempt(step, endsRun ? { ...attemptInput, endsRun } : attemptInput, place.shared ? `${step.name} on ${server}` : step.name);
           endedByLastStep = result.endedRun === true;
           attempt += 1;
         } while (result.status === 'failed' && attempt <= step.retries);
@@ -206,17 +230,17 @@ export async function executeRun(run: QueuedRun, begun?: RunStepDefinition[] | n
       await bookkeeping.cancelSteps({ runId: run.runId });
       await bookkeeping.finishRun({ runId: run.runId, status: 'cancelled', error: null });
     });
-    setCurrentDetails(`cancelled after ${secondsSince(startedAt)} s`);
+    place.report(`cancelled after ${secondsSince(startedAt)} s`);
     if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     throw runError;
   }
   const failed = failure as { message: string; details: StepFailureDetails } | null;
   if (!endedByLastStep) await CancellationScope.nonCancellable(() => bookkeeping.finishRun({ runId: run.runId, status: failed ? 'failed' : 'success', error: failed?.message ?? null }));
   if (failed) {
-    setCurrentDetails(`failed: ${failed.message}`);
+    place.report(`failed: ${failed.message}`);
     if (!endsAsItsOutcome()) return RECORDED_WITHOUT_RESULT;
     throw failureOf('DeploymentRunFailed', failed.message, { details: [failed.details] });
   }
-  setCurrentDetails(`succeeded: ${steps.length} steps on ${server} in ${secondsSince(startedAt)} s`);
+  place.report(`succeeded: ${steps.length} steps on ${server} in ${secondsSince(startedAt)} s`);
   return { status: 'success', steps: steps.length, duration_seconds: secondsSince(startedAt) };
 }

@@ -2,10 +2,18 @@ import { CancellationScope, condition, defineSignal, getExternalWorkflowHandle, 
 import { failure } from '../src/domain/contracts/failure-types';
 import { serverLabel, type QueuedRun, type RunResult, type RunStepDefinition, type TurnOutcome, type FrozenHold } from '../src/domain/contracts/runs';
 import { RELEASED_SIGNAL, serverRunQueueWorkflowId, TURN_SIGNAL } from '../src/domain/contracts/workflow-ids';
-import { executeRun } from './run-steps';
+import { executeRun, type RunPlaceInWorkflow } from './run-steps';
 import { bookkeeping } from './run-activities';
 
-export const turnSignal = defineSignal(TURN_SIGNAL);
+/** "Your turn": to a run's own workflow, without a word; to a workflow running several targets, the run's id. */
+export const turnSignal = defineSignal<[string?]>(TURN_SIGNAL);
+
+/** A run sharing its workflow with others (a target group's): the group keeps the turns given, and the workflow's details. */
+export interface SharedTurns {
+  given: (runId: string) => boolean;
+  /** The run waits for its queue to give it the turn (true), or no longer does. */
+  waiting: (runId: string, waits: boolean) => void;
+}
 
 /** How often a run waiting for its turn checks that it still waits, and wakes its queue again. */
 const WAITING_CHECK = '1 minute';
@@ -15,13 +23,18 @@ const WAITING_CHECK = '1 minute';
  * and a fleet target. `ask` takes the turn when nothing is ahead of the run there (the run begins
  * with it); otherwise the run waits for its queue to give it the turn (runs on one server never
  * interleave, whichever deployment they come from). Then its steps run; the run's end gives the turn
- * back, and a turn the queue gave is signalled back to the queue too.
+ * back, and a turn the queue gave is signalled back to the queue too. `shared`: the run shares its
+ * workflow (a target group's), which holds the turns given; the run leaves the workflow's details alone.
  */
-export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>): Promise<RunResult> {
-  let given = false;
-  setHandler(turnSignal, () => {
-    given = true;
-  });
+export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>, shared?: SharedTurns): Promise<RunResult> {
+  let givenHere = false;
+  if (!shared) {
+    setHandler(turnSignal, () => {
+      givenHere = true;
+    });
+  }
+  const isGiven = () => (shared ? shared.given(run.runId) : givenHere);
+  const where: RunPlaceInWorkflow = shared ? { shared: true, report: () => undefined } : { shared: false, report: setCurrentDetails };
   const giveBack = () => releaseTo(run);
   // Begun with the turn (taken without the queue): the steps to run.
   let begun: RunStepDefinition[] | null | undefined;
@@ -29,26 +42,29 @@ export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>)
   try {
     const asked = await CancellationScope.nonCancellable(ask);
     if ('failed' in asked) {
-      setCurrentDetails(`not run: ${asked.failed}`);
+      where.report(`not run: ${asked.failed}`);
       throw failure('DeploymentRunFailed', asked.failed);
     }
     if ('turn' in asked) {
       begun = asked.steps;
       frozen = asked.frozen ?? null;
     }
-    else await waitForTurn(run, () => given);
+    else {
+      shared?.waiting(run.runId, true);
+      await waitForTurn(run, isGiven, where).finally(() => shared?.waiting(run.runId, false));
+    }
   } catch (error) {
     if (!isCancellation(error)) throw error;
     // Cancelled before its turn: it never runs (the queue skips a run that is no longer queued).
     await CancellationScope.nonCancellable(() => bookkeeping.cancelQueuedRun({ runId: run.runId }));
-    if (given) await giveBack();
+    if (isGiven()) await giveBack();
     throw error;
   }
   try {
-    return await executeRun(run, begun, frozen);
+    return await executeRun(run, begun, frozen, where);
   } finally {
     // The queue that gave a turn waits for it back; a turn taken without it was given back by the run's end.
-    if (given) await giveBack();
+    if (isGiven()) await giveBack();
   }
 }
 
@@ -66,8 +82,8 @@ export const releaseTo = (run: Pick<QueuedRun, 'serverId' | 'runId'>) =>
  * cancelled or closed meanwhile goes on to its begin, which finds how it ended — and wakes its queue
  * again, in case a wake was lost (a queue terminated by hand).
  */
-async function waitForTurn(run: QueuedRun, given: () => boolean): Promise<void> {
-  setCurrentDetails(`waiting for its turn on ${serverLabel(run)}`);
+async function waitForTurn(run: QueuedRun, given: () => boolean, where: RunPlaceInWorkflow): Promise<void> {
+  where.report(`waiting for its turn on ${serverLabel(run)}`);
   const place = { runId: run.runId, serverId: run.serverId, organizationId: run.organizationId };
   while (!(await condition(given, WAITING_CHECK))) {
     if (!(await bookkeeping.stillWaiting(place))) return;

@@ -87,14 +87,15 @@ async function handTurn(run: NextRun, released: Set<string>): Promise<void> {
     }
   }
   // Its workflow runs already (or ran): tell it.
-  if (await tellTurn(run.workflowId)) return waitForRelease(run, released);
+  if (await tellTurn(run)) return waitForRelease(run, released);
   await failQueuedRun({ runId: run.runId, error: 'The run’s workflow ended before its turn came (terminated in Temporal?)' });
 }
 
-/** "Your turn", to a run's workflow; false when it does not run (never started, or ended). */
-async function tellTurn(workflowId: string): Promise<boolean> {
+/** "Your turn", to a run's workflow (naming the run to a workflow it shares); false when it does not run (never started, or ended). */
+async function tellTurn(run: NextRun): Promise<boolean> {
   try {
-    await getExternalWorkflowHandle(workflowId).signal(TURN_SIGNAL);
+    const handle = getExternalWorkflowHandle(run.workflowId);
+    await (run.sharedWorkflow ? handle.signal<[string]>(TURN_SIGNAL, run.runId) : handle.signal(TURN_SIGNAL));
     return true;
   } catch (error) {
     if (isCancellation(error)) throw error;

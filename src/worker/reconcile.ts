@@ -16,9 +16,9 @@ import { failOrphanedPipelineRuns, startQueuedPipelineRuns } from './pipeline-re
  */
 export async function failOrphanedRuns(workflows: WorkflowGateway): Promise<number> {
   let count = 0;
-  for await (const run of DeploymentRunModel.find({ status: { $in: BEGUN_RUN_STATUSES } }, { _id: 1, parent_run_id: 1, server_id: 1, organization_id: 1 }).lean().cursor()) {
-    // A fleet run's target has its own workflow, a child of its run's.
-    const workflowId = run.parent_run_id ? fleetTargetWorkflowId(run.parent_run_id.toString(), String(run.server_id)) : deploymentRunWorkflowId(run._id.toString());
+  for await (const run of DeploymentRunModel.find({ status: { $in: BEGUN_RUN_STATUSES } }, { _id: 1, parent_run_id: 1, server_id: 1, organization_id: 1, workflow_id: 1 }).lean().cursor()) {
+    // A fleet run's target runs in its group's workflow (recorded), or in its own (older runs, rolling windows), a child of its run's.
+    const workflowId = run.workflow_id ?? (run.parent_run_id ? fleetTargetWorkflowId(run.parent_run_id.toString(), String(run.server_id)) : deploymentRunWorkflowId(run._id.toString()));
     if (await workflows.workflowOpen(workflowId)) continue;
     // A change Bosun makes by itself: in the audit trail as the system's.
     const audit = await recordIntent(

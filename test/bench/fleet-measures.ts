@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
-import { deploymentRunWorkflowId, fleetTargetWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { deploymentRunWorkflowId, fleetTargetGroupWorkflowId } from '../../src/domain/contracts/workflow-ids';
 
 /** MongoDB's operation counters (serverStatus opcounters), summed over kinds, and per kind. */
 export interface OpCounts {
@@ -29,16 +29,16 @@ export interface HistorySize {
   /** Events of the fleet workflow, summed over its executions (continue-as-new starts another). */
   events: number;
   executions: number;
-  /** Events of one target's child workflow (the first target's), for scale. */
-  targetEvents: number;
+  /** Events of one target group's workflow (the first batch's first), for scale. */
+  groupEvents: number;
 }
 
 /** The history of a fleet run's workflow, across continue-as-new. */
-export async function fleetHistory(temporal: Client, runId: string, firstServerId: string): Promise<HistorySize> {
+export async function fleetHistory(temporal: Client, runId: string): Promise<HistorySize> {
   const workflowId = deploymentRunWorkflowId(runId);
   const runIds: string[] = [];
   for await (const execution of temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runIds.push(execution.runId);
   const lengths = await Promise.all(runIds.map(async (id) => (await temporal.workflow.getHandle(workflowId, id).describe()).historyLength));
-  const target = await temporal.workflow.getHandle(fleetTargetWorkflowId(runId, firstServerId)).describe();
-  return { events: lengths.reduce((a, b) => a + b, 0), executions: runIds.length, targetEvents: target.historyLength };
+  const group = await temporal.workflow.getHandle(fleetTargetGroupWorkflowId(runId, 1, 1)).describe();
+  return { events: lengths.reduce((a, b) => a + b, 0), executions: runIds.length, groupEvents: group.historyLength };
 }

@@ -89,7 +89,7 @@ export function fleetReport(r: FleetReport): { failed: boolean } {
     console.log(`   peak RSS: ${join(side.peakRss, (x) => `${mib(x).toFixed(0)} MiB`)}`);
     const kinds = Object.entries(side.opsByKindPerTarget).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
     console.log(`   MongoDB operations per target ${side.opsPerTarget.toFixed(1)} (${kinds})   sshd logins per run ${side.loginsPerRun.toFixed(0)}`);
-    if (side.history) console.log(`   fleet workflow history: ${side.history.events} events in ${side.history.executions} execution(s); a target's workflow ${side.history.targetEvents} events`);
+    if (side.history) console.log(`   fleet workflow history: ${side.history.events} events in ${side.history.executions} execution(s); a target group's workflow ${side.history.groupEvents} events`);
     const node = [NODE_BOTH, NODE_API, NODE_WORKER].reduce((sum, name) => sum + (side.cpuPerRun.get(name) ?? 0), 0);
     const nodeRss = [NODE_BOTH, NODE_API, NODE_WORKER].reduce((sum, name) => sum + (side.peakRss.get(name) ?? 0), 0);
     figures.push(

@@ -169,7 +169,7 @@ runBench({ rateLimitPerMinute: RATE_LIMIT, ...(MODE === 'in-process' ? {} : { wo
       }
       const peaks = rss.stop();
       const [cpu, threads, ops] = [cpuBetween(cpu0, cpuNow(watched)), cpuBetween(threads0, threadCpu(workerPid)), opsBetween(ops0, await opcounters(bosun.mongoUri))];
-      const history: HistorySize | null = await fleetHistory(bosun.temporal, runs.at(-1)!.runId, servers[0]!).catch((error) => {
+      const history: HistorySize | null = await fleetHistory(bosun.temporal, runs.at(-1)!.runId).catch((error) => {
         console.error(`the fleet workflow's history could not be read: ${error}`);
         return null;
       });

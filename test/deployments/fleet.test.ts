@@ -223,18 +223,25 @@ describe('watching a fleet run', () => {
       const own = events.filter((e) => e.target === null);
       expect(own.map((e) => e.seq)).toEqual(own.map((_, i) => own[0]!.seq! + i));
 
-      // In Temporal: deployment-run-<run id>, and a child per target named after its server. The run's
+      // In Temporal: deployment-run-<run id>, and a child per group of a batch's targets (here one). The run's
       // document is marked success by the workflow's last activity, a moment before the workflow completes.
       const handle = bosun.temporal.workflow.getHandle(`deployment-run-${runId}`);
       expect(await handle.result()).toMatchObject({ status: 'success', targets: 3 });
       const parent = await handle.describe();
       expect(parent.type).toBe('deploymentFleetWorkflow');
       expect(parent.status.name).toBe('COMPLETED');
-      const child = await bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[0]}`).describe();
-      expect(child.type).toBe('deploymentTargetWorkflow');
+      const child = await bosun.temporal.workflow.getHandle(`deployment-run-${runId}-batch-1-group-1`).describe();
+      expect(child.type).toBe('fleetTargetGroupWorkflow');
       expect(child.parentExecution?.workflowId).toBe(`deployment-run-${runId}`);
       expect(child.status.name).toBe('COMPLETED');
-      expect((await child.staticSummary?.())).toBe(`${deployment.name} on web-1 (batch 1)`);
+      expect((await child.staticSummary?.())).toBe(`${deployment.name}: batch 1, group 1/1 (3 servers)`);
+      // Each target's steps in the group's history, named after the step and its server.
+      const summaries = new Set<string>();
+      for (const event of (await bosun.temporal.workflow.getHandle(`deployment-run-${runId}-batch-1-group-1`).fetchHistory()).events ?? []) {
+        const summary = event.userMetadata?.summary?.data;
+        if (summary) summaries.add(Buffer.from(summary).toString('utf8').replace(/^"|"$/g, ''));
+      }
+      expect([...summaries].filter((s) => s.startsWith('hello on')).sort()).toEqual(['hello on web-1', 'hello on web-2', 'hello on web-3']);
     } finally {
       socket.close();
     }

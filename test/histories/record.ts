@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { RulesPlanner } from '../../src/domain/planner/rules';
 import type { PlanContext, Planner, PlanResult } from '../../src/domain/planner/types';
-import { serverHealthSweepWorkflowId, auditChainWorkflowId, auditCheckpointWorkflowId, configSyncTickWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
+import { serverHealthSweepWorkflowId, auditChainWorkflowId, auditCheckpointWorkflowId, configSyncTickWorkflowId, conversationWorkflowId, deploymentRunWorkflowId, fleetTargetGroupWorkflowId, notificationDeliveryWorkflowId, notificationDispatchWorkflowId, requestedRunWorkflowId, bufferedRunWorkflowId } from '../../src/domain/contracts/workflow-ids';
 import { bearer, eventually, startBosun, type Bosun } from '../support/bosun';
 import { personToken as addPersonToken, userWithToken } from '../support/client';
 import globalSetup from '../support/global-setup';
@@ -150,8 +150,9 @@ const scenarios: Record<string, (ctx: Context) => Promise<void>> = {
     const runId = (await ctx.api('post', `/api/v1/deployments/${deploymentId}/run`, { parameters: { version: '1.4.2' } })).body.run_id!;
     await eventually(async () => (await ctx.api('get', `/api/v1/deployments/${deploymentId}/runs/${runId}`)).body.data.status as string, (s) => FINAL.includes(s), 60_000);
     await save('deployment-fleet-failed', ctx.bosun.temporal.workflow.getHandle(deploymentRunWorkflowId(runId)));
-    await save('deployment-target-queued-success', ctx.bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[0]}`));
-    await save('deployment-target-failed', ctx.bosun.temporal.workflow.getHandle(`deployment-run-${runId}-${servers[1]}`));
+    // Each batch's targets in a group's workflow (batches of one: a group of one each).
+    await save('deployment-target-group-queued-success', ctx.bosun.temporal.workflow.getHandle(fleetTargetGroupWorkflowId(runId, 1, 1)));
+    await save('deployment-target-group-failed', ctx.bosun.temporal.workflow.getHandle(fleetTargetGroupWorkflowId(runId, 2, 1)));
     // The queue that ran the one-server run, then gave the first target its turn: still open.
     await save('server-run-queue-turns', ctx.bosun.temporal.workflow.getHandle(`server-run-queue-${servers[0]}`), { open: true });
   },

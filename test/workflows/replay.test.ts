@@ -25,7 +25,7 @@ describe('recorded workflow histories replay against the current code', () => {
 
   test('there are histories of every workflow type', () => {
     const types = new Set(files.map((f) => (JSON.parse(readFileSync(path.join(HISTORIES, f), 'utf8')) as { events: Array<{ workflowExecutionStartedEventAttributes?: { workflowType: { name: string } } }> }).events[0]!.workflowExecutionStartedEventAttributes!.workflowType.name));
-    expect([...types].sort()).toEqual(['auditChainWorkflow', 'auditCheckpointWorkflow', 'configSyncWorkflow', 'conversationWorkflow', 'deploymentFleetWorkflow', 'deploymentRollbackWorkflow', 'deploymentRunWorkflow', 'deploymentTargetWorkflow', 'notificationDeliveryWorkflow', 'notificationDispatchWorkflow', 'pipelineRunWorkflow', 'scheduledRunWorkflow', 'serverHealthSweepWorkflow', 'serverHealthWorkflow', 'serverRunQueueWorkflow', 'serverVerificationWorkflow']);
+    expect([...types].sort()).toEqual(['auditChainWorkflow', 'auditCheckpointWorkflow', 'configSyncWorkflow', 'conversationWorkflow', 'deploymentFleetWorkflow', 'deploymentRollbackWorkflow', 'deploymentRunWorkflow', 'deploymentTargetWorkflow', 'fleetTargetGroupWorkflow', 'notificationDeliveryWorkflow', 'notificationDispatchWorkflow', 'pipelineRunWorkflow', 'scheduledRunWorkflow', 'serverHealthSweepWorkflow', 'serverHealthWorkflow', 'serverRunQueueWorkflow', 'serverVerificationWorkflow']);
   });
 
   test.each(files)('%s', async (file) => {

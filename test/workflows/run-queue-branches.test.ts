@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CancelledFailure, type WorkflowHandle } from '@temporalio/client';
 import type { FleetRunInput, FleetTarget, NextRun, QueuedRun, RunStepDefinition, StepResult, TurnOutcome } from '../../src/domain/contracts/runs';
-import { deploymentRunWorkflowId, fleetTargetWorkflowId, serverRunQueueWorkflowId, TURN_SIGNAL } from '../../src/domain/contracts/workflow-ids';
+import { deploymentRunWorkflowId, fleetTargetGroupWorkflowId, serverRunQueueWorkflowId, TURN_SIGNAL } from '../../src/domain/contracts/workflow-ids';
 import { eventually } from '../support/bosun';
 import { currentDetails, names, outcome, untilCancelled, workflowEnv, type Call, type WorkflowEnv } from '../support/workflow-env';
 
@@ -105,10 +105,11 @@ describe('a one-server run started with its place (by a worker’s sweep, its qu
   });
 });
 
+const startQueue = (taskQueue: string, serverId: string) =>
+  w.env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: serverRunQueueWorkflowId(serverId), args: [{ serverId, organizationId: 'org' }] });
+
 describe('serverRunQueueWorkflow: hands the turn to the runs waiting, in order', () => {
   const next = (run: QueuedRun, extra: Partial<NextRun> = {}): NextRun => ({ ...run, workflowId: deploymentRunWorkflowId(run.runId), fleetTarget: false, ...extra });
-  const startQueue = (taskQueue: string, serverId: string) =>
-    w.env.client.workflow.start('serverRunQueueWorkflow', { taskQueue, workflowId: serverRunQueueWorkflowId(serverId), args: [{ serverId, organizationId: 'org' }] });
 
   test('a failed run is an ordinary outcome: the queue gives the turn to the next run, each waiting in its own workflow', async () => {
     const serverId = `srv-${id()}`;
@@ -229,8 +230,12 @@ describe('deploymentFleetWorkflow and its targets', () => {
         expect(calls.filter(([n]) => n === 'takeTurn')).toHaveLength(2);
         expect(calls.find(([n]) => n === 'closeWaitingTargets')![1]).toEqual({ runId: run.runId, to: 'skipped', fromBatch: 2 });
         expect(calls.at(-1)).toEqual(['finishRun', { runId: run.runId, status: 'failed', error: expect.stringMatching(/^1 of 4 targets failed/) }]);
-        const failedTarget = w.env.client.workflow.getHandle(fleetTargetWorkflowId(run.runId, first[1]!.serverId));
-        expect(await outcome(failedTarget)).toBe('FAILED');
+        // The batch's targets shared one workflow: a target's failure is an outcome of the group, which completed.
+        const group = w.env.client.workflow.getHandle(fleetTargetGroupWorkflowId(run.runId, 1, 1));
+        expect(await group.result()).toEqual([
+          { failed: null, unhealthy: null },
+          { failed: 'Not run: the server no longer exists', unhealthy: null },
+        ]);
       },
     );
   });
@@ -267,7 +272,7 @@ describe('deploymentFleetWorkflow and its targets', () => {
         expect(names(calls)).toEqual(expect.arrayContaining(['cancelSteps', 'closeWaitingTargets']));
         expect(calls.find(([n]) => n === 'closeWaitingTargets')![1]).toEqual({ runId: run.runId, to: 'cancelled', fromBatch: 0 });
         expect(calls.at(-1)).toEqual(['finishRun', { runId: run.runId, status: 'cancelled', error: null }]);
-        expect(await outcome(w.env.client.workflow.getHandle(fleetTargetWorkflowId(run.runId, first[0]!.serverId)))).toBe('CANCELLED');
+        expect(await outcome(w.env.client.workflow.getHandle(fleetTargetGroupWorkflowId(run.runId, 1, 1)))).toBe('CANCELLED');
         expect(await outcome(handle)).toBe('CANCELLED');
       },
     );
@@ -278,8 +283,8 @@ describe('deploymentFleetWorkflow and its targets', () => {
     const [only] = [targets(1)];
     await w.withWorker({ ...fleetMocks([only], 0), takeTurn: async (): Promise<TurnOutcome> => ({ queued: true }) }, async (taskQueue, calls) => {
       const handle = await startFleet(taskQueue, run);
-      const target = w.env.client.workflow.getHandle(fleetTargetWorkflowId(run.runId, only[0]!.serverId));
-      await eventually(() => currentDetails(target).catch(() => ''), (d) => d.startsWith('waiting for its turn'));
+      const target = w.env.client.workflow.getHandle(fleetTargetGroupWorkflowId(run.runId, 1, 1));
+      await eventually(() => currentDetails(target).catch(() => ''), (d) => d.includes('1 waiting for their turn'));
       await handle.cancel();
       expect(await outcome(target)).toBe('CANCELLED');
       expect(names(calls)).toEqual(expect.arrayContaining(['takeTurn', 'cancelQueuedRun']));
@@ -292,7 +297,46 @@ describe('deploymentFleetWorkflow and its targets', () => {
     const [only] = [targets(1)];
     await w.withWorker({ ...fleetMocks([only], 0), takeTurn: async (): Promise<TurnOutcome> => ({ turn: true, steps: [step('only')] }) }, async (taskQueue, calls) => {
       await expect((await startFleet(taskQueue, run)).result()).resolves.toMatchObject({ status: 'success', targets: 1 });
-      expect(calls.find(([n]) => n === 'takeTurn')![1]).toEqual({ runId: only[0]!.runId, serverId: only[0]!.serverId, organizationId: 'org' });
+      // With the place, the workflow it shares with the batch's other targets: its queue tells that one "your turn".
+      expect(calls.find(([n]) => n === 'takeTurn')![1]).toEqual({ runId: only[0]!.runId, serverId: only[0]!.serverId, organizationId: 'org', workflowId: fleetTargetGroupWorkflowId(run.runId, 1, 1) });
     });
+  });
+
+  test('a target waiting in its group: its queue gives it the turn by name, it begins (the one that had its turn is not begun again), runs, gives the turn back', async () => {
+    const run = fleet();
+    const [batch] = [targets(2)];
+    const [waiting] = batch as [FleetTarget, FleetTarget];
+    const groupId = fleetTargetGroupWorkflowId(run.runId, 1, 1);
+    let served = false;
+    const given: NextRun = {
+      runId: waiting.runId, organizationId: 'org', deploymentId: 'dep', serverId: waiting.serverId, deploymentName: 'fleet-release', triggeredBy: 'API token: ci', serverTitle: waiting.serverTitle,
+      workflowId: groupId, fleetTarget: true, sharedWorkflow: true,
+    };
+    await w.withWorker(
+      {
+        ...fleetMocks([batch], 0),
+        // The other target's server is free; this one's is busy until its queue gives it the turn.
+        takeTurn: async ({ runId }: { runId: string }): Promise<TurnOutcome> => (runId === waiting.runId ? { queued: true } : { turn: true, steps: [step('only')] }),
+        endedRun: async () => ({ status: 'running', error: null }),
+        nextQueuedRun: async () => {
+          if (served) return null;
+          served = true;
+          return given;
+        },
+      },
+      async (taskQueue, calls) => {
+        const handle = await startFleet(taskQueue, run);
+        const group = w.env.client.workflow.getHandle(groupId);
+        await eventually(() => currentDetails(group).catch(() => ''), (d) => d.startsWith('batch 1: 0 running, 1 waiting for their turn, 1 of 2 ended'));
+        const queue = await startQueue(taskQueue, waiting.serverId);
+        await expect(handle.result()).resolves.toMatchObject({ status: 'success', targets: 2 });
+        // Begun by its turn from the queue: the one run that waited, and only it.
+        expect(calls.filter(([n]) => n === 'beginOneServerRun').map(([, input]) => input)).toEqual([{ runId: waiting.runId }]);
+        expect(await group.result()).toEqual([{ failed: null, unhealthy: null }, { failed: null, unhealthy: null }]);
+        // The turn went back to the queue, which read its next run.
+        await eventually(async () => calls.filter(([n]) => n === 'nextQueuedRun').length, (n) => n >= 2);
+        await queue.terminate('test over');
+      },
+    );
   });
 });

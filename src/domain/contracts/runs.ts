@@ -42,6 +42,9 @@ export interface RunPlace {
   organizationId: string;
 }
 
+/** A run asking for its turn: its place when its trigger took one; the workflow it runs in when it shares one (a target group's). */
+export type TurnRequest = RunPlace & { place?: number; workflowId?: string };
+
 /**
  * Where a run stands once it asked for its server's turn: it has the turn (`steps`: begun with it,
  * null when the run had ended meanwhile), waits in the server's queue for it, or failed without
@@ -63,8 +66,10 @@ export type TurnOutcome = { turn: true; steps?: RunStepDefinition[] | null; froz
 
 /** The queue → run hand-off, from the queue's side: the next run to give the turn to, taken for it. */
 export interface NextRun extends QueuedRun {
-  /** The workflow to tell "your turn": the run's own (one-server), or its fleet target's. */
+  /** The workflow to tell "your turn": the run's own (one-server), its fleet target's, or its target group's. */
   workflowId: string;
+  /** Its workflow runs other targets too (a target group's): "your turn" names the run. */
+  sharedWorkflow?: boolean;
   /** A fleet run's target (its workflow a child of its fleet run's, never started by the queue). */
   fleetTarget: boolean;
 }

@@ -2,6 +2,7 @@ import type { ConfigSyncInput, ConfigSyncOutcome } from './config-sync';
 import type { ConversationInput, ConversationResult } from './conversations';
 import type { NotificationDeliveryInput, NotificationDispatchInput } from './notifications';
 import type { FleetResult, FleetRunInput, QueuedRun, RollbackRunInput, RunQueueInput, RunResult, TargetRunInput } from './runs';
+import type { TargetGroupInput, TargetOutcome } from './target-groups';
 import type { PipelineRunInput } from './pipelines';
 import type { ScheduledRunInput, ScheduledRunResult } from './schedules';
 import type { ImportVerificationInput, ImportVerificationResult, ServerHealthInput, ServerHealthSweepInput, VerifyServerInput } from './servers';
@@ -20,6 +21,7 @@ export interface WorkflowSignatures {
   deploymentRunWorkflow: (run: QueuedRun) => Promise<RunResult>;
   deploymentFleetWorkflow: (run: FleetRunInput) => Promise<FleetResult>;
   deploymentTargetWorkflow: (target: TargetRunInput) => Promise<RunResult>;
+  fleetTargetGroupWorkflow: (group: TargetGroupInput) => Promise<TargetOutcome[]>;
   deploymentRollbackWorkflow: (input: RollbackRunInput) => Promise<string>;
   pipelineRunWorkflow: (input: PipelineRunInput) => Promise<{ status: 'success'; stages: number }>;
   conversationWorkflow: (input: ConversationInput) => Promise<ConversationResult>;

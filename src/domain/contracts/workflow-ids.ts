@@ -15,8 +15,10 @@ export const inventoryVerificationWorkflowId = (importId: string) => `inventory-
 export const deploymentRunWorkflowId = (runId: string) => `deployment-run-${runId}`;
 /** A rollback of a fleet run a person asked for (an automatic one runs in the fleet run's own workflow). */
 export const deploymentRollbackWorkflowId = (runId: string) => `deployment-rollback-${runId}`;
-/** A fleet run's target: a child of its fleet run's workflow. */
+/** A fleet run's target with a workflow of its own (fleet runs started before target groups; a rolling window's targets). */
 export const fleetTargetWorkflowId = (runId: string, serverId: string) => `deployment-run-${runId}-${serverId}`;
+/** A group of a fleet run's batch's targets, run in one workflow (a child of its fleet run's): batch and group from 1. */
+export const fleetTargetGroupWorkflowId = (runId: string, batch: number, group: number) => `deployment-run-${runId}-batch-${batch}-group-${group}`;
 /** A server's run queue: hands the server's turn to the runs waiting for it, in the order they were placed. */
 export const serverRunQueueWorkflowId = (serverId: string) => `server-run-queue-${serverId}`;
 
@@ -25,7 +27,7 @@ export const SERVERS_TO_WATCH_SIGNAL = 'servers-to-watch';
 
 /** Run → queue: "a run waits for its turn" (the run's id; absent in wakes sent before runs named themselves). */
 export const WAKE_QUEUE_SIGNAL = 'wake';
-/** Queue → run: "your turn on this server". */
+/** Queue → run: "your turn on this server" (to a target group's workflow, the run's id). */
 export const TURN_SIGNAL = 'turn';
 /** Run → queue: "done with this server" (the run's id), for a turn the queue gave. */
 export const RELEASED_SIGNAL = 'released';

@@ -86,6 +86,9 @@ const deploymentRunSchema = new Schema(
     // Place in the server's queue: runs of a server execute in this order, one at a time. A fleet
     // run has none; its target takes one when its batch starts.
     queue_seq: { type: Number, default: null },
+    // A fleet target run in a workflow it shares with other targets (its group's), which its queue
+    // tells of its turn: that workflow's id, recorded with its place. Null: the run's own workflow.
+    workflow_id: { type: String, default: null },
     steps: { type: [runStepSchema], required: true },
     started_at: { type: Date, default: null },
     completed_at: { type: Date, default: null },

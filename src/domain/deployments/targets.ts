@@ -26,9 +26,12 @@ export async function closeWaitingTargets(runId: Types.ObjectId | string, to: 's
   return closed.modifiedCount;
 }
 
+/** What a target records with its place: the workflow it shares with other targets, if it does. */
+const sharedWorkflow = (workflowId?: string) => (workflowId ? { workflow_id: workflowId } : {});
+
 /** A target whose batch started takes its place in its server's queue (bookkeeping: its status stays queued); false when it had one, or is not queued. */
-export async function placeTarget(targetId: string, queueSeq: number): Promise<boolean> {
-  const placed = await DeploymentRunModel.updateOne({ _id: targetId, status: 'queued', queue_seq: null }, { $set: { queue_seq: queueSeq } });
+export async function placeTarget(targetId: string, queueSeq: number, workflowId?: string): Promise<boolean> {
+  const placed = await DeploymentRunModel.updateOne({ _id: targetId, status: 'queued', queue_seq: null }, { $set: { queue_seq: queueSeq, ...sharedWorkflow(workflowId) } });
   return placed.modifiedCount > 0;
 }
 
@@ -37,12 +40,12 @@ export async function placeTarget(targetId: string, queueSeq: number): Promise<b
  * server's turn, nothing ahead of it): queued → running in one write. Null when it had a place
  * already, or is not queued.
  */
-export async function beginPlacedTarget(targetId: string, queueSeq: number): Promise<Pick<DeploymentRun, 'steps' | 'start_step'> | null> {
+export async function beginPlacedTarget(targetId: string, queueSeq: number, workflowId?: string): Promise<Pick<DeploymentRun, 'steps' | 'start_step'> | null> {
   // The driver's own: one per fleet target, every value typed already.
   const now = new Date();
   return DeploymentRunModel.collection.findOneAndUpdate(
     { _id: asObjectId(targetId), status: 'queued', queue_seq: null },
-    asChange({ $set: { queue_seq: queueSeq, status: 'running', started_at: now, updatedAt: now } }),
+    asChange({ $set: { queue_seq: queueSeq, status: 'running', started_at: now, updatedAt: now, ...sharedWorkflow(workflowId) } }),
     { returnDocument: 'after', projection: { steps: 1, start_step: 1 } },
   ) as Promise<Pick<DeploymentRun, 'steps' | 'start_step'> | null>;
 }

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import { failure } from '../contracts/failure-types';
-import type { RunPlace, TurnOutcome } from '../contracts/runs';
+import type { RunPlace, TurnOutcome, TurnRequest } from '../contracts/runs';
 import { DeploymentRunModel } from '../deployments/model';
 import { beginRun, stepsToRun } from '../deployments/runs';
 import { beginPlacedTarget, failUnrunTarget, placeTarget } from '../deployments/targets';
@@ -53,10 +53,11 @@ async function fromItsPlace(input: RunPlace, tookTurn: boolean): Promise<TurnOut
 /**
  * The server's turn for a run: `place` is the one its trigger took (a one-server run); without it
  * (a fleet target whose batch starts) the run takes a place now, and the turn with it when nobody
- * holds it, in one write; nothing ahead of it, it begins in that write too. Repeating it is harmless.
+ * holds it, in one write; nothing ahead of it, it begins in that write too (with the place, a target
+ * records the workflow it shares with others, `workflowId`). Repeating it is harmless.
  */
-export async function askForTurn(input: RunPlace & { place?: number }): Promise<TurnOutcome> {
-  const { runId, serverId, organizationId, place } = input;
+export async function askForTurn(input: TurnRequest): Promise<TurnOutcome> {
+  const { runId, serverId, organizationId, place, workflowId } = input;
   if (place !== undefined) {
     const turn = await takeTurnIfFirst(serverId, runId, { place, turn: false });
     if (turn === 'gone') return failUnplaceable(input);
@@ -65,9 +66,9 @@ export async function askForTurn(input: RunPlace & { place?: number }): Promise<
   const taken = await takePlaceAndTurn(new Types.ObjectId(serverId), organizationId, new Types.ObjectId(runId));
   if (!taken) return failUnplaceable(input);
   if (taken.turn && !(await runsAhead(serverId, runId, taken.place))) {
-    const begun = await beginPlacedTarget(runId, taken.place);
+    const begun = await beginPlacedTarget(runId, taken.place, workflowId);
     if (begun) return { turn: true, steps: stepsToRun(begun) };
-  } else if (await placeTarget(runId, taken.place)) {
+  } else if (await placeTarget(runId, taken.place, workflowId)) {
     if (taken.turn) await releaseTurn(serverId, new Types.ObjectId(runId));
     return { queued: true };
   }

@@ -33,7 +33,8 @@ export async function nextRun(serverId: string): Promise<NextRun | null> {
     deploymentName: deployment?.name ?? '(deleted)',
     triggeredBy: triggeredByText(run),
     serverTitle: server?.title ?? run.server_title ?? serverId,
-    workflowId: run.parent_run_id ? fleetTargetWorkflowId(run.parent_run_id.toString(), serverId) : deploymentRunWorkflowId(runId),
+    workflowId: run.workflow_id ?? (run.parent_run_id ? fleetTargetWorkflowId(run.parent_run_id.toString(), serverId) : deploymentRunWorkflowId(runId)),
     fleetTarget: !!run.parent_run_id,
+    ...(run.workflow_id ? { sharedWorkflow: true } : {}),
   };
 }
