@@ -101,8 +101,9 @@ const SHARED_ACTIVITY_SLOTS = 100;
  * sticky poll waiting at all times), and with only `steps` slots that poll and the fleet's own tasks
  * took steps' places (a limit of 2 ran one step at a time). A target that gets a spare slot waits in it
  * for a local-activity slot. A long step, handed off after STEP_HANDOFF_AFTER_MS, frees both (see
- * FOLLOWED_COMMANDS). A fleet batch's targets arrive together as new workflows, on the shared
- * (non-sticky) queue: it gets half the polls (the SDK's default, a fifth).
+ * FOLLOWED_COMMANDS). A fleet batch's target groups (up to 40 targets sharing a workflow, its task
+ * open while any of their steps runs) arrive together as new workflows, on the shared (non-sticky)
+ * queue: it gets half the polls (the SDK's default, a fifth).
  */
 export function workerConcurrency(steps: number, workflowCache = DEFAULT_WORKFLOW_CACHE) {
   const polls = Math.min(MAX_WORKFLOW_TASK_POLLS, steps);
