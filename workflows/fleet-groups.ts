@@ -16,10 +16,10 @@ import { runInTurn, turnSignal } from './run-turn';
  * Why groups and not the whole batch in the fleet run's workflow: a workflow task stays open while
  * any of its local activities runs (a quick step is one), up to 8 s at a time; what reaches the
  * workflow meanwhile — a queue's "your turn", a timer, a long step's end — waits in Temporal's buffer,
- * and past 100 buffered events Temporal fails the task and its steps' results with it. A target has
- * at most two such events outstanding (a turn signal and a timer), so a group of TARGET_GROUP_SIZE
- * (40) stays under the limit, and the fleet run's own workflow, running no step, answers a pause or
- * a gate's decision at once.
+ * and past 100 buffered events (history.maximumBufferedEventsBatch) Temporal force-closes the task,
+ * its steps' results with it. A target has at most two such events outstanding (a turn signal and
+ * a timer), so a group of TARGET_GROUP_SIZE (40) stays under the limit, and the fleet run's own
+ * workflow, running no step, answers a pause or a gate's decision at once.
  */
 
 /** A batch's targets in groups of at most TARGET_GROUP_SIZE, as even as can be (100 → 34, 33, 33). */
