@@ -57,10 +57,10 @@ const statuses = (run: { targets: Target[] }) => run.targets.map((t) => `${t.tit
 const titles = (from: number, to: number, status: string) => Array.from({ length: to - from + 1 }, (_, i) => `node-${from + i}:${status}`);
 
 test('max_concurrency 3 over 12 targets: while target 1 holds, the others flow through the other two slots — no batch waits for its slowest — never more than 3 at once', async () => {
-  // Each step notes how many steps run as it starts (a file per running step, removed before its slot frees).
+  // Each step notes where it runs and how many steps run as it starts (a file per running step, removed before its slot frees).
   const concurrency = {
     name: 'mark',
-    command: `${HERE}; touch ${work}/flow-running-$here; ls ${work} | grep -c '^flow-running-' >> ${work}/flow-seen; if [ "$here" = ${ADDRESSES[0]} ]; then ${holdUntilGo('flow')}; else sleep 0.2; fi; touch ${work}/flow-$here; rm ${work}/flow-running-$here`,
+    command: `${HERE}; touch ${work}/flow-running-$here; echo "$here $(ls ${work} | grep -c '^flow-running-')" >> ${work}/flow-seen; if [ "$here" = ${ADDRESSES[0]} ]; then ${holdUntilGo('flow')}; else sleep 0.2; fi; touch ${work}/flow-$here; rm ${work}/flow-running-$here`,
   };
   const deployment = await ops.define({ targets: { server_ids: servers }, strategy: { max_concurrency: 3 }, steps: [concurrency] });
   expect(deployment.strategy).toEqual({ batch_size: null, max_concurrency: 3, max_failures: null, gates: [], health_check: null });
@@ -79,11 +79,15 @@ test('max_concurrency 3 over 12 targets: while target 1 holds, the others flow t
   const run = await ops.waitForRun(deployment.id, runId, undefined, 120_000);
   expect(run).toMatchObject({ status: 'success', error: null, strategy: { batch_size: null, max_concurrency: 3, max_failures: 0, batches: 4 } });
   expect(run.summary).toEqual({ total: 12, success: 12, failed: 0, running: 0, queued: 0, skipped: 0, cancelled: 0 });
-  // Target 1 ran throughout: every step saw itself and target 1 at least, and never more than the window.
-  const seen = readFileSync(`${work}/flow-seen`, 'utf8').trim().split('\n').map(Number);
+  // Never more than the window; and target 1 ran throughout: every step that began after target 1's
+  // saw itself and target 1 at least. (Target 1's own may begin after others of the first three, and
+  // after some of them ended, on a loaded machine: its workflow is one of three started together.)
+  const seen = readFileSync(`${work}/flow-seen`, 'utf8').trim().split('\n').map((line) => ({ address: line.split(' ')[0], running: Number(line.split(' ')[1]) }));
   expect(seen).toHaveLength(12);
-  expect(Math.max(...seen)).toBeLessThanOrEqual(3);
-  expect(Math.min(...seen.slice(1))).toBeGreaterThanOrEqual(2);
+  expect(Math.max(...seen.map((s) => s.running))).toBeLessThanOrEqual(3);
+  const first = seen.findIndex((s) => s.address === ADDRESSES[0]);
+  expect(first).toBeGreaterThanOrEqual(0);
+  expect(seen.slice(first + 1).filter((s) => s.running < 2)).toEqual([]);
 }, 240_000);
 
 test('max_failures "10%" (1 of 12) in a window of 2: the second failure starts nothing new, the running target finishes, the rest are skipped, the run fails', async () => {
