@@ -1,6 +1,6 @@
 import { CancellationScope, CancelledFailure, executeChild, ParentClosePolicy, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { FleetRunInput, FleetTarget, HealthCheck, TargetRunInput } from '../src/domain/contracts/runs';
-import { TARGET_GROUP_SIZE, type TargetGroupInput, type TargetOutcome } from '../src/domain/contracts/target-groups';
+import type { FleetRunInput, FleetTarget, HealthCheck } from '../src/domain/contracts/runs';
+import { TARGET_GROUP_SIZE, targetRunInput, type TargetGroupInput, type TargetOutcome } from '../src/domain/contracts/target-groups';
 import { fleetSearchAttributes } from '../src/domain/contracts/search-attributes';
 import { fleetTargetGroupWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { targetFailureLine } from './failures';
@@ -33,18 +33,6 @@ export function groupsOf<T>(targets: T[]): T[][] {
   }
   return groups;
 }
-
-const targetInput = (group: TargetGroupInput, target: FleetTarget): TargetRunInput => ({
-  runId: target.runId,
-  organizationId: group.run.organizationId,
-  deploymentId: group.run.deploymentId,
-  serverId: target.serverId,
-  deploymentName: group.run.deploymentName,
-  triggeredBy: group.run.triggeredBy,
-  serverTitle: target.serverTitle,
-  fleetRunId: group.run.runId,
-  batch: group.batch,
-});
 
 /**
  * A group of a batch's targets, side by side in one workflow: each asks for its server's turn (its
@@ -79,7 +67,7 @@ export async function fleetTargetGroupWorkflow(group: TargetGroupInput): Promise
       const outcome: TargetOutcome = { failed: null, unhealthy: null };
       try {
         const place = { runId: target.runId, serverId: target.serverId, organizationId: group.run.organizationId, workflowId };
-        await runInTurn(targetInput(group, target), () => bookkeeping.takeTurn(place), shared);
+        await runInTurn(targetRunInput(group.run, target, group.batch), () => bookkeeping.takeTurn(place), shared);
         if (check) outcome.unhealthy = await check(target);
       } catch (error) {
         outcome.failed = targetFailureLine(target, error);

@@ -1,6 +1,6 @@
 import { executeChild, ParentClosePolicy } from '@temporalio/workflow';
-import type { FleetRunInput, FleetTarget, HealthCheck, RunResult, TargetRunInput } from '../src/domain/contracts/runs';
-import type { TargetOutcome } from '../src/domain/contracts/target-groups';
+import type { FleetRunInput, FleetTarget, HealthCheck, RunResult } from '../src/domain/contracts/runs';
+import { targetRunInput, type TargetOutcome } from '../src/domain/contracts/target-groups';
 import { runSearchAttributes } from '../src/domain/contracts/search-attributes';
 import { fleetTargetWorkflowId } from '../src/domain/contracts/workflow-ids';
 import { deploymentTargetWorkflow } from './deployment-target';
@@ -30,17 +30,7 @@ export async function runBatch(run: FleetRunInput, targets: FleetTarget[], batch
 
 /** One target of a fleet run, as its child workflow (a rolling window's, and batches before target groups); `where` names its batch (or window group) in the Temporal UI. */
 export function runTarget(run: FleetRunInput, target: FleetTarget, batch: number, where = `batch ${batch}`): Promise<RunResult> {
-  const input: TargetRunInput = {
-    runId: target.runId,
-    organizationId: run.organizationId,
-    deploymentId: run.deploymentId,
-    serverId: target.serverId,
-    deploymentName: run.deploymentName,
-    triggeredBy: run.triggeredBy,
-    serverTitle: target.serverTitle,
-    fleetRunId: run.runId,
-    batch,
-  };
+  const input = targetRunInput(run, target, batch);
   return executeChild(deploymentTargetWorkflow, {
     workflowId: fleetTargetWorkflowId(run.runId, target.serverId),
     args: [input],

@@ -119,7 +119,8 @@ export interface RunPlaceInWorkflow {
   report: (details: string) => void;
 }
 
-const OWN_WORKFLOW: RunPlaceInWorkflow = { shared: false, report: setCurrentDetails };
+export const OWN_WORKFLOW: RunPlaceInWorkflow = { shared: false, report: setCurrentDetails };
+export const SHARED_WORKFLOW: RunPlaceInWorkflow = { shared: true, report: () => undefined };
 
 /**
  * A run in a shared workflow that found its run ended before it began: it ends as the run did, that

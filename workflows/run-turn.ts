@@ -1,8 +1,8 @@
-import { CancellationScope, condition, defineSignal, getExternalWorkflowHandle, isCancellation, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, defineSignal, getExternalWorkflowHandle, isCancellation, setHandler } from '@temporalio/workflow';
 import { failure } from '../src/domain/contracts/failure-types';
 import { serverLabel, type QueuedRun, type RunResult, type RunStepDefinition, type TurnOutcome, type FrozenHold } from '../src/domain/contracts/runs';
 import { RELEASED_SIGNAL, serverRunQueueWorkflowId, TURN_SIGNAL } from '../src/domain/contracts/workflow-ids';
-import { executeRun, type RunPlaceInWorkflow } from './run-steps';
+import { executeRun, OWN_WORKFLOW, SHARED_WORKFLOW, type RunPlaceInWorkflow } from './run-steps';
 import { bookkeeping } from './run-activities';
 
 /** "Your turn": to a run's own workflow, without a word; to a workflow running several targets, the run's id. */
@@ -34,7 +34,7 @@ export async function runInTurn(run: QueuedRun, ask: () => Promise<TurnOutcome>,
     });
   }
   const isGiven = () => (shared ? shared.given(run.runId) : givenHere);
-  const where: RunPlaceInWorkflow = shared ? { shared: true, report: () => undefined } : { shared: false, report: setCurrentDetails };
+  const where = shared ? SHARED_WORKFLOW : OWN_WORKFLOW;
   const giveBack = () => releaseTo(run);
   // Begun with the turn (taken without the queue): the steps to run.
   let begun: RunStepDefinition[] | null | undefined;

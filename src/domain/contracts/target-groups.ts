@@ -1,4 +1,20 @@
-import type { FleetRunInput, FleetTarget, HealthCheck } from './runs';
+import type { FleetRunInput, FleetTarget, HealthCheck, TargetRunInput } from './runs';
+
+/** What a fleet run's targets carry of their run. */
+export type TargetsRun = Pick<FleetRunInput, 'runId' | 'organizationId' | 'deploymentId' | 'deploymentName' | 'triggeredBy'>;
+
+/** A fleet target as a run on its server, in batch (or window group) `batch`: what its workflow runs, its own or its group's. */
+export const targetRunInput = (run: TargetsRun, target: FleetTarget, batch: number): TargetRunInput => ({
+  runId: target.runId,
+  organizationId: run.organizationId,
+  deploymentId: run.deploymentId,
+  serverId: target.serverId,
+  deploymentName: run.deploymentName,
+  triggeredBy: run.triggeredBy,
+  serverTitle: target.serverTitle,
+  fleetRunId: run.runId,
+  batch,
+});
 
 /**
  * A batch's targets run together in one workflow, a child of their fleet run's (at most
@@ -9,7 +25,7 @@ export const TARGET_GROUP_SIZE = 40;
 
 /** A group of a batch's targets, as its workflow takes them. */
 export interface TargetGroupInput {
-  run: Pick<FleetRunInput, 'runId' | 'organizationId' | 'deploymentId' | 'deploymentName' | 'triggeredBy'>;
+  run: TargetsRun;
   batch: number;
   targets: FleetTarget[];
   /** Checked on each target as soon as its steps succeed (a health check without a soak); null: none, or after the batch. */
