@@ -160,12 +160,7 @@ export class Sshd {
 
   /** An sshd of a test's own, in a fresh temporary folder on a free port: for tests that stop or re-key it (or a bench's many addresses). */
   static async startPrivate(addresses?: readonly string[], options: SshdOptions = {}): Promise<Sshd> {
-    const port = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port: free } = probe.address() as net.AddressInfo;
-        probe.close(() => resolve(free));
-      });
-    });
+    const port = await freePortOn(addresses ?? LOOPBACK_ADDRESSES);
     return Sshd.start(path.join(mkdtempSync(path.join(os.tmpdir(), 'bosun-sshd-')), 'sshd'), port, addresses, options);
   }
 
@@ -229,4 +224,33 @@ export class Sshd {
   rotateHostKey(): void {
     keygen(path.join(this.info.dir, 'host_ed25519'));
   }
+}
+
+/** Listens on `host`:`port` (0: the kernel's pick) and closes again: the port, or null when it was taken there. */
+function listenBriefly(host: string, port: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(null));
+    probe.listen(port, host, () => {
+      const { port: bound } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(bound));
+    });
+  });
+}
+
+/**
+ * A port free on every one of `addresses`, for a private sshd to listen on them all. Probing one
+ * other address (127.0.0.1) was not enough: a port another private sshd held on these addresses was
+ * free there, the second sshd could not bind it, and the first answered in its place (two "servers"
+ * at one endpoint).
+ */
+async function freePortOn(addresses: readonly string[]): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = await listenBriefly(addresses[0]!, 0);
+    if (port === null) break;
+    let free = true;
+    for (const address of addresses.slice(1)) free = free && (await listenBriefly(address, port)) !== null;
+    if (free) return port;
+  }
+  throw new Error(`No port free on every one of ${addresses.join(', ')}`);
 }
