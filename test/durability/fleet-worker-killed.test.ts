@@ -33,8 +33,13 @@ describe('a fleet run survives the death of its worker', () => {
     });
     const { run_id: runId } = await ops.trigger(deployment.id);
 
-    // The second batch's commands are running.
-    await ops.waitForRun(deployment.id, runId, (r) => r.targets.filter((t: Target) => t.batch === 2 && t.steps[0]!.status === 'running').length === 2);
+    // The second batch's commands are running, and have begun on their servers (noted themselves): a
+    // step is marked running once its wrapper reports its process group, a moment before the command
+    // itself starts, and a kill in between (a loaded machine) would interrupt a command that never ran.
+    const hostOf = (serverId: string) => servers.find((s) => s.id === serverId)!.host;
+    await ops.waitForRun(deployment.id, runId, (r) =>
+      r.targets.filter((t: Target) => t.batch === 2 && t.steps[0]!.status === 'running' && executions.count('slow', hostOf(t.server_id)) === 1).length === 2,
+    );
     await worker.stop('SIGKILL');
     await (await bosun.launch('worker')).ready();
 
@@ -43,7 +48,7 @@ describe('a fleet run survives the death of its worker', () => {
     expect(run.summary).toMatchObject({ total: 6, success: 6 });
     expect(run.targets).toHaveLength(6);
     for (const target of run.targets as Target[]) {
-      const address = servers.find((s) => s.id === target.server_id)!.host;
+      const address = hostOf(target.server_id);
       // Each command ran as many times as the step says it was attempted: once, or twice when the kill interrupted it.
       expect([target.title, executions.count('slow', address)]).toEqual([target.title, target.steps[0]!.attempts]);
       expect([target.title, executions.count('quick', address)]).toEqual([target.title, 1]);
