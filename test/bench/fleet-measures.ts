@@ -42,3 +42,37 @@ export async function fleetHistory(temporal: Client, runId: string): Promise<His
   const group = await temporal.workflow.getHandle(fleetTargetGroupWorkflowId(runId, 1, 1)).describe();
   return { events: lengths.reduce((a, b) => a + b, 0), executions: runIds.length, groupEvents: group.historyLength };
 }
+
+/**
+ * BENCH_MONGO_OPS=1: mongod's profiler (level 2, every operation) on Bosun's database while the measured
+ * runs go, then its entries counted by collection and kind ("deployment_runs update"): which writes a
+ * target costs. The profiler's own writes cost mongod CPU, so the CPU figures of such a run are not the
+ * ones to compare.
+ */
+export async function profileOperations(mongoUri: string): Promise<{ stop(): Promise<Array<[string, number]>> }> {
+  const client = new MongoClient(mongoUri);
+  const db = client.db();
+  await db.command({ profile: 0 });
+  await db.collection('system.profile').drop().catch(() => undefined);
+  await db.command({ profile: 0, sizeMB: 256 }).catch(() => undefined);
+  await db.createCollection('system.profile', { capped: true, size: 256 * 1024 * 1024 }).catch(() => undefined);
+  await db.command({ profile: 2 });
+  return {
+    async stop() {
+      try {
+        await db.command({ profile: 0 });
+        const rows = await db
+          .collection('system.profile')
+          .aggregate<{ _id: { ns: string; op: string; name: string | null }; n: number }>([
+            { $group: { _id: { ns: '$ns', op: '$op', name: { $cond: [{ $eq: ['$op', 'command'] }, { $first: { $map: { input: { $objectToArray: '$command' }, in: '$$this.k' } } }, null] } }, n: { $sum: 1 } } },
+          ])
+          .toArray();
+        return rows
+          .map((row): [string, number] => [`${row._id.ns.replace(/^[^.]*\./, '')} ${row._id.op}${row._id.name ? ` ${row._id.name}` : ''}`, row.n])
+          .sort((a, b) => b[1] - a[1]);
+      } finally {
+        await client.close();
+      }
+    },
+  };
+}

@@ -34,7 +34,7 @@ import { profileMainThread } from './cpu-profile';
 import { ansibleFleet } from './fleet-ansible';
 import { openFloor } from './fleet-floor';
 import { checkLimits } from './fleet-limits';
-import { fleetHistory, opcounters, opsBetween, type HistorySize } from './fleet-measures';
+import { fleetHistory, opcounters, opsBetween, profileOperations, type HistorySize } from './fleet-measures';
 import { fleetReport, type Side } from './fleet-report';
 import { runBench } from './harness';
 import { bosunProcesses, cpuBetween, cpuNow, rssPeaks, rssOf, sshdProcesses, threadCpu } from './process-stats';
@@ -162,12 +162,17 @@ runBench({ rateLimitPerMinute: RATE_LIMIT, ...(MODE === 'in-process' ? {} : { wo
       const checkedRuns: FleetResult[] = [];
       const [cpu0, threads0, ops0, logins0] = [cpuNow(watched), threadCpu(workerPid), await opcounters(bosun.mongoUri), logins()];
       const rss = rssPeaks(bosunSide);
+      const profiled = process.env.BENCH_MONGO_OPS === '1' ? await profileOperations(bosun.mongoUri) : null;
       for (let r = 0; r < RUNS; r += 1) {
         runs.push(await fleetRun(bosun, token, deployments[b]!));
         // Interleaved: the same deployment with a health check, run by run (its CPU counts in this batch size's).
         if (b === 0 && checked) checkedRuns.push(await fleetRun(bosun, token, checked));
       }
       const peaks = rss.stop();
+      if (profiled) {
+        const perTarget = (await profiled.stop()).map(([what, n]) => `${what} ${(n / ((RUNS + (b === 0 && checked ? RUNS : 0)) * TARGETS)).toFixed(2)}`);
+        console.log(`batch ${batch}: MongoDB operations per target by collection and kind (the profiler's): ${perTarget.join('; ')}`);
+      }
       const [cpu, threads, ops] = [cpuBetween(cpu0, cpuNow(watched)), cpuBetween(threads0, threadCpu(workerPid)), opsBetween(ops0, await opcounters(bosun.mongoUri))];
       const history: HistorySize | null = await fleetHistory(bosun.temporal, runs.at(-1)!.runId).catch((error) => {
         console.error(`the fleet workflow's history could not be read: ${error}`);
