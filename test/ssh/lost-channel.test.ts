@@ -31,10 +31,15 @@ describe('a step’s command and its SSH channel', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the connection lost while a silent command waits: its process group is gone, and it never finishes', async () => {
-    const ssh = await connect('lost-channel-victim');
+  test.each([
+    ['its first command (run in the sh its login shell started)', 0],
+    ['a later command (run in its login shell, sh)', 1],
+  ])('the connection lost while a silent command waits, %s: its process group is gone, and it never finishes', async (_name, before) => {
+    const ssh = await connect(`lost-channel-victim-${before}`);
+    for (let i = 0; i < before; i += 1) await runInProcessGroup(ssh, 'true', { onOutput: () => undefined, onProcessGroup: () => undefined });
     let pgid = 0;
-    const running = runInProcessGroup(ssh, `while [ ! -e ${dir}/go ]; do sleep 0.1; done; touch ${dir}/finished`, { onOutput: () => undefined, onProcessGroup: (id) => (pgid = id) });
+    const [go, finished] = [`${dir}/go-${before}`, `${dir}/finished-${before}`];
+    const running = runInProcessGroup(ssh, `while [ ! -e ${go} ]; do sleep 0.1; done; touch ${finished}`, { onOutput: () => undefined, onProcessGroup: (id) => (pgid = id) });
     running.catch(() => undefined);
     await eventually(async () => pgid && (await groupAlive(observer, pgid)), Boolean);
     // The worker's side of the connection dies at once, as with SIGKILL: no channel close is sent.
@@ -42,8 +47,8 @@ describe('a step’s command and its SSH channel', () => {
     await expect(running).rejects.toThrow(/lost/);
     await eventually(async () => groupAlive(observer, pgid), (alive) => !alive, 30_000);
     // Nothing of the group is left to see the go.
-    writeFileSync(path.join(dir, 'go'), '');
-    expect(existsSync(path.join(dir, 'finished'))).toBe(false);
+    writeFileSync(go, '');
+    expect(existsSync(finished)).toBe(false);
   });
 
   test('a command that ends keeps its exit code and output; what it started in the background stays', async () => {
@@ -57,6 +62,24 @@ describe('a step’s command and its SSH channel', () => {
     const members = async () => (await observer.execCommand(`ps -o pid= -g ${pgid} || true`)).stdout.trim().split(/\s+/).filter(Boolean);
     expect(await eventually(members, (pids) => pids.length === 1, 30_000)).toEqual([background]);
     await observer.execCommand(`kill ${background}`);
+    ssh.dispose();
+  });
+
+  test('a connection whose login shell is sh: its first command tells so, the next run in that shell without starting another, the same', async () => {
+    const ssh = await connect('login-shell-sh');
+    const run = async () => {
+      let output = '';
+      let pgid = 0;
+      const result = await runInProcessGroup(ssh, `tr '\\0' ' ' < /proc/$$/cmdline; echo; echo "$$"; no-such-command-here`, { onOutput: (text) => (output += text), onProcessGroup: (id) => (pgid = id) });
+      const [cmdline, shellPid, error] = output.split('\n');
+      expect([result.exitCode, Number(shellPid), error]).toEqual([127, pgid, 'sh: 1: eval: no-such-command-here: not found']);
+      return cmdline!;
+    };
+    // The first: the login shell (sh, as the fixture's login has) execs sh for the script, which reports SHELL.
+    expect(await run()).toMatch(/^sh -c __bosun_group=/);
+    // The next: the login shell runs the script itself.
+    expect(await run()).toMatch(/^sh -c set -- /);
+    expect(await run()).toMatch(/^sh -c set -- /);
     ssh.dispose();
   });
 

@@ -10,9 +10,10 @@ import { eventually } from '../support/eventually';
  * group leader (as OpenSSH starts a login shell) it reports its own group; started inside another
  * group it makes a new session first. Either way the reported group holds the command's children.
  */
-function runWrapped(command: string, detached: boolean): Promise<{ pid: number; stderr: string; stdout: string; code: number | null }> {
+function runWrapped(command: string, detached: boolean, inLoginShell = false): Promise<{ pid: number; stderr: string; stdout: string; code: number | null }> {
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', inProcessGroup(command, { mergeStderr: false })], { detached, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A login shell of bash execs sh for the script; one of sh runs it as it is (inLoginShell).
+    const child = spawn(inLoginShell ? 'sh' : 'bash', ['-c', inProcessGroup(command, { mergeStderr: false, inLoginShell })], { detached, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -32,12 +33,14 @@ const alive = (pid: number) => {
 };
 
 describe.each([
-  ['already a process group leader (as under sshd)', true],
-  ['inside another process group (setsid makes one)', false],
-])('process-group wrapper, %s', (_name, detached) => {
+  ['already a process group leader (as under sshd)', true, false],
+  ['inside another process group (setsid makes one)', false, false],
+  ['run in a login shell that is sh, a group leader', true, true],
+  ['run in a login shell that is sh, inside another group', false, true],
+])('process-group wrapper, %s', (_name, detached, inLoginShell) => {
   test('reports the group its command and the command’s children run in; killing it stops them all', async () => {
     // The command leaves a child behind and reports the real group of its shell and of that child.
-    const result = await runWrapped(`sleep 30 >/dev/null 2>&1 & echo "$(ps -o pgid= -p $$) $(ps -o pgid= -p $!) $!"; exit 7`, detached);
+    const result = await runWrapped(`sleep 30 >/dev/null 2>&1 & echo "$(ps -o pgid= -p $$) $(ps -o pgid= -p $!) $!"; exit 7`, detached, inLoginShell);
     expect(result.code).toBe(7);
     const reported = processGroupLine(result.stderr)!.pgid;
     const [shellGroup, childGroup, sleeper] = result.stdout.trim().split(/\s+/).map(Number) as [number, number, number];
@@ -51,10 +54,25 @@ describe.each([
   });
 
   test('the command is evaluated as written: quotes, positional parameters cleared, exit code kept', async () => {
-    const result = await runWrapped(`printf '%s|' "a b" 'c' "$#"; exit 3`, detached);
+    const result = await runWrapped(`printf '%s|' "a b" 'c' "$#"; exit 3`, detached, inLoginShell);
     expect(result.stdout).toBe('a b|c|0|');
     expect(result.code).toBe(3);
   });
+
+  test('the command runs in sh, named sh in its errors, whatever the login shell', async () => {
+    const result = await runWrapped('echo "[$BASH_VERSION]"; no-such-command-here', detached, inLoginShell);
+    expect(result.stdout).toBe('[]\n');
+    expect(processGroupLine(result.stderr)!.rest).toMatch(/^sh: \d+: (eval: )?no-such-command-here: not found\n$/);
+    expect(result.code).toBe(127);
+  });
+});
+
+test('asked to, the wrapper reports the login shell sshd named (SHELL) on its group’s line', () => {
+  const reported = (shell: string) =>
+    processGroupLine(spawnSync(shell, ['-c', inProcessGroup('true', { mergeStderr: false, reportShell: true })], { encoding: 'utf8', env: { PATH: process.env.PATH, SHELL: shell } }).stderr);
+  expect(reported('/bin/bash')).toMatchObject({ shell: '/bin/bash' });
+  expect(reported('/bin/sh')).toMatchObject({ shell: '/bin/sh' });
+  expect(processGroupLine('bosun-pgid:42\n')).toEqual({ pgid: 42, rest: '' });
 });
 
 describe('process-group wrapper with BOSUN_OUTPUT', () => {
