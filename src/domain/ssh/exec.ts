@@ -91,7 +91,7 @@ function outputFileStep(name: string) {
 
 /**
  * A command that outlives its SSH channel stops: the channel's stdin stays open while the command
- * runs (Bosun sends no EOF until its exit), and a background subshell of the group waits on it; when
+ * runs (Bosun sends no EOF), and a background subshell of the group waits on it; when
  * sshd closes it — the connection lost, the worker that held it killed — the subshell ends the whole
  * group (TERM), as a kill of Bosun's own would. Without it a command that writes nothing (no SIGPIPE;
  * no tty, so no SIGHUP) ran on unseen, and could finish on its own beside the attempt that runs it
@@ -220,10 +220,10 @@ export function runInProcessGroup(ssh: NodeSSH, command: string, options: Remote
         options.onProcessGroup(found.pgid);
         if (found.rest) afterGroup.push(Buffer.from(found.rest, 'latin1'));
       });
+      // No EOF is sent, then or at the exit: sshd stops writing to the command's stdin when it exits,
+      // and closes the channel (its close answered by ssh2's) — one packet less per command each way.
       channel.on('exit', (code: number | null, signal?: string) => {
         exit = { exitCode: code ?? null, signal: signal ?? null };
-        // The command is over: its channel's stdin, which the wrapper watched (channelWatch), ends now.
-        channel.end();
       });
       channel.on('close', () => {
         const tail = stdout.end();
