@@ -17,6 +17,8 @@
  * the fleet workflow's history (events, across continue-as-new), sshd logins, failed targets, steps
  * not run exactly once; then the last recorded run's figures beside today's (history.ts: the guard).
  * BENCH_PROFILE=<file> adds one more run of the first batch size with the main thread profiled;
+ * BENCH_MONGO_OPS=1 prints the measured runs' MongoDB operations per target by collection and kind (mongod's
+ * profiler, whose own writes then cost mongod: not a run to compare CPU with);
  * BENCH_SPLIT=1 runs the worker as a process of its own beside this one's API (split-worker.ts): each role's
  * CPU and RSS apart, what more cores would spread (recorded as another configuration). BENCH_PROCESS=1 runs Bosun as
  * `npm start` does, both roles in one process of its own from dist/, driven over HTTP: that process's CPU and memory
