@@ -17,7 +17,7 @@ import type {
 /** How much output a step has streamed, as the last event said (the page reads the text from the step's whole log). */
 export type Streamed = { streamed?: number };
 
-type PageSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
+export type PageSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
 let socket: PageSocket | null = null;
 let sessionEnded: (message: string) => void = () => undefined;
@@ -58,14 +58,17 @@ type Handlers<T> = { [E in keyof ServerToClientEvents]?: (shown: Shown<T>, ...ar
  * Something kept current over the page's socket: its snapshot when subscribed (again on every
  * reconnect), then its events as `handlers` apply them; read again over HTTP when a handler doubts
  * (a gap in `seq`…) or the tab comes back into view, so what the page shows is never behind what is stored.
+ * A read asked for while one is on its way is made again after it: the one on its way may have been
+ * answered before the change that asked (exported for its unit test, with a socket of its own).
  */
-function keepCurrent<T>(
+export function keepCurrent<T>(
   {
     read,
     subscribe,
     unsubscribe,
     take = (value) => value,
     handlers,
+    socket: given,
   }: {
     read: () => Promise<T>;
     subscribe: (socket: PageSocket, snapshot: (value: T) => void, fail: (error: Error) => void) => void;
@@ -73,14 +76,17 @@ function keepCurrent<T>(
     /** What a snapshot or a re-read makes of what is shown (by default: it replaces it). */
     take?: (value: T) => T;
     handlers: Handlers<T>;
+    /** The page's socket unless given. */
+    socket?: PageSocket;
   },
   onValue: (value: T) => void,
   onError: (error: Error) => void,
 ): () => void {
-  const s = pageSocket();
+  const s = given ?? pageSocket();
   let current: T | null = null;
   let stopped = false;
   let reading: Promise<void> | null = null;
+  let readAgain = false;
   /** Events that came before the first snapshot (the server may send them before its answer): applied on top of it. */
   const early: Array<() => void> = [];
 
@@ -91,12 +97,19 @@ function keepCurrent<T>(
     for (const apply of early.splice(0)) apply();
   };
   const snapshot = (value: T) => show(take(value));
-  const reread = () => {
-    reading ??= read()
+  const reread = (): void => {
+    if (reading) {
+      readAgain = true;
+      return;
+    }
+    reading = read()
       .then(snapshot)
       .catch(onError)
       .finally(() => {
         reading = null;
+        if (!readAgain || stopped) return;
+        readAgain = false;
+        reread();
       });
   };
   const onConnect = () => subscribe(s, snapshot, (error) => !stopped && onError(error));
@@ -184,10 +197,14 @@ function follows({ current, reread }: Shown<Conversation>, seq: number) {
  * A conversation kept current, like a run. A step event carries the step whole; a step not yet known
  * (a follow-up's plan) makes it read again.
  */
-export function watchConversation(conversationId: string, onConversation: (conversation: Conversation) => void, onError: (error: Error) => void): () => void {
+export function watchConversation(conversationId: string, onConversation: (conversation: Conversation) => void, onError: (error: Error) => void, socket?: PageSocket): () => void {
+  let shown: Conversation | null = null;
   return keepCurrent<Conversation>(
     {
+      socket,
       read: () => get<Conversation>(`/api/v1/conversations/${conversationId}`),
+      // A read answered before an event the page applied meanwhile is older than what is shown: dropped.
+      take: (conversation) => (shown && conversation.seq < shown.seq ? shown : conversation),
       subscribe: (s, snapshot, fail) =>
         s.emit('subscribe_conversation', { conversation_id: conversationId }, (answer) =>
           answer.ok ? snapshot(answer.data.conversation as Conversation) : fail(new Error(answer.error.message)),
@@ -209,13 +226,16 @@ export function watchConversation(conversationId: string, onConversation: (conve
             ),
           });
         },
-        ConversationUpdated: (shown, event: ConversationUpdatedEvent) => {
-          if (event.conversation_id !== conversationId || !follows(shown, event.seq)) return;
-          shown.show({ ...shown.current, seq: event.seq, status: event.status as Conversation['status'], completed_at: event.completed_at, error: event.error });
+        ConversationUpdated: (page, event: ConversationUpdatedEvent) => {
+          if (event.conversation_id !== conversationId || !follows(page, event.seq)) return;
+          page.show({ ...page.current, seq: event.seq, status: event.status as Conversation['status'], completed_at: event.completed_at, error: event.error });
         },
       },
     },
-    onConversation,
+    (conversation) => {
+      shown = conversation;
+      onConversation(conversation);
+    },
     onError,
   );
 }
