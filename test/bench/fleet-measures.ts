@@ -54,7 +54,6 @@ export async function profileOperations(mongoUri: string): Promise<{ stop(): Pro
   const db = client.db();
   await db.command({ profile: 0 });
   await db.collection('system.profile').drop().catch(() => undefined);
-  await db.command({ profile: 0, sizeMB: 256 }).catch(() => undefined);
   await db.createCollection('system.profile', { capped: true, size: 256 * 1024 * 1024 }).catch(() => undefined);
   await db.command({ profile: 2 });
   return {

@@ -171,16 +171,16 @@ runBench({ rateLimitPerMinute: RATE_LIMIT, ...(MODE === 'in-process' ? {} : { wo
         if (b === 0 && checked) checkedRuns.push(await fleetRun(bosun, token, checked));
       }
       const peaks = rss.stop();
-      if (profiled) {
-        const perTarget = (await profiled.stop()).map(([what, n]) => `${what} ${(n / ((RUNS + (b === 0 && checked ? RUNS : 0)) * TARGETS)).toFixed(2)}`);
-        console.log(`batch ${batch}: MongoDB operations per target by collection and kind (the profiler's): ${perTarget.join('; ')}`);
-      }
       const [cpu, threads, ops] = [cpuBetween(cpu0, cpuNow(watched)), cpuBetween(threads0, threadCpu(workerPid)), opsBetween(ops0, await opcounters(bosun.mongoUri))];
       const history: HistorySize | null = await fleetHistory(bosun.temporal, runs.at(-1)!.runId).catch((error) => {
         console.error(`the fleet workflow's history could not be read: ${error}`);
         return null;
       });
       const count = runs.length + checkedRuns.length;
+      if (profiled) {
+        const perTarget = (await profiled.stop()).map(([what, n]) => `${what} ${(n / (count * TARGETS)).toFixed(2)}`);
+        console.log(`batch ${batch}: MongoDB operations per target by collection and kind (the profiler's): ${perTarget.join('; ')}`);
+      }
       sides.push({
         batch,
         runs: runs.map((r) => r.ms),

@@ -59,9 +59,9 @@ type Handlers<T> = { [E in keyof ServerToClientEvents]?: (shown: Shown<T>, ...ar
  * reconnect), then its events as `handlers` apply them; read again over HTTP when a handler doubts
  * (a gap in `seq`…) or the tab comes back into view, so what the page shows is never behind what is stored.
  * A read asked for while one is on its way is made again after it: the one on its way may have been
- * answered before the change that asked (exported for its unit test, with a socket of its own).
+ * answered before the change that asked.
  */
-export function keepCurrent<T>(
+function keepCurrent<T>(
   {
     read,
     subscribe,
@@ -73,8 +73,8 @@ export function keepCurrent<T>(
     read: () => Promise<T>;
     subscribe: (socket: PageSocket, snapshot: (value: T) => void, fail: (error: Error) => void) => void;
     unsubscribe: (socket: PageSocket) => void;
-    /** What a snapshot or a re-read makes of what is shown (by default: it replaces it). */
-    take?: (value: T) => T;
+    /** What a snapshot or a re-read makes of what is shown (`shown`; by default: it replaces it). */
+    take?: (value: T, shown: T | null) => T;
     handlers: Handlers<T>;
     /** The page's socket unless given. */
     socket?: PageSocket;
@@ -96,7 +96,7 @@ export function keepCurrent<T>(
     onValue(next);
     for (const apply of early.splice(0)) apply();
   };
-  const snapshot = (value: T) => show(take(value));
+  const snapshot = (value: T) => show(take(value, current));
   const reread = (): void => {
     if (reading) {
       readAgain = true;
@@ -193,18 +193,19 @@ function follows({ current, reread }: Shown<Conversation>, seq: number) {
   return true;
 }
 
+/** A read or snapshot older than what is shown (by `seq`: answered before an event the page applied meanwhile) is dropped. */
+const notOlder = <T extends { seq: number }>(value: T, shown: T | null): T => (shown && value.seq < shown.seq ? shown : value);
+
 /**
  * A conversation kept current, like a run. A step event carries the step whole; a step not yet known
  * (a follow-up's plan) makes it read again.
  */
 export function watchConversation(conversationId: string, onConversation: (conversation: Conversation) => void, onError: (error: Error) => void, socket?: PageSocket): () => void {
-  let shown: Conversation | null = null;
   return keepCurrent<Conversation>(
     {
       socket,
       read: () => get<Conversation>(`/api/v1/conversations/${conversationId}`),
-      // A read answered before an event the page applied meanwhile is older than what is shown: dropped.
-      take: (conversation) => (shown && conversation.seq < shown.seq ? shown : conversation),
+      take: notOlder,
       subscribe: (s, snapshot, fail) =>
         s.emit('subscribe_conversation', { conversation_id: conversationId }, (answer) =>
           answer.ok ? snapshot(answer.data.conversation as Conversation) : fail(new Error(answer.error.message)),
@@ -232,10 +233,7 @@ export function watchConversation(conversationId: string, onConversation: (conve
         },
       },
     },
-    (conversation) => {
-      shown = conversation;
-      onConversation(conversation);
-    },
+    onConversation,
     onError,
   );
 }
@@ -247,14 +245,13 @@ export function watchConversation(conversationId: string, onConversation: (conve
  * again, so each stage's `deployment_run_status` follows; a read older than what is shown is dropped.
  */
 export function watchPipelineRun(pipelineId: string, runId: string, onRun: (run: PipelineRun) => void, onError: (error: Error) => void): () => void {
-  let shown: PipelineRun | null = null;
   return keepCurrent<PipelineRun>(
     {
       read: () => get<PipelineRun>(`/api/v1/pipelines/${pipelineId}/runs/${runId}`),
       subscribe: (s, snapshot, fail) =>
         s.emit('subscribe_pipeline_run', { pipeline_run_id: runId }, (answer) => (answer.ok ? snapshot(answer.data.run as PipelineRun) : fail(new Error(answer.error.message)))),
       unsubscribe: (s) => s.emit('unsubscribe_pipeline_run', { pipeline_run_id: runId }),
-      take: (run) => (shown && run.seq < shown.seq ? shown : run),
+      take: notOlder,
       handlers: {
         PipelineRunUpdated: ({ current, show }, event: PipelineRunUpdatedEvent) => {
           if (event.pipeline_run_id === runId && event.seq > current.seq) show(event.run as PipelineRun);
@@ -264,10 +261,7 @@ export function watchPipelineRun(pipelineId: string, runId: string, onRun: (run:
         },
       },
     },
-    (run) => {
-      shown = run;
-      onRun(run);
-    },
+    onRun,
     onError,
   );
 }
